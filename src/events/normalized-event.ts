@@ -1,0 +1,69 @@
+import * as v from 'valibot';
+
+/** The nine event categories of spec 2.12. */
+export const CATEGORIES = [
+  'identity', 'network', 'system', 'application', 'discovery', 'configuration', 'data', 'health', 'finding',
+] as const;
+
+/** The three outcomes of spec 2.1. */
+export const OUTCOMES = ['success', 'failure', 'unknown'] as const;
+
+/** Bounds shared by every route that accepts NormalizedEvents. */
+export const EVENT_LIMITS = {
+  entityKeys: 256,
+  idLength: 256,
+  shortString: 256,
+  entityKeyLength: 512,
+} as const;
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An ISO 8601 / RFC 3339 date-time with a zone, up to nanosecond precision. */
+export const IsoDateTime = v.pipe(
+  v.string(),
+  v.regex(ISO_DATE_TIME, 'expected ISO 8601 date-time'),
+  v.check((s) => !Number.isNaN(Date.parse(s.replace(/(\.\d{3})\d+/, '$1'))), 'expected ISO 8601 date-time'),
+);
+
+const ShortString = v.pipe(v.string(), v.minLength(1), v.maxLength(EVENT_LIMITS.shortString));
+const FreeObject = v.record(v.string(), v.unknown());
+const NullableObject = v.nullable(FreeObject);
+
+/** EventSource: exactly adapter, instance and recordId (spec 2.1). */
+export const EventSource = v.strictObject({
+  adapter: ShortString,
+  instance: ShortString,
+  recordId: ShortString,
+});
+
+/** The NormalizedEvent schema (spec 2.1, schemaVersion 1). */
+export const NormalizedEventSchema = v.strictObject({
+  schemaVersion: v.literal(1),
+  id: v.pipe(v.string(), v.minLength(1), v.maxLength(EVENT_LIMITS.idLength)),
+  category: v.picklist(CATEGORIES),
+  class: ShortString,
+  activity: ShortString,
+  outcome: v.picklist(OUTCOMES),
+  time: IsoDateTime,
+  ingestedAt: IsoDateTime,
+  severity: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(10))),
+  source: EventSource,
+  entityKeys: v.pipe(
+    v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(EVENT_LIMITS.entityKeyLength))),
+    v.maxLength(EVENT_LIMITS.entityKeys),
+  ),
+  actor: v.optional(NullableObject),
+  sourceEndpoint: v.optional(NullableObject),
+  destinationEndpoint: v.optional(NullableObject),
+  service: v.optional(NullableObject),
+  correlation: v.optional(FreeObject),
+  attributes: FreeObject,
+  rawReference: v.optional(v.nullable(v.union([v.string(), FreeObject]))),
+});
+
+/** One event category. */
+export type Category = (typeof CATEGORIES)[number];
+/** One event outcome. */
+export type Outcome = (typeof OUTCOMES)[number];
+/** A NormalizedEvent as it is stored, served and evaluated. */
+export type NormalizedEvent = v.InferOutput<typeof NormalizedEventSchema>;

@@ -1,0 +1,105 @@
+/**
+ * Timestamp parsing with integer arithmetic in each source's own unit. Every parser returns
+ * nanoseconds since the epoch as a bigint (or undefined when the input is not a valid time), and
+ * `isoFromNanos` renders the one canonical form Vigil stores: UTC, `Z`, with as many fraction
+ * digits (0, 3, 6 or 9) as needed to keep the precision the source had.
+ */
+
+const NS_PER_MS = 1_000_000n;
+const NS_PER_S = 1_000_000_000n;
+/** Years 0001..9999 only: beyond that ISO 8601 needs an expanded form no consumer reads. */
+const MIN_NS = -62135596800n * NS_PER_S;
+const MAX_NS = 253402300799999999999n;
+
+function inRange(ns: bigint): bigint | undefined {
+  return ns >= MIN_NS && ns <= MAX_NS ? ns : undefined;
+}
+
+/** Renders epoch nanoseconds as RFC 3339 UTC, trimming trailing zero groups of the fraction. */
+export function isoFromNanos(ns: bigint): string {
+  let s = ns / NS_PER_S;
+  let frac = ns % NS_PER_S;
+  if (frac < 0n) { frac += NS_PER_S; s -= 1n; }
+  const base = new Date(Number(s) * 1000).toISOString().slice(0, 19);
+  if (frac === 0n) return `${base}Z`;
+  let digits = frac.toString().padStart(9, '0');
+  if (digits.endsWith('000000')) digits = digits.slice(0, 3);
+  else if (digits.endsWith('000')) digits = digits.slice(0, 6);
+  return `${base}.${digits}Z`;
+}
+
+/** Epoch nanoseconds of an ISO date-time string, or undefined; rejects what does not match RFC 3339. */
+export function nanosFromIso(text: string, maxFractionDigits = 9): bigint | undefined {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, se, fr = '', zone] = m as unknown as string[];
+  if (fr.length > maxFractionDigits) return undefined;
+  const Y = Number(y), M = Number(mo), D = Number(d), H = Number(h), I = Number(mi), S = Number(se);
+  if (M < 1 || M > 12 || D < 1 || D > daysInMonth(Y, M) || H > 23 || I > 59 || S > 59) return undefined;
+  let offsetMin = 0;
+  if (zone !== 'Z' && zone !== 'z') {
+    const oh = Number(zone!.slice(1, 3)), om = Number(zone!.slice(4, 6));
+    if (oh > 23 || om > 59) return undefined;
+    offsetMin = (zone![0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const seconds = BigInt(Date.UTC(Y, M - 1, D, H, I, S) / 1000 - offsetMin * 60);
+  const fraction = BigInt((fr + '000000000').slice(0, 9));
+  return inRange(seconds * NS_PER_S + fraction);
+}
+
+function daysInMonth(y: number, m: number): number {
+  return new Date(Date.UTC(y, m, 0)).getUTCDate();
+}
+
+/**
+ * Epoch nanoseconds of a decimal seconds value, given as a JSON number or digit string
+ * (`1591367999.305988`). The number is read through its shortest decimal text, so a float
+ * with microsecond digits keeps exactly those digits.
+ */
+export function nanosFromEpochSeconds(value: number | string): bigint | undefined {
+  const text = typeof value === 'number' ? numberText(value) : value;
+  if (text === undefined) return undefined;
+  const m = /^(-?)(\d{1,15})(?:\.(\d{1,9})\d*)?$/.exec(text);
+  if (!m) return undefined;
+  const sign = m[1] === '-' ? -1n : 1n;
+  const ns = BigInt(m[2]!) * NS_PER_S + BigInt(((m[3] ?? '') + '000000000').slice(0, 9));
+  return inRange(sign * ns);
+}
+
+/** Epoch nanoseconds of integer epoch milliseconds (number or digit string). */
+export function nanosFromEpochMillis(value: number | string): bigint | undefined {
+  return nanosFromIntegerUnit(value, NS_PER_MS);
+}
+
+/** Epoch nanoseconds of integer epoch microseconds (the journal's `__REALTIME_TIMESTAMP`). */
+export function nanosFromEpochMicros(value: number | string): bigint | undefined {
+  return nanosFromIntegerUnit(value, 1000n);
+}
+
+/** Epoch nanoseconds of an integer nanosecond count (OTLP `timeUnixNano`, a decimal string). */
+export function nanosFromEpochNanos(value: number | string): bigint | undefined {
+  return nanosFromIntegerUnit(value, 1n);
+}
+
+function nanosFromIntegerUnit(value: number | string, unit: bigint): bigint | undefined {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) return undefined;
+    return inRange(BigInt(value) * unit);
+  }
+  if (!/^-?\d{1,21}$/.test(value)) return undefined;
+  return inRange(BigInt(value) * unit);
+}
+
+/** Nanoseconds of an ISO string for comparisons (ordering, windows); NaN-free: undefined when invalid. */
+export function epochMillisOf(iso: string): number | undefined {
+  const ns = nanosFromIso(iso);
+  return ns === undefined ? undefined : Number(ns / NS_PER_MS);
+}
+
+function numberText(n: number): string | undefined {
+  if (!Number.isFinite(n)) return undefined;
+  const s = String(n);
+  if (!/e/i.test(s)) return s;
+  // Exponent form only for very large or very small magnitudes; toFixed gives plain digits.
+  return Math.abs(n) < 1 ? n.toFixed(9) : undefined;
+}

@@ -1,0 +1,26 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+function findRoot(start: string): string {
+  let dir = start;
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error('package.json not found above the test file');
+    dir = up;
+  }
+  return dir;
+}
+
+/** The repository root (the folder holding package.json), wherever the compiled test runs from. */
+export const repoRoot = findRoot(dirname(fileURLToPath(import.meta.url)));
+
+/** A path under `../shared/` beside the repository (samples, spec). */
+export function sharedPath(...parts: string[]): string {
+  return resolve(repoRoot, '..', 'shared', ...parts);
+}
+
+/** A path inside the repository. */
+export function repoPath(...parts: string[]): string {
+  return resolve(repoRoot, ...parts);
+}

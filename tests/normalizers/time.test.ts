@@ -1,0 +1,31 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  isoFromNanos, nanosFromEpochMicros, nanosFromEpochMillis, nanosFromEpochNanos, nanosFromEpochSeconds, nanosFromIso,
+} from '../../src/normalizers/time.js';
+
+describe('time', () => {
+  it('keeps the microseconds of a Zeek epoch float', () => {
+    assert.equal(isoFromNanos(nanosFromEpochSeconds(1591367999.305988)!), '2020-06-05T14:39:59.305988Z');
+    assert.equal(isoFromNanos(nanosFromEpochSeconds(1591367999)!), '2020-06-05T14:39:59Z');
+  });
+  it('reads OTLP nanoseconds in a string without float loss', () => {
+    assert.equal(isoFromNanos(nanosFromEpochNanos('1544712660300000001')!), '2018-12-13T14:51:00.300000001Z');
+  });
+  it('reads journal microseconds and epoch milliseconds', () => {
+    assert.equal(isoFromNanos(nanosFromEpochMicros('1700000000123456')!), '2023-11-14T22:13:20.123456Z');
+    assert.equal(isoFromNanos(nanosFromEpochMillis(1700000000123)!), '2023-11-14T22:13:20.123Z');
+  });
+  it('applies offsets and rejects impossible dates', () => {
+    assert.equal(isoFromNanos(nanosFromIso('2003-10-11T22:14:15.003-07:00')!), '2003-10-12T05:14:15.003Z');
+    assert.equal(nanosFromIso('2003-02-30T00:00:00Z'), undefined);
+    assert.equal(nanosFromIso('2003-10-11T22:14:15.0000003Z', 6), undefined);
+    assert.equal(nanosFromIso('2003-10-11 22:14:15Z'), undefined);
+  });
+  it('round-trips any in-range nanosecond instant', () => {
+    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 253402300799999999999n }), (ns) => {
+      assert.equal(nanosFromIso(isoFromNanos(ns)), ns);
+    }));
+  });
+});
