@@ -1,0 +1,37 @@
+import type { LogRecord, NewRecord } from './record.js';
+
+/** The head of the log: the last record's seq (0 when empty) and its hash. */
+export interface LogHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/**
+ * The append-only log. Every backend (LMDB now) passes the same contract suite:
+ * batches are atomic, seq is dense from 1, records are chained by hash, and an append
+ * resolves only once its records are durable.
+ */
+export interface EventLog {
+  /** Appends a batch atomically; resolves with the stored records once they are durable. */
+  append(batch: readonly NewRecord[]): Promise<LogRecord[]>;
+  /** Reads records with `from <= seq <= to` (to defaults to the head), in order. */
+  read(from: number, to?: number): Iterable<LogRecord>;
+  /** Reads the stored bytes of records in a range (for verification and raw benchmarks). */
+  readRaw(from: number, to?: number): Iterable<{ seq: number; bytes: Uint8Array }>;
+  /** The current head. */
+  head(): LogHead;
+  /** Calls `onRecord` for each record appended after `from` (including already stored ones); returns a stop function. */
+  follow(from: number, onRecord: (record: LogRecord) => void): () => void;
+  /** Flushes and closes; pending appends finish first. */
+  close(): Promise<void>;
+}
+
+/** A failure of the storage layer after which the outcome of a write is unknown: the process must stop. */
+export class FatalStorageError extends Error {
+  override readonly name = 'FatalStorageError';
+}
+
+/** Opening a store that another process holds. */
+export class StoreLockedError extends Error {
+  override readonly name = 'StoreLockedError';
+}

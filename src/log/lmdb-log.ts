@@ -1,0 +1,107 @@
+import type { Database } from 'lmdb';
+import { FatalStorageError, type EventLog, type LogHead } from './event-log.js';
+import type { LmdbStore } from './lmdb-store.js';
+import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, type LogRecord, type NewRecord } from './record.js';
+
+/** Work to run inside the same LMDB write transaction as a batch (read-model updates, checkpoints). */
+export type InTransaction = (records: readonly LogRecord[]) => void;
+
+/** The LMDB log, with a hook that lets read models commit in the same transaction as the records. */
+export interface LmdbEventLog extends EventLog {
+  append(batch: readonly NewRecord[], inTransaction?: InTransaction): Promise<LogRecord[]>;
+  /** Runs writes in a durable transaction of their own (checkpoints, rebuilt read models). */
+  commit(work: () => void): Promise<void>;
+}
+
+/** Opens the log kept in `store` (databases `log` and `log-meta`). */
+export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = () => {}): LmdbEventLog {
+  const records: Database<Uint8Array, number> = store.db('log', { encoding: 'binary', keyEncoding: 'uint32' });
+  const meta: Database<LogHead, string> = store.db('log-meta');
+  const followers = new Set<(r: LogRecord) => void>();
+  let head: LogHead = loadHead(records, meta);
+  let failed: Error | undefined;
+  let pending: Promise<unknown> = Promise.resolve();
+
+  function fail(err: unknown): never {
+    failed ??= new FatalStorageError(`log write failed, outcome unknown: ${(err as Error)?.message ?? String(err)}`);
+    onFatal(failed);
+    throw failed;
+  }
+
+  async function append(batch: readonly NewRecord[], inTransaction?: InTransaction): Promise<LogRecord[]> {
+    if (failed) throw failed;
+    if (batch.length === 0 && !inTransaction) return [];
+    // Seq and chain links are assigned now, synchronously, so concurrent appends chain in call order.
+    const stored: LogRecord[] = [];
+    const bytes: Uint8Array[] = [];
+    let { seq, hash } = head;
+    for (const r of batch) {
+      const record: LogRecord = { seq: ++seq, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: hash };
+      const encoded = encodeRecord(record);
+      hash = hashBytes(encoded);
+      stored.push(record);
+      bytes.push(encoded);
+    }
+    const newHead = { seq, hash };
+    head = newHead;
+    // A nested transactionSync is a child transaction: if anything in it throws, none of the
+    // batch's writes survive, even though other work shares the outer batched transaction.
+    const done = store.root.transaction(() => store.root.transactionSync(() => {
+      for (let i = 0; i < stored.length; i++) records.putSync(stored[i]!.seq, bytes[i]!);
+      if (stored.length > 0) meta.putSync('head', newHead);
+      inTransaction?.(stored);
+    }));
+    pending = done;
+    try {
+      await done;
+      await store.root.flushed;
+    } catch (err) {
+      fail(err);
+    }
+    for (const r of stored) for (const f of followers) f(r);
+    return stored;
+  }
+
+  function* read(from: number, to = head.seq): Iterable<LogRecord> {
+    for (const { value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield decodeRecord(value);
+  }
+
+  function* readRaw(from: number, to = head.seq): Iterable<{ seq: number; bytes: Uint8Array }> {
+    for (const { key, value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield { seq: key, bytes: value };
+  }
+
+  return {
+    append,
+    read,
+    readRaw,
+    head: () => head,
+    async commit(work) {
+      if (failed) throw failed;
+      try {
+        await store.root.transaction(work);
+        await store.root.flushed;
+      } catch (err) {
+        fail(err);
+      }
+    },
+    follow(from, onRecord) {
+      for (const r of read(from + 1)) onRecord(r);
+      followers.add(onRecord);
+      return () => followers.delete(onRecord);
+    },
+    async close() {
+      await pending.catch(() => undefined);
+      followers.clear();
+    },
+  };
+}
+
+function loadHead(records: Database<Uint8Array, number>, meta: Database<LogHead, string>): LogHead {
+  // The head is written in the same transaction as the records; `vigil log verify` checks that it
+  // matches the last record, so a tampered tail is reported rather than silently adopted.
+  const stored = meta.get('head');
+  if (stored) return stored;
+  let last: { key: number; value: Uint8Array } | undefined;
+  for (const entry of records.getRange({ reverse: true, limit: 1 })) last = entry;
+  return last ? { seq: last.key, hash: hashBytes(last.value) } : { seq: 0, hash: GENESIS_HASH };
+}

@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { Packr } from 'msgpackr';
+
+/** Who caused a record: the authenticated principal and how it authenticated. */
+export interface Actor {
+  readonly id: string;
+  readonly authentication: string;
+}
+
+/** A record to append: the log assigns `seq` and the chain link. */
+export interface NewRecord {
+  readonly type: string;
+  readonly at: string;
+  readonly actor?: Actor;
+  readonly data: unknown;
+}
+
+/** A record as stored: dense `seq` from 1, `prev` = SHA-256 hex of the previous record's bytes. */
+export interface LogRecord<D = unknown> {
+  readonly seq: number;
+  readonly at: string;
+  readonly type: string;
+  readonly actor?: Actor;
+  readonly data: D;
+  readonly prev: string;
+}
+
+/** The chain link of the (non-existent) record 0. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+// Plain maps and arrays only (no msgpackr record extension), so the bytes are self-describing
+// and any msgpack implementation can read an exported log.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
+
+/** Encodes a record to the bytes that are stored and hashed. */
+export function encodeRecord(record: LogRecord): Uint8Array {
+  const plain: Record<string, unknown> = { seq: record.seq, at: record.at, type: record.type, data: record.data, prev: record.prev };
+  if (record.actor) plain.actor = record.actor;
+  return packr.pack(plain);
+}
+
+/** Decodes stored bytes back into a record. */
+export function decodeRecord<D = unknown>(bytes: Uint8Array): LogRecord<D> {
+  return packr.unpack(bytes) as LogRecord<D>;
+}
+
+/** SHA-256 hex of a record's stored bytes: the next record's `prev`. */
+export function hashBytes(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}

@@ -1,0 +1,75 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { openLmdbStore, type LmdbStore } from '../../src/log/lmdb-store.js';
+import { openLmdbLog } from '../../src/log/lmdb-log.js';
+import { FatalStorageError, StoreLockedError } from '../../src/log/event-log.js';
+import { tempDir } from '../helpers/temp.js';
+import { logContract } from './log-contract.js';
+
+logContract({
+  name: 'LMDB',
+  async open() {
+    const dir = tempDir();
+    let store: LmdbStore = openLmdbStore(dir.path);
+    let log = openLmdbLog(store);
+    return {
+      log,
+      async reopen() {
+        await log.close();
+        await store.close();
+        store = openLmdbStore(dir.path);
+        log = openLmdbLog(store);
+        return log;
+      },
+      async tamper(seq, bytes) {
+        const db = store.db<Uint8Array, number>('log', { encoding: 'binary', keyEncoding: 'uint32' });
+        if (bytes) await db.put(seq, bytes); else await db.remove(seq);
+      },
+      async close() {
+        await log.close();
+        await store.close();
+        dir.cleanup();
+      },
+    };
+  },
+});
+
+describe('LMDB log', () => {
+  it('commits a batch whole or not at all', async () => {
+    const dir = tempDir();
+    try {
+      let store = openLmdbStore(dir.path);
+      let fatal: Error | undefined;
+      let log = openLmdbLog(store, (e) => { fatal = e; });
+      await log.append([{ type: 'A', at: '2026-01-01T00:00:00Z', data: 1 }]);
+      await assert.rejects(
+        log.append([{ type: 'B', at: '2026-01-01T00:00:00Z', data: 2 }, { type: 'C', at: '2026-01-01T00:00:00Z', data: 3 }], () => {
+          throw new Error('disk on fire');
+        }),
+        FatalStorageError,
+      );
+      assert.ok(fatal instanceof FatalStorageError);
+      await assert.rejects(log.append([{ type: 'D', at: '2026-01-01T00:00:00Z', data: 4 }]), FatalStorageError);
+      await store.close();
+      store = openLmdbStore(dir.path);
+      log = openLmdbLog(store);
+      assert.deepEqual([...log.read(1)].map((r) => r.type), ['A']);
+      assert.equal(log.head().seq, 1);
+      await store.close();
+    } finally { dir.cleanup(); }
+  });
+
+  it('refuses a second process on the same store with a clear message', async () => {
+    const dir = tempDir();
+    try {
+      const store = openLmdbStore(dir.path);
+      const url = new URL('../../src/log/lmdb-store.js', import.meta.url).href;
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e',
+        `import(${JSON.stringify(url)}).then((m) => { try { m.openLmdbStore(${JSON.stringify(dir.path)}); console.log('opened'); } catch (e) { console.log(e.name + ': ' + e.message); } })`], { encoding: 'utf8' });
+      assert.match(child.stdout, /StoreLockedError: the store at .* is in use by process \d+/);
+      await store.close();
+      assert.throws(() => { const s = openLmdbStore(dir.path); void s.close(); throw new StoreLockedError('reopened fine'); }, /reopened fine/);
+    } finally { dir.cleanup(); }
+  });
+});
