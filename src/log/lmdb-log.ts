@@ -6,9 +6,21 @@ import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, type LogRecord, ty
 /** Work to run inside the same LMDB write transaction as a batch (read-model updates, checkpoints). */
 export type InTransaction = (records: readonly LogRecord[]) => void;
 
+/** A batch whose seq and chain links are assigned, on its way to disk. */
+export interface StagedBatch {
+  readonly records: readonly LogRecord[];
+  /** Resolves once the batch is committed and flushed; rejects (fatally) when the outcome is unknown. */
+  readonly durable: Promise<void>;
+}
+
 /** The LMDB log, with a hook that lets read models commit in the same transaction as the records. */
 export interface LmdbEventLog extends EventLog {
   append(batch: readonly NewRecord[], inTransaction?: InTransaction): Promise<LogRecord[]>;
+  /**
+   * Assigns seq and links synchronously and queues the batch; batches staged in the same event
+   * turn share one LMDB transaction and one flush (group commit).
+   */
+  stage(batch: readonly NewRecord[], inTransaction?: InTransaction): StagedBatch;
   /** Runs writes in a durable transaction of their own (checkpoints, rebuilt read models). */
   commit(work: () => void): Promise<void>;
 }
@@ -28,9 +40,8 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     throw failed;
   }
 
-  async function append(batch: readonly NewRecord[], inTransaction?: InTransaction): Promise<LogRecord[]> {
+  function stage(batch: readonly NewRecord[], inTransaction?: InTransaction): StagedBatch {
     if (failed) throw failed;
-    if (batch.length === 0 && !inTransaction) return [];
     // Seq and chain links are assigned now, synchronously, so concurrent appends chain in call order.
     const stored: LogRecord[] = [];
     const bytes: Uint8Array[] = [];
@@ -51,15 +62,23 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
       if (stored.length > 0) meta.putSync('head', newHead);
       inTransaction?.(stored);
     }));
-    pending = done;
-    try {
-      await done;
-      await store.root.flushed;
-    } catch (err) {
-      fail(err);
-    }
-    for (const r of stored) for (const f of followers) f(r);
-    return stored;
+    const durable = (async () => {
+      try {
+        await done;
+        await store.root.flushed;
+      } catch (err) {
+        fail(err);
+      }
+      for (const r of stored) for (const f of followers) f(r);
+    })();
+    pending = durable;
+    return { records: stored, durable };
+  }
+
+  async function append(batch: readonly NewRecord[], inTransaction?: InTransaction): Promise<LogRecord[]> {
+    const staged = stage(batch, inTransaction);
+    await staged.durable;
+    return [...staged.records];
   }
 
   function* read(from: number, to = head.seq): Iterable<LogRecord> {
@@ -72,6 +91,7 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
 
   return {
     append,
+    stage,
     read,
     readRaw,
     head: () => head,

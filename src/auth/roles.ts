@@ -1,0 +1,32 @@
+/** The roles of spec 5.2. */
+export const ROLES = ['console', 'viewer', 'ingestor', 'collector', 'analyst', 'rule_admin', 'admin'] as const;
+/** One role. */
+export type Role = (typeof ROLES)[number];
+
+/** Permissions checked by routes; each route names exactly one. */
+export const PERMISSIONS = [
+  'principal:read', 'console:read', 'health:read', 'graph:read', 'plan:read', 'rules:read', 'rules:write',
+  'events:read', 'alerts:read', 'alerts:review', 'incidents:read', 'incidents:promote', 'ingest', 'collector:submit',
+  'audit:read', 'collectors:admin',
+] as const;
+/** One permission. */
+export type Permission = (typeof PERMISSIONS)[number];
+
+const VIEWER: Permission[] = ['health:read', 'graph:read', 'plan:read', 'rules:read', 'events:read', 'alerts:read', 'incidents:read'];
+
+/** What each role may do (spec 5.2); `admin` holds every permission; every principal may read itself. */
+export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
+  console: ['console:read'],
+  viewer: VIEWER,
+  ingestor: ['ingest'],
+  collector: ['collector:submit'],
+  analyst: [...VIEWER, 'alerts:review', 'incidents:promote'],
+  rule_admin: ['graph:read', 'plan:read', 'rules:read', 'rules:write'],
+  admin: [...PERMISSIONS],
+};
+
+/** Whether any of `roles` grants `permission`. */
+export function allows(roles: readonly Role[], permission: Permission): boolean {
+  if (permission === 'principal:read') return roles.length > 0;
+  return roles.some((r) => ROLE_PERMISSIONS[r].includes(permission));
+}

@@ -1,0 +1,58 @@
+import * as v from 'valibot';
+import { IsoDateTime } from '../events/normalized-event.js';
+import { readRegistry, writeRegistry, type Credential } from '../auth/registry.js';
+import { ROLES, type Role } from '../auth/roles.js';
+import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
+import { generateToken, hashToken } from '../auth/tokens.js';
+
+/** A failure of a CLI command: printed without a stack, exit code 1 (2 for usage). */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}
+
+function safeRegistry(path: string): Credential[] {
+  ensureSecretDir(path);
+  const problem = secretFileProblem(path);
+  if (problem) throw new CliError(problem);
+  return readRegistry(path);
+}
+
+/** `vigil api-token-generate`: records a new credential and returns `{token, credential}` (the only time the token is shown). */
+export function apiTokenGenerate(path: string, principalId: string, role: string, opts: { expiresAt?: string; collectorId?: string }): { token: string; credential: Credential } {
+  if (!(ROLES as readonly string[]).includes(role)) throw new CliError(`unknown role ${role}; one of: ${ROLES.join(', ')}`, 2);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/.test(principalId)) throw new CliError('principal id: 1-128 characters, letters, digits, . _ @ -', 2);
+  if (opts.expiresAt !== undefined && !v.is(IsoDateTime, opts.expiresAt)) throw new CliError('--expires-at: expected an ISO 8601 date-time', 2);
+  if (opts.collectorId !== undefined && role !== 'collector') throw new CliError('--collector-id binds a collector credential; use it with the collector role', 2);
+  const credentials = safeRegistry(path);
+  const token = generateToken();
+  const credential: Credential = {
+    id: principalId,
+    tokenHash: hashToken(token),
+    roles: [role as Role],
+    ...(opts.expiresAt !== undefined ? { expiresAt: opts.expiresAt } : {}),
+    disabled: false,
+    ...(opts.collectorId !== undefined ? { collectorId: opts.collectorId } : {}),
+  };
+  writeRegistry(path, [...credentials, credential]);
+  return { token, credential };
+}
+
+/** `vigil credential list`: every credential without its hash, with a short fingerprint to tell rotations apart. */
+export function listCredentials(path: string): Array<Omit<Credential, 'tokenHash'> & { fingerprint: string }> {
+  return safeRegistry(path).map(({ tokenHash, ...rest }) => ({ ...rest, fingerprint: tokenHash.slice(0, 12) }));
+}
+
+/** `vigil credential disable|enable <id> [--fingerprint F]`: flips `disabled`, keeping the audit identity. */
+export function setCredentialDisabled(path: string, id: string, disabled: boolean, fingerprint?: string): number {
+  const credentials = safeRegistry(path);
+  const targets = credentials.filter((c) => c.id === id && (fingerprint === undefined || c.tokenHash.startsWith(fingerprint)));
+  if (targets.length === 0) throw new CliError(`no credential ${id}${fingerprint ? ` with fingerprint ${fingerprint}` : ''}`);
+  if (targets.length > 1 && fingerprint === undefined) {
+    throw new CliError(`${id} has ${targets.length} credentials; name one with --fingerprint (see vigil credential list): ${targets.map((t) => t.tokenHash.slice(0, 12)).join(', ')}`);
+  }
+  writeRegistry(path, credentials.map((c) => (targets.includes(c) ? { ...c, disabled } : c)));
+  return targets.length;
+}

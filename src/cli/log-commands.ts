@@ -1,0 +1,51 @@
+import { openInstanceStore } from '../instance/open.js';
+import { verifyLog } from '../log/verify.js';
+import type { Stats } from '../projections/stats.js';
+import type { GraphState } from '../projections/graph.js';
+
+/** `vigil log verify`: walks the chain; resolves with the verdict. */
+export async function logVerify(storePath: string): Promise<ReturnType<typeof verifyLog>> {
+  const inst = await openInstanceStore(storePath);
+  try {
+    return verifyLog(inst.log);
+  } finally {
+    await inst.close();
+  }
+}
+
+/** `vigil log export`: writes records `from..to` as JSON lines (bigints as strings) to `write`. */
+export async function logExport(storePath: string, from: number, to: number | undefined, write: (line: string) => void): Promise<number> {
+  const inst = await openInstanceStore(storePath);
+  let n = 0;
+  try {
+    for (const r of inst.log.read(from, to)) {
+      write(`${JSON.stringify(r, (_k, val) => (typeof val === 'bigint' ? val.toString() : val instanceof Uint8Array ? Buffer.from(val).toString('base64') : val))}\n`);
+      n++;
+    }
+    return n;
+  } finally {
+    await inst.close();
+  }
+}
+
+/** `vigil replay [--until SEQ]`: rebuilds every read model from record 1 and reports rate and counts. */
+export async function replay(storePath: string, until: number | undefined): Promise<Record<string, unknown>> {
+  const inst = await openInstanceStore(storePath);
+  try {
+    const head = inst.log.head().seq;
+    if (until !== undefined && (until < 0 || until > head)) throw new Error(`--until ${until} is outside the log (head is ${head})`);
+    const started = performance.now();
+    const records = await inst.runtime.rebuild(until);
+    const seconds = (performance.now() - started) / 1000;
+    const stats = inst.runtime.state<Stats>('stats');
+    const graph = inst.runtime.state<GraphState>('graph');
+    if (until !== undefined) await inst.runtime.rebuild();
+    return {
+      records, until: until ?? head, seconds: Number(seconds.toFixed(3)), recordsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
+      recordsByType: stats.records, eventsByCategory: stats.events,
+      graph: { entities: graph.entities.size, relationships: graph.relationships.size },
+    };
+  } finally {
+    await inst.close();
+  }
+}

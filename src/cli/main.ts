@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config-file.js';
+import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } from './credentials.js';
+import { logExport, logVerify, replay } from './log-commands.js';
+import { startInstance } from '../instance/serve.js';
+import { openApiDocument } from '../http/openapi.js';
+
+const USAGE = `usage: vigil <command> [options]
+
+  serve                                   start the instance (HTTP API)
+  api-token-generate <principal> <role>   create a credential; prints {token, credential} once
+      [--expires-at ISO] [--collector-id ID]
+  credential list | disable <id> | enable <id> [--fingerprint F]
+  replay [--until SEQ]                    rebuild every read model from record 1
+  log verify                              check the hash chain and density of the log
+  log export [--from SEQ] [--to SEQ]      records as JSON lines
+  openapi                                 print the OpenAPI document
+
+  every command takes --config FILE (else VIGIL_CONFIG, else ./vigil.config.json)`;
+
+const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
+const logLine = (line: Record<string, unknown>) => out({ at: new Date().toISOString(), ...line });
+
+function intOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(value)) throw new CliError(`${name}: expected a non-negative integer`, 2);
+  return Number(value);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' }, 'expires-at': { type: 'string' }, 'collector-id': { type: 'string' },
+      fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, ...args] = positionals;
+  if (!command || values.help) {
+    out(USAGE);
+    return command ? 0 : 2;
+  }
+  if (command === 'openapi') {
+    out(JSON.stringify(openApiDocument(), null, 2));
+    return 0;
+  }
+  const { config } = loadConfig(values.config, process.env, process.cwd());
+  switch (command) {
+    case 'serve': {
+      let running: Awaited<ReturnType<typeof startInstance>> | undefined;
+      const onFatal = (err: Error) => {
+        logLine({ level: 'fatal', msg: 'storage failure: stopping without acknowledging more writes', error: err.message });
+        process.exit(70);
+      };
+      running = await startInstance(config, logLine, onFatal);
+      logLine({ level: 'info', msg: 'listening', url: running.url, store: config.storage.path, foldedAtStart: running.instance.folded, head: running.instance.log.head().seq });
+      const stop = (signal: string) => {
+        logLine({ level: 'info', msg: 'stopping', signal });
+        void running!.stop().then(() => { logLine({ level: 'info', msg: 'stopped' }); process.exit(0); });
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+      return await new Promise<number>(() => {});
+    }
+    case 'api-token-generate': {
+      const [principal, role] = args;
+      if (!principal || !role || args.length !== 2) throw new CliError('usage: vigil api-token-generate <principal_id> <role> [--expires-at ISO] [--collector-id ID]', 2);
+      out(apiTokenGenerate(config.auth.credentialsFile, principal, role, {
+        ...(values['expires-at'] !== undefined ? { expiresAt: values['expires-at'] } : {}),
+        ...(values['collector-id'] !== undefined ? { collectorId: values['collector-id'] } : {}),
+      }));
+      return 0;
+    }
+    case 'credential': {
+      const [verb, id] = args;
+      if (verb === 'list' && !id) { out(listCredentials(config.auth.credentialsFile)); return 0; }
+      if ((verb === 'disable' || verb === 'enable') && id) {
+        const n = setCredentialDisabled(config.auth.credentialsFile, id, verb === 'disable', values.fingerprint);
+        out({ id, disabled: verb === 'disable', credentials: n });
+        return 0;
+      }
+      throw new CliError('usage: vigil credential list | disable <id> | enable <id> [--fingerprint F]', 2);
+    }
+    case 'replay':
+      out(await replay(config.storage.path, intOption(values.until, '--until')));
+      return 0;
+    case 'log': {
+      if (args[0] === 'verify') {
+        const result = await logVerify(config.storage.path);
+        out(result);
+        return result.ok ? 0 : 1;
+      }
+      if (args[0] === 'export') {
+        await logExport(config.storage.path, intOption(values.from, '--from') ?? 1, intOption(values.to, '--to'), (l) => process.stdout.write(l));
+        return 0;
+      }
+      throw new CliError('usage: vigil log verify | log export [--from SEQ] [--to SEQ]', 2);
+    }
+    default:
+      throw new CliError(`unknown command ${command}\n${USAGE}`, 2);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const e = err as Error;
+    const known = e instanceof CliError || e instanceof ConfigError || e?.name === 'StoreLockedError' || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    process.stderr.write(`vigil: ${known ? e.message : `unexpected error: ${e?.message ?? String(err)}`}\n`);
+    process.exit(e instanceof CliError ? e.exitCode : 1);
+  },
+);

@@ -1,0 +1,43 @@
+import type { NormalizedEvent } from '../events/normalized-event.js';
+import { RecordType, type EventsIngested } from '../events/record-types.js';
+import { eventDigest, lookupEvent } from '../projections/evidence.js';
+import type { ReadModels } from '../projections/runtime.js';
+import { accept, reject, type Decision } from './decision.js';
+
+/** What ingestion answers (spec 2.2); alerts and incidents come from detection. */
+export interface IngestionResult {
+  readonly accepted: NormalizedEvent[];
+  readonly alerts: unknown[];
+  readonly incidents: unknown[];
+}
+
+/** The events of a batch that are new, or the ids that clash with stored or sibling events. */
+export function newEvents(models: ReadModels, events: readonly NormalizedEvent[]): { fresh: NormalizedEvent[]; conflicts: string[] } {
+  const fresh: NormalizedEvent[] = [];
+  const conflicts: string[] = [];
+  const inBatch = new Map<string, string>();
+  for (const e of events) {
+    const digest = eventDigest(e);
+    const seen = inBatch.get(e.id) ?? lookupEvent(models.index, e.id)?.d;
+    if (seen === undefined) {
+      inBatch.set(e.id, digest);
+      fresh.push(e);
+    } else if (seen !== digest) conflicts.push(e.id);
+  }
+  return { fresh, conflicts };
+}
+
+/**
+ * Decides a batch of validated NormalizedEvents: idempotent by id (an already stored identical
+ * event is not stored again), and the whole batch is refused when an id is reused with other content.
+ */
+export function decideIngestEvents(models: ReadModels, events: readonly NormalizedEvent[]): Decision<IngestionResult> {
+  const { fresh, conflicts } = newEvents(models, events);
+  if (conflicts.length > 0) {
+    const shown = [...new Set(conflicts)];
+    return reject('conflict', `event ids already stored with different content: ${shown.slice(0, 20).join(', ')}${shown.length > 20 ? ` and ${shown.length - 20} more` : ''}`, { details: { conflictingIds: shown.slice(0, 1000) } });
+  }
+  const result: IngestionResult = { accepted: [...events], alerts: [], incidents: [] };
+  if (fresh.length === 0) return accept([], result);
+  return accept([{ type: RecordType.EventsIngested, data: { events: fresh } satisfies EventsIngested }], result);
+}

@@ -1,0 +1,49 @@
+import type { LmdbEventLog } from '../log/lmdb-log.js';
+import type { LogRecord, NewRecord } from '../log/record.js';
+import type { ProjectionRuntime, ReadModels } from '../projections/runtime.js';
+import type { CommandContext, Decision, DomainEvent, Rejection } from './decision.js';
+
+/** The outcome of an executed command, once its records are durable. */
+export type Outcome<R> =
+  | { readonly ok: true; readonly result: R; readonly records: readonly LogRecord[] }
+  | { readonly ok: false; readonly rejection: Rejection };
+
+/** The single writer: decides commands one at a time and group-commits their events. */
+export interface Writer {
+  /**
+   * Runs `decide` against the current read models, appends its events and applies them to the
+   * read models before the next command is decided; resolves once the records are durable.
+   */
+  execute<R>(decide: (models: ReadModels) => Decision<R>, ctx: CommandContext): Promise<Outcome<R>>;
+  /** Appends facts that need no decision (audit records); resolves once durable. */
+  record(events: readonly DomainEvent[], ctx: CommandContext): Promise<readonly LogRecord[]>;
+  readonly models: ReadModels;
+}
+
+/** Creates the writer over a log and its projection runtime. */
+export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Writer {
+  function stage(events: readonly DomainEvent[], ctx: CommandContext): { records: readonly LogRecord[]; durable: Promise<void> } {
+    const batch: NewRecord[] = events.map((e) => ({ type: e.type, at: ctx.now, ...(ctx.actor ? { actor: ctx.actor } : {}), data: e.data }));
+    let inTxn: ((recs: readonly LogRecord[]) => void) | undefined;
+    const staged = log.stage(batch, (recs) => inTxn!(recs));
+    inTxn = runtime.apply(staged.records);
+    return { records: staged.records, durable: staged.durable.then(() => runtime.settle(staged.records)) };
+  }
+
+  return {
+    models: runtime,
+    async execute(decide, ctx) {
+      const decision = decide(runtime);
+      const events = decision.events ?? [];
+      const staged = events.length > 0 ? stage(events, ctx) : undefined;
+      if (staged) await staged.durable;
+      return decision.ok ? { ok: true, result: decision.result, records: staged?.records ?? [] } : { ok: false, rejection: decision.rejection };
+    },
+    async record(events, ctx) {
+      if (events.length === 0) return [];
+      const staged = stage(events, ctx);
+      await staged.durable;
+      return staged.records;
+    },
+  };
+}

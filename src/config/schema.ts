@@ -1,0 +1,36 @@
+import * as v from 'valibot';
+import { parseCidr } from '../net/cidr.js';
+
+const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
+const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
+const Bytes = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(max));
+const Count = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
+const PathText = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
+
+/** Request and batch limits (spec 8); each has a default and a hard ceiling. */
+export const LimitsSchema = v.strictObject({
+  bodyBytes: v.optional(Bytes(64 * 1024 * 1024), 1024 * 1024),
+  recordsPerRequest: v.optional(Count(100_000), 10_000),
+  pageSize: v.optional(Count(1000), 1000),
+});
+
+/** The instance configuration (`vigil.config.json`). Unknown keys are errors, named by path. */
+export const ConfigSchema = v.strictObject({
+  server: v.optional(v.strictObject({
+    host: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255)), '127.0.0.1'),
+    port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535)), 4173),
+    allowLoopbackAdmin: v.optional(v.boolean(), false),
+    approvedSourceAddresses: v.optional(CidrList, ['127.0.0.0/8', '::1/128']),
+    trustedProxies: v.optional(CidrList, []),
+  }), {}),
+  auth: v.optional(v.strictObject({
+    credentialsFile: v.optional(PathText, 'data/credentials.json'),
+  }), {}),
+  storage: v.optional(v.strictObject({
+    path: v.optional(PathText, 'data/store'),
+  }), {}),
+  limits: v.optional(LimitsSchema, {}),
+});
+
+/** The validated configuration with every default filled in. */
+export type Config = v.InferOutput<typeof ConfigSchema>;

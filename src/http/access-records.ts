@@ -1,0 +1,66 @@
+import type { Principal } from '../auth/registry.js';
+import type { DomainEvent } from '../commands/decision.js';
+import type { NormalizedEvent } from '../events/normalized-event.js';
+import { RecordType, type AccessRecorded, type ApiRequestAudited } from '../events/record-types.js';
+
+/** What one `/api/v1` request did, as the guard saw it. */
+export interface RequestFacts {
+  readonly requestId: string;
+  readonly operation: string;
+  readonly method: string;
+  readonly route: string;
+  readonly status: number;
+  readonly durationMs: number;
+  readonly sourceAddress: string;
+  readonly approved: boolean;
+  readonly principal?: Principal;
+  readonly at: string;
+}
+
+/**
+ * The two records of one request (spec 6): a normalized access event (category identity, class
+ * `api_access`, activity = the operation, outcome from the status) and the API audit record.
+ */
+export function accessRecords(f: RequestFacts): DomainEvent[] {
+  const p = f.principal;
+  const event: NormalizedEvent = {
+    schemaVersion: 1,
+    id: `vigil:api:${f.requestId}`,
+    category: 'identity',
+    class: 'api_access',
+    activity: f.operation,
+    outcome: f.status < 400 ? 'success' : 'failure',
+    time: f.at,
+    ingestedAt: f.at,
+    severity: f.status === 401 || f.status === 403 ? 4 : !f.approved ? 3 : 1,
+    source: { adapter: 'vigil', instance: 'api', recordId: f.requestId },
+    entityKeys: [...(p ? [`user:${p.id}`] : []), ...(f.sourceAddress !== 'unknown' ? [`ip:${f.sourceAddress}`] : []), 'service:vigil-api'],
+    actor: p ? { user: p.id, authentication: p.authentication, roles: [...p.roles] } : null,
+    sourceEndpoint: { ip: f.sourceAddress },
+    service: { name: 'vigil-api' },
+    attributes: {
+      method: f.method,
+      route: f.route,
+      status: f.status,
+      source_ip: f.sourceAddress,
+      unapproved_device: !f.approved,
+      principal: p?.id ?? null,
+      authentication: p?.authentication ?? 'none',
+      request_id: f.requestId,
+    },
+  };
+  const audit: ApiRequestAudited = {
+    requestId: f.requestId,
+    principal: p?.id ?? null,
+    authentication: p?.authentication ?? 'none',
+    method: f.method,
+    route: f.route,
+    status: f.status,
+    durationMs: f.durationMs,
+    sourceAddress: f.sourceAddress,
+  };
+  return [
+    { type: RecordType.AccessRecorded, data: { event } satisfies AccessRecorded },
+    { type: RecordType.ApiRequestAudited, data: audit },
+  ];
+}

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { Hono } from 'hono';
+import { cidrSet } from '../net/cidr.js';
+import type { AppDeps, AppEnv, NetPolicy } from './env.js';
+import { HttpError, sendError } from './errors.js';
+import { coreRoutes } from './routes/core.js';
+import { eventRoutes } from './routes/events.js';
+
+/** Routes registered on the app, for 405 answers: a method and a path pattern each. */
+function methodsFor(app: Hono<AppEnv>, path: string): string[] {
+  const allowed = new Set<string>();
+  for (const r of app.routes) {
+    if (r.method === 'ALL') continue;
+    const pattern = new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+')}$`);
+    if (pattern.test(path)) allowed.add(r.method);
+  }
+  return [...allowed];
+}
+
+/** The instance's Hono app, apart from listening, so tests can call `app.request()`. */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const net: NetPolicy = { approved: cidrSet(deps.config.server.approvedSourceAddresses), trustedProxies: cidrSet(deps.config.server.trustedProxies) };
+
+  app.use('*', async (c, next) => {
+    const requestId = randomBytes(8).toString('hex');
+    c.set('requestId', requestId);
+    await next();
+    c.header('X-Request-Id', requestId);
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Content-Type-Options', 'nosniff');
+  });
+
+  coreRoutes(app, deps, net);
+  eventRoutes(app, deps, net);
+
+  app.notFound((c) => {
+    const allowed = methodsFor(app, c.req.path);
+    if (allowed.length > 0) {
+      c.header('Allow', allowed.join(', '));
+      return sendError(c, new HttpError(405, `method ${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(', ')}`));
+    }
+    return sendError(c, new HttpError(404, 'no such route'));
+  });
+
+  app.onError((err, c) => {
+    if (err instanceof HttpError) return sendError(c, err);
+    deps.log({ level: 'error', msg: 'unhandled error', requestId: c.get('requestId'), error: (err as Error)?.name, detail: (err as Error)?.message?.slice(0, 500) });
+    return sendError(c, new HttpError(500, `internal error; quote request id ${c.get('requestId')}`));
+  });
+
+  return app;
+}

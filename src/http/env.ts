@@ -1,0 +1,36 @@
+import type { Writer } from '../commands/writer.js';
+import type { CredentialRegistry, Principal } from '../auth/registry.js';
+import type { Config } from '../config/schema.js';
+import type { CidrSet } from '../net/cidr.js';
+
+/** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
+export interface AppDeps {
+  readonly writer: Writer;
+  readonly registry: CredentialRegistry;
+  readonly config: Config;
+  /** The current time (a parameter so tests can move it). */
+  readonly now: () => Date;
+  /** The TCP peer of a request, or undefined when there is no socket (`app.request()` in tests). */
+  readonly peerOf: (raw: unknown) => string | undefined;
+  /** Operational log lines (never secrets). */
+  readonly log: (line: Record<string, unknown>) => void;
+}
+
+/** The request-scoped values middleware sets. */
+export interface AppVariables {
+  requestId: string;
+  principal: Principal;
+  sourceAddress: string;
+}
+
+/** Hono environment of the instance app. */
+export interface AppEnv {
+  Variables: AppVariables;
+  Bindings: { incoming?: unknown };
+}
+
+/** Precomputed address sets of the config. */
+export interface NetPolicy {
+  readonly approved: CidrSet;
+  readonly trustedProxies: CidrSet;
+}

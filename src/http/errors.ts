@@ -1,0 +1,61 @@
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import type { Rejection, RejectionKind } from '../commands/decision.js';
+
+/** The status of each typed rejection (STYLE.md "Thin HTTP"). */
+export const STATUS_OF: Readonly<Record<RejectionKind, 400 | 401 | 403 | 404 | 409 | 413>> = {
+  invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, too_large: 413,
+};
+
+/** An error meant for the client: status plus an ErrorResponse body. Thrown from middleware and handlers. */
+export class HttpError extends Error {
+  override readonly name = 'HttpError';
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503,
+    message: string,
+    readonly issues?: readonly string[],
+    readonly details?: Readonly<Record<string, unknown>>,
+  ) {
+    super(message);
+  }
+}
+
+/** The HttpError for a command's rejection. */
+export function fromRejection(r: Rejection): HttpError {
+  return new HttpError(STATUS_OF[r.kind], r.message, r.issues, r.details);
+}
+
+/** The ErrorResponse body (spec 2.9), with extra detail fields where a route defines them. */
+export function errorBody(message: string, issues?: readonly string[], details?: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return { ...(details ?? {}), error: message, ...(issues && issues.length > 0 ? { issues: [...issues] } : {}) };
+}
+
+/** Sends an HttpError as JSON. */
+export function sendError(c: Context, err: HttpError): Response {
+  return c.json(errorBody(err.message, err.issues, err.details), err.status);
+}
+
+/** Formats valibot issues as `records[3].severity: message`, with the path in JavaScript notation. */
+export function formatIssues(issues: readonly v.BaseIssue<unknown>[], root = ''): string[] {
+  const out: string[] = [];
+  for (const issue of issues) {
+    let path = root;
+    for (const item of issue.path ?? []) {
+      const key = (item as { key: unknown }).key;
+      path += typeof key === 'number' ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(String(key)) ? `${path ? '.' : ''}${String(key)}` : `[${JSON.stringify(String(key))}]`;
+    }
+    out.push(`${path || '(body)'}: ${issue.message}`);
+    if (out.length >= 100) {
+      out.push(`... and ${issues.length - 100} more`);
+      break;
+    }
+  }
+  return out;
+}
+
+/** Parses with a schema or throws a 400 HttpError naming every bad path. */
+export function parseOr400<S extends v.GenericSchema>(schema: S, input: unknown, what: string, root = ''): v.InferOutput<S> {
+  const r = v.safeParse(schema, input);
+  if (!r.success) throw new HttpError(400, `invalid ${what}`, formatIssues(r.issues, root));
+  return r.output;
+}

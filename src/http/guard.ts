@@ -1,0 +1,59 @@
+import type { MiddlewareHandler } from 'hono';
+import { allows, type Permission } from '../auth/roles.js';
+import type { Principal } from '../auth/registry.js';
+import { isLoopback } from '../net/cidr.js';
+import { accessRecords } from './access-records.js';
+import { FORWARDING_HEADERS, clientAddress } from './client-address.js';
+import type { AppDeps, AppEnv, NetPolicy } from './env.js';
+import { HttpError, sendError } from './errors.js';
+
+/** The principal of loopback administration (`server.allowLoopbackAdmin`). */
+export const LOOPBACK_ADMIN: Principal = {
+  id: 'local-admin', roles: ['admin'], displayName: 'Local administrator', loginName: 'local-admin', authentication: 'loopback',
+};
+
+const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
+const UNAUTHENTICATED = 'missing, invalid, expired or disabled credentials';
+
+/** Who is calling: a bearer credential, loopback administration, or nobody. */
+function identify(deps: AppDeps, authorization: string | undefined, peer: string | undefined, forwarded: boolean, nowMs: number): Principal | undefined {
+  if (authorization !== undefined) {
+    const m = BEARER.exec(authorization);
+    return m ? deps.registry.authenticate(m[1]!, nowMs) : undefined;
+  }
+  if (deps.config.server.allowLoopbackAdmin && peer !== undefined && isLoopback(peer) && !forwarded) return LOOPBACK_ADMIN;
+  return undefined;
+}
+
+/**
+ * Guards one `/api/v1` route: authenticates (401 with one body for every failure), checks the
+ * permission (403), runs the handler, then appends the access event and audit record of the
+ * request and waits for them to be durable before the response leaves.
+ */
+export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: string, permission: Permission): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const started = performance.now();
+    const peer = deps.peerOf(c.env?.incoming);
+    const forwarded = FORWARDING_HEADERS.some((h) => c.req.header(h) !== undefined);
+    const source = clientAddress(peer, c.req.header('x-forwarded-for'), net.trustedProxies);
+    c.set('sourceAddress', source);
+    const principal = identify(deps, c.req.header('authorization'), peer, forwarded, deps.now().getTime());
+    if (!principal) {
+      c.res = sendError(c, new HttpError(401, UNAUTHENTICATED));
+      c.header('WWW-Authenticate', 'Bearer');
+    } else if (!allows(principal.roles, permission)) {
+      c.set('principal', principal);
+      c.res = sendError(c, new HttpError(403, `principal ${principal.id} lacks the ${permission} permission`));
+    } else {
+      c.set('principal', principal);
+      await next();
+    }
+    const status = c.res.status;
+    const records = accessRecords({
+      requestId: c.get('requestId'), operation, method: c.req.method, route, status,
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000, sourceAddress: source,
+      approved: source !== 'unknown' && net.approved.has(source), ...(principal ? { principal } : {}), at: deps.now().toISOString(),
+    });
+    await deps.writer.record(records, { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) });
+  };
+}

@@ -1,0 +1,75 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
+import * as v from 'valibot';
+import { NormalizedEventSchema } from '../events/normalized-event.js';
+import { AuditQuerySchema, GraphQuerySchema } from './routes/core.js';
+import { ListEventsQuery } from './routes/events.js';
+
+type AnySchema = v.GenericSchema;
+
+/** One operation of the published API. */
+interface Operation {
+  readonly method: 'get' | 'post' | 'patch';
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly permission: string;
+  readonly query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
+  readonly body?: AnySchema;
+  readonly success: { status: number; description: string; schema?: AnySchema | Record<string, unknown> };
+  readonly errors: readonly number[];
+}
+
+const schema = (s: AnySchema) => toJsonSchema(s, { errorMode: 'ignore' }) as Record<string, unknown>;
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+const IngestBody = v.union([v.array(NormalizedEventSchema), v.strictObject({ records: v.array(NormalizedEventSchema), context: v.optional(v.record(v.string(), v.unknown())) })]);
+
+/** Every operation of the instance, in the order of the docs. */
+export const OPERATIONS: readonly Operation[] = [
+  { method: 'get', path: '/health', operationId: 'readHealth', summary: 'Aggregate health only', permission: 'none', success: { status: 200, description: '`{status}`' }, errors: [] },
+  { method: 'get', path: '/api/v1/me', operationId: 'readPrincipal', summary: 'The authenticated principal (spec 2.5)', permission: 'any authenticated principal', success: { status: 200, description: 'Principal', schema: ref('Principal') }, errors: [401] },
+  { method: 'post', path: '/api/v1/events', operationId: 'ingestEvents', summary: 'Ingest NormalizedEvents, all or nothing, idempotent by id', permission: 'ingest (ingestor, admin)', body: IngestBody, success: { status: 202, description: 'IngestionResult', schema: ref('IngestionResult') }, errors: [400, 401, 403, 409, 413, 415] },
+  { method: 'get', path: '/api/v1/events', operationId: 'listEvents', summary: 'Events newest first, from the evidence index', permission: 'events:read (viewer, analyst, admin)', query: ListEventsQuery, success: { status: 200, description: '`{events, nextCursor}`' }, errors: [400, 401, 403] },
+  { method: 'get', path: '/api/v1/graph', operationId: 'readGraph', summary: 'Entities and typed relationships; one entity\'s neighbourhood with `entity`', permission: 'graph:read (viewer, analyst, rule_admin, admin)', query: GraphQuerySchema, success: { status: 200, description: '`{entities, relationships, kinds, relationshipTypes, nextCursor}`' }, errors: [400, 401, 403, 404] },
+  { method: 'get', path: '/api/v1/audit', operationId: 'listAudit', summary: 'The API audit trail, newest first', permission: 'audit:read (admin)', query: AuditQuerySchema, success: { status: 200, description: '`{entries, nextCursor}`' }, errors: [400, 401, 403] },
+];
+
+function parameters(op: Operation): unknown[] {
+  if (!op.query) return [];
+  return Object.entries(op.query.entries).map(([name, s]) => ({ name, in: 'query', required: false, schema: schema(s as AnySchema) }));
+}
+
+/** The OpenAPI 3.1 document, generated from the same valibot schemas the routes validate with. */
+export function openApiDocument(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of OPERATIONS) {
+    const responses: Record<string, unknown> = {
+      [op.success.status]: { description: op.success.description, ...(op.success.schema ? { content: { 'application/json': { schema: 'type' in op.success.schema || '$ref' in op.success.schema ? op.success.schema : schema(op.success.schema as unknown as AnySchema) } } } : {}) },
+    };
+    for (const status of op.errors) responses[status] = { description: 'ErrorResponse', content: { 'application/json': { schema: ref('ErrorResponse') } } };
+    (paths[op.path] ??= {})[op.method] = {
+      operationId: op.operationId,
+      summary: op.summary,
+      description: `Permission: ${op.permission}.`,
+      ...(op.path.startsWith('/api/') ? { security: [{ bearer: [] }] } : { security: [] }),
+      parameters: parameters(op),
+      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: schema(op.body) } } } } : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Vigil', version: '1.0.0', description: 'Vigil instance API (`/api/v1`). Generated from the valibot schemas; see docs/api.md.' },
+    servers: [{ url: 'http://127.0.0.1:4173' }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An opaque `vgl_` token from `vigil api-token-generate`.' } },
+      schemas: {
+        NormalizedEvent: schema(NormalizedEventSchema),
+        ErrorResponse: { type: 'object', required: ['error'], properties: { error: { type: 'string' }, issues: { type: 'array', items: { type: 'string' } } } },
+        IngestionResult: { type: 'object', required: ['accepted', 'alerts', 'incidents'], properties: { accepted: { type: 'array', items: ref('NormalizedEvent') }, alerts: { type: 'array', items: { type: 'object' } }, incidents: { type: 'array', items: { type: 'object' } } } },
+        Principal: { type: 'object', required: ['id', 'roles', 'displayName', 'loginName', 'authentication'], properties: { id: { type: 'string' }, roles: { type: 'array', items: { type: 'string' } }, displayName: { type: 'string' }, loginName: { type: 'string' }, authentication: { type: 'string' } } },
+      },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,50 @@
+import type { Hono } from 'hono';
+import * as v from 'valibot';
+import { decideIngestEvents } from '../../commands/ingest-events.js';
+import { CATEGORIES, IsoDateTime, NormalizedEventSchema } from '../../events/normalized-event.js';
+import { listEvents, parseEventCursor } from '../../projections/evidence-query.js';
+import { epochMillisOf } from '../../normalizers/time.js';
+import { batchOf, validateRecords } from '../batch.js';
+import { readJsonBody } from '../body.js';
+import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
+import { HttpError, fromRejection, parseOr400 } from '../errors.js';
+import { guard } from '../guard.js';
+import { commandContext } from '../request-context.js';
+
+/** Query of `GET /api/v1/events`. */
+export const ListEventsQuery = v.strictObject({
+  since: v.optional(IsoDateTime),
+  until: v.optional(IsoDateTime),
+  category: v.optional(v.picklist(CATEGORIES)),
+  class: v.optional(v.pipe(v.string(), v.maxLength(256))),
+  entityKey: v.optional(v.pipe(v.string(), v.maxLength(512))),
+  adapter: v.optional(v.pipe(v.string(), v.maxLength(256))),
+  limit: v.optional(v.pipe(v.string(), v.regex(/^\d{1,4}$/, 'expected an integer 1..1000'), v.transform(Number), v.minValue(1), v.maxValue(1000))),
+  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+});
+
+/** `POST /api/v1/events` (ingestor) and `GET /api/v1/events` (viewer). */
+export function eventRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
+  app.post('/api/v1/events', guard(deps, net, '/api/v1/events', 'ingest_events', 'ingest'), async (c) => {
+    const batch = batchOf(await readJsonBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
+    const events = validateRecords(NormalizedEventSchema, batch.records);
+    const outcome = await deps.writer.execute((m) => decideIngestEvents(m, events), commandContext(c, deps));
+    if (!outcome.ok) throw fromRejection(outcome.rejection);
+    return c.json(outcome.result, 202);
+  });
+
+  app.get('/api/v1/events', guard(deps, net, '/api/v1/events', 'list_events', 'events:read'), (c) => {
+    const q = parseOr400(ListEventsQuery, c.req.query(), 'query');
+    const after = q.cursor !== undefined ? parseEventCursor(q.cursor) : undefined;
+    if (q.cursor !== undefined && !after) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
+    const page = listEvents(deps.writer.models, {
+      ...(q.since ? { sinceMs: epochMillisOf(q.since)! } : {}),
+      ...(q.until ? { untilMs: epochMillisOf(q.until)! } : {}),
+      ...(q.category ? { category: q.category } : {}),
+      ...(q.class ? { class: q.class } : {}),
+      ...(q.entityKey ? { entityKey: q.entityKey } : {}),
+      ...(q.adapter ? { adapter: q.adapter } : {}),
+    }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), after);
+    return c.json(page);
+  });
+}

@@ -1,0 +1,63 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import { openCredentialRegistry } from '../auth/registry.js';
+import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
+import type { Config } from '../config/schema.js';
+import { createApp } from '../http/app.js';
+import { openInstanceStore, type InstanceStore } from './open.js';
+
+/** A running instance: its URL and how to stop it. */
+export interface RunningInstance {
+  readonly url: string;
+  readonly instance: InstanceStore;
+  /** Stops accepting, lets in-flight requests finish, then checkpoints and closes the store. */
+  stop(): Promise<void>;
+}
+
+/** Refuses a credentials file or folder that group or others can reach. */
+export function checkCredentialsFile(path: string): void {
+  ensureSecretDir(path);
+  const problem = secretFileProblem(path);
+  if (problem) throw new Error(`refusing to start: ${problem}`);
+}
+
+/** Starts `vigil serve`: opens the store, checks secrets, listens. */
+export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void): Promise<RunningInstance> {
+  checkCredentialsFile(config.auth.credentialsFile);
+  const instance = await openInstanceStore(config.storage.path, { onFatal });
+  const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
+  const app = createApp({
+    writer: instance.writer,
+    registry,
+    config,
+    now: () => new Date(),
+    peerOf: (incoming) => (incoming as { socket?: { remoteAddress?: string } } | undefined)?.socket?.remoteAddress,
+    log,
+  });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s as Server)) as Server;
+    s.once('error', reject);
+  });
+  server.requestTimeout = 120_000;
+  server.headersTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  const { port } = server.address() as AddressInfo;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    instance,
+    stop() {
+      stopping ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), 10_000).unref();
+        });
+        await instance.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { RecordType, type ApiRequestAudited } from '../events/record-types.js';
+import type { IndexProjection } from './types.js';
+import type { ReadModels } from './runtime.js';
+
+/** Database of the audit index: seq -> audit summary. */
+export const AUDIT_DB = 'audit';
+
+/** One audit record as served by `GET /api/v1/audit`. */
+export interface AuditEntry extends ApiRequestAudited {
+  readonly seq: number;
+  readonly at: string;
+}
+
+/** The API audit trail, indexed by seq in LMDB (one entry per `/api/v1` request). */
+export const auditIndex: IndexProjection = {
+  name: 'audit',
+  version: 1,
+  dbs: [AUDIT_DB],
+  apply(record, _read, write) {
+    if (record.type !== RecordType.ApiRequestAudited) return;
+    write.put(AUDIT_DB, record.seq, { seq: record.seq, at: record.at, ...(record.data as ApiRequestAudited) } satisfies AuditEntry);
+  },
+};
+
+/** Filters of `GET /api/v1/audit`. */
+export interface AuditFilter {
+  readonly principal?: string;
+  readonly status?: number;
+  readonly route?: string;
+  readonly method?: string;
+  readonly since?: string;
+  readonly until?: string;
+}
+
+/** Lists audit entries newest first; `before` is the seq cursor. Scans at most `scanBudget` entries. */
+export function listAudit(models: ReadModels, f: AuditFilter, limit: number, before?: number, scanBudget = 50_000): { entries: AuditEntry[]; nextCursor: number | null } {
+  const db = models.db<AuditEntry>(AUDIT_DB);
+  const entries: AuditEntry[] = [];
+  let scanned = 0;
+  for (const { key, value } of db.getRange({ start: before !== undefined ? before - 1 : Number.MAX_SAFE_INTEGER, end: 0, reverse: true })) {
+    const seq = key as number;
+    if (++scanned > scanBudget) return { entries, nextCursor: seq + 1 };
+    if (f.since !== undefined && value.at < f.since) break;
+    if (f.until !== undefined && value.at > f.until) continue;
+    if ((f.principal !== undefined && value.principal !== f.principal) || (f.status !== undefined && value.status !== f.status)
+      || (f.route !== undefined && value.route !== f.route) || (f.method !== undefined && value.method !== f.method)) continue;
+    entries.push(value);
+    if (entries.length >= limit) return { entries, nextCursor: seq };
+  }
+  return { entries, nextCursor: null };
+}

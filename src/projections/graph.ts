@@ -1,0 +1,91 @@
+import { eventsOf } from '../events/record-types.js';
+import { deriveRelationships, entityKind } from '../graph/relationships.js';
+import type { Projection } from './types.js';
+
+/** An entity of the security graph: one entity key and when it was seen. */
+export interface Entity {
+  key: string;
+  kind: string;
+  firstSeen: string;
+  lastSeen: string;
+  count: number;
+}
+
+/** A typed relationship between two entities, counted over the events that showed it. */
+export interface Relationship {
+  from: string;
+  to: string;
+  type: string;
+  firstSeen: string;
+  lastSeen: string;
+  count: number;
+}
+
+/** The graph read model; `adjacent` maps an entity key to the ids of its relationships. */
+export interface GraphState {
+  entities: Map<string, Entity>;
+  relationships: Map<string, Relationship>;
+  adjacent: Map<string, Set<string>>;
+}
+
+/** The id of a relationship: `from|type|to`. */
+export const relationshipId = (r: { from: string; to: string; type: string }) => `${r.from}|${r.type}|${r.to}`;
+
+function touchEntity(g: GraphState, key: string, time: string): void {
+  const e = g.entities.get(key);
+  if (!e) g.entities.set(key, { key, kind: entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
+  else {
+    e.count++;
+    if (time < e.firstSeen) e.firstSeen = time;
+    if (time > e.lastSeen) e.lastSeen = time;
+  }
+}
+
+function link(g: GraphState, key: string, id: string): void {
+  let s = g.adjacent.get(key);
+  if (!s) g.adjacent.set(key, (s = new Set()));
+  s.add(id);
+}
+
+/**
+ * The security graph: entities from every event's entity keys (kind from the key's prefix) and
+ * typed relationships derived from actor, endpoints and service (src/graph/relationships.ts).
+ * Times compare as canonical UTC strings, which sort chronologically.
+ */
+export const graphProjection: Projection<GraphState> = {
+  name: 'graph',
+  version: 1,
+  initial: () => ({ entities: new Map(), relationships: new Map(), adjacent: new Map() }),
+  evolve(g, record) {
+    for (const e of eventsOf(record.type, record.data)) {
+      for (const k of new Set(e.entityKeys)) touchEntity(g, k, e.time);
+      for (const r of deriveRelationships(e)) {
+        const id = relationshipId(r);
+        const existing = g.relationships.get(id);
+        if (existing) {
+          existing.count++;
+          if (e.time < existing.firstSeen) existing.firstSeen = e.time;
+          if (e.time > existing.lastSeen) existing.lastSeen = e.time;
+          continue;
+        }
+        for (const k of [r.from, r.to]) if (!g.entities.has(k)) touchEntity(g, k, e.time);
+        g.relationships.set(id, { ...r, firstSeen: e.time, lastSeen: e.time, count: 1 });
+        link(g, r.from, id);
+        link(g, r.to, id);
+      }
+    }
+    return g;
+  },
+  snapshot: (g) => ({ entities: [...g.entities.values()], relationships: [...g.relationships.values()] }),
+  restore(data) {
+    const d = data as { entities: Entity[]; relationships: Relationship[] };
+    const g: GraphState = { entities: new Map(d.entities.map((e) => [e.key, e])), relationships: new Map(), adjacent: new Map() };
+    for (const r of d.relationships) {
+      const id = relationshipId(r);
+      g.relationships.set(id, r);
+      link(g, r.from, id);
+      link(g, r.to, id);
+    }
+    return g;
+  },
+};

@@ -1,0 +1,44 @@
+import type { LogRecord } from '../log/record.js';
+
+/**
+ * A read model kept in memory: a pure fold of the log. Its state is checkpointed (with the last
+ * applied seq) so a restart folds only the tail; bumping `version` rebuilds it from record 1.
+ */
+export interface Projection<S> {
+  readonly name: string;
+  readonly version: number;
+  initial(): S;
+  /** Pure: the next state for one record. May mutate and return `state` (it is owned by the fold). */
+  evolve(state: S, record: LogRecord): S;
+  /** Plain, msgpack-safe data for the checkpoint (defaults to the state itself). */
+  snapshot?(state: S): unknown;
+  /** The state back from a checkpoint. */
+  restore?(data: unknown): S;
+}
+
+/** Writes an index projection makes; applied inside the log's transaction. */
+export interface IndexWriter {
+  put(db: string, key: IndexKey, value: unknown): void;
+  remove(db: string, key: IndexKey): void;
+}
+
+/** Reads an index projection makes while applying a record (sees writes not yet committed). */
+export interface IndexReader {
+  get(db: string, key: IndexKey): unknown;
+}
+
+/** A key in an index database: a string, number or array of them (ordered-binary). */
+export type IndexKey = string | number | Array<string | number>;
+
+/**
+ * A read model kept in LMDB databases (too large for the heap, such as the evidence index).
+ * Its writes commit in the same transaction as the records they come from, so it is never
+ * behind or ahead of the log; bumping `version` clears and rebuilds it.
+ */
+export interface IndexProjection {
+  readonly name: string;
+  readonly version: number;
+  readonly dbs: readonly string[];
+  /** Deterministic: the writes for one record, given what the index holds. */
+  apply(record: LogRecord, read: IndexReader, write: IndexWriter): void;
+}

@@ -1,0 +1,84 @@
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { writeRegistry, type Credential } from '../../src/auth/registry.js';
+import { ROLES, type Role } from '../../src/auth/roles.js';
+import { generateToken, hashToken } from '../../src/auth/tokens.js';
+import { openCredentialRegistry } from '../../src/auth/registry.js';
+import { ConfigSchema, type Config } from '../../src/config/schema.js';
+import { createApp } from '../../src/http/app.js';
+import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
+import { tempDir } from './temp.js';
+
+/** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
+export interface TestInstance {
+  readonly app: ReturnType<typeof createApp>;
+  readonly inst: InstanceStore;
+  readonly tokens: Record<Role | 'expired' | 'disabled', string>;
+  readonly dir: string;
+  readonly credentialsFile: string;
+  readonly config: Config;
+  /** Moves the app's clock. */
+  setNow(iso: string): void;
+  /** Sets the TCP peer the app sees. */
+  setPeer(peer: string | undefined): void;
+  request(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Starts a test instance with a config override (validated like the real one). */
+export async function startTestInstance(configOverride: Record<string, unknown> = {}): Promise<TestInstance> {
+  const dir = tempDir();
+  const credentialsFile = join(dir.path, 'secrets', 'credentials.json');
+  const tokens = {} as Record<Role | 'expired' | 'disabled', string>;
+  const creds: Credential[] = [];
+  for (const role of ROLES) {
+    tokens[role] = generateToken();
+    creds.push({ id: `${role}-user`, tokenHash: hashToken(tokens[role]), roles: [role], disabled: false });
+  }
+  tokens.expired = generateToken();
+  creds.push({ id: 'expired-user', tokenHash: hashToken(tokens.expired), roles: ['admin'], disabled: false, expiresAt: '2020-01-01T00:00:00Z' });
+  tokens.disabled = generateToken();
+  creds.push({ id: 'disabled-user', tokenHash: hashToken(tokens.disabled), roles: ['admin'], disabled: true });
+  writeRegistry(credentialsFile, creds);
+  const config = v.parse(ConfigSchema, { auth: { credentialsFile }, storage: { path: join(dir.path, 'store') }, ...configOverride });
+  const inst = await openInstanceStore(config.storage.path);
+  let now = new Date('2026-11-22T10:00:00.000Z');
+  let peer: string | undefined;
+  const app = createApp({
+    writer: inst.writer,
+    registry: openCredentialRegistry(credentialsFile, () => {}, 0),
+    config,
+    now: () => now,
+    peerOf: () => peer,
+    log: () => {},
+  });
+  return {
+    app, inst, tokens, dir: dir.path, credentialsFile, config,
+    setNow: (iso) => { now = new Date(iso); },
+    setPeer: (p) => { peer = p; },
+    request(path, init = {}) {
+      const { token, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (token) headers.set('authorization', `Bearer ${token}`);
+      if (rest.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+      return Promise.resolve(app.request(path, { ...rest, headers }));
+    },
+    async close() {
+      await inst.close();
+      dir.cleanup();
+    },
+  };
+}
+
+/** A valid NormalizedEvent with overrides. */
+export function makeEvent(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    schemaVersion: 1, id: 'evt-1', category: 'network', class: 'network_connection', activity: 'traffic', outcome: 'success',
+    time: '2026-11-22T09:00:00Z', ingestedAt: '2026-11-22T09:00:01Z',
+    source: { adapter: 'test', instance: 'unit', recordId: 'r1' },
+    entityKeys: ['ip:10.0.0.1', 'ip:10.0.0.2'],
+    sourceEndpoint: { ip: '10.0.0.1', port: 51000 }, destinationEndpoint: { ip: '10.0.0.2', port: 22 },
+    attributes: { note: 'test' },
+    ...over,
+  };
+}
