@@ -35,7 +35,7 @@ export function loadConfig(explicit: string | undefined, env: NodeJS.ProcessEnv,
   }
   const parsed = v.safeParse(ConfigSchema, raw);
   if (!parsed.success) {
-    throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}:\n  ${formatIssues(parsed.issues, 'config').map((l) => l.replace(/^config\.?/, '')).join('\n  ')}`);
+    throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}:\n  ${formatIssues(parsed.issues, 'config').map((l) => l.replace(/^config\.?/, '').replace(/Invalid key: Expected never but received .*$/, 'unknown key')).join('\n  ')}`);
   }
   const c = parsed.output;
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));

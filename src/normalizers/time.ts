@@ -42,13 +42,18 @@ export function nanosFromIso(text: string, maxFractionDigits = 9): bigint | unde
     if (oh > 23 || om > 59) return undefined;
     offsetMin = (zone![0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  const seconds = BigInt(Date.UTC(Y, M - 1, D, H, I, S) / 1000 - offsetMin * 60);
+  // setUTCFullYear, because Date.UTC reads years 0..99 as 1900..1999.
+  const date = new Date(Date.UTC(2000, 0, 1, H, I, S));
+  date.setUTCFullYear(Y, M - 1, D);
+  const seconds = BigInt(date.getTime() / 1000 - offsetMin * 60);
   const fraction = BigInt((fr + '000000000').slice(0, 9));
   return inRange(seconds * NS_PER_S + fraction);
 }
 
 function daysInMonth(y: number, m: number): number {
-  return new Date(Date.UTC(y, m, 0)).getUTCDate();
+  const d = new Date(Date.UTC(2000, 0, 1));
+  d.setUTCFullYear(y, m, 0);
+  return d.getUTCDate();
 }
 
 /**

@@ -22,6 +22,8 @@ describe('time', () => {
     assert.equal(nanosFromIso('2003-02-30T00:00:00Z'), undefined);
     assert.equal(nanosFromIso('2003-10-11T22:14:15.0000003Z', 6), undefined);
     assert.equal(nanosFromIso('2003-10-11 22:14:15Z'), undefined);
+    assert.equal(isoFromNanos(nanosFromIso('0050-01-01T00:00:00Z')!), '0050-01-01T00:00:00Z');
+    assert.equal(nanosFromIso('0100-02-29T00:00:00Z'), undefined);
   });
   it('round-trips any in-range nanosecond instant', () => {
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: 253402300799999999999n }), (ns) => {

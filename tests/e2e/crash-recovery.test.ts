@@ -1,0 +1,81 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { runCli, startServe, writeTestConfig } from '../helpers/cli.js';
+import { makeEvent } from '../helpers/instance.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('vigil serve under kill -9', () => {
+  it('keeps every acknowledged event and a verifiable log across a crash during sustained ingestion', async () => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path);
+    const { token } = JSON.parse(runCli(['api-token-generate', 'loader', 'ingestor', '--config', config]).stdout) as { token: string };
+    const viewer = (JSON.parse(runCli(['api-token-generate', 'reader', 'viewer', '--config', config]).stdout) as { token: string }).token;
+    let serve = await startServe(config, dir.path);
+    const acknowledged: string[] = [];
+    try {
+      let stop = false;
+      const loaders = Array.from({ length: 4 }, async (_, w) => {
+        for (let b = 0; !stop && b < 10_000; b++) {
+          const ids = Array.from({ length: 50 }, (_, i) => `w${w}-b${b}-e${i}`);
+          try {
+            const res = await fetch(`${serve.url}/api/v1/events`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: JSON.stringify(ids.map((id) => makeEvent({ id, source: { adapter: 'e2e', instance: 'crash', recordId: id } }))),
+            });
+            if (res.status === 202) acknowledged.push(...ids);
+            else await res.text();
+          } catch {
+            return; // the server died under us: this request was never acknowledged
+          }
+        }
+      });
+      await new Promise((r) => setTimeout(r, 1500));
+      serve.proc.kill('SIGKILL');
+      stop = true;
+      await serve.exited;
+      await Promise.all(loaders);
+      assert.ok(acknowledged.length > 500, `sustained ingestion acknowledged only ${acknowledged.length} events`);
+
+      serve = await startServe(config, dir.path);
+      const seen = new Set<string>();
+      let cursor: string | null = null;
+      do {
+        const res: Response = await fetch(`${serve.url}/api/v1/events?adapter=e2e&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${viewer}` } });
+        const page = await res.json() as { events: Array<{ id: string }>; nextCursor: string | null };
+        for (const e of page.events) seen.add(e.id);
+        cursor = page.nextCursor;
+      } while (cursor);
+      const missing = acknowledged.filter((id) => !seen.has(id));
+      assert.deepEqual(missing.slice(0, 5), [], `${missing.length} acknowledged events lost`);
+      serve.proc.kill('SIGTERM');
+      assert.equal(await serve.exited, 0);
+      const verify = runCli(['log', 'verify', '--config', config]);
+      assert.equal(verify.status, 0, verify.stdout + verify.stderr);
+      assert.equal((JSON.parse(verify.stdout) as { ok: boolean }).ok, true);
+      const replayed = JSON.parse(runCli(['replay', '--config', config]).stdout) as { records: number; recordsByType: Record<string, number> };
+      assert.ok(replayed.recordsByType.EventsIngested! * 50 >= acknowledged.length);
+    } finally {
+      serve.proc.kill('SIGKILL');
+      await serve.exited;
+      dir.cleanup();
+    }
+  });
+
+  it('refuses a second serve on the same store with a clear message', async () => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path);
+    const serve = await startServe(config, dir.path);
+    try {
+      const second = runCli(['serve', '--config', config]);
+      assert.equal(second.status, 1);
+      assert.match(second.stderr, /is in use by process \d+; stop it first/);
+      const verify = runCli(['log', 'verify', '--config', config]);
+      assert.match(verify.stderr, /in use by process/);
+    } finally {
+      serve.proc.kill('SIGTERM');
+      await serve.exited;
+      dir.cleanup();
+    }
+  });
+});

@@ -1,0 +1,53 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoPath } from './paths.js';
+
+/** The compiled CLI entry point. */
+export const CLI = repoPath('dist', 'src', 'cli', 'main.js');
+
+/** Runs `vigil ...args` to completion. */
+export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, encoding: 'utf8', input: opts.input ?? '', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Writes a config file for a temp instance on a free port and returns its path. */
+export function writeTestConfig(dir: string, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, 'vigil.config.json');
+  writeFileSync(path, JSON.stringify({
+    server: { host: '127.0.0.1', port: 0, allowLoopbackAdmin: false },
+    auth: { credentialsFile: 'secrets/credentials.json' },
+    storage: { path: 'store' },
+    ...extra,
+  }));
+  return path;
+}
+
+/** A `vigil serve` child process and its URL. */
+export interface ServeProcess {
+  readonly url: string;
+  readonly proc: ChildProcess;
+  readonly output: () => string;
+  /** Resolves with the exit code once the process ended. */
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts `vigil serve --config F` and waits for its `listening` line. */
+export async function startServe(config: string, cwd: string): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--config', config], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /"msg":"listening","url":"([^"]+)"/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m[1]!); }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
+    void exited.then((code) => { clearTimeout(timer); reject(new Error(`serve exited with ${code}: ${out}`)); });
+  });
+  return { url, proc, output: () => out, exited };
+}

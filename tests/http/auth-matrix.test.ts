@@ -1,0 +1,102 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ROLES, type Role } from '../../src/auth/roles.js';
+import { OPERATIONS } from '../../src/http/openapi.js';
+import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
+
+/** Who may call each route, written from spec 5.2 (not from the code under test). */
+const EXPECTED: Record<string, readonly Role[]> = {
+  'GET /api/v1/me': ROLES,
+  'POST /api/v1/events': ['ingestor', 'admin'],
+  'GET /api/v1/events': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/graph': ['viewer', 'analyst', 'rule_admin', 'admin'],
+  'GET /api/v1/audit': ['admin'],
+};
+
+const BODIES: Record<string, () => unknown> = {
+  'POST /api/v1/events': () => [makeEvent({ id: `m-${Math.random()}` })],
+};
+
+describe('auth matrix: every route x every role x bad credentials', () => {
+  let t: TestInstance;
+  before(async () => { t = await startTestInstance(); });
+  after(async () => { await t.close(); });
+
+  const call = (key: string, authorization: string | undefined) => {
+    const [method, path] = key.split(' ') as [string, string];
+    const body = BODIES[key];
+    return t.request(path, { method, ...(authorization !== undefined ? { headers: { authorization } } : {}), ...(body ? { body: JSON.stringify(body()) } : {}) });
+  };
+
+  it('covers every /api/v1 operation', () => {
+    const routes = OPERATIONS.filter((o) => o.path.startsWith('/api/v1')).map((o) => `${o.method.toUpperCase()} ${o.path}`);
+    assert.deepEqual(routes.sort(), Object.keys(EXPECTED).sort());
+  });
+
+  it('grants exactly the roles of spec 5.2 and answers 403 otherwise', async () => {
+    for (const key of Object.keys(EXPECTED)) {
+      for (const role of ROLES) {
+        const res = await call(key, `Bearer ${t.tokens[role]}`);
+        const allowed = EXPECTED[key]!.includes(role);
+        if (allowed) assert.ok(res.status < 400, `${key} as ${role}: ${res.status} ${await res.text()}`);
+        else {
+          assert.equal(res.status, 403, `${key} as ${role}`);
+          assert.match((await res.json() as { error: string }).error, /lacks the .* permission/);
+        }
+      }
+    }
+  });
+
+  it('answers 401 with one body for missing, malformed, unknown, expired and disabled credentials', async () => {
+    const bad: Record<string, string | undefined> = {
+      missing: undefined,
+      malformed: 'Basic dXNlcjpwYXNz',
+      empty: 'Bearer ',
+      unknown: 'Bearer vgl_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      expired: `Bearer ${t.tokens.expired}`,
+      disabled: `Bearer ${t.tokens.disabled}`,
+    };
+    const bodies = new Set<string>();
+    for (const key of Object.keys(EXPECTED)) {
+      for (const [name, header] of Object.entries(bad)) {
+        const res = await call(key, header);
+        assert.equal(res.status, 401, `${key} with ${name} credentials`);
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+        bodies.add(await res.text());
+      }
+    }
+    assert.equal(bodies.size, 1, `one 401 body for every failure, got ${[...bodies].join(' | ')}`);
+  });
+
+  it('leaves /health open and free of internals', async () => {
+    const res = await t.request('/health');
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { status: 'ok' });
+  });
+});
+
+describe('loopback administration', () => {
+  it('makes a loopback peer without credentials an admin only when enabled and not forwarded', async () => {
+    const off = await startTestInstance();
+    const on = await startTestInstance({ server: { allowLoopbackAdmin: true } });
+    try {
+      off.setPeer('127.0.0.1');
+      assert.equal((await off.request('/api/v1/me')).status, 401);
+      on.setPeer('127.0.0.1');
+      const me = await (await on.request('/api/v1/me')).json() as { id: string; roles: string[]; authentication: string };
+      assert.deepEqual([me.id, me.roles, me.authentication], ['local-admin', ['admin'], 'loopback']);
+      on.setPeer('::ffff:127.0.0.1');
+      assert.equal((await on.request('/api/v1/me')).status, 200);
+      on.setPeer('127.0.0.1');
+      assert.equal((await on.request('/api/v1/me', { headers: { 'x-forwarded-for': '203.0.113.9' } })).status, 401);
+      assert.equal((await on.request('/api/v1/me', { headers: { forwarded: 'for=203.0.113.9' } })).status, 401);
+      on.setPeer('192.0.2.10');
+      assert.equal((await on.request('/api/v1/me')).status, 401);
+      on.setPeer(undefined);
+      assert.equal((await on.request('/api/v1/me')).status, 401);
+    } finally {
+      await off.close();
+      await on.close();
+    }
+  });
+});
