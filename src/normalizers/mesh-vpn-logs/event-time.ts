@@ -16,7 +16,7 @@ export function firstTime(candidates: readonly TimeCandidate[]): Decoded<bigint>
     const ns = c.parse(c.value);
     return ns === undefined ? fail(c.path, `expected ${c.expected}`) : ok(ns);
   }
-  return fail(candidates.map((c) => c.path).join(' / '), 'missing: the record has no time');
+  return fail(candidates.map((c) => c.path).join(' / '), 'missing (the record carries no time)');
 }
 
 /** An RFC 3339 date-time string with a zone, as Tailscale's API writes `start`, `end`, `logged`, `eventTime`. */
