@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { openLmdbStore } from '../src/log/lmdb-store.js';
+import { openLmdbLog } from '../src/log/lmdb-log.js';
+import { decodeRecord, encodeRecord } from '../src/log/record.js';
+import { openInstanceStore } from '../src/instance/open.js';
+import { RecordType } from '../src/events/record-types.js';
+import { benchConfig, cli, load, peakRssMiB, scratch, startChild, stopChild, token, vigil } from './harness.js';
+import { benchEvent, eventBodies } from './events.js';
+
+/** One measured figure. */
+export interface Figure { name: string; value: number; unit: string; note?: string }
+
+/** (a) raw durable LMDB append of pre-encoded records, 1000 per transaction. */
+async function rawAppend(figures: Figure[]): Promise<void> {
+  const dir = scratch('raw');
+  const store = openLmdbStore(join(dir, 'store'));
+  const db = store.db<Uint8Array, number>('log', { encoding: 'binary', keyEncoding: 'uint32' });
+  const records = Array.from({ length: 1000 }, (_, i) => encodeRecord({ seq: i + 1, at: '2026-11-22T00:00:00Z', type: RecordType.EventsIngested, data: { events: [benchEvent(`r${i}`, i)] }, prev: '0'.repeat(64) }));
+  let seq = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < 5000) {
+    await store.root.transaction(() => { for (const r of records) db.putSync(++seq, r); });
+    await store.root.flushed;
+  }
+  const s = (performance.now() - t0) / 1000;
+  figures.push({ name: 'a. raw durable LMDB append (pre-encoded, 1000/txn)', value: Math.round(seq / s), unit: 'records/s', note: `${records[0]!.byteLength} B each` });
+  await store.close();
+}
+
+/** (a') and (b): the bare stack ceiling and the real route, same bodies, same load. */
+async function httpIngest(figures: Figure[], report: Record<string, unknown>): Promise<string> {
+  const bodies = eventBodies('b', 160, 1000);
+  const ceilingDir = scratch('ceiling');
+  const ceiling = await startChild([join(cli, '..', '..', '..', 'bench', 'ceiling.js'), join(ceilingDir, 'store')], ceilingDir);
+  const bare = load(ceiling.url, bodies, 1000);
+  await stopChild(ceiling.proc);
+  figures.push({ name: "a'. stack ceiling: bare node-server route, JSON parse + durable append", value: Math.round(bare.eventsPerSecond), unit: 'events/s', note: `p50 ${bare.p50ms.toFixed(1)} ms, p99 ${bare.p99ms.toFixed(1)} ms` });
+
+  const dir = scratch('serve');
+  const config = benchConfig(dir);
+  const t = token(config, dir, 'bench', 'ingestor');
+  const serve = await startChild([cli, 'serve', '--config', config], dir);
+  const real = load(`${serve.url}/api/v1/events`, bodies, 1000, { token: t });
+  const rss = peakRssMiB(serve.proc.pid!);
+  await stopChild(serve.proc);
+  figures.push({ name: 'b. POST /api/v1/events, 1000-event batches, 4 connections', value: Math.round(real.eventsPerSecond), unit: 'events/s', note: `p50 ${real.p50ms.toFixed(1)} ms, p99 ${real.p99ms.toFixed(1)} ms, ${real.failures} failures` });
+  figures.push({ name: "b/a'. route as a share of the stack ceiling", value: Math.round((real.eventsPerSecond / bare.eventsPerSecond) * 1000) / 10, unit: '%' });
+  figures.push({ name: 'd. peak RSS of vigil serve during (b)', value: Math.round(rss), unit: 'MiB' });
+  report.load = { ceiling: bare, route: real };
+  return config;
+}
+
+/** (c) replay rate against a raw range read + decode of the same log. */
+async function replayRate(figures: Figure[], config: string): Promise<void> {
+  const dir = join(config, '..');
+  const store = openLmdbStore(join(dir, 'store'));
+  const log = openLmdbLog(store);
+  const t0 = performance.now();
+  let n = 0;
+  for (const { bytes } of log.readRaw(1)) { decodeRecord(bytes); n++; }
+  const rawRate = n / ((performance.now() - t0) / 1000);
+  await store.close();
+  const replay = JSON.parse(vigil(['replay', '--config', config], dir)) as { recordsPerSecond: number; records: number };
+  figures.push({ name: 'c. raw LMDB range read + decode', value: Math.round(rawRate), unit: 'records/s', note: `${n} records` });
+  figures.push({ name: 'c. vigil replay (every read model from record 1)', value: replay.recordsPerSecond, unit: 'records/s' });
+  figures.push({ name: 'c. replay as a share of raw read', value: Math.round((replay.recordsPerSecond / rawRate) * 1000) / 10, unit: '%' });
+}
+
+/** (e) start-to-ready with 1,000,000 records in the log. */
+async function startWithMillion(figures: Figure[]): Promise<void> {
+  const dir = scratch('million');
+  const config = benchConfig(dir);
+  token(config, dir, 'bench', 'viewer');
+  const inst = await openInstanceStore(join(dir, 'store'));
+  const perBatch = 5000;
+  for (let b = 0; b < 1_000_000 / perBatch; b++) {
+    const events = Array.from({ length: perBatch }, (_, i) => ({ type: RecordType.EventsIngested, data: { events: [benchEvent(`m-${b}-${i}`, b * perBatch + i)] } }));
+    await inst.writer.record(events, { now: '2026-11-22T12:00:00.000Z' });
+  }
+  await inst.close();
+  const serve = await startChild([cli, 'serve', '--config', config], dir);
+  await stopChild(serve.proc);
+  figures.push({ name: 'e. vigil serve start to ready, 1,000,000 records', value: Math.round(serve.readyMs), unit: 'ms', note: 'process spawn to listening, with checkpoints' });
+}
+
+/** The foundation section of `npm run bench` (issue 2). */
+export async function foundationBench(report: Record<string, unknown>): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  await rawAppend(figures);
+  const config = await httpIngest(figures, report);
+  await replayRate(figures, config);
+  await startWithMillion(figures);
+  return figures;
+}

@@ -1,0 +1,75 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled repository root (bench runs from dist/bench). */
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The compiled CLI. */
+export const cli = join(root, 'dist', 'src', 'cli', 'main.js');
+
+/** A fresh temp directory for one benchmark. */
+export const scratch = (name: string) => mkdtempSync(join(tmpdir(), `vigil-bench-${name}-`));
+
+/** Runs the CLI synchronously and returns stdout (throws on failure). */
+export function vigil(args: string[], cwd: string): string {
+  const r = spawnSync(process.execPath, [cli, ...args], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`vigil ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Writes a config for a bench instance (port 0, no loopback admin) and returns its path. */
+export function benchConfig(dir: string, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, 'vigil.config.json');
+  writeFileSync(path, JSON.stringify({ server: { port: 0 }, auth: { credentialsFile: 'secrets/credentials.json' }, storage: { path: 'store' }, ...extra }));
+  return path;
+}
+
+/** Creates a credential and returns its token. */
+export function token(config: string, dir: string, principal: string, role: string): string {
+  return (JSON.parse(vigil(['api-token-generate', principal, role, '--config', config], dir)) as { token: string }).token;
+}
+
+/** Starts a child that prints a JSON line with `url` first; resolves with it. */
+export function startChild(args: string[], cwd: string, urlPattern = /"url":"([^"]+)"/): Promise<{ proc: ChildProcess; url: string; startedMs: number; readyMs: number }> {
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  return new Promise((resolveStart, reject) => {
+    proc.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = urlPattern.exec(out);
+      if (m) resolveStart({ proc, url: m[1]!, startedMs: t0, readyMs: performance.now() - t0 });
+    });
+    proc.once('exit', (code) => reject(new Error(`child exited ${code}: ${out}`)));
+  });
+}
+
+/** Stops a child with SIGTERM and waits. */
+export function stopChild(proc: ChildProcess): Promise<void> {
+  return new Promise((r) => {
+    if (proc.exitCode !== null) return r();
+    proc.once('exit', () => r());
+    proc.kill('SIGTERM');
+  });
+}
+
+/** Peak resident set of a process in MiB (VmHWM). */
+export function peakRssMiB(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** Load result of bench/load.ts. */
+export interface LoadResult { requests: number; failures: number; seconds: number; eventsPerSecond: number; p50ms: number; p99ms: number }
+
+/** Runs the load generator in its own process. */
+export function load(url: string, bodies: string[], eventsPerBody: number, opts: { token?: string; connections?: number; seconds?: number } = {}): LoadResult {
+  const dir = scratch('load');
+  const jobPath = join(dir, 'job.json');
+  writeFileSync(jobPath, JSON.stringify({ url, bodies, eventsPerBody, connections: opts.connections ?? 4, seconds: opts.seconds ?? 15, ...(opts.token ? { token: opts.token } : {}) }));
+  const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', 'load.js'), jobPath], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as LoadResult;
+}
