@@ -1,6 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { RecordType, type EventsIngested } from '../events/record-types.js';
-import { eventDigest, lookupEvent } from '../projections/evidence.js';
+import { lookupEvent, sameEvent } from '../projections/evidence.js';
 import type { ReadModels } from '../projections/runtime.js';
 import { accept, reject, type Decision } from './decision.js';
 
@@ -15,14 +15,15 @@ export interface IngestionResult {
 export function newEvents(models: ReadModels, events: readonly NormalizedEvent[]): { fresh: NormalizedEvent[]; conflicts: string[] } {
   const fresh: NormalizedEvent[] = [];
   const conflicts: string[] = [];
-  const inBatch = new Map<string, string>();
+  const inBatch = new Map<string, NormalizedEvent>();
+  const decoded = new Map<number, readonly NormalizedEvent[]>();
   for (const e of events) {
-    const digest = eventDigest(e);
-    const seen = inBatch.get(e.id) ?? lookupEvent(models.index, e.id)?.d;
+    // Content is compared only when an id repeats, so a batch of new events costs one lookup each.
+    const seen = inBatch.get(e.id) ?? lookupEvent(models, e.id, decoded);
     if (seen === undefined) {
-      inBatch.set(e.id, digest);
+      inBatch.set(e.id, e);
       fresh.push(e);
-    } else if (seen !== digest) conflicts.push(e.id);
+    } else if (!sameEvent(seen, e)) conflicts.push(e.id);
   }
   return { fresh, conflicts };
 }

@@ -14,7 +14,7 @@ export interface Writer {
    * Runs `decide` against the current read models, appends its events and applies them to the
    * read models before the next command is decided; resolves once the records are durable.
    */
-  execute<R>(decide: (models: ReadModels) => Decision<R>, ctx: CommandContext): Promise<Outcome<R>>;
+  execute<R>(decide: (models: ReadModels) => Decision<R>, ctx: CommandContext, also?: (decision: Decision<R>) => readonly DomainEvent[]): Promise<Outcome<R>>;
   /** Appends facts that need no decision (audit records); resolves once durable. */
   record(events: readonly DomainEvent[], ctx: CommandContext): Promise<readonly LogRecord[]>;
   readonly models: ReadModels;
@@ -32,9 +32,10 @@ export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Wri
 
   return {
     models: runtime,
-    async execute(decide, ctx) {
+    async execute(decide, ctx, also) {
       const decision = decide(runtime);
-      const events = decision.events ?? [];
+      // Facts about the command (its audit record) share its batch: one commit, one flush.
+      const events = also ? [...(decision.events ?? []), ...also(decision)] : decision.events ?? [];
       const staged = events.length > 0 ? stage(events, ctx) : undefined;
       if (staged) await staged.durable;
       return decision.ok ? { ok: true, result: decision.result, records: staged?.records ?? [] } : { ok: false, rejection: decision.rejection };

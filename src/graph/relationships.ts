@@ -7,7 +7,7 @@ export interface DerivedRelationship {
   readonly type: string;
 }
 
-/** How many entity keys of one event may be paired by the untyped `seen_with` fallback. */
+/** How many entity keys of one event may be linked by the untyped `seen_with` fallback. */
 export const SEEN_WITH_LIMIT = 8;
 
 /** The kind of an entity key: the prefix before the first colon (`ip:10.0.0.1` is an `ip`). */
@@ -32,33 +32,46 @@ function hostOrIp(o: Record<string, unknown> | null | undefined): string | undef
  * Typed relationships of one event, from its actor, endpoints and service:
  * a user `authenticated_to` a host, an ip `connected_to` an ip, a host `resolved` a domain,
  * a node `member_of` a meshnet, a host `runs` a service. Entity keys that none of these
- * explains are linked by `seen_with` (the first few only, so one event adds a bounded number).
+ * explains are linked to the first explained entity by `seen_with` (or, when there is none, to
+ * each other), the first few only, so one event adds a bounded number of edges.
  */
 export function deriveRelationships(e: NormalizedEvent): DerivedRelationship[] {
   const out: DerivedRelationship[] = [];
-  const keys = new Set(e.entityKeys);
   const add = (from: string | undefined, to: string | undefined, type: string) => {
     if (from && to && from !== to) out.push({ from, to, type });
   };
-  const user = str(e.actor, 'user');
-  const target = hostOrIp(e.destinationEndpoint) ?? (str(e.actor, 'host') ? `host:${str(e.actor, 'host')}` : undefined);
-  if (user && e.category === 'identity') add(`user:${user}`, target, 'authenticated_to');
-  add(hostOrIp(e.sourceEndpoint), hostOrIp(e.destinationEndpoint), 'connected_to');
-  const domains = [...keys].filter((k) => k.startsWith('domain:'));
-  if (e.category === 'network' && e.class.includes('dns')) {
-    for (const d of domains) add(hostOrIp(e.sourceEndpoint), d, 'resolved');
+  let meshnet: string | undefined;
+  let firstHost: string | undefined;
+  const domains: string[] = [];
+  const nodes: string[] = [];
+  for (const k of e.entityKeys) {
+    if (k.startsWith('domain:')) domains.push(k);
+    else if (k.startsWith('node:')) nodes.push(k);
+    else if (k.startsWith('meshnet:')) meshnet ??= k;
+    else if (k.startsWith('host:')) firstHost ??= k;
   }
-  const meshnet = [...keys].find((k) => k.startsWith('meshnet:'));
-  if (meshnet) for (const k of keys) if (k.startsWith('node:')) add(k, meshnet, 'member_of');
+  const src = hostOrIp(e.sourceEndpoint);
+  const dst = hostOrIp(e.destinationEndpoint);
+  const user = str(e.actor, 'user');
+  const actorHost = str(e.actor, 'host');
+  if (user && e.category === 'identity') add(`user:${user}`, dst ?? (actorHost ? `host:${actorHost}` : undefined), 'authenticated_to');
+  add(src, dst, 'connected_to');
+  if (e.category === 'network' && e.class.includes('dns')) for (const d of domains) add(src, d, 'resolved');
+  if (meshnet) for (const n of nodes) add(n, meshnet, 'member_of');
   const service = str(e.service, 'name');
-  const serviceHost = hostOrIp(e.destinationEndpoint) ?? [...keys].find((k) => k.startsWith('host:'));
-  if (service && keys.has(`service:${service}`)) add(serviceHost, `service:${service}`, 'runs');
-  const linked = new Set(out.flatMap((r) => [r.from, r.to]));
-  const loose = [...keys].filter((k) => !linked.has(k)).slice(0, SEEN_WITH_LIMIT);
-  const anchor = [...linked][0];
+  if (service && e.entityKeys.includes(`service:${service}`)) add(dst ?? firstHost, `service:${service}`, 'runs');
+  const linked = new Set<string>();
+  for (const r of out) { linked.add(r.from); linked.add(r.to); }
+  const loose: string[] = [];
+  for (const k of e.entityKeys) {
+    if (loose.length >= SEEN_WITH_LIMIT) break;
+    if (!linked.has(k) && !loose.includes(k)) loose.push(k);
+  }
+  const anchor = out[0]?.from;
   for (let i = 0; i < loose.length; i++) {
-    if (anchor) add(anchor < loose[i]! ? anchor : loose[i], anchor < loose[i]! ? loose[i] : anchor, 'seen_with');
-    else for (let j = i + 1; j < loose.length; j++) add(loose[i], loose[j], 'seen_with');
+    const k = loose[i]!;
+    if (anchor) add(anchor < k ? anchor : k, anchor < k ? k : anchor, 'seen_with');
+    else for (let j = i + 1; j < loose.length; j++) add(k, loose[j], 'seen_with');
   }
   return out;
 }

@@ -5,6 +5,7 @@ import type { AppDeps, AppEnv, NetPolicy } from './env.js';
 import { HttpError, sendError } from './errors.js';
 import { coreRoutes } from './routes/core.js';
 import { eventRoutes } from './routes/events.js';
+import { ingestRoutes } from './routes/ingest.js';
 
 /** Routes registered on the app, for 405 answers: a method and a path pattern each. */
 function methodsFor(app: Hono<AppEnv>, path: string): string[] {
@@ -33,6 +34,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   coreRoutes(app, deps, net);
   eventRoutes(app, deps, net);
+  ingestRoutes(app, deps, net);
 
   app.notFound((c) => {
     const allowed = methodsFor(app, c.req.path);

@@ -1,3 +1,4 @@
+import type { DomainEvent } from '../commands/decision.js';
 import type { Writer } from '../commands/writer.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
 import type { Config } from '../config/schema.js';
@@ -21,6 +22,10 @@ export interface AppVariables {
   requestId: string;
   principal: Principal;
   sourceAddress: string;
+  /** The access and audit records of this request for a given status (set by the guard). */
+  auditRecords: (status: number) => DomainEvent[];
+  /** Set once a handler committed the audit records with its command. */
+  audited: boolean;
 }
 
 /** Hono environment of the instance app. */

@@ -38,6 +38,12 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
     const source = clientAddress(peer, c.req.header('x-forwarded-for'), net.trustedProxies);
     c.set('sourceAddress', source);
     const principal = identify(deps, c.req.header('authorization'), peer, forwarded, deps.now().getTime());
+    const approved = source !== 'unknown' && net.approved.has(source);
+    c.set('auditRecords', (status: number) => accessRecords({
+      requestId: c.get('requestId'), operation, method: c.req.method, route, status,
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000, sourceAddress: source,
+      approved, ...(principal ? { principal } : {}), at: deps.now().toISOString(),
+    }));
     if (!principal) {
       c.res = sendError(c, new HttpError(401, UNAUTHENTICATED));
       c.header('WWW-Authenticate', 'Bearer');
@@ -48,12 +54,8 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       c.set('principal', principal);
       await next();
     }
-    const status = c.res.status;
-    const records = accessRecords({
-      requestId: c.get('requestId'), operation, method: c.req.method, route, status,
-      durationMs: Math.round((performance.now() - started) * 1000) / 1000, sourceAddress: source,
-      approved: source !== 'unknown' && net.approved.has(source), ...(principal ? { principal } : {}), at: deps.now().toISOString(),
-    });
+    if (c.get('audited') && c.res.status < 500) return;
+    const records = c.get('auditRecords')(c.res.status);
     await deps.writer.record(records, { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) });
   };
 }

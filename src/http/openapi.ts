@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { NormalizedEventSchema } from '../events/normalized-event.js';
 import { AuditQuerySchema, GraphQuerySchema } from './routes/core.js';
 import { ListEventsQuery } from './routes/events.js';
+import { IngestQuery } from './routes/ingest.js';
 
 type AnySchema = v.GenericSchema;
 
@@ -13,6 +14,7 @@ interface Operation {
   readonly operationId: string;
   readonly summary: string;
   readonly permission: string;
+  readonly pathParams?: Readonly<Record<string, readonly string[]>>;
   readonly query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
   readonly body?: AnySchema;
   readonly success: { status: number; description: string; schema?: AnySchema | Record<string, unknown> };
@@ -22,6 +24,7 @@ interface Operation {
 const schema = (s: AnySchema) => toJsonSchema(s, { errorMode: 'ignore' }) as Record<string, unknown>;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
+const RawBody = v.union([v.array(v.record(v.string(), v.unknown())), v.strictObject({ records: v.array(v.record(v.string(), v.unknown())), context: v.optional(v.record(v.string(), v.unknown())) })]);
 const IngestBody = v.union([v.array(NormalizedEventSchema), v.strictObject({ records: v.array(NormalizedEventSchema), context: v.optional(v.record(v.string(), v.unknown())) })]);
 
 /** Every operation of the instance, in the order of the docs. */
@@ -29,14 +32,16 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: '/health', operationId: 'readHealth', summary: 'Aggregate health only', permission: 'none', success: { status: 200, description: '`{status}`' }, errors: [] },
   { method: 'get', path: '/api/v1/me', operationId: 'readPrincipal', summary: 'The authenticated principal (spec 2.5)', permission: 'any authenticated principal', success: { status: 200, description: 'Principal', schema: ref('Principal') }, errors: [401] },
   { method: 'post', path: '/api/v1/events', operationId: 'ingestEvents', summary: 'Ingest NormalizedEvents, all or nothing, idempotent by id', permission: 'ingest (ingestor, admin)', body: IngestBody, success: { status: 202, description: 'IngestionResult', schema: ref('IngestionResult') }, errors: [400, 401, 403, 409, 413, 415] },
+  { method: 'post', path: '/api/v1/ingest/{normalizer}', operationId: 'ingestRaw', summary: 'Ingest raw records through a built-in normalizer (network-monitor, syslog-rfc5424, opentelemetry-log, mesh-vpn-logs, linux-journal); all or nothing', permission: 'ingest (ingestor, admin)', query: IngestQuery, pathParams: { normalizer: ['network-monitor', 'syslog-rfc5424', 'opentelemetry-log', 'mesh-vpn-logs', 'linux-journal'] }, body: RawBody, success: { status: 202, description: 'IngestionResult', schema: ref('IngestionResult') }, errors: [400, 401, 403, 413, 415] },
   { method: 'get', path: '/api/v1/events', operationId: 'listEvents', summary: 'Events newest first, from the evidence index', permission: 'events:read (viewer, analyst, admin)', query: ListEventsQuery, success: { status: 200, description: '`{events, nextCursor}`' }, errors: [400, 401, 403] },
   { method: 'get', path: '/api/v1/graph', operationId: 'readGraph', summary: 'Entities and typed relationships; one entity\'s neighbourhood with `entity`', permission: 'graph:read (viewer, analyst, rule_admin, admin)', query: GraphQuerySchema, success: { status: 200, description: '`{entities, relationships, kinds, relationshipTypes, nextCursor}`' }, errors: [400, 401, 403, 404] },
   { method: 'get', path: '/api/v1/audit', operationId: 'listAudit', summary: 'The API audit trail, newest first', permission: 'audit:read (admin)', query: AuditQuerySchema, success: { status: 200, description: '`{entries, nextCursor}`' }, errors: [400, 401, 403] },
 ];
 
 function parameters(op: Operation): unknown[] {
-  if (!op.query) return [];
-  return Object.entries(op.query.entries).map(([name, s]) => ({ name, in: 'query', required: false, schema: schema(s as AnySchema) }));
+  const path = Object.entries(op.pathParams ?? {}).map(([name, values]) => ({ name, in: 'path', required: true, schema: { type: 'string', enum: [...values] } }));
+  const query = Object.entries(op.query?.entries ?? {}).map(([name, s]) => ({ name, in: 'query', required: false, schema: schema(s as AnySchema) }));
+  return [...path, ...query];
 }
 
 /** The OpenAPI 3.1 document, generated from the same valibot schemas the routes validate with. */

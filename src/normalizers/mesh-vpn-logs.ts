@@ -2,7 +2,7 @@ import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
 import { type Decoded, fail, isAbsent, isObject, ok } from './opentelemetry-log/decoded.js';
 import { entityKey, shortString } from './opentelemetry-log/entity-keys.js';
-import { placesOf } from './opentelemetry-log/event-identity.js';
+import { placesOf } from './record-id.js';
 import { auditEvent } from './mesh-vpn-logs/audit-log.js';
 import { addFlowEvents } from './mesh-vpn-logs/flow-log.js';
 import { MESH_ADAPTER, type MeshBatch } from './mesh-vpn-logs/mesh-batch.js';

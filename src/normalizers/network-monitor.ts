@@ -1,5 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { deterministicEventId, rawDigest, rawReference } from './record-id.js';
+import { placesOf } from './record-id.js';
 import { isoFromNanos } from './time.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
 import { mapKerberos, mapNtlm, mapRdp, mapSsh } from './network-monitor/auth.js';
@@ -101,9 +101,10 @@ function buildEvent(
   const entityKeys = finalKeys([
     ipKey(endpointIp(sourceEndpoint)), ipKey(endpointIp(destinationEndpoint)), ...(mapping.keys ?? []),
   ]);
+  const place = placesOf(ADAPTER, logType, record)();
   return {
     schemaVersion: 1,
-    id: deterministicEventId(ADAPTER, logType, record),
+    id: place.id,
     category: mapping.category,
     class: mapping.class,
     activity: mapping.activity,
@@ -111,7 +112,7 @@ function buildEvent(
     time,
     ingestedAt,
     severity: mapping.severity,
-    source: { adapter: ADAPTER, instance: logType, recordId: rawDigest(record) },
+    source: { adapter: ADAPTER, instance: logType, recordId: place.recordId },
     entityKeys,
     ...(mapping.actor && { actor: mapping.actor }),
     ...(sourceEndpoint && { sourceEndpoint }),
@@ -120,7 +121,7 @@ function buildEvent(
     ...(correlation && { correlation }),
     // A shallow copy: Zeek's own keys and values as sent, nothing re-encoded or duplicated.
     attributes: { ...record },
-    rawReference: rawReference(record),
+    rawReference: place.rawReference,
   };
 }
 

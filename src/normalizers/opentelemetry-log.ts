@@ -1,7 +1,7 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
 import { type Decoded, fail, isAbsent, isObject, ok } from './opentelemetry-log/decoded.js';
-import { type PlaceOf, placesOf } from './opentelemetry-log/event-identity.js';
+import { type PlaceOf, placesOf } from './record-id.js';
 import { OTEL_ADAPTER, logRecordEvent } from './opentelemetry-log/log-record.js';
 import { decodeResource, decodeScope, logOrigin } from './opentelemetry-log/origin.js';
 

@@ -16,6 +16,7 @@ export const auditIndex: IndexProjection = {
   name: 'audit',
   version: 1,
   dbs: [AUDIT_DB],
+  readDbs: [],
   apply(record, _read, write) {
     if (record.type !== RecordType.ApiRequestAudited) return;
     write.put(AUDIT_DB, record.seq, { seq: record.seq, at: record.at, ...(record.data as ApiRequestAudited) } satisfies AuditEntry);

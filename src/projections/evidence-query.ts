@@ -1,4 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
+import { eventsOf } from '../events/record-types.js';
 import type { ReadModels } from './runtime.js';
 import { EVIDENCE_DBS, type EventDimension, type StoredEvent } from './evidence.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -58,6 +59,18 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
   const prefix: Array<string | number> = dim ? [dim[0], dim[1]] : [];
   const db = models.db<null>(dim ? EVIDENCE_DBS.byDim : EVIDENCE_DBS.byTime);
   const byId = models.db<StoredEvent>(EVIDENCE_DBS.byId);
+  // A page usually comes from a few records: decode each once.
+  const records = new Map<number, readonly NormalizedEvent[]>();
+  const load = (s: StoredEvent): NormalizedEvent | undefined => {
+    let events = records.get(s.s);
+    if (!events) {
+      const r = models.record(s.s);
+      events = r ? eventsOf(r.type, r.data) : [];
+      if (records.size > 64) records.clear();
+      records.set(s.s, events);
+    }
+    return events[s.i];
+  };
   const events: NormalizedEvent[] = [];
   let scanned = 0;
   let last: [number, string] | undefined;
@@ -69,8 +82,9 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
     last = [t, id];
     if (++scanned > scanBudget) return { events, nextCursor: encodeCursor(last) };
     const stored = byId.get(id);
-    if (!stored || !matches(stored.e, filter)) continue;
-    events.push(stored.e);
+    const event = stored ? load(stored) : undefined;
+    if (!event || !matches(event, filter)) continue;
+    events.push(event);
     if (events.length >= limit) return { events, nextCursor: encodeCursor(last) };
   }
   return { events, nextCursor: null };

@@ -2,14 +2,16 @@ import { eventsOf } from '../events/record-types.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { stableStringify } from '../normalizers/record-id.js';
 import { nanosFromIso } from '../normalizers/time.js';
-import { createHash } from 'node:crypto';
-import type { IndexProjection, IndexReader } from './types.js';
+import type { IndexProjection } from './types.js';
+import type { ReadModels } from './runtime.js';
 
-/** One stored event: its content digest (for idempotency), the record that carried it, the event. */
+/**
+ * Where one stored event is: the seq of the record that carried it and its position there.
+ * The event itself is read from the log, so it is stored once.
+ */
 export interface StoredEvent {
-  readonly d: string;
   readonly s: number;
-  readonly e: NormalizedEvent;
+  readonly i: number;
 }
 
 /** The dimensions `GET /api/v1/events` can filter on through an index. */
@@ -20,9 +22,9 @@ export type EventDimension = (typeof EVENT_DIMENSIONS)[number];
 /** Database names of the evidence index. */
 export const EVIDENCE_DBS = { byId: 'ev', byTime: 'ev-time', byDim: 'ev-dim' } as const;
 
-/** The content digest that decides whether a re-sent event id is a duplicate or a conflict. */
-export function eventDigest(event: NormalizedEvent): string {
-  return createHash('sha256').update(stableStringify(event)).digest('hex').slice(0, 32);
+/** Whether two events with the same id have the same content (key order does not matter). */
+export function sameEvent(a: NormalizedEvent, b: NormalizedEvent): boolean {
+  return a === b || stableStringify(a) === stableStringify(b);
 }
 
 /** Milliseconds since the epoch of an event time (NaN-free: 0 for the unparseable, which the schema prevents). */
@@ -31,9 +33,20 @@ export function eventTimeMs(event: NormalizedEvent): number {
   return ns === undefined ? 0 : Number(ns / 1000n) / 1000;
 }
 
-/** The stored event with this id, including events of records not yet committed. */
-export function lookupEvent(index: IndexReader, id: string): StoredEvent | undefined {
-  return index.get(EVIDENCE_DBS.byId, id) as StoredEvent | undefined;
+/**
+ * The stored event with this id, including events of records not yet committed. `decoded`
+ * caches records already read, so re-sending a whole batch decodes its record once.
+ */
+export function lookupEvent(models: ReadModels, id: string, decoded = new Map<number, readonly NormalizedEvent[]>()): NormalizedEvent | undefined {
+  const at = models.index.get(EVIDENCE_DBS.byId, id) as StoredEvent | undefined;
+  if (!at) return undefined;
+  let events = decoded.get(at.s);
+  if (!events) {
+    const r = models.record(at.s);
+    events = r ? eventsOf(r.type, r.data) : [];
+    decoded.set(at.s, events);
+  }
+  return events[at.i];
 }
 
 function dimensionValues(e: NormalizedEvent): Array<[EventDimension, string]> {
@@ -48,13 +61,17 @@ function dimensionValues(e: NormalizedEvent): Array<[EventDimension, string]> {
  */
 export const evidenceIndex: IndexProjection = {
   name: 'evidence',
-  version: 1,
+  version: 2,
   dbs: Object.values(EVIDENCE_DBS),
+  readDbs: [EVIDENCE_DBS.byId],
+  keyOnlyDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   apply(record, read, write) {
-    for (const e of eventsOf(record.type, record.data)) {
+    const events = eventsOf(record.type, record.data);
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
       if (read.get(EVIDENCE_DBS.byId, e.id) !== undefined) continue;
       const t = eventTimeMs(e);
-      write.put(EVIDENCE_DBS.byId, e.id, { d: eventDigest(e), s: record.seq, e } satisfies StoredEvent);
+      write.put(EVIDENCE_DBS.byId, e.id, { s: record.seq, i } satisfies StoredEvent);
       write.put(EVIDENCE_DBS.byTime, [t, e.id], null);
       for (const [dim, value] of dimensionValues(e)) write.put(EVIDENCE_DBS.byDim, [dim, value, t, e.id], null);
     }

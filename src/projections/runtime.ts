@@ -6,10 +6,12 @@ import type { LogRecord } from '../log/record.js';
 import type { IndexKey, IndexProjection, IndexReader, IndexWriter, Projection } from './types.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const EMPTY = new Uint8Array(0);
 
 interface Checkpoint { version: number; seq: number; state: Uint8Array }
 interface IndexMeta { version: number; seq: number }
-type Op = { db: string; key: IndexKey; value?: unknown; remove?: true; token: number };
+/** One collected write; `token` > 0 when it is also in the read overlay. */
+type Op = { db: Database<unknown, IndexKey>; dbName: string; key: IndexKey; value?: unknown; remove?: true; token: number };
 
 /** Read access to every read model, for deciders and queries. */
 export interface ReadModels {
@@ -19,6 +21,8 @@ export interface ReadModels {
   db<V = unknown>(name: string): Database<V, IndexKey>;
   /** The last seq applied to the read models. */
   seq(): number;
+  /** A committed log record (queries read event bodies from the log). */
+  record(seq: number): LogRecord | undefined;
 }
 
 /** The projections of one service, folded live and checkpointed. */
@@ -52,7 +56,8 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
   const checkpoints: Database<Checkpoint, string> = store.db('projection-checkpoints');
   const indexMeta: Database<IndexMeta, string> = store.db('index-meta');
   const dbs = new Map<string, Database<unknown, IndexKey>>();
-  for (const ix of indexes) for (const name of ix.dbs) dbs.set(name, store.db(name) as Database<unknown, IndexKey>);
+  const keyOnly = new Set(indexes.flatMap((ix) => ix.keyOnlyDbs ?? []));
+  for (const ix of indexes) for (const name of ix.dbs) dbs.set(name, store.db(name, keyOnly.has(name) ? { encoding: 'binary' } : undefined) as Database<unknown, IndexKey>);
   const states = new Map<string, unknown>(projections.map((p) => [p.name, p.initial()]));
   const heapSeq = new Map<string, number>(projections.map((p) => [p.name, 0]));
   const overlay = new Map<string, { value: unknown; removed: boolean; token: number }>();
@@ -65,7 +70,8 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     if (!db) throw new Error(`no index database named ${name}`);
     return db;
   };
-  const overlayKey = (db: string, key: IndexKey) => `${db}\u0000${JSON.stringify(key)}`;
+  const readable = new Set(indexes.flatMap((ix) => ix.readDbs));
+  const overlayKey = (db: string, key: IndexKey) => `${db}\u0000${typeof key === 'string' ? key : JSON.stringify(key)}`;
   const reader: IndexReader = {
     get(db, key) {
       const o = overlay.get(overlayKey(db, key));
@@ -87,14 +93,14 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       if (only && !only.has(ix.name)) continue;
       const writer: IndexWriter = {
         put(db, key, value) {
-          const t = ++token;
-          overlay.set(overlayKey(db, key), { value, removed: false, token: t });
-          ops.push({ db, key, value, token: t });
+          let t = 0;
+          if (readable.has(db)) overlay.set(overlayKey(db, key), { value, removed: false, token: (t = ++token) });
+          ops.push({ db: dbOf(db), dbName: db, key, value: value === null && keyOnly.has(db) ? EMPTY : value, token: t });
         },
         remove(db, key) {
-          const t = ++token;
-          overlay.set(overlayKey(db, key), { value: undefined, removed: true, token: t });
-          ops.push({ db, key, remove: true, token: t });
+          let t = 0;
+          if (readable.has(db)) overlay.set(overlayKey(db, key), { value: undefined, removed: true, token: (t = ++token) });
+          ops.push({ db: dbOf(db), dbName: db, key, remove: true, token: t });
         },
       };
       ix.apply(record, reader, writer);
@@ -103,13 +109,15 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
 
   function writeOps(ops: readonly Op[], lastSeq: number, names: readonly string[]): void {
     for (const op of ops) {
-      if (op.remove) dbOf(op.db).removeSync(op.key as never);
-      else dbOf(op.db).putSync(op.key as never, op.value);
+      if (op.remove) op.db.removeSync(op.key as never);
+      else op.db.putSync(op.key as never, op.value);
     }
     for (const ix of indexes) if (names.includes(ix.name)) indexMeta.putSync(ix.name, { version: ix.version, seq: lastSeq });
   }
 
   const pendingOps = new Map<number, Op[]>();
+  /** Records applied but not yet durable, readable by deciders through `record(seq)`. */
+  const stagedRecords = new Map<number, LogRecord>();
   const allIndexNames = indexes.map((i) => i.name);
 
   function snapshotAll(): Array<[string, Checkpoint]> {
@@ -127,6 +135,12 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     },
     db: <V>(name: string) => dbOf(name) as unknown as Database<V, IndexKey>,
     seq: () => seq,
+    record: (s) => {
+      const staged = stagedRecords.get(s);
+      if (staged) return staged;
+      for (const r of log.read(s, s)) return r;
+      return undefined;
+    },
 
     async start() {
       for (const p of projections) {
@@ -153,6 +167,7 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     apply(records) {
       const ops: Op[] = [];
       for (const r of records) {
+        stagedRecords.set(r.seq, r);
         foldHeap(r);
         collect(r, ops);
         seq = r.seq;
@@ -178,10 +193,12 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       const last = records.at(-1)?.seq;
       if (last === undefined) return;
       for (const op of pendingOps.get(last) ?? []) {
-        const k = overlayKey(op.db, op.key);
+        if (op.token === 0) continue;
+        const k = overlayKey(op.dbName, op.key);
         if (overlay.get(k)?.token === op.token) overlay.delete(k);
       }
       pendingOps.delete(last);
+      for (const r of records) stagedRecords.delete(r.seq);
     },
 
     async checkpoint() {

@@ -39,6 +39,13 @@ export interface IndexProjection {
   readonly name: string;
   readonly version: number;
   readonly dbs: readonly string[];
+  /**
+   * The databases `apply` (or a decider) reads: writes to these are visible to reads before their
+   * transaction commits. Writes to the others are only collected for the transaction.
+   */
+  readonly readDbs: readonly string[];
+  /** Databases whose entries are keys only (value `null`): stored without encoding a value. */
+  readonly keyOnlyDbs?: readonly string[];
   /** Deterministic: the writes for one record, given what the index holds. */
   apply(record: LogRecord, read: IndexReader, write: IndexWriter): void;
 }

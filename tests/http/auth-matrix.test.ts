@@ -8,12 +8,16 @@ import { makeEvent, startTestInstance, type TestInstance } from '../helpers/inst
 const EXPECTED: Record<string, readonly Role[]> = {
   'GET /api/v1/me': ROLES,
   'POST /api/v1/events': ['ingestor', 'admin'],
+  'POST /api/v1/ingest/{normalizer}': ['ingestor', 'admin'],
   'GET /api/v1/events': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/graph': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'GET /api/v1/audit': ['admin'],
 };
 
+const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };
+
 const BODIES: Record<string, () => unknown> = {
+  'POST /api/v1/ingest/{normalizer}': () => [{ __REALTIME_TIMESTAMP: String(1_700_000_000_000_000 + Math.floor(Math.random() * 1e9)), MESSAGE: 'hello', _HOSTNAME: 'h1' }],
   'POST /api/v1/events': () => [makeEvent({ id: `m-${Math.random()}` })],
 };
 
@@ -23,7 +27,8 @@ describe('auth matrix: every route x every role x bad credentials', () => {
   after(async () => { await t.close(); });
 
   const call = (key: string, authorization: string | undefined) => {
-    const [method, path] = key.split(' ') as [string, string];
+    const [method, template] = key.split(' ') as [string, string];
+    const path = PATHS[key] ?? template;
     const body = BODIES[key];
     return t.request(path, { method, ...(authorization !== undefined ? { headers: { authorization } } : {}), ...(body ? { body: JSON.stringify(body()) } : {}) });
   };

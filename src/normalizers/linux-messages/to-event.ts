@@ -1,5 +1,5 @@
 import { EVENT_LIMITS, type Category, type NormalizedEvent } from '../../events/normalized-event.js';
-import { deterministicEventId, rawDigest, rawReference } from '../record-id.js';
+import { placesOf } from '../record-id.js';
 import type { NormalizeContext } from '../types.js';
 import type { RecognizedMessage } from './types.js';
 
@@ -52,9 +52,10 @@ export function instanceOf(host: string | undefined): string {
 export function linuxEvent(parts: LinuxEventParts): NormalizedEvent {
   const { adapter, record, ctx, recognized: r } = parts;
   const severity = r ? r.severity : parts.fallback.severity;
+  const place = placesOf(adapter, ctx.logType ?? '', record)();
   return {
     schemaVersion: 1,
-    id: deterministicEventId(adapter, ctx.logType ?? '', record),
+    id: place.id,
     category: r ? r.category : parts.fallback.category,
     class: r ? r.class : 'log',
     activity: r ? r.activity : 'message',
@@ -62,13 +63,13 @@ export function linuxEvent(parts: LinuxEventParts): NormalizedEvent {
     time: parts.time,
     ingestedAt: ctx.ingestedAt,
     ...(severity === undefined ? {} : { severity }),
-    source: { adapter, instance: instanceOf(parts.host), recordId: rawDigest(record) },
+    source: { adapter, instance: instanceOf(parts.host), recordId: place.recordId },
     entityKeys: boundedEntityKeys([...(r?.entityKeys ?? []), ...parts.extraKeys]),
     ...(r?.actor ? { actor: r.actor } : {}),
     ...(r?.sourceEndpoint ? { sourceEndpoint: r.sourceEndpoint } : {}),
     ...(r?.destinationEndpoint ? { destinationEndpoint: r.destinationEndpoint } : {}),
     ...(r?.service ? { service: r.service } : {}),
     attributes: r ? mergeAttributes(parts.attributes, r.fields) : parts.attributes,
-    rawReference: rawReference(record),
+    rawReference: place.rawReference,
   };
 }

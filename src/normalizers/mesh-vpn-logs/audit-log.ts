@@ -2,7 +2,7 @@ import { EVENT_LIMITS, type NormalizedEvent } from '../../events/normalized-even
 import { isoFromNanos } from '../time.js';
 import { type Decoded, at, fail, isAbsent, isObject, ok } from '../opentelemetry-log/decoded.js';
 import { entityKey, entityKeyList } from '../opentelemetry-log/entity-keys.js';
-import type { EventPlace } from '../opentelemetry-log/event-identity.js';
+import type { EventPlace } from '../record-id.js';
 import { type TimeCandidate, firstTime, rfc3339Nanos, streamNanos } from './event-time.js';
 import { MESH_ADAPTER, type MeshBatch } from './mesh-batch.js';
 

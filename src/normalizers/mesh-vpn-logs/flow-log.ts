@@ -2,7 +2,7 @@ import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { isoFromNanos } from '../time.js';
 import { type Decoded, all, at, fail, isAbsent, isObject, ok } from '../opentelemetry-log/decoded.js';
 import { entityKey, entityKeyList } from '../opentelemetry-log/entity-keys.js';
-import type { EventPlace } from '../opentelemetry-log/event-identity.js';
+import type { EventPlace } from '../record-id.js';
 import { type AddrPort, DERP_MAGIC_IP, parseAddrPort } from './addr-port.js';
 import { firstTime, rfc3339Nanos } from './event-time.js';
 import { type FlowNode, flowEndpoint, flowNodes, nodeWithAddress } from './flow-nodes.js';

@@ -1,4 +1,4 @@
-import type { PlaceOf } from '../opentelemetry-log/event-identity.js';
+import type { PlaceOf } from '../record-id.js';
 
 /** The normalizer name, which is also every event's `source.adapter`. */
 export const MESH_ADAPTER = 'mesh-vpn-logs';

@@ -4,7 +4,7 @@ import { isoFromNanos } from '../time.js';
 import { decodeAnyValue, decodeKeyValues } from './any-value.js';
 import { type Decoded, all, at, fail, isAbsent, isObject, ok, setOwn } from './decoded.js';
 import { entityKey, entityKeyList } from './entity-keys.js';
-import type { EventPlace } from './event-identity.js';
+import type { EventPlace } from '../record-id.js';
 import { SEVERITY_BY_NUMBER, readHexId, readSeverityNumber, readString, readUint32, readUnixNano } from './fields.js';
 import type { LogOrigin } from './origin.js';
 

@@ -1,0 +1,100 @@
+import type { NormalizedEvent } from '../events/normalized-event.js';
+import { epochMillisOf } from '../normalizers/time.js';
+import { advanceCorrelations, type CorrelationFire, type CorrelationState, type RuleHit } from './correlate.js';
+import { indexKeysForEvent } from './logsources.js';
+import type { CompiledCorrelation, CompiledRule, MatchDetail } from './types.js';
+
+/** One result of evaluating a rule set: a detection on one event or a correlation fire. */
+export interface RuleMatch {
+  readonly ruleId: string;
+  readonly kind: 'detection' | 'correlation';
+  readonly eventIds: string[];
+  /** The event id for a detection; the correlation's group key for a fire. */
+  readonly groupKey: string;
+  readonly detail: MatchDetail | CorrelationFire;
+  readonly timeMs: number;
+}
+
+/** A correlation reference that names no rule of the set (the correlation can never fire through it). */
+export interface UnresolvedReference {
+  readonly correlationId: string;
+  readonly reference: string;
+}
+
+/** A set of compiled rules indexed for evaluation. */
+export interface RuleSet {
+  readonly unresolved: readonly UnresolvedReference[];
+  /** Evaluates events in order: detections per event, then the correlations over the hits. Pure in `state`. */
+  evaluate(state: CorrelationState, events: NormalizedEvent[]): { state: CorrelationState; matches: RuleMatch[] };
+}
+
+function referencesOf(rule: CompiledRule | CompiledCorrelation, correlations: readonly CompiledCorrelation[]): CompiledCorrelation[] {
+  return correlations.filter((c) => c.rules.includes(rule.id) || (rule.name !== undefined && c.rules.includes(rule.name)));
+}
+
+/** Spec "generate": a rule referenced by correlations raises its own matches only if one of them says `generate: true`. */
+function standalone(rule: CompiledRule | CompiledCorrelation, correlations: readonly CompiledCorrelation[]): boolean {
+  const refs = referencesOf(rule, correlations);
+  return refs.length === 0 || refs.some((c) => c.generate);
+}
+
+function unresolvedOf(rules: readonly (CompiledRule | CompiledCorrelation)[], correlations: readonly CompiledCorrelation[]): UnresolvedReference[] {
+  const known = new Set(rules.flatMap((r) => (r.name === undefined ? [r.id] : [r.id, r.name])));
+  return correlations.flatMap((c) => c.rules.filter((ref) => !known.has(ref)).map((reference) => ({ correlationId: c.id, reference })));
+}
+
+function buildIndex(detections: readonly CompiledRule[]): Map<string, number[]> {
+  const index = new Map<string, number[]>();
+  detections.forEach((rule, i) => {
+    for (const key of new Set(rule.indexKeys)) {
+      const list = index.get(key) ?? [];
+      list.push(i);
+      index.set(key, list);
+    }
+  });
+  return index;
+}
+
+/** Indexes rules by logsource key so an event is only tried against rules that share one of its keys. */
+export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>): RuleSet {
+  const detections = rules.filter((r): r is CompiledRule => r.kind === 'detection');
+  const correlations = rules.filter((r): r is CompiledCorrelation => r.kind === 'correlation');
+  const index = buildIndex(detections);
+  const raises = detections.map((r) => standalone(r, correlations));
+  const feeds = detections.map((r) => referencesOf(r, correlations).length > 0);
+  const firesAlone = new Map(correlations.map((c) => [c.id, standalone(c, correlations)]));
+  // Marks the rules already tried on the current event (a rule may share several keys with it).
+  const tried = new Float64Array(detections.length);
+  let pass = 0;
+
+  function detect(event: NormalizedEvent, matches: RuleMatch[], hits: RuleHit[]): void {
+    pass += 1;
+    const timeMs = epochMillisOf(event.time) ?? Number.NaN;
+    for (const key of indexKeysForEvent(event)) {
+      for (const i of index.get(key) ?? []) {
+        if (tried[i] === pass) continue;
+        tried[i] = pass;
+        const rule = detections[i]!;
+        const detail = rule.match(event);
+        if (!detail) continue;
+        if (raises[i]) matches.push({ ruleId: rule.id, kind: 'detection', eventIds: [event.id], groupKey: event.id, detail, timeMs });
+        if (feeds[i]) hits.push({ ruleId: rule.id, eventId: event.id, timeMs, event, ...(rule.name !== undefined ? { ruleName: rule.name } : {}) });
+      }
+    }
+  }
+
+  return {
+    unresolved: unresolvedOf(rules, correlations),
+    evaluate(state, events) {
+      const matches: RuleMatch[] = [];
+      const hits: RuleHit[] = [];
+      for (const event of events) detect(event, matches, hits);
+      const next = advanceCorrelations(state, correlations, hits);
+      for (const fire of next.fired) {
+        if (!firesAlone.get(fire.correlationId)) continue;
+        matches.push({ ruleId: fire.correlationId, kind: 'correlation', eventIds: fire.eventIds, groupKey: fire.groupKey, detail: fire, timeMs: fire.lastMs });
+      }
+      return { state: next.state, matches };
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { parseAllDocuments } from 'yaml';
+
+/** Bounds on a Sigma upload: text size, documents, and YAML alias expansion (anchor bombs). */
+export const SIGMA_TEXT_LIMITS = { bytes: 1024 * 1024, documents: 1000, aliases: 50, mergeDepth: 32 } as const;
+
+/** What `parseSigmaText` answers: the rule documents (collections applied) or why the text is refused. */
+export type SigmaTextResult = { ok: true; docs: unknown[] } | { ok: false; error: string };
+
+type Mapping = Record<string, unknown>;
+
+function isMap(value: unknown): value is Mapping {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Sigma 1.0 collection merge: nested maps merge, anything else in `over` replaces what `base` had. */
+function deepMerge(base: Mapping, over: Mapping, depth = 0): Mapping {
+  const out: Mapping = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] = isMap(current) && isMap(value) && depth < SIGMA_TEXT_LIMITS.mergeDepth ? deepMerge(current, value, depth + 1) : value;
+  }
+  return out;
+}
+
+/**
+ * Applies Sigma rule-collection actions (spec 1.0 "Rule collections"): `action: global` sets a template
+ * merged into each following document, `action: reset` clears it, `action: repeat` emits the previous
+ * rule again with this document's changes. Action documents are not rules themselves.
+ */
+export function applyCollectionActions(docs: readonly unknown[]): SigmaTextResult {
+  let template: Mapping | undefined;
+  let previous: Mapping | undefined;
+  const out: unknown[] = [];
+  for (const [index, doc] of docs.entries()) {
+    if (!isMap(doc) || doc['action'] === undefined) {
+      const rule = isMap(doc) && template ? deepMerge(template, doc) : doc;
+      out.push(rule);
+      previous = isMap(rule) ? rule : undefined;
+      continue;
+    }
+    const { action, ...rest } = doc;
+    if (action === 'global') template = rest;
+    else if (action === 'reset') template = undefined;
+    else if (action === 'repeat') {
+      if (!previous) return { ok: false, error: `document ${index + 1}: 'action: repeat' has no previous rule to repeat` };
+      previous = deepMerge(previous, rest);
+      out.push(previous);
+    } else {
+      const name = typeof action === 'string' ? action : typeof action;
+      return { ok: false, error: `document ${index + 1}: unknown collection action '${name}' (supported: global, reset, repeat)` };
+    }
+  }
+  return { ok: true, docs: out };
+}
+
+function isTree(value: unknown): boolean {
+  try {
+    JSON.stringify(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function firstLine(message: string): string {
+  const line = message.split('\n', 1)[0] ?? message;
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+
+function parseDocuments(text: string): SigmaTextResult {
+  const parsed = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: true, logLevel: 'silent' });
+  if (!Array.isArray(parsed)) return { ok: true, docs: [] };
+  if (parsed.length > SIGMA_TEXT_LIMITS.documents) return { ok: false, error: `more than ${SIGMA_TEXT_LIMITS.documents} YAML documents` };
+  const docs: unknown[] = [];
+  for (const [index, doc] of parsed.entries()) {
+    const error = doc.errors[0];
+    if (error) return { ok: false, error: `YAML document ${index + 1}: ${firstLine(error.message)}` };
+    const value: unknown = doc.toJS({ maxAliasCount: SIGMA_TEXT_LIMITS.aliases });
+    // An alias inside its own anchor (`a: &x {b: *x}`) builds a cycle, which no rule needs.
+    if (!isTree(value)) return { ok: false, error: `YAML document ${index + 1}: an alias refers to its own anchor (recursive data)` };
+    // An empty document (a stray `---`) holds no rule.
+    if (value !== null && value !== undefined) docs.push(value);
+  }
+  return { ok: true, docs };
+}
+
+/** Parses a Sigma YAML text (one or more documents, rule collections applied). Never throws. */
+export function parseSigmaText(text: string): SigmaTextResult {
+  if (Buffer.byteLength(text, 'utf8') > SIGMA_TEXT_LIMITS.bytes) return { ok: false, error: `Sigma text larger than ${SIGMA_TEXT_LIMITS.bytes} bytes` };
+  let parsed: SigmaTextResult;
+  try {
+    parsed = parseDocuments(text);
+  } catch (error) {
+    // The yaml package throws for alias bombs (maxAliasCount) and can overflow on absurd nesting.
+    return { ok: false, error: `YAML: ${firstLine(error instanceof Error ? error.message : String(error))}` };
+  }
+  return parsed.ok ? applyCollectionActions(parsed.docs) : parsed;
+}

@@ -1,0 +1,76 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { parseSigmaText, SIGMA_TEXT_LIMITS } from '../../src/detection/sigma-yaml.js';
+import { sigmaSample } from './make-event.js';
+
+function docsOf(text: string): unknown[] {
+  const parsed = parseSigmaText(text);
+  assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
+  return parsed.docs;
+}
+
+function errorOf(text: string): string {
+  const parsed = parseSigmaText(text);
+  assert.ok(!parsed.ok, 'expected the text to be refused');
+  return parsed.error;
+}
+
+describe('parseSigmaText', () => {
+  it('reads every document of a multi-document file', () => {
+    const docs = docsOf(sigmaSample('correlation-examples', 'constructed_linux_sshd_bruteforce_then_success.yml'));
+    assert.equal(docs.length, 5);
+    assert.deepEqual(docs.map((d) => (d as { name?: string }).name), [undefined, 'sshd_many_failed', 'sshd_failed_password', 'sshd_accepted', undefined]);
+  });
+
+  it('keeps YAML 1.2 core types: Z: 0 is a number, 8BB00EE and "false" are strings', () => {
+    const [doc] = docsOf('a: 0\nb: 8BB00EE\nc: "false"\nd: 2022-01-26\n');
+    assert.deepEqual(doc, { a: 0, b: '8BB00EE', c: 'false', d: '2022-01-26' });
+  });
+
+  it('skips empty documents', () => {
+    assert.equal(docsOf('---\ntitle: a\n---\n---\ntitle: b\n').length, 2);
+    assert.deepEqual(docsOf(''), []);
+  });
+
+  it('refuses YAML errors, duplicate keys and alias bombs', () => {
+    assert.match(errorOf('title: [unclosed\n'), /^YAML document 1: /);
+    assert.match(errorOf('title: a\n---\ntitle: b\ntitle: c\n'), /^YAML document 2: Map keys must be unique/);
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
+    assert.match(errorOf(bomb), /^YAML: .*alias/i);
+    assert.match(errorOf('title: x\ndetection: &d\n  sel: [a]\n  loop: *d\n'), /^YAML document 1: an alias refers to its own anchor/);
+    assert.equal(docsOf('a: &v [1, 2]\nb: *v\n').length, 1, 'a plain reuse of an anchor is fine');
+  });
+
+  it('refuses texts over the size and document limits', () => {
+    assert.match(errorOf(`title: ${'x'.repeat(SIGMA_TEXT_LIMITS.bytes)}`), /larger than 1048576 bytes/);
+    assert.match(errorOf('a: 1\n---\n'.repeat(SIGMA_TEXT_LIMITS.documents + 1)), /more than 1000 YAML documents/);
+  });
+
+  it('applies rule collections: global, repeat and reset', () => {
+    const text = [
+      'action: global', 'title: Shared', 'logsource: {product: linux}', 'detection: {condition: sel}', '---',
+      'detection: {sel: [one]}', '---',
+      'action: repeat', 'detection: {sel: [two]}', '---',
+      'action: reset', '---',
+      'title: Alone', 'detection: {sel: [three], condition: sel}',
+    ].join('\n');
+    assert.deepEqual(docsOf(text), [
+      { title: 'Shared', logsource: { product: 'linux' }, detection: { condition: 'sel', sel: ['one'] } },
+      { title: 'Shared', logsource: { product: 'linux' }, detection: { condition: 'sel', sel: ['two'] } },
+      { title: 'Alone', detection: { sel: ['three'], condition: 'sel' } },
+    ]);
+  });
+
+  it('refuses unknown collection actions and a repeat with nothing before it', () => {
+    assert.match(errorOf('action: include\nfilename: x.yml\n'), /unknown collection action 'include'/);
+    assert.match(errorOf('action: repeat\ntitle: x\n'), /'action: repeat' has no previous rule/);
+  });
+
+  it('never throws on arbitrary text', () => {
+    fc.assert(fc.property(fc.string({ maxLength: 300 }), (text) => {
+      parseSigmaText(text);
+    }), { numRuns: 1000 });
+    assert.equal(parseSigmaText(`${'['.repeat(20000)}`).ok, false);
+  });
+});
