@@ -30,6 +30,10 @@ export const ConfigSchema = v.strictObject({
     path: v.optional(PathText, 'data/store'),
   }), {}),
   limits: v.optional(LimitsSchema, {}),
+  detection: v.optional(v.strictObject({
+    incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
+    freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),
+  }), {}),
 });
 
 /** The validated configuration with every default filled in. */

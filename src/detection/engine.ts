@@ -24,6 +24,13 @@ export interface UnresolvedReference {
 /** A set of compiled rules indexed for evaluation. */
 export interface RuleSet {
   readonly unresolved: readonly UnresolvedReference[];
+  readonly correlations: readonly CompiledCorrelation[];
+  /** Single-event detections: their matches, and the hits they offer to correlations. */
+  matchEvents(events: readonly NormalizedEvent[]): { matches: RuleMatch[]; hits: RuleHit[] };
+  /** Advances the correlations over hits; matches are the fires that raise alerts. Pure in `state`. */
+  correlate(state: CorrelationState, hits: RuleHit[]): { state: CorrelationState; matches: RuleMatch[] };
+  /** The event fields correlations read from a rule's hits (group-by, aliases, counted field). */
+  hitFields(ruleId: string): readonly string[];
   /** Evaluates events in order: detections per event, then the correlations over the hits. Pure in `state`. */
   evaluate(state: CorrelationState, events: NormalizedEvent[]): { state: CorrelationState; matches: RuleMatch[] };
 }
@@ -55,6 +62,17 @@ function buildIndex(detections: readonly CompiledRule[]): Map<string, number[]> 
   return index;
 }
 
+function hitFieldsOf(rule: CompiledRule, correlations: readonly CompiledCorrelation[]): string[] {
+  const fields = new Set<string>();
+  for (const c of referencesOf(rule, correlations)) {
+    for (const g of [...c.groupBy, ...(c.field !== undefined ? [c.field] : [])]) {
+      const alias = c.aliases[g];
+      fields.add((alias && (alias[rule.id] ?? (rule.name !== undefined ? alias[rule.name] : undefined))) ?? g);
+    }
+  }
+  return [...fields];
+}
+
 /** Indexes rules by logsource key so an event is only tried against rules that share one of its keys. */
 export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>): RuleSet {
   const detections = rules.filter((r): r is CompiledRule => r.kind === 'detection');
@@ -83,18 +101,32 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
     }
   }
 
+  const fieldsOf = new Map(detections.map((r) => [r.id, hitFieldsOf(r, correlations)]));
+  function correlate(state: CorrelationState, hits: RuleHit[]): { state: CorrelationState; matches: RuleMatch[] } {
+    const matches: RuleMatch[] = [];
+    const next = advanceCorrelations(state, correlations, hits);
+    for (const fire of next.fired) {
+      if (!firesAlone.get(fire.correlationId)) continue;
+      matches.push({ ruleId: fire.correlationId, kind: 'correlation', eventIds: fire.eventIds, groupKey: fire.groupKey, detail: fire, timeMs: fire.lastMs });
+    }
+    return { state: next.state, matches };
+  }
+  function matchEvents(events: readonly NormalizedEvent[]): { matches: RuleMatch[]; hits: RuleHit[] } {
+    const matches: RuleMatch[] = [];
+    const hits: RuleHit[] = [];
+    for (const event of events) detect(event, matches, hits);
+    return { matches, hits };
+  }
   return {
     unresolved: unresolvedOf(rules, correlations),
+    correlations,
+    matchEvents,
+    correlate,
+    hitFields: (id) => fieldsOf.get(id) ?? [],
     evaluate(state, events) {
-      const matches: RuleMatch[] = [];
-      const hits: RuleHit[] = [];
-      for (const event of events) detect(event, matches, hits);
-      const next = advanceCorrelations(state, correlations, hits);
-      for (const fire of next.fired) {
-        if (!firesAlone.get(fire.correlationId)) continue;
-        matches.push({ ruleId: fire.correlationId, kind: 'correlation', eventIds: fire.eventIds, groupKey: fire.groupKey, detail: fire, timeMs: fire.lastMs });
-      }
-      return { state: next.state, matches };
+      const { matches, hits } = matchEvents(events);
+      const next = correlate(state, hits);
+      return { state: next.state, matches: [...matches, ...next.matches] };
     },
   };
 }

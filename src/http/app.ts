@@ -6,6 +6,8 @@ import { HttpError, sendError } from './errors.js';
 import { coreRoutes } from './routes/core.js';
 import { eventRoutes } from './routes/events.js';
 import { ingestRoutes } from './routes/ingest.js';
+import { alertRoutes } from './routes/alerts.js';
+import { ruleRoutes } from './routes/rules.js';
 
 /** Routes registered on the app, for 405 answers: a method and a path pattern each. */
 function methodsFor(app: Hono<AppEnv>, path: string): string[] {
@@ -35,6 +37,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   coreRoutes(app, deps, net);
   eventRoutes(app, deps, net);
   ingestRoutes(app, deps, net);
+  ruleRoutes(app, deps, net);
+  alertRoutes(app, deps, net);
 
   app.notFound((c) => {
     const allowed = methodsFor(app, c.req.path);

@@ -4,6 +4,9 @@ import { NormalizedEventSchema } from '../events/normalized-event.js';
 import { AuditQuerySchema, GraphQuerySchema } from './routes/core.js';
 import { ListEventsQuery } from './routes/events.js';
 import { IngestQuery } from './routes/ingest.js';
+import { ListAlertsQuery, ListIncidentsQuery } from './routes/alerts.js';
+import { RulePatchBody } from './routes/rules.js';
+import { PromoteIncidentBody, ReviewAlertBody } from '../commands/review-alert.js';
 
 type AnySchema = v.GenericSchema;
 
@@ -17,6 +20,8 @@ interface Operation {
   readonly pathParams?: Readonly<Record<string, readonly string[]>>;
   readonly query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
   readonly body?: AnySchema;
+  /** The body is Sigma YAML (`application/yaml`). */
+  readonly yamlBody?: boolean;
   readonly success: { status: number; description: string; schema?: AnySchema | Record<string, unknown> };
   readonly errors: readonly number[];
 }
@@ -35,11 +40,22 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'post', path: '/api/v1/ingest/{normalizer}', operationId: 'ingestRaw', summary: 'Ingest raw records through a built-in normalizer (network-monitor, syslog-rfc5424, opentelemetry-log, mesh-vpn-logs, linux-journal); all or nothing', permission: 'ingest (ingestor, admin)', query: IngestQuery, pathParams: { normalizer: ['network-monitor', 'syslog-rfc5424', 'opentelemetry-log', 'mesh-vpn-logs', 'linux-journal'] }, body: RawBody, success: { status: 202, description: 'IngestionResult', schema: ref('IngestionResult') }, errors: [400, 401, 403, 413, 415] },
   { method: 'get', path: '/api/v1/events', operationId: 'listEvents', summary: 'Events newest first, from the evidence index', permission: 'events:read (viewer, analyst, admin)', query: ListEventsQuery, success: { status: 200, description: '`{events, nextCursor}`' }, errors: [400, 401, 403] },
   { method: 'get', path: '/api/v1/graph', operationId: 'readGraph', summary: 'Entities and typed relationships; one entity\'s neighbourhood with `entity`', permission: 'graph:read (viewer, analyst, rule_admin, admin)', query: GraphQuerySchema, success: { status: 200, description: '`{entities, relationships, kinds, relationshipTypes, nextCursor}`' }, errors: [400, 401, 403, 404] },
+  { method: 'post', path: '/api/v1/rules', operationId: 'importRules', summary: 'Import Sigma rules: one rule, a multi-document stream or a collection (all or nothing)', permission: 'rules:write (rule_admin, admin)', yamlBody: true, success: { status: 201, description: '`{ruleIds}`' }, errors: [400, 401, 403, 413, 415] },
+  { method: 'get', path: '/api/v1/rules', operationId: 'listRules', summary: 'Installed rules with author, level, state and source', permission: 'rules:read (viewer, analyst, rule_admin, admin)', success: { status: 200, description: '`{rules}`' }, errors: [401, 403] },
+  { method: 'get', path: '/api/v1/rules/{id}', operationId: 'readRule', summary: 'One rule with its Sigma text', permission: 'rules:read (viewer, analyst, rule_admin, admin)', pathParams: { id: [] }, success: { status: 200, description: 'rule detail' }, errors: [401, 403, 404] },
+  { method: 'patch', path: '/api/v1/rules/{id}', operationId: 'setRuleEnabled', summary: 'Enable or disable a rule', permission: 'rules:write (rule_admin, admin)', pathParams: { id: [] }, body: RulePatchBody, success: { status: 200, description: '`{id, enabled}`' }, errors: [400, 401, 403, 404, 415] },
+  { method: 'get', path: '/api/v1/detection-plan', operationId: 'readDetectionPlan', summary: 'Which rules can fire: ready, degraded or blocked, with the missing capabilities and their fixes', permission: 'plan:read (viewer, analyst, rule_admin, admin)', success: { status: 200, description: 'DetectionPlan' }, errors: [401, 403] },
+  { method: 'get', path: '/api/v1/alerts', operationId: 'listAlerts', summary: 'Alerts, most recently seen first', permission: 'alerts:read (viewer, analyst, admin)', query: ListAlertsQuery, success: { status: 200, description: '`{alerts, nextCursor}`' }, errors: [400, 401, 403] },
+  { method: 'get', path: '/api/v1/alerts/{alertId}', operationId: 'readAlert', summary: 'Alert detail: match reason, evidence, affected systems, confidence, review history', permission: 'alerts:read (viewer, analyst, admin)', pathParams: { alertId: [] }, success: { status: 200, description: 'Alert' }, errors: [401, 403, 404] },
+  { method: 'patch', path: '/api/v1/alerts/{alertId}', operationId: 'reviewAlert', summary: 'Set an alert status with a reason; appends to the review history', permission: 'alerts:review (analyst, admin)', pathParams: { alertId: [] }, body: ReviewAlertBody, success: { status: 200, description: '`{id, status}`' }, errors: [400, 401, 403, 404, 415] },
+  { method: 'get', path: '/api/v1/incidents', operationId: 'listIncidents', summary: 'Incidents, most recently active first (an array)', permission: 'incidents:read (viewer, analyst, admin)', query: ListIncidentsQuery, success: { status: 200, description: 'array of Incident' }, errors: [400, 401, 403] },
+  { method: 'post', path: '/api/v1/incidents', operationId: 'promoteIncident', summary: 'Promote alerts to an incident', permission: 'incidents:promote (analyst, admin)', body: PromoteIncidentBody, success: { status: 201, description: 'Incident' }, errors: [400, 401, 403, 415] },
+  { method: 'get', path: '/api/v1/incidents/{id}', operationId: 'readIncident', summary: 'An incident with its alerts, entities and timeline', permission: 'incidents:read (viewer, analyst, admin)', pathParams: { id: [] }, success: { status: 200, description: 'Incident' }, errors: [401, 403, 404] },
   { method: 'get', path: '/api/v1/audit', operationId: 'listAudit', summary: 'The API audit trail, newest first', permission: 'audit:read (admin)', query: AuditQuerySchema, success: { status: 200, description: '`{entries, nextCursor}`' }, errors: [400, 401, 403] },
 ];
 
 function parameters(op: Operation): unknown[] {
-  const path = Object.entries(op.pathParams ?? {}).map(([name, values]) => ({ name, in: 'path', required: true, schema: { type: 'string', enum: [...values] } }));
+  const path = Object.entries(op.pathParams ?? {}).map(([name, values]) => ({ name, in: 'path', required: true, schema: values.length > 0 ? { type: 'string', enum: [...values] } : { type: 'string' } }));
   const query = Object.entries(op.query?.entries ?? {}).map(([name, s]) => ({ name, in: 'query', required: false, schema: schema(s as AnySchema) }));
   return [...path, ...query];
 }
@@ -59,6 +75,7 @@ export function openApiDocument(): Record<string, unknown> {
       ...(op.path.startsWith('/api/') ? { security: [{ bearer: [] }] } : { security: [] }),
       parameters: parameters(op),
       ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: schema(op.body) } } } } : {}),
+      ...(op.yamlBody ? { requestBody: { required: true, content: { 'application/yaml': { schema: { type: 'string', description: 'Sigma rule YAML' } } } } } : {}),
       responses,
     };
   }

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { CommandContext, Decision } from '../commands/decision.js';
 import type { ReadModels } from '../projections/runtime.js';
+import type { Derived } from '../commands/writer.js';
 import type { AppDeps, AppEnv } from './env.js';
 import { STATUS_OF, fromRejection } from './errors.js';
 
@@ -15,9 +16,14 @@ export function commandContext(c: Context<AppEnv>, deps: AppDeps): CommandContex
  * the same batch as the command's events (one durable commit), and returns the result or throws
  * the rejection as an HttpError. `durationMs` of such an audit record runs to the decision.
  */
-export async function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: ReadModels) => Decision<R>, successStatus: number): Promise<R> {
+export async function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: ReadModels) => Decision<R>, successStatus: number): Promise<{ result: R; derived: Derived }> {
   const outcome = await deps.writer.execute(decide, commandContext(c, deps), (d) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]));
   c.set('audited', true);
   if (!outcome.ok) throw fromRejection(outcome.rejection);
-  return outcome.result;
+  return { result: outcome.result, derived: outcome.derived };
+}
+
+/** An ingestion result with the alerts and incidents its evidence raised (spec 2.2). */
+export function withDetections<T extends { alerts: unknown[]; incidents: unknown[] }>(r: { result: T; derived: Derived }): T {
+  return { ...r.result, alerts: [...r.derived.alerts], incidents: [...r.derived.incidents] };
 }

@@ -5,6 +5,7 @@ import { openCredentialRegistry } from '../auth/registry.js';
 import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
 import type { Config } from '../config/schema.js';
 import { createApp } from '../http/app.js';
+import { installBuiltinRules } from './builtin-rules.js';
 import { openInstanceStore, type InstanceStore } from './open.js';
 
 /** A running instance: its URL and how to stop it. */
@@ -25,7 +26,9 @@ export function checkCredentialsFile(path: string): void {
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
 export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void): Promise<RunningInstance> {
   checkCredentialsFile(config.auth.credentialsFile);
-  const instance = await openInstanceStore(config.storage.path, { onFatal });
+  const instance = await openInstanceStore(config.storage.path, { onFatal, detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
+  const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
+  if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const app = createApp({
     writer: instance.writer,

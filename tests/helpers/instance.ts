@@ -7,6 +7,7 @@ import { openCredentialRegistry } from '../../src/auth/registry.js';
 import { ConfigSchema, type Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/http/app.js';
 import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
+import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
 import { tempDir } from './temp.js';
 
 /** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
@@ -26,7 +27,7 @@ export interface TestInstance {
 }
 
 /** Starts a test instance with a config override (validated like the real one). */
-export async function startTestInstance(configOverride: Record<string, unknown> = {}): Promise<TestInstance> {
+export async function startTestInstance(configOverride: Record<string, unknown> = {}, opts: { builtinRules?: boolean } = {}): Promise<TestInstance> {
   const dir = tempDir();
   const credentialsFile = join(dir.path, 'secrets', 'credentials.json');
   const tokens = {} as Record<Role | 'expired' | 'disabled', string>;
@@ -41,7 +42,8 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   creds.push({ id: 'disabled-user', tokenHash: hashToken(tokens.disabled), roles: ['admin'], disabled: true });
   writeRegistry(credentialsFile, creds);
   const config = v.parse(ConfigSchema, { auth: { credentialsFile }, storage: { path: join(dir.path, 'store') }, ...configOverride });
-  const inst = await openInstanceStore(config.storage.path);
+  const inst = await openInstanceStore(config.storage.path, { detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
+  if (opts.builtinRules) await installBuiltinRules(inst.writer, '2026-11-22T09:59:00.000Z');
   let now = new Date('2026-11-22T10:00:00.000Z');
   let peer: string | undefined;
   const app = createApp({

@@ -12,11 +12,28 @@ const EXPECTED: Record<string, readonly Role[]> = {
   'GET /api/v1/events': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/graph': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'GET /api/v1/audit': ['admin'],
+  'POST /api/v1/rules': ['rule_admin', 'admin'],
+  'GET /api/v1/rules': ['viewer', 'analyst', 'rule_admin', 'admin'],
+  'GET /api/v1/rules/{id}': ['viewer', 'analyst', 'rule_admin', 'admin'],
+  'PATCH /api/v1/rules/{id}': ['rule_admin', 'admin'],
+  'GET /api/v1/detection-plan': ['viewer', 'analyst', 'rule_admin', 'admin'],
+  'GET /api/v1/alerts': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/alerts/{alertId}': ['viewer', 'analyst', 'admin'],
+  'PATCH /api/v1/alerts/{alertId}': ['analyst', 'admin'],
+  'GET /api/v1/incidents': ['viewer', 'analyst', 'admin'],
+  'POST /api/v1/incidents': ['analyst', 'admin'],
+  'GET /api/v1/incidents/{id}': ['viewer', 'analyst', 'admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };
 
+const HEADERS: Record<string, Record<string, string>> = { 'POST /api/v1/rules': { 'content-type': 'application/yaml' } };
+
 const BODIES: Record<string, () => unknown> = {
+  'POST /api/v1/rules': () => `title: t\nid: 0d1c9a7e-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query: x}, condition: s}\n`,
+  'PATCH /api/v1/rules/{id}': () => ({ enabled: true }),
+  'PATCH /api/v1/alerts/{alertId}': () => ({ status: 'in_review', reason: 'looking' }),
+  'POST /api/v1/incidents': () => ({ alertIds: ['none'], title: 't', reason: 'r' }),
   'POST /api/v1/ingest/{normalizer}': () => [{ __REALTIME_TIMESTAMP: String(1_700_000_000_000_000 + Math.floor(Math.random() * 1e9)), MESSAGE: 'hello', _HOSTNAME: 'h1' }],
   'POST /api/v1/events': () => [makeEvent({ id: `m-${Math.random()}` })],
 };
@@ -30,7 +47,9 @@ describe('auth matrix: every route x every role x bad credentials', () => {
     const [method, template] = key.split(' ') as [string, string];
     const path = PATHS[key] ?? template;
     const body = BODIES[key];
-    return t.request(path, { method, ...(authorization !== undefined ? { headers: { authorization } } : {}), ...(body ? { body: JSON.stringify(body()) } : {}) });
+    const b = body?.();
+    const headers = { ...(HEADERS[key] ?? {}), ...(authorization !== undefined ? { authorization } : {}) };
+    return t.request(path, { method, headers, ...(b !== undefined ? { body: typeof b === 'string' ? b : JSON.stringify(b) } : {}) });
   };
 
   it('covers every /api/v1 operation', () => {
@@ -43,7 +62,8 @@ describe('auth matrix: every route x every role x bad credentials', () => {
       for (const role of ROLES) {
         const res = await call(key, `Bearer ${t.tokens[role]}`);
         const allowed = EXPECTED[key]!.includes(role);
-        if (allowed) assert.ok(res.status < 400, `${key} as ${role}: ${res.status} ${await res.text()}`);
+        // Past authentication and authorization; a 404 for a placeholder id or a 400 body check is fine.
+        if (allowed) assert.ok(![401, 403].includes(res.status) && res.status < 500, `${key} as ${role}: ${res.status} ${await res.text()}`);
         else {
           assert.equal(res.status, 403, `${key} as ${role}`);
           assert.match((await res.json() as { error: string }).error, /lacks the .* permission/);

@@ -9,7 +9,7 @@ import { readJsonBody } from '../body.js';
 import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
-import { executeAudited } from '../request-context.js';
+import { executeAudited, withDetections } from '../request-context.js';
 
 /** Query of `GET /api/v1/events`. */
 export const ListEventsQuery = v.strictObject({
@@ -28,7 +28,7 @@ export function eventRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): v
   app.post('/api/v1/events', guard(deps, net, '/api/v1/events', 'ingest_events', 'ingest'), async (c) => {
     const batch = batchOf(await readJsonBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
     const events = validateRecords(NormalizedEventSchema, batch.records);
-    return c.json(await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202), 202);
+    return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202)), 202);
   });
 
   app.get('/api/v1/events', guard(deps, net, '/api/v1/events', 'list_events', 'events:read'), (c) => {

@@ -9,7 +9,7 @@ import { readJsonBody } from '../body.js';
 import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
-import { executeAudited } from '../request-context.js';
+import { executeAudited, withDetections } from '../request-context.js';
 
 /** Query of `POST /api/v1/ingest/{normalizer}`. */
 export const IngestQuery = v.strictObject({
@@ -55,6 +55,6 @@ export function ingestRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): 
     };
     const normalized = normalizeAll(normalizer, ctx, batch.records);
     const cmd = { normalizer: name, normalized, ...(q.logType !== undefined ? { logType: q.logType } : {}), ...(q.meshnet !== undefined ? { meshnet: q.meshnet } : {}) };
-    return c.json(await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 202), 202);
+    return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 202)), 202);
   });
 }

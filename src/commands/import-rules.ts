@@ -1,0 +1,53 @@
+import { compileSigma } from '../detection/compile.js';
+import { createRuleSet } from '../detection/engine.js';
+import { ruleLabel } from '../detection/meta.js';
+import { parseSigmaText } from '../detection/sigma-yaml.js';
+import type { CompiledSigma } from '../detection/types.js';
+import { DetectionRecord, type RuleEnabledChanged, type RuleSource, type RulesImported } from '../events/detection-records.js';
+import type { DetectionState } from '../projections/detection.js';
+import type { ReadModels } from '../projections/runtime.js';
+import { accept, reject, type Decision } from './decision.js';
+
+/** Ids of the rules an import installed. */
+export interface ImportResult {
+  readonly ruleIds: string[];
+}
+
+/**
+ * Decides a Sigma import (one rule, a multi-document stream or a collection): every document must
+ * compile and every correlation reference must name a rule of the import or an installed one, or
+ * nothing is installed and each problem is named. The full text is kept in the log.
+ */
+export function decideImportRules(models: ReadModels, text: string, source: RuleSource, packVersion?: string): Decision<ImportResult> {
+  const parsed = parseSigmaText(text);
+  if (!parsed.ok) return reject('invalid', 'invalid Sigma YAML', { issues: [parsed.error] });
+  if (parsed.docs.length === 0) return reject('invalid', 'no rule in the body');
+  const issues: string[] = [];
+  const compiled: Array<{ id: string; doc: unknown; rule: CompiledSigma }> = [];
+  parsed.docs.forEach((doc, i) => {
+    const r = compileSigma(doc);
+    if (r.ok) compiled.push({ id: r.rule.id, doc, rule: r.rule });
+    else issues.push(`document ${i + 1}${doc && typeof doc === 'object' ? ` (${ruleLabel(doc as Record<string, unknown>)})` : ''}: ${r.error}`);
+  });
+  const ids = compiled.map((c) => c.id);
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup) issues.push(`rule id ${dup} appears twice in the import`);
+  if (issues.length > 0) return reject('invalid', 'invalid rules: nothing was imported', { issues });
+  const installed = models.state<DetectionState>('detection').rules;
+  const combined = new Map([...installed.values()].map((r) => [r.id, r.compiled]));
+  for (const c of compiled) combined.set(c.id, c.rule);
+  const unresolved = createRuleSet([...combined.values()]).unresolved.filter((u) => ids.includes(u.correlationId));
+  if (unresolved.length > 0) {
+    return reject('invalid', 'invalid rules: nothing was imported', { issues: unresolved.map((u) => `correlation ${u.correlationId} references ${u.reference}, which is neither in this import nor installed`) });
+  }
+  const data: RulesImported = { source, text, rules: compiled.map(({ id, doc }) => ({ id, doc })), ...(packVersion ? { packVersion } : {}) };
+  return accept([{ type: DetectionRecord.RulesImported, data }], { ruleIds: ids });
+}
+
+/** Decides switching a rule on or off. */
+export function decideSetRuleEnabled(models: ReadModels, ruleId: string, enabled: boolean, reason?: string): Decision<{ id: string; enabled: boolean }> {
+  const rule = models.state<DetectionState>('detection').rules.get(ruleId);
+  if (!rule) return reject('not_found', `rule ${ruleId} is not installed`);
+  const data: RuleEnabledChanged = { ruleId, enabled, ...(reason !== undefined ? { reason } : {}) };
+  return accept([{ type: DetectionRecord.RuleEnabledChanged, data }], { id: ruleId, enabled });
+}

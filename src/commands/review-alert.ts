@@ -1,0 +1,42 @@
+import * as v from 'valibot';
+import { DetectionRecord, type AlertReviewed, type IncidentOpened } from '../events/detection-records.js';
+import { incidentIdOf } from '../detection/alert-facts.js';
+import { ALERT_STATUSES, type AlertsState } from '../projections/alerts.js';
+import type { ReadModels } from '../projections/runtime.js';
+import { accept, reject, type CommandContext, type Decision } from './decision.js';
+
+const Reason = v.pipe(v.string(), v.trim(), v.minLength(1, 'a reason is required'), v.maxLength(4096));
+
+/** Body of `PATCH /api/v1/alerts/{alertId}`. */
+export const ReviewAlertBody = v.strictObject({ status: v.picklist(ALERT_STATUSES), reason: Reason });
+
+/** Body of `POST /api/v1/incidents`. */
+export const PromoteIncidentBody = v.strictObject({
+  alertIds: v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(128))), v.minLength(1), v.maxLength(500)),
+  title: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(256)),
+  reason: Reason,
+});
+
+/**
+ * Decides an alert review: any status may follow any other (spec 3.1); every review is kept in the
+ * history with the authenticated principal and how it authenticated, taken from the context.
+ */
+export function decideReviewAlert(models: ReadModels, alertId: string, body: v.InferOutput<typeof ReviewAlertBody>, ctx: CommandContext): Decision<{ id: string; status: string }> {
+  const alert = models.state<AlertsState>('alerts').alerts.get(alertId);
+  if (!alert) return reject('not_found', `alert ${alertId} does not exist`);
+  if (!ctx.actor) return reject('unauthenticated', 'a review needs an authenticated principal');
+  const data: AlertReviewed = { alertId, from: alert.status, to: body.status, reason: body.reason, principal: ctx.actor.id, authentication: ctx.actor.authentication };
+  return accept([{ type: DetectionRecord.AlertReviewed, data }], { id: alertId, status: body.status });
+}
+
+/** Decides promoting alerts to an incident; every alert must exist. */
+export function decidePromoteIncident(models: ReadModels, body: v.InferOutput<typeof PromoteIncidentBody>, ctx: CommandContext): Decision<{ id: string; title: string; alertIds: string[] }> {
+  const alerts = models.state<AlertsState>('alerts');
+  const ids = [...new Set(body.alertIds)];
+  const missing = ids.filter((id) => !alerts.alerts.has(id));
+  if (missing.length > 0) return reject('invalid', 'unknown alerts', { issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`) });
+  let incidentId = incidentIdOf(`promoted\0${ids.join(',')}\0${ctx.now}`);
+  for (let n = 2; alerts.incidents.has(incidentId); n++) incidentId = `${incidentIdOf(`promoted\0${ids.join(',')}\0${ctx.now}`)}-${n}`;
+  const data: IncidentOpened = { incidentId, title: body.title, origin: 'promoted', reason: body.reason, alertIds: ids, ...(ctx.actor ? { principal: ctx.actor.id } : {}) };
+  return accept([{ type: DetectionRecord.IncidentOpened, data }], { id: incidentId, title: body.title, alertIds: ids });
+}

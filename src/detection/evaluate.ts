@@ -1,0 +1,128 @@
+import type { CommandContext, DomainEvent } from '../commands/decision.js';
+import {
+  DetectionRecord, type AlertEvidenceAdded, type AlertRaised, type DetectionHits, type RecordedHit,
+} from '../events/detection-records.js';
+import type { NormalizedEvent } from '../events/normalized-event.js';
+import { alertKey, type AlertsState } from '../projections/alerts.js';
+import { activeRuleSet, hitsFromRecord, type DetectionState } from '../projections/detection.js';
+import { lookupEvent } from '../projections/evidence.js';
+import type { ReadModels } from '../projections/runtime.js';
+import { epochMillisOf } from '../normalizers/time.js';
+import { affectedSystems, alertIdOf, confidenceOf, correlationReason, evidenceOf } from './alert-facts.js';
+import type { CorrelationFire, RuleHit } from './correlate.js';
+import type { RuleMatch } from './engine.js';
+import { correlateIncidents, type IncidentSettings } from './incident-correlation.js';
+import { eventFieldValue } from './logsources.js';
+import type { CompiledCorrelation, MatchDetail } from './types.js';
+
+/** An alert raised or updated by one evaluation, as the ingestion result lists it. */
+export interface AlertSummary {
+  readonly id: string;
+  readonly status: string;
+  readonly ruleId: string;
+  readonly title: string;
+  readonly author?: string;
+  readonly severity: number;
+  readonly confidence: number;
+  readonly affectedSystems: readonly string[];
+  readonly firstSeen: string;
+  readonly lastSeen: string;
+  readonly raised: boolean;
+}
+
+/** What evaluating evidence adds: the events to append, and the alerts and incidents involved. */
+export interface DetectionOutcome {
+  readonly events: DomainEvent[];
+  readonly alerts: AlertSummary[];
+  readonly incidents: Array<{ id: string; title: string; alertIds: readonly string[] }>;
+}
+
+/** Settings of detection (from the instance config). */
+export interface DetectionSettings extends IncidentSettings {}
+
+const isoOfMs = (ms: number, fallback: string) => (Number.isFinite(ms) ? new Date(ms).toISOString() : fallback);
+
+function recordHits(hits: readonly RuleHit[], fieldsOf: (id: string) => readonly string[]): RecordedHit[] {
+  return hits.map((h) => {
+    const v: Record<string, unknown> = {};
+    for (const f of fieldsOf(h.ruleId)) {
+      const value = eventFieldValue(h.event, f);
+      if (value !== undefined) v[f] = value;
+    }
+    return { r: h.ruleId, ...(h.ruleName !== undefined ? { n: h.ruleName } : {}), e: h.eventId, t: h.timeMs, v };
+  });
+}
+
+/**
+ * Evaluates evidence against the enabled rules: detections per event, correlations over the
+ * recorded hits, alerts raised or grown (no alert storms: one open alert per rule and group),
+ * and incidents correlated from alerts that share affected systems. Pure: reads the read models
+ * and returns events; the rules never run again on replay.
+ */
+export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[], ctx: CommandContext, settings: DetectionSettings): DetectionOutcome {
+  const det = models.state<DetectionState>('detection');
+  if (evidence.length === 0 || det.rules.size === 0) return { events: [], alerts: [], incidents: [] };
+  const rs = activeRuleSet(det);
+  const { matches, hits } = rs.matchEvents(evidence);
+  const events: DomainEvent[] = [];
+  if (hits.length > 0) {
+    const recorded: DetectionHits = { hits: recordHits(hits, rs.hitFields) };
+    events.push({ type: DetectionRecord.DetectionHits, data: recorded });
+    matches.push(...rs.correlate(det.correlation, hitsFromRecord(recorded)).matches);
+  }
+  if (matches.length === 0) return { events, alerts: [], incidents: [] };
+  const byId = new Map(evidence.map((e) => [e.id, e]));
+  const find = (id: string) => byId.get(id) ?? lookupEvent(models, id);
+  const alertsState = models.state<AlertsState>('alerts');
+  const raisedHere = new Map<string, AlertRaised>();
+  const grown = new Map<string, AlertEvidenceAdded>();
+  for (const m of matches) applyMatch(m);
+  const raised = [...raisedHere.values()];
+  events.push(...raised.map((data) => ({ type: DetectionRecord.AlertRaised, data })));
+  events.push(...[...grown.values()].map((data) => ({ type: DetectionRecord.AlertEvidenceAdded, data })));
+  const incidents = correlateIncidents(alertsState, raised, settings);
+  events.push(...incidents.events);
+  const alerts: AlertSummary[] = [
+    ...raised.map((a) => summary(a, true)),
+    ...[...grown.values()].map((g) => {
+      const a = alertsState.alerts.get(g.alertId)!;
+      return { id: a.id, status: a.status, ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: g.confidence, affectedSystems: [...new Set([...a.affectedSystems, ...g.affectedSystems])], firstSeen: a.firstSeen, lastSeen: g.lastSeen > a.lastSeen ? g.lastSeen : a.lastSeen, raised: false };
+    }),
+  ];
+  return { events, alerts, incidents: incidents.summaries };
+
+  function applyMatch(m: RuleMatch): void {
+    const rule = det.rules.get(m.ruleId)?.compiled;
+    if (!rule) return;
+    const evs = m.eventIds.map(find).filter((e): e is NormalizedEvent => e !== undefined);
+    const systems = [...new Set(evs.flatMap(affectedSystems))].sort().slice(0, 64);
+    const groupKey = m.kind === 'correlation' ? m.groupKey : systems[0] ?? m.groupKey;
+    const key = alertKey(rule.id, groupKey);
+    const times = evs.map((e) => epochMillisOf(e.time) ?? Number.NaN).filter(Number.isFinite);
+    const first = isoOfMs(Math.min(...times), ctx.now);
+    const last = isoOfMs(Math.max(...times), ctx.now);
+    const refs = evs.map(evidenceOf);
+    const local = [...raisedHere.values()].find((a) => alertKey(a.ruleId, a.groupKey) === key);
+    const openId = local?.alertId ?? alertsState.openByKey.get(key);
+    if (local) {
+      raisedHere.set(local.alertId, { ...local, evidence: [...local.evidence, ...refs], affectedSystems: [...new Set([...local.affectedSystems, ...systems])], lastSeen: last > local.lastSeen ? last : local.lastSeen, confidence: confidenceOf(rule, local.evidence.length + refs.length) });
+    } else if (openId !== undefined) {
+      const existing = alertsState.alerts.get(openId)!;
+      const prior = grown.get(openId);
+      const evidenceRefs = [...(prior?.evidence ?? []), ...refs];
+      grown.set(openId, { alertId: openId, evidence: evidenceRefs, affectedSystems: [...new Set([...(prior?.affectedSystems ?? []), ...systems])], lastSeen: last > (prior?.lastSeen ?? '') ? last : prior!.lastSeen, confidence: confidenceOf(rule, existing.evidenceCount + evidenceRefs.length) });
+    } else {
+      let alertId = alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now);
+      for (let n = 2; alertsState.alerts.has(alertId) || raisedHere.has(alertId); n++) alertId = `${alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now)}-${n}`;
+      const reason: MatchDetail | ReturnType<typeof correlationReason> = m.kind === 'correlation' ? correlationReason(rule as CompiledCorrelation, m.detail as CorrelationFire) : (m.detail as MatchDetail);
+      raisedHere.set(alertId, {
+        alertId, ruleId: rule.id, groupKey, title: rule.title, ...(rule.author !== undefined ? { author: rule.author } : {}), level: rule.level, severity: rule.severity,
+        confidence: confidenceOf(rule, refs.length), matchReason: reason, evidence: refs, affectedSystems: systems, firstSeen: first, lastSeen: last, tags: rule.tags,
+      });
+    }
+  }
+}
+
+function summary(a: AlertRaised, raised: boolean): AlertSummary {
+  return { id: a.alertId, status: 'open', ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: a.confidence, affectedSystems: a.affectedSystems, firstSeen: a.firstSeen, lastSeen: a.lastSeen, raised };
+}

@@ -1,0 +1,45 @@
+import type { AlertStatus, AlertsState, AlertView, IncidentView } from './alerts.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+
+/** Filters of `GET /api/v1/alerts`. */
+export interface AlertFilter {
+  readonly status?: AlertStatus;
+  readonly minSeverity?: number;
+  readonly ruleId?: string;
+  readonly entity?: string;
+  readonly since?: string;
+}
+
+/** An alert in a list: the detail without evidence and history. */
+export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matchReason'>;
+
+const newestFirst = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) =>
+  a.lastSeen < b.lastSeen ? 1 : a.lastSeen > b.lastSeen ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/** Lists alerts, most recently seen first, with a cursor. Undefined when the cursor is not one of ours. */
+export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor?: string): { alerts: AlertListItem[]; nextCursor: string | null } | undefined {
+  const after = cursor !== undefined ? decodeCursor<[string, string]>(cursor) : undefined;
+  if (cursor !== undefined && !(Array.isArray(after) && typeof after[0] === 'string' && typeof after[1] === 'string')) return undefined;
+  const pool = (f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : [...s.alerts.values()])
+    .filter((a) => (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
+      && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since))
+    .sort(newestFirst);
+  const start = after ? pool.findIndex((a) => newestFirst(a, { lastSeen: after[0], id: after[1] }) > 0) : 0;
+  const page = start < 0 ? [] : pool.slice(start, start + limit);
+  const more = start >= 0 && start + limit < pool.length;
+  return {
+    alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, ...rest }) => rest),
+    nextCursor: more ? encodeCursor([page.at(-1)!.lastSeen, page.at(-1)!.id]) : null,
+  };
+}
+
+/** Incidents, most recently active first (at most `limit`). */
+export function listIncidents(s: AlertsState, limit: number): Array<Omit<IncidentView, 'timeline'> & { status: string; severity: number }> {
+  return [...s.incidents.values()].sort(newestFirst).slice(0, limit).map(({ timeline: _t, ...i }) => ({ ...i, ...incidentRollup(s, i) }));
+}
+
+/** An incident's status (open while any alert is not dismissed) and severity (its highest alert's). */
+export function incidentRollup(s: AlertsState, i: Pick<IncidentView, 'alertIds'>): { status: string; severity: number } {
+  const alerts = i.alertIds.map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
+  return { status: alerts.some((a) => a.status !== 'dismissed') ? 'open' : 'closed', severity: Math.max(0, ...alerts.map((a) => a.severity)) };
+}

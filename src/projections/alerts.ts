@@ -1,0 +1,169 @@
+import {
+  DetectionRecord, type AlertEvidenceAdded, type AlertRaised, type AlertReviewed, type EvidenceRef,
+  type IncidentAlertsAdded, type IncidentOpened,
+} from '../events/detection-records.js';
+import type { MatchDetail } from '../detection/types.js';
+import type { CorrelationReason } from '../events/detection-records.js';
+import type { Projection } from './types.js';
+
+/** Review statuses of spec 3.1. */
+export const ALERT_STATUSES = ['open', 'in_review', 'dismissed'] as const;
+/** One review status. */
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
+
+/** At most this many evidence references are kept on one alert (the count goes on). */
+export const EVIDENCE_KEPT = 200;
+
+/** One review-history entry. */
+export interface ReviewEntry { at: string; principal: string; authentication: string; from: string; to: string; reason: string }
+
+/** An alert as the detail route shows it. */
+export interface AlertView {
+  id: string;
+  status: AlertStatus;
+  ruleId: string;
+  groupKey: string;
+  title: string;
+  author?: string;
+  level: string;
+  severity: number;
+  confidence: number;
+  matchReason: MatchDetail | CorrelationReason;
+  evidence: EvidenceRef[];
+  evidenceCount: number;
+  affectedSystems: string[];
+  firstSeen: string;
+  lastSeen: string;
+  tags: string[];
+  attack: string[];
+  reviewHistory: ReviewEntry[];
+  incidentId?: string;
+}
+
+/** An incident with its alerts and timeline. */
+export interface IncidentView {
+  id: string;
+  title: string;
+  origin: 'correlated' | 'promoted';
+  alertIds: string[];
+  entities: string[];
+  firstSeen: string;
+  lastSeen: string;
+  timeline: Array<{ at: string; what: string; alertId?: string; principal?: string }>;
+}
+
+/** Alerts and incidents, with the indexes deciders need. */
+export interface AlertsState {
+  alerts: Map<string, AlertView>;
+  /** `ruleId \0 groupKey` -> the alert that is not dismissed, so matches join it. */
+  openByKey: Map<string, string>;
+  /** affected system -> alert ids, for incident correlation. */
+  bySystem: Map<string, Set<string>>;
+  incidents: Map<string, IncidentView>;
+}
+
+/** The key of an alert's rule and group. */
+export const alertKey = (ruleId: string, groupKey: string) => `${ruleId}\u0000${groupKey}`;
+
+function addSystems(s: AlertsState, alert: AlertView, systems: readonly string[]): void {
+  for (const sys of systems) {
+    if (!alert.affectedSystems.includes(sys)) alert.affectedSystems.push(sys);
+    let set = s.bySystem.get(sys);
+    if (!set) s.bySystem.set(sys, (set = new Set()));
+    set.add(alert.id);
+  }
+}
+
+function raise(s: AlertsState, d: AlertRaised): void {
+  const alert: AlertView = {
+    id: d.alertId, status: 'open', ruleId: d.ruleId, groupKey: d.groupKey, title: d.title, ...(d.author !== undefined ? { author: d.author } : {}),
+    level: d.level, severity: d.severity, confidence: d.confidence, matchReason: d.matchReason, evidence: [...d.evidence].slice(-EVIDENCE_KEPT),
+    evidenceCount: d.evidence.length, affectedSystems: [], firstSeen: d.firstSeen, lastSeen: d.lastSeen, tags: [...d.tags],
+    attack: d.tags.filter((t) => t.startsWith('attack.')), reviewHistory: [],
+  };
+  s.alerts.set(d.alertId, alert);
+  s.openByKey.set(alertKey(d.ruleId, d.groupKey), d.alertId);
+  addSystems(s, alert, d.affectedSystems);
+}
+
+function review(s: AlertsState, d: AlertReviewed, at: string): void {
+  const alert = s.alerts.get(d.alertId);
+  if (!alert) return;
+  alert.status = d.to as AlertStatus;
+  alert.reviewHistory.push({ at, principal: d.principal, authentication: d.authentication, from: d.from, to: d.to, reason: d.reason });
+  const key = alertKey(alert.ruleId, alert.groupKey);
+  if (alert.status === 'dismissed') { if (s.openByKey.get(key) === alert.id) s.openByKey.delete(key); }
+  else if (!s.openByKey.has(key)) s.openByKey.set(key, alert.id);
+  if (alert.incidentId) s.incidents.get(alert.incidentId)?.timeline.push({ at, what: `alert ${d.from} -> ${d.to}: ${d.reason}`, alertId: alert.id, principal: d.principal });
+}
+
+function attach(s: AlertsState, incident: IncidentView, alertIds: readonly string[], at: string, reason: string): void {
+  for (const id of alertIds) {
+    const alert = s.alerts.get(id);
+    if (!alert || incident.alertIds.includes(id)) continue;
+    incident.alertIds.push(id);
+    alert.incidentId = incident.id;
+    for (const sys of alert.affectedSystems) if (!incident.entities.includes(sys)) incident.entities.push(sys);
+    if (alert.firstSeen < incident.firstSeen) incident.firstSeen = alert.firstSeen;
+    if (alert.lastSeen > incident.lastSeen) incident.lastSeen = alert.lastSeen;
+    incident.timeline.push({ at, what: `alert joined: ${alert.title} (${reason})`, alertId: id });
+  }
+}
+
+/** Alerts with their review history, and incidents with their alerts, entities and timeline. */
+export const alertsProjection: Projection<AlertsState> = {
+  name: 'alerts',
+  version: 1,
+  initial: () => ({ alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map() }),
+  evolve(s, record) {
+    switch (record.type) {
+      case DetectionRecord.AlertRaised:
+        raise(s, record.data as AlertRaised);
+        return s;
+      case DetectionRecord.AlertEvidenceAdded: {
+        const d = record.data as AlertEvidenceAdded;
+        const alert = s.alerts.get(d.alertId);
+        if (!alert) return s;
+        alert.evidence = [...alert.evidence, ...d.evidence].slice(-EVIDENCE_KEPT);
+        alert.evidenceCount += d.evidence.length;
+        alert.confidence = d.confidence;
+        if (d.lastSeen > alert.lastSeen) alert.lastSeen = d.lastSeen;
+        addSystems(s, alert, d.affectedSystems);
+        return s;
+      }
+      case DetectionRecord.AlertReviewed:
+        review(s, record.data as AlertReviewed, record.at);
+        return s;
+      case DetectionRecord.IncidentOpened: {
+        const d = record.data as IncidentOpened;
+        const incident: IncidentView = { id: d.incidentId, title: d.title, origin: d.origin, alertIds: [], entities: [], firstSeen: '9999', lastSeen: '', timeline: [{ at: record.at, what: `incident opened (${d.origin}): ${d.reason}`, ...(d.principal ? { principal: d.principal } : {}) }] };
+        s.incidents.set(d.incidentId, incident);
+        attach(s, incident, d.alertIds, record.at, d.origin);
+        return s;
+      }
+      case DetectionRecord.IncidentAlertsAdded: {
+        const d = record.data as IncidentAlertsAdded;
+        const incident = s.incidents.get(d.incidentId);
+        if (incident) attach(s, incident, d.alertIds, record.at, d.reason);
+        return s;
+      }
+      default:
+        return s;
+    }
+  },
+  snapshot: (s) => ({ alerts: [...s.alerts.values()], incidents: [...s.incidents.values()] }),
+  restore(data) {
+    const d = data as { alerts: AlertView[]; incidents: IncidentView[] };
+    const s: AlertsState = { alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map(d.incidents.map((i) => [i.id, i])) };
+    for (const a of d.alerts) {
+      s.alerts.set(a.id, a);
+      if (a.status !== 'dismissed') s.openByKey.set(alertKey(a.ruleId, a.groupKey), a.id);
+      for (const sys of a.affectedSystems) {
+        let set = s.bySystem.get(sys);
+        if (!set) s.bySystem.set(sys, (set = new Set()));
+        set.add(a.id);
+      }
+    }
+    return s;
+  },
+};

@@ -1,0 +1,29 @@
+import type { CollectorView, CollectorsState } from './collectors.js';
+
+/** What `GET /api/v1/collectors` shows of one collector (never a token hash). */
+export interface CollectorSummary {
+  readonly collectorId: string;
+  readonly epoch: number;
+  readonly keyFingerprint: string;
+  readonly enrolledAt: string;
+  readonly lastSequence: number;
+  readonly lastAcceptedAt: string | null;
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly lastRejection: { at: string; reason: string } | null;
+}
+
+/** The collector of an id, or undefined. */
+export function collectorOf(s: CollectorsState, collectorId: string): CollectorView | undefined {
+  return s.collectors.get(collectorId);
+}
+
+/** Every enrolled collector, by id. */
+export function listCollectors(s: CollectorsState): CollectorSummary[] {
+  return [...s.collectors.values()]
+    .sort((a, b) => (a.collectorId < b.collectorId ? -1 : a.collectorId > b.collectorId ? 1 : 0))
+    .map((c) => ({
+      collectorId: c.collectorId, epoch: c.epoch, keyFingerprint: c.keyFingerprint, enrolledAt: c.enrolledAt, lastSequence: c.lastSequence,
+      lastAcceptedAt: c.lastAcceptedAt, accepted: c.accepted, rejected: c.rejected, lastRejection: c.lastRejection,
+    }));
+}

@@ -1,0 +1,95 @@
+import { compileSigma } from '../detection/compile.js';
+import { initialCorrelationState, type CorrelationState, type RuleHit } from '../detection/correlate.js';
+import { createRuleSet, type RuleSet } from '../detection/engine.js';
+import type { CompiledSigma } from '../detection/types.js';
+import { DetectionRecord, type DetectionHits, type RuleEnabledChanged, type RuleSource, type RulesImported } from '../events/detection-records.js';
+import type { NormalizedEvent } from '../events/normalized-event.js';
+import type { LogRecord } from '../log/record.js';
+import type { Projection } from './types.js';
+
+/** One installed rule: its parsed document, compiled form and switches. */
+export interface InstalledRule {
+  readonly id: string;
+  readonly doc: unknown;
+  readonly compiled: CompiledSigma;
+  readonly source: RuleSource;
+  readonly importedAt: string;
+  readonly importedBy?: string;
+  enabled: boolean;
+}
+
+/** Rules and correlation windows: the detection read model. `ruleSet` is derived, rebuilt when rules change. */
+export interface DetectionState {
+  rules: Map<string, InstalledRule>;
+  correlation: CorrelationState;
+  builtinPack?: string;
+  ruleSet?: RuleSet;
+}
+
+/** The rule set of the enabled rules (cached until the rules change). */
+export function activeRuleSet(s: DetectionState): RuleSet {
+  s.ruleSet ??= createRuleSet([...s.rules.values()].filter((r) => r.enabled).map((r) => r.compiled));
+  return s.ruleSet;
+}
+
+/** Hits as recorded, turned back into correlation input: the recorded fields stand in for the event. */
+export function hitsFromRecord(data: DetectionHits): RuleHit[] {
+  return data.hits.map((h) => ({
+    ruleId: h.r, eventId: h.e, timeMs: h.t, ...(h.n !== undefined ? { ruleName: h.n } : {}),
+    event: { attributes: h.v } as unknown as NormalizedEvent,
+  }));
+}
+
+function importRules(s: DetectionState, record: LogRecord): void {
+  const data = record.data as RulesImported;
+  for (const r of data.rules) {
+    const compiled = compileSigma(r.doc);
+    // Imports are validated before they are recorded; a rule this version cannot compile stays out.
+    if (!compiled.ok) continue;
+    s.rules.set(r.id, { id: r.id, doc: r.doc, compiled: compiled.rule, source: data.source, importedAt: record.at, ...(record.actor ? { importedBy: record.actor.id } : {}), enabled: s.rules.get(r.id)?.enabled ?? true });
+  }
+  if (data.source === 'builtin' && data.packVersion) s.builtinPack = data.packVersion;
+  s.ruleSet = undefined;
+}
+
+/**
+ * The detection read model: installed rules (compiled once per change) and the correlation
+ * windows, advanced by the recorded hits so replay gives the same windows without re-running rules.
+ */
+export const detectionProjection: Projection<DetectionState> = {
+  name: 'detection',
+  version: 1,
+  initial: () => ({ rules: new Map(), correlation: initialCorrelationState() }),
+  evolve(s, record) {
+    switch (record.type) {
+      case DetectionRecord.RulesImported:
+        importRules(s, record);
+        return s;
+      case DetectionRecord.RuleEnabledChanged: {
+        const d = record.data as RuleEnabledChanged;
+        const rule = s.rules.get(d.ruleId);
+        if (rule) { rule.enabled = d.enabled; s.ruleSet = undefined; }
+        return s;
+      }
+      case DetectionRecord.DetectionHits:
+        s.correlation = activeRuleSet(s).correlate(s.correlation, hitsFromRecord(record.data as DetectionHits)).state;
+        return s;
+      default:
+        return s;
+    }
+  },
+  snapshot: (s) => ({
+    rules: [...s.rules.values()].map(({ compiled: _c, ...r }) => r),
+    correlation: s.correlation,
+    ...(s.builtinPack ? { builtinPack: s.builtinPack } : {}),
+  }),
+  restore(data) {
+    const d = data as { rules: Array<Omit<InstalledRule, 'compiled'>>; correlation: CorrelationState; builtinPack?: string };
+    const rules = new Map<string, InstalledRule>();
+    for (const r of d.rules) {
+      const compiled = compileSigma(r.doc);
+      if (compiled.ok) rules.set(r.id, { ...r, compiled: compiled.rule });
+    }
+    return { rules, correlation: d.correlation, ...(d.builtinPack ? { builtinPack: d.builtinPack } : {}) };
+  },
+};
