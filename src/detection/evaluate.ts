@@ -96,7 +96,8 @@ export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[
     if (!rule) return;
     const evs = m.eventIds.map(find).filter((e): e is NormalizedEvent => e !== undefined);
     const systems = [...new Set(evs.flatMap(affectedSystems))].sort().slice(0, 64);
-    const groupKey = m.kind === 'correlation' ? m.groupKey : systems[0] ?? m.groupKey;
+    // A detection groups by its first affected system; without one, all its matches share one alert.
+    const groupKey = m.kind === 'correlation' ? m.groupKey : systems[0] ?? '-';
     const key = alertKey(rule.id, groupKey);
     const times = evs.map((e) => epochMillisOf(e.time) ?? Number.NaN).filter(Number.isFinite);
     const first = isoOfMs(Math.min(...times), ctx.now);

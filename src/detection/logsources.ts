@@ -195,14 +195,21 @@ export function fieldAccessor(name: string, aliases: Readonly<Record<string, Acc
     if (aliased !== undefined) return aliased;
     const attributes = event.attributes;
     if (Object.hasOwn(attributes, name)) return attributes[name];
-    return keys.length > 1 ? walk(event, keys) : undefined;
+    return keys.length > 1 ? walk(event, keys) : topLevel(event, name);
   };
+}
+
+/** NormalizedEvent fields a rule may name directly (`class: authentication`, `outcome: failure`). */
+const EVENT_FIELDS = new Set(['id', 'category', 'class', 'activity', 'outcome', 'time', 'ingestedAt', 'severity']);
+
+function topLevel(event: NormalizedEvent, name: string): unknown {
+  return EVENT_FIELDS.has(name) ? (event as unknown as Record<string, unknown>)[name] : undefined;
 }
 
 /** A field of an event without any logsource alias: `attributes[name]`, then a dotted path into the event. */
 export function eventFieldValue(event: NormalizedEvent, name: string): unknown {
   if (Object.hasOwn(event.attributes, name)) return event.attributes[name];
-  return name.includes('.') ? walk(event, name.split('.')) : undefined;
+  return name.includes('.') ? walk(event, name.split('.')) : topLevel(event, name);
 }
 
 function someText(value: unknown, test: (s: string) => boolean): boolean {
