@@ -8,15 +8,36 @@ import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS } from '../../src/projections/all.js';
 import { tempDir } from '../helpers/temp.js';
+import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
+import { decidePromoteIncident, decideReviewAlert } from '../../src/commands/review-alert.js';
+import type { AlertsState } from '../../src/projections/alerts.js';
+import { detectionPlan } from '../../src/detection/plan.js';
+import type { DetectionState } from '../../src/projections/detection.js';
+import type { SourcesState } from '../../src/projections/sources.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** Every read model as comparable plain data. */
 function dump(inst: InstanceStore): unknown {
   const heap = HEAP_PROJECTIONS.map((p) => [p.name, packr.unpack(packr.pack(p.snapshot ? p.snapshot(inst.runtime.state(p.name)) : inst.runtime.state(p.name)))]);
+  const plan = detectionPlan(inst.runtime.state<DetectionState>('detection'), inst.runtime.state<SourcesState>('sources'), new Date('2026-11-22T12:00:00Z'), 24);
   const indexes = INDEX_PROJECTIONS.flatMap((ix) => ix.dbs.map((db) => [db, [...inst.runtime.db(db).getRange({})].map(({ key, value }) => [key, value])]));
-  return { heap, indexes };
+  return { heap, indexes, plan };
 }
+
+/** sshd-like journal events: enough of them from one address trip the built-in brute-force rules. */
+const sshArb = fc.record({
+  n: fc.integer({ min: 0, max: 40 }),
+  ip: fc.constantFrom('203.0.113.1', '203.0.113.2'),
+  ok: fc.boolean(),
+  second: fc.integer({ min: 0, max: 59 }),
+}).map((r): NormalizedEvent => ({
+  schemaVersion: 1, id: `ssh-${r.n}-${r.ip}-${r.ok}`, category: 'identity', class: 'authentication', activity: 'logon', outcome: r.ok ? 'success' : 'failure',
+  time: `2026-11-22T10:00:${String(r.second).padStart(2, '0')}Z`, ingestedAt: '2026-11-22T11:00:00Z', severity: 5,
+  source: { adapter: 'linux-journal', instance: 'bastion', recordId: String(r.n) }, entityKeys: [`ip:${r.ip}`, 'host:bastion', 'user:root'],
+  actor: { user: 'root' }, sourceEndpoint: { ip: r.ip }, destinationEndpoint: { host: 'bastion' },
+  attributes: { SYSLOG_IDENTIFIER: 'sshd', MESSAGE: r.ok ? 'Accepted password' : 'Failed password', src_ip: r.ip, user: 'root' },
+}));
 
 const eventArb = fc.record({
   id: fc.constantFrom('e1', 'e2', 'e3', 'e4', 'e5', 'e6'),
@@ -35,6 +56,9 @@ const eventArb = fc.record({
 
 const commandArb = fc.oneof(
   fc.record({ kind: fc.constant('ingest' as const), events: fc.array(eventArb, { minLength: 1, maxLength: 4 }) }),
+  fc.record({ kind: fc.constant('ingest' as const), events: fc.array(sshArb, { minLength: 1, maxLength: 8 }) }),
+  fc.record({ kind: fc.constant('review' as const), pick: fc.nat(), status: fc.constantFrom('open', 'in_review', 'dismissed') as fc.Arbitrary<'open' | 'in_review' | 'dismissed'> }),
+  fc.record({ kind: fc.constant('promote' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('access' as const), status: fc.constantFrom(200, 401, 403), n: fc.nat(1000) }),
 );
 
@@ -44,10 +68,20 @@ describe('read models', () => {
       const dir = tempDir();
       let inst = await openInstanceStore(`${dir.path}/store`, { checkpointEvery: 7 });
       try {
+        await installBuiltinRules(inst.writer, '2026-11-22T09:00:00Z');
         let i = 0;
         await Promise.all(commands.map(async (c) => {
           const ctx = { now: `2026-11-22T11:00:${String(i++ % 60).padStart(2, '0')}Z` };
+          const actor = { id: 'prop-analyst', authentication: 'bearer' };
+          const alertIds = () => [...inst.runtime.state<AlertsState>('alerts').alerts.keys()];
           if (c.kind === 'ingest') await inst.writer.execute((m) => decideIngestEvents(m, c.events), ctx);
+          else if (c.kind === 'review') {
+            const ids = alertIds();
+            if (ids.length > 0) await inst.writer.execute((m) => decideReviewAlert(m, ids[c.pick % ids.length]!, { status: c.status, reason: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
+          } else if (c.kind === 'promote') {
+            const ids = alertIds();
+            if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(m, { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
+          }
           else await inst.writer.record(accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx);
         }));
         const live = dump(inst);
