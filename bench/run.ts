@@ -3,12 +3,16 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { foundationBench, type Figure } from './foundation.js';
 import { root } from './harness.js';
+import { normalizerBench } from './normalizers.js';
+import { detectionBench } from './detection.js';
 
 const report: Record<string, unknown> = { at: new Date().toISOString(), node: process.version, cpus: cpus().length };
 const sections: Array<[string, Figure[]]> = [];
 const only = process.argv[2];
 
 if (!only || only === 'foundation') sections.push(['foundation', await foundationBench(report)]);
+if (!only || only === 'normalizers') sections.push(['normalizers', await normalizerBench()]);
+if (!only || only === 'detection') sections.push(['detection', await detectionBench()]);
 
 for (const [name, figures] of sections) {
   process.stdout.write(`\n## ${name}\n`);

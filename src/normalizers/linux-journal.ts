@@ -7,7 +7,7 @@ import { recognizeLinuxMessage, type LinuxMessageInput, type RecognizedMessage }
 import { recognizeJournalCatalog, type JournalField } from './linux-messages/journal-catalog.js';
 import { decodeJournalValue, journalString } from './linux-messages/journal-values.js';
 import { eventSeverityFromSyslog } from './linux-messages/severity.js';
-import { linuxEvent } from './linux-messages/to-event.js';
+import { linuxEvent, setOwn } from './linux-messages/to-event.js';
 import { isoFromNanos, nanosFromEpochMicros } from './time.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
 
@@ -19,7 +19,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** The entry's fields with byte arrays decoded; fromEntries keeps a `__proto__` key as an ordinary field. */
 function decodeEntry(entry: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(entry).map(([k, v]) => [k, decodeJournalValue(v)]));
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(entry)) setOwn(out, k, decodeJournalValue(entry[k]));
+  return out;
 }
 
 function fieldReader(attributes: Record<string, unknown>): JournalField {

@@ -1,12 +1,22 @@
 import { createHash } from 'node:crypto';
 
+function isFlat(obj: Record<string, unknown>, keys: readonly string[]): boolean {
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === null || typeof v !== 'object') continue;
+    if (!Array.isArray(v)) return false;
+    for (const x of v) if (x !== null && typeof x === 'object') return false;
+  }
+  return true;
+}
+
 /** JSON with object keys sorted, so equal values give equal bytes whatever their key order. */
 export function stableStringify(value: unknown): string {
   if (value === null || typeof value !== 'object') {
     const s = JSON.stringify(value);
     return s === undefined ? 'null' : s;
   }
-  // Hot path of ingestion (every event's digest): plain loops, no intermediate arrays.
+  // Hot path of ingestion (every raw record's identity): plain loops, no intermediate arrays.
   if (Array.isArray(value)) {
     let out = '[';
     for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + stableStringify(value[i]);
@@ -17,6 +27,8 @@ export function stableStringify(value: unknown): string {
   let sorted = true;
   for (let i = 1; i < keys.length && sorted; i++) sorted = keys[i - 1]! < keys[i]!;
   if (!sorted) keys.sort();
+  // A flat record (Zeek, journal lines): the native serializer with the sorted key list gives the same text.
+  if (isFlat(obj, keys)) return JSON.stringify(obj, keys);
   let out = '{';
   let first = true;
   for (const k of keys) {
@@ -33,14 +45,17 @@ export function rawDigest(record: unknown): string {
   return createHash('sha256').update(stableStringify(record)).digest('hex');
 }
 
+function idOf(adapter: string, logType: string, digest: string): string {
+  return `${adapter}:${logType ? `${logType}:` : ''}${digest.slice(0, 32)}`;
+}
+
 /**
  * The deterministic event id for one event derived from a raw record:
- * `<adapter>:<first 32 hex of sha256(adapter, logType, record)>` plus `:<n>` when a record gives several events.
+ * `<adapter>:[<logType>:]<first 32 hex of the record's digest>`, plus `:<n>` when a record gives several events.
  */
 export function deterministicEventId(adapter: string, logType: string, record: unknown, part?: number): string {
-  const h = createHash('sha256').update(adapter).update('\0').update(logType).update('\0')
-    .update(stableStringify(record)).digest('hex').slice(0, 32);
-  return part === undefined ? `${adapter}:${h}` : `${adapter}:${h}:${part}`;
+  const id = idOf(adapter, logType, rawDigest(record));
+  return part === undefined ? id : `${id}:${part}`;
 }
 
 /** The `rawReference` of an event: where its original record is kept in the local log. */
@@ -64,9 +79,8 @@ export type PlaceOf = (part?: number, path?: string) => EventPlace;
  * `rawReference(record, path)`.
  */
 export function placesOf(adapter: string, logType: string, record: unknown): PlaceOf {
-  const stable = stableStringify(record);
-  const digest = createHash('sha256').update(stable).digest('hex');
-  const baseId = `${adapter}:${createHash('sha256').update(adapter).update('\0').update(logType).update('\0').update(stable).digest('hex').slice(0, 32)}`;
+  const digest = rawDigest(record);
+  const baseId = idOf(adapter, logType, digest);
   const baseRef = `raw:sha256:${digest}`;
   return (part, path) => ({
     id: part === undefined ? baseId : `${baseId}:${part}`,

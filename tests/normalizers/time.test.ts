@@ -31,3 +31,16 @@ describe('time', () => {
     }));
   });
 });
+
+describe('stableStringify', () => {
+  it('gives one text for any key order, flat or nested, equal to a sorted recursive rendering', async () => {
+    const { stableStringify } = await import('../../src/normalizers/record-id.js');
+    const reference = (v: unknown): string => v === null || typeof v !== 'object' ? (JSON.stringify(v) ?? 'null')
+      : Array.isArray(v) ? `[${v.map(reference).join(',')}]`
+      : `{${Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${reference((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    fc.assert(fc.property(fc.jsonValue(), (v) => {
+      assert.equal(stableStringify(v), reference(v));
+    }));
+    assert.equal(stableStringify({ b: 1, a: [1, 'x'], c: { z: 1, y: 2 } }), '{"a":[1,"x"],"b":1,"c":{"y":2,"z":1}}');
+  });
+});

@@ -38,8 +38,22 @@ export function boundedEntityKeys(keys: readonly (string | undefined)[]): string
 
 /** The source's attributes plus the recognizer's fields under names the source does not already use. */
 function mergeAttributes(source: Record<string, unknown>, fields: Readonly<Record<string, string>>): Record<string, unknown> {
-  const extra = Object.entries(fields).filter(([k]) => !Object.hasOwn(source, k));
-  return extra.length === 0 ? source : { ...source, ...Object.fromEntries(extra) };
+  let out: Record<string, unknown> | undefined;
+  for (const k of Object.keys(fields)) {
+    if (Object.hasOwn(source, k)) continue;
+    if (!out) {
+      out = {};
+      for (const s of Object.keys(source)) setOwn(out, s, source[s]);
+    }
+    setOwn(out, k, fields[k]);
+  }
+  return out ?? source;
+}
+
+/** Sets an own, enumerable property, even one named `__proto__` (which plain assignment would not create). */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /** The `source.instance`: the emitting host, or `-` when unknown. */

@@ -1,0 +1,69 @@
+import { NORMALIZERS } from '../src/normalizers/registry.js';
+import { benchConfig, cli, load, scratch, startChild, stopChild, token } from './harness.js';
+import { benchEvent } from './events.js';
+import type { Figure } from './foundation.js';
+
+/** A realistic Zeek conn record (the shape of zeek-docs conn.log examples). */
+export function zeekConn(i: number): Record<string, unknown> {
+  return {
+    ts: 1_795_338_000 + i * 0.001 + 0.000123, uid: `C${i.toString(36)}xYz${(i * 7919).toString(36)}`,
+    'id.orig_h': `10.${(i >> 8) & 255}.${i & 255}.${(i >> 4) & 255}`, 'id.orig_p': 40000 + (i % 20000), 'id.resp_h': '192.0.2.10', 'id.resp_p': 443,
+    proto: 'tcp', service: 'ssl', duration: 0.25, orig_bytes: 512, resp_bytes: 4096, conn_state: 'SF', local_orig: true, local_resp: false,
+    missed_bytes: 0, history: 'ShADadfF', orig_pkts: 8, orig_ip_bytes: 940, resp_pkts: 9, resp_ip_bytes: 4600,
+  };
+}
+
+/** A realistic journal entry (sshd failed password, as journalctl -o json prints it). */
+export function journalEntry(i: number): Record<string, unknown> {
+  return {
+    __CURSOR: `s=0;i=${i.toString(16)};b=1;m=${i.toString(16)};t=${(1_795_338_000_000_000 + i).toString(16)};x=1`,
+    __REALTIME_TIMESTAMP: String(1_795_338_000_000_000 + i * 1000), __MONOTONIC_TIMESTAMP: String(1_000_000 + i), _BOOT_ID: 'b0a1c2d3e4f5061728394a5b6c7d8e9f',
+    PRIORITY: '6', SYSLOG_FACILITY: '4', SYSLOG_IDENTIFIER: 'sshd', _PID: String(1000 + (i % 5000)), _UID: '0', _GID: '0', _COMM: 'sshd', _EXE: '/usr/sbin/sshd',
+    _CMDLINE: 'sshd: root [priv]', _SYSTEMD_UNIT: 'ssh.service', _TRANSPORT: 'syslog', _HOSTNAME: 'bastion-01', _MACHINE_ID: '0123456789abcdef0123456789abcdef',
+    MESSAGE: `Failed password for root from 203.0.${(i >> 8) & 255}.${i & 255} port ${40000 + (i % 20000)} ssh2`,
+  };
+}
+
+function syslogLine(i: number): Record<string, unknown> {
+  return { message: `<38>1 2026-11-22T09:00:${String(i % 60).padStart(2, '0')}.${String(i % 1_000_000).padStart(6, '0')}Z bastion-01 sshd ${1000 + (i % 9000)} - [meta sequenceId="${i}"] Failed password for root from 203.0.113.${i & 255} port ${40000 + (i % 20000)} ssh2` };
+}
+
+function otlpRecord(i: number): Record<string, unknown> {
+  return { timeUnixNano: String(1_795_338_000_000_000_000n + BigInt(i) * 1000n), severityNumber: 9, severityText: 'INFO', body: { stringValue: `GET /api/items/${i} 200` }, attributes: [{ key: 'http.method', value: { stringValue: 'GET' } }, { key: 'http.status_code', value: { intValue: '200' } }], traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174' };
+}
+
+function meshFlow(i: number): Record<string, unknown> {
+  return { logged: '2026-11-22T09:00:10Z', nodeId: `n${i % 50}CNTRL`, start: '2026-11-22T09:00:00Z', end: '2026-11-22T09:00:05Z', virtualTraffic: [{ proto: 6, src: `100.64.0.${i & 255}:${40000 + (i % 1000)}`, dst: '100.64.1.7:22', txPkts: 41, txBytes: 6240, rxPkts: 38, rxBytes: 9120 }] };
+}
+
+const SOURCES: Array<[string, string | undefined, (i: number) => Record<string, unknown>]> = [
+  ['network-monitor', 'conn', zeekConn], ['linux-journal', undefined, journalEntry], ['syslog-rfc5424', undefined, syslogLine],
+  ['opentelemetry-log', undefined, otlpRecord], ['mesh-vpn-logs', 'network', meshFlow],
+];
+
+/** Normalizer throughput on one core (in-process), and HTTP ingest of Zeek conn against /api/v1/events. */
+export async function normalizerBench(): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  for (const [name, logType, make] of SOURCES) {
+    const n = NORMALIZERS.get(name)!;
+    const records = Array.from({ length: 20_000 }, (_, i) => make(i));
+    const ctx = { ingestedAt: '2026-11-22T10:00:00.000Z', ...(logType ? { logType } : {}) };
+    for (let i = 0; i < 2000; i++) n.normalize(records[i], ctx);
+    const t0 = performance.now();
+    for (const r of records) if (!n.normalize(r, ctx).ok) throw new Error(`${name} refused a bench record`);
+    figures.push({ name: `normalize ${name}${logType ? ` logType=${logType}` : ''} (one core)`, value: Math.round(records.length / ((performance.now() - t0) / 1000)), unit: 'records/s' });
+  }
+  const dir = scratch('ingest');
+  const config = benchConfig(dir);
+  const t = token(config, dir, 'bench', 'ingestor');
+  const serve = await startChild([cli, 'serve', '--config', config], dir);
+  const conn = Array.from({ length: 100 }, (_, b) => JSON.stringify(Array.from({ length: 1000 }, (_, i) => zeekConn(b * 1000 + i))));
+  const events = Array.from({ length: 100 }, (_, b) => JSON.stringify(Array.from({ length: 1000 }, (_, i) => benchEvent(`n-${b}-${i}`, b * 1000 + i))));
+  const viaEvents = load(`${serve.url}/api/v1/events`, events, 1000, { token: t });
+  const viaIngest = load(`${serve.url}/api/v1/ingest/network-monitor?logType=conn`, conn, 1000, { token: t });
+  await stopChild(serve.proc);
+  figures.push({ name: 'POST /api/v1/events, 1000-event batches', value: Math.round(viaEvents.eventsPerSecond), unit: 'events/s', note: `p99 ${viaEvents.p99ms.toFixed(0)} ms` });
+  figures.push({ name: 'POST /api/v1/ingest/network-monitor?logType=conn, 1000 records', value: Math.round(viaIngest.eventsPerSecond), unit: 'events/s', note: `p99 ${viaIngest.p99ms.toFixed(0)} ms` });
+  figures.push({ name: 'raw Zeek conn ingest as a share of /api/v1/events', value: Math.round((viaIngest.eventsPerSecond / viaEvents.eventsPerSecond) * 1000) / 10, unit: '%' });
+  return figures;
+}
