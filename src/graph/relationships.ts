@@ -37,8 +37,20 @@ function hostOrIp(o: Record<string, unknown> | null | undefined): string | undef
  */
 export function deriveRelationships(e: NormalizedEvent): DerivedRelationship[] {
   const out: DerivedRelationship[] = [];
+  forEachRelationship(e, (from, to, type) => out.push({ from, to, type }));
+  return out;
+}
+
+/** Calls `fn` for each relationship of `deriveRelationships(e)`, without building the list (the graph's hot path). */
+export function forEachRelationship(e: NormalizedEvent, fn: (from: string, to: string, type: string) => void): void {
+  let anchor: string | undefined;
+  const linked: string[] = [];
   const add = (from: string | undefined, to: string | undefined, type: string) => {
-    if (from && to && from !== to) out.push({ from, to, type });
+    if (!from || !to || from === to) return;
+    anchor ??= from;
+    if (!linked.includes(from)) linked.push(from);
+    if (!linked.includes(to)) linked.push(to);
+    fn(from, to, type);
   };
   let meshnet: string | undefined;
   let firstHost: string | undefined;
@@ -60,18 +72,15 @@ export function deriveRelationships(e: NormalizedEvent): DerivedRelationship[] {
   if (meshnet) for (const n of nodes) add(n, meshnet, 'member_of');
   const service = str(e.service, 'name');
   if (service && e.entityKeys.includes(`service:${service}`)) add(dst ?? firstHost, `service:${service}`, 'runs');
-  const linked = new Set<string>();
-  for (const r of out) { linked.add(r.from); linked.add(r.to); }
   const loose: string[] = [];
   for (const k of e.entityKeys) {
     if (loose.length >= SEEN_WITH_LIMIT) break;
-    if (!linked.has(k) && !loose.includes(k)) loose.push(k);
+    if (!linked.includes(k) && !loose.includes(k)) loose.push(k);
   }
-  const anchor = out[0]?.from;
+  const first = anchor;
   for (let i = 0; i < loose.length; i++) {
     const k = loose[i]!;
-    if (anchor) add(anchor < k ? anchor : k, anchor < k ? k : anchor, 'seen_with');
-    else for (let j = i + 1; j < loose.length; j++) add(k, loose[j], 'seen_with');
+    if (first) fn(first < k ? first : k, first < k ? k : first, 'seen_with');
+    else for (let j = i + 1; j < loose.length; j++) if (k !== loose[j]) fn(k, loose[j]!, 'seen_with');
   }
-  return out;
 }

@@ -1,5 +1,5 @@
 import { eventsOf } from '../events/record-types.js';
-import { deriveRelationships, entityKind } from '../graph/relationships.js';
+import { entityKind, forEachRelationship } from '../graph/relationships.js';
 import type { Projection } from './types.js';
 
 /** An entity of the security graph: one entity key and when it was seen. */
@@ -58,21 +58,23 @@ export const graphProjection: Projection<GraphState> = {
   initial: () => ({ entities: new Map(), relationships: new Map(), adjacent: new Map() }),
   evolve(g, record) {
     for (const e of eventsOf(record.type, record.data)) {
-      for (const k of new Set(e.entityKeys)) touchEntity(g, k, e.time);
-      for (const r of deriveRelationships(e)) {
-        const id = relationshipId(r);
+      const keys = e.entityKeys;
+      for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, e.time);
+      forEachRelationship(e, (from, to, type) => {
+        const id = `${from}|${type}|${to}`;
         const existing = g.relationships.get(id);
         if (existing) {
           existing.count++;
           if (e.time < existing.firstSeen) existing.firstSeen = e.time;
           if (e.time > existing.lastSeen) existing.lastSeen = e.time;
-          continue;
+          return;
         }
-        for (const k of [r.from, r.to]) if (!g.entities.has(k)) touchEntity(g, k, e.time);
-        g.relationships.set(id, { ...r, firstSeen: e.time, lastSeen: e.time, count: 1 });
-        link(g, r.from, id);
-        link(g, r.to, id);
-      }
+        if (!g.entities.has(from)) touchEntity(g, from, e.time);
+        if (!g.entities.has(to)) touchEntity(g, to, e.time);
+        g.relationships.set(id, { from, to, type, firstSeen: e.time, lastSeen: e.time, count: 1 });
+        link(g, from, id);
+        link(g, to, id);
+      });
     }
     return g;
   },
