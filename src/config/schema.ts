@@ -30,6 +30,15 @@ export const ConfigSchema = v.strictObject({
     path: v.optional(PathText, 'data/store'),
   }), {}),
   limits: v.optional(LimitsSchema, {}),
+  /** Deployment snapshots to the setup authority (docs/setup-protocol.md); absent = not a managed deployment. */
+  deployment: v.optional(v.strictObject({
+    authorityUrl: v.pipe(v.string(), v.maxLength(2048), v.url(), v.regex(/^https?:\/\//, 'expected an http(s) URL')),
+    deploymentId: v.pipe(v.string(), v.regex(/^dep_[A-Za-z0-9_-]{22}$/, 'expected a dep_... deployment id')),
+    identityKeyFile: v.pipe(PathText, v.check((p) => p.startsWith('/'), 'expected an absolute path')),
+    intervalSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
+    instanceUrl: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url())),
+    centralVmId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+  })),
   detection: v.optional(v.strictObject({
     incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
     freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),

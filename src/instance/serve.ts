@@ -7,6 +7,7 @@ import type { Config } from '../config/schema.js';
 import { createApp } from '../http/app.js';
 import { installBuiltinRules } from './builtin-rules.js';
 import { openInstanceStore, type InstanceStore } from './open.js';
+import { loadIdentityKey, startDeploymentReporter } from './deployment-reporter.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -26,6 +27,7 @@ export function checkCredentialsFile(path: string): void {
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
 export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void): Promise<RunningInstance> {
   checkCredentialsFile(config.auth.credentialsFile);
+  const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
   const instance = await openInstanceStore(config.storage.path, { onFatal, detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
   const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
   if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
@@ -47,12 +49,15 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   server.keepAliveTimeout = 5_000;
   const { port } = server.address() as AddressInfo;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  const dep = config.deployment;
+  const reporter = dep && identityKey ? startDeploymentReporter({ authorityUrl: dep.authorityUrl, deploymentId: dep.deploymentId, key: identityKey, intervalMs: dep.intervalSeconds * 1000, instanceUrl: dep.instanceUrl ?? `http://${host}:${port}`, ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}), log: instance.log, now: () => new Date(), onLine: log }) : undefined;
   let stopping: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,
     instance,
     stop() {
       stopping ??= (async () => {
+        await reporter?.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();

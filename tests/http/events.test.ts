@@ -58,6 +58,8 @@ describe('POST /api/v1/events', () => {
       [{ severity: -1 }, /severity/],
       [{ source: { adapter: 'a', instance: 'b' } }, /source.recordId/],
       [{ attributes: undefined }, /attributes/],
+      [{ source: { adapter: 'vigil', instance: 'api', recordId: 'forged' } }, /reserved for events Vigil records itself/],
+      [{ source: { adapter: 'collector', instance: 'c1', recordId: 'forged' } }, /reserved/],
     ];
     for (const [over, pattern] of cases) {
       const res = await post([makeEvent({ id: 'rule', ...over })]);

@@ -11,6 +11,15 @@ import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
 import { executeAudited, withDetections } from '../request-context.js';
 
+/** Adapters whose events only Vigil itself writes (access events, signed collector evidence). */
+export const RESERVED_ADAPTERS = ['vigil', 'collector'] as const;
+
+/** A NormalizedEvent as a client may submit it: any adapter but the reserved ones, so evidence cannot be forged. */
+export const SubmittedEventSchema = v.pipe(
+  NormalizedEventSchema,
+  v.check((e) => !(RESERVED_ADAPTERS as readonly string[]).includes(e.source.adapter), `source.adapter: ${RESERVED_ADAPTERS.join(' and ')} are reserved for events Vigil records itself`),
+);
+
 /** Query of `GET /api/v1/events`. */
 export const ListEventsQuery = v.strictObject({
   since: v.optional(IsoDateTime),
@@ -27,7 +36,7 @@ export const ListEventsQuery = v.strictObject({
 export function eventRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
   app.post('/api/v1/events', guard(deps, net, '/api/v1/events', 'ingest_events', 'ingest'), async (c) => {
     const batch = batchOf(await readJsonBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
-    const events = validateRecords(NormalizedEventSchema, batch.records);
+    const events = validateRecords(SubmittedEventSchema, batch.records);
     return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202)), 202);
   });
 

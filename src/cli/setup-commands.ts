@@ -1,0 +1,142 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as v from 'valibot';
+import { writeSecretFile } from '../auth/secret-files.js';
+import { generateToken, hashToken } from '../auth/tokens.js';
+import { formatIssues } from '../http/errors.js';
+import { authorityClient } from '../installer/authority-client.js';
+import { staticInventoryProvider } from '../installer/inventory.js';
+import { runInstall } from '../installer/run-install.js';
+import { directoryTransport } from '../installer/transport.js';
+import { ACCOUNT_TOKEN_PREFIX, AccountSchema, readAccounts, writeAccounts } from '../setup/accounts.js';
+import { AuthorityConfigSchema, type AuthorityConfig } from '../setup/config.js';
+import { startAuthority } from '../setup/serve.js';
+import { CliError } from './credentials.js';
+
+const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
+const logLine = (line: Record<string, unknown>) => out({ at: new Date().toISOString(), ...line });
+
+const USAGE = `usage:
+  vigil setup-authority serve --config FILE
+  vigil setup-authority account add <tenant> <user> --display-name NAME --email ADDRESS --config FILE
+  vigil setup-authority account list | disable <tenant> <user> | enable <tenant> <user> --config FILE
+  vigil install --setup-url URL --token-file FILE|- --inventory FILE --transport directory:DIR --work-dir DIR
+      [--recovery] [--central-listen HOST:PORT] [--snapshot-interval SECONDS] [--wait-seconds SECONDS]`;
+
+/** Loads the authority config; relative paths resolve against the file's folder. */
+export function loadAuthorityConfig(path: string | undefined, cwd: string): AuthorityConfig {
+  const full = path === undefined ? undefined : resolve(cwd, path);
+  let raw: unknown = {};
+  if (full !== undefined) {
+    try { raw = JSON.parse(readFileSync(full, 'utf8')); } catch (err) { throw new CliError(`cannot read config ${full}: ${(err as Error).message}`); }
+  }
+  const parsed = v.safeParse(AuthorityConfigSchema, raw);
+  if (!parsed.success) throw new CliError(`invalid setup authority configuration:\n  ${formatIssues(parsed.issues, 'config').join('\n  ')}`);
+  const c = parsed.output;
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(full ? dirname(full) : cwd, p));
+  const pwd = c.email?.smtp.passwordFile;
+  return {
+    ...c, storage: { path: abs(c.storage.path) }, accounts: { file: abs(c.accounts.file) }, recovery: { ...c.recovery, keyFile: abs(c.recovery.keyFile) },
+    ...(c.email ? { email: { ...c.email, smtp: { ...c.email.smtp, ...(pwd ? { passwordFile: abs(pwd) } : {}) } } } : {}),
+  };
+}
+
+/**
+ * A clock moved by a file holding a millisecond offset (`VIGIL_TEST_CLOCK_FILE`): end-to-end tests
+ * use it to move the authority past the heartbeat timeout without waiting. Unset, the real clock.
+ */
+function clockFrom(env: NodeJS.ProcessEnv): () => Date {
+  const file = env.VIGIL_TEST_CLOCK_FILE;
+  if (!file) return () => new Date();
+  let stamp = '';
+  let offset = 0;
+  return () => {
+    const st = existsSync(file) ? statSync(file) : undefined;
+    const next = st ? `${st.mtimeMs}:${st.size}` : '';
+    if (next !== stamp) { stamp = next; offset = st ? Number.parseInt(readFileSync(file, 'utf8'), 10) || 0 : 0; }
+    return new Date(Date.now() + offset);
+  };
+}
+
+async function serveAuthority(config: AuthorityConfig, env: NodeJS.ProcessEnv): Promise<number> {
+  const onFatal = (err: Error) => { logLine({ level: 'fatal', msg: 'storage failure', error: err.message }); process.exit(70); };
+  const running = await startAuthority(config, logLine, onFatal, clockFrom(env));
+  logLine({ level: 'info', msg: 'listening', url: running.url, store: config.storage.path, service: 'setup-authority' });
+  const stop = (signal: string) => {
+    logLine({ level: 'info', msg: 'stopping', signal });
+    void running.stop().then(() => { logLine({ level: 'info', msg: 'stopped' }); process.exit(0); });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  return new Promise<number>(() => {});
+}
+
+function accountCommand(config: AuthorityConfig, args: string[], values: Record<string, string | boolean | undefined>): number {
+  const file = config.accounts.file;
+  const [verb, tenantId, userId] = args;
+  const accounts = readAccounts(file);
+  if (verb === 'list') { out(accounts.map(({ tokenHash, ...a }) => ({ ...a, fingerprint: tokenHash.slice(0, 12) }))); return 0; }
+  if (!tenantId || !userId) throw new CliError(USAGE, 2);
+  if (verb === 'add') {
+    const token = generateToken(ACCOUNT_TOKEN_PREFIX);
+    const parsed = v.safeParse(AccountSchema, { tenantId, userId, displayName: values['display-name'] ?? userId, email: values.email, tokenHash: hashToken(token), disabled: false });
+    if (!parsed.success) throw new CliError(`invalid account: ${formatIssues(parsed.issues).join('; ')}`, 2);
+    if (accounts.some((a) => a.tenantId === tenantId && a.userId === userId)) throw new CliError(`account ${tenantId}/${userId} exists`);
+    writeAccounts(file, [...accounts, parsed.output]);
+    const { tokenHash: _hash, ...shown } = parsed.output;
+    out({ token, account: shown });
+    return 0;
+  }
+  if (verb === 'disable' || verb === 'enable') {
+    if (!accounts.some((a) => a.tenantId === tenantId && a.userId === userId)) throw new CliError(`no account ${tenantId}/${userId}`);
+    writeAccounts(file, accounts.map((a) => (a.tenantId === tenantId && a.userId === userId ? { ...a, disabled: verb === 'disable' } : a)));
+    out({ tenantId, userId, disabled: verb === 'disable' });
+    return 0;
+  }
+  throw new CliError(USAGE, 2);
+}
+
+function readTokenFrom(source: string): string {
+  const text = source === '-' ? readFileSync(0, 'utf8') : readFileSync(source, 'utf8');
+  const token = text.trim();
+  if (!/^(lst|lrc)_[A-Za-z0-9_-]{43}$/.test(token)) throw new CliError('the token file must hold one lst_... setup token (or lrc_... recovery token)', 2);
+  return token;
+}
+
+async function install(values: Record<string, string | boolean | undefined>): Promise<number> {
+  const need = (k: string) => { const x = values[k]; if (typeof x !== 'string') throw new CliError(`--${k} is required\n${USAGE}`, 2); return x; };
+  const transport = need('transport');
+  if (!transport.startsWith('directory:')) throw new CliError('--transport: only directory:DIR is available in this build', 2);
+  const [host, port] = (typeof values['central-listen'] === 'string' ? values['central-listen'] : '0.0.0.0:4173').split(/:(?=\d+$)/);
+  const workDir = resolve(need('work-dir'));
+  const result = await runInstall({
+    client: authorityClient(need('setup-url')), token: readTokenFrom(need('token-file')), recovery: values.recovery === true,
+    inventory: staticInventoryProvider(resolve(need('inventory'))), transport: directoryTransport(resolve(transport.slice('directory:'.length))),
+    centralListen: { host: host ?? '0.0.0.0', port: Number(port ?? 4173) },
+    snapshotIntervalSeconds: Number(values['snapshot-interval'] ?? 60), waitMs: Number(values['wait-seconds'] ?? 900) * 1000, pollMs: 1000,
+    progress: (line) => logLine({ level: 'info', ...line }),
+  }).catch((err: Error) => { throw new CliError(`install stopped: ${err.message}`); });
+  writeSecretFile(join(workDir, `${result.deploymentId}.console-credential.json`), `${JSON.stringify(result.consoleCredential, null, 2)}\n`);
+  const { consoleCredential, ...summary } = result;
+  out({ ...summary, consoleCredentialId: consoleCredential.id, consoleCredentialFile: join(workDir, `${result.deploymentId}.console-credential.json`) });
+  return 0;
+}
+
+/** Dispatches `vigil setup-authority ...` and `vigil install ...` (argv without the program). */
+export async function runSetupCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv, allowPositionals: true,
+    options: {
+      config: { type: 'string' }, 'display-name': { type: 'string' }, email: { type: 'string' }, 'setup-url': { type: 'string' },
+      'token-file': { type: 'string' }, inventory: { type: 'string' }, transport: { type: 'string' }, 'work-dir': { type: 'string' },
+      recovery: { type: 'boolean' }, 'central-listen': { type: 'string' }, 'snapshot-interval': { type: 'string' }, 'wait-seconds': { type: 'string' },
+    },
+  });
+  const [command, sub, ...rest] = positionals;
+  if (command === 'install') return install(values);
+  const config = loadAuthorityConfig(values.config, cwd);
+  if (sub === 'serve') return serveAuthority(config, env);
+  if (sub === 'account') return accountCommand(config, rest, values);
+  throw new CliError(USAGE, 2);
+}

@@ -1,0 +1,126 @@
+import type { LogRecord } from '../../log/record.js';
+import type { Projection } from '../../projections/types.js';
+import {
+  SetupRecordType as T, type CollectorEnrollmentRedeemed, type DeploymentCentralMissing, type DeploymentSnapshotReceived,
+  type RecoveryClaimed, type SetupSessionClaimed, type SetupSessionProven,
+} from '../events.js';
+import type { InstallationScope } from '../scope.js';
+
+/** Deployment states: `central_missing` and `recovered` come from spec 3.2; the others are ours. */
+export type DeploymentStatus = 'provisioning' | 'reporting' | 'central_missing' | 'recovered';
+
+/** One enrollment grant of the current or an earlier epoch. */
+export interface EnrollmentView { collectorId: string; vmId: string; epoch: number; tokenHash: string; expiresAt: string; redeemed?: { at: string; keyFingerprint: string } }
+
+/** One deployment: its identity, approved scope, heartbeat and enrollment epoch. */
+export interface DeploymentView {
+  id: string;
+  tenantId: string;
+  userId: string;
+  /** The setup session that created it and the latest (recovery) session. */
+  firstSessionId: string;
+  sessionId: string;
+  status: DeploymentStatus;
+  statusHistory: Array<{ status: DeploymentStatus; at: string }>;
+  publicKeySpkiPem: string;
+  keyFingerprint: string;
+  /** Fingerprints of identity keys replaced by recoveries: their signatures are refused. */
+  retiredKeys: string[];
+  scope: InstallationScope;
+  epoch: number;
+  consoleCredential?: { id: string; generation: number; fingerprint: string };
+  /** Enrollment grants of the current epoch, by collector id. */
+  enrollments: Record<string, EnrollmentView>;
+  lastHeartbeatAt?: string;
+  lastSnapshotSeq?: number;
+  snapshot?: Record<string, unknown>;
+  recoveryIds: string[];
+}
+
+/** The deployments read model. */
+export interface DeploymentsState { byId: Record<string, DeploymentView> }
+
+function moveTo(d: DeploymentView, status: DeploymentStatus, at: string): void {
+  if (d.status === status) return;
+  d.status = status;
+  d.statusHistory.push({ status, at });
+}
+
+function onProven(d: DeploymentView, data: SetupSessionProven): void {
+  d.epoch = data.epoch;
+  d.consoleCredential = { id: data.consoleCredential.id, generation: data.consoleCredential.generation, fingerprint: data.consoleCredential.tokenHash.slice(0, 12) };
+  d.enrollments = {};
+  for (const g of data.enrollments) d.enrollments[g.collectorId] = { collectorId: g.collectorId, vmId: g.vmId, epoch: data.epoch, tokenHash: g.tokenHash, expiresAt: g.expiresAt };
+}
+
+function evolveOne(s: DeploymentsState, r: LogRecord): void {
+  switch (r.type) {
+    case T.SetupSessionClaimed: {
+      const d = r.data as SetupSessionClaimed;
+      s.byId[d.deploymentId] = {
+        id: d.deploymentId, tenantId: d.tenantId, userId: d.userId, firstSessionId: d.sessionId, sessionId: d.sessionId,
+        status: 'provisioning', statusHistory: [{ status: 'provisioning', at: r.at }], publicKeySpkiPem: d.publicKeySpkiPem,
+        keyFingerprint: d.keyFingerprint, retiredKeys: [], scope: d.scope, epoch: 0, enrollments: {}, recoveryIds: [],
+      };
+      return;
+    }
+    case T.SetupSessionProven: {
+      const d = s.byId[(r.data as SetupSessionProven).deploymentId];
+      if (d) onProven(d, r.data as SetupSessionProven);
+      return;
+    }
+    case T.DeploymentSnapshotReceived: {
+      const data = r.data as DeploymentSnapshotReceived;
+      const d = s.byId[data.deploymentId];
+      if (!d) return;
+      d.lastHeartbeatAt = data.updatedAt;
+      d.lastSnapshotSeq = r.seq;
+      d.snapshot = data.snapshot;
+      moveTo(d, 'reporting', r.at);
+      return;
+    }
+    case T.DeploymentCentralMissing: {
+      const d = s.byId[(r.data as DeploymentCentralMissing).deploymentId];
+      if (d) moveTo(d, 'central_missing', r.at);
+      return;
+    }
+    case T.RecoveryTokenIssued: {
+      const data = r.data as { deploymentId: string; recoveryId: string };
+      s.byId[data.deploymentId]?.recoveryIds.push(data.recoveryId);
+      return;
+    }
+    case T.RecoveryClaimed: {
+      const data = r.data as RecoveryClaimed;
+      const d = s.byId[data.deploymentId];
+      if (!d) return;
+      d.retiredKeys.push(d.keyFingerprint);
+      Object.assign(d, { publicKeySpkiPem: data.publicKeySpkiPem, keyFingerprint: data.keyFingerprint, sessionId: data.sessionId, epoch: data.epoch, enrollments: {} });
+      moveTo(d, 'recovered', r.at);
+      return;
+    }
+    case T.CollectorEnrollmentRedeemed: {
+      const data = r.data as CollectorEnrollmentRedeemed;
+      const e = s.byId[data.deploymentId]?.enrollments[data.collectorId];
+      if (e && e.epoch === data.epoch) e.redeemed = { at: r.at, keyFingerprint: data.collectorKeyFingerprint };
+      return;
+    }
+    default:
+  }
+}
+
+/** Folds deployment records into the deployments read model. */
+export const deploymentsProjection: Projection<DeploymentsState> = {
+  name: 'deployments',
+  version: 1,
+  initial: () => ({ byId: {} }),
+  evolve(s, r) {
+    evolveOne(s, r);
+    return s;
+  },
+};
+
+/** How many systems the last snapshot reports as sending live data (0 before any). */
+export function liveSystems(d: DeploymentView): number {
+  const n = d.snapshot?.systems_reporting_live;
+  return typeof n === 'number' ? n : 0;
+}

@@ -1,0 +1,59 @@
+import type { ReadModels } from '../projections/runtime.js';
+import { deploymentsOf, recoveryOf } from './models.js';
+import { liveSystems, type DeploymentView } from './projections/deployments.js';
+import type { RecoveryView } from './projections/recovery.js';
+import { currentPhase, type SessionView } from './projections/setup-sessions.js';
+
+function recoveryStatus(d: DeploymentView, r: RecoveryView): Record<string, unknown> {
+  const open = !r.claimedAt;
+  return {
+    recovery_id: r.id,
+    issued_at: r.issuedAt,
+    claimed_at: r.claimedAt ?? null,
+    email: r.notice ? { to: r.notice.to, sent_at: r.notice.sentAt } : r.noticeFailures > 0 ? { failures: r.noticeFailures } : null,
+    action: open ? { kind: 'reveal_recovery_token', method: 'POST', path: `/v1/deployments/${d.id}/recovery-token/reveal` } : null,
+  };
+}
+
+/** The deployment part of the browser status (after claim). */
+export function deploymentStatus(models: ReadModels, d: DeploymentView): Record<string, unknown> {
+  const rec = recoveryOf(models);
+  const last = d.recoveryIds.at(-1);
+  const recovery = last === undefined ? undefined : rec.byId[last];
+  return {
+    deployment_id: d.id,
+    status: d.status,
+    status_history: d.statusHistory,
+    installation_scope: d.scope,
+    identity_key_fingerprint: d.keyFingerprint,
+    enrollment_epoch: d.epoch,
+    console_credential: d.consoleCredential ? { id: d.consoleCredential.id, generation: d.consoleCredential.generation } : null,
+    collectors: Object.values(d.enrollments).map((e) => ({ collector_id: e.collectorId, vm_id: e.vmId, epoch: e.epoch, enrolled: e.redeemed !== undefined })),
+    last_heartbeat_at: d.lastHeartbeatAt ?? null,
+    snapshot: d.snapshot ?? null,
+    systems_reporting_live: liveSystems(d),
+    recovery: recovery ? recoveryStatus(d, recovery) : null,
+  };
+}
+
+/** `GET /v1/setup-sessions/{id}` for the owning browser: status, phases, deployment after claim, dashboard URL after completion. */
+export function sessionStatus(models: ReadModels, view: SessionView): Record<string, unknown> {
+  const d = view.deploymentId === undefined ? undefined : deploymentsOf(models).byId[view.deploymentId];
+  const url = d?.snapshot?.instance_url;
+  return {
+    session_id: view.id,
+    kind: view.kind,
+    status: view.status,
+    created_at: view.createdAt,
+    expires_at: view.expiresAt,
+    connected_at: view.connectedAt ?? null,
+    claimed_at: view.claimedAt ?? null,
+    proven_at: view.provenAt ?? null,
+    completed_at: view.completedAt ?? null,
+    phase: currentPhase(view)?.phase ?? null,
+    phases: view.phases.map((p) => ({ phase: p.phase, at: p.at, ...(p.detail ? { detail: p.detail } : {}) })),
+    bootstrap_key: view.bootstrapKey ? { fingerprint: view.bootstrapKey.fingerprint, public_key: view.bootstrapKey.publicKeySpkiPem, published_at: view.bootstrapKey.publishedAt, label: view.bootstrapKey.label ?? null } : null,
+    ...(d ? { deployment: deploymentStatus(models, d) } : {}),
+    ...(view.status === 'completed' ? { dashboard_url: typeof url === 'string' ? url : null } : {}),
+  };
+}

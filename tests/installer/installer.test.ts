@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AuthorityError, type AuthorityClient } from '../../src/installer/authority-client.js';
+import { selectCentral, staticInventoryProvider, type InventoryVm } from '../../src/installer/inventory.js';
+import { runInstall } from '../../src/installer/run-install.js';
+import { ScopeViolationError, directoryTransport, guardedTransport } from '../../src/installer/transport.js';
+import { sendSnapshot, startTestAuthority, type TestAuthority } from '../setup/harness.js';
+import { tempDir } from '../helpers/temp.js';
+
+const vm = (id: string, over: Partial<InventoryVm> = {}): InventoryVm => ({ id, os: 'linux', tags: [], install: true, ...over });
+
+describe('installer central selection', () => {
+  it('picks the first Linux VM by id, preferring vigil:central tags, never a VM excluded from install', () => {
+    assert.equal(selectCentral([vm('b'), vm('a', { os: 'windows' }), vm('c')]).id, 'b');
+    assert.equal(selectCentral([vm('b'), vm('z', { tags: ['vigil:central'] }), vm('y', { tags: ['vigil:central'] })]).id, 'y');
+    assert.equal(selectCentral([vm('a', { install: false }), vm('b')]).id, 'b');
+    assert.equal(selectCentral([vm('b'), vm('a')]).id, selectCentral([vm('a'), vm('b')]).id, 'order of discovery does not matter');
+    assert.throws(() => selectCentral([vm('w', { os: 'windows' })]), /Linux/);
+  });
+
+  it('refuses an inventory with a duplicate or malformed VM', async () => {
+    const d = tempDir();
+    const path = join(d.path, 'inv.json');
+    writeFileSync(path, JSON.stringify({ vms: [{ id: 'a', os: 'linux' }, { id: 'A', os: 'linux' }] }));
+    await assert.rejects(staticInventoryProvider(path).list(), /listed twice/);
+    writeFileSync(path, JSON.stringify({ vms: [{ id: 'a b', os: 'linux' }] }));
+    await assert.rejects(staticInventoryProvider(path).list(), /vms\[0\]\.id/);
+    d.cleanup();
+  });
+});
+
+describe('installer transport guard', () => {
+  it('refuses every target outside the approved vms list, the orchestration host included', async () => {
+    const d = tempDir();
+    const t = guardedTransport(directoryTransport(d.path), ['vm-1']);
+    for (const target of ['vm-2', 'localhost', '127.0.0.1', hostname(), '']) {
+      await assert.rejects(t.writeFile(target, '/etc/x', 'x', 0o600), ScopeViolationError);
+      await assert.rejects(t.run(target, ['true']), ScopeViolationError);
+      assert.ok(!existsSync(join(d.path, target || '_')), `${target} was touched`);
+    }
+    await assert.rejects(t.writeFile('vm-1', '/etc/../../escape', 'x', 0o600), /normalized absolute path/);
+    await t.writeFile('vm-1', '/etc/vigil/secret', 's', 0o600);
+    assert.equal(statSync(join(d.path, 'vm-1', 'etc/vigil/secret')).mode & 0o777, 0o600);
+    assert.deepEqual([...t.touched], ['vm-1']);
+    d.cleanup();
+  });
+});
+
+describe('installer against an in-process authority', () => {
+  let t: TestAuthority;
+  before(async () => { t = await startTestAuthority(); });
+  after(async () => { await t.close(); });
+
+  function client(onProgress?: (path: string) => Promise<void>): AuthorityClient {
+    const call = async <T>(path: string, body?: unknown, bearer?: string): Promise<T> => {
+      await onProgress?.(path);
+      const r = await t.json(path, { ...(body !== undefined ? { body } : {}), ...(bearer ? { bearer } : {}) });
+      if (r.status >= 400) throw new AuthorityError(r.status, r.body.error);
+      return r.body as T;
+    };
+    return { post: (p, b, bearer) => call(p, b, bearer), get: (p, bearer) => call(p, undefined, bearer) };
+  }
+
+  it('claims the proposed scope, never touches VMs left out of it, and completes after the first snapshot', async () => {
+    const d = tempDir();
+    const inv = join(d.path, 'inventory.json');
+    writeFileSync(inv, JSON.stringify({ vms: [{ id: 'vm-1', os: 'linux' }, { id: 'vm-2', os: 'windows' }, { id: 'vm-0', os: 'linux', install: false }] }));
+    const created = await t.json('/v1/setup-sessions', { body: {}, browser: await t.signIn('alice') });
+    let snapshotSent = false;
+    const result = await runInstall({
+      client: client(async (path) => {
+        if (!path.endsWith('/progress') || snapshotSent) return;
+        const cfg = JSON.parse(readFileSync(join(d.path, 'vms', 'vm-1', 'etc/vigil/vigil.config.json'), 'utf8'));
+        const pem = readFileSync(cfg.deployment.identityKeyFile, 'utf8');
+        const { createPrivateKey, createPublicKey, sign } = await import('node:crypto');
+        const key = createPrivateKey(pem);
+        const signer = { pem: createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString(), privateKey: key, sign: (b: Uint8Array) => sign(null, b, key).toString('base64') };
+        assert.equal((await sendSnapshot(t, cfg.deployment.deploymentId, signer)).status, 202);
+        snapshotSent = true;
+      }),
+      token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: directoryTransport(join(d.path, 'vms')),
+      centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: () => {},
+    });
+    assert.equal(result.centralVmId, 'vm-1');
+    assert.deepEqual(result.scope.vms, ['vm-1', 'vm-2']);
+    assert.deepEqual(result.touched, ['vm-1', 'vm-2']);
+    assert.ok(!existsSync(join(d.path, 'vms', 'vm-0')));
+    assert.match(readFileSync(join(d.path, 'vms', 'vm-2', 'etc/vigil/collector/secrets/enrollment-token'), 'utf8'), /^lce_/);
+    const grants = readFileSync(join(d.path, 'vms', 'vm-1', 'etc/vigil/secrets/enrollment-grants.json'), 'utf8');
+    assert.ok(!grants.includes('lce_'), 'the central VM gets only token hashes');
+    const status = await t.json(`/v1/setup-sessions/${result.sessionId}`, { browser: await t.signIn('alice') });
+    assert.equal(status.body.status, 'completed');
+    d.cleanup();
+  });
+});
