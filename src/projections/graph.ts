@@ -54,7 +54,7 @@ function link(g: GraphState, key: string, id: string): void {
  */
 export const graphProjection: Projection<GraphState> = {
   name: 'graph',
-  version: 1,
+  version: 2,
   initial: () => ({ entities: new Map(), relationships: new Map(), adjacent: new Map() }),
   evolve(g, record) {
     for (const e of eventsOf(record.type, record.data)) {
@@ -78,15 +78,24 @@ export const graphProjection: Projection<GraphState> = {
     }
     return g;
   },
-  snapshot: (g) => ({ entities: [...g.entities.values()], relationships: [...g.relationships.values()] }),
+  // Columnar checkpoints: arrays of strings and numbers decode far faster than millions of small maps.
+  snapshot(g) {
+    const e = { key: [] as string[], first: [] as string[], last: [] as string[], count: [] as number[] };
+    for (const x of g.entities.values()) { e.key.push(x.key); e.first.push(x.firstSeen); e.last.push(x.lastSeen); e.count.push(x.count); }
+    const r = { from: [] as string[], to: [] as string[], type: [] as string[], first: [] as string[], last: [] as string[], count: [] as number[] };
+    for (const x of g.relationships.values()) { r.from.push(x.from); r.to.push(x.to); r.type.push(x.type); r.first.push(x.firstSeen); r.last.push(x.lastSeen); r.count.push(x.count); }
+    return { e, r };
+  },
   restore(data) {
-    const d = data as { entities: Entity[]; relationships: Relationship[] };
-    const g: GraphState = { entities: new Map(d.entities.map((e) => [e.key, e])), relationships: new Map(), adjacent: new Map() };
-    for (const r of d.relationships) {
-      const id = relationshipId(r);
-      g.relationships.set(id, r);
-      link(g, r.from, id);
-      link(g, r.to, id);
+    const { e, r } = data as { e: { key: string[]; first: string[]; last: string[]; count: number[] }; r: { from: string[]; to: string[]; type: string[]; first: string[]; last: string[]; count: number[] } };
+    const g: GraphState = { entities: new Map(), relationships: new Map(), adjacent: new Map() };
+    for (let i = 0; i < e.key.length; i++) g.entities.set(e.key[i]!, { key: e.key[i]!, kind: entityKind(e.key[i]!), firstSeen: e.first[i]!, lastSeen: e.last[i]!, count: e.count[i]! });
+    for (let i = 0; i < r.from.length; i++) {
+      const rel: Relationship = { from: r.from[i]!, to: r.to[i]!, type: r.type[i]!, firstSeen: r.first[i]!, lastSeen: r.last[i]!, count: r.count[i]! };
+      const id = relationshipId(rel);
+      g.relationships.set(id, rel);
+      link(g, rel.from, id);
+      link(g, rel.to, id);
     }
     return g;
   },
