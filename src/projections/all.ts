@@ -1,5 +1,6 @@
 import { alertsProjection } from './alerts.js';
 import { auditIndex } from './audit.js';
+import { collectorsProjection } from './collectors.js';
 import { detectionProjection } from './detection.js';
 import { evidenceIndex } from './evidence.js';
 import { graphProjection } from './graph.js';
@@ -10,6 +11,7 @@ import type { IndexProjection, Projection } from './types.js';
 /** Every in-memory read model of the instance. */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   graphProjection, statsProjection, detectionProjection, alertsProjection, sourcesProjection,
+  collectorsProjection,
 ] as Projection<unknown>[];
 
 /** Every LMDB-backed read model of the instance. */

@@ -1,7 +1,7 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { eventsOf } from '../events/record-types.js';
 import type { ReadModels } from './runtime.js';
-import { EVIDENCE_DBS, type EventDimension, type StoredEvent } from './evidence.js';
+import { EVIDENCE_DBS, decodeStored, type EventDimension, type StoredEvent } from './evidence.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 /** Where the previous page stopped: event time (ms) and id. */
@@ -58,7 +58,7 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
   const lowerT = filter.sinceMs ?? -Number.MAX_VALUE;
   const prefix: Array<string | number> = dim ? [dim[0], dim[1]] : [];
   const db = models.db<null>(dim ? EVIDENCE_DBS.byDim : EVIDENCE_DBS.byTime);
-  const byId = models.db<StoredEvent>(EVIDENCE_DBS.byId);
+  const byId = models.db<Uint8Array>(EVIDENCE_DBS.byId);
   // A page usually comes from a few records: decode each once.
   const records = new Map<number, readonly NormalizedEvent[]>();
   const load = (s: StoredEvent): NormalizedEvent | undefined => {
@@ -81,8 +81,8 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
     if (after && t === after[0] && id === after[1]) continue;
     last = [t, id];
     if (++scanned > scanBudget) return { events, nextCursor: encodeCursor(last) };
-    const stored = byId.get(id);
-    const event = stored ? load(stored) : undefined;
+    const bytes = byId.get(id);
+    const event = bytes ? load(decodeStored(bytes)) : undefined;
     if (!event || !matches(event, filter)) continue;
     events.push(event);
     if (events.length >= limit) return { events, nextCursor: encodeCursor(last) };

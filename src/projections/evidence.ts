@@ -14,6 +14,20 @@ export interface StoredEvent {
   readonly i: number;
 }
 
+/** Encodes a StoredEvent as 8 bytes (seq, position), cheaper than a msgpack map per event. */
+export function encodeStored(s: StoredEvent): Uint8Array {
+  const b = Buffer.allocUnsafe(8);
+  b.writeUInt32BE(s.s, 0);
+  b.writeUInt32BE(s.i, 4);
+  return b;
+}
+
+/** Decodes a StoredEvent. */
+export function decodeStored(b: Uint8Array): StoredEvent {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  return { s: v.getUint32(0), i: v.getUint32(4) };
+}
+
 /** The dimensions `GET /api/v1/events` can filter on through an index. */
 export const EVENT_DIMENSIONS = ['category', 'class', 'adapter', 'entity'] as const;
 /** One indexed dimension. */
@@ -38,8 +52,9 @@ export function eventTimeMs(event: NormalizedEvent): number {
  * caches records already read, so re-sending a whole batch decodes its record once.
  */
 export function lookupEvent(models: ReadModels, id: string, decoded = new Map<number, readonly NormalizedEvent[]>()): NormalizedEvent | undefined {
-  const at = models.index.get(EVIDENCE_DBS.byId, id) as StoredEvent | undefined;
-  if (!at) return undefined;
+  const bytes = models.index.get(EVIDENCE_DBS.byId, id) as Uint8Array | undefined;
+  if (!bytes) return undefined;
+  const at = decodeStored(bytes);
   let events = decoded.get(at.s);
   if (!events) {
     const r = models.record(at.s);
@@ -61,17 +76,18 @@ function dimensionValues(e: NormalizedEvent): Array<[EventDimension, string]> {
  */
 export const evidenceIndex: IndexProjection = {
   name: 'evidence',
-  version: 2,
+  version: 3,
   dbs: Object.values(EVIDENCE_DBS),
   readDbs: [EVIDENCE_DBS.byId],
   keyOnlyDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
+  binaryDbs: [EVIDENCE_DBS.byId],
   apply(record, read, write) {
     const events = eventsOf(record.type, record.data);
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
       if (read.get(EVIDENCE_DBS.byId, e.id) !== undefined) continue;
       const t = eventTimeMs(e);
-      write.put(EVIDENCE_DBS.byId, e.id, { s: record.seq, i } satisfies StoredEvent);
+      write.put(EVIDENCE_DBS.byId, e.id, encodeStored({ s: record.seq, i }));
       write.put(EVIDENCE_DBS.byTime, [t, e.id], null);
       for (const [dim, value] of dimensionValues(e)) write.put(EVIDENCE_DBS.byDim, [dim, value, t, e.id], null);
     }

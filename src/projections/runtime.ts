@@ -57,7 +57,8 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
   const indexMeta: Database<IndexMeta, string> = store.db('index-meta');
   const dbs = new Map<string, Database<unknown, IndexKey>>();
   const keyOnly = new Set(indexes.flatMap((ix) => ix.keyOnlyDbs ?? []));
-  for (const ix of indexes) for (const name of ix.dbs) dbs.set(name, store.db(name, keyOnly.has(name) ? { encoding: 'binary' } : undefined) as Database<unknown, IndexKey>);
+  const binary = new Set(indexes.flatMap((ix) => [...(ix.keyOnlyDbs ?? []), ...(ix.binaryDbs ?? [])]));
+  for (const ix of indexes) for (const name of ix.dbs) dbs.set(name, store.db(name, binary.has(name) ? { encoding: 'binary' } : undefined) as Database<unknown, IndexKey>);
   const states = new Map<string, unknown>(projections.map((p) => [p.name, p.initial()]));
   const heapSeq = new Map<string, number>(projections.map((p) => [p.name, 0]));
   const overlay = new Map<string, { value: unknown; removed: boolean; token: number }>();

@@ -46,6 +46,8 @@ export interface IndexProjection {
   readonly readDbs: readonly string[];
   /** Databases whose entries are keys only (value `null`): stored without encoding a value. */
   readonly keyOnlyDbs?: readonly string[];
+  /** Databases whose values are bytes the projection encodes itself (`Uint8Array`). */
+  readonly binaryDbs?: readonly string[];
   /** Deterministic: the writes for one record, given what the index holds. */
   apply(record: LogRecord, read: IndexReader, write: IndexWriter): void;
 }

@@ -1,0 +1,46 @@
+import type { CollectorSubmissionAccepted } from '../commands/collector-records.js';
+import { RecordType } from '../events/record-types.js';
+import { relationshipId, type GraphState } from './graph.js';
+
+function link(g: GraphState, key: string, id: string): void {
+  let s = g.adjacent.get(key);
+  if (!s) g.adjacent.set(key, (s = new Set()));
+  s.add(id);
+}
+
+function touch(g: GraphState, key: string, kind: string, time: string): void {
+  const e = g.entities.get(key);
+  if (!e) g.entities.set(key, { key, kind, firstSeen: time, lastSeen: time, count: 1 });
+  else {
+    e.count++;
+    if (time < e.firstSeen) e.firstSeen = time;
+    if (time > e.lastSeen) e.lastSeen = time;
+  }
+}
+
+/**
+ * Folds the facts of an accepted collector submission into the graph: each entity fact touches
+ * its entity (kind as stated), each relationship fact its typed relationship and both ends, at
+ * the record's time. Pure in `g` (mutated and owned by the fold); other records are ignored.
+ */
+export function foldCollectorFacts(g: GraphState, type: string, data: unknown, at: string): GraphState {
+  if (type !== RecordType.CollectorSubmissionAccepted) return g;
+  for (const f of (data as CollectorSubmissionAccepted).facts) {
+    if (f.fact === 'entity') {
+      touch(g, f.key, f.kind, at);
+      continue;
+    }
+    const id = relationshipId(f);
+    const r = g.relationships.get(id);
+    for (const k of [f.from, f.to]) if (!g.entities.has(k)) touch(g, k, k.slice(0, k.indexOf(':')), at);
+    if (r) {
+      r.count++;
+      if (at > r.lastSeen) r.lastSeen = at;
+      continue;
+    }
+    g.relationships.set(id, { from: f.from, to: f.to, type: f.type, firstSeen: at, lastSeen: at, count: 1 });
+    link(g, f.from, id);
+    link(g, f.to, id);
+  }
+  return g;
+}
