@@ -5,6 +5,7 @@ import { foundationBench, type Figure } from './foundation.js';
 import { root } from './harness.js';
 import { normalizerBench } from './normalizers.js';
 import { detectionBench } from './detection.js';
+import { collectorBench } from './collector.js';
 
 const report: Record<string, unknown> = { at: new Date().toISOString(), node: process.version, cpus: cpus().length };
 const sections: Array<[string, Figure[]]> = [];
@@ -13,6 +14,7 @@ const only = process.argv[2];
 if (!only || only === 'foundation') sections.push(['foundation', await foundationBench(report)]);
 if (!only || only === 'normalizers') sections.push(['normalizers', await normalizerBench()]);
 if (!only || only === 'detection') sections.push(['detection', await detectionBench()]);
+if (!only || only === 'collector') sections.push(['collector', await collectorBench(report)]);
 
 for (const [name, figures] of sections) {
   process.stdout.write(`\n## ${name}\n`);

@@ -5,6 +5,8 @@ import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } fr
 import { logExport, logVerify, replay } from './log-commands.js';
 import { startInstance } from '../instance/serve.js';
 import { openApiDocument } from '../http/openapi.js';
+import { runSetupCommand } from './setup-commands.js';
+import { runCollectorCommand } from './collector-commands.js';
 
 const USAGE = `usage: vigil <command> [options]
 
@@ -16,6 +18,10 @@ const USAGE = `usage: vigil <command> [options]
   log verify                              check the hash chain and density of the log
   log export [--from SEQ] [--to SEQ]      records as JSON lines
   openapi                                 print the OpenAPI document
+  collector enroll|run|status ...         the collector agent (vigil collector --help)
+  collector-token create <collector_id>   single-use enrollment token [--expires-in 1h]
+  setup-authority serve | account ...     the setup authority (see docs/setup-protocol.md)
+  install --setup-url URL ...             the installer (see docs/installer.md)
 
   every command takes --config FILE (else VIGIL_CONFIG, else ./vigil.config.json)`;
 
@@ -29,6 +35,9 @@ function intOption(value: string | undefined, name: string): number | undefined 
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'setup-authority' || argv[0] === 'install') return runSetupCommand(argv, process.env, process.cwd());
+  const collector = await runCollectorCommand(argv, process.env, out);
+  if (collector !== undefined) return collector;
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -105,7 +114,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  // Exit once stdout is flushed: a large `log export` into a pipe must not be cut short.
+  (code) => process.stdout.write('', () => process.exit(code)),
   (err: unknown) => {
     const e = err as Error;
     const known = e instanceof CliError || e instanceof ConfigError || e?.name === 'StoreLockedError' || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';

@@ -42,16 +42,20 @@ function refuse(cmd: SubmitEnvelope, reason: SubmissionRejectionReason, message:
   return reject(extra.kind ?? KIND_OF[reason], message, { details, events: [{ type: RecordType.CollectorSubmissionRejected, data }], ...(extra.issues ? { issues: extra.issues } : {}) });
 }
 
-/** A submitted event as stored: category from its class, outcome from its attributes, source `collector`. */
+/**
+ * A submitted event as stored: category from its class, outcome from its attributes, source
+ * `collector`. Completes `e` in place (it is the schema's fresh copy, owned by the decision).
+ */
 export function toNormalizedEvent(e: SubmittedEvent, collectorId: string): NormalizedEvent {
-  return {
-    ...e,
-    category: categoryOf(e.class),
-    outcome: outcomeOf(e.attributes),
-    source: { adapter: 'collector', instance: collectorId, recordId: e.source.recordId },
-    attributes: { ...e.attributes, collector_input: { adapter: e.source.adapter, instance: e.source.instance } },
-  };
+  const n = e as Mutable<SubmittedEvent> & Partial<Mutable<NormalizedEvent>>;
+  n.category = categoryOf(e.class);
+  n.outcome = outcomeOf(e.attributes);
+  n.attributes.collector_input = { adapter: e.source.adapter, instance: e.source.instance };
+  n.source = { adapter: 'collector', instance: collectorId, recordId: e.source.recordId };
+  return n as NormalizedEvent;
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** How many distinct entities and relationships a payload's facts describe. */
 export function factCounts(facts: readonly Fact[]): { entities: number; relationships: number } {

@@ -39,6 +39,11 @@ export const RecordType = {
   RawRecordsIngested: 'RawRecordsIngested',
   AccessRecorded: 'AccessRecorded',
   ApiRequestAudited: 'ApiRequestAudited',
+  CollectorEnrollmentTokenIssued: 'CollectorEnrollmentTokenIssued',
+  CollectorEnrolled: 'CollectorEnrolled',
+  CollectorEnrollmentRejected: 'CollectorEnrollmentRejected',
+  CollectorSubmissionAccepted: 'CollectorSubmissionAccepted',
+  CollectorSubmissionRejected: 'CollectorSubmissionRejected',
 } as const;
 
 /** The NormalizedEvents a record carries (ingested, raw-normalized or access events). */
@@ -46,8 +51,11 @@ export function eventsOf(type: string, data: unknown): readonly NormalizedEvent[
   switch (type) {
     case RecordType.EventsIngested:
     case RecordType.RawRecordsIngested:
+    case RecordType.CollectorSubmissionAccepted:
       return (data as EventsIngested).events;
     case RecordType.AccessRecorded:
+    case RecordType.CollectorSubmissionRejected:
+    case RecordType.CollectorEnrollmentRejected:
       return [(data as AccessRecorded).event];
     default:
       return [];

@@ -6,6 +6,7 @@ import { HttpError, sendError } from './errors.js';
 import { coreRoutes } from './routes/core.js';
 import { eventRoutes } from './routes/events.js';
 import { ingestRoutes } from './routes/ingest.js';
+import { collectorRoutes } from './routes/collectors.js';
 import { alertRoutes } from './routes/alerts.js';
 import { ruleRoutes } from './routes/rules.js';
 
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   coreRoutes(app, deps, net);
   eventRoutes(app, deps, net);
   ingestRoutes(app, deps, net);
+  collectorRoutes(app, deps, net);
   ruleRoutes(app, deps, net);
   alertRoutes(app, deps, net);
 

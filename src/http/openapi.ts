@@ -4,6 +4,8 @@ import { NormalizedEventSchema } from '../events/normalized-event.js';
 import { AuditQuerySchema, GraphQuerySchema } from './routes/core.js';
 import { ListEventsQuery } from './routes/events.js';
 import { IngestQuery } from './routes/ingest.js';
+import { EnrollBody, IssueTokenBody } from './routes/collectors.js';
+import { EnvelopeSchema } from '../collector-protocol/envelope.js';
 import { ListAlertsQuery, ListIncidentsQuery } from './routes/alerts.js';
 import { RulePatchBody } from './routes/rules.js';
 import { PromoteIncidentBody, ReviewAlertBody } from '../commands/review-alert.js';
@@ -52,6 +54,10 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'post', path: '/api/v1/incidents', operationId: 'promoteIncident', summary: 'Promote alerts to an incident', permission: 'incidents:promote (analyst, admin)', body: PromoteIncidentBody, success: { status: 201, description: 'Incident' }, errors: [400, 401, 403, 415] },
   { method: 'get', path: '/api/v1/incidents/{id}', operationId: 'readIncident', summary: 'An incident with its alerts, entities and timeline', permission: 'incidents:read (viewer, analyst, admin)', pathParams: { id: [] }, success: { status: 200, description: 'Incident' }, errors: [401, 403, 404] },
   { method: 'get', path: '/api/v1/audit', operationId: 'listAudit', summary: 'The API audit trail, newest first', permission: 'audit:read (admin)', query: AuditQuerySchema, success: { status: 200, description: '`{entries, nextCursor}`' }, errors: [400, 401, 403] },
+  { method: 'post', path: '/api/v1/collector/enrollment-tokens', operationId: 'issueEnrollmentToken', summary: 'Create a single-use, short-lived collector enrollment token (shown once)', permission: 'collectors:admin (admin)', body: IssueTokenBody, success: { status: 201, description: '`{tokenId, collectorId, expiresAt, token}`' }, errors: [400, 401, 403, 413, 415] },
+  { method: 'post', path: '/api/v1/collector/enrollments', operationId: 'enrollCollector', summary: 'Enroll a collector key with a single-use token; starts a new epoch (docs/collector-protocol.md)', permission: 'none (the enrollment token in the body authenticates)', body: EnrollBody, success: { status: 201, description: '`{collectorId, epoch, keyFingerprint, nextSequence}`' }, errors: [400, 401, 403, 409, 413, 415] },
+  { method: 'post', path: '/api/v1/collector/submissions', operationId: 'submitCollectorEnvelope', summary: 'Submit a signed collector envelope (spec 4.3, docs/collector-protocol.md)', permission: 'collector:submit (collector, admin)', body: EnvelopeSchema, success: { status: 202, description: 'Collector submission result', schema: ref('CollectorSubmissionResult') }, errors: [400, 401, 403, 409, 413, 415] },
+  { method: 'get', path: '/api/v1/collectors', operationId: 'listCollectors', summary: 'Enrolled collectors: epoch, key fingerprint, last sequence, accepted and rejected counts', permission: 'collectors:admin (admin)', success: { status: 200, description: '`{collectors}`' }, errors: [401, 403] },
 ];
 
 function parameters(op: Operation): unknown[] {
@@ -72,7 +78,7 @@ export function openApiDocument(): Record<string, unknown> {
       operationId: op.operationId,
       summary: op.summary,
       description: `Permission: ${op.permission}.`,
-      ...(op.path.startsWith('/api/') ? { security: [{ bearer: [] }] } : { security: [] }),
+      ...(op.path.startsWith('/api/') && !op.permission.startsWith('none') ? { security: [{ bearer: [] }] } : { security: [] }),
       parameters: parameters(op),
       ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: schema(op.body) } } } } : {}),
       ...(op.yamlBody ? { requestBody: { required: true, content: { 'application/yaml': { schema: { type: 'string', description: 'Sigma rule YAML' } } } } } : {}),
@@ -88,6 +94,7 @@ export function openApiDocument(): Record<string, unknown> {
       schemas: {
         NormalizedEvent: schema(NormalizedEventSchema),
         ErrorResponse: { type: 'object', required: ['error'], properties: { error: { type: 'string' }, issues: { type: 'array', items: { type: 'string' } } } },
+        CollectorSubmissionResult: { type: 'object', required: ['collectorId', 'sequence', 'graph', 'acceptedEvents'], properties: { collectorId: { type: 'string' }, sequence: { type: 'integer' }, graph: { type: 'object', required: ['entities', 'relationships'], properties: { entities: { type: 'integer' }, relationships: { type: 'integer' } } }, acceptedEvents: { type: 'integer' } } },
         IngestionResult: { type: 'object', required: ['accepted', 'alerts', 'incidents'], properties: { accepted: { type: 'array', items: ref('NormalizedEvent') }, alerts: { type: 'array', items: { type: 'object' } }, incidents: { type: 'array', items: { type: 'object' } } } },
         Principal: { type: 'object', required: ['id', 'roles', 'displayName', 'loginName', 'authentication'], properties: { id: { type: 'string' }, roles: { type: 'array', items: { type: 'string' } }, displayName: { type: 'string' }, loginName: { type: 'string' }, authentication: { type: 'string' } } },
       },

@@ -1,22 +1,6 @@
 import type { CollectorSubmissionAccepted } from '../commands/collector-records.js';
 import { RecordType } from '../events/record-types.js';
-import { relationshipId, type GraphState } from './graph.js';
-
-function link(g: GraphState, key: string, id: string): void {
-  let s = g.adjacent.get(key);
-  if (!s) g.adjacent.set(key, (s = new Set()));
-  s.add(id);
-}
-
-function touch(g: GraphState, key: string, kind: string, time: string): void {
-  const e = g.entities.get(key);
-  if (!e) g.entities.set(key, { key, kind, firstSeen: time, lastSeen: time, count: 1 });
-  else {
-    e.count++;
-    if (time < e.firstSeen) e.firstSeen = time;
-    if (time > e.lastSeen) e.lastSeen = time;
-  }
-}
+import { link, relationshipId, touchEntity, type GraphState } from './graph.js';
 
 /**
  * Folds the facts of an accepted collector submission into the graph: each entity fact touches
@@ -27,12 +11,12 @@ export function foldCollectorFacts(g: GraphState, type: string, data: unknown, a
   if (type !== RecordType.CollectorSubmissionAccepted) return g;
   for (const f of (data as CollectorSubmissionAccepted).facts) {
     if (f.fact === 'entity') {
-      touch(g, f.key, f.kind, at);
+      touchEntity(g, f.key, at, f.kind);
       continue;
     }
     const id = relationshipId(f);
     const r = g.relationships.get(id);
-    for (const k of [f.from, f.to]) if (!g.entities.has(k)) touch(g, k, k.slice(0, k.indexOf(':')), at);
+    for (const k of [f.from, f.to]) if (!g.entities.has(k)) touchEntity(g, k, at);
     if (r) {
       r.count++;
       if (at > r.lastSeen) r.lastSeen = at;

@@ -1,5 +1,6 @@
 import { eventsOf } from '../events/record-types.js';
 import { entityKind, forEachRelationship } from '../graph/relationships.js';
+import { foldCollectorFacts } from './collector-facts.js';
 import type { Projection } from './types.js';
 
 /** An entity of the security graph: one entity key and when it was seen. */
@@ -31,9 +32,10 @@ export interface GraphState {
 /** The id of a relationship: `from|type|to`. */
 export const relationshipId = (r: { from: string; to: string; type: string }) => `${r.from}|${r.type}|${r.to}`;
 
-function touchEntity(g: GraphState, key: string, time: string): void {
+/** Counts one more sighting of an entity (created with `kind`, by default the key's prefix). */
+export function touchEntity(g: GraphState, key: string, time: string, kind?: string): void {
   const e = g.entities.get(key);
-  if (!e) g.entities.set(key, { key, kind: entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
+  if (!e) g.entities.set(key, { key, kind: kind ?? entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
   else {
     e.count++;
     if (time < e.firstSeen) e.firstSeen = time;
@@ -41,7 +43,8 @@ function touchEntity(g: GraphState, key: string, time: string): void {
   }
 }
 
-function link(g: GraphState, key: string, id: string): void {
+/** Records that relationship `id` touches entity `key`. */
+export function link(g: GraphState, key: string, id: string): void {
   let s = g.adjacent.get(key);
   if (!s) g.adjacent.set(key, (s = new Set()));
   s.add(id);
@@ -57,6 +60,7 @@ export const graphProjection: Projection<GraphState> = {
   version: 2,
   initial: () => ({ entities: new Map(), relationships: new Map(), adjacent: new Map() }),
   evolve(g, record) {
+    foldCollectorFacts(g, record.type, record.data, record.at);
     for (const e of eventsOf(record.type, record.data)) {
       const keys = e.entityKeys;
       for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, e.time);

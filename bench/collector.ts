@@ -1,0 +1,108 @@
+import { Agent, request } from 'node:http';
+import { generateKeyPair, sign, spkiPemFromPublicKey } from '../src/collector-protocol/ed25519.js';
+import { signedBytesOf } from '../src/collector-protocol/open-envelope.js';
+import { encodeBase64 } from '../src/collector-protocol/strict-base64.js';
+import { benchEvent } from './events.js';
+import type { Figure } from './foundation.js';
+import { benchConfig, cli, scratch, startChild, stopChild, token } from './harness.js';
+
+const STREAMS = 4;
+const BODIES_PER_STREAM = 40;
+const EVENTS_PER_BODY = 500;
+
+/** POSTs each stream's bodies in order (one in flight per stream), streams in parallel; events/s over the wall time. */
+async function drive(url: string, streams: Array<{ token: string; bodies: string[] }>): Promise<{ eventsPerSecond: number; failures: number; p50ms: number }> {
+  const target = new URL(url);
+  const agent = new Agent({ keepAlive: true, maxSockets: streams.length });
+  const latencies: number[] = [];
+  let failures = 0;
+  const post = (body: string, tok: string) => new Promise<number>((resolve, reject) => {
+    const req = request({ agent, method: 'POST', hostname: target.hostname, port: target.port, path: target.pathname, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${tok}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  const t0 = performance.now();
+  await Promise.all(streams.map(async (s) => {
+    for (const body of s.bodies) {
+      const t = performance.now();
+      if ((await post(body, s.token)) !== 202) failures++;
+      latencies.push(performance.now() - t);
+    }
+  }));
+  const seconds = (performance.now() - t0) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const events = streams.reduce((n, s) => n + s.bodies.length, 0) * EVENTS_PER_BODY;
+  return { eventsPerSecond: (events - failures * EVENTS_PER_BODY) / seconds, failures, p50ms: latencies[Math.floor(latencies.length / 2)] ?? 0 };
+}
+
+/** The same events for both routes: NormalizedEvents, and the submitted shape (no category, outcome in attributes). */
+function eventsOf(stream: number, body: number): Array<Record<string, unknown>> {
+  return Array.from({ length: EVENTS_PER_BODY }, (_, i) => benchEvent(`c${stream}-${body}-${i}`, (stream * BODIES_PER_STREAM + body) * EVENTS_PER_BODY + i));
+}
+
+function submitted(e: Record<string, unknown>): Record<string, unknown> {
+  const { category: _c, outcome, attributes, ...rest } = e;
+  return { ...rest, attributes: { ...(attributes as object), outcome } };
+}
+
+async function enroll(url: string, adminToken: string, collectorId: string): Promise<Uint8Array> {
+  const issued = await fetch(`${url}/api/v1/collector/enrollment-tokens`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ collectorId }) });
+  const { token: enrollmentToken } = await issued.json() as { token: string };
+  const key = generateKeyPair();
+  const res = await fetch(`${url}/api/v1/collector/enrollments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ collectorId, enrollmentToken, publicKey: spkiPemFromPublicKey(key.publicKey) }) });
+  if (res.status !== 201) throw new Error(`enrollment failed: ${res.status} ${await res.text()}`);
+  return key.seed;
+}
+
+async function signedRun(): Promise<Awaited<ReturnType<typeof drive>>> {
+  const dir = scratch('collector');
+  const config = benchConfig(dir);
+  const admin = token(config, dir, 'bench-admin', 'admin');
+  const collectorToken = token(config, dir, 'bench-collector', 'collector');
+  const serve = await startChild([cli, 'serve', '--config', config], dir);
+  try {
+    const streams = [];
+    for (let s = 0; s < STREAMS; s++) {
+      const seed = await enroll(serve.url, admin, `bench-${s}`);
+      // Signing is the collector's work, done before the clock starts.
+      const bodies = Array.from({ length: BODIES_PER_STREAM }, (_, b) => {
+        const payload = { schemaVersion: 1, collectorId: `bench-${s}`, sequence: b + 1, collectedAt: '2026-11-22T12:00:00.000Z', facts: [], events: eventsOf(s, b).map(submitted) };
+        return JSON.stringify({ algorithm: 'Ed25519', payload, signature: encodeBase64(sign(signedBytesOf(payload), seed)) });
+      });
+      streams.push({ token: collectorToken, bodies });
+    }
+    return await drive(`${serve.url}/api/v1/collector/submissions`, streams);
+  } finally {
+    await stopChild(serve.proc);
+  }
+}
+
+async function unsignedRun(): Promise<Awaited<ReturnType<typeof drive>>> {
+  const dir = scratch('unsigned');
+  const config = benchConfig(dir);
+  const ingestor = token(config, dir, 'bench-ingestor', 'ingestor');
+  const serve = await startChild([cli, 'serve', '--config', config], dir);
+  try {
+    const streams = Array.from({ length: STREAMS }, (_, s) => ({ token: ingestor, bodies: Array.from({ length: BODIES_PER_STREAM }, (_, b) => JSON.stringify(eventsOf(s, b))) }));
+    return await drive(`${serve.url}/api/v1/events`, streams);
+  } finally {
+    await stopChild(serve.proc);
+  }
+}
+
+/** The collector section of `npm run bench` (issue 5): signed submissions against unsigned ingest of the same events. */
+export async function collectorBench(report: Record<string, unknown>): Promise<Figure[]> {
+  const unsigned = await unsignedRun();
+  const signed = await signedRun();
+  report.collector = { unsigned, signed };
+  const note = `${STREAMS} streams x ${BODIES_PER_STREAM} bodies x ${EVENTS_PER_BODY} events, one request in flight per stream`;
+  return [
+    { name: 'unsigned POST /api/v1/events, 500-event batches', value: Math.round(unsigned.eventsPerSecond), unit: 'events/s', note: `p50 ${unsigned.p50ms.toFixed(1)} ms, ${unsigned.failures} failures; ${note}` },
+    { name: 'signed POST /api/v1/collector/submissions, 500 events each', value: Math.round(signed.eventsPerSecond), unit: 'events/s', note: `p50 ${signed.p50ms.toFixed(1)} ms, ${signed.failures} failures` },
+    { name: 'signed as a share of unsigned (target >= 90%)', value: Math.round((signed.eventsPerSecond / unsigned.eventsPerSecond) * 1000) / 10, unit: '%' },
+  ];
+}

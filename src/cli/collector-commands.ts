@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as v from 'valibot';
+import { hashToken, generateToken } from '../auth/tokens.js';
+import { CollectorId } from '../collector-protocol/envelope.js';
+import { startAgent } from '../collector/agent.js';
+import { AgentConfigSchema, type AgentConfig } from '../collector/config.js';
+import { enroll } from '../collector/enroll.js';
+import { loadKey } from '../collector/keys.js';
+import { agentStatus } from '../collector/status.js';
+import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
+import { TOKEN_LIFETIME, parseLifetime } from '../commands/collector-token-lifetime.js';
+import { formatIssues } from '../http/errors.js';
+import { ENROLLMENT_TOKEN_PREFIX } from '../http/routes/collectors.js';
+import { openInstanceStore } from '../instance/open.js';
+import { CliError } from './credentials.js';
+import { loadConfig } from './config-file.js';
+
+const USAGE = `usage:
+  vigil collector enroll --server URL --collector-id ID --token-file F [--state-dir D | --config F]
+  vigil collector run --config F             (bearer token: bearerTokenFile in F, else VIGIL_COLLECTOR_TOKEN)
+  vigil collector status --config F | --state-dir D
+  vigil collector-token create <collector_id> [--expires-in 1h] [--config F]`;
+
+type Out = (line: unknown) => void;
+
+/** Reads a secret from a file that only its owner can read; the value never appears in argv. */
+function readSecretFile(path: string, what: string): string {
+  let mode: number;
+  try { mode = statSync(path).mode; } catch { throw new CliError(`${what}: cannot read ${path}`); }
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) throw new CliError(`${what}: ${path} is readable by group or others; run: chmod 600 ${path}`);
+  return readFileSync(path, 'utf8').trim();
+}
+
+/** Loads an agent config file; relative paths resolve against its folder. */
+export function loadAgentConfig(path: string): AgentConfig {
+  const full = resolve(path);
+  let raw: unknown;
+  try { raw = JSON.parse(readFileSync(full, 'utf8')); } catch (err) { throw new CliError(`cannot read agent config ${full}: ${(err as Error).message}`); }
+  const parsed = v.safeParse(AgentConfigSchema, raw);
+  if (!parsed.success) throw new CliError(`invalid agent config ${full}:\n  ${formatIssues(parsed.issues).join('\n  ')}`);
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(dirname(full), p));
+  const c = parsed.output;
+  return { ...c, stateDir: abs(c.stateDir), files: c.files.map(abs), ...(c.bearerTokenFile ? { bearerTokenFile: abs(c.bearerTokenFile) } : {}) };
+}
+
+async function issueToken(collectorId: string, expiresIn: string | undefined, configPath: string | undefined, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
+  if (!v.is(CollectorId, collectorId)) throw new CliError('collector id: 1-128 characters, letters, digits, . _ @ -', 2);
+  const lifetime = expiresIn === undefined ? TOKEN_LIFETIME.defaultMs : parseLifetime(expiresIn);
+  if (lifetime === undefined) throw new CliError('--expires-in: expected a lifetime from 1m to 7d such as 15m, 1h, 2d', 2);
+  const { config } = loadConfig(configPath, env, process.cwd());
+  // Writes through the store, so it needs the instance stopped (one process per store); the admin API route does the same online.
+  const inst = await openInstanceStore(config.storage.path);
+  try {
+    const token = generateToken(ENROLLMENT_TOKEN_PREFIX);
+    const now = new Date();
+    const cmd = { tokenId: randomBytes(8).toString('hex'), collectorId, tokenHash: hashToken(token), expiresAt: new Date(now.getTime() + lifetime).toISOString() };
+    const outcome = await inst.writer.execute(() => decideIssueEnrollmentToken(cmd), { now: now.toISOString(), actor: { id: 'local-cli', authentication: 'local' } });
+    if (!outcome.ok) throw new CliError(outcome.rejection.message);
+    return { ...outcome.result, token };
+  } finally {
+    await inst.close();
+  }
+}
+
+async function run(config: AgentConfig, env: NodeJS.ProcessEnv, out: Out): Promise<number> {
+  const bearer = config.bearerTokenFile ? readSecretFile(config.bearerTokenFile, 'bearerTokenFile') : env.VIGIL_COLLECTOR_TOKEN;
+  if (!bearer) throw new CliError('no bearer token: set bearerTokenFile in the agent config or VIGIL_COLLECTOR_TOKEN');
+  const log = (level: string, msg: string, extra: Record<string, unknown> = {}) => out({ at: new Date().toISOString(), level, msg, ...extra });
+  const agent = startAgent({ config, bearer, key: loadKey(config.stateDir), log });
+  log('info', 'collector running', { collectorId: config.collectorId, server: config.server, files: config.files, journal: config.journal.enabled });
+  await new Promise<void>((done) => {
+    const stop = (signal: string) => { log('info', 'stopping', { signal }); void agent.stop().then(done); };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  log('info', 'stopped');
+  return 0;
+}
+
+/**
+ * The `vigil collector ...` and `vigil collector-token ...` commands; undefined for any other
+ * command, so main.ts can dispatch here first.
+ */
+export async function runCollectorCommand(argv: readonly string[], env: NodeJS.ProcessEnv, out: Out): Promise<number | undefined> {
+  if (argv[0] !== 'collector' && argv[0] !== 'collector-token') return undefined;
+  const { values, positionals } = parseArgs({
+    args: [...argv.slice(1)], allowPositionals: true,
+    options: { config: { type: 'string' }, server: { type: 'string' }, 'collector-id': { type: 'string' }, 'token-file': { type: 'string' }, 'state-dir': { type: 'string' }, 'expires-in': { type: 'string' } },
+  });
+  const [verb, ...rest] = positionals;
+  if (argv[0] === 'collector-token') {
+    if (verb !== 'create' || rest.length !== 1) throw new CliError(USAGE, 2);
+    out(await issueToken(rest[0]!, values['expires-in'], values.config, env));
+    return 0;
+  }
+  const agentConfig = values.config !== undefined ? loadAgentConfig(values.config) : undefined;
+  switch (verb) {
+    case 'enroll': {
+      const server = values.server ?? agentConfig?.server;
+      const collectorId = values['collector-id'] ?? agentConfig?.collectorId;
+      const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
+      if (!server || !collectorId || !stateDir || !values['token-file']) throw new CliError(USAGE, 2);
+      out(await enroll({ server, collectorId, stateDir, enrollmentToken: readSecretFile(values['token-file'], '--token-file'), now: () => new Date() }));
+      return 0;
+    }
+    case 'run':
+      if (!agentConfig) throw new CliError(USAGE, 2);
+      return run(agentConfig, env, out);
+    case 'status': {
+      const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
+      if (!stateDir) throw new CliError(USAGE, 2);
+      out(agentStatus(stateDir));
+      return 0;
+    }
+    default:
+      throw new CliError(USAGE, 2);
+  }
+}

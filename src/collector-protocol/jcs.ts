@@ -1,0 +1,125 @@
+/**
+ * RFC 8785 JSON Canonicalization Scheme (JCS) over values that came from JSON.parse: object keys
+ * sorted by UTF-16 code units, no whitespace, numbers in ECMAScript shortest form, strings escaped
+ * as ECMAScript JSON.stringify does (which RFC 8785 adopts).
+ */
+
+/** A value JCS cannot serialize (non-finite number, lone surrogate, non-JSON type). */
+export class CanonicalizationError extends Error {
+  override readonly name = 'CanonicalizationError';
+}
+
+/**
+ * A lone surrogate as `JSON.stringify` writes it (`\udXXX`, lowercase), after an even run of
+ * backslashes so an escaped backslash followed by the text `ud800` is not mistaken for one.
+ */
+const ESCAPED_LONE_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/;
+
+/** Quoted object keys: the same few names repeat across every event of a payload. */
+const quotedKeys = new Map<string, string>();
+
+function quoteKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (quotedKeys.size < 10_000) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
+function write(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw new CanonicalizationError('number is not finite');
+      // ECMAScript Number::toString is the RFC 8785 number form; -0 serializes as 0.
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + write(value[i]);
+        return `${out}]`;
+      }
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      let sorted = true;
+      for (let i = 1; i < keys.length && sorted; i++) sorted = keys[i - 1]! < keys[i]!;
+      // Default sort compares UTF-16 code units, exactly as RFC 8785 section 3.2.3 asks.
+      if (!sorted) keys.sort();
+      let out = '{';
+      for (let i = 0; i < keys.length; i++) out += `${i > 0 ? ',' : ''}${quoteKey(keys[i]!)}:${write(obj[keys[i]!])}`;
+      return `${out}}`;
+    }
+    default:
+      throw new CanonicalizationError(`a ${typeof value} is not a JSON value`);
+  }
+}
+
+/** Thrown inside `sortedTree` when an object has an array-index key, which engines enumerate numerically. */
+const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
+const UNSORTABLE = Symbol('unsortable');
+
+/**
+ * The value with every object's keys in JCS order, copying only objects whose keys are out of
+ * order. Throws UNSORTABLE for an array-index key (`"10"`), which no object can hold in string order.
+ */
+function sortedTree(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new CanonicalizationError('number is not finite');
+    return value;
+  }
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const s = sortedTree(value[i]);
+      if (s !== value[i]) (copy ??= value.slice())[i] = s;
+    }
+    return copy ?? value;
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  let changed = false;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const c = k.charCodeAt(0);
+    if (c >= 48 && c <= 57 && INDEX_KEY.test(k)) throw UNSORTABLE;
+    if (i > 0 && !(keys[i - 1]! < k)) changed = true;
+  }
+  const children = new Array<unknown>(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const v = obj[keys[i]!];
+    const s = sortedTree(v);
+    children[i] = s;
+    if (s !== v) changed = true;
+  }
+  if (!changed) return obj;
+  const order = keys.map((_, i) => i).sort((x, y) => (keys[x]! < keys[y]! ? -1 : 1));
+  const out: Record<string, unknown> = {};
+  for (const i of order) out[keys[i]!] = children[i];
+  return out;
+}
+
+/** The JCS text of a JSON value; throws CanonicalizationError for what I-JSON forbids (lone surrogates, non-finite numbers). */
+export function canonicalize(value: unknown): string {
+  let out: string;
+  try {
+    // Fast path: with keys in order, the engine's JSON.stringify writes exactly RFC 8785
+    // (ECMAScript number and string serialization), natively.
+    out = JSON.stringify(sortedTree(value));
+  } catch (err) {
+    if (err !== UNSORTABLE) throw err;
+    out = write(value);
+  }
+  // Checked once on the output: well-formed JSON.stringify escapes exactly the lone surrogates this way.
+  if (ESCAPED_LONE_SURROGATE.test(out)) throw new CanonicalizationError('string contains a lone surrogate');
+  return out;
+}
+
+/** The JCS bytes (UTF-8) of a JSON value. */
+export function canonicalBytes(value: unknown): Uint8Array {
+  return Buffer.from(canonicalize(value), 'utf8');
+}

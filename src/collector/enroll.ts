@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import { keyFingerprint, spkiPemFromPublicKey } from '../collector-protocol/ed25519.js';
+import { createPendingKey, loadKey, promotePendingKey } from './keys.js';
+import { resequence } from './resequence.js';
+import { Spool } from './spool.js';
+import { ensurePrivateDir, writeDurable } from './state-files.js';
+
+/** What enrollment recorded locally (`enrollment.json`). */
+export interface EnrollmentState {
+  readonly collectorId: string;
+  readonly server: string;
+  readonly epoch: number;
+  readonly keyFingerprint: string;
+  readonly enrolledAt: string;
+}
+
+/**
+ * Enrolls this host: generates a new key (kept pending, 0600), registers it with the single-use
+ * token, then makes it current. A new epoch restarts the sequence at 1, so anything still spooled
+ * is renumbered from 1 and signed with the new key.
+ */
+export async function enroll(o: { server: string; collectorId: string; enrollmentToken: string; stateDir: string; now: () => Date }): Promise<EnrollmentState> {
+  ensurePrivateDir(o.stateDir);
+  const key = createPendingKey(o.stateDir);
+  const res = await fetch(new URL('/api/v1/collector/enrollments', o.server), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ collectorId: o.collectorId, enrollmentToken: o.enrollmentToken, publicKey: spkiPemFromPublicKey(key.publicKey) }),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const body = await res.json().catch(() => ({})) as { epoch?: number; error?: string; issues?: string[] };
+  if (res.status !== 201 || typeof body.epoch !== 'number') {
+    throw new Error(`enrollment refused (HTTP ${res.status}): ${body.error ?? 'no error message'}${body.issues ? `; ${body.issues.join('; ')}` : ''}`);
+  }
+  promotePendingKey(o.stateDir);
+  const state: EnrollmentState = { collectorId: o.collectorId, server: o.server, epoch: body.epoch, keyFingerprint: keyFingerprint(key.publicKey), enrolledAt: o.now().toISOString() };
+  writeDurable(join(o.stateDir, 'enrollment.json'), JSON.stringify(state, null, 2));
+  resequence(new Spool(o.stateDir), 1, loadKey(o.stateDir));
+  return state;
+}

@@ -1,0 +1,112 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensurePrivateDir, readJsonFile, syncDir, writeDurable } from './state-files.js';
+
+/** Where each source stands: the journal cursor and, per tailed file, its inode and offset. */
+export interface SourceCursors {
+  readonly journal?: string;
+  readonly files?: Readonly<Record<string, { readonly ino: number; readonly offset: number }>>;
+}
+
+/** One spooled envelope, with the source cursors reached once its events are in it. */
+export interface SpoolEntry {
+  readonly sequence: number;
+  readonly envelope: { algorithm: 'Ed25519'; payload: Record<string, unknown> & { sequence: number }; signature: string };
+  readonly cursors: SourceCursors;
+  readonly events: number;
+}
+
+/** What survives acknowledgements: the last acknowledged sequence and the cursors it reached. */
+export interface AckState {
+  readonly lastAcked: number;
+  readonly cursors: SourceCursors;
+  readonly ackedAt?: string;
+}
+
+const NAME = /^(\d{12})\.json$/;
+const nameOf = (seq: number) => `${String(seq).padStart(12, '0')}.json`;
+
+/**
+ * The on-disk spool: one file per envelope, written durably before it is ever sent, deleted only
+ * after the server acknowledged it (and after the acknowledgement state is durable). Sequence
+ * numbers and cursors are recovered from it after any crash.
+ */
+export class Spool {
+  readonly dir: string;
+  private readonly ackPath: string;
+
+  constructor(stateDir: string) {
+    this.dir = join(stateDir, 'spool');
+    this.ackPath = join(stateDir, 'acked.json');
+    ensurePrivateDir(this.dir);
+    this.dropAcknowledged();
+  }
+
+  /** The acknowledgement state (lastAcked 0 and no cursors at first). */
+  ack(): AckState {
+    return readJsonFile<AckState>(this.ackPath) ?? { lastAcked: 0, cursors: {} };
+  }
+
+  /** Spooled sequences, oldest first. */
+  sequences(): number[] {
+    return readdirSync(this.dir).map((n) => NAME.exec(n)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+  }
+
+  /** One spooled entry. */
+  read(sequence: number): SpoolEntry {
+    return JSON.parse(readFileSync(join(this.dir, nameOf(sequence)), 'utf8')) as SpoolEntry;
+  }
+
+  /** The next sequence to assign. */
+  nextSequence(): number {
+    return Math.max(this.ack().lastAcked, this.sequences().at(-1) ?? 0) + 1;
+  }
+
+  /** The cursors to resume the sources from: the newest spooled entry's, else the acknowledged ones. */
+  resumeCursors(): SourceCursors {
+    const last = this.sequences().at(-1);
+    return last !== undefined ? this.read(last).cursors : this.ack().cursors;
+  }
+
+  /** Writes an entry durably (fsync of file and directory) before it may be sent. */
+  append(entry: SpoolEntry): void {
+    writeDurable(join(this.dir, nameOf(entry.sequence)), JSON.stringify(entry));
+  }
+
+  /** Records an acknowledgement durably, then forgets the entry. */
+  acknowledge(entry: SpoolEntry, at: string): void {
+    writeDurable(this.ackPath, JSON.stringify({ lastAcked: entry.sequence, cursors: entry.cursors, ackedAt: at } satisfies AckState));
+    this.remove(entry.sequence);
+  }
+
+  /** Sets the last acknowledged sequence (resynchronisation), keeping the cursors. */
+  setLastAcked(lastAcked: number): void {
+    writeDurable(this.ackPath, JSON.stringify({ ...this.ack(), lastAcked }));
+  }
+
+  /** Moves an entry the server refused as malformed aside, for an operator to inspect. */
+  quarantine(sequence: number): void {
+    const dir = join(this.dir, '..', 'rejected');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    renameSync(join(this.dir, nameOf(sequence)), join(dir, `${Date.now()}-${nameOf(sequence)}`));
+    syncDir(this.dir);
+  }
+
+  /** Deletes an entry durably. */
+  remove(sequence: number): void {
+    const path = join(this.dir, nameOf(sequence));
+    if (existsSync(path)) { unlinkSync(path); syncDir(this.dir); }
+  }
+
+  /** Bytes held in the spool. */
+  bytes(): number {
+    return this.sequences().reduce((n, s) => n + statSync(join(this.dir, nameOf(s))).size, 0);
+  }
+
+  /** Removes entries at or below the acknowledged sequence (a crash between ack and delete) and half-written temp files. */
+  private dropAcknowledged(): void {
+    for (const n of readdirSync(this.dir)) if (/\.tmp-\d+$/.test(n)) unlinkSync(join(this.dir, n));
+    const { lastAcked } = this.ack();
+    for (const s of this.sequences()) if (s <= lastAcked) this.remove(s);
+  }
+}

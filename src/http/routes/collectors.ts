@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { generateToken, hashToken } from '../../auth/tokens.js';
+import { publicKeyFromSpkiPem } from '../../collector-protocol/ed25519.js';
+import { CollectorId, ENVELOPE_LIMITS } from '../../collector-protocol/envelope.js';
+import { openEnvelope } from '../../collector-protocol/open-envelope.js';
+import { decideEnroll, decideIssueEnrollmentToken } from '../../commands/collector-enrollment.js';
+import { decideSubmission } from '../../commands/collector-submit.js';
+import { TOKEN_LIFETIME, parseLifetime } from '../../commands/collector-token-lifetime.js';
+import { COLLECTORS, type CollectorsState } from '../../projections/collectors.js';
+import { listCollectors } from '../../projections/collectors-query.js';
+import { accessRecords } from '../access-records.js';
+import { readBodyBytes, readJsonBody } from '../body.js';
+import { clientAddress } from '../client-address.js';
+import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
+import { HttpError, STATUS_OF, fromRejection, parseOr400 } from '../errors.js';
+import { guard } from '../guard.js';
+import { commandContext, executeAudited } from '../request-context.js';
+
+/** Prefix of enrollment tokens, so secret scanners can recognise a leaked one. */
+export const ENROLLMENT_TOKEN_PREFIX = 'vce_';
+
+/** Body of `POST /api/v1/collector/enrollment-tokens`. */
+export const IssueTokenBody = v.strictObject({
+  collectorId: CollectorId,
+  expiresIn: v.optional(v.pipe(v.string(), v.check((s) => parseLifetime(s) !== undefined, 'expected a lifetime from 1m to 7d such as 15m, 1h, 2d'))),
+});
+
+/** Body of `POST /api/v1/collector/enrollments`. */
+export const EnrollBody = v.strictObject({
+  collectorId: CollectorId,
+  enrollmentToken: v.pipe(v.string(), v.regex(/^vce_[A-Za-z0-9_-]{43}$/, 'expected an enrollment token (vce_...)')),
+  publicKey: v.pipe(v.string(), v.maxLength(1024)),
+});
+
+const ENROLL_ROUTE = '/api/v1/collector/enrollments';
+
+/** Access and audit records of an enrollment request (no bearer: the token in the body is the credential). */
+function enrollmentAudit(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy, started: number): (status: number) => ReturnType<typeof accessRecords> {
+  const source = clientAddress(deps.peerOf(c.env?.incoming), c.req.header('x-forwarded-for'), net.trustedProxies);
+  c.set('sourceAddress', source);
+  return (status) => accessRecords({
+    requestId: c.get('requestId'), operation: 'enroll_collector', method: 'POST', route: ENROLL_ROUTE, status,
+    durationMs: Math.round((performance.now() - started) * 1000) / 1000, sourceAddress: source,
+    approved: source !== 'unknown' && net.approved.has(source), at: deps.now().toISOString(),
+  });
+}
+
+async function enroll(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy): Promise<Response> {
+  const audit = enrollmentAudit(c, deps, net, performance.now());
+  const ctx = commandContext(c, deps);
+  let decided = false;
+  try {
+    const body = parseOr400(EnrollBody, await readJsonBody(c, 16 * 1024), 'enrollment');
+    const key = publicKeyFromSpkiPem(body.publicKey);
+    if (!key.ok) throw new HttpError(400, 'invalid enrollment', [`publicKey: ${key.error}`]);
+    const cmd = { collectorId: body.collectorId, tokenHash: hashToken(body.enrollmentToken), publicKey: key.key, requestId: c.get('requestId'), at: ctx.now, sourceAddress: c.get('sourceAddress') };
+    decided = true;
+    const outcome = await deps.writer.execute((m) => decideEnroll(m, cmd), ctx, (d) => audit(d.ok ? 201 : STATUS_OF[d.rejection.kind]));
+    if (!outcome.ok) throw fromRejection(outcome.rejection);
+    return c.json(outcome.result, 201);
+  } catch (err) {
+    // A request refused before its decision still leaves an access record of the attempt.
+    if (!decided && err instanceof HttpError) await deps.writer.record(audit(err.status), ctx);
+    throw err;
+  }
+}
+
+/**
+ * The collector routes: enrollment tokens (admin), enrollment (no bearer; the single-use token
+ * in the body authenticates), signed submissions (collector), and the collector list (admin).
+ */
+export function collectorRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
+  app.post('/api/v1/collector/enrollment-tokens', guard(deps, net, '/api/v1/collector/enrollment-tokens', 'issue_enrollment_token', 'collectors:admin'), async (c) => {
+    const body = parseOr400(IssueTokenBody, await readJsonBody(c, 16 * 1024), 'enrollment token request');
+    const token = generateToken(ENROLLMENT_TOKEN_PREFIX);
+    const lifetime = body.expiresIn !== undefined ? parseLifetime(body.expiresIn)! : TOKEN_LIFETIME.defaultMs;
+    const cmd = { tokenId: randomBytes(8).toString('hex'), collectorId: body.collectorId, tokenHash: hashToken(token), expiresAt: new Date(deps.now().getTime() + lifetime).toISOString() };
+    const { result } = await executeAudited(c, deps, () => decideIssueEnrollmentToken(cmd), 201);
+    return c.json({ ...result, token }, 201);
+  });
+
+  app.post(ENROLL_ROUTE, (c) => enroll(c, deps, net));
+
+  app.post('/api/v1/collector/submissions', guard(deps, net, '/api/v1/collector/submissions', 'submit_collector_envelope', 'collector:submit'), async (c) => {
+    const type = c.req.header('content-type');
+    if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) throw new HttpError(415, 'expected Content-Type: application/json');
+    const opened = openEnvelope(await readBodyBytes(c, ENVELOPE_LIMITS.transportBytes));
+    const p = c.get('principal');
+    const cmd = {
+      opened, principal: p.id, requestId: c.get('requestId'), at: deps.now().toISOString(), sourceAddress: c.get('sourceAddress'),
+      ...(p.collectorId !== undefined ? { boundCollectorId: p.collectorId } : {}),
+    };
+    const { result } = await executeAudited(c, deps, (m) => decideSubmission(m, cmd), 202);
+    return c.json(result, 202);
+  });
+
+  app.get('/api/v1/collectors', guard(deps, net, '/api/v1/collectors', 'list_collectors', 'collectors:admin'), (c) => {
+    return c.json({ collectors: listCollectors(deps.writer.models.state<CollectorsState>(COLLECTORS)) });
+  });
+}

@@ -1,0 +1,134 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateKeyPair, verify } from '../../src/collector-protocol/ed25519.js';
+import { signedBytesOf } from '../../src/collector-protocol/open-envelope.js';
+import { PendingBatch } from '../../src/collector/batch.js';
+import { FileTail } from '../../src/collector/file-tail.js';
+import { resequence } from '../../src/collector/resequence.js';
+import { backoffMs } from '../../src/collector/sender.js';
+import { Spool } from '../../src/collector/spool.js';
+import { syslogLineEvent } from '../../src/collector/syslog-line.js';
+import { categoryOf } from '../../src/commands/collector-categories.js';
+import { tempDir } from '../helpers/temp.js';
+
+const lines = (t: FileTail) => t.poll(1000).map((l) => l.line);
+
+describe('FileTail', () => {
+  it('holds a partial line until its newline, follows rename rotation and copytruncate', () => {
+    const dir = tempDir();
+    try {
+      const path = join(dir.path, 'auth.log');
+      writeFileSync(path, 'a\nb');
+      const t = new FileTail(path, undefined);
+      assert.deepEqual(lines(t), ['a']);
+      appendFileSync(path, '\nc\n');
+      assert.deepEqual(lines(t), ['b', 'c']);
+      appendFileSync(path, 'd\n');
+      renameSync(path, `${path}.1`);
+      writeFileSync(path, 'e\n');
+      assert.deepEqual(lines(t), ['d', 'e']);
+      // copytruncate: seen once the file is shorter than the offset, as with other log shippers.
+      truncateSync(path, 0);
+      assert.deepEqual(lines(t), []);
+      appendFileSync(path, 'f\n');
+      assert.deepEqual(lines(t), ['f']);
+      t.close();
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('resumes from a cursor, in the rotated file when the path moved on', () => {
+    const dir = tempDir();
+    try {
+      const path = join(dir.path, 'syslog');
+      writeFileSync(path, 'one\ntwo\n');
+      const first = new FileTail(path, undefined);
+      first.poll(1);
+      const cursor = first.cursor()!;
+      first.close();
+      appendFileSync(path, 'three\n');
+      renameSync(path, `${path}.1`);
+      writeFileSync(path, 'four\n');
+      const again = new FileTail(path, cursor);
+      assert.deepEqual(lines(again), ['two', 'three', 'four']);
+      again.close();
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
+
+describe('PendingBatch', () => {
+  it('records the cursors after the last event of each cut, not of everything read', () => {
+    const b = new PendingBatch({}, { maxEvents: 2, maxBytes: 1 << 20, maxWaitMs: 1000 });
+    const ev = (id: string) => ({ id }) as never;
+    b.add(ev('1'), { journal: 'c1' }, 0);
+    b.add(ev('2'), { file: '/f', ino: 7, next: 10 }, 0);
+    b.add(ev('3'), { journal: 'c3' }, 0);
+    assert.equal(b.due(0), true);
+    const cut = b.cut(0);
+    assert.deepEqual(cut.events.map((e) => e.id), ['1', '2']);
+    assert.deepEqual(cut.cursors, { journal: 'c1', files: { '/f': { ino: 7, offset: 10 } } });
+    assert.equal(b.due(500), false);
+    assert.equal(b.due(1000), true);
+    assert.deepEqual(b.cut(1000).cursors.journal, 'c3');
+  });
+});
+
+describe('resequence', () => {
+  it('renumbers the spool up or down, re-signed, losing and duplicating nothing', () => {
+    const dir = tempDir();
+    try {
+      const key = generateKeyPair();
+      const spool = new Spool(dir.path);
+      for (const s of [3, 4, 5]) spool.append({ sequence: s, envelope: { algorithm: 'Ed25519', payload: { sequence: s, events: [`e${s}`] }, signature: '' }, cursors: {}, events: 1 });
+      for (const first of [4, 9, 1]) {
+        resequence(spool, first, key);
+        const seqs = spool.sequences();
+        assert.deepEqual(seqs, [first, first + 1, first + 2]);
+        assert.deepEqual(seqs.map((s) => spool.read(s).envelope.payload.events), [['e3'], ['e4'], ['e5']]);
+        for (const s of seqs) {
+          const e = spool.read(s).envelope;
+          assert.equal(e.payload.sequence, s);
+          assert.ok(verify(Buffer.from(e.signature, 'base64'), signedBytesOf(e.payload), key.publicKey));
+        }
+        assert.equal(spool.ack().lastAcked, first - 1);
+      }
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
+
+describe('syslog lines and categories', () => {
+  it('recognises an sshd failure in a classic syslog line with a deterministic id', () => {
+    const line = 'Nov 22 09:59:58 web-01 sshd[4242]: Failed password for alice from 192.0.2.7 port 50022 ssh2';
+    const place = { path: '/var/log/auth.log', ino: 12, offset: 340 };
+    const now = new Date('2026-11-22T10:00:00Z');
+    const e = syslogLineEvent(line, place, now);
+    assert.equal(e.class, 'authentication');
+    assert.equal(e.attributes.outcome, 'failure');
+    assert.equal(categoryOf(e.class), 'identity');
+    assert.equal(e.source.adapter, 'syslog-file');
+    assert.equal(syslogLineEvent(line, place, new Date('2026-11-22T11:00:00Z')).id, e.id);
+    assert.notEqual(syslogLineEvent(line, { ...place, offset: 341 }, now).id, e.id);
+    assert.equal(syslogLineEvent('not syslog at all', place, now).attributes.MESSAGE, 'not syslog at all');
+  });
+
+  it('derives categories from the table, then prefixes, else system', () => {
+    assert.deepEqual(['dns_query', 'file_delete', 'auth_token', 'something_new', 'configuration_change'].map(categoryOf), ['network', 'data', 'identity', 'system', 'configuration']);
+  });
+});
+
+describe('backoff', () => {
+  it('grows exponentially with full jitter between half and all of the capped delay', () => {
+    const retry = { initialMs: 100, maxMs: 5000 };
+    assert.equal(backoffMs(0, retry, () => 0), 50);
+    assert.equal(backoffMs(3, retry, () => 1), 800);
+    assert.equal(backoffMs(40, retry, () => 1), 5000);
+    assert.equal(backoffMs(40, retry, () => 0), 2500);
+  });
+});
