@@ -4,7 +4,7 @@ import {
 } from '../events/detection-records.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { alertKey, type AlertsState } from '../projections/alerts.js';
-import { activeRuleSet, hitsFromRecord, type DetectionState } from '../projections/detection.js';
+import { activeRuleSet, hitsFromRecord, rememberDecidedWindows, type DetectionState } from '../projections/detection.js';
 import { lookupEvent } from '../projections/evidence.js';
 import type { ReadModels } from '../projections/runtime.js';
 import { epochMillisOf } from '../normalizers/time.js';
@@ -68,7 +68,9 @@ export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[
   if (hits.length > 0) {
     const recorded: DetectionHits = { hits: recordHits(hits, rs.hitFields) };
     events.push({ type: DetectionRecord.DetectionHits, data: recorded });
-    matches.push(...rs.correlate(det.correlation, hitsFromRecord(recorded)).matches);
+    const next = rs.correlate(det.correlation, hitsFromRecord(recorded));
+    rememberDecidedWindows(recorded, det.correlation, next.state, rs);
+    matches.push(...next.matches);
   }
   if (matches.length === 0) return { events, alerts: [], incidents: [] };
   const byId = new Map(evidence.map((e) => [e.id, e]));
