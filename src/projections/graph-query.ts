@@ -1,4 +1,4 @@
-import type { Entity, GraphState, Relationship } from './graph.js';
+import { adjacency, type Entity, type GraphState, type Relationship } from './graph.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 /** A page of the graph: entities and the relationships among them, plus the kinds and types present. */
@@ -34,7 +34,7 @@ export function queryGraph(g: GraphState, q: GraphQuery): GraphPage | undefined 
   if (q.entity !== undefined) {
     const centre = g.entities.get(q.entity);
     if (!centre) return undefined;
-    rels = [...(g.adjacent.get(q.entity) ?? [])].map((id) => g.relationships.get(id)!).sort((a, b) => (a.from + a.type + a.to).localeCompare(b.from + b.type + b.to));
+    rels = [...(adjacency(g).get(q.entity) ?? [])].map((id) => g.relationships.get(id)!).sort((a, b) => (a.from + a.type + a.to).localeCompare(b.from + b.type + b.to));
     const keys = new Set([q.entity, ...rels.flatMap((r) => [r.from, r.to])]);
     pool = [...keys].map((k) => g.entities.get(k)!).filter(Boolean);
   } else {
@@ -49,7 +49,7 @@ export function queryGraph(g: GraphState, q: GraphQuery): GraphPage | undefined 
   const inPage = new Set(page.map((e) => e.key));
   if (q.entity === undefined) {
     const ids = new Set<string>();
-    for (const e of page) for (const id of g.adjacent.get(e.key) ?? []) {
+    for (const e of page) for (const id of adjacency(g).get(e.key) ?? []) {
       const r = g.relationships.get(id)!;
       if (inPage.has(r.from) && inPage.has(r.to)) ids.add(id);
     }

@@ -22,11 +22,26 @@ export interface Relationship {
   count: number;
 }
 
-/** The graph read model; `adjacent` maps an entity key to the ids of its relationships. */
+/**
+ * The graph read model. `adjacent` maps an entity key to the ids of its relationships; it is
+ * derived, so a restored checkpoint leaves it unbuilt (`undefined`) until a query needs it.
+ */
 export interface GraphState {
   entities: Map<string, Entity>;
   relationships: Map<string, Relationship>;
-  adjacent: Map<string, Set<string>>;
+  adjacent: Map<string, Set<string>> | undefined;
+}
+
+/** The adjacency index, built on first use after a restart. */
+export function adjacency(g: GraphState): Map<string, Set<string>> {
+  if (!g.adjacent) {
+    g.adjacent = new Map();
+    for (const [id, r] of g.relationships) {
+      link(g, r.from, id);
+      link(g, r.to, id);
+    }
+  }
+  return g.adjacent;
 }
 
 /** The id of a relationship: `from|type|to`. */
@@ -45,6 +60,8 @@ export function touchEntity(g: GraphState, key: string, time: string, kind?: str
 
 /** Records that relationship `id` touches entity `key`. */
 export function link(g: GraphState, key: string, id: string): void {
+  // Unbuilt: `adjacency()` will index every relationship, this one included.
+  if (!g.adjacent) return;
   let s = g.adjacent.get(key);
   if (!s) g.adjacent.set(key, (s = new Set()));
   s.add(id);
@@ -92,14 +109,11 @@ export const graphProjection: Projection<GraphState> = {
   },
   restore(data) {
     const { e, r } = data as { e: { key: string[]; first: string[]; last: string[]; count: number[] }; r: { from: string[]; to: string[]; type: string[]; first: string[]; last: string[]; count: number[] } };
-    const g: GraphState = { entities: new Map(), relationships: new Map(), adjacent: new Map() };
+    const g: GraphState = { entities: new Map(), relationships: new Map(), adjacent: undefined };
     for (let i = 0; i < e.key.length; i++) g.entities.set(e.key[i]!, { key: e.key[i]!, kind: entityKind(e.key[i]!), firstSeen: e.first[i]!, lastSeen: e.last[i]!, count: e.count[i]! });
     for (let i = 0; i < r.from.length; i++) {
       const rel: Relationship = { from: r.from[i]!, to: r.to[i]!, type: r.type[i]!, firstSeen: r.first[i]!, lastSeen: r.last[i]!, count: r.count[i]! };
-      const id = relationshipId(rel);
-      g.relationships.set(id, rel);
-      link(g, rel.from, id);
-      link(g, rel.to, id);
+      g.relationships.set(relationshipId(rel), rel);
     }
     return g;
   },
