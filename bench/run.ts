@@ -1,29 +1,47 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { collectorBench } from './collector.js';
+import { detectionBench } from './detection.js';
 import { foundationBench, type Figure } from './foundation.js';
 import { root } from './harness.js';
 import { normalizerBench } from './normalizers.js';
-import { detectionBench } from './detection.js';
-import { collectorBench } from './collector.js';
 
-const report: Record<string, unknown> = { at: new Date().toISOString(), node: process.version, cpus: cpus().length };
-const sections: Array<[string, Figure[]]> = [];
-const only = process.argv[2];
+const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
+  normalizers: () => normalizerBench(),
+  detection: () => detectionBench(),
+  collector: (r) => collectorBench(r),
+  foundation: (r) => foundationBench(r),
+};
 
-if (!only || only === 'foundation') sections.push(['foundation', await foundationBench(report)]);
-if (!only || only === 'normalizers') sections.push(['normalizers', await normalizerBench()]);
-if (!only || only === 'detection') sections.push(['detection', await detectionBench()]);
-if (!only || only === 'collector') sections.push(['collector', await collectorBench(report)]);
+const [only, mode] = process.argv.slice(2);
 
-for (const [name, figures] of sections) {
-  process.stdout.write(`\n## ${name}\n`);
-  const width = Math.max(...figures.map((f) => f.name.length));
-  for (const f of figures) process.stdout.write(`${f.name.padEnd(width)}  ${String(f.value).padStart(10)} ${f.unit}${f.note ? `  (${f.note})` : ''}\n`);
+if (mode === '--child') {
+  // One section in a fresh process, so the heap one section leaves behind does not slow the next.
+  const report: Record<string, unknown> = {};
+  const figures = await SECTIONS[only!]!(report);
+  process.stdout.write(`${JSON.stringify({ figures, report })}\n`);
+} else {
+  const names = only ? [only] : Object.keys(SECTIONS);
+  const report: Record<string, unknown> = { at: new Date().toISOString(), node: process.version, cpus: cpus().length };
+  const sections: Array<[string, Figure[]]> = [];
+  for (const name of names) {
+    if (!SECTIONS[name]) throw new Error(`unknown section ${name}; one of ${Object.keys(SECTIONS).join(', ')}`);
+    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), name, '--child'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 });
+    if (child.status !== 0) throw new Error(`bench section ${name} failed`);
+    const out = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { figures: Figure[]; report: Record<string, unknown> };
+    sections.push([name, out.figures]);
+    Object.assign(report, out.report);
+    process.stdout.write(`\n## ${name}\n`);
+    const width = Math.max(...out.figures.map((f) => f.name.length));
+    for (const f of out.figures) process.stdout.write(`${f.name.padEnd(width)}  ${String(f.value).padStart(10)} ${f.unit}${f.note ? `  (${f.note})` : ''}\n`);
+  }
+  report.sections = Object.fromEntries(sections);
+  const dir = join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`\nreport: ${file}\n`);
 }
-report.sections = Object.fromEntries(sections);
-const dir = join(root, 'bench', 'results');
-mkdirSync(dir, { recursive: true });
-const file = join(dir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-process.stdout.write(`\nreport: ${file}\n`);

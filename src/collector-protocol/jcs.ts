@@ -10,7 +10,7 @@ export class CanonicalizationError extends Error {
 }
 
 /**
- * A lone surrogate as `JSON.stringify` writes it (`\udXXX`, lowercase), after an even run of
+ * A lone surrogate as `JSON.stringify` writes it (such as `\ud800`, lowercase), after an even run of
  * backslashes so an escaped backslash followed by the text `ud800` is not mistaken for one.
  */
 const ESCAPED_LONE_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/;
