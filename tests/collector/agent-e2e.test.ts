@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/temp.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(check: () => boolean, ms = 30_000): Promise<void> {
+async function until(check: () => boolean, ms = 120_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('condition not reached in time');
@@ -45,7 +45,7 @@ async function kill(p: { proc: ChildProcess; exited: Promise<number | null> }, s
 }
 
 describe('collector agent end to end', () => {
-  it('delivers every line exactly once across rotation, kill -9 of the agent and of the server, with a verifiable log', { timeout: 180_000 }, async () => {
+  it('delivers every line exactly once across rotation, kill -9 of the agent and of the server, with a verifiable log', { timeout: 400_000 }, async () => {
     const dir = tempDir();
     const port = await freePort();
     const config = writeTestConfig(dir.path, { server: { host: '127.0.0.1', port, allowLoopbackAdmin: false } });

@@ -39,7 +39,7 @@ export async function startServe(config: string, cwd: string): Promise<ServeProc
   let out = '';
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const m = /"msg":"listening","url":"([^"]+)"/.exec(out);

@@ -17,7 +17,7 @@ export function startChild(args: string[], opts: { env?: NodeJS.ProcessEnv; inpu
 }
 
 /** Waits until `check` returns a value (polling every 50 ms) or fails after `ms`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 20_000): Promise<T> {
+export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await check();
