@@ -1,0 +1,59 @@
+import { openLmdbLog, type LmdbEventLog } from '../log/lmdb-log.js';
+import { openLmdbStore, type LmdbStore } from '../log/lmdb-store.js';
+import type { IndexProjection, Projection } from '../projections/types.js';
+import { createProjectionRuntime, type ProjectionRuntime } from '../projections/runtime.js';
+import { createWriter, type Augment, type Writer } from './writer.js';
+
+/** An opened store: the log, its read models and the single writer. */
+export interface EventStore {
+  readonly store: LmdbStore;
+  readonly log: LmdbEventLog;
+  readonly runtime: ProjectionRuntime;
+  readonly writer: Writer;
+  /** Records folded at start (the tail after the last checkpoint). */
+  readonly folded: number;
+  /** Checkpoints the read models and closes the store. */
+  close(): Promise<void>;
+}
+
+/** What a service keeps in its store. */
+export interface EventStoreOptions {
+  readonly projections: readonly Projection<unknown>[];
+  readonly indexes: readonly IndexProjection[];
+  /** Evaluation of each batch's evidence (the instance's detections). */
+  readonly augment?: Augment;
+  readonly checkpointEvery?: number;
+  /** Called when a write's outcome is unknown (I/O failure): the process must stop. */
+  readonly onFatal?: (err: Error) => void;
+}
+
+/**
+ * Opens the store at `path` (one process per store), loads checkpoints and folds the tail of the
+ * log: the same machinery for the instance and the setup authority, each with its own store.
+ */
+export async function openEventStore(path: string, opts: EventStoreOptions): Promise<EventStore> {
+  const store = openLmdbStore(path);
+  try {
+    const log = openLmdbLog(store, opts.onFatal);
+    const runtime = createProjectionRuntime({
+      store, log, projections: opts.projections, indexes: opts.indexes,
+      ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
+    });
+    const folded = await runtime.start();
+    const writer = createWriter(log, runtime, opts.augment);
+    let closed = false;
+    return {
+      store, log, runtime, writer, folded,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await log.close();
+        await runtime.checkpoint().catch(() => undefined);
+        await store.close();
+      },
+    };
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+}
