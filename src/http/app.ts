@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import { cidrSet } from '../net/cidr.js';
 import type { AppDeps, AppEnv, NetPolicy } from './env.js';
 import { HttpError, sendError } from './errors.js';
+import { errorHandler, requestIds } from './middleware.js';
 import { coreRoutes } from './routes/core.js';
 import { eventRoutes } from './routes/events.js';
 import { ingestRoutes } from './routes/ingest.js';
@@ -26,14 +26,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const net: NetPolicy = { approved: cidrSet(deps.config.server.approvedSourceAddresses), trustedProxies: cidrSet(deps.config.server.trustedProxies) };
 
-  app.use('*', async (c, next) => {
-    const requestId = randomBytes(8).toString('hex');
-    c.set('requestId', requestId);
-    await next();
-    c.header('X-Request-Id', requestId);
-    c.header('Cache-Control', 'no-store');
-    c.header('X-Content-Type-Options', 'nosniff');
-  });
+  app.use('*', requestIds());
 
   coreRoutes(app, deps, net);
   eventRoutes(app, deps, net);
@@ -51,11 +44,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return sendError(c, new HttpError(404, 'no such route'));
   });
 
-  app.onError((err, c) => {
-    if (err instanceof HttpError) return sendError(c, err);
-    deps.log({ level: 'error', msg: 'unhandled error', requestId: c.get('requestId'), error: (err as Error)?.name, detail: (err as Error)?.message?.slice(0, 500) });
-    return sendError(c, new HttpError(500, `internal error; quote request id ${c.get('requestId')}`));
-  });
+  app.onError(errorHandler(deps.log));
 
   return app;
 }

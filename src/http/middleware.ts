@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import type { Context, ErrorHandler, MiddlewareHandler } from 'hono';
+import { HttpError, sendError } from './errors.js';
+
+/** Gives each request an id (`X-Request-Id` on every response) and sets the no-store, no-sniff headers. */
+export function requestIds(): MiddlewareHandler<{ Variables: { requestId: string } }> {
+  return async (c, next) => {
+    const requestId = randomBytes(8).toString('hex');
+    c.set('requestId', requestId);
+    await next();
+    c.header('X-Request-Id', requestId);
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+  };
+}
+
+/**
+ * Answers an HttpError as its ErrorResponse; anything else is logged with the request id and
+ * answered with a generic 500 (no stack, no message, no path reaches the client).
+ */
+export function errorHandler(log: (line: Record<string, unknown>) => void): ErrorHandler {
+  return (err, c: Context) => {
+    if (err instanceof HttpError) return sendError(c, err);
+    const requestId = c.get('requestId') as string;
+    log({ level: 'error', msg: 'unhandled error', requestId, error: (err as Error)?.name, detail: (err as Error)?.message?.slice(0, 500) });
+    return sendError(c, new HttpError(500, `internal error; quote request id ${requestId}`));
+  };
+}
