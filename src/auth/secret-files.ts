@@ -22,10 +22,15 @@ export function ensureSecretDir(path: string): void {
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
-/** Writes a secret file atomically (temp file, fsync, rename), 0600, in a 0700 directory. */
-export function writeSecretFile(path: string, content: string): void {
-  ensureSecretDir(path);
-  const tmp = `${path}.${process.pid}.tmp`;
+/** fsyncs a directory so a rename or unlink in it is durable. */
+export function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try { fsyncSync(fd); } finally { closeSync(fd); }
+}
+
+/** Writes a file durably and atomically (temp file, fsync, rename, fsync of the directory), mode 0600. */
+export function writeDurable(path: string, content: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
   const fd = openSync(tmp, 'w', 0o600);
   try {
     writeSync(fd, content);
@@ -35,4 +40,11 @@ export function writeSecretFile(path: string, content: string): void {
   }
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
+  syncDir(dirname(path));
+}
+
+/** Writes a secret file durably and atomically, 0600, in a 0700 directory. */
+export function writeSecretFile(path: string, content: string): void {
+  ensureSecretDir(path);
+  writeDurable(path, content);
 }
