@@ -38,6 +38,8 @@ export const ConfigSchema = v.strictObject({
     intervalSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
     instanceUrl: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url())),
     centralVmId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+    /** The installer's enrollment grants (token hashes of this epoch's collectors), imported at start. */
+    enrollmentGrantsFile: v.optional(v.pipe(PathText, v.check((p) => p.startsWith('/'), 'expected an absolute path'))),
   })),
   detection: v.optional(v.strictObject({
     incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),

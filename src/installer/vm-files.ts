@@ -45,6 +45,7 @@ export async function installCentral(t: VmTransport, p: Provisioning, identityKe
     deployment: {
       authorityUrl: p.authority_url, deploymentId: p.deployment_id, identityKeyFile: onVm(t, vm, VM_PATHS.identityKey),
       intervalSeconds: o.snapshotIntervalSeconds, instanceUrl: o.instanceUrl, centralVmId: vm,
+      enrollmentGrantsFile: onVm(t, vm, VM_PATHS.enrollmentGrants),
     },
   };
   await t.writeFile(vm, VM_PATHS.config, `${JSON.stringify(config, null, 2)}\n`, 0o644);

@@ -6,6 +6,7 @@ import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
 import type { Config } from '../config/schema.js';
 import { createApp } from '../http/app.js';
 import { installBuiltinRules } from './builtin-rules.js';
+import { importEnrollmentGrants } from './enrollment-grants.js';
 import { openInstanceStore, type InstanceStore } from './open.js';
 import { loadIdentityKey, startDeploymentReporter } from './deployment-reporter.js';
 
@@ -31,6 +32,14 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const instance = await openInstanceStore(config.storage.path, { onFatal, detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
   const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
   if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
+  const grantsFile = config.deployment?.enrollmentGrantsFile;
+  if (grantsFile) {
+    const imported = await importEnrollmentGrants(instance.writer, grantsFile, new Date().toISOString()).catch(async (err: unknown) => {
+      await instance.close();
+      throw err;
+    });
+    if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
+  }
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const app = createApp({
     writer: instance.writer,

@@ -30,7 +30,8 @@ export const IssueTokenBody = v.strictObject({
 /** Body of `POST /api/v1/collector/enrollments`. */
 export const EnrollBody = v.strictObject({
   collectorId: CollectorId,
-  enrollmentToken: v.pipe(v.string(), v.regex(/^vce_[A-Za-z0-9_-]{43}$/, 'expected an enrollment token (vce_...)')),
+  // vce_: issued by this instance; lce_: released by the setup authority (imported enrollment grants).
+  enrollmentToken: v.pipe(v.string(), v.regex(/^(vce|lce)_[A-Za-z0-9_-]{43}$/, 'expected an enrollment token (vce_... or lce_...)')),
   publicKey: v.pipe(v.string(), v.maxLength(1024)),
 });
 

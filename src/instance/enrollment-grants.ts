@@ -1,0 +1,42 @@
+import { existsSync, readFileSync } from 'node:fs';
+import * as v from 'valibot';
+import { secretFileProblem } from '../auth/secret-files.js';
+import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
+import type { Writer } from '../commands/writer.js';
+import { IsoDateTime } from '../events/normalized-event.js';
+import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
+
+/** The grants file the installer writes on the central VM (docs/setup-protocol.md): token hashes only. */
+export const EnrollmentGrantsSchema = v.object({
+  deployment_id: v.pipe(v.string(), v.maxLength(128)),
+  enrollment_epoch: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  collectors: v.pipe(v.array(v.object({
+    collector_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected a collector id')),
+    vm_id: v.pipe(v.string(), v.maxLength(128)),
+    token_sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 hex digest')),
+    expires_at: IsoDateTime,
+  })), v.maxLength(4096)),
+});
+
+/**
+ * Imports the setup authority's enrollment grants at start: each collector of the deployment's
+ * current epoch gets a single-use enrollment token (by hash, as if `collector-token create` had made
+ * it), so collectors enroll with the token the installer delivered. Already imported grants are
+ * skipped; a missing file imports nothing; an unsafe or invalid one stops the start.
+ */
+export async function importEnrollmentGrants(writer: Writer, path: string, now: string): Promise<number> {
+  if (!existsSync(path)) return 0;
+  const problem = secretFileProblem(path);
+  if (problem) throw new Error(`refusing to start: ${problem}`);
+  const parsed = v.safeParse(EnrollmentGrantsSchema, JSON.parse(readFileSync(path, 'utf8')));
+  if (!parsed.success) throw new Error(`enrollment grants file ${path} is invalid: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? '(root)'}: ${i.message}`).join('; ')}`);
+  const grants = parsed.output;
+  let imported = 0;
+  for (const g of grants.collectors) {
+    if (g.expires_at <= now || writer.models.state<CollectorsState>(COLLECTORS).tokenByHash.has(g.token_sha256)) continue;
+    const cmd = { tokenId: `grant-e${grants.enrollment_epoch}-${g.collector_id}`, collectorId: g.collector_id, tokenHash: g.token_sha256, expiresAt: g.expires_at };
+    const outcome = await writer.execute(() => decideIssueEnrollmentToken(cmd), { now, actor: { id: 'setup-authority', authentication: 'enrollment-grant' } });
+    if (outcome.ok) imported++;
+  }
+  return imported;
+}

@@ -1,0 +1,42 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateToken, hashToken } from '../../src/auth/tokens.js';
+import { importEnrollmentGrants } from '../../src/instance/enrollment-grants.js';
+import { startTestInstance } from '../helpers/instance.js';
+
+const spki = () => generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+
+describe('enrollment grants from the setup authority', () => {
+  it('lets each collector of the current epoch enroll once with the token the installer delivered', async () => {
+    const t = await startTestInstance();
+    try {
+      const dir = join(t.dir, 'grants');
+      mkdirSync(dir, { mode: 0o700 });
+      const path = join(dir, 'enrollment-grants.json');
+      const token = generateToken('lce_');
+      const stale = generateToken('lce_');
+      writeFileSync(path, JSON.stringify({
+        deployment_id: 'dep_x', enrollment_epoch: 2,
+        collectors: [
+          { collector_id: 'vm-web', vm_id: 'vm-web', token_sha256: hashToken(token), expires_at: '2026-11-23T00:00:00Z' },
+          { collector_id: 'vm-old', vm_id: 'vm-old', token_sha256: hashToken(stale), expires_at: '2026-11-01T00:00:00Z' },
+        ],
+      }), { mode: 0o600 });
+      assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T10:00:00.000Z'), 1, 'the expired grant is not imported');
+      assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T10:00:01.000Z'), 0, 'a second start imports nothing again');
+      const enroll = (collectorId: string, enrollmentToken: string) => t.request('/api/v1/collector/enrollments', { method: 'POST', body: JSON.stringify({ collectorId, enrollmentToken, publicKey: spki() }) });
+      assert.equal((await enroll('vm-other', token)).status >= 400, true, 'the token is bound to its collector');
+      assert.equal((await enroll('vm-web', token)).status, 201);
+      assert.ok((await enroll('vm-web', token)).status >= 400, 'single use');
+      assert.ok((await enroll('vm-old', stale)).status >= 400);
+      assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T10:00:02.000Z'), 0, 'a used grant is not re-imported');
+      chmodSync(path, 0o644);
+      await assert.rejects(importEnrollmentGrants(t.inst.writer, path, '2026-11-22T10:00:03.000Z'), /readable or writable by group or others/);
+    } finally {
+      await t.close();
+    }
+  });
+});
