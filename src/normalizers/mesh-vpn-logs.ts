@@ -1,5 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
+import { answering, type NormalizeContext, type NormalizeResult, type Normalizer } from './types.js';
 import { type Decoded, fail, isAbsent, isObject, ok } from './opentelemetry-log/decoded.js';
 import { entityKey, shortString } from './opentelemetry-log/entity-keys.js';
 import { placesOf } from './record-id.js';
@@ -14,15 +14,7 @@ type MeshLogType = (typeof LOG_TYPES)[number];
 export const meshVpnLogs: Normalizer = {
   name: MESH_ADAPTER,
   logTypes: LOG_TYPES,
-  normalize(record, ctx) {
-    try {
-      return normalizeRecord(record, ctx);
-    } catch (err) {
-      // Hashing the record recurses through it; a pathologically deep record can exhaust the stack,
-      // and a normalizer must answer rather than throw.
-      return { ok: false, error: `record: cannot be read (${err instanceof Error ? err.message : 'unexpected value'})` };
-    }
-  },
+  normalize: answering(normalizeRecord),
 };
 
 function normalizeRecord(record: unknown, ctx: NormalizeContext): NormalizeResult {

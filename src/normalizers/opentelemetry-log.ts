@@ -1,5 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
+import { answering, type NormalizeContext, type NormalizeResult, type Normalizer } from './types.js';
 import { type Decoded, fail, isAbsent, isObject, ok } from './opentelemetry-log/decoded.js';
 import { type PlaceOf, placesOf } from './record-id.js';
 import { OTEL_ADAPTER, logRecordEvent } from './opentelemetry-log/log-record.js';
@@ -14,15 +14,7 @@ const LOG_RECORD_FIELDS = [
 /** OTLP logs in the JSON encoding: one LogRecord (resource and scope from `context`) or a whole export request. */
 export const opentelemetryLog: Normalizer = {
   name: OTEL_ADAPTER,
-  normalize(record, ctx) {
-    try {
-      return normalizeRecord(record, ctx);
-    } catch (err) {
-      // Hashing the record recurses through it; a pathologically deep record can exhaust the stack,
-      // and a normalizer must answer rather than throw.
-      return { ok: false, error: `record: cannot be read (${err instanceof Error ? err.message : 'unexpected value'})` };
-    }
-  },
+  normalize: answering(normalizeRecord),
 };
 
 function normalizeRecord(record: unknown, ctx: NormalizeContext): NormalizeResult {

@@ -17,6 +17,20 @@ export type NormalizeResult =
   | { readonly ok: true; readonly events: NormalizedEvent[] }
   | { readonly ok: false; readonly error: string };
 
+/**
+ * Wraps a normalizer's body so it answers instead of throwing: hashing a record recurses through
+ * it, and a pathologically deep record can exhaust the stack.
+ */
+export function answering(normalize: (record: unknown, ctx: NormalizeContext) => NormalizeResult): Normalizer['normalize'] {
+  return (record, ctx) => {
+    try {
+      return normalize(record, ctx);
+    } catch (err) {
+      return { ok: false, error: `record: cannot be read (${err instanceof Error ? err.message : 'unexpected value'})` };
+    }
+  };
+}
+
 /** A raw-record normalizer: one per source, pure, never throws. */
 export interface Normalizer {
   /** The route name, e.g. `network-monitor`. */
