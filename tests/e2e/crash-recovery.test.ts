@@ -62,6 +62,46 @@ describe('vigil serve under kill -9', () => {
     }
   });
 
+  it('keeps every acknowledged event when SIGTERM arrives during sustained ingestion, and exits cleanly', async () => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path);
+    const { token } = JSON.parse(runCli(['api-token-generate', 'loader', 'ingestor', '--config', config]).stdout) as { token: string };
+    const serve = await startServe(config, dir.path);
+    const acknowledged: string[] = [];
+    try {
+      let stop = false;
+      const loaders = Array.from({ length: 3 }, async (_, w) => {
+        for (let b = 0; !stop && b < 10_000; b++) {
+          const ids = Array.from({ length: 20 }, (_, i) => `t${w}-b${b}-e${i}`);
+          try {
+            const res = await fetch(`${serve.url}/api/v1/events`, {
+              method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: JSON.stringify(ids.map((id) => makeEvent({ id, source: { adapter: 'e2e', instance: 'term', recordId: id } }))),
+            });
+            if (res.status === 202) acknowledged.push(...ids);
+            else await res.text();
+          } catch {
+            return; // the server closed: this request was not acknowledged
+          }
+        }
+      });
+      await new Promise((r) => setTimeout(r, 800));
+      serve.proc.kill('SIGTERM');
+      assert.equal(await serve.exited, 0, serve.output());
+      stop = true;
+      await Promise.all(loaders);
+      assert.ok(acknowledged.length > 100, `only ${acknowledged.length} acknowledged`);
+      const exported = runCli(['log', 'export', '--config', config]).stdout.trim().split('\n')
+        .map((l) => JSON.parse(l) as { type: string; data: { events?: Array<{ id: string }> } });
+      const stored = new Set(exported.filter((r) => r.type === 'EventsIngested').flatMap((r) => r.data.events!.map((e) => e.id)));
+      assert.deepEqual(acknowledged.filter((id) => !stored.has(id)).slice(0, 5), []);
+      assert.equal(JSON.parse(runCli(['log', 'verify', '--config', config]).stdout).ok, true);
+    } finally {
+      serve.proc.kill('SIGKILL');
+      dir.cleanup();
+    }
+  });
+
   it('refuses a second serve on the same store with a clear message', async () => {
     const dir = tempDir();
     const config = writeTestConfig(dir.path);

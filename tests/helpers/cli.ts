@@ -8,7 +8,7 @@ export const CLI = repoPath('dist', 'src', 'cli', 'main.js');
 
 /** Runs `vigil ...args` to completion. */
 export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, encoding: 'utf8', input: opts.input ?? '', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, encoding: 'utf8', input: opts.input ?? '', timeout: 60_000, maxBuffer: 256 * 1024 * 1024 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
