@@ -1,5 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { inNetwork, parseAddress, parseNetwork, type Network } from './cidr.js';
+import { isIP } from 'node:net';
+import { cidrSet, parseCidr } from '../net/cidr.js';
 import type { Accessor } from './logsources.js';
 import type { FieldPlan } from './modifiers.js';
 import { anchorPattern, compilePattern, literalPattern, parsePattern, windashPattern, type StringTest } from './wildcard.js';
@@ -119,13 +120,11 @@ function regexTest(value: unknown, flags: string): ElementTest | string {
 
 function cidrTest(value: unknown): ElementTest | string {
   if (typeof value !== 'string') return `'cidr' needs a network such as 10.0.0.0/8`;
-  const network: Network | string = parseNetwork(value);
-  if (typeof network === 'string') return network;
-  return (e) => {
-    if (typeof e !== 'string') return false;
-    const address = parseAddress(e);
-    return address !== undefined && inNetwork(address, network);
-  };
+  if (parseCidr(value) === undefined) {
+    return isIP(value.split('/')[0] ?? '') === 0 ? `'${value}' is not an IPv4 or IPv6 network` : `'${value}' has an invalid prefix length`;
+  }
+  const network = cidrSet([value]);
+  return (e) => typeof e === 'string' && e.length <= 64 && network.has(e);
 }
 
 function compareTest(value: unknown, op: 'gt' | 'gte' | 'lt' | 'lte'): ElementTest | string {

@@ -33,7 +33,9 @@ export function cidrSet(ranges: readonly string[]): CidrSet {
   }
   return {
     has(address) {
-      const a = normalizeAddress(address);
+      // An IPv6 zone (`fe80::1%eth0`) names an interface, not part of the address.
+      const zone = address.indexOf('%');
+      const a = normalizeAddress(zone >= 0 ? address.slice(0, zone) : address);
       const v = isIP(a);
       return v !== 0 && list.check(a, v === 4 ? 'ipv4' : 'ipv6');
     },
