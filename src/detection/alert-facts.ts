@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { CorrelationReason, EvidenceRef } from '../events/detection-records.js';
 import type { CorrelationFire } from './correlate.js';
-import type { CompiledCorrelation, CompiledSigma, MatchDetail } from './types.js';
+import type { CompiledCorrelation, CompiledSigma } from './types.js';
 
 /** Entity kinds that name an affected system (hosts, mesh nodes, addresses). */
 const SYSTEM_KINDS = ['host:', 'node:', 'ip:'];
@@ -44,8 +44,6 @@ export function correlationReason(c: CompiledCorrelation, fire: CorrelationFire)
   };
 }
 
-/** The match reason of a detection (as the engine explains it). */
-export const detectionReason = (d: MatchDetail): MatchDetail => d;
 
 /** A deterministic alert id from the rule, the group and the first evidence. */
 export function alertIdOf(ruleId: string, groupKey: string, firstEventId: string): string {

@@ -1,12 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 
-/** A typed edge derived from one event. */
-export interface DerivedRelationship {
-  readonly from: string;
-  readonly to: string;
-  readonly type: string;
-}
-
 /** How many entity keys of one event may be linked by the untyped `seen_with` fallback. */
 export const SEEN_WITH_LIMIT = 8;
 
@@ -29,19 +22,13 @@ function hostOrIp(o: Record<string, unknown> | null | undefined): string | undef
 }
 
 /**
- * Typed relationships of one event, from its actor, endpoints and service:
+ * Calls `fn` for each typed relationship of one event, from its actor, endpoints and service
+ * (without building a list: this is the graph fold's hot path):
  * a user `authenticated_to` a host, an ip `connected_to` an ip, a host `resolved` a domain,
  * a node `member_of` a meshnet, a host `runs` a service. Entity keys that none of these
  * explains are linked to the first explained entity by `seen_with` (or, when there is none, to
  * each other), the first few only, so one event adds a bounded number of edges.
  */
-export function deriveRelationships(e: NormalizedEvent): DerivedRelationship[] {
-  const out: DerivedRelationship[] = [];
-  forEachRelationship(e, (from, to, type) => out.push({ from, to, type }));
-  return out;
-}
-
-/** Calls `fn` for each relationship of `deriveRelationships(e)`, without building the list (the graph's hot path). */
 export function forEachRelationship(e: NormalizedEvent, fn: (from: string, to: string, type: string) => void): void {
   let anchor: string | undefined;
   const linked: string[] = [];

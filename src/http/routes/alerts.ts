@@ -8,9 +8,9 @@ import { readJsonBody } from '../body.js';
 import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
+import { QueryLimit, canonicalIso } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
 
-const Limit = v.pipe(v.string(), v.regex(/^\d{1,4}$/, 'expected an integer 1..1000'), v.transform(Number), v.minValue(1), v.maxValue(1000));
 
 /** Query of `GET /api/v1/alerts`. */
 export const ListAlertsQuery = v.strictObject({
@@ -19,12 +19,12 @@ export const ListAlertsQuery = v.strictObject({
   rule: v.optional(v.pipe(v.string(), v.maxLength(256))),
   entity: v.optional(v.pipe(v.string(), v.maxLength(512))),
   since: v.optional(IsoDateTime),
-  limit: v.optional(Limit),
+  limit: v.optional(QueryLimit),
   cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
 });
 
 /** Query of `GET /api/v1/incidents`. */
-export const ListIncidentsQuery = v.strictObject({ limit: v.optional(Limit) });
+export const ListIncidentsQuery = v.strictObject({ limit: v.optional(QueryLimit) });
 
 /** Alert and incident routes. */
 export function alertRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
@@ -35,7 +35,7 @@ export function alertRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): v
     const page = listAlerts(state(), {
       ...(q.status !== undefined ? { status: q.status } : {}), ...(q.minSeverity !== undefined ? { minSeverity: q.minSeverity } : {}),
       ...(q.rule !== undefined ? { ruleId: q.rule } : {}), ...(q.entity !== undefined ? { entity: q.entity } : {}),
-      ...(q.since !== undefined ? { since: new Date(Date.parse(q.since.replace(/(\.\d{3})\d+/, '$1'))).toISOString() } : {}),
+      ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
     if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     return c.json(page);

@@ -7,14 +7,14 @@ import { listAudit } from '../../projections/audit.js';
 import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
+import { QueryLimit, canonicalIso } from '../query.js';
 
-const Limit = v.pipe(v.string(), v.regex(/^\d{1,4}$/, 'expected an integer 1..1000'), v.transform(Number), v.minValue(1), v.maxValue(1000));
 
 /** Query of `GET /api/v1/graph`. */
 export const GraphQuerySchema = v.strictObject({
   entity: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(512))),
   kind: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
-  limit: v.optional(Limit),
+  limit: v.optional(QueryLimit),
   cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
 });
 
@@ -26,11 +26,10 @@ export const AuditQuerySchema = v.strictObject({
   method: v.optional(v.picklist(['GET', 'POST', 'PATCH', 'PUT', 'DELETE'])),
   since: v.optional(IsoDateTime),
   until: v.optional(IsoDateTime),
-  limit: v.optional(Limit),
+  limit: v.optional(QueryLimit),
   cursor: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'not a cursor returned by this endpoint'), v.transform(Number))),
 });
 
-const iso = (s: string) => new Date(Date.parse(s.replace(/(\.\d{3})\d+/, '$1'))).toISOString();
 
 /** `/health`, `/api/v1/me`, `/api/v1/graph` and `/api/v1/audit`. */
 export function coreRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
@@ -60,8 +59,8 @@ export function coreRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): vo
       ...(q.status !== undefined ? { status: q.status } : {}),
       ...(q.route !== undefined ? { route: q.route } : {}),
       ...(q.method !== undefined ? { method: q.method } : {}),
-      ...(q.since !== undefined ? { since: iso(q.since) } : {}),
-      ...(q.until !== undefined ? { until: iso(q.until) } : {}),
+      ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
+      ...(q.until !== undefined ? { until: canonicalIso(q.until) } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
     return c.json({ entries: page.entries, nextCursor: page.nextCursor === null ? null : String(page.nextCursor) });
   });

@@ -9,6 +9,7 @@ import { readJsonBody } from '../body.js';
 import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
+import { QueryLimit } from '../query.js';
 import { executeAudited, withDetections } from '../request-context.js';
 
 /** Adapters whose events only Vigil itself writes (access events, signed collector evidence). */
@@ -28,7 +29,7 @@ export const ListEventsQuery = v.strictObject({
   class: v.optional(v.pipe(v.string(), v.maxLength(256))),
   entityKey: v.optional(v.pipe(v.string(), v.maxLength(512))),
   adapter: v.optional(v.pipe(v.string(), v.maxLength(256))),
-  limit: v.optional(v.pipe(v.string(), v.regex(/^\d{1,4}$/, 'expected an integer 1..1000'), v.transform(Number), v.minValue(1), v.maxValue(1000))),
+  limit: v.optional(QueryLimit),
   cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
 });
 
