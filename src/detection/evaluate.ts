@@ -76,7 +76,9 @@ export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[
   const byId = new Map(evidence.map((e) => [e.id, e]));
   const find = (id: string) => byId.get(id) ?? lookupEvent(models, id);
   const alertsState = models.state<AlertsState>('alerts');
+  // Alerts raised by this evaluation, by rule and group key (later matches of the batch join them).
   const raisedHere = new Map<string, AlertRaised>();
+  const raisedIds = new Set<string>();
   const grown = new Map<string, AlertEvidenceAdded>();
   for (const m of matches) applyMatch(m);
   const raised = [...raisedHere.values()];
@@ -105,10 +107,10 @@ export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[
     const first = isoOfMs(Math.min(...times), ctx.now);
     const last = isoOfMs(Math.max(...times), ctx.now);
     const refs = evs.map(evidenceOf);
-    const local = [...raisedHere.values()].find((a) => alertKey(a.ruleId, a.groupKey) === key);
+    const local = raisedHere.get(key);
     const openId = local?.alertId ?? alertsState.openByKey.get(key);
     if (local) {
-      raisedHere.set(local.alertId, { ...local, evidence: [...local.evidence, ...refs], affectedSystems: [...new Set([...local.affectedSystems, ...systems])], lastSeen: last > local.lastSeen ? last : local.lastSeen, confidence: confidenceOf(rule, local.evidence.length + refs.length) });
+      raisedHere.set(key, { ...local, evidence: [...local.evidence, ...refs], affectedSystems: [...new Set([...local.affectedSystems, ...systems])], lastSeen: last > local.lastSeen ? last : local.lastSeen, confidence: confidenceOf(rule, local.evidence.length + refs.length) });
     } else if (openId !== undefined) {
       const existing = alertsState.alerts.get(openId)!;
       const prior = grown.get(openId);
@@ -116,9 +118,10 @@ export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[
       grown.set(openId, { alertId: openId, evidence: evidenceRefs, affectedSystems: [...new Set([...(prior?.affectedSystems ?? []), ...systems])], lastSeen: last > (prior?.lastSeen ?? '') ? last : prior!.lastSeen, confidence: confidenceOf(rule, existing.evidenceCount + evidenceRefs.length) });
     } else {
       let alertId = alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now);
-      for (let n = 2; alertsState.alerts.has(alertId) || raisedHere.has(alertId); n++) alertId = `${alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now)}-${n}`;
+      for (let n = 2; alertsState.alerts.has(alertId) || raisedIds.has(alertId); n++) alertId = `${alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now)}-${n}`;
       const reason: MatchDetail | ReturnType<typeof correlationReason> = m.kind === 'correlation' ? correlationReason(rule as CompiledCorrelation, m.detail as CorrelationFire) : (m.detail as MatchDetail);
-      raisedHere.set(alertId, {
+      raisedIds.add(alertId);
+      raisedHere.set(key, {
         alertId, ruleId: rule.id, groupKey, title: rule.title, ...(rule.author !== undefined ? { author: rule.author } : {}), level: rule.level, severity: rule.severity,
         confidence: confidenceOf(rule, refs.length), matchReason: reason, evidence: refs, affectedSystems: systems, firstSeen: first, lastSeen: last, tags: rule.tags,
       });

@@ -65,12 +65,16 @@ export interface AlertsState {
 /** The key of an alert's rule and group. */
 export const alertKey = (ruleId: string, groupKey: string) => `${ruleId}\u0000${groupKey}`;
 
+function indexSystem(s: AlertsState, sys: string, alertId: string): void {
+  let set = s.bySystem.get(sys);
+  if (!set) s.bySystem.set(sys, (set = new Set()));
+  set.add(alertId);
+}
+
 function addSystems(s: AlertsState, alert: AlertView, systems: readonly string[]): void {
   for (const sys of systems) {
     if (!alert.affectedSystems.includes(sys)) alert.affectedSystems.push(sys);
-    let set = s.bySystem.get(sys);
-    if (!set) s.bySystem.set(sys, (set = new Set()));
-    set.add(alert.id);
+    indexSystem(s, sys, alert.id);
   }
 }
 
@@ -158,11 +162,7 @@ export const alertsProjection: Projection<AlertsState> = {
     for (const a of d.alerts) {
       s.alerts.set(a.id, a);
       if (a.status !== 'dismissed') s.openByKey.set(alertKey(a.ruleId, a.groupKey), a.id);
-      for (const sys of a.affectedSystems) {
-        let set = s.bySystem.get(sys);
-        if (!set) s.bySystem.set(sys, (set = new Set()));
-        set.add(a.id);
-      }
+      for (const sys of a.affectedSystems) indexSystem(s, sys, a.id);
     }
     return s;
   },

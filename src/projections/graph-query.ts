@@ -24,6 +24,40 @@ function tally<T>(items: Iterable<T>, key: (t: T) => string): Record<string, num
   return out;
 }
 
+interface Derived { entities: number; relationships: number; sorted: Entity[]; kinds: Record<string, number>; types: Record<string, number> }
+
+/**
+ * Sorted entities and the kind and type counts, cached per graph. The graph only ever adds entities
+ * and relationships (a kind or type never changes), so the cache is exact while both sizes hold.
+ */
+const derivedOf = new WeakMap<GraphState, Derived>();
+
+function derived(g: GraphState): Derived {
+  const cached = derivedOf.get(g);
+  if (cached && cached.entities === g.entities.size && cached.relationships === g.relationships.size) return cached;
+  const d: Derived = {
+    entities: g.entities.size,
+    relationships: g.relationships.size,
+    sorted: [...g.entities.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+    kinds: tally(g.entities.values(), (e) => e.kind),
+    types: tally(g.relationships.values(), (r) => r.type),
+  };
+  derivedOf.set(g, d);
+  return d;
+}
+
+/** The index of the first entity (of a list sorted by key) whose key sorts after `key`; -1 when none. */
+function firstAfter(sorted: readonly Entity[], key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]!.key > key) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo < sorted.length ? lo : -1;
+}
+
 /**
  * Pages the graph by entity key. With `entity`, the page is that entity's neighbourhood: the
  * entity, its relationships and the entities at their other ends. Undefined when the entity is unknown.
@@ -36,15 +70,14 @@ export function queryGraph(g: GraphState, q: GraphQuery): GraphPage | undefined 
     if (!centre) return undefined;
     rels = [...(adjacency(g).get(q.entity) ?? [])].map((id) => g.relationships.get(id)!).sort((a, b) => (a.from + a.type + a.to).localeCompare(b.from + b.type + b.to));
     const keys = new Set([q.entity, ...rels.flatMap((r) => [r.from, r.to])]);
-    pool = [...keys].map((k) => g.entities.get(k)!).filter(Boolean);
+    pool = [...keys].map((k) => g.entities.get(k)!).filter(Boolean).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   } else {
-    pool = [...g.entities.values()];
+    pool = derived(g).sorted;
     rels = [];
   }
   if (q.kind !== undefined) pool = pool.filter((e) => e.kind === q.kind);
-  pool.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const after = q.cursor ? decodeCursor<string>(q.cursor) : undefined;
-  const start = typeof after === 'string' ? pool.findIndex((e) => e.key > after) : 0;
+  const start = typeof after === 'string' ? firstAfter(pool, after) : 0;
   const page = start < 0 ? [] : pool.slice(start, start + q.limit);
   const inPage = new Set(page.map((e) => e.key));
   if (q.entity === undefined) {
@@ -59,8 +92,8 @@ export function queryGraph(g: GraphState, q: GraphQuery): GraphPage | undefined 
   return {
     entities: page,
     relationships: rels,
-    kinds: tally(g.entities.values(), (e) => e.kind),
-    relationshipTypes: tally(g.relationships.values(), (r) => r.type),
+    kinds: derived(g).kinds,
+    relationshipTypes: derived(g).types,
     nextCursor: more ? encodeCursor(page.at(-1)!.key) : null,
   };
 }
