@@ -4,6 +4,37 @@ import { runCli, startServe, writeTestConfig } from '../helpers/cli.js';
 import { makeEvent } from '../helpers/instance.js';
 import { tempDir } from '../helpers/temp.js';
 
+/**
+ * Workers posting batches of events until stopped or the server goes away; `stop()` resolves with
+ * the ids of every event the server acknowledged (202).
+ */
+function sustainedLoad(url: string, token: string, o: { workers: number; batch: number; prefix: string; instance: string }): { stop(): Promise<string[]> } {
+  const acknowledged: string[] = [];
+  let stopped = false;
+  const workers = Array.from({ length: o.workers }, async (_, w) => {
+    for (let b = 0; !stopped && b < 10_000; b++) {
+      const ids = Array.from({ length: o.batch }, (_, i) => `${o.prefix}${w}-b${b}-e${i}`);
+      try {
+        const res = await fetch(`${url}/api/v1/events`, {
+          method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(ids.map((id) => makeEvent({ id, source: { adapter: 'e2e', instance: o.instance, recordId: id } }))),
+        });
+        if (res.status === 202) acknowledged.push(...ids);
+        else await res.text();
+      } catch {
+        return; // the server went away: this request was never acknowledged
+      }
+    }
+  });
+  return {
+    async stop() {
+      stopped = true;
+      await Promise.all(workers);
+      return acknowledged;
+    },
+  };
+}
+
 describe('vigil serve under kill -9', () => {
   it('keeps every acknowledged event and a verifiable log across a crash during sustained ingestion', async () => {
     const dir = tempDir();
@@ -11,30 +42,12 @@ describe('vigil serve under kill -9', () => {
     const { token } = JSON.parse(runCli(['api-token-generate', 'loader', 'ingestor', '--config', config]).stdout) as { token: string };
     const viewer = (JSON.parse(runCli(['api-token-generate', 'reader', 'viewer', '--config', config]).stdout) as { token: string }).token;
     let serve = await startServe(config, dir.path);
-    const acknowledged: string[] = [];
     try {
-      let stop = false;
-      const loaders = Array.from({ length: 4 }, async (_, w) => {
-        for (let b = 0; !stop && b < 10_000; b++) {
-          const ids = Array.from({ length: 50 }, (_, i) => `w${w}-b${b}-e${i}`);
-          try {
-            const res = await fetch(`${serve.url}/api/v1/events`, {
-              method: 'POST',
-              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-              body: JSON.stringify(ids.map((id) => makeEvent({ id, source: { adapter: 'e2e', instance: 'crash', recordId: id } }))),
-            });
-            if (res.status === 202) acknowledged.push(...ids);
-            else await res.text();
-          } catch {
-            return; // the server died under us: this request was never acknowledged
-          }
-        }
-      });
+      const load = sustainedLoad(serve.url, token, { workers: 4, batch: 50, prefix: 'w', instance: 'crash' });
       await new Promise((r) => setTimeout(r, 1500));
       serve.proc.kill('SIGKILL');
-      stop = true;
       await serve.exited;
-      await Promise.all(loaders);
+      const acknowledged = await load.stop();
       assert.ok(acknowledged.length > 500, `sustained ingestion acknowledged only ${acknowledged.length} events`);
 
       serve = await startServe(config, dir.path);
@@ -67,29 +80,12 @@ describe('vigil serve under kill -9', () => {
     const config = writeTestConfig(dir.path);
     const { token } = JSON.parse(runCli(['api-token-generate', 'loader', 'ingestor', '--config', config]).stdout) as { token: string };
     const serve = await startServe(config, dir.path);
-    const acknowledged: string[] = [];
     try {
-      let stop = false;
-      const loaders = Array.from({ length: 3 }, async (_, w) => {
-        for (let b = 0; !stop && b < 10_000; b++) {
-          const ids = Array.from({ length: 20 }, (_, i) => `t${w}-b${b}-e${i}`);
-          try {
-            const res = await fetch(`${serve.url}/api/v1/events`, {
-              method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-              body: JSON.stringify(ids.map((id) => makeEvent({ id, source: { adapter: 'e2e', instance: 'term', recordId: id } }))),
-            });
-            if (res.status === 202) acknowledged.push(...ids);
-            else await res.text();
-          } catch {
-            return; // the server closed: this request was not acknowledged
-          }
-        }
-      });
+      const load = sustainedLoad(serve.url, token, { workers: 3, batch: 20, prefix: 't', instance: 'term' });
       await new Promise((r) => setTimeout(r, 800));
       serve.proc.kill('SIGTERM');
       assert.equal(await serve.exited, 0, serve.output());
-      stop = true;
-      await Promise.all(loaders);
+      const acknowledged = await load.stop();
       assert.ok(acknowledged.length > 100, `only ${acknowledged.length} acknowledged`);
       const exported = runCli(['log', 'export', '--config', config]).stdout.trim().split('\n')
         .map((l) => JSON.parse(l) as { type: string; data: { events?: Array<{ id: string }> } });
