@@ -1,9 +1,9 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { IsoDateTime } from '../events/normalized-event.js';
 import { ROLES, type Role } from './roles.js';
-import { digestsEqual, hashToken } from './tokens.js';
-import { ensureSecretDir, secretFileProblem, writeSecretFile } from './secret-files.js';
+import { entryForToken, watchRegistryFile } from './registry-file.js';
+import { ensureSecretDir, writeSecretFile } from './secret-files.js';
 
 const PrincipalId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'));
 
@@ -66,37 +66,10 @@ export interface CredentialRegistry {
  * until it is fixed, and `onError` is told why (never with token material).
  */
 export function openCredentialRegistry(path: string, onError: (message: string) => void = () => {}, recheckMs = 500): CredentialRegistry {
-  let credentials: Credential[] = [];
-  let signature = '';
-  let checkedAt = -Infinity;
-
-  function refresh(nowMs: number): void {
-    if (nowMs - checkedAt < recheckMs) return;
-    checkedAt = nowMs;
-    let sig = 'absent';
-    try {
-      const st = statSync(path);
-      sig = `${st.ino}:${st.size}:${st.mtimeMs}:${st.mode}`;
-    } catch { /* absent: empty registry */ }
-    if (sig === signature) return;
-    signature = sig;
-    try {
-      const problem = existsSync(path) ? secretFileProblem(path) : undefined;
-      if (problem) throw new Error(problem);
-      credentials = readRegistry(path);
-    } catch (err) {
-      credentials = [];
-      onError(`credentials registry not loaded, refusing every token: ${(err as Error).message}`);
-    }
-  }
-
+  const current = watchRegistryFile(path, readRegistry, onError, recheckMs);
   return {
     authenticate(token, nowMs) {
-      refresh(nowMs);
-      const digest = hashToken(token);
-      let found: Credential | undefined;
-      // Every credential is compared, with no early exit, so timing does not depend on which matched.
-      for (const c of credentials) if (digestsEqual(digest, c.tokenHash) && !found) found = c;
+      const found = entryForToken(current(), token);
       if (!found || found.disabled) return undefined;
       if (found.expiresAt !== undefined && Date.parse(found.expiresAt) <= nowMs) return undefined;
       return {
@@ -109,8 +82,7 @@ export function openCredentialRegistry(path: string, onError: (message: string) 
       };
     },
     size() {
-      refresh(Date.now());
-      return credentials.length;
+      return current().length;
     },
   };
 }

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { writeSecretFile } from '../auth/secret-files.js';
-import { digestsEqual, hashToken } from '../auth/tokens.js';
+import { entryForToken, watchRegistryFile } from '../auth/registry-file.js';
 
 const Id = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'));
 
@@ -44,33 +44,16 @@ export interface AccountRegistry {
   find(tenantId: string, userId: string): Account | undefined;
 }
 
-/** Opens the registry, re-reading the file when its mtime or size changes (checked at most every `recheckMs`). */
+/** Opens the registry live (`watchRegistryFile`: re-read on change, fail closed on an invalid or unsafe file). */
 export function openAccountRegistry(path: string, onError: (message: string) => void, recheckMs = 1000): AccountRegistry {
-  let accounts: Account[] = [];
-  let stamp = '';
-  let checkedAt = -Infinity;
-  const refresh = () => {
-    const now = performance.now();
-    if (now - checkedAt < recheckMs) return;
-    checkedAt = now;
-    try {
-      const st = existsSync(path) ? statSync(path) : undefined;
-      const next = st ? `${st.mtimeMs}:${st.size}` : 'missing';
-      if (next !== stamp) { accounts = readAccounts(path); stamp = next; }
-    } catch (err) {
-      onError(`account registry not reloaded (keeping the previous one): ${(err as Error).message}`);
-    }
-  };
-  refresh();
+  const current = watchRegistryFile(path, readAccounts, onError, recheckMs);
   return {
     authenticate(token) {
-      refresh();
-      const hash = hashToken(token);
-      return accounts.find((a) => !a.disabled && digestsEqual(a.tokenHash, hash));
+      const account = entryForToken(current(), token);
+      return account && !account.disabled ? account : undefined;
     },
     find(tenantId, userId) {
-      refresh();
-      return accounts.find((a) => !a.disabled && a.tenantId === tenantId && a.userId === userId);
+      return current().find((a) => !a.disabled && a.tenantId === tenantId && a.userId === userId);
     },
   };
 }
