@@ -1,6 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { RecordType, type RawRecordsIngested } from '../events/record-types.js';
-import { lookupEvent } from '../projections/evidence.js';
+import { hasEvent } from '../projections/evidence.js';
 import type { ReadModels } from '../projections/runtime.js';
 import { accept, type Decision } from './decision.js';
 import type { IngestionResult } from './ingest-events.js';
@@ -28,7 +28,7 @@ export function decideIngestRaw(models: ReadModels, cmd: IngestRaw): Decision<In
     let fresh = evs.length === 0;
     for (const e of evs) {
       accepted.push(e);
-      if (seen.has(e.id) || lookupEvent(models, e.id) !== undefined) continue;
+      if (seen.has(e.id) || hasEvent(models, e.id)) continue;
       seen.add(e.id);
       events.push(e);
       fresh = true;

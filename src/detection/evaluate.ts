@@ -74,7 +74,8 @@ export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[
   }
   if (matches.length === 0) return { events, alerts: [], incidents: [] };
   const byId = new Map(evidence.map((e) => [e.id, e]));
-  const find = (id: string) => byId.get(id) ?? lookupEvent(models, id);
+  const decoded = new Map<number, readonly NormalizedEvent[]>();
+  const find = (id: string) => byId.get(id) ?? lookupEvent(models, id, decoded);
   const alertsState = models.state<AlertsState>('alerts');
   // Alerts raised by this evaluation, by rule and group key (later matches of the batch join them).
   const raisedHere = new Map<string, AlertRaised>();

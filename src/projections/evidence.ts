@@ -47,6 +47,11 @@ export function eventTimeMs(event: NormalizedEvent): number {
   return ns === undefined ? 0 : Number(ns / 1000n) / 1000;
 }
 
+/** Whether an event with this id is stored (or staged), without reading the event itself. */
+export function hasEvent(models: ReadModels, id: string): boolean {
+  return models.index.get(EVIDENCE_DBS.byId, id) !== undefined;
+}
+
 /**
  * The stored event with this id, including events of records not yet committed. `decoded`
  * caches records already read, so re-sending a whole batch decodes its record once.
