@@ -1,4 +1,5 @@
 import { openInstanceStore } from '../instance/open.js';
+import { clampDepth } from '../json/depth.js';
 import { verifyLog } from '../log/verify.js';
 import type { Stats } from '../projections/stats.js';
 import type { GraphState } from '../projections/graph.js';
@@ -13,13 +14,17 @@ export async function logVerify(storePath: string): Promise<ReturnType<typeof ve
   }
 }
 
-/** `vigil log export`: writes records `from..to` as JSON lines (bigints as strings) to `write`. */
+/**
+ * `vigil log export`: writes records `from..to` as JSON lines (bigints as strings, bytes as base64)
+ * to `write`. A value nested past the edge's bound (possible only in an old log) is shown clamped;
+ * the stored bytes, which the chain hashes, are untouched.
+ */
 export async function logExport(storePath: string, from: number, to: number | undefined, write: (line: string) => void): Promise<number> {
   const inst = await openInstanceStore(storePath);
   let n = 0;
   try {
     for (const r of inst.log.read(from, to)) {
-      write(`${JSON.stringify(r, (_k, val) => (typeof val === 'bigint' ? val.toString() : val instanceof Uint8Array ? Buffer.from(val).toString('base64') : val))}\n`);
+      write(`${JSON.stringify(clampDepth(r), (_k, val) => (typeof val === 'bigint' ? val.toString() : val instanceof Uint8Array ? Buffer.from(val).toString('base64') : val))}\n`);
       n++;
     }
     return n;

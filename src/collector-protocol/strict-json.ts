@@ -1,3 +1,5 @@
+import { MAX_JSON_DEPTH } from '../json/depth.js';
+
 /**
  * Strict JSON for signed envelopes: valid UTF-8, RFC 8259 syntax (JSON.parse), no duplicate object
  * keys (compared after unescaping, so `"a"` and `"\u0061"` clash), bounded nesting.
@@ -5,9 +7,6 @@
 
 /** Why a text is not strict JSON. */
 export type StrictJsonResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
-
-/** Nesting deeper than this is refused before anything recurses over it. */
-export const MAX_JSON_DEPTH = 64;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -28,7 +28,8 @@ export const IsoDateTime = v.pipe(
 );
 
 const ShortString = v.pipe(v.string(), v.minLength(1), v.maxLength(EVENT_LIMITS.shortString));
-const FreeObject = v.record(v.string(), v.unknown());
+/** A JSON object (never an array, which `v.record` would let through). */
+const FreeObject = v.pipe(v.record(v.string(), v.unknown()), v.check((o) => !Array.isArray(o), 'expected an object, not an array'));
 const NullableObject = v.nullable(FreeObject);
 
 /** EventSource: exactly adapter, instance and recordId (spec 2.1). */

@@ -1,5 +1,8 @@
 import type { Context } from 'hono';
+import { MAX_JSON_DEPTH, jsonTextDepth, tooDeepPath } from '../json/depth.js';
 import { HttpError } from './errors.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
  * Reads a request body of at most `limit` bytes. A larger Content-Length is refused before
@@ -29,19 +32,36 @@ export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Arr
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
-/** Reads and parses a JSON body within `limit`; malformed JSON is a 400. */
-export async function readJsonBody(c: Context, limit: number): Promise<unknown> {
-  const type = c.req.header('content-type');
-  if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
-    throw new HttpError(415, 'expected Content-Type: application/json');
-  }
-  const bytes = await readBodyBytes(c, limit);
+/**
+ * Parses JSON bytes at the edge, before any handler or normalizer sees the value: valid UTF-8,
+ * nesting at most MAX_JSON_DEPTH levels (checked on the bytes, before parsing), valid JSON.
+ * Anything else is a 400 naming the problem. Duplicate keys are allowed; the last one wins.
+ */
+export function parseJsonBytes(bytes: Uint8Array): unknown {
   if (bytes.byteLength === 0) throw new HttpError(400, 'request body is empty; expected JSON');
+  let text: string;
   try {
-    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+    text = utf8.decode(bytes);
+  } catch {
+    throw new HttpError(400, 'request body is not valid UTF-8');
+  }
+  if (jsonTextDepth(bytes) < 0) {
+    throw new HttpError(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, [`${tooDeepPath(text)}: nesting deeper than ${MAX_JSON_DEPTH} levels`]);
+  }
+  try {
+    return JSON.parse(text);
   } catch (err) {
     // The engine's message quotes the body; only the position is passed on.
     const at = /position (\d+)/.exec((err as Error).message)?.[1];
     throw new HttpError(400, 'malformed JSON', at ? [`(body): syntax error at position ${at}`] : undefined);
   }
+}
+
+/** Reads and parses a JSON body within `limit` (see parseJsonBytes); another media type is a 415. */
+export async function readJsonBody(c: Context, limit: number): Promise<unknown> {
+  const type = c.req.header('content-type');
+  if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
+    throw new HttpError(415, 'expected Content-Type: application/json');
+  }
+  return parseJsonBytes(await readBodyBytes(c, limit));
 }

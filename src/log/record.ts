@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Packr } from 'msgpackr';
+import { decodeBounded } from './bounded-msgpack.js';
 
 /** Who caused a record: the authenticated principal and how it authenticated. */
 export interface Actor {
@@ -39,9 +40,18 @@ export function encodeRecord(record: LogRecord): Uint8Array {
   return packr.pack(plain);
 }
 
-/** Decodes stored bytes back into a record. */
+/**
+ * Decodes stored bytes back into a record. msgpackr recurses; a record nested deeper than it can
+ * follow (written before the edge bounded nesting) is decoded iteratively instead, with what lies
+ * past the nesting bound replaced by a marker, so no record can take a read or a replay down.
+ */
 export function decodeRecord<D = unknown>(bytes: Uint8Array): LogRecord<D> {
-  return packr.unpack(bytes) as LogRecord<D>;
+  try {
+    return packr.unpack(bytes) as LogRecord<D>;
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return decodeBounded(bytes) as LogRecord<D>;
+  }
 }
 
 /** SHA-256 hex of a record's stored bytes: the next record's `prev`. */

@@ -152,9 +152,11 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
           heapSeq.set(p.name, cp.seq);
         }
       }
+      // Indexes commit with their records, so one that is not exactly at the head (a version bump,
+      // or records appended by another tool) is rebuilt rather than trusted.
       const stale = indexes.filter((ix) => {
         const m = indexMeta.get(ix.name);
-        return !m || m.version !== ix.version || m.seq > log.head().seq;
+        return !m || m.version !== ix.version || m.seq !== log.head().seq;
       });
       if (stale.length > 0) await clearIndexes(stale.map((s) => s.name));
       const from = Math.min(...[...heapSeq.values(), log.head().seq]) + 1;

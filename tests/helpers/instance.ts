@@ -22,6 +22,8 @@ export interface TestInstance {
   setNow(iso: string): void;
   /** Sets the TCP peer the app sees. */
   setPeer(peer: string | undefined): void;
+  /** Closes the store, runs `between` on its closed directory (to plant records), and opens it again. */
+  restart(between?: (storePath: string) => Promise<void> | void): Promise<void>;
   request(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
   close(): Promise<void>;
 }
@@ -42,22 +44,33 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   creds.push({ id: 'disabled-user', tokenHash: hashToken(tokens.disabled), roles: ['admin'], disabled: true });
   writeRegistry(credentialsFile, creds);
   const config = v.parse(ConfigSchema, { auth: { credentialsFile }, storage: { path: join(dir.path, 'store') }, ...configOverride });
-  const inst = await openInstanceStore(config.storage.path, { detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
+  const open = () => openInstanceStore(config.storage.path, { detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
+  let inst = await open();
   if (opts.builtinRules) await installBuiltinRules(inst.writer, '2026-11-22T09:59:00.000Z');
   let now = new Date('2026-11-22T10:00:00.000Z');
   let peer: string | undefined;
-  const app = createApp({
-    writer: inst.writer,
-    registry: openCredentialRegistry(credentialsFile, () => {}, 0),
+  const registry = openCredentialRegistry(credentialsFile, () => {}, 0);
+  const appOf = (store: InstanceStore) => createApp({
+    writer: store.writer,
+    registry,
     config,
     now: () => now,
     peerOf: () => peer,
     log: () => {},
   });
+  let app = appOf(inst);
   return {
-    app, inst, tokens, dir: dir.path, credentialsFile, config,
+    get app() { return app; },
+    get inst() { return inst; },
+    tokens, dir: dir.path, credentialsFile, config,
     setNow: (iso) => { now = new Date(iso); },
     setPeer: (p) => { peer = p; },
+    async restart(between) {
+      await inst.close();
+      await between?.(config.storage.path);
+      inst = await open();
+      app = appOf(inst);
+    },
     request(path, init = {}) {
       const { token, ...rest } = init;
       const headers = new Headers(rest.headers);

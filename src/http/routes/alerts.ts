@@ -10,6 +10,7 @@ import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
 import { QueryLimit, canonicalIso } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
+import { storedJson } from '../stored-json.js';
 
 
 /** Query of `GET /api/v1/alerts`. */
@@ -44,7 +45,7 @@ export function alertRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): v
   app.get('/api/v1/alerts/:alertId', guard(deps, net, '/api/v1/alerts/{alertId}', 'read_alert', 'alerts:read'), (c) => {
     const alert = state().alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
-    return c.json(alert);
+    return storedJson(c, alert);
   });
 
   app.patch('/api/v1/alerts/:alertId', guard(deps, net, '/api/v1/alerts/{alertId}', 'review_alert', 'alerts:review'), async (c) => {
@@ -71,6 +72,6 @@ export function alertRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): v
     const incident = s.incidents.get(c.req.param('id'));
     if (!incident) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
     const alerts = incident.alertIds.map((id) => s.alerts.get(id)).filter(Boolean).map((a) => ({ id: a!.id, status: a!.status, title: a!.title, ruleId: a!.ruleId, severity: a!.severity, firstSeen: a!.firstSeen, lastSeen: a!.lastSeen, affectedSystems: a!.affectedSystems }));
-    return c.json({ ...incident, ...incidentRollup(s, incident), alerts });
+    return storedJson(c, { ...incident, ...incidentRollup(s, incident), alerts });
   });
 }

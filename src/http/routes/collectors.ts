@@ -53,7 +53,7 @@ async function enroll(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy): Promis
   const ctx = commandContext(c, deps);
   let decided = false;
   try {
-    const body = parseOr400(EnrollBody, await readJsonBody(c, 16 * 1024), 'enrollment');
+    const body = parseOr400(EnrollBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'enrollment');
     const key = publicKeyFromSpkiPem(body.publicKey);
     if (!key.ok) throw new HttpError(400, 'invalid enrollment', [`publicKey: ${key.error}`]);
     const cmd = { collectorId: body.collectorId, tokenHash: hashToken(body.enrollmentToken), publicKey: key.key, requestId: c.get('requestId'), at: ctx.now, sourceAddress: c.get('sourceAddress') };
@@ -74,7 +74,7 @@ async function enroll(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy): Promis
  */
 export function collectorRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
   app.post('/api/v1/collector/enrollment-tokens', guard(deps, net, '/api/v1/collector/enrollment-tokens', 'issue_enrollment_token', 'collectors:admin'), async (c) => {
-    const body = parseOr400(IssueTokenBody, await readJsonBody(c, 16 * 1024), 'enrollment token request');
+    const body = parseOr400(IssueTokenBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'enrollment token request');
     const token = generateToken(ENROLLMENT_TOKEN_PREFIX);
     const lifetime = body.expiresIn !== undefined ? parseLifetime(body.expiresIn)! : TOKEN_LIFETIME.defaultMs;
     const cmd = { tokenId: randomBytes(8).toString('hex'), collectorId: body.collectorId, tokenHash: hashToken(token), expiresAt: new Date(deps.now().getTime() + lifetime).toISOString() };

@@ -8,6 +8,7 @@ import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
 import { QueryLimit, canonicalIso } from '../query.js';
+import { storedJson } from '../stored-json.js';
 
 
 /** Query of `GET /api/v1/graph`. */
@@ -49,7 +50,7 @@ export function coreRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): vo
       ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
     });
     if (!page) throw new HttpError(404, `entity ${q.entity} is not in the graph`);
-    return c.json(page);
+    return storedJson(c, page);
   });
 
   app.get('/api/v1/audit', guard(deps, net, '/api/v1/audit', 'list_audit', 'audit:read'), (c) => {

@@ -11,6 +11,7 @@ import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
 import { QueryLimit } from '../query.js';
 import { executeAudited, withDetections } from '../request-context.js';
+import { storedJson } from '../stored-json.js';
 
 /** Adapters whose events only Vigil itself writes (access events, signed collector evidence). */
 export const RESERVED_ADAPTERS = ['vigil', 'collector'] as const;
@@ -53,6 +54,6 @@ export function eventRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): v
       ...(q.entityKey ? { entityKey: q.entityKey } : {}),
       ...(q.adapter ? { adapter: q.adapter } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), after);
-    return c.json(page);
+    return storedJson(c, page);
   });
 }
