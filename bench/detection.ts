@@ -10,7 +10,7 @@ import { journalEntry, zeekConn } from './normalizers.js';
 
 /** `n` detection rules: the SigmaHQ sample rules and the built-in pack's single-event rules, copied with new ids. */
 function rulePack(n: number): string {
-  const sources = [join(root, '..', 'shared', 'samples', 'sigma', 'rules'), join(root, 'rules', 'builtin')];
+  const sources = [join(root, 'tests', 'fixtures', 'sigma', 'rules'), join(root, 'rules', 'builtin')];
   const texts = sources.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.yml')).map((f) => readFileSync(join(d, f), 'utf8')))
     .flatMap((t) => t.split(/^---$/m)).filter((t) => /^logsource:/m.test(t) && !/^name:/m.test(t));
   return Array.from({ length: n }, (_, i) => texts[i % texts.length]!.replace(/^id: .*$/m, `id: 00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)).join('\n---\n');

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { NormalizedEventSchema, type NormalizedEvent } from '../../src/events/normalized-event.js';
 import { readFileSync } from 'node:fs';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 
 let counter = 0;
 
@@ -69,5 +69,5 @@ export function at(event: NormalizedEvent, seconds: number): NormalizedEvent {
 
 /** Reads a Sigma sample file. */
 export function sigmaSample(dir: 'rules' | 'correlation-examples', file: string): string {
-  return readFileSync(sharedPath('samples', 'sigma', dir, file), 'utf8');
+  return readFileSync(fixturePath('sigma', dir, file), 'utf8');
 }

@@ -6,7 +6,7 @@ import { compileSigma, type CompiledRule } from '../../src/detection/compile.js'
 import { initialCorrelationState } from '../../src/detection/correlate.js';
 import { createRuleSet } from '../../src/detection/engine.js';
 import { parseSigmaText } from '../../src/detection/sigma-yaml.js';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 import { collector, journal, sigmaSample, syslog, zeek } from './make-event.js';
 
 function compileFile(file: string): CompiledRule {
@@ -124,7 +124,7 @@ const CASES: Record<string, { positive: NormalizedEvent[]; negative: NormalizedE
 };
 
 describe('SigmaHQ sample rules', () => {
-  const files = readdirSync(sharedPath('samples', 'sigma', 'rules')).filter((f) => f.endsWith('.yml')).sort();
+  const files = readdirSync(fixturePath('sigma', 'rules')).filter((f) => f.endsWith('.yml')).sort();
 
   it('has a positive and a negative case for every sample rule', () => {
     assert.deepEqual(Object.keys(CASES).sort(), files);

@@ -15,9 +15,12 @@ function findRoot(start: string): string {
 /** The repository root (the folder holding package.json), wherever the compiled test runs from. */
 export const repoRoot = findRoot(dirname(fileURLToPath(import.meta.url)));
 
-/** A path under `../shared/` beside the repository (samples, spec). */
-export function sharedPath(...parts: string[]): string {
-  return resolve(repoRoot, '..', 'shared', ...parts);
+/**
+ * A path under the source tree's `tests/fixtures/` (sample data, provenance in its README.md).
+ * Resolved from the repository root, not from the compiled file: the fixtures are not copied to dist/.
+ */
+export function fixturePath(...parts: string[]): string {
+  return resolve(repoRoot, 'tests', 'fixtures', ...parts);
 }
 
 /** A path inside the repository. */

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 type AlertDetail = {
@@ -167,12 +167,12 @@ describe('alerts, reviews, incidents and the detection plan', () => {
   });
 
   it('imports every SigmaHQ sample rule, and the correlation examples that have a Vigil logsource', async () => {
-    const dir = sharedPath('samples', 'sigma', 'rules');
+    const dir = fixturePath('sigma', 'rules');
     for (const file of readdirSync(dir)) {
       const res = await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: readFileSync(`${dir}/${file}`, 'utf8'), headers: { 'content-type': 'application/yaml' } });
       assert.equal(res.status, 201, `${file}: ${await res.clone().text()}`);
     }
-    const sshd = readFileSync(sharedPath('samples', 'sigma', 'correlation-examples', 'constructed_linux_sshd_bruteforce_then_success.yml'), 'utf8');
+    const sshd = readFileSync(fixturePath('sigma', 'correlation-examples', 'constructed_linux_sshd_bruteforce_then_success.yml'), 'utf8');
     assert.equal((await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: sshd, headers: { 'content-type': 'application/yaml' } })).status, 201);
     const detail = (await get<{ author: string; text: string }>('/api/v1/rules/a8322756-015c-42e7-afb1-436e85ed3ff5', t.tokens.viewer)).body;
     assert.equal(detail.author, 'Saw Winn Naung , Azure-Sentinel', 'SigmaHQ authors are kept (DRL 1.1)');

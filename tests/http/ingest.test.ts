@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 type Result = { accepted: Array<{ id: string; category: string; class: string; outcome: string; rawReference: string; source: { adapter: string; instance: string }; entityKeys: string[] }>; alerts: unknown[]; incidents: unknown[] };
@@ -19,7 +19,7 @@ describe('POST /api/v1/ingest/{normalizer}', () => {
 
   it('accepts every Zeek sample under its log name', async () => {
     for (const folder of ['zeek-docs', 'wrccdc-json-streaming']) {
-      const dir = sharedPath('samples', 'network-monitor', folder);
+      const dir = fixturePath('network-monitor', folder);
       for (const file of readdirSync(dir)) {
         const res = await ingest(`network-monitor?logType=${file.replace('.jsonl', '')}`, jsonl(join(dir, file)));
         assert.equal(res.status, 202, `${folder}/${file}: ${await res.clone().text()}`);
@@ -30,11 +30,11 @@ describe('POST /api/v1/ingest/{normalizer}', () => {
   });
 
   it('accepts valid syslog lines and refuses invalid ones, naming each by index', async () => {
-    const valid = [...lines(sharedPath('samples', 'syslog-rfc5424', 'valid.log')), ...lines(sharedPath('samples', 'syslog-rfc5424', 'constructed-linux-valid.log'))];
+    const valid = [...lines(fixturePath('syslog-rfc5424', 'valid.log')), ...lines(fixturePath('syslog-rfc5424', 'constructed-linux-valid.log'))];
     const res = await ingest('syslog-rfc5424', valid.map((message) => ({ message })));
     assert.equal(res.status, 202);
     assert.equal((await res.json() as Result).accepted.length, valid.length);
-    const invalid = lines(sharedPath('samples', 'syslog-rfc5424', 'constructed-linux-invalid.log'));
+    const invalid = lines(fixturePath('syslog-rfc5424', 'constructed-linux-invalid.log'));
     const bad = await ingest('syslog-rfc5424', { records: [{ message: valid[0] }, ...invalid.map((message) => ({ message }))] });
     assert.equal(bad.status, 400);
     const issues = (await bad.json() as { issues: string[] }).issues;
@@ -44,19 +44,19 @@ describe('POST /api/v1/ingest/{normalizer}', () => {
   });
 
   it('accepts journal, OTLP and Tailscale samples', async () => {
-    const journal = readdirSync(sharedPath('samples', 'linux-journal')).flatMap((f) => jsonl(sharedPath('samples', 'linux-journal', f)))
+    const journal = readdirSync(fixturePath('linux-journal')).flatMap((f) => jsonl(fixturePath('linux-journal', f)))
       .filter((r) => typeof r === 'object' && r !== null && ('__REALTIME_TIMESTAMP' in r || '_SOURCE_REALTIME_TIMESTAMP' in r));
     const j = await ingest('linux-journal', journal);
     assert.equal(j.status, 202, await j.clone().text());
-    const otlp = JSON.parse(readFileSync(sharedPath('samples', 'opentelemetry-log', 'otlp-constructed-export-request.json'), 'utf8')) as unknown;
+    const otlp = JSON.parse(readFileSync(fixturePath('opentelemetry-log', 'otlp-constructed-export-request.json'), 'utf8')) as unknown;
     const o = await ingest('opentelemetry-log', [otlp]);
     assert.equal(o.status, 202);
     assert.equal((await o.json() as Result).accepted.length, 6);
-    const flows = await ingest('mesh-vpn-logs?logType=network&meshnet=example.ts.net', jsonl(sharedPath('samples', 'mesh-vpn-logs', 'network-flow-records-constructed.jsonl')));
+    const flows = await ingest('mesh-vpn-logs?logType=network&meshnet=example.ts.net', jsonl(fixturePath('mesh-vpn-logs', 'network-flow-records-constructed.jsonl')));
     assert.equal(flows.status, 202);
     const flowEvents = (await flows.json() as Result).accepted;
     assert.ok(flowEvents.length > 4 && flowEvents.every((e) => e.class === 'network_flow'));
-    const audit = await ingest('mesh-vpn-logs?logType=configuration', jsonl(sharedPath('samples', 'mesh-vpn-logs', 'audit-stream-panther-tests.jsonl')));
+    const audit = await ingest('mesh-vpn-logs?logType=configuration', jsonl(fixturePath('mesh-vpn-logs', 'audit-stream-panther-tests.jsonl')));
     assert.equal(audit.status, 202);
     const graph = await (await t.request('/api/v1/graph?entity=meshnet:example.ts.net', { token: t.tokens.viewer })).json() as { relationships: Array<{ type: string }> };
     assert.ok(graph.relationships.some((r) => r.type === 'member_of'));

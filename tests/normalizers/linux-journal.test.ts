@@ -5,10 +5,10 @@ import fc from 'fast-check';
 import * as v from 'valibot';
 import { NormalizedEventSchema, type NormalizedEvent } from '../../src/events/normalized-event.js';
 import { linuxJournal } from '../../src/normalizers/linux-journal.js';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 
 const ctx = { ingestedAt: '2024-05-14T10:00:00Z' };
-const dir = sharedPath('samples', 'linux-journal');
+const dir = fixturePath('linux-journal');
 
 function entries(file: string): Record<string, unknown>[] {
   return readFileSync(`${dir}/${file}`, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);

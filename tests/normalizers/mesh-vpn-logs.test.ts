@@ -7,7 +7,7 @@ import { type NormalizedEvent, NormalizedEventSchema } from '../../src/events/no
 import { meshVpnLogs } from '../../src/normalizers/mesh-vpn-logs.js';
 import { deterministicEventId, rawDigest, rawReference } from '../../src/normalizers/record-id.js';
 import type { NormalizeContext } from '../../src/normalizers/types.js';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 
 const INGESTED_AT = '2024-05-14T07:00:00Z';
 const NETWORK: NormalizeContext = { ingestedAt: INGESTED_AT, logType: 'network', meshnet: 'example.com' };
@@ -15,7 +15,7 @@ const CONFIGURATION: NormalizeContext = { ingestedAt: INGESTED_AT, logType: 'con
 type Json = Record<string, unknown>;
 
 function sampleText(name: string): string {
-  return readFileSync(sharedPath('samples', 'mesh-vpn-logs', name), 'utf8');
+  return readFileSync(fixturePath('mesh-vpn-logs', name), 'utf8');
 }
 const sample = (name: string): Json => JSON.parse(sampleText(name)) as Json;
 const lines = (name: string): Json[] => sampleText(name).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Json);

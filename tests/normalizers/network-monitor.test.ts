@@ -7,7 +7,7 @@ import { NormalizedEventSchema } from '../../src/events/normalized-event.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { NETWORK_MONITOR_LOG_TYPES, networkMonitor } from '../../src/normalizers/network-monitor.js';
 import { CONN_STATE_OUTCOMES, connOutcome } from '../../src/normalizers/network-monitor/conn.js';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 
 type Rec = Record<string, unknown>;
 interface Sample { readonly dir: string; readonly logType: string; readonly record: Rec }
@@ -18,7 +18,7 @@ const SAMPLE_DIRS = ['zeek-docs', 'wrccdc-json-streaming'];
 function loadSamples(): Sample[] {
   const out: Sample[] = [];
   for (const dir of SAMPLE_DIRS) {
-    const folder = sharedPath('samples', 'network-monitor', dir);
+    const folder = fixturePath('network-monitor', dir);
     for (const file of readdirSync(folder).filter((f) => f.endsWith('.jsonl')).sort()) {
       const lines = readFileSync(`${folder}/${file}`, 'utf8').split('\n').filter((l) => l.trim() !== '');
       for (const line of lines) out.push({ dir, logType: file.slice(0, -'.jsonl'.length), record: JSON.parse(line) as Rec });

@@ -7,14 +7,14 @@ import { type NormalizedEvent, NormalizedEventSchema } from '../../src/events/no
 import { opentelemetryLog } from '../../src/normalizers/opentelemetry-log.js';
 import { deterministicEventId, rawDigest, rawReference } from '../../src/normalizers/record-id.js';
 import type { NormalizeContext } from '../../src/normalizers/types.js';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 
 const INGESTED_AT = '2024-05-14T07:00:00Z';
 const CTX: NormalizeContext = { ingestedAt: INGESTED_AT };
 type Json = Record<string, unknown>;
 
 function sampleText(name: string): string {
-  return readFileSync(sharedPath('samples', 'opentelemetry-log', name), 'utf8');
+  return readFileSync(fixturePath('opentelemetry-log', name), 'utf8');
 }
 const sample = (name: string): Json => JSON.parse(sampleText(name)) as Json;
 const edgeCases = (): Json[] => sampleText('otlp-edge-cases.jsonl').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Json);

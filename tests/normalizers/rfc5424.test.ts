@@ -4,11 +4,11 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { parseRfc5424, type SyslogMessage } from '../../src/normalizers/syslog/rfc5424.js';
 import { isoFromNanos } from '../../src/normalizers/time.js';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 
 interface Case { readonly id: number; readonly input: string | null; readonly input_hex: string; readonly rfc5424_valid: boolean }
 
-const dir = (file: string): string => sharedPath('samples', 'syslog-rfc5424', file);
+const dir = (file: string): string => fixturePath('syslog-rfc5424', file);
 const cases: Case[] = readFileSync(dir('cases.jsonl'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Case);
 
 function caseInput(id: number): string {

@@ -6,12 +6,12 @@ import * as v from 'valibot';
 import { NormalizedEventSchema, type NormalizedEvent } from '../../src/events/normalized-event.js';
 import { parseRfc5424 } from '../../src/normalizers/syslog/rfc5424.js';
 import { syslogRfc5424 } from '../../src/normalizers/syslog-rfc5424.js';
-import { sharedPath } from '../helpers/paths.js';
+import { fixturePath } from '../helpers/paths.js';
 
 const ctx = { ingestedAt: '2024-05-14T10:00:00Z' };
 
 function lines(file: string): string[] {
-  return readFileSync(sharedPath('samples', 'syslog-rfc5424', file), 'utf8').split('\n').filter((l) => l !== '');
+  return readFileSync(fixturePath('syslog-rfc5424', file), 'utf8').split('\n').filter((l) => l !== '');
 }
 
 function one(record: unknown): NormalizedEvent {
