@@ -1,10 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { secretFileProblem } from './secret-files.js';
 import { digestsEqual, hashToken } from './tokens.js';
 
 /**
  * A live view of an owner-only registry file (credentials, setup-authority accounts): re-read when
- * its inode, size, mtime or mode change, checked at most every `recheckMs`. A file that becomes
+ * its inode, size, mtime or mode, or its directory's mode, change, checked at most every `recheckMs`. A file that becomes
  * invalid or readable by others fails closed: the view is empty until it is fixed, and `onError`
  * says why (never with token material).
  */
@@ -18,8 +19,9 @@ export function watchRegistryFile<T>(path: string, read: (path: string) => T[], 
     checkedAt = now;
     let sig = 'absent';
     try {
+      sig = `dir:${statSync(dirname(path)).mode}`;
       const st = statSync(path);
-      sig = `${st.ino}:${st.size}:${st.mtimeMs}:${st.mode}`;
+      sig += `:${st.ino}:${st.size}:${st.mtimeMs}:${st.mode}`;
     } catch { /* absent: an empty registry */ }
     if (sig === signature) return entries;
     signature = sig;

@@ -113,7 +113,8 @@ export function startAgent(o: AgentOptions): RunningAgent {
         continue;
       }
       status.consecutiveFailures = r === 'retry' ? status.consecutiveFailures + 1 : 0;
-      if (r === 'retry' && !stopped) await sleep(backoffMs(status.consecutiveFailures - 1, config.retry), abort.signal);
+      // The server's Retry-After (back-pressure) is a floor under the agent's own backoff.
+      if (r === 'retry' && !stopped) await sleep(Math.max(backoffMs(status.consecutiveFailures - 1, config.retry), status.retryAfterMs ?? 0), abort.signal);
     }
   })();
 

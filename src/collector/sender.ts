@@ -9,6 +9,8 @@ export interface SendStatus {
   lastAckedSequence: number;
   lastError: string | null;
   consecutiveFailures: number;
+  /** The delay the server asked for with its last 429 or 503 (Retry-After), if any. */
+  retryAfterMs?: number | null;
 }
 
 /** What the sender needs. */
@@ -26,13 +28,24 @@ export interface SenderDeps {
 /** What one attempt came to. */
 export type Attempt = 'acked' | 'resynced' | 'quarantined' | 'retry';
 
+/** Longest Retry-After the agent honours; a larger value is capped so a misconfigured server cannot park it. */
+const MAX_RETRY_AFTER_MS = 300_000;
+
+/** The delay a Retry-After header asks for (seconds or an HTTP date), capped; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now: Date): number | undefined {
+  if (header === null) return undefined;
+  const text = header.trim();
+  const ms = /^\d{1,9}$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now.getTime();
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : undefined;
+}
+
 /** Full-jitter exponential backoff: a random delay up to min(max, initial * 2^failures), at least half of it. */
 export function backoffMs(failures: number, retry: { initialMs: number; maxMs: number }, random = Math.random): number {
   const cap = Math.min(retry.maxMs, retry.initialMs * 2 ** Math.min(failures, 30));
   return Math.round(cap / 2 + random() * (cap / 2));
 }
 
-async function post(deps: SenderDeps, entry: SpoolEntry, signal: AbortSignal): Promise<{ status: number; body: Record<string, unknown> }> {
+async function post(deps: SenderDeps, entry: SpoolEntry, signal: AbortSignal): Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | null }> {
   const res = await fetch(new URL('/api/v1/collector/submissions', deps.server), {
     method: 'POST',
     headers: { authorization: `Bearer ${deps.bearer}`, 'content-type': 'application/json' },
@@ -42,20 +55,22 @@ async function post(deps: SenderDeps, entry: SpoolEntry, signal: AbortSignal): P
   const text = await res.text();
   let body: Record<string, unknown> = {};
   try { body = JSON.parse(text) as Record<string, unknown>; } catch { /* not JSON: the status says enough */ }
-  return { status: res.status, body };
+  return { status: res.status, body, retryAfter: res.headers.get('retry-after') };
 }
 
 /**
  * Sends the oldest spooled envelope once: 202 acknowledges it; 409 with an expected sequence
  * renumbers the spool from there; 400 and 413 (the server will never take it) set it aside;
- * network errors, 429, 5xx and auth failures are retried later by the caller.
+ * network errors, 429, 5xx and auth failures are retried later by the caller. A 429 or 503 with
+ * Retry-After sets `deps.status.retryAfterMs`: the caller waits at least that long.
  */
 export async function sendOldest(deps: SenderDeps, signal: AbortSignal): Promise<Attempt | 'empty'> {
   const seq = deps.spool.sequences()[0];
   if (seq === undefined) return 'empty';
   const entry = deps.spool.read(seq);
   deps.status.lastAttemptAt = deps.now().toISOString();
-  let r: { status: number; body: Record<string, unknown> };
+  let r: { status: number; body: Record<string, unknown>; retryAfter: string | null };
+  deps.status.retryAfterMs = null;
   try {
     r = await post(deps, entry, signal);
   } catch (err) {
@@ -82,5 +97,6 @@ export async function sendOldest(deps: SenderDeps, signal: AbortSignal): Promise
     return 'quarantined';
   }
   if (r.status === 401 || r.status === 403) deps.log('error', 'server refused the collector; will keep retrying', { status: r.status, error: reason });
+  if (r.status === 429 || r.status === 503) deps.status.retryAfterMs = retryAfterMs(r.retryAfter, deps.now()) ?? null;
   return 'retry';
 }

@@ -12,7 +12,21 @@ export const LimitsSchema = v.strictObject({
   bodyBytes: v.optional(Bytes(64 * 1024 * 1024), 1024 * 1024),
   recordsPerRequest: v.optional(Count(100_000), 10_000),
   pageSize: v.optional(Count(1000), 1000),
+  /** Ingest admitted but not yet durable, in request bytes: past it ingest routes answer 429. */
+  ingestQueueBytes: v.optional(Bytes(1024 * 1024 * 1024), 8 * 1024 * 1024),
+  /** Ingest admitted but not yet durable, in records: past it ingest routes answer 429. */
+  ingestQueueEvents: v.optional(Count(10_000_000), 20_000),
+  /** Failed authentications per source address: a token bucket; an empty bucket answers 429. */
+  authFailures: v.optional(v.strictObject({
+    burst: v.optional(Count(1_000_000), 20),
+    perMinute: v.optional(Count(1_000_000), 30),
+  }), {}),
+  /** Refused requests (failed authentication, throttled, overloaded) are logged as one summary per address and interval. */
+  refusalSummarySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
 });
+
+/** The validated limits. */
+export type Limits = v.InferOutput<typeof LimitsSchema>;
 
 /** The instance configuration (`vigil.config.json`). Unknown keys are errors, named by path. */
 export const ConfigSchema = v.strictObject({

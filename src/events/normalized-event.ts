@@ -28,8 +28,8 @@ export const IsoDateTime = v.pipe(
 );
 
 const ShortString = v.pipe(v.string(), v.minLength(1), v.maxLength(EVENT_LIMITS.shortString));
-/** A JSON object (never an array, which `v.record` would let through). */
-const FreeObject = v.pipe(v.record(v.string(), v.unknown()), v.check((o) => !Array.isArray(o), 'expected an object, not an array'));
+/** A JSON object (never an array, which `v.record` alone would take and copy into `{}`). */
+const FreeObject = v.pipe(v.unknown(), v.check((o) => !Array.isArray(o), 'expected an object, not an array'), v.record(v.string(), v.unknown()));
 const NullableObject = v.nullable(FreeObject);
 
 /** EventSource: exactly adapter, instance and recordId (spec 2.1). */

@@ -33,6 +33,28 @@ export interface ApiRequestAudited {
   readonly sourceAddress: string;
 }
 
+/** Why requests were refused before reaching a handler. */
+export type RefusalReason = 'authentication_failed' | 'throttled' | 'overloaded';
+
+/**
+ * Requests from one source address refused for one reason within one interval, counted instead of
+ * logged one by one (failed authentications, throttled addresses, ingest past the queue bound), so
+ * a flood cannot fill the disk. The first failed authentication of an interval is also logged in
+ * full (AccessRecorded + ApiRequestAudited); `count` includes it.
+ */
+export interface RequestsRefused {
+  /** The detectable access summary: category identity, class api_access, activity requests_refused. */
+  readonly event: NormalizedEvent;
+  readonly reason: RefusalReason;
+  readonly status: number;
+  readonly sourceAddress: string;
+  readonly count: number;
+  readonly firstAt: string;
+  readonly lastAt: string;
+  /** Up to ten routes the requests were for. */
+  readonly routes: readonly string[];
+}
+
 /** Record type names written by the instance. A written name is never renamed or reshaped. */
 export const RecordType = {
   EventsIngested: 'EventsIngested',
@@ -44,6 +66,7 @@ export const RecordType = {
   CollectorEnrollmentRejected: 'CollectorEnrollmentRejected',
   CollectorSubmissionAccepted: 'CollectorSubmissionAccepted',
   CollectorSubmissionRejected: 'CollectorSubmissionRejected',
+  RequestsRefused: 'RequestsRefused',
 } as const;
 
 /** The NormalizedEvents a record carries (ingested, raw-normalized or access events). */
@@ -54,6 +77,7 @@ export function eventsOf(type: string, data: unknown): readonly NormalizedEvent[
     case RecordType.CollectorSubmissionAccepted:
       return (data as EventsIngested).events;
     case RecordType.AccessRecorded:
+    case RecordType.RequestsRefused:
     case RecordType.CollectorSubmissionRejected:
     case RecordType.CollectorEnrollmentRejected:
       return [(data as AccessRecorded).event];

@@ -1,7 +1,8 @@
 import type { Principal } from '../auth/registry.js';
 import type { DomainEvent } from '../commands/decision.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { RecordType, type AccessRecorded, type ApiRequestAudited } from '../events/record-types.js';
+import { RecordType, type AccessRecorded, type ApiRequestAudited, type RequestsRefused } from '../events/record-types.js';
+import type { RefusalCount } from './refusals.js';
 
 /** What one `/api/v1` request did, as the guard saw it. */
 export interface RequestFacts {
@@ -63,4 +64,45 @@ export function accessRecords(f: RequestFacts): DomainEvent[] {
     { type: RecordType.AccessRecorded, data: { event } satisfies AccessRecorded },
     { type: RecordType.ApiRequestAudited, data: audit },
   ];
+}
+
+/**
+ * The summary record of counted refusals (one per reason, address and interval), with a
+ * detectable access event. None for a lone failed authentication: that one is logged in full.
+ */
+export function refusalRecords(counts: readonly RefusalCount[]): DomainEvent[] {
+  const out: DomainEvent[] = [];
+  for (const c of counts) {
+    if (c.reason === 'authentication_failed' && c.count === 1) continue;
+    const known = c.sourceAddress !== '*' && c.sourceAddress !== 'unknown';
+    const event: NormalizedEvent = {
+      schemaVersion: 1,
+      id: `vigil:refused:${c.reason}:${c.sourceAddress}:${c.firstAt}`,
+      category: 'identity',
+      class: 'api_access',
+      activity: 'requests_refused',
+      outcome: 'failure',
+      time: c.lastAt,
+      ingestedAt: c.lastAt,
+      severity: c.reason === 'overloaded' ? 2 : 4,
+      source: { adapter: 'vigil', instance: 'api', recordId: `refused:${c.reason}:${c.sourceAddress}:${c.firstAt}` },
+      entityKeys: [...(known ? [`ip:${c.sourceAddress}`] : []), 'service:vigil-api'],
+      actor: null,
+      sourceEndpoint: { ip: c.sourceAddress },
+      service: { name: 'vigil-api' },
+      attributes: {
+        reason: c.reason,
+        refused_status: c.status,
+        count: c.count,
+        first_at: c.firstAt,
+        last_at: c.lastAt,
+        routes: [...c.routes],
+        source_ip: c.sourceAddress,
+        authentication: 'none',
+      },
+    };
+    const data: RequestsRefused = { event, reason: c.reason, status: c.status, sourceAddress: c.sourceAddress, count: c.count, firstAt: c.firstAt, lastAt: c.lastAt, routes: [...c.routes] };
+    out.push({ type: RecordType.RequestsRefused, data });
+  }
+  return out;
 }

@@ -3,6 +3,8 @@ import type { Writer } from '../commands/writer.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
 import type { Config } from '../config/schema.js';
 import type { CidrSet } from '../net/cidr.js';
+import type { IngestAdmission, IngestTicket } from './admission.js';
+import type { RefusalLedger } from './refusals.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
@@ -15,6 +17,10 @@ export interface AppDeps {
   readonly peerOf: (raw: unknown) => string | undefined;
   /** Operational log lines (never secrets). */
   readonly log: (line: Record<string, unknown>) => void;
+  /** Failed-authentication throttling and the counts of refused requests. */
+  readonly refusals: RefusalLedger;
+  /** The bound on ingest in flight (back-pressure). */
+  readonly admission: IngestAdmission;
 }
 
 /** The request-scoped values middleware sets. */
@@ -26,6 +32,8 @@ export interface AppVariables {
   auditRecords: (status: number) => DomainEvent[];
   /** Set once a handler committed the audit records with its command. */
   audited: boolean;
+  /** The queue share of an admitted ingest request. */
+  ingestTicket: IngestTicket;
 }
 
 /** Hono environment of the instance app. */

@@ -26,9 +26,12 @@ function identify(deps: AppDeps, authorization: string | undefined, peer: string
 }
 
 /**
- * Guards one `/api/v1` route: authenticates (401 with one body for every failure), checks the
- * permission (403), runs the handler, then appends the access event and audit record of the
- * request and waits for them to be durable before the response leaves.
+ * Guards one `/api/v1` route: refuses an address throttled for failed authentications (429),
+ * authenticates (401 with one body for every failure), checks the permission (403), runs the
+ * handler, then appends the access event and audit record of the request and waits for them to be
+ * durable before the response leaves. Refusals that a flood can repeat (every failed
+ * authentication but an address's first of the interval, throttled and overloaded requests) are
+ * counted in `deps.refusals` instead and logged as one summary per address and interval.
  */
 export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: string, permission: Permission): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -37,7 +40,15 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
     const forwarded = FORWARDING_HEADERS.some((h) => c.req.header(h) !== undefined);
     const source = clientAddress(peer, c.req.header('x-forwarded-for'), net.trustedProxies);
     c.set('sourceAddress', source);
-    const principal = identify(deps, c.req.header('authorization'), peer, forwarded, deps.now().getTime());
+    const at = deps.now();
+    const waitSeconds = deps.refusals.throttledFor(source, at.getTime());
+    if (waitSeconds > 0) {
+      deps.refusals.refused('throttled', source, route, at);
+      c.res = sendError(c, new HttpError(429, 'too many failed authentications from this address: retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds: waitSeconds }));
+      c.header('Retry-After', String(waitSeconds));
+      return;
+    }
+    const principal = identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime());
     const approved = source !== 'unknown' && net.approved.has(source);
     c.set('auditRecords', (status: number) => accessRecords({
       requestId: c.get('requestId'), operation, method: c.req.method, route, status,
@@ -47,6 +58,7 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
     if (!principal) {
       c.res = sendError(c, new HttpError(401, UNAUTHENTICATED));
       c.header('WWW-Authenticate', 'Bearer');
+      if (!deps.refusals.failed(source, route, at)) return;
     } else if (!allows(principal.roles, permission)) {
       c.set('principal', principal);
       c.res = sendError(c, new HttpError(403, `principal ${principal.id} lacks the ${permission} permission`));
@@ -55,6 +67,10 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       await next();
     }
     if (c.get('audited') && c.res.status < 500) return;
+    if (c.res.status === 429) {
+      deps.refusals.refused('overloaded', source, route, at);
+      return;
+    }
     const records = c.get('auditRecords')(c.res.status);
     await deps.writer.record(records, { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) });
   };

@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
 import { openCredentialRegistry } from '../auth/registry.js';
 import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
 import type { Config } from '../config/schema.js';
@@ -9,6 +8,10 @@ import { installBuiltinRules } from './builtin-rules.js';
 import { importEnrollmentGrants } from './enrollment-grants.js';
 import { openInstanceStore, type InstanceStore } from './open.js';
 import { loadIdentityKey, startDeploymentReporter } from './deployment-reporter.js';
+import { listen } from '../http/listen.js';
+import { createIngestAdmission } from '../http/admission.js';
+import { createRefusalLedger } from '../http/refusals.js';
+import { startRefusalSummaries } from './refusal-summaries.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -41,6 +44,8 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
   }
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
+  const refusals = createRefusalLedger(config.limits);
+  const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date());
   const app = createApp({
     writer: instance.writer,
     registry,
@@ -48,11 +53,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     now: () => new Date(),
     peerOf: (incoming) => (incoming as { socket?: { remoteAddress?: string } } | undefined)?.socket?.remoteAddress,
     log,
+    refusals,
+    admission: createIngestAdmission(config.limits),
   });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s as Server)) as Server;
-    s.once('error', reject);
-  });
+  const server = await listen(app.fetch, config.server.host, config.server.port);
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -72,6 +76,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), 10_000).unref();
         });
+        await summaries.stop();
         await instance.close();
       })();
       return stopping;

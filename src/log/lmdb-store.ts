@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { acquireStoreLock } from './store-lock.js';
 
@@ -18,6 +19,8 @@ export function openLmdbStore(path: string): LmdbStore {
   let root: RootDatabase;
   try {
     root = open({ path, maxDbs: 64, compression: false, cache: false });
+    // LMDB creates its files 0644; the store holds evidence and token hashes, so owner-only.
+    for (const file of ['data.mdb', 'lock.mdb']) if (existsSync(join(path, file))) chmodSync(join(path, file), 0o600);
   } catch (err) {
     release();
     throw err;

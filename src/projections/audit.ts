@@ -1,25 +1,44 @@
-import { RecordType, type ApiRequestAudited } from '../events/record-types.js';
+import { RecordType, type ApiRequestAudited, type RequestsRefused } from '../events/record-types.js';
 import type { IndexProjection } from './types.js';
 import type { ReadModels } from './runtime.js';
 
 /** Database of the audit index: seq -> audit summary. */
 export const AUDIT_DB = 'audit';
 
-/** One audit record as served by `GET /api/v1/audit`. */
+/**
+ * One audit record as served by `GET /api/v1/audit`: one request, or (with `count`) the summary of
+ * `count` refused requests from one address between `firstAt` and `lastAt`.
+ */
 export interface AuditEntry extends ApiRequestAudited {
   readonly seq: number;
   readonly at: string;
+  readonly count?: number;
+  readonly reason?: string;
+  readonly firstAt?: string;
+  readonly lastAt?: string;
+  readonly routes?: readonly string[];
 }
 
-/** The API audit trail, indexed by seq in LMDB (one entry per `/api/v1` request). */
+/** The audit entry of a refusal summary. */
+function summaryEntry(seq: number, at: string, s: RequestsRefused): AuditEntry {
+  return {
+    seq, at, requestId: `summary-${seq}`, principal: null, authentication: 'none', method: '*', route: s.routes.length === 1 ? s.routes[0]! : '*',
+    status: s.status, durationMs: 0, sourceAddress: s.sourceAddress, count: s.count, reason: s.reason, firstAt: s.firstAt, lastAt: s.lastAt, routes: s.routes,
+  };
+}
+
+/** The API audit trail, indexed by seq in LMDB (one entry per `/api/v1` request or refusal summary). */
 export const auditIndex: IndexProjection = {
   name: 'audit',
-  version: 1,
+  version: 2,
   dbs: [AUDIT_DB],
   readDbs: [],
   apply(record, _read, write) {
-    if (record.type !== RecordType.ApiRequestAudited) return;
-    write.put(AUDIT_DB, record.seq, { seq: record.seq, at: record.at, ...(record.data as ApiRequestAudited) } satisfies AuditEntry);
+    if (record.type === RecordType.ApiRequestAudited) {
+      write.put(AUDIT_DB, record.seq, { seq: record.seq, at: record.at, ...(record.data as ApiRequestAudited) } satisfies AuditEntry);
+    } else if (record.type === RecordType.RequestsRefused) {
+      write.put(AUDIT_DB, record.seq, summaryEntry(record.seq, record.at, record.data as RequestsRefused));
+    }
   },
 };
 

@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { readFileSync } from 'node:fs';
-import { serve } from '@hono/node-server';
 import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
 import { openAccountRegistry } from './accounts.js';
 import { createAuthorityApp } from './app.js';
@@ -10,6 +9,7 @@ import { createSmtpMailer, type Mailer } from './mailer.js';
 import { openAuthorityStore, type AuthorityStore } from './open.js';
 import { loadRecoveryKey } from './recovery-crypto.js';
 import { createRecoveryMonitor, type RecoveryMonitor } from './recovery-monitor.js';
+import { listen } from '../http/listen.js';
 
 /** A running setup authority. */
 export interface RunningAuthority {
@@ -41,10 +41,7 @@ export async function startAuthority(config: AuthorityConfig, log: (line: Record
   const accounts = openAccountRegistry(config.accounts.file, (message) => log({ level: 'error', msg: message }));
   let publicUrl = config.server.publicUrl?.replace(/\/+$/, '') ?? '';
   const app = createAuthorityApp({ writer: store.writer, accounts, config, recoveryKey, now, publicUrl: () => publicUrl, log });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s as Server)) as Server;
-    s.once('error', reject);
-  });
+  const server = await listen(app.fetch, config.server.host, config.server.port);
   server.requestTimeout = 60_000;
   server.headersTimeout = 30_000;
   const { port } = server.address() as AddressInfo;

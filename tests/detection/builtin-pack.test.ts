@@ -118,9 +118,13 @@ describe('built-in rule pack (rules as code)', () => {
     assert.ok(unapproved[0]!.affectedSystems.includes('ip:192.0.2.200'));
     t.setPeer('192.0.2.201');
     for (let i = 0; i < 9; i++) await t.request('/api/v1/me', { token: 'vgl_wrong' });
-    assert.equal((await alertsOf(RULE.repeated401)).length, 0);
-    await t.request('/api/v1/me', { token: 'vgl_wrong' });
-    assert.equal((await alertsOf(RULE.repeated401)).length, 1);
+    await t.flushRefusals();
+    assert.equal((await alertsOf(RULE.repeated401)).length, 0, 'a summary of nine failures raises nothing');
+    for (let i = 0; i < 10; i++) await t.request('/api/v1/me', { token: 'vgl_wrong' });
+    await t.flushRefusals();
+    const burst = await alertsOf(RULE.repeated401);
+    assert.equal(burst.length, 1, 'a summary of ten failures from one address raises the alert');
+    assert.ok(burst[0]!.affectedSystems.includes('ip:192.0.2.201'));
     t.setPeer('10.9.0.1');
   });
 });

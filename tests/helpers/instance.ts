@@ -9,6 +9,9 @@ import { createApp } from '../../src/http/app.js';
 import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
 import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
 import { tempDir } from './temp.js';
+import { createIngestAdmission } from '../../src/http/admission.js';
+import { refusalRecords } from '../../src/http/access-records.js';
+import { createRefusalLedger, type RefusalLedger } from '../../src/http/refusals.js';
 
 /** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
 export interface TestInstance {
@@ -22,6 +25,10 @@ export interface TestInstance {
   setNow(iso: string): void;
   /** Sets the TCP peer the app sees. */
   setPeer(peer: string | undefined): void;
+  /** The refusal counts of the app (drain them to get the summaries the service would log). */
+  readonly refusals: RefusalLedger;
+  /** Appends the refusal summaries of every counted interval, as the service's timer does. */
+  flushRefusals(): Promise<void>;
   /** Closes the store, runs `between` on its closed directory (to plant records), and opens it again. */
   restart(between?: (storePath: string) => Promise<void> | void): Promise<void>;
   request(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
@@ -43,13 +50,16 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   tokens.disabled = generateToken();
   creds.push({ id: 'disabled-user', tokenHash: hashToken(tokens.disabled), roles: ['admin'], disabled: true });
   writeRegistry(credentialsFile, creds);
-  const config = v.parse(ConfigSchema, { auth: { credentialsFile }, storage: { path: join(dir.path, 'store') }, ...configOverride });
+  // Failed authentications are not throttled unless a test asks for it (auth-matrix tests send hundreds).
+  const limits = { authFailures: { burst: 1_000_000, perMinute: 1_000_000 }, ...(configOverride.limits as Record<string, unknown> | undefined) };
+  const config = v.parse(ConfigSchema, { auth: { credentialsFile }, storage: { path: join(dir.path, 'store') }, ...configOverride, limits });
   const open = () => openInstanceStore(config.storage.path, { detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
   let inst = await open();
   if (opts.builtinRules) await installBuiltinRules(inst.writer, '2026-11-22T09:59:00.000Z');
   let now = new Date('2026-11-22T10:00:00.000Z');
   let peer: string | undefined;
   const registry = openCredentialRegistry(credentialsFile, () => {}, 0);
+  const refusals = createRefusalLedger(config.limits);
   const appOf = (store: InstanceStore) => createApp({
     writer: store.writer,
     registry,
@@ -57,12 +67,18 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     now: () => now,
     peerOf: () => peer,
     log: () => {},
+    refusals,
+    admission: createIngestAdmission(config.limits),
   });
   let app = appOf(inst);
   return {
     get app() { return app; },
     get inst() { return inst; },
-    tokens, dir: dir.path, credentialsFile, config,
+    tokens, dir: dir.path, credentialsFile, config, refusals,
+    async flushRefusals() {
+      const records = refusalRecords(refusals.drain(now, true));
+      if (records.length > 0) await inst.writer.record(records, { now: now.toISOString() });
+    },
     setNow: (iso) => { now = new Date(iso); },
     setPeer: (p) => { peer = p; },
     async restart(between) {

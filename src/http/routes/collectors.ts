@@ -17,6 +17,7 @@ import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, STATUS_OF, fromRejection, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
 import { commandContext, executeAudited } from '../request-context.js';
+import { admitIngest } from '../admission.js';
 
 /** Prefix of enrollment tokens, so secret scanners can recognise a leaked one. */
 export const ENROLLMENT_TOKEN_PREFIX = 'vce_';
@@ -84,10 +85,11 @@ export function collectorRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy
 
   app.post(ENROLL_ROUTE, (c) => enroll(c, deps, net));
 
-  app.post('/api/v1/collector/submissions', guard(deps, net, '/api/v1/collector/submissions', 'submit_collector_envelope', 'collector:submit'), async (c) => {
+  app.post('/api/v1/collector/submissions', guard(deps, net, '/api/v1/collector/submissions', 'submit_collector_envelope', 'collector:submit'), admitIngest(deps.admission, ENVELOPE_LIMITS.transportBytes), async (c) => {
     const type = c.req.header('content-type');
     if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) throw new HttpError(415, 'expected Content-Type: application/json');
     const opened = openEnvelope(await readBodyBytes(c, ENVELOPE_LIMITS.transportBytes));
+    if (opened.ok) c.get('ingestTicket').records(opened.envelope.payload.events.length);
     const p = c.get('principal');
     const cmd = {
       opened, principal: p.id, requestId: c.get('requestId'), at: deps.now().toISOString(), sourceAddress: c.get('sourceAddress'),

@@ -12,6 +12,7 @@ import { guard } from '../guard.js';
 import { QueryLimit } from '../query.js';
 import { executeAudited, withDetections } from '../request-context.js';
 import { storedJson } from '../stored-json.js';
+import { admitIngest } from '../admission.js';
 
 /** Adapters whose events only Vigil itself writes (access events, signed collector evidence). */
 export const RESERVED_ADAPTERS = ['vigil', 'collector'] as const;
@@ -36,8 +37,9 @@ export const ListEventsQuery = v.strictObject({
 
 /** `POST /api/v1/events` (ingestor) and `GET /api/v1/events` (viewer). */
 export function eventRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
-  app.post('/api/v1/events', guard(deps, net, '/api/v1/events', 'ingest_events', 'ingest'), async (c) => {
+  app.post('/api/v1/events', guard(deps, net, '/api/v1/events', 'ingest_events', 'ingest'), admitIngest(deps.admission, deps.config.limits.bodyBytes), async (c) => {
     const batch = batchOf(await readJsonBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
+    c.get('ingestTicket').records(batch.records.length);
     const events = validateRecords(SubmittedEventSchema, batch.records);
     return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202)), 202);
   });

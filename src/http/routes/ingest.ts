@@ -10,6 +10,7 @@ import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { guard } from '../guard.js';
 import { executeAudited, withDetections } from '../request-context.js';
+import { admitIngest } from '../admission.js';
 
 /** Query of `POST /api/v1/ingest/{normalizer}`. */
 export const IngestQuery = v.strictObject({
@@ -38,7 +39,7 @@ function normalizeAll(normalizer: Normalizer, ctx: NormalizeContext, records: re
 
 /** `POST /api/v1/ingest/{normalizer}` (ingestor): raw records through a built-in normalizer. */
 export function ingestRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
-  app.post('/api/v1/ingest/:normalizer', guard(deps, net, '/api/v1/ingest/{normalizer}', 'ingest_raw', 'ingest'), async (c) => {
+  app.post('/api/v1/ingest/:normalizer', guard(deps, net, '/api/v1/ingest/{normalizer}', 'ingest_raw', 'ingest'), admitIngest(deps.admission, deps.config.limits.bodyBytes), async (c) => {
     const name = c.req.param('normalizer');
     const normalizer = NORMALIZERS.get(name);
     if (!normalizer) throw new HttpError(400, 'unknown normalizer', [`normalizer: ${JSON.stringify(name.slice(0, 64))} is not one of ${[...NORMALIZERS.keys()].join(', ')}`]);
@@ -47,6 +48,7 @@ export function ingestRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): 
     if (problem) throw new HttpError(400, 'invalid query', [problem]);
     if (q.meshnet !== undefined && name !== 'mesh-vpn-logs') throw new HttpError(400, 'invalid query', [`meshnet: only mesh-vpn-logs takes a meshnet`]);
     const batch = batchOf(await readJsonBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
+    c.get('ingestTicket').records(batch.records.length);
     const ctx: NormalizeContext = {
       ingestedAt: deps.now().toISOString(),
       ...(q.logType !== undefined ? { logType: q.logType } : {}),

@@ -1,0 +1,43 @@
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { serve } from '@hono/node-server';
+
+/** Node's limit on a request's header block (`--max-http-header-size`), named in the 431 answer. */
+const HEADER_BYTES = 16 * 1024;
+
+/** The status and message of a request Node's HTTP parser refused before the app saw it. */
+function clientErrorAnswer(code: string | undefined): [number, string, string] {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW': return [431, 'Request Header Fields Too Large', `request headers exceed the limit of ${HEADER_BYTES} bytes`];
+    case 'ERR_HTTP_REQUEST_TIMEOUT': return [408, 'Request Timeout', 'request not received in time'];
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH': return [400, 'Bad Request', 'malformed HTTP request: invalid Content-Length'];
+    case 'HPE_INVALID_TRANSFER_ENCODING': return [400, 'Bad Request', 'malformed HTTP request: invalid Transfer-Encoding'];
+    default: return [400, 'Bad Request', 'malformed HTTP request'];
+  }
+}
+
+/**
+ * Answers what Node's HTTP parser refuses (oversized headers, a bad Content-Length, garbage) with
+ * an ErrorResponse like every other error, instead of Node's empty answer, then closes the socket.
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, reason, message] = clientErrorAnswer(err.code);
+    const body = JSON.stringify({ error: message });
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`);
+  });
+}
+
+/** Serves a fetch handler on host:port with the service's HTTP settings; resolves once listening. */
+export function listen(fetch: (req: Request, env: { incoming: unknown }) => Response | Promise<Response>, host: string, port: number): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: fetch as never, hostname: host, port }, () => resolve(s as Server)) as Server;
+    s.once('error', reject);
+    answerClientErrors(s);
+  });
+}

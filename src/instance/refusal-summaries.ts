@@ -1,0 +1,28 @@
+import type { Writer } from '../commands/writer.js';
+import { refusalRecords } from '../http/access-records.js';
+import type { RefusalLedger } from '../http/refusals.js';
+
+/** The periodic writer of refusal summaries. */
+export interface RefusalSummaries {
+  /** Appends the summaries of closed intervals (of every interval when `all`). */
+  flush(all?: boolean): Promise<void>;
+  /** Stops the timer and appends what is still counted. */
+  stop(): Promise<void>;
+}
+
+/** Appends the ledger's closed intervals as RequestsRefused records, checking a few times per interval. */
+export function startRefusalSummaries(ledger: RefusalLedger, writer: Writer, intervalSeconds: number, now: () => Date): RefusalSummaries {
+  const flush = async (all = false): Promise<void> => {
+    const records = refusalRecords(ledger.drain(now(), all));
+    if (records.length > 0) await writer.record(records, { now: now().toISOString() });
+  };
+  const timer = setInterval(() => void flush().catch(() => undefined), Math.min(5000, intervalSeconds * 250));
+  timer.unref();
+  return {
+    flush,
+    async stop() {
+      clearInterval(timer);
+      await flush(true);
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { repoPath } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+/** Sends raw bytes over TCP and resolves with everything the server answered before closing. */
+function rawRequest(url: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(text));
+    let answer = '';
+    socket.on('data', (d) => { answer += d.toString(); });
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+function token(config: string, principal: string, role: string): string {
+  return (JSON.parse(runCli(['api-token-generate', principal, role, '--config', config]).stdout) as { token: string }).token;
+}
+
+async function stop(serve: ServeProcess): Promise<void> {
+  serve.proc.kill('SIGTERM');
+  await serve.exited;
+}
+
+describe('vigil serve hardening', () => {
+  it('answers what the HTTP parser refuses with an ErrorResponse, keeps its store owner-only and notices an unsafe credentials folder', async () => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path);
+    const viewer = token(config, 'reader', 'viewer');
+    const serve = await startServe(config, dir.path);
+    try {
+      const big = await rawRequest(serve.url, `GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`);
+      assert.match(big, /^HTTP\/1\.1 431 /);
+      assert.match(big, /content-type: application\/json/i);
+      assert.deepEqual(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4)), { error: 'request headers exceed the limit of 16384 bytes' });
+      const badLength = await rawRequest(serve.url, 'POST /api/v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\n{}');
+      assert.match(badLength, /^HTTP\/1\.1 400 /);
+      assert.match(JSON.parse(badLength.slice(badLength.indexOf('\r\n\r\n') + 4)).error as string, /invalid Content-Length/);
+      const garbage = await rawRequest(serve.url, 'NOT HTTP AT ALL\r\n\r\n');
+      assert.match(garbage, /^HTTP\/1\.1 400 /);
+
+      for (const file of ['data.mdb', 'lock.mdb']) assert.equal(statSync(join(dir.path, 'store', file)).mode & 0o777, 0o600, file);
+
+      const me = () => fetch(`${serve.url}/api/v1/me`, { headers: { authorization: `Bearer ${viewer}` } }).then((r) => r.status);
+      assert.equal(await me(), 200);
+      chmodSync(join(dir.path, 'secrets'), 0o755);
+      let status = 200;
+      for (let i = 0; i < 50 && status === 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await me();
+      }
+      assert.equal(status, 401, 'a credentials folder opened to others fails closed');
+      assert.match(serve.output(), /accessible to group or others/);
+      chmodSync(join(dir.path, 'secrets'), 0o700);
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await me();
+      }
+      assert.equal(status, 200, 'and recovers once fixed');
+    } finally {
+      await stop(serve);
+      dir.cleanup();
+    }
+  });
+
+  it('under a flood from another process: 429s appear, /health stays within its bound, every 202 is kept', async (t) => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path, { limits: { ingestQueueEvents: 2000, ingestQueueBytes: 512 * 1024 } });
+    const ingestor = token(config, 'flooder', 'ingestor');
+    const viewer = token(config, 'reader', 'viewer');
+    const serve = await startServe(config, dir.path);
+    try {
+      const acked = join(dir.path, 'acked.txt');
+      const flood = spawn(process.execPath, [repoPath('dist', 'tests', 'helpers', 'flood.js'), serve.url, '4', '24', '250', 'f', acked], {
+        env: { ...process.env, VIGIL_FLOOD_TOKEN: ingestor }, stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let report = '';
+      flood.stdout!.on('data', (d: Buffer) => { report += d.toString(); });
+      const done = new Promise<number | null>((resolve) => flood.once('exit', resolve));
+      let slowest = 0;
+      let finished = false;
+      void done.then(() => { finished = true; });
+      while (!finished) {
+        const started = performance.now();
+        assert.equal((await fetch(`${serve.url}/health`)).status, 200);
+        slowest = Math.max(slowest, performance.now() - started);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(await done, 0);
+      const { statuses } = JSON.parse(report) as { statuses: Record<string, number> };
+      assert.ok((statuses['429'] ?? 0) > 0, `429s appear under the flood: ${report}`);
+      assert.ok((statuses['202'] ?? 0) > 0, `ingest goes on: ${report}`);
+      assert.deepEqual(Object.keys(statuses).filter((s) => s !== '202' && s !== '429'), [], report);
+      // The bound: a queue of 2,000 events drains in well under a second; 3 s leaves room for a loaded CI machine.
+      assert.ok(slowest < 3000, `/health took ${Math.round(slowest)} ms`);
+
+      t.diagnostic(`flood: ${JSON.stringify(statuses)}; slowest /health ${Math.round(slowest)} ms`);
+      const ids = readFileSync(acked, 'utf8').split('\n').filter(Boolean);
+      const seen = new Set<string>();
+      let cursor: string | null = null;
+      do {
+        const res: Response = await fetch(`${serve.url}/api/v1/events?adapter=flood&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${viewer}` } });
+        const page = await res.json() as { events: Array<{ id: string }>; nextCursor: string | null };
+        for (const e of page.events) seen.add(e.id);
+        cursor = page.nextCursor;
+      } while (cursor);
+      assert.equal(ids.filter((id) => !seen.has(id)).length, 0, 'every acknowledged event is readable');
+      assert.equal(seen.size, ids.length, 'nothing refused was stored');
+    } finally {
+      await stop(serve);
+      dir.cleanup();
+    }
+  });
+});
