@@ -6,6 +6,7 @@ import { openInstanceStore } from '../src/instance/open.js';
 import { RecordType } from '../src/events/record-types.js';
 import { benchConfig, cli, load, peakRssMiB, scratch, startChild, stopChild, token, vigil } from './harness.js';
 import { benchEvent, eventBodies } from './events.js';
+import { rssNowMiB } from './overload.js';
 
 /** One measured figure. */
 export interface Figure { name: string; value: number; unit: string; note?: string }
@@ -83,8 +84,10 @@ async function startWithMillion(figures: Figure[], distinct: number): Promise<vo
   }
   await inst.close();
   const serve = await startChild([cli, 'serve', '--config', config], dir);
+  const rss = rssNowMiB(serve.proc.pid!);
   await stopChild(serve.proc);
   figures.push({ name: `e. vigil serve start to ready, 1,000,000 records, ${distinct.toLocaleString('en')} source addresses`, value: Math.round(serve.readyMs), unit: 'ms', note: 'process spawn to listening, with checkpoints' });
+  figures.push({ name: `f. RSS of vigil serve with 1,000,000 stored events, ${distinct.toLocaleString('en')} source addresses`, value: Math.round(rss.rss), unit: 'MiB', note: `${Math.round(rss.anon)} MiB anonymous; default graph limits (200,000 entities, 400,000 relationships)` });
 }
 
 /** The foundation section of `npm run bench` (issue 2). */

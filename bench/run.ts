@@ -8,12 +8,14 @@ import { detectionBench } from './detection.js';
 import { foundationBench, type Figure } from './foundation.js';
 import { root } from './harness.js';
 import { normalizerBench } from './normalizers.js';
+import { overloadBench } from './overload.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   normalizers: () => normalizerBench(),
   detection: () => detectionBench(),
   collector: (r) => collectorBench(r),
   foundation: (r) => foundationBench(r),
+  overload: () => overloadBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

@@ -14,7 +14,7 @@ import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js'
 import { TOKEN_LIFETIME, parseLifetime } from '../commands/collector-token-lifetime.js';
 import { formatIssues } from '../http/errors.js';
 import { ENROLLMENT_TOKEN_PREFIX } from '../http/routes/collectors.js';
-import { openInstanceStore } from '../instance/open.js';
+import { openInstanceStore, storeOptions } from '../instance/open.js';
 import { CliError } from './credentials.js';
 import { loadConfig } from './config-file.js';
 
@@ -52,7 +52,7 @@ async function issueToken(collectorId: string, expiresIn: string | undefined, co
   if (lifetime === undefined) throw new CliError('--expires-in: expected a lifetime from 1m to 7d such as 15m, 1h, 2d', 2);
   const { config } = loadConfig(configPath, env, process.cwd());
   // Writes through the store, so it needs the instance stopped (one process per store); the admin API route does the same online.
-  const inst = await openInstanceStore(config.storage.path);
+  const inst = await openInstanceStore(config.storage.path, storeOptions(config));
   try {
     const token = generateToken(ENROLLMENT_TOKEN_PREFIX);
     const now = new Date();

@@ -1,12 +1,12 @@
-import { openInstanceStore } from '../instance/open.js';
+import { openInstanceStore, type OpenOptions } from '../instance/open.js';
 import { clampDepth } from '../json/depth.js';
 import { verifyLog } from '../log/verify.js';
 import type { Stats } from '../projections/stats.js';
 import type { GraphState } from '../projections/graph.js';
 
 /** `vigil log verify`: walks the chain; resolves with the verdict. */
-export async function logVerify(storePath: string): Promise<ReturnType<typeof verifyLog>> {
-  const inst = await openInstanceStore(storePath);
+export async function logVerify(storePath: string, opts: OpenOptions = {}): Promise<ReturnType<typeof verifyLog>> {
+  const inst = await openInstanceStore(storePath, opts);
   try {
     return verifyLog(inst.log);
   } finally {
@@ -19,8 +19,8 @@ export async function logVerify(storePath: string): Promise<ReturnType<typeof ve
  * to `write`. A value nested past the edge's bound (possible only in an old log) is shown clamped;
  * the stored bytes, which the chain hashes, are untouched.
  */
-export async function logExport(storePath: string, from: number, to: number | undefined, write: (line: string) => void): Promise<number> {
-  const inst = await openInstanceStore(storePath);
+export async function logExport(storePath: string, from: number, to: number | undefined, write: (line: string) => void, opts: OpenOptions = {}): Promise<number> {
+  const inst = await openInstanceStore(storePath, opts);
   let n = 0;
   try {
     for (const r of inst.log.read(from, to)) {
@@ -34,8 +34,8 @@ export async function logExport(storePath: string, from: number, to: number | un
 }
 
 /** `vigil replay [--until SEQ]`: rebuilds every read model from record 1 and reports rate and counts. */
-export async function replay(storePath: string, until: number | undefined): Promise<Record<string, unknown>> {
-  const inst = await openInstanceStore(storePath);
+export async function replay(storePath: string, until: number | undefined, opts: OpenOptions = {}): Promise<Record<string, unknown>> {
+  const inst = await openInstanceStore(storePath, opts);
   try {
     const head = inst.log.head().seq;
     if (until !== undefined && (until < 0 || until > head)) throw new Error(`--until ${until} is outside the log (head is ${head})`);

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config-file.js';
 import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } from './credentials.js';
 import { logExport, logVerify, replay } from './log-commands.js';
 import { startInstance } from '../instance/serve.js';
+import { storeOptions } from '../instance/open.js';
 import { openApiDocument } from '../http/openapi.js';
 import { runSetupCommand } from './setup-commands.js';
 import { runCollectorCommand } from './collector-commands.js';
@@ -94,16 +95,16 @@ async function main(argv: string[]): Promise<number> {
       throw new CliError('usage: vigil credential list | disable <id> | enable <id> [--fingerprint F]', 2);
     }
     case 'replay':
-      out(await replay(config.storage.path, intOption(values.until, '--until')));
+      out(await replay(config.storage.path, intOption(values.until, '--until'), storeOptions(config)));
       return 0;
     case 'log': {
       if (args[0] === 'verify') {
-        const result = await logVerify(config.storage.path);
+        const result = await logVerify(config.storage.path, storeOptions(config));
         out(result);
         return result.ok ? 0 : 1;
       }
       if (args[0] === 'export') {
-        await logExport(config.storage.path, intOption(values.from, '--from') ?? 1, intOption(values.to, '--to'), (l) => process.stdout.write(l));
+        await logExport(config.storage.path, intOption(values.from, '--from') ?? 1, intOption(values.to, '--to'), (l) => process.stdout.write(l), storeOptions(config));
         return 0;
       }
       throw new CliError('usage: vigil log verify | log export [--from SEQ] [--to SEQ]', 2);

@@ -13,14 +13,18 @@ export const LimitsSchema = v.strictObject({
   recordsPerRequest: v.optional(Count(100_000), 10_000),
   pageSize: v.optional(Count(1000), 1000),
   /** Ingest admitted but not yet durable, in request bytes: past it ingest routes answer 429. */
-  ingestQueueBytes: v.optional(Bytes(1024 * 1024 * 1024), 8 * 1024 * 1024),
+  ingestQueueBytes: v.optional(Bytes(1024 * 1024 * 1024), 4 * 1024 * 1024),
   /** Ingest admitted but not yet durable, in records: past it ingest routes answer 429. */
-  ingestQueueEvents: v.optional(Count(10_000_000), 20_000),
+  ingestQueueEvents: v.optional(Count(10_000_000), 8_000),
   /** Failed authentications per source address: a token bucket; an empty bucket answers 429. */
   authFailures: v.optional(v.strictObject({
     burst: v.optional(Count(1_000_000), 20),
     perMinute: v.optional(Count(1_000_000), 30),
   }), {}),
+  /** Entities the in-memory graph keeps; past it the least recently seen is forgotten (events stay in the log). */
+  graphEntities: v.optional(Count(100_000_000), 200_000),
+  /** Relationships the in-memory graph keeps; past it the least recently seen is forgotten. */
+  graphRelationships: v.optional(Count(100_000_000), 400_000),
   /** Refused requests (failed authentication, throttled, overloaded) are logged as one summary per address and interval. */
   refusalSummarySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
 });

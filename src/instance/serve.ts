@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import { createApp } from '../http/app.js';
 import { installBuiltinRules } from './builtin-rules.js';
 import { importEnrollmentGrants } from './enrollment-grants.js';
-import { openInstanceStore, type InstanceStore } from './open.js';
+import { openInstanceStore, storeOptions, type InstanceStore } from './open.js';
 import { loadIdentityKey, startDeploymentReporter } from './deployment-reporter.js';
 import { listen } from '../http/listen.js';
 import { createIngestAdmission } from '../http/admission.js';
@@ -32,7 +32,7 @@ export function checkCredentialsFile(path: string): void {
 export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void): Promise<RunningInstance> {
   checkCredentialsFile(config.auth.credentialsFile);
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
-  const instance = await openInstanceStore(config.storage.path, { onFatal, detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
+  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal });
   const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
   if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
   const grantsFile = config.deployment?.enrollmentGrantsFile;

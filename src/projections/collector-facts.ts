@@ -1,6 +1,6 @@
 import type { CollectorSubmissionAccepted } from '../commands/collector-records.js';
 import { RecordType } from '../events/record-types.js';
-import { link, relationshipId, touchEntity, type GraphState } from './graph.js';
+import { addRelationship, relationshipId, touchEntity, touchRelationship, type GraphState } from './graph.js';
 
 /**
  * Folds the facts of an accepted collector submission into the graph: each entity fact touches
@@ -16,15 +16,8 @@ export function foldCollectorFacts(g: GraphState, type: string, data: unknown, a
     }
     const id = relationshipId(f);
     const r = g.relationships.get(id);
-    for (const k of [f.from, f.to]) if (!g.entities.has(k)) touchEntity(g, k, at);
-    if (r) {
-      r.count++;
-      if (at > r.lastSeen) r.lastSeen = at;
-      continue;
-    }
-    g.relationships.set(id, { from: f.from, to: f.to, type: f.type, firstSeen: at, lastSeen: at, count: 1 });
-    link(g, f.from, id);
-    link(g, f.to, id);
+    if (r) touchRelationship(g, id, r, at);
+    else addRelationship(g, id, { from: f.from, to: f.to, type: f.type, firstSeen: at, lastSeen: at, count: 1 });
   }
   return g;
 }

@@ -24,20 +24,22 @@ function tally<T>(items: Iterable<T>, key: (t: T) => string): Record<string, num
   return out;
 }
 
-interface Derived { entities: number; relationships: number; sorted: Entity[]; kinds: Record<string, number>; types: Record<string, number> }
+interface Derived { entities: number; relationships: number; evicted: number; sorted: Entity[]; kinds: Record<string, number>; types: Record<string, number> }
 
 /**
- * Sorted entities and the kind and type counts, cached per graph. The graph only ever adds entities
- * and relationships (a kind or type never changes), so the cache is exact while both sizes hold.
+ * Sorted entities and the kind and type counts, cached per graph. The graph adds entities and
+ * relationships and forgets the least recently seen past its limits (a kind or type never changes),
+ * so the cache is exact while both sizes and the eviction count hold.
  */
 const derivedOf = new WeakMap<GraphState, Derived>();
 
 function derived(g: GraphState): Derived {
   const cached = derivedOf.get(g);
-  if (cached && cached.entities === g.entities.size && cached.relationships === g.relationships.size) return cached;
+  if (cached && cached.entities === g.entities.size && cached.relationships === g.relationships.size && cached.evicted === g.evicted) return cached;
   const d: Derived = {
     entities: g.entities.size,
     relationships: g.relationships.size,
+    evicted: g.evicted,
     sorted: [...g.entities.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
     kinds: tally(g.entities.values(), (e) => e.kind),
     types: tally(g.relationships.values(), (r) => r.type),

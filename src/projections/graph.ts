@@ -22,14 +22,33 @@ export interface Relationship {
   count: number;
 }
 
+/** How much of the graph is kept in memory (`limits.graphEntities`, `limits.graphRelationships`). */
+export interface GraphLimits {
+  readonly entities: number;
+  readonly relationships: number;
+}
+
+/** Room for a large network in under 200 MiB of heap (about 250 B an entity, 300 B a relationship). */
+export const DEFAULT_GRAPH_LIMITS: GraphLimits = { entities: 200_000, relationships: 400_000 };
+
 /**
  * The graph read model. `adjacent` maps an entity key to the ids of its relationships; it is
  * derived, so a restored checkpoint leaves it unbuilt (`undefined`) until a query needs it.
+ *
+ * Memory is bounded by `limits`, not by history: past a limit, the entity or relationship seen
+ * least recently is forgotten (the CLOCK approximation of least-recently-used, in Map order: the
+ * oldest entry gets a second chance when it was seen again since the graph reached its limit).
+ * Evidence is never lost with it: events stay in the log and the evidence index.
  */
 export interface GraphState {
   entities: Map<string, Entity>;
   relationships: Map<string, Relationship>;
   adjacent: Map<string, Set<string>> | undefined;
+  readonly limits: GraphLimits;
+  /** Keys seen again while the graph was at its limit: spared once by the next eviction pass. */
+  seenAgain: { entities: Set<string>; relationships: Set<string> };
+  /** Entities and relationships forgotten so far (derived caches compare it). */
+  evicted: number;
 }
 
 /** The adjacency index, built on first use after a restart. */
@@ -47,14 +66,54 @@ export function adjacency(g: GraphState): Map<string, Set<string>> {
 /** The id of a relationship: `from|type|to`. */
 export const relationshipId = (r: { from: string; to: string; type: string }) => `${r.from}|${r.type}|${r.to}`;
 
+/** Forgets the least recently seen entries of `map` until it holds at most `max`. */
+function evict<V>(g: GraphState, map: Map<string, V>, seenAgain: Set<string>, max: number, forget: (key: string, value: V) => void): void {
+  while (map.size > max) {
+    const key = map.keys().next().value as string;
+    const value = map.get(key)!;
+    map.delete(key);
+    if (seenAgain.delete(key)) map.set(key, value);
+    else {
+      forget(key, value);
+      g.evicted++;
+    }
+  }
+}
+
 /** Counts one more sighting of an entity (created with `kind`, by default the key's prefix). */
 export function touchEntity(g: GraphState, key: string, time: string, kind?: string): void {
   const e = g.entities.get(key);
-  if (!e) g.entities.set(key, { key, kind: kind ?? entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
-  else {
+  if (!e) {
+    g.entities.set(key, { key, kind: kind ?? entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
+    if (g.entities.size > g.limits.entities) evict(g, g.entities, g.seenAgain.entities, g.limits.entities, () => undefined);
+  } else {
     e.count++;
     if (time < e.firstSeen) e.firstSeen = time;
     if (time > e.lastSeen) e.lastSeen = time;
+    if (g.entities.size >= g.limits.entities) g.seenAgain.entities.add(key);
+  }
+}
+
+/** Counts one more sighting of a known relationship, at `time`. */
+export function touchRelationship(g: GraphState, id: string, r: Relationship, time: string): void {
+  r.count++;
+  if (time < r.firstSeen) r.firstSeen = time;
+  if (time > r.lastSeen) r.lastSeen = time;
+  if (g.relationships.size >= g.limits.relationships) g.seenAgain.relationships.add(id);
+}
+
+/** Adds a new relationship (and both its ends), forgetting the least recently seen one past the limit. */
+export function addRelationship(g: GraphState, id: string, r: Relationship): void {
+  if (!g.entities.has(r.from)) touchEntity(g, r.from, r.firstSeen);
+  if (!g.entities.has(r.to)) touchEntity(g, r.to, r.firstSeen);
+  g.relationships.set(id, r);
+  link(g, r.from, id);
+  link(g, r.to, id);
+  if (g.relationships.size > g.limits.relationships) {
+    evict(g, g.relationships, g.seenAgain.relationships, g.limits.relationships, (old, rel) => {
+      g.adjacent?.get(rel.from)?.delete(old);
+      g.adjacent?.get(rel.to)?.delete(old);
+    });
   }
 }
 
@@ -67,54 +126,63 @@ export function link(g: GraphState, key: string, id: string): void {
   s.add(id);
 }
 
+const emptyGraph = (limits: GraphLimits, adjacent: GraphState['adjacent']): GraphState => ({
+  entities: new Map(), relationships: new Map(), adjacent, limits, seenAgain: { entities: new Set(), relationships: new Set() }, evicted: 0,
+});
+
 /**
  * The security graph: entities from every event's entity keys (kind from the key's prefix) and
- * typed relationships derived from actor, endpoints and service (src/graph/relationships.ts).
- * Times compare as canonical UTC strings, which sort chronologically.
+ * typed relationships derived from actor, endpoints and service (src/graph/relationships.ts),
+ * bounded by `limits`. Times compare as canonical UTC strings, which sort chronologically.
  */
-export const graphProjection: Projection<GraphState> = {
-  name: 'graph',
-  version: 2,
-  initial: () => ({ entities: new Map(), relationships: new Map(), adjacent: new Map() }),
-  evolve(g, record) {
-    foldCollectorFacts(g, record.type, record.data, record.at);
-    for (const e of eventsOf(record.type, record.data)) {
-      const keys = e.entityKeys;
-      for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, e.time);
-      forEachRelationship(e, (from, to, type) => {
-        const id = `${from}|${type}|${to}`;
-        const existing = g.relationships.get(id);
-        if (existing) {
-          existing.count++;
-          if (e.time < existing.firstSeen) existing.firstSeen = e.time;
-          if (e.time > existing.lastSeen) existing.lastSeen = e.time;
-          return;
-        }
-        if (!g.entities.has(from)) touchEntity(g, from, e.time);
-        if (!g.entities.has(to)) touchEntity(g, to, e.time);
-        g.relationships.set(id, { from, to, type, firstSeen: e.time, lastSeen: e.time, count: 1 });
-        link(g, from, id);
-        link(g, to, id);
-      });
-    }
-    return g;
-  },
-  // Columnar checkpoints: arrays of strings and numbers decode far faster than millions of small maps.
-  snapshot(g) {
-    const e = { key: [] as string[], first: [] as string[], last: [] as string[], count: [] as number[] };
-    for (const x of g.entities.values()) { e.key.push(x.key); e.first.push(x.firstSeen); e.last.push(x.lastSeen); e.count.push(x.count); }
-    const r = { from: [] as string[], to: [] as string[], type: [] as string[], first: [] as string[], last: [] as string[], count: [] as number[] };
-    for (const x of g.relationships.values()) { r.from.push(x.from); r.to.push(x.to); r.type.push(x.type); r.first.push(x.firstSeen); r.last.push(x.lastSeen); r.count.push(x.count); }
-    return { e, r };
-  },
-  restore(data) {
-    const { e, r } = data as { e: { key: string[]; first: string[]; last: string[]; count: number[] }; r: { from: string[]; to: string[]; type: string[]; first: string[]; last: string[]; count: number[] } };
-    const g: GraphState = { entities: new Map(), relationships: new Map(), adjacent: undefined };
-    for (let i = 0; i < e.key.length; i++) g.entities.set(e.key[i]!, { key: e.key[i]!, kind: entityKind(e.key[i]!), firstSeen: e.first[i]!, lastSeen: e.last[i]!, count: e.count[i]! });
-    for (let i = 0; i < r.from.length; i++) {
-      const rel: Relationship = { from: r.from[i]!, to: r.to[i]!, type: r.type[i]!, firstSeen: r.first[i]!, lastSeen: r.last[i]!, count: r.count[i]! };
-      g.relationships.set(relationshipId(rel), rel);
-    }
-    return g;
-  },
-};
+export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS): Projection<GraphState> {
+  return {
+    name: 'graph',
+    version: 3,
+    initial: () => emptyGraph(limits, new Map()),
+    evolve(g, record) {
+      foldCollectorFacts(g, record.type, record.data, record.at);
+      for (const e of eventsOf(record.type, record.data)) {
+        const keys = e.entityKeys;
+        for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, e.time);
+        forEachRelationship(e, (from, to, type) => {
+          const id = `${from}|${type}|${to}`;
+          const existing = g.relationships.get(id);
+          if (existing) touchRelationship(g, id, existing, e.time);
+          else addRelationship(g, id, { from, to, type, firstSeen: e.time, lastSeen: e.time, count: 1 });
+        });
+      }
+      return g;
+    },
+    // Columnar checkpoints: arrays of strings and numbers decode far faster than millions of small
+    // maps. Map order and the second-chance sets are kept, so a restored graph evicts as the live one.
+    snapshot(g) {
+      const e = { key: [] as string[], kind: [] as string[], first: [] as string[], last: [] as string[], count: [] as number[] };
+      for (const x of g.entities.values()) { e.key.push(x.key); e.kind.push(x.kind); e.first.push(x.firstSeen); e.last.push(x.lastSeen); e.count.push(x.count); }
+      const r = { from: [] as string[], to: [] as string[], type: [] as string[], first: [] as string[], last: [] as string[], count: [] as number[] };
+      for (const x of g.relationships.values()) { r.from.push(x.from); r.to.push(x.to); r.type.push(x.type); r.first.push(x.firstSeen); r.last.push(x.lastSeen); r.count.push(x.count); }
+      return { e, r, seenAgain: { entities: [...g.seenAgain.entities], relationships: [...g.seenAgain.relationships] } };
+    },
+    restore(data) {
+      const { e, r, seenAgain } = data as {
+        e: { key: string[]; kind: string[]; first: string[]; last: string[]; count: number[] };
+        r: { from: string[]; to: string[]; type: string[]; first: string[]; last: string[]; count: number[] };
+        seenAgain: { entities: string[]; relationships: string[] };
+      };
+      const g = emptyGraph(limits, undefined);
+      for (let i = 0; i < e.key.length; i++) g.entities.set(e.key[i]!, { key: e.key[i]!, kind: e.kind[i]!, firstSeen: e.first[i]!, lastSeen: e.last[i]!, count: e.count[i]! });
+      for (let i = 0; i < r.from.length; i++) {
+        const rel: Relationship = { from: r.from[i]!, to: r.to[i]!, type: r.type[i]!, firstSeen: r.first[i]!, lastSeen: r.last[i]!, count: r.count[i]! };
+        g.relationships.set(relationshipId(rel), rel);
+      }
+      g.seenAgain = { entities: new Set(seenAgain.entities), relationships: new Set(seenAgain.relationships) };
+      // A smaller limit than the checkpoint was taken with applies at once.
+      evict(g, g.entities, g.seenAgain.entities, limits.entities, () => undefined);
+      evict(g, g.relationships, g.seenAgain.relationships, limits.relationships, () => undefined);
+      return g;
+    },
+  };
+}
+
+/** The graph projection with the default limits. */
+export const graphProjection = createGraphProjection();

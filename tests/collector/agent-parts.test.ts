@@ -1,13 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { generateKeyPair, verify } from '../../src/collector-protocol/ed25519.js';
 import { signedBytesOf } from '../../src/collector-protocol/open-envelope.js';
 import { PendingBatch } from '../../src/collector/batch.js';
 import { FileTail } from '../../src/collector/file-tail.js';
 import { resequence } from '../../src/collector/resequence.js';
-import { backoffMs } from '../../src/collector/sender.js';
+import { backoffMs, retryAfterMs, sendOldest, type SendStatus } from '../../src/collector/sender.js';
 import { Spool } from '../../src/collector/spool.js';
 import { syslogLineEvent } from '../../src/collector/syslog-line.js';
 import { categoryOf } from '../../src/commands/collector-categories.js';
@@ -130,5 +132,37 @@ describe('backoff', () => {
     assert.equal(backoffMs(3, retry, () => 1), 800);
     assert.equal(backoffMs(40, retry, () => 1), 5000);
     assert.equal(backoffMs(40, retry, () => 0), 2500);
+  });
+});
+
+describe('Retry-After', () => {
+  it('reads seconds or an HTTP date, capped at five minutes', () => {
+    const now = new Date('2026-11-22T10:00:00Z');
+    assert.equal(retryAfterMs('7', now), 7000);
+    assert.equal(retryAfterMs('Sun, 22 Nov 2026 10:00:30 GMT', now), 30_000);
+    assert.equal(retryAfterMs('86400', now), 300_000);
+    assert.equal(retryAfterMs('soon', now), undefined);
+    assert.equal(retryAfterMs(null, now), undefined);
+  });
+
+  it('a 429 with Retry-After keeps the envelope and tells the agent how long to wait', async () => {
+    const dir = tempDir();
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' }).end('{"error":"ingest queue is full"}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const spool = new Spool(dir.path);
+      spool.append({ sequence: 1, envelope: { algorithm: 'Ed25519', payload: { sequence: 1, events: [] }, signature: '' }, cursors: {}, events: 0 });
+      const status: SendStatus = { lastAttemptAt: null, lastAckedAt: null, lastAckedSequence: 0, lastError: null, consecutiveFailures: 0 };
+      const r = await sendOldest({ spool, server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bearer: 'vgl_x', key: generateKeyPair(), retry: { initialMs: 10, maxMs: 100 }, log: () => {}, now: () => new Date(), status }, new AbortController().signal);
+      assert.equal(r, 'retry');
+      assert.equal(status.retryAfterMs, 3000);
+      assert.deepEqual(spool.sequences(), [1], 'the envelope stays spooled');
+    } finally {
+      server.close();
+      dir.cleanup();
+    }
   });
 });

@@ -1,0 +1,55 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Packr } from 'msgpackr';
+import { RecordType } from '../../src/events/record-types.js';
+import type { LogRecord } from '../../src/log/record.js';
+import { createGraphProjection, type GraphState } from '../../src/projections/graph.js';
+import { queryGraph } from '../../src/projections/graph-query.js';
+import { makeEvent } from '../helpers/instance.js';
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+/** A record of one connection event from `a` to `b` at second `s`. */
+function connection(seq: number, a: number, b: number, s: number): LogRecord {
+  const time = new Date(Date.UTC(2026, 10, 22, 9, 0, s)).toISOString();
+  const event = makeEvent({ id: `e${seq}`, time, entityKeys: [`ip:10.0.0.${a}`, `ip:10.0.0.${b}`], sourceEndpoint: { ip: `10.0.0.${a}` }, destinationEndpoint: { ip: `10.0.0.${b}`, port: 22 } });
+  return { seq, at: time, type: RecordType.EventsIngested, data: { events: [event] }, prev: '' };
+}
+
+describe('the graph is bounded by configuration, not by history', () => {
+  it('keeps at most the configured entities and relationships, sparing what was seen again', () => {
+    const p = createGraphProjection({ entities: 4, relationships: 3 });
+    let g = p.initial();
+    g = p.evolve(g, connection(1, 1, 2, 0));
+    g = p.evolve(g, connection(2, 3, 4, 1));
+    assert.equal(g.entities.size, 4);
+    g = p.evolve(g, connection(3, 1, 2, 2)); // 1 and 2 seen again at the limit: spared once
+    g = p.evolve(g, connection(4, 5, 6, 3));
+    assert.ok(g.entities.size <= 4 && g.relationships.size <= 3);
+    assert.deepEqual([...g.entities.keys()].sort(), ['ip:10.0.0.1', 'ip:10.0.0.2', 'ip:10.0.0.5', 'ip:10.0.0.6']);
+    assert.equal(queryGraph(g, { entity: 'ip:10.0.0.3', limit: 10 }), undefined, 'a forgotten entity is not in the graph');
+    assert.ok(queryGraph(g, { entity: 'ip:10.0.0.1', limit: 10 }), 'a recent one is');
+    assert.ok(g.evicted >= 2);
+  });
+
+  it('evicts the same way live, restored from a checkpoint, and rebuilt (property)', () => {
+    const step = fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 12 }), fc.nat(3600));
+    fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 80 }), fc.nat(80), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 8 }), (steps, cut, entities, relationships) => {
+      const p = createGraphProjection({ entities, relationships });
+      const records = steps.map(([a, b, s], i) => connection(i + 1, a, b, s));
+      let live = p.initial();
+      for (const r of records) {
+        live = p.evolve(live, r);
+        assert.ok(live.entities.size <= entities && live.relationships.size <= relationships);
+      }
+      let resumed: GraphState = p.initial();
+      const at = Math.min(cut, records.length);
+      for (const r of records.slice(0, at)) resumed = p.evolve(resumed, r);
+      resumed = p.restore!(packr.unpack(packr.pack(p.snapshot!(resumed))));
+      for (const r of records.slice(at)) resumed = p.evolve(resumed, r);
+      assert.deepEqual(p.snapshot!(resumed), p.snapshot!(live));
+      for (const key of live.entities.keys()) assert.deepEqual(queryGraph(resumed, { entity: key, limit: 100 }), queryGraph(live, { entity: key, limit: 100 }));
+    }), { numRuns: 300 });
+  });
+});
