@@ -2,7 +2,6 @@ import { openInstanceStore, type OpenOptions } from '../instance/open.js';
 import { clampDepth } from '../json/depth.js';
 import { verifyLog } from '../log/verify.js';
 import type { Stats } from '../projections/stats.js';
-import type { GraphState } from '../projections/graph.js';
 
 /** `vigil log verify`: walks the chain; resolves with the verdict. */
 export async function logVerify(storePath: string, opts: OpenOptions = {}): Promise<ReturnType<typeof verifyLog>> {
@@ -40,15 +39,16 @@ export async function replay(storePath: string, until: number | undefined, opts:
     const head = inst.log.head().seq;
     if (until !== undefined && (until < 0 || until > head)) throw new Error(`--until ${until} is outside the log (head is ${head})`);
     const started = performance.now();
-    const records = await inst.runtime.rebuild(until);
+    // The write side folds in this thread while the read side folds in its worker, at once.
+    const [records] = await Promise.all([inst.runtime.rebuild(until), inst.readSide.rebuild(until ?? head)]);
     const seconds = (performance.now() - started) / 1000;
     const stats = inst.runtime.state<Stats>('stats');
-    const graph = inst.runtime.state<GraphState>('graph');
-    if (until !== undefined) await inst.runtime.rebuild();
+    const graph = await inst.readSide.snapshot('graph') as { e: { key: unknown[] }; r: { from: unknown[] } };
+    if (until !== undefined) await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(head)]);
     return {
       records, until: until ?? head, seconds: Number(seconds.toFixed(3)), recordsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
       recordsByType: stats.records, eventsByCategory: stats.events,
-      graph: { entities: graph.entities.size, relationships: graph.relationships.size },
+      graph: { entities: graph.e.key.length, relationships: graph.r.from.length },
     };
   } finally {
     await inst.close();

@@ -3,6 +3,8 @@ import type { Writer } from '../commands/writer.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
 import type { Config } from '../config/schema.js';
 import type { CidrSet } from '../net/cidr.js';
+import type { ReadModels } from '../projections/runtime.js';
+import type { GraphPage, GraphQuery } from '../projections/graph-query.js';
 import type { IngestAdmission, IngestTicket } from './admission.js';
 import type { RefusalLedger } from './refusals.js';
 
@@ -21,6 +23,12 @@ export interface AppDeps {
   readonly refusals: RefusalLedger;
   /** The bound on ingest in flight (back-pressure). */
   readonly admission: IngestAdmission;
+  /** What queries read: the write side's models and the read side's databases. */
+  readonly reads: ReadModels;
+  /** Graph queries, answered by the read side. */
+  readonly graph: (query: GraphQuery) => Promise<GraphPage | undefined>;
+  /** Waits until the read side has folded every record written before the call (read-your-writes). */
+  readonly readYourWrites: () => Promise<void>;
 }
 
 /** The request-scoped values middleware sets. */

@@ -1,15 +1,30 @@
 import { openEventStore, type EventStore } from '../commands/event-store.js';
 import { detectOn, type DetectionSettings } from '../detection/evaluate.js';
 import { eventsOf } from '../events/record-types.js';
-import { INDEX_PROJECTIONS, heapProjections } from '../projections/all.js';
-import type { GraphLimits } from '../projections/graph.js';
+import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../projections/all.js';
+import { DEFAULT_GRAPH_LIMITS, type GraphLimits } from '../projections/graph.js';
+import type { ReadModels } from '../projections/runtime.js';
+import { startReadSide, type ReadSide } from '../read-side/read-side.js';
 import type { Config } from '../config/schema.js';
 
 /** Detection defaults: alerts sharing a system within an hour join one incident. */
 export const DEFAULT_DETECTION: DetectionSettings = { incidentWindowMs: 60 * 60 * 1000 };
 
-/** An opened instance store: the log, its read models and the single writer. */
-export type InstanceStore = EventStore;
+/**
+ * An opened instance store: the log, the single writer with the write side's models (what
+ * decisions need), and the read side folded behind it in a worker thread (events by time and
+ * dimension, the audit trail, the graph).
+ */
+export interface InstanceStore extends EventStore {
+  readonly readSide: ReadSide;
+  /** Everything queries read: the write side's models and the read side's databases. */
+  readonly reads: ReadModels;
+  /** Resolves once the read side has folded the log head as it is now (read-your-writes). */
+  readYourWrites(timeoutMs?: number): Promise<void>;
+}
+
+/** Databases of the main environment that older versions kept there and the read side now keeps. */
+const MOVED_TO_READ_SIDE = ['ev-time', 'ev-dim', 'audit'];
 
 /** Options for opening the store. */
 export interface OpenOptions {
@@ -31,13 +46,55 @@ export function storeOptions(config: Config): OpenOptions {
 }
 
 /** Opens the instance store at `path`: every read model, and detections on every batch's evidence. */
-export function openInstanceStore(path: string, opts: OpenOptions = {}): Promise<InstanceStore> {
+export async function openInstanceStore(path: string, opts: OpenOptions = {}): Promise<InstanceStore> {
   const settings = opts.detection ?? DEFAULT_DETECTION;
-  return openEventStore(path, {
-    projections: heapProjections(opts.graph),
+  const es = await openEventStore(path, {
+    projections: HEAP_PROJECTIONS,
     indexes: INDEX_PROJECTIONS,
     augment: (models, events, ctx) => detectOn(models, events.flatMap((e) => eventsOf(e.type, e.data)), ctx, settings),
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
   });
+  let readSide: ReadSide;
+  try {
+    for (const name of MOVED_TO_READ_SIDE) {
+      const db = es.store.db(name);
+      if (db.getKeysCount({ limit: 1 }) > 0) await es.log.commit(() => db.clearSync());
+    }
+    const read = readProjections(opts.graph ?? DEFAULT_GRAPH_LIMITS);
+    readSide = await startReadSide({
+      storePath: path,
+      graph: opts.graph ?? DEFAULT_GRAPH_LIMITS,
+      dbs: read.indexes.flatMap((ix) => ix.dbs),
+      binaryDbs: read.indexes.flatMap((ix) => [...(ix.binaryDbs ?? []), ...(ix.keyOnlyDbs ?? [])]),
+      ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
+    });
+  } catch (err) {
+    await es.close();
+    throw err;
+  }
+  const stopFollowing = es.log.follow(es.log.head().seq, (r) => readSide.notify(r.seq));
+  const readDbs = new Set(readProjections().indexes.flatMap((ix) => ix.dbs));
+  const runtime = es.runtime;
+  const reads: ReadModels = {
+    state: (name) => runtime.state(name),
+    index: runtime.index,
+    db: (name) => (readDbs.has(name) ? readSide.db(name) : runtime.db(name)),
+    seq: () => readSide.applied(),
+    record: (seq) => runtime.record(seq),
+  };
+  let closed = false;
+  return {
+    ...es,
+    readSide,
+    reads,
+    readYourWrites: (timeoutMs) => readSide.caughtUp(es.log.head().seq, timeoutMs),
+    async close() {
+      if (closed) return;
+      closed = true;
+      stopFollowing();
+      await readSide.close();
+      await es.close();
+    },
+  };
 }

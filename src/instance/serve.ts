@@ -12,6 +12,7 @@ import { listen } from '../http/listen.js';
 import { createIngestAdmission } from '../http/admission.js';
 import { createRefusalLedger } from '../http/refusals.js';
 import { startRefusalSummaries } from './refusal-summaries.js';
+import { readYourWritesOf } from '../http/read-consistency.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -55,6 +56,9 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     log,
     refusals,
     admission: createIngestAdmission(config.limits),
+    reads: instance.reads,
+    graph: (q) => instance.readSide.graph(q),
+    readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
   });
   const server = await listen(app.fetch, config.server.host, config.server.port);
   server.requestTimeout = 120_000;

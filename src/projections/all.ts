@@ -2,22 +2,27 @@ import { alertsProjection } from './alerts.js';
 import { auditIndex } from './audit.js';
 import { collectorsProjection } from './collectors.js';
 import { detectionProjection } from './detection.js';
-import { evidenceIndex } from './evidence.js';
+import { evidenceIndex, evidenceReadIndex } from './evidence.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
 import { sourcesProjection } from './sources.js';
 import { statsProjection } from './stats.js';
 import type { IndexProjection, Projection } from './types.js';
 
-/** Every in-memory read model of the instance, the graph bounded by `graph`. */
-export function heapProjections(graph: GraphLimits = DEFAULT_GRAPH_LIMITS): readonly Projection<unknown>[] {
-  return [
-    createGraphProjection(graph), statsProjection, detectionProjection, alertsProjection, sourcesProjection,
-    collectorsProjection,
-  ] as Projection<unknown>[];
+/**
+ * The write side's in-memory read models: what decisions need (rules and correlation windows,
+ * alerts, collectors) and small summaries (sources, stats). Folded by the writer, in step.
+ */
+export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
+  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection,
+] as Projection<unknown>[];
+
+/** The write side's LMDB read model: event ids (idempotency), committed with their records. */
+export const INDEX_PROJECTIONS: readonly IndexProjection[] = [evidenceIndex];
+
+/**
+ * The read side's models, folded behind the writer in a worker thread: events by time and
+ * dimension and the audit trail (LMDB), and the graph (heap, bounded by `graph`).
+ */
+export function readProjections(graph: GraphLimits = DEFAULT_GRAPH_LIMITS): { indexes: readonly IndexProjection[]; heap: readonly Projection<unknown>[] } {
+  return { indexes: [evidenceReadIndex, auditIndex], heap: [createGraphProjection(graph) as Projection<unknown>] };
 }
-
-/** Every in-memory read model of the instance, with the default limits. */
-export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = heapProjections();
-
-/** Every LMDB-backed read model of the instance. */
-export const INDEX_PROJECTIONS: readonly IndexProjection[] = [evidenceIndex, auditIndex];

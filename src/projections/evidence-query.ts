@@ -57,8 +57,7 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
   const upperId = after ? after[1] : HIGH;
   const lowerT = filter.sinceMs ?? -Number.MAX_VALUE;
   const prefix: Array<string | number> = dim ? [dim[0], dim[1]] : [];
-  const db = models.db<null>(dim ? EVIDENCE_DBS.byDim : EVIDENCE_DBS.byTime);
-  const byId = models.db<Uint8Array>(EVIDENCE_DBS.byId);
+  const db = models.db<Uint8Array>(dim ? EVIDENCE_DBS.byDim : EVIDENCE_DBS.byTime);
   // A page usually comes from a few records: decode each once.
   const records = new Map<number, readonly NormalizedEvent[]>();
   const load = (s: StoredEvent): NormalizedEvent | undefined => {
@@ -74,15 +73,14 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
   const events: NormalizedEvent[] = [];
   let scanned = 0;
   let last: [number, string] | undefined;
-  for (const key of db.getKeys({ start: [...prefix, upperT, upperId], end: [...prefix, lowerT], reverse: true })) {
+  for (const { key, value } of db.getRange({ start: [...prefix, upperT, upperId], end: [...prefix, lowerT], reverse: true })) {
     const parts = key as Array<string | number>;
     const t = parts[prefix.length] as number;
     const id = parts[prefix.length + 1] as string;
     if (after && t === after[0] && id === after[1]) continue;
     last = [t, id];
     if (++scanned > scanBudget) return { events, nextCursor: encodeCursor(last) };
-    const bytes = byId.get(id);
-    const event = bytes ? load(decodeStored(bytes)) : undefined;
+    const event = load(decodeStored(value));
     if (!event || !matches(event, filter)) continue;
     events.push(event);
     if (events.length >= limit) return { events, nextCursor: encodeCursor(last) };

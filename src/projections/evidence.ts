@@ -84,25 +84,45 @@ function dimensionValues(e: NormalizedEvent): Array<[EventDimension, string]> {
 }
 
 /**
- * The evidence index: every accepted event by id, by time, and by category, class, adapter and
- * entity key, in LMDB (it outgrows the heap). Re-applying an already stored id changes nothing.
+ * The write side's evidence index: every accepted event by id (where it is in the log), in LMDB in
+ * the same transaction as its record, so deciders know exactly which ids are stored. Re-applying
+ * an already stored id changes nothing.
  */
 export const evidenceIndex: IndexProjection = {
   name: 'evidence',
-  version: 3,
-  dbs: Object.values(EVIDENCE_DBS),
+  version: 4,
+  dbs: [EVIDENCE_DBS.byId],
   readDbs: [EVIDENCE_DBS.byId],
-  keyOnlyDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   binaryDbs: [EVIDENCE_DBS.byId],
   apply(record, read, write) {
     const events = eventsOf(record.type, record.data);
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
       if (read.get(EVIDENCE_DBS.byId, e.id) !== undefined) continue;
-      const t = eventTimeMs(e);
       write.put(EVIDENCE_DBS.byId, e.id, encodeStored({ s: record.seq, i }));
-      write.put(EVIDENCE_DBS.byTime, [t, e.id], null);
-      for (const [dim, value] of dimensionValues(e)) write.put(EVIDENCE_DBS.byDim, [dim, value, t, e.id], null);
+    }
+  },
+};
+
+/**
+ * The read side's evidence index (folded behind the writer, in its own LMDB environment): events
+ * by time and by category, class, adapter and entity key, each key's value the event's place in
+ * the log. The write side refuses ids already stored, so every event of a record is new here.
+ */
+export const evidenceReadIndex: IndexProjection = {
+  name: 'evidence-read',
+  version: 1,
+  dbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
+  readDbs: [],
+  binaryDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
+  apply(record, _read, write) {
+    const events = eventsOf(record.type, record.data);
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
+      const t = eventTimeMs(e);
+      const at = encodeStored({ s: record.seq, i });
+      write.put(EVIDENCE_DBS.byTime, [t, e.id], at);
+      for (const [dim, value] of dimensionValues(e)) write.put(EVIDENCE_DBS.byDim, [dim, value, t, e.id], at);
     }
   },
 };

@@ -12,6 +12,7 @@ import { tempDir } from './temp.js';
 import { createIngestAdmission } from '../../src/http/admission.js';
 import { refusalRecords } from '../../src/http/access-records.js';
 import { createRefusalLedger, type RefusalLedger } from '../../src/http/refusals.js';
+import { readYourWritesOf } from '../../src/http/read-consistency.js';
 
 /** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
 export interface TestInstance {
@@ -69,6 +70,9 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     log: () => {},
     refusals,
     admission: createIngestAdmission(config.limits),
+    reads: store.reads,
+    graph: (q) => store.readSide.graph(q),
+    readYourWrites: readYourWritesOf(() => store.readYourWrites()),
   });
   let app = appOf(inst);
   return {

@@ -6,7 +6,7 @@ import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import { accessRecords } from '../../src/http/access-records.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
-import { HEAP_PROJECTIONS, INDEX_PROJECTIONS } from '../../src/projections/all.js';
+import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
 import { tempDir } from '../helpers/temp.js';
 import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
 import { decidePromoteIncident, decideReviewAlert } from '../../src/commands/review-alert.js';
@@ -17,12 +17,15 @@ import type { SourcesState } from '../../src/projections/sources.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
-/** Every read model as comparable plain data. */
-function dump(inst: InstanceStore): unknown {
+/** Every read model, of the write side and (once caught up) of the read side, as comparable plain data. */
+async function dump(inst: InstanceStore): Promise<unknown> {
+  await inst.readYourWrites();
   const heap = HEAP_PROJECTIONS.map((p) => [p.name, packr.unpack(packr.pack(p.snapshot ? p.snapshot(inst.runtime.state(p.name)) : inst.runtime.state(p.name)))]);
   const plan = detectionPlan(inst.runtime.state<DetectionState>('detection'), inst.runtime.state<SourcesState>('sources'), new Date('2026-11-22T12:00:00Z'), 24);
-  const indexes = INDEX_PROJECTIONS.flatMap((ix) => ix.dbs.map((db) => [db, [...inst.runtime.db(db).getRange({})].map(({ key, value }) => [key, value])]));
-  return { heap, indexes, plan };
+  const read = readProjections();
+  const indexes = [...INDEX_PROJECTIONS, ...read.indexes].flatMap((ix) => ix.dbs.map((db) => [db, [...inst.reads.db(db).getRange({})].map(({ key, value }) => [key, value])]));
+  const readHeap = await Promise.all(read.heap.map(async (p) => [p.name, packr.unpack(packr.pack(await inst.readSide.snapshot(p.name)))]));
+  return { heap, indexes, plan, readHeap };
 }
 
 /** sshd-like journal events: enough of them from one address trip the built-in brute-force rules. */
@@ -84,12 +87,12 @@ describe('read models', () => {
           }
           else await inst.writer.record(accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx);
         }));
-        const live = dump(inst);
+        const live = await dump(inst);
         await inst.close();
         inst = await openInstanceStore(`${dir.path}/store`, { checkpointEvery: 7 });
-        assert.deepEqual(dump(inst), live, 'restored from checkpoint + tail');
-        await inst.runtime.rebuild();
-        assert.deepEqual(dump(inst), live, 'rebuilt from record 1');
+        assert.deepEqual(await dump(inst), live, 'restored from checkpoint + tail');
+        await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(inst.log.head().seq)]);
+        assert.deepEqual(await dump(inst), live, 'rebuilt from record 1');
       } finally {
         await inst.close();
         dir.cleanup();

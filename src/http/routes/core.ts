@@ -41,9 +41,10 @@ export function coreRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): vo
     return c.json({ id: p.id, roles: [...p.roles], displayName: p.displayName, loginName: p.loginName, authentication: p.authentication });
   });
 
-  app.get('/api/v1/graph', guard(deps, net, '/api/v1/graph', 'read_graph', 'graph:read'), (c) => {
+  app.get('/api/v1/graph', guard(deps, net, '/api/v1/graph', 'read_graph', 'graph:read'), async (c) => {
     const q = parseOr400(GraphQuerySchema, c.req.query(), 'query');
-    const page = queryGraph(deps.writer.models.state<GraphState>('graph'), {
+    await deps.readYourWrites();
+    const page = await deps.graph({
       limit: Math.min(q.limit ?? 200, deps.config.limits.pageSize),
       ...(q.entity !== undefined ? { entity: q.entity } : {}),
       ...(q.kind !== undefined ? { kind: q.kind } : {}),
@@ -53,9 +54,10 @@ export function coreRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): vo
     return storedJson(c, page);
   });
 
-  app.get('/api/v1/audit', guard(deps, net, '/api/v1/audit', 'list_audit', 'audit:read'), (c) => {
+  app.get('/api/v1/audit', guard(deps, net, '/api/v1/audit', 'list_audit', 'audit:read'), async (c) => {
     const q = parseOr400(AuditQuerySchema, c.req.query(), 'query');
-    const page = listAudit(deps.writer.models, {
+    await deps.readYourWrites();
+    const page = listAudit(deps.reads, {
       ...(q.principal !== undefined ? { principal: q.principal } : {}),
       ...(q.status !== undefined ? { status: q.status } : {}),
       ...(q.route !== undefined ? { route: q.route } : {}),

@@ -44,11 +44,12 @@ export function eventRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): v
     return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202)), 202);
   });
 
-  app.get('/api/v1/events', guard(deps, net, '/api/v1/events', 'list_events', 'events:read'), (c) => {
+  app.get('/api/v1/events', guard(deps, net, '/api/v1/events', 'list_events', 'events:read'), async (c) => {
     const q = parseOr400(ListEventsQuery, c.req.query(), 'query');
     const after = q.cursor !== undefined ? parseEventCursor(q.cursor) : undefined;
     if (q.cursor !== undefined && !after) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
-    const page = listEvents(deps.writer.models, {
+    await deps.readYourWrites();
+    const page = listEvents(deps.reads, {
       ...(q.since ? { sinceMs: epochMillisOf(q.since)! } : {}),
       ...(q.until ? { untilMs: epochMillisOf(q.until)! } : {}),
       ...(q.category ? { category: q.category } : {}),

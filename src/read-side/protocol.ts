@@ -1,0 +1,24 @@
+import type { GraphQuery } from '../projections/graph-query.js';
+import type { GraphLimits } from '../projections/graph.js';
+
+/** What the read-side worker is started with. */
+export interface ReadWorkerData {
+  readonly storePath: string;
+  readonly graph: GraphLimits;
+  readonly checkpointEvery?: number;
+}
+
+/** Messages from the writer's thread to the read-side worker. */
+export type ToReadWorker =
+  | { readonly kind: 'head'; readonly seq: number }
+  | { readonly kind: 'graph'; readonly id: number; readonly query: GraphQuery }
+  | { readonly kind: 'snapshot'; readonly id: number; readonly name: string }
+  | { readonly kind: 'rebuild'; readonly id: number; readonly until: number }
+  | { readonly kind: 'close'; readonly id: number };
+
+/** Messages from the read-side worker. */
+export type FromReadWorker =
+  | { readonly kind: 'ready'; readonly applied: number }
+  | { readonly kind: 'applied'; readonly seq: number }
+  | { readonly kind: 'reply'; readonly id: number; readonly value: unknown }
+  | { readonly kind: 'failed'; readonly id?: number; readonly message: string };

@@ -1,0 +1,168 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { Packr } from 'msgpackr';
+import type { LogRecord } from '../log/record.js';
+import type { IndexKey, IndexProjection, IndexWriter, Projection } from '../projections/types.js';
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+/** The read side's own LMDB environment, inside the store folder. */
+export const READ_SIDE_DIR = 'read-side';
+
+/** Bumped when the read side's layout changes: the whole read side is then rebuilt from the log. */
+const LAYOUT_VERSION = 1;
+
+interface Meta { layout: number; seq: number; versions: Record<string, number>; bootId: string; clean: boolean }
+interface Checkpoint { version: number; seq: number; state: Uint8Array }
+
+/** What the read side reads of the log: committed records and the head. */
+export interface LogReader {
+  read(from: number, to: number): Iterable<LogRecord>;
+  head(): { readonly seq: number };
+}
+
+/** What the read side folds: LMDB index projections and heap projections (the graph). */
+export interface ReadProjections {
+  readonly indexes: readonly IndexProjection[];
+  readonly heap: readonly Projection<unknown>[];
+}
+
+/** The read side's fold of the log, run in its worker thread. */
+export interface ReadFold {
+  /** The last seq folded into every read model. */
+  applied(): number;
+  /** Folds records (applied, to], in transactions of at most `chunk` records; returns how many. */
+  catchUp(to: number): number;
+  /** Clears every read model and folds from record 1 to `until` (default: the head). */
+  rebuild(until: number): number;
+  state<S>(name: string): S;
+  /** Writes the heap projections' checkpoints. */
+  checkpoint(): void;
+  /** Checkpoints, marks a clean shutdown and closes the environment. */
+  close(): Promise<void>;
+}
+
+function bootId(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Opens the read environment, or a fresh one when it cannot be opened (it is derived from the log). */
+function openEnv(path: string): RootDatabase {
+  try {
+    return open({ path, maxDbs: 32, compression: false, cache: false, noSync: true });
+  } catch {
+    rmSync(path, { recursive: true, force: true });
+    return open({ path, maxDbs: 32, compression: false, cache: false, noSync: true });
+  }
+}
+
+/**
+ * Opens the read side of the store at `storePath` over `log`. Its environment is written without
+ * fsync (it can always be rebuilt from the log): after an operating-system crash while it was open
+ * (another boot id, no clean shutdown) it is rebuilt; after a process crash the OS kept its writes.
+ */
+export function openReadFold(storePath: string, log: LogReader, projections: ReadProjections, opts: { chunk?: number; checkpointEvery?: number } = {}): ReadFold {
+  const chunk = opts.chunk ?? 20_000;
+  const checkpointEvery = opts.checkpointEvery ?? 50_000;
+  const env = openEnv(join(storePath, READ_SIDE_DIR));
+  const boot = bootId();
+  const versions = Object.fromEntries([...projections.indexes, ...projections.heap].map((p) => [p.name, p.version]));
+  const meta: Database<Meta, string> = env.openDB({ name: 'read-meta' });
+  const previous = meta.get('meta');
+  const stale = !previous || previous.layout !== LAYOUT_VERSION || (!previous.clean && previous.bootId !== boot) || previous.seq > log.head().seq
+    || Object.entries(versions).some(([name, v]) => previous.versions[name] !== v);
+  const binary = new Set(projections.indexes.flatMap((ix) => [...(ix.keyOnlyDbs ?? []), ...(ix.binaryDbs ?? [])]));
+  const dbs = new Map<string, Database<unknown, IndexKey>>();
+  for (const ix of projections.indexes) for (const name of ix.dbs) dbs.set(name, env.openDB({ name, encoding: binary.has(name) ? 'binary' : 'msgpack', cache: false }) as Database<unknown, IndexKey>);
+  const checkpoints: Database<Checkpoint, string> = env.openDB({ name: 'read-checkpoints' });
+  const states = new Map<string, unknown>();
+  let seq = stale ? 0 : previous!.seq;
+  for (const p of projections.heap) {
+    const cp = stale ? undefined : checkpoints.get(p.name);
+    if (cp && cp.version === p.version && cp.seq === seq) states.set(p.name, p.restore ? p.restore(packr.unpack(cp.state)) : packr.unpack(cp.state));
+  }
+  // Stale, or a heap model without a checkpoint at `seq`: everything is folded again from record 1.
+  if (stale || projections.heap.some((p) => !states.has(p.name))) {
+    env.transactionSync(() => {
+      for (const db of dbs.values()) db.clearSync();
+      checkpoints.clearSync();
+    });
+    seq = 0;
+    for (const p of projections.heap) states.set(p.name, p.initial());
+  }
+  meta.putSync('meta', { layout: LAYOUT_VERSION, seq, versions, bootId: boot, clean: false });
+  let sinceCheckpoint = 0;
+
+  const writer: IndexWriter = {
+    put(db, key, value) { dbs.get(db)!.putSync(key as never, value === null && binary.has(db) ? new Uint8Array(0) : value); },
+    remove(db, key) { dbs.get(db)!.removeSync(key as never); },
+  };
+  const reader = { get: (db: string, key: IndexKey) => dbs.get(db)!.get(key as never) };
+
+  function applyOne(record: LogRecord): void {
+    for (const ix of projections.indexes) ix.apply(record, reader, writer);
+    for (const p of projections.heap) states.set(p.name, p.evolve(states.get(p.name), record));
+  }
+
+  function fold(to: number): number {
+    let n = 0;
+    while (seq < to) {
+      const end = Math.min(to, seq + chunk);
+      let last = seq;
+      env.transactionSync(() => {
+        for (const record of log.read(seq + 1, end)) {
+          applyOne(record);
+          last = record.seq;
+          n++;
+        }
+        meta.putSync('meta', { layout: LAYOUT_VERSION, seq: last, versions, bootId: boot, clean: false });
+      });
+      if (last === seq) break;
+      sinceCheckpoint += last - seq;
+      seq = last;
+      if (sinceCheckpoint >= checkpointEvery) {
+        sinceCheckpoint = 0;
+        writeCheckpoints();
+      }
+    }
+    return n;
+  }
+
+  function writeCheckpoints(): void {
+    env.transactionSync(() => {
+      for (const p of projections.heap) {
+        const s = states.get(p.name);
+        checkpoints.putSync(p.name, { version: p.version, seq, state: packr.pack(p.snapshot ? p.snapshot(s) : s) });
+      }
+    });
+  }
+
+  return {
+    applied: () => seq,
+    catchUp: (to) => fold(to),
+    rebuild(until) {
+      env.transactionSync(() => {
+        for (const db of dbs.values()) db.clearSync();
+        checkpoints.clearSync();
+      });
+      for (const p of projections.heap) states.set(p.name, p.initial());
+      seq = 0;
+      const n = fold(until);
+      writeCheckpoints();
+      return n;
+    },
+    state: <S>(name: string) => states.get(name) as S,
+    checkpoint: writeCheckpoints,
+    async close() {
+      writeCheckpoints();
+      meta.putSync('meta', { layout: LAYOUT_VERSION, seq, versions, bootId: boot, clean: true });
+      await env.flushed;
+      await env.close();
+    },
+  };
+}

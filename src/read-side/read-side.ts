@@ -1,0 +1,158 @@
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { GraphPage, GraphQuery } from '../projections/graph-query.js';
+import type { GraphLimits } from '../projections/graph.js';
+import type { IndexKey } from '../projections/types.js';
+import type { FromReadWorker, ReadWorkerData, ToReadWorker } from './protocol.js';
+import { READ_SIDE_DIR } from './read-fold.js';
+
+/** A read did not see the log head it waited for in time (the read side is far behind). */
+export class ReadSideLagging extends Error {
+  override readonly name = 'ReadSideLagging';
+}
+
+/**
+ * The read side as the writer's thread sees it: the worker that folds the read models behind the
+ * writer, the LMDB databases it writes (readable here, synchronously), graph queries, and the
+ * consistency promise: `caughtUp(seq)` resolves once every read model has folded record `seq`.
+ */
+export interface ReadSide {
+  /** The last seq folded into every read-side model. */
+  applied(): number;
+  /** Tells the worker the log head advanced (after a durable commit). */
+  notify(seq: number): void;
+  /** Resolves once the read side has folded `seq`; rejects with ReadSideLagging after `timeoutMs`. */
+  caughtUp(seq: number, timeoutMs?: number): Promise<void>;
+  /** A read-side LMDB database (events by time and dimension, the audit trail). */
+  db<V = unknown>(name: string): Database<V, IndexKey>;
+  graph(query: GraphQuery): Promise<GraphPage | undefined>;
+  /** A heap model's checkpoint form (for tests and `vigil replay`). */
+  snapshot(name: string): Promise<unknown>;
+  /** Clears the read side and folds the log from record 1 to `until`. */
+  rebuild(until: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Options of the read side. */
+export interface ReadSideOptions {
+  readonly storePath: string;
+  readonly graph: GraphLimits;
+  readonly dbs: readonly string[];
+  readonly binaryDbs: readonly string[];
+  readonly checkpointEvery?: number;
+  /** Called when the worker fails: reads can no longer be trusted to catch up. */
+  readonly onFailure?: (message: string) => void;
+}
+
+/** Starts the read-side worker; resolves once it has opened its environment. */
+export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
+  const workerData: ReadWorkerData = { storePath: opts.storePath, graph: opts.graph, ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}) };
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData });
+  let applied = 0;
+  let nextId = 1;
+  let failure: string | undefined;
+  let envRef: RootDatabase | undefined;
+  const replies = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  const waiters = new Set<{ seq: number; resolve: () => void }>();
+  let pendingHead = 0;
+  let headScheduled = false;
+  // The worker keeps the process alive only while someone waits for it.
+  let waiting = 0;
+  const hold = () => { if (waiting++ === 0) worker.ref(); };
+  const release = () => { if (--waiting === 0) worker.unref(); };
+
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (m: FromReadWorker) => {
+      switch (m.kind) {
+        case 'ready':
+          applied = m.applied;
+          resolve();
+          return;
+        case 'applied':
+          applied = m.seq;
+          // Reads after this see what the worker committed, not an older snapshot.
+          envRef?.resetReadTxn();
+          for (const w of waiters) if (w.seq <= applied) { waiters.delete(w); w.resolve(); }
+          return;
+        case 'reply': {
+          const r = replies.get(m.id);
+          replies.delete(m.id);
+          r?.resolve(m.value);
+          return;
+        }
+        case 'failed':
+          failure = m.message;
+          opts.onFailure?.(m.message);
+          if (m.id !== undefined) {
+            replies.get(m.id)?.reject(new Error(m.message));
+            replies.delete(m.id);
+          }
+          return;
+      }
+    });
+  });
+  worker.on('error', (err) => {
+    failure = err.message;
+    opts.onFailure?.(`read side worker failed: ${err.message}`);
+    for (const r of replies.values()) r.reject(err);
+    replies.clear();
+  });
+  await ready;
+  worker.unref();
+
+  const env: RootDatabase = open({ path: join(opts.storePath, READ_SIDE_DIR), maxDbs: 32, compression: false, cache: false, noSync: true });
+  envRef = env;
+  const binary = new Set(opts.binaryDbs);
+  const dbs = new Map(opts.dbs.map((name) => [name, env.openDB({ name, encoding: binary.has(name) ? 'binary' : 'msgpack', cache: false }) as Database<unknown, IndexKey>]));
+
+  const ask = <T>(m: ToReadWorker & { id: number }): Promise<T> => new Promise<T>((resolve, reject) => {
+    if (failure) return reject(new Error(failure));
+    hold();
+    replies.set(m.id, { resolve: (v) => { release(); resolve(v as T); }, reject: (e) => { release(); reject(e); } });
+    worker.postMessage(m);
+  });
+
+  return {
+    applied: () => applied,
+    notify(seq) {
+      if (seq <= pendingHead) return;
+      pendingHead = seq;
+      if (headScheduled) return;
+      headScheduled = true;
+      // One message per event-loop turn, however many batches committed in it.
+      setImmediate(() => {
+        headScheduled = false;
+        worker.postMessage({ kind: 'head', seq: pendingHead } satisfies ToReadWorker);
+      });
+    },
+    caughtUp(seq, timeoutMs = 10_000) {
+      if (applied >= seq) return Promise.resolve();
+      if (failure) return Promise.reject(new ReadSideLagging(failure));
+      return new Promise<void>((resolve, reject) => {
+        hold();
+        const w = { seq, resolve: () => { clearTimeout(timer); release(); resolve(); } };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          release();
+          reject(new ReadSideLagging(`the read side has folded record ${applied} of ${seq}`));
+        }, timeoutMs);
+        waiters.add(w);
+      });
+    },
+    db<V>(name: string) {
+      const db = dbs.get(name);
+      if (!db) throw new Error(`no read-side database named ${name}`);
+      return db as unknown as Database<V, IndexKey>;
+    },
+    graph: (query) => ask<GraphPage | null>({ kind: 'graph', id: nextId++, query }).then((p) => p ?? undefined),
+    snapshot: (name) => ask<unknown>({ kind: 'snapshot', id: nextId++, name }),
+    rebuild: (until) => ask<number>({ kind: 'rebuild', id: nextId++, until }),
+    async close() {
+      if (!failure) await ask<null>({ kind: 'close', id: nextId++ }).catch(() => undefined);
+      await env.close();
+      await worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The read-side worker thread: tails the log (the writer's environment, read only here) and folds
+ * the read models that no decision needs (events by time and dimension, the audit trail, the
+ * graph) into its own LMDB environment and heap, off the request thread. It answers graph queries
+ * and reports how far it has folded, so reads can wait for their own writes.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { open } from 'lmdb';
+import { decodeRecord, type LogRecord } from '../log/record.js';
+import type { LogHead } from '../log/event-log.js';
+import { queryGraph } from '../projections/graph-query.js';
+import type { GraphState } from '../projections/graph.js';
+import { readProjections } from '../projections/all.js';
+import { openReadFold } from './read-fold.js';
+import type { FromReadWorker, ReadWorkerData, ToReadWorker } from './protocol.js';
+
+const data = workerData as ReadWorkerData;
+const port = parentPort!;
+const post = (m: FromReadWorker) => port.postMessage(m);
+
+const root = open({ path: data.storePath, maxDbs: 64, compression: false, cache: false });
+const records = root.openDB<Uint8Array, number>({ name: 'log', encoding: 'binary', keyEncoding: 'uint32', cache: false });
+const logMeta = root.openDB<LogHead, string>({ name: 'log-meta', cache: false });
+const log = {
+  *read(from: number, to: number): Iterable<LogRecord> {
+    for (const { value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield decodeRecord(value);
+  },
+  head: () => logMeta.get('head') ?? { seq: 0 },
+};
+
+const fold = openReadFold(data.storePath, log, readProjections(data.graph), data.checkpointEvery ? { checkpointEvery: data.checkpointEvery } : {});
+let target = log.head().seq;
+let scheduled = false;
+let closing = false;
+
+/**
+ * Folds one chunk per turn, so graph queries and new heads are answered between chunks. The read
+ * snapshot is renewed first: lmdb-js renews it only on a later timer, which could still predate
+ * the commit the writer just announced.
+ */
+function step(): void {
+  scheduled = false;
+  if (closing) return;
+  try {
+    root.resetReadTxn();
+    const before = fold.applied();
+    if (before < target) fold.catchUp(Math.min(target, before + 20_000));
+    if (fold.applied() !== before) post({ kind: 'applied', seq: fold.applied() });
+    if (fold.applied() < target) {
+      if (fold.applied() !== before) schedule();
+      else setTimeout(schedule, 5); // announced but not visible yet: look again shortly
+    }
+  } catch (err) {
+    post({ kind: 'failed', message: `read side fold failed: ${(err as Error).message}` });
+  }
+}
+
+function schedule(): void {
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(step);
+  }
+}
+
+port.on('message', (m: ToReadWorker) => {
+  try {
+    switch (m.kind) {
+      case 'head':
+        if (m.seq > target) target = m.seq;
+        schedule();
+        return;
+      case 'graph':
+        step();
+        post({ kind: 'reply', id: m.id, value: queryGraph(fold.state<GraphState>('graph'), m.query) ?? null });
+        return;
+      case 'snapshot': {
+        const p = readProjections(data.graph).heap.find((x) => x.name === m.name);
+        const s = fold.state(m.name);
+        post({ kind: 'reply', id: m.id, value: p?.snapshot ? p.snapshot(s) : s });
+        return;
+      }
+      case 'rebuild': {
+        const n = fold.rebuild(m.until);
+        target = Math.max(target, fold.applied());
+        post({ kind: 'reply', id: m.id, value: n });
+        post({ kind: 'applied', seq: fold.applied() });
+        schedule();
+        return;
+      }
+      case 'close':
+        closing = true;
+        void fold.close().then(() => root.close()).then(() => post({ kind: 'reply', id: m.id, value: null }));
+        return;
+    }
+  } catch (err) {
+    post({ kind: 'failed', ...('id' in m ? { id: m.id } : {}), message: (err as Error).message });
+  }
+});
+
+post({ kind: 'ready', applied: fold.applied() });
+schedule();
