@@ -55,8 +55,11 @@ export function eventTimeMs(event: NormalizedEvent): number {
   return ns === undefined ? 0 : Number(ns / 1000n) / 1000;
 }
 
+/** The slice of the read models that finds stored events: the evidence index and the records it points into. */
+export type EvidenceLookup = Pick<ReadModels, 'index' | 'record'>;
+
 /** Whether an event with this id is stored (or staged), without reading the event itself. */
-export function hasEvent(models: ReadModels, id: string): boolean {
+export function hasEvent(models: Pick<EvidenceLookup, 'index'>, id: string): boolean {
   return models.index.get(EVIDENCE_DBS.byId, id) !== undefined;
 }
 
@@ -64,7 +67,7 @@ export function hasEvent(models: ReadModels, id: string): boolean {
  * The stored event with this id, including events of records not yet committed. `decoded`
  * caches records already read, so re-sending a whole batch decodes its record once.
  */
-export function lookupEvent(models: ReadModels, id: string, decoded = new Map<number, readonly NormalizedEvent[]>()): NormalizedEvent | undefined {
+export function lookupEvent(models: EvidenceLookup, id: string, decoded = new Map<number, readonly NormalizedEvent[]>()): NormalizedEvent | undefined {
   const bytes = models.index.get(EVIDENCE_DBS.byId, id) as Uint8Array | undefined;
   if (!bytes) return undefined;
   const at = decodeStored(bytes);
