@@ -35,11 +35,12 @@ detection:
 level: medium
 `;
 
-/** `RulesImported` of a Sigma text whose documents all carry an id. */
-export function rulesImported(text: string, source: 'api' | 'builtin' = 'api') {
+/** `RulesImported` of a Sigma text whose documents all carry an id (a built-in pack when `packVersion` is given). */
+export function rulesImported(text: string, packVersion?: string) {
   const parsed = parseSigmaText(text);
   if (!parsed.ok) throw new Error(parsed.error);
-  return eventOf('RulesImported', { source, text, rules: parsed.docs.map((doc) => ({ id: String((doc as { id: unknown }).id), doc })) });
+  const rules = parsed.docs.map((doc) => ({ id: String((doc as { id: unknown }).id), doc }));
+  return eventOf('RulesImported', packVersion === undefined ? { source: 'api', text, rules } : { source: 'builtin', packVersion, text, rules });
 }
 
 /** `RuleEnabledChanged`. */
