@@ -1,7 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { RecordType, type EventsIngested } from '../events/record-types.js';
-import { lookupEvent, sameEvent } from '../projections/evidence.js';
-import type { ReadModels } from '../projections/runtime.js';
+import { lookupEvent, sameEvent, type EvidenceLookup } from '../projections/evidence.js';
 import { accept, reject, type Decision } from './decision.js';
 
 /** What ingestion answers (spec 2.2); alerts and incidents come from detection. */
@@ -12,14 +11,14 @@ export interface IngestionResult {
 }
 
 /** The events of a batch that are new, or the ids that clash with stored or sibling events. */
-export function newEvents(models: ReadModels, events: readonly NormalizedEvent[]): { fresh: NormalizedEvent[]; conflicts: string[] } {
+export function newEvents(evidence: EvidenceLookup, events: readonly NormalizedEvent[]): { fresh: NormalizedEvent[]; conflicts: string[] } {
   const fresh: NormalizedEvent[] = [];
   const conflicts: string[] = [];
   const inBatch = new Map<string, NormalizedEvent>();
   const decoded = new Map<number, readonly NormalizedEvent[]>();
   for (const e of events) {
     // Content is compared only when an id repeats, so a batch of new events costs one lookup each.
-    const seen = inBatch.get(e.id) ?? lookupEvent(models, e.id, decoded);
+    const seen = inBatch.get(e.id) ?? lookupEvent(evidence, e.id, decoded);
     if (seen === undefined) {
       inBatch.set(e.id, e);
       fresh.push(e);
@@ -32,8 +31,8 @@ export function newEvents(models: ReadModels, events: readonly NormalizedEvent[]
  * Decides a batch of validated NormalizedEvents: idempotent by id (an already stored identical
  * event is not stored again), and the whole batch is refused when an id is reused with other content.
  */
-export function decideIngestEvents(models: ReadModels, events: readonly NormalizedEvent[]): Decision<IngestionResult> {
-  const { fresh, conflicts } = newEvents(models, events);
+export function decideIngestEvents(evidence: EvidenceLookup, events: readonly NormalizedEvent[]): Decision<IngestionResult> {
+  const { fresh, conflicts } = newEvents(evidence, events);
   if (conflicts.length > 0) {
     const shown = [...new Set(conflicts)];
     return reject('conflict', `event ids already stored with different content: ${shown.slice(0, 20).join(', ')}${shown.length > 20 ? ` and ${shown.length - 20} more` : ''}`, { details: { conflictingIds: shown.slice(0, 1000) } });

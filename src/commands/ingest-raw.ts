@@ -1,7 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { RecordType, type RawRecordsIngested } from '../events/record-types.js';
-import { hasEvent } from '../projections/evidence.js';
-import type { ReadModels } from '../projections/runtime.js';
+import { hasEvent, type EvidenceLookup } from '../projections/evidence.js';
 import { accept, type Decision } from './decision.js';
 import type { IngestionResult } from './ingest-events.js';
 
@@ -19,7 +18,7 @@ export interface IngestRaw {
  * means the same record was ingested before: it is skipped, and a record whose events are all
  * known is not stored again. New records are kept, raw, beside their events.
  */
-export function decideIngestRaw(models: ReadModels, cmd: IngestRaw): Decision<IngestionResult> {
+export function decideIngestRaw(evidence: EvidenceLookup, cmd: IngestRaw): Decision<IngestionResult> {
   const records: unknown[] = [];
   const events: NormalizedEvent[] = [];
   const seen = new Set<string>();
@@ -28,7 +27,7 @@ export function decideIngestRaw(models: ReadModels, cmd: IngestRaw): Decision<In
     let fresh = evs.length === 0;
     for (const e of evs) {
       accepted.push(e);
-      if (seen.has(e.id) || hasEvent(models, e.id)) continue;
+      if (seen.has(e.id) || hasEvent(evidence, e.id)) continue;
       seen.add(e.id);
       events.push(e);
       fresh = true;

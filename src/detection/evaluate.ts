@@ -1,6 +1,6 @@
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
 import {
-  DetectionRecord, type AlertEvidenceAdded, type AlertRaised, type DetectionHits, type RecordedHit,
+  DetectionRecord, type AlertEvidenceAdded, type AlertRaised, type DetectionHitsRecorded, type RecordedHit,
 } from '../events/detection-records.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { alertKey, type AlertsState } from '../projections/alerts.js';
@@ -49,7 +49,7 @@ function recordHits(hits: readonly RuleHit[], fieldsOf: (id: string) => readonly
       const value = eventFieldValue(h.event, f);
       if (value !== undefined) v[f] = value;
     }
-    return { r: h.ruleId, ...(h.ruleName !== undefined ? { n: h.ruleName } : {}), e: h.eventId, t: h.timeMs, v };
+    return { ruleId: h.ruleId, ...(h.ruleName !== undefined ? { ruleName: h.ruleName } : {}), eventId: h.eventId, timeMs: h.timeMs, values: v };
   });
 }
 
@@ -66,8 +66,8 @@ export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[
   const { matches, hits } = rs.matchEvents(evidence);
   const events: DomainEvent[] = [];
   if (hits.length > 0) {
-    const recorded: DetectionHits = { hits: recordHits(hits, rs.hitFields) };
-    events.push({ type: DetectionRecord.DetectionHits, data: recorded });
+    const recorded: DetectionHitsRecorded = { hits: recordHits(hits, rs.hitFields) };
+    events.push({ type: DetectionRecord.DetectionHitsRecorded, data: recorded });
     const next = rs.correlate(det.correlation, hitsFromRecord(recorded));
     rememberDecidedWindows(recorded, det.correlation, next.state, rs);
     matches.push(...next.matches);

@@ -1,117 +1,44 @@
-import type { MatchDetail } from '../detection/types.js';
+import type * as v from 'valibot';
+import type { ALERT_STATUSES, CorrelationReasonSchema, EvidenceRefSchema, HitSchema, RULE_SOURCES } from './detection-events.js';
+import type { EventData, InstanceEventType } from './union.js';
 
 /** Where rules come from: the built-in pack or an import through the API. */
-export type RuleSource = 'builtin' | 'api';
-
+export type RuleSource = (typeof RULE_SOURCES)[number];
+/** One alert review status. */
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
 /** Sigma rules imported (the full text, and each document as parsed), replacing rules with the same id. */
-export interface RulesImported {
-  readonly source: RuleSource;
-  readonly packVersion?: string;
-  readonly text: string;
-  readonly rules: ReadonlyArray<{ readonly id: string; readonly doc: unknown }>;
-}
-
+export type RulesImported = EventData<'RulesImported'>;
 /** A rule switched on or off. */
-export interface RuleEnabledChanged {
-  readonly ruleId: string;
-  readonly enabled: boolean;
-  readonly reason?: string;
-}
-
-/** A rule hit offered to correlations: rule, event, event time and the fields correlations read. */
-export interface RecordedHit {
-  readonly r: string;
-  readonly n?: string;
-  readonly e: string;
-  readonly t: number;
-  readonly v: Readonly<Record<string, unknown>>;
-}
-
-/** Detection hits of one evaluation, so replay advances correlation windows without re-running rules. */
-export interface DetectionHits {
-  readonly hits: readonly RecordedHit[];
-}
-
-/** A reference to one piece of evidence of an alert; raw records stay local. */
-export interface EvidenceRef {
-  readonly eventId: string;
-  readonly time: string;
-  readonly summary: string;
-}
-
-/** Why a correlation fired. */
-export interface CorrelationReason {
-  readonly correlation: string;
-  readonly groupBy: Readonly<Record<string, unknown>>;
-  readonly value: number;
-  readonly condition: Readonly<Record<string, number>>;
-  readonly field?: string;
-  readonly rules: readonly string[];
-  readonly timespan: string;
-}
-
+export type RuleEnabledChanged = EventData<'RuleEnabledChanged'>;
+/** The rule hits of one evaluation, so replay advances correlation windows without re-running rules. */
+export type DetectionHitsRecorded = EventData<'DetectionHitsRecorded'>;
+/** One recorded rule hit: rule, event, event time and the fields correlations read. */
+export type RecordedHit = v.InferOutput<typeof HitSchema>;
 /** A new alert, with everything its detail shows at the time it was raised. */
-export interface AlertRaised {
-  readonly alertId: string;
-  readonly ruleId: string;
-  readonly groupKey: string;
-  readonly title: string;
-  readonly author?: string;
-  readonly level: string;
-  readonly severity: number;
-  readonly confidence: number;
-  readonly matchReason: MatchDetail | CorrelationReason;
-  readonly evidence: readonly EvidenceRef[];
-  readonly affectedSystems: readonly string[];
-  readonly firstSeen: string;
-  readonly lastSeen: string;
-  readonly tags: readonly string[];
-}
-
+export type AlertRaised = EventData<'AlertRaised'>;
+/** A reference to one piece of evidence of an alert; raw records stay local. */
+export type EvidenceRef = v.InferOutput<typeof EvidenceRefSchema>;
+/** Why a correlation fired. */
+export type CorrelationReason = v.InferOutput<typeof CorrelationReasonSchema>;
 /** Later matches of an open alert's rule and group key, added to it instead of a new alert. */
-export interface AlertEvidenceAdded {
-  readonly alertId: string;
-  readonly evidence: readonly EvidenceRef[];
-  readonly affectedSystems: readonly string[];
-  readonly lastSeen: string;
-  readonly confidence: number;
-}
-
-/** An analyst set an alert's status, with a reason; principal and authentication come from the request. */
-export interface AlertReviewed {
-  readonly alertId: string;
-  readonly from: string;
-  readonly to: string;
-  readonly reason: string;
-  readonly principal: string;
-  readonly authentication: string;
-}
-
+export type AlertEvidenceAdded = EventData<'AlertEvidenceAdded'>;
+/** An analyst set an alert's status, with a reason. */
+export type AlertReviewed = EventData<'AlertReviewed'>;
 /** An incident opened, automatically (alerts sharing affected systems) or by an analyst. */
-export interface IncidentOpened {
-  readonly incidentId: string;
-  readonly title: string;
-  readonly origin: 'correlated' | 'promoted';
-  readonly reason: string;
-  readonly alertIds: readonly string[];
-  readonly principal?: string;
-}
-
+export type IncidentOpened = EventData<'IncidentOpened'>;
 /** Alerts joined an existing incident. */
-export interface IncidentAlertsAdded {
-  readonly incidentId: string;
-  readonly alertIds: readonly string[];
-  readonly reason: string;
-}
+export type IncidentAlertsAdded = EventData<'IncidentAlertsAdded'>;
 
 /** Record type names of detections. A written name is never renamed or reshaped. */
 export const DetectionRecord = {
   RulesImported: 'RulesImported',
   RuleEnabledChanged: 'RuleEnabledChanged',
+  /** Legacy: no longer written, read as DetectionHitsRecorded. */
   DetectionHits: 'DetectionHits',
+  DetectionHitsRecorded: 'DetectionHitsRecorded',
   AlertRaised: 'AlertRaised',
   AlertEvidenceAdded: 'AlertEvidenceAdded',
   AlertReviewed: 'AlertReviewed',
   IncidentOpened: 'IncidentOpened',
   IncidentAlertsAdded: 'IncidentAlertsAdded',
-} as const;
+} as const satisfies { readonly [K in InstanceEventType | 'DetectionHits']?: K };

@@ -1,61 +1,22 @@
+import type { REFUSAL_REASONS } from './access-events.js';
 import type { NormalizedEvent } from './normalized-event.js';
+import { asStoredInstanceEvent } from './read.js';
+import type { EventData, InstanceEventType, StoredInstanceEvent } from './union.js';
 
 /** Normalized events accepted through `POST /api/v1/events` (duplicates already removed). */
-export interface EventsIngested {
-  readonly events: readonly NormalizedEvent[];
-}
-
+export type EventsIngested = EventData<'EventsIngested'>;
 /** Raw records accepted through `POST /api/v1/ingest/{normalizer}`, kept with what they became. */
-export interface RawRecordsIngested {
-  readonly normalizer: string;
-  readonly logType?: string;
-  readonly meshnet?: string;
-  /** The original records, as received: raw evidence stays local, in the log. */
-  readonly records: readonly unknown[];
-  /** The events they normalized to (duplicates of already stored events removed). */
-  readonly events: readonly NormalizedEvent[];
-}
-
+export type RawRecordsIngested = EventData<'RawRecordsIngested'>;
 /** The normalized access event of one authenticated (or failed) `/api/v1` request. */
-export interface AccessRecorded {
-  readonly event: NormalizedEvent;
-}
-
+export type AccessRecorded = EventData<'AccessRecorded'>;
 /** The API audit record of one `/api/v1` request: who, how, what, outcome. Never a token or a body. */
-export interface ApiRequestAudited {
-  readonly requestId: string;
-  readonly principal: string | null;
-  readonly authentication: string;
-  readonly method: string;
-  readonly route: string;
-  readonly status: number;
-  readonly durationMs: number;
-  readonly sourceAddress: string;
-}
-
+export type ApiRequestAudited = EventData<'ApiRequestAudited'>;
+/** Requests from one source address refused for one reason within one interval (access-events.ts). */
+export type RequestsRefused = EventData<'RequestsRefused'>;
 /** Why requests were refused before reaching a handler. */
-export type RefusalReason = 'authentication_failed' | 'throttled' | 'overloaded';
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
-/**
- * Requests from one source address refused for one reason within one interval, counted instead of
- * logged one by one (failed authentications, throttled addresses, ingest past the queue bound), so
- * a flood cannot fill the disk. The first failed authentication of an interval is also logged in
- * full (AccessRecorded + ApiRequestAudited); `count` includes it.
- */
-export interface RequestsRefused {
-  /** The detectable access summary: category identity, class api_access, activity requests_refused. */
-  readonly event: NormalizedEvent;
-  readonly reason: RefusalReason;
-  readonly status: number;
-  readonly sourceAddress: string;
-  readonly count: number;
-  readonly firstAt: string;
-  readonly lastAt: string;
-  /** Up to ten routes the requests were for. */
-  readonly routes: readonly string[];
-}
-
-/** Record type names written by the instance. A written name is never renamed or reshaped. */
+/** Record type names of evidence, access and collectors. A written name is never renamed or reshaped. */
 export const RecordType = {
   EventsIngested: 'EventsIngested',
   RawRecordsIngested: 'RawRecordsIngested',
@@ -67,21 +28,49 @@ export const RecordType = {
   CollectorSubmissionAccepted: 'CollectorSubmissionAccepted',
   CollectorSubmissionRejected: 'CollectorSubmissionRejected',
   RequestsRefused: 'RequestsRefused',
-} as const;
+} as const satisfies { readonly [K in InstanceEventType]?: K };
 
-/** The NormalizedEvents a record carries (ingested, raw-normalized or access events). */
-export function eventsOf(type: string, data: unknown): readonly NormalizedEvent[] {
-  switch (type) {
-    case RecordType.EventsIngested:
-    case RecordType.RawRecordsIngested:
-    case RecordType.CollectorSubmissionAccepted:
-      return (data as EventsIngested).events;
-    case RecordType.AccessRecorded:
-    case RecordType.RequestsRefused:
-    case RecordType.CollectorSubmissionRejected:
-    case RecordType.CollectorEnrollmentRejected:
-      return [(data as AccessRecorded).event];
-    default:
-      return [];
+const NONE: readonly NormalizedEvent[] = [];
+
+/** The NormalizedEvents an instance event carries: every type states whether it carries evidence. */
+export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[] {
+  switch (e.type) {
+    case 'EventsIngested':
+    case 'RawRecordsIngested':
+    case 'CollectorSubmissionAccepted':
+      return e.data.events;
+    case 'AccessRecorded':
+    case 'RequestsRefused':
+    case 'CollectorSubmissionRejected':
+    case 'CollectorEnrollmentRejected':
+      return [e.data.event];
+    case 'ApiRequestAudited':
+    case 'CollectorEnrollmentTokenIssued':
+    case 'CollectorEnrolled':
+    case 'RulesImported':
+    case 'RuleEnabledChanged':
+    case 'DetectionHits':
+    case 'DetectionHitsRecorded':
+    case 'AlertRaised':
+    case 'AlertEvidenceAdded':
+    case 'AlertReviewed':
+    case 'IncidentOpened':
+    case 'IncidentAlertsAdded':
+      return NONE;
+    default: {
+      const _exhaustive: never = e;
+      return _exhaustive;
+    }
   }
+}
+
+/** The NormalizedEvents a decided event or a decoded record carries (none for a type this version does not know). */
+export function eventsOfRecord(e: { readonly type: string; readonly data: unknown }): readonly NormalizedEvent[] {
+  const known = asStoredInstanceEvent(e);
+  return known === undefined ? NONE : eventsCarried(known);
+}
+
+/** The NormalizedEvents of a record's type and data (ingested, raw-normalized, submitted or access events). */
+export function eventsOf(type: string, data: unknown): readonly NormalizedEvent[] {
+  return eventsOfRecord({ type, data });
 }

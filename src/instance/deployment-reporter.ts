@@ -1,7 +1,7 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { secretFileProblem } from '../auth/secret-files.js';
-import { eventsOf } from '../events/record-types.js';
+import { eventsOfRecord } from '../events/record-types.js';
 import type { EventLog } from '../log/event-log.js';
 
 /** Domain of signed snapshots (must match the authority's `SNAPSHOT_DOMAIN`, docs/setup-protocol.md). */
@@ -35,7 +35,7 @@ export function recentSystems(log: EventLog, now: Date): ReportedSystem[] {
   const lastSeen = new Map<string, string>();
   for (const r of log.read(Math.max(1, head - SCAN_RECORDS + 1), head)) {
     if (r.at < since) continue;
-    for (const e of eventsOf(r.type, r.data)) {
+    for (const e of eventsOfRecord(r)) {
       const id = `${e.source.adapter}:${e.source.instance}`.slice(0, 256);
       if ((lastSeen.get(id) ?? '') < r.at) lastSeen.set(id, r.at);
     }

@@ -1,15 +1,9 @@
-import {
-  DetectionRecord, type AlertEvidenceAdded, type AlertRaised, type AlertReviewed, type EvidenceRef,
-  type IncidentAlertsAdded, type IncidentOpened,
-} from '../events/detection-records.js';
+import type { AlertRaised, AlertReviewed, AlertStatus, CorrelationReason, EvidenceRef } from '../events/detection-records.js';
 import type { MatchDetail } from '../detection/types.js';
-import type { CorrelationReason } from '../events/detection-records.js';
-import type { Projection } from './types.js';
+import { instanceProjection } from './types.js';
 
-/** Review statuses of spec 3.1. */
-export const ALERT_STATUSES = ['open', 'in_review', 'dismissed'] as const;
-/** One review status. */
-export type AlertStatus = (typeof ALERT_STATUSES)[number];
+export { ALERT_STATUSES } from '../events/detection-events.js';
+export type { AlertStatus } from '../events/detection-records.js';
 
 /** At most this many evidence references are kept on one alert (the count goes on). */
 export const EVIDENCE_KEPT = 200;
@@ -93,7 +87,7 @@ function raise(s: AlertsState, d: AlertRaised): void {
 function review(s: AlertsState, d: AlertReviewed, at: string): void {
   const alert = s.alerts.get(d.alertId);
   if (!alert) return;
-  alert.status = d.to as AlertStatus;
+  alert.status = d.to;
   alert.reviewHistory.push({ at, principal: d.principal, authentication: d.authentication, from: d.from, to: d.to, reason: d.reason });
   const key = alertKey(alert.ruleId, alert.groupKey);
   if (alert.status === 'dismissed') { if (s.openByKey.get(key) === alert.id) s.openByKey.delete(key); }
@@ -115,17 +109,17 @@ function attach(s: AlertsState, incident: IncidentView, alertIds: readonly strin
 }
 
 /** Alerts with their review history, and incidents with their alerts, entities and timeline. */
-export const alertsProjection: Projection<AlertsState> = {
+export const alertsProjection = instanceProjection<AlertsState>({
   name: 'alerts',
   version: 1,
   initial: () => ({ alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map() }),
   evolve(s, record) {
     switch (record.type) {
-      case DetectionRecord.AlertRaised:
-        raise(s, record.data as AlertRaised);
+      case 'AlertRaised':
+        raise(s, record.data);
         return s;
-      case DetectionRecord.AlertEvidenceAdded: {
-        const d = record.data as AlertEvidenceAdded;
+      case 'AlertEvidenceAdded': {
+        const d = record.data;
         const alert = s.alerts.get(d.alertId);
         if (!alert) return s;
         alert.evidence = [...alert.evidence, ...d.evidence].slice(-EVIDENCE_KEPT);
@@ -135,18 +129,18 @@ export const alertsProjection: Projection<AlertsState> = {
         addSystems(s, alert, d.affectedSystems);
         return s;
       }
-      case DetectionRecord.AlertReviewed:
-        review(s, record.data as AlertReviewed, record.at);
+      case 'AlertReviewed':
+        review(s, record.data, record.at);
         return s;
-      case DetectionRecord.IncidentOpened: {
-        const d = record.data as IncidentOpened;
+      case 'IncidentOpened': {
+        const d = record.data;
         const incident: IncidentView = { id: d.incidentId, title: d.title, origin: d.origin, alertIds: [], entities: [], firstSeen: '9999', lastSeen: '', timeline: [{ at: record.at, what: `incident opened (${d.origin}): ${d.reason}`, ...(d.principal ? { principal: d.principal } : {}) }] };
         s.incidents.set(d.incidentId, incident);
         attach(s, incident, d.alertIds, record.at, d.origin);
         return s;
       }
-      case DetectionRecord.IncidentAlertsAdded: {
-        const d = record.data as IncidentAlertsAdded;
+      case 'IncidentAlertsAdded': {
+        const d = record.data;
         const incident = s.incidents.get(d.incidentId);
         if (incident) attach(s, incident, d.alertIds, record.at, d.reason);
         return s;
@@ -166,4 +160,4 @@ export const alertsProjection: Projection<AlertsState> = {
     }
     return s;
   },
-};
+});

@@ -1,5 +1,5 @@
-import { RecordType, type ApiRequestAudited, type RequestsRefused } from '../events/record-types.js';
-import type { IndexProjection } from './types.js';
+import type { ApiRequestAudited, RequestsRefused } from '../events/record-types.js';
+import { instanceIndex } from './types.js';
 import type { ReadModels } from './runtime.js';
 
 /** Database of the audit index: seq -> audit summary. */
@@ -28,19 +28,23 @@ function summaryEntry(seq: number, at: string, s: RequestsRefused): AuditEntry {
 }
 
 /** The API audit trail, indexed by seq in LMDB (one entry per `/api/v1` request or refusal summary). */
-export const auditIndex: IndexProjection = {
+export const auditIndex = instanceIndex({
   name: 'audit',
   version: 2,
   dbs: [AUDIT_DB],
   readDbs: [],
   apply(record, _read, write) {
-    if (record.type === RecordType.ApiRequestAudited) {
-      write.put(AUDIT_DB, record.seq, { seq: record.seq, at: record.at, ...(record.data as ApiRequestAudited) } satisfies AuditEntry);
-    } else if (record.type === RecordType.RequestsRefused) {
-      write.put(AUDIT_DB, record.seq, summaryEntry(record.seq, record.at, record.data as RequestsRefused));
+    switch (record.type) {
+      case 'ApiRequestAudited':
+        write.put(AUDIT_DB, record.seq, { seq: record.seq, at: record.at, ...record.data } satisfies AuditEntry);
+        return;
+      case 'RequestsRefused':
+        write.put(AUDIT_DB, record.seq, summaryEntry(record.seq, record.at, record.data));
+        return;
+      default:
     }
   },
-};
+});
 
 /** Filters of `GET /api/v1/audit`. */
 export interface AuditFilter {

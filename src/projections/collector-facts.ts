@@ -1,15 +1,13 @@
 import type { CollectorSubmissionAccepted } from '../commands/collector-records.js';
-import { RecordType } from '../events/record-types.js';
 import { addRelationship, relationshipId, touchEntity, touchRelationship, type GraphState } from './graph.js';
 
 /**
  * Folds the facts of an accepted collector submission into the graph: each entity fact touches
  * its entity (kind as stated), each relationship fact its typed relationship and both ends, at
- * the record's time. Pure in `g` (mutated and owned by the fold); other records are ignored.
+ * the record's time. Pure in `g` (mutated and owned by the fold).
  */
-export function foldCollectorFacts(g: GraphState, type: string, data: unknown, at: string): GraphState {
-  if (type !== RecordType.CollectorSubmissionAccepted) return g;
-  for (const f of (data as CollectorSubmissionAccepted).facts) {
+export function foldCollectorFacts(g: GraphState, data: CollectorSubmissionAccepted, at: string): GraphState {
+  for (const f of data.facts) {
     if (f.fact === 'entity') {
       touchEntity(g, f.key, at, f.kind);
       continue;

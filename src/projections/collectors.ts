@@ -1,8 +1,5 @@
-import type {
-  CollectorEnrolled, CollectorEnrollmentTokenIssued, CollectorSubmissionAccepted, CollectorSubmissionRejected, SubmissionResult,
-} from '../commands/collector-records.js';
-import { RecordType } from '../events/record-types.js';
-import type { Projection } from './types.js';
+import type { CollectorEnrolled, SubmissionResult } from '../commands/collector-records.js';
+import { instanceProjection } from './types.js';
 
 /** One enrolled collector in its current epoch. */
 export interface CollectorView {
@@ -68,31 +65,31 @@ function enroll(s: CollectorsState, d: CollectorEnrolled, at: string): void {
  * Collectors and their enrollment tokens: per collector the key and epoch, and the last accepted
  * sequence and digest that the next submission is decided against.
  */
-export const collectorsProjection: Projection<CollectorsState> = {
+export const collectorsProjection = instanceProjection<CollectorsState>({
   name: COLLECTORS,
   version: 1,
   initial: () => ({ collectors: new Map(), tokens: new Map(), tokenByHash: new Map() }),
   evolve(s, record) {
     switch (record.type) {
-      case RecordType.CollectorEnrollmentTokenIssued: {
-        const d = record.data as CollectorEnrollmentTokenIssued;
+      case 'CollectorEnrollmentTokenIssued': {
+        const d = record.data;
         pruneExpired(s, record.at);
         s.tokens.set(d.tokenId, { ...d, issuedAt: record.at, usedAt: null });
         s.tokenByHash.set(d.tokenHash, d.tokenId);
         return s;
       }
-      case RecordType.CollectorEnrolled:
-        enroll(s, record.data as CollectorEnrolled, record.at);
+      case 'CollectorEnrolled':
+        enroll(s, record.data, record.at);
         return s;
-      case RecordType.CollectorSubmissionAccepted: {
-        const d = record.data as CollectorSubmissionAccepted;
+      case 'CollectorSubmissionAccepted': {
+        const d = record.data;
         const c = s.collectors.get(d.collectorId);
         if (!c || c.epoch !== d.epoch) return s;
         Object.assign(c, { lastSequence: d.sequence, lastDigest: d.digest, lastResult: d.result, lastAcceptedAt: record.at, accepted: c.accepted + 1 });
         return s;
       }
-      case RecordType.CollectorSubmissionRejected: {
-        const d = record.data as CollectorSubmissionRejected;
+      case 'CollectorSubmissionRejected': {
+        const d = record.data;
         const c = d.collectorId === null ? undefined : s.collectors.get(d.collectorId);
         if (c) Object.assign(c, { rejected: c.rejected + 1, lastRejection: { at: record.at, reason: d.reason } });
         return s;
@@ -110,4 +107,4 @@ export const collectorsProjection: Projection<CollectorsState> = {
       tokenByHash: new Map(d.tokens.map((t) => [t.tokenHash, t.tokenId])),
     };
   },
-};
+});

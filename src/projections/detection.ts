@@ -2,10 +2,10 @@ import { compileSigma } from '../detection/compile.js';
 import { initialCorrelationState, type CorrelationState, type RuleHit } from '../detection/correlate.js';
 import { createRuleSet, type RuleSet } from '../detection/engine.js';
 import type { CompiledSigma } from '../detection/types.js';
-import { DetectionRecord, type DetectionHits, type RuleEnabledChanged, type RuleSource, type RulesImported } from '../events/detection-records.js';
+import type { DetectionHitsRecorded, RuleSource } from '../events/detection-records.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import type { LogRecord } from '../log/record.js';
-import type { Projection } from './types.js';
+import type { InstanceRecord } from '../events/union.js';
+import { instanceProjection } from './types.js';
 
 /** One installed rule: its parsed document, compiled form and switches. */
 export interface InstalledRule {
@@ -33,26 +33,26 @@ export function activeRuleSet(s: DetectionState): RuleSet {
 }
 
 /**
- * Correlation windows a decision computed, by the DetectionHits data it recorded: `to` is exactly what
+ * Correlation windows a decision computed, by the DetectionHitsRecorded data it recorded: `to` is exactly what
  * folding those hits into `from` gives, so the fold may reuse it instead of computing it twice.
  */
 const decidedWindows = new WeakMap<object, { from: CorrelationState; to: CorrelationState; rules: RuleSet }>();
 
 /** Remembers the windows a decision computed with `rules` for the hits it records (see `decidedWindows`). */
-export function rememberDecidedWindows(hits: DetectionHits, from: CorrelationState, to: CorrelationState, rules: RuleSet): void {
+export function rememberDecidedWindows(hits: DetectionHitsRecorded, from: CorrelationState, to: CorrelationState, rules: RuleSet): void {
   decidedWindows.set(hits, { from, to, rules });
 }
 
 /** Hits as recorded, turned back into correlation input: the recorded fields stand in for the event. */
-export function hitsFromRecord(data: DetectionHits): RuleHit[] {
+export function hitsFromRecord(data: DetectionHitsRecorded): RuleHit[] {
   return data.hits.map((h) => ({
-    ruleId: h.r, eventId: h.e, timeMs: h.t, ...(h.n !== undefined ? { ruleName: h.n } : {}),
-    event: { attributes: h.v } as unknown as NormalizedEvent,
+    ruleId: h.ruleId, eventId: h.eventId, timeMs: h.timeMs, ...(h.ruleName !== undefined ? { ruleName: h.ruleName } : {}),
+    event: { attributes: h.values } as unknown as NormalizedEvent,
   }));
 }
 
-function importRules(s: DetectionState, record: LogRecord): void {
-  const data = record.data as RulesImported;
+function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 'RulesImported' }>): void {
+  const data = record.data;
   for (const r of data.rules) {
     const compiled = compileSigma(r.doc);
     // Imports are validated before they are recorded; a rule this version cannot compile stays out.
@@ -67,27 +67,27 @@ function importRules(s: DetectionState, record: LogRecord): void {
  * The detection read model: installed rules (compiled once per change) and the correlation
  * windows, advanced by the recorded hits so replay gives the same windows without re-running rules.
  */
-export const detectionProjection: Projection<DetectionState> = {
+export const detectionProjection = instanceProjection<DetectionState>({
   name: 'detection',
   version: 1,
   initial: () => ({ rules: new Map(), correlation: initialCorrelationState() }),
   evolve(s, record) {
     switch (record.type) {
-      case DetectionRecord.RulesImported:
+      case 'RulesImported':
         importRules(s, record);
         return s;
-      case DetectionRecord.RuleEnabledChanged: {
-        const d = record.data as RuleEnabledChanged;
+      case 'RuleEnabledChanged': {
+        const d = record.data;
         const rule = s.rules.get(d.ruleId);
         if (rule) { rule.enabled = d.enabled; s.ruleSet = undefined; }
         return s;
       }
-      case DetectionRecord.DetectionHits: {
+      case 'DetectionHitsRecorded': {
         // The decision that wrote these hits already computed the next windows from this very state;
-        // reuse it (a pure function's memo), else (replay, restart) compute it.
-        const memo = decidedWindows.get(record.data as object);
+        // reuse it (a pure function's memo), else (replay, restart, a legacy DetectionHits) compute it.
+        const memo = decidedWindows.get(record.data);
         const rules = activeRuleSet(s);
-        s.correlation = memo && memo.from === s.correlation && memo.rules === rules ? memo.to : rules.correlate(s.correlation, hitsFromRecord(record.data as DetectionHits)).state;
+        s.correlation = memo && memo.from === s.correlation && memo.rules === rules ? memo.to : rules.correlate(s.correlation, hitsFromRecord(record.data)).state;
         return s;
       }
       default:
@@ -108,4 +108,4 @@ export const detectionProjection: Projection<DetectionState> = {
     }
     return { rules, correlation: d.correlation, ...(d.builtinPack ? { builtinPack: d.builtinPack } : {}) };
   },
-};
+});

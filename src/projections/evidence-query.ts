@@ -1,5 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { eventsOf } from '../events/record-types.js';
+import { eventsOfRecord } from '../events/record-types.js';
 import type { ReadModels } from './runtime.js';
 import { EVIDENCE_DBS, decodeStored, type EventDimension, type StoredEvent } from './evidence.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -61,14 +61,14 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
   // A page usually comes from a few records: decode each once.
   const records = new Map<number, readonly NormalizedEvent[]>();
   const load = (s: StoredEvent): NormalizedEvent | undefined => {
-    let events = records.get(s.s);
+    let events = records.get(s.seq);
     if (!events) {
-      const r = models.record(s.s);
-      events = r ? eventsOf(r.type, r.data) : [];
+      const r = models.record(s.seq);
+      events = r ? eventsOfRecord(r) : [];
       if (records.size > 64) records.clear();
-      records.set(s.s, events);
+      records.set(s.seq, events);
     }
-    return events[s.i];
+    return events[s.index];
   };
   const events: NormalizedEvent[] = [];
   let scanned = 0;

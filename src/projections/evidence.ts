@@ -1,8 +1,8 @@
-import { eventsOf } from '../events/record-types.js';
+import { eventsCarried, eventsOfRecord } from '../events/record-types.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { stableStringify } from '../normalizers/record-id.js';
 import { nanosFromIso } from '../normalizers/time.js';
-import type { IndexProjection } from './types.js';
+import { instanceIndex } from './types.js';
 import type { ReadModels } from './runtime.js';
 
 /**
@@ -10,22 +10,22 @@ import type { ReadModels } from './runtime.js';
  * The event itself is read from the log, so it is stored once.
  */
 export interface StoredEvent {
-  readonly s: number;
-  readonly i: number;
+  readonly seq: number;
+  readonly index: number;
 }
 
 /** Encodes a StoredEvent as 8 bytes (seq, position), cheaper than a msgpack map per event. */
 export function encodeStored(s: StoredEvent): Uint8Array {
   const b = Buffer.allocUnsafe(8);
-  b.writeUInt32BE(s.s, 0);
-  b.writeUInt32BE(s.i, 4);
+  b.writeUInt32BE(s.seq, 0);
+  b.writeUInt32BE(s.index, 4);
   return b;
 }
 
 /** Decodes a StoredEvent. */
 export function decodeStored(b: Uint8Array): StoredEvent {
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  return { s: v.getUint32(0), i: v.getUint32(4) };
+  return { seq: v.getUint32(0), index: v.getUint32(4) };
 }
 
 /** The dimensions `GET /api/v1/events` can filter on through an index. */
@@ -55,8 +55,11 @@ export function eventTimeMs(event: NormalizedEvent): number {
   return ns === undefined ? 0 : Number(ns / 1000n) / 1000;
 }
 
+/** The slice of the read models that finds stored events: the evidence index and the records it points into. */
+export type EvidenceLookup = Pick<ReadModels, 'index' | 'record'>;
+
 /** Whether an event with this id is stored (or staged), without reading the event itself. */
-export function hasEvent(models: ReadModels, id: string): boolean {
+export function hasEvent(models: Pick<EvidenceLookup, 'index'>, id: string): boolean {
   return models.index.get(EVIDENCE_DBS.byId, id) !== undefined;
 }
 
@@ -64,17 +67,17 @@ export function hasEvent(models: ReadModels, id: string): boolean {
  * The stored event with this id, including events of records not yet committed. `decoded`
  * caches records already read, so re-sending a whole batch decodes its record once.
  */
-export function lookupEvent(models: ReadModels, id: string, decoded = new Map<number, readonly NormalizedEvent[]>()): NormalizedEvent | undefined {
+export function lookupEvent(models: EvidenceLookup, id: string, decoded = new Map<number, readonly NormalizedEvent[]>()): NormalizedEvent | undefined {
   const bytes = models.index.get(EVIDENCE_DBS.byId, id) as Uint8Array | undefined;
   if (!bytes) return undefined;
   const at = decodeStored(bytes);
-  let events = decoded.get(at.s);
+  let events = decoded.get(at.seq);
   if (!events) {
-    const r = models.record(at.s);
-    events = r ? eventsOf(r.type, r.data) : [];
-    decoded.set(at.s, events);
+    const r = models.record(at.seq);
+    events = r ? eventsOfRecord(r) : [];
+    decoded.set(at.seq, events);
   }
-  return events[at.i];
+  return events[at.index];
 }
 
 function dimensionValues(e: NormalizedEvent): Array<[EventDimension, string]> {
@@ -88,41 +91,41 @@ function dimensionValues(e: NormalizedEvent): Array<[EventDimension, string]> {
  * the same transaction as its record, so deciders know exactly which ids are stored. Re-applying
  * an already stored id changes nothing.
  */
-export const evidenceIndex: IndexProjection = {
+export const evidenceIndex = instanceIndex({
   name: 'evidence',
   version: 4,
   dbs: [EVIDENCE_DBS.byId],
   readDbs: [EVIDENCE_DBS.byId],
   binaryDbs: [EVIDENCE_DBS.byId],
   apply(record, read, write) {
-    const events = eventsOf(record.type, record.data);
+    const events = eventsCarried(record);
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
       if (read.get(EVIDENCE_DBS.byId, e.id) !== undefined) continue;
-      write.put(EVIDENCE_DBS.byId, e.id, encodeStored({ s: record.seq, i }));
+      write.put(EVIDENCE_DBS.byId, e.id, encodeStored({ seq: record.seq, index: i }));
     }
   },
-};
+});
 
 /**
  * The read side's evidence index (folded behind the writer, in its own LMDB environment): events
  * by time and by category, class, adapter and entity key, each key's value the event's place in
  * the log. The write side refuses ids already stored, so every event of a record is new here.
  */
-export const evidenceReadIndex: IndexProjection = {
+export const evidenceReadIndex = instanceIndex({
   name: 'evidence-read',
   version: 1,
   dbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   readDbs: [],
   binaryDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   apply(record, _read, write) {
-    const events = eventsOf(record.type, record.data);
+    const events = eventsCarried(record);
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
       const t = eventTimeMs(e);
-      const at = encodeStored({ s: record.seq, i });
+      const at = encodeStored({ seq: record.seq, index: i });
       write.put(EVIDENCE_DBS.byTime, [t, e.id], at);
       for (const [dim, value] of dimensionValues(e)) write.put(EVIDENCE_DBS.byDim, [dim, value, t, e.id], at);
     }
   },
-};
+});

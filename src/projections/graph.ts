@@ -1,7 +1,7 @@
-import { eventsOf } from '../events/record-types.js';
+import { eventsCarried } from '../events/record-types.js';
 import { entityKind, forEachRelationship } from '../graph/relationships.js';
 import { foldCollectorFacts } from './collector-facts.js';
-import type { Projection } from './types.js';
+import { instanceProjection, type Projection } from './types.js';
 
 /** An entity of the security graph: one entity key and when it was seen. */
 export interface Entity {
@@ -136,13 +136,13 @@ const emptyGraph = (limits: GraphLimits, adjacent: GraphState['adjacent']): Grap
  * bounded by `limits`. Times compare as canonical UTC strings, which sort chronologically.
  */
 export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS): Projection<GraphState> {
-  return {
+  return instanceProjection<GraphState>({
     name: 'graph',
     version: 3,
     initial: () => emptyGraph(limits, new Map()),
     evolve(g, record) {
-      foldCollectorFacts(g, record.type, record.data, record.at);
-      for (const e of eventsOf(record.type, record.data)) {
+      if (record.type === 'CollectorSubmissionAccepted') foldCollectorFacts(g, record.data, record.at);
+      for (const e of eventsCarried(record)) {
         const keys = e.entityKeys;
         for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, e.time);
         forEachRelationship(e, (from, to, type) => {
@@ -181,7 +181,7 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
       evict(g, g.relationships, g.seenAgain.relationships, limits.relationships, () => undefined);
       return g;
     },
-  };
+  });
 }
 
 /** The graph projection with the default limits. */

@@ -1,6 +1,6 @@
 import { indexKeysForEvent } from '../detection/logsources.js';
-import { eventsOf } from '../events/record-types.js';
-import type { Projection } from './types.js';
+import { eventsCarried } from '../events/record-types.js';
+import { instanceProjection } from './types.js';
 
 /** Fields remembered per source (enough for any rule; a source with more is reported as such). */
 export const FIELDS_KEPT = 512;
@@ -17,12 +17,12 @@ export interface SourceSeen {
 export type SourcesState = Map<string, SourceSeen>;
 
 /** Tracks, per detection source, when evidence last arrived and which attribute fields it carried. */
-export const sourcesProjection: Projection<SourcesState> = {
+export const sourcesProjection = instanceProjection<SourcesState>({
   name: 'sources',
   version: 1,
   initial: () => new Map(),
   evolve(s, record) {
-    for (const e of eventsOf(record.type, record.data)) {
+    for (const e of eventsCarried(record)) {
       for (const key of indexKeysForEvent(e)) {
         let seen = s.get(key);
         if (!seen) s.set(key, (seen = { lastIngestedAt: record.at, lastEventTime: e.time, events: 0, fields: new Set() }));
@@ -37,4 +37,4 @@ export const sourcesProjection: Projection<SourcesState> = {
   },
   snapshot: (s) => [...s.entries()].map(([k, v]) => [k, { ...v, fields: [...v.fields] }]),
   restore: (data) => new Map((data as Array<[string, Omit<SourceSeen, 'fields'> & { fields: string[] }]>).map(([k, v]) => [k, { ...v, fields: new Set(v.fields) }])),
-};
+});

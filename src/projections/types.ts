@@ -1,3 +1,5 @@
+import { asAuthorityRecord, asInstanceRecord } from '../events/read.js';
+import type { AuthorityRecord, InstanceRecord } from '../events/union.js';
 import type { LogRecord } from '../log/record.js';
 
 /**
@@ -50,4 +52,40 @@ export interface IndexProjection {
   readonly binaryDbs?: readonly string[];
   /** Deterministic: the writes for one record, given what the index holds. */
   apply(record: LogRecord, read: IndexReader, write: IndexWriter): void;
+}
+
+/** A projection written over one service's typed records; `overRecords` makes it a runtime `Projection`. */
+export interface RecordProjection<S, R> extends Omit<Projection<S>, 'evolve'> {
+  /** Pure: the next state for one typed record (`switch (record.type)` narrows its data). */
+  evolve(state: S, record: R): S;
+}
+
+/** An index projection written over one service's typed records. */
+export interface RecordIndexProjection<R> extends Omit<IndexProjection, 'apply'> {
+  apply(record: R, read: IndexReader, write: IndexWriter): void;
+}
+
+/**
+ * The runtime's view of a typed projection: each decoded record is narrowed by `read` (the one
+ * boundary from the log to the union); a record of a type this version does not know changes nothing.
+ */
+export function overRecords<S, R>(read: (record: LogRecord) => R | undefined, p: RecordProjection<S, R>): Projection<S> {
+  const evolve = p.evolve;
+  return { ...p, evolve: (state, record) => { const r = read(record); return r === undefined ? state : evolve(state, r); } };
+}
+
+/** An instance projection over `InstanceRecord`. */
+export function instanceProjection<S>(p: RecordProjection<S, InstanceRecord>): Projection<S> {
+  return overRecords(asInstanceRecord, p);
+}
+
+/** A setup authority projection over `AuthorityRecord`. */
+export function authorityProjection<S>(p: RecordProjection<S, AuthorityRecord>): Projection<S> {
+  return overRecords(asAuthorityRecord, p);
+}
+
+/** An instance index projection over `InstanceRecord`. */
+export function instanceIndex(p: RecordIndexProjection<InstanceRecord>): IndexProjection {
+  const apply = p.apply;
+  return { ...p, apply: (record, read, write) => { const r = asInstanceRecord(record); if (r !== undefined) apply(r, read, write); } };
 }

@@ -1,5 +1,4 @@
-import type { Projection } from '../../projections/types.js';
-import { SetupRecordType as T, type BrowserSignedIn, type BrowserSignedOut } from '../events.js';
+import { authorityProjection } from '../../projections/types.js';
 
 /** A signed-in browser: who it is, its CSRF token hash and when the session ends. */
 export interface BrowserSessionView { tenantId: string; userId: string; csrfHash: string; expiresAt: string }
@@ -8,19 +7,24 @@ export interface BrowserSessionView { tenantId: string; userId: string; csrfHash
 export interface BrowserSessionsState { byHash: Record<string, BrowserSessionView> }
 
 /** Folds sign-ins and sign-outs; expiry is checked against the request time, not folded. */
-export const browserSessionsProjection: Projection<BrowserSessionsState> = {
+export const browserSessionsProjection = authorityProjection<BrowserSessionsState>({
   name: 'browser-sessions',
   version: 1,
   initial: () => ({ byHash: {} }),
   evolve(s, r) {
-    if (r.type === T.BrowserSignedIn) {
-      const d = r.data as BrowserSignedIn;
-      // Expired sessions are dropped as new ones arrive, so the view stays bounded.
-      for (const [hash, view] of Object.entries(s.byHash)) if (view.expiresAt <= r.at) delete s.byHash[hash];
-      s.byHash[d.browserSessionHash] = { tenantId: d.tenantId, userId: d.userId, csrfHash: d.csrfHash, expiresAt: d.expiresAt };
-    } else if (r.type === T.BrowserSignedOut) {
-      delete s.byHash[(r.data as BrowserSignedOut).browserSessionHash];
+    switch (r.type) {
+      case 'BrowserSignedIn': {
+        const d = r.data;
+        // Expired sessions are dropped as new ones arrive, so the view stays bounded.
+        for (const [hash, view] of Object.entries(s.byHash)) if (view.expiresAt <= r.at) delete s.byHash[hash];
+        s.byHash[d.browserSessionHash] = { tenantId: d.tenantId, userId: d.userId, csrfHash: d.csrfHash, expiresAt: d.expiresAt };
+        return s;
+      }
+      case 'BrowserSignedOut':
+        delete s.byHash[r.data.browserSessionHash];
+        return s;
+      default:
+        return s;
     }
-    return s;
   },
-};
+});

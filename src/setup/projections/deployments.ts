@@ -1,9 +1,6 @@
-import type { LogRecord } from '../../log/record.js';
-import type { Projection } from '../../projections/types.js';
-import {
-  SetupRecordType as T, type CollectorEnrollmentRedeemed, type DeploymentCentralMissing, type DeploymentSnapshotReceived,
-  type RecoveryClaimed, type SetupSessionClaimed, type SetupSessionProven,
-} from '../events.js';
+import type { AuthorityRecord } from '../../events/union.js';
+import { authorityProjection } from '../../projections/types.js';
+import type { SetupSessionProven } from '../events.js';
 import type { InstallationScope } from '../scope.js';
 
 /** Deployment states: `central_missing` and `recovered` come from spec 3.2; the others are ours. */
@@ -53,10 +50,10 @@ function onProven(d: DeploymentView, data: SetupSessionProven): void {
   for (const g of data.enrollments) d.enrollments[g.collectorId] = { collectorId: g.collectorId, vmId: g.vmId, epoch: data.epoch, tokenHash: g.tokenHash, expiresAt: g.expiresAt };
 }
 
-function evolveOne(s: DeploymentsState, r: LogRecord): void {
+function evolveOne(s: DeploymentsState, r: AuthorityRecord): void {
   switch (r.type) {
-    case T.SetupSessionClaimed: {
-      const d = r.data as SetupSessionClaimed;
+    case 'SetupSessionClaimed': {
+      const d = r.data;
       s.byId[d.deploymentId] = {
         id: d.deploymentId, tenantId: d.tenantId, userId: d.userId, firstSessionId: d.sessionId, sessionId: d.sessionId,
         status: 'provisioning', statusHistory: [{ status: 'provisioning', at: r.at }], publicKeySpkiPem: d.publicKeySpkiPem,
@@ -64,13 +61,13 @@ function evolveOne(s: DeploymentsState, r: LogRecord): void {
       };
       return;
     }
-    case T.SetupSessionProven: {
-      const d = s.byId[(r.data as SetupSessionProven).deploymentId];
-      if (d) onProven(d, r.data as SetupSessionProven);
+    case 'SetupSessionProven': {
+      const d = s.byId[r.data.deploymentId];
+      if (d) onProven(d, r.data);
       return;
     }
-    case T.DeploymentSnapshotReceived: {
-      const data = r.data as DeploymentSnapshotReceived;
+    case 'DeploymentSnapshotReceived': {
+      const data = r.data;
       const d = s.byId[data.deploymentId];
       if (!d) return;
       d.lastHeartbeatAt = data.updatedAt;
@@ -79,18 +76,17 @@ function evolveOne(s: DeploymentsState, r: LogRecord): void {
       moveTo(d, 'reporting', r.at);
       return;
     }
-    case T.DeploymentCentralMissing: {
-      const d = s.byId[(r.data as DeploymentCentralMissing).deploymentId];
+    case 'DeploymentCentralMissing': {
+      const d = s.byId[r.data.deploymentId];
       if (d) moveTo(d, 'central_missing', r.at);
       return;
     }
-    case T.RecoveryTokenIssued: {
-      const data = r.data as { deploymentId: string; recoveryId: string };
-      s.byId[data.deploymentId]?.recoveryIds.push(data.recoveryId);
+    case 'RecoveryTokenIssued': {
+      s.byId[r.data.deploymentId]?.recoveryIds.push(r.data.recoveryId);
       return;
     }
-    case T.RecoveryClaimed: {
-      const data = r.data as RecoveryClaimed;
+    case 'RecoveryClaimed': {
+      const data = r.data;
       const d = s.byId[data.deploymentId];
       if (!d) return;
       d.retiredKeys.push(d.keyFingerprint);
@@ -98,8 +94,8 @@ function evolveOne(s: DeploymentsState, r: LogRecord): void {
       moveTo(d, 'recovered', r.at);
       return;
     }
-    case T.CollectorEnrollmentRedeemed: {
-      const data = r.data as CollectorEnrollmentRedeemed;
+    case 'CollectorEnrollmentRedeemed': {
+      const data = r.data;
       const e = s.byId[data.deploymentId]?.enrollments[data.collectorId];
       if (e && e.epoch === data.epoch) e.redeemed = { at: r.at, keyFingerprint: data.collectorKeyFingerprint };
       return;
@@ -109,7 +105,7 @@ function evolveOne(s: DeploymentsState, r: LogRecord): void {
 }
 
 /** Folds deployment records into the deployments read model. */
-export const deploymentsProjection: Projection<DeploymentsState> = {
+export const deploymentsProjection = authorityProjection<DeploymentsState>({
   name: 'deployments',
   version: 1,
   initial: () => ({ byId: {} }),
@@ -117,7 +113,7 @@ export const deploymentsProjection: Projection<DeploymentsState> = {
     evolveOne(s, r);
     return s;
   },
-};
+});
 
 /** How many systems the last snapshot reports as sending live data (0 before any). */
 export function liveSystems(d: DeploymentView): number {

@@ -1,7 +1,4 @@
-import type { Projection } from '../../projections/types.js';
-import {
-  SetupRecordType as T, type RecoveryClaimed, type RecoveryNoticeFailed, type RecoveryNoticeSent, type RecoveryTokenIssued,
-} from '../events.js';
+import { authorityProjection } from '../../projections/types.js';
 
 /** One recovery token: its hash (for claims), its ciphertext (for the owner), and what became of it. */
 export interface RecoveryView {
@@ -27,37 +24,37 @@ export interface RecoveryState {
 }
 
 /** Folds recovery records into the recovery read model. */
-export const recoveryProjection: Projection<RecoveryState> = {
+export const recoveryProjection = authorityProjection<RecoveryState>({
   name: 'recovery',
   version: 1,
   initial: () => ({ byId: {}, byTokenHash: {} }),
   evolve(s, r) {
     switch (r.type) {
-      case T.RecoveryTokenIssued: {
-        const d = r.data as RecoveryTokenIssued;
+      case 'RecoveryTokenIssued': {
+        const d = r.data;
         s.byId[d.recoveryId] = { id: d.recoveryId, deploymentId: d.deploymentId, tokenHash: d.tokenHash, ciphertext: d.ciphertext, keyId: d.keyId, issuedAt: r.at, noticeFailures: 0 };
         s.byTokenHash[d.tokenHash] = d.recoveryId;
         return s;
       }
-      case T.RecoveryNoticeSent: {
-        const d = r.data as RecoveryNoticeSent;
+      case 'RecoveryNoticeSent': {
+        const d = r.data;
         const view = s.byId[d.recoveryId];
         if (view) view.notice = { to: d.to, sentAt: r.at, messageId: d.messageId };
         return s;
       }
-      case T.RecoveryNoticeFailed: {
-        const d = r.data as RecoveryNoticeFailed;
+      case 'RecoveryNoticeFailed': {
+        const d = r.data;
         const view = s.byId[d.recoveryId];
         if (view) { view.noticeFailures++; view.lastNoticeError = d.reason; }
         return s;
       }
-      case T.RecoveryTokenRevealed: {
-        const view = s.byId[(r.data as { recoveryId: string }).recoveryId];
+      case 'RecoveryTokenRevealed': {
+        const view = s.byId[r.data.recoveryId];
         if (view) view.revealedAt = r.at;
         return s;
       }
-      case T.RecoveryClaimed: {
-        const d = r.data as RecoveryClaimed;
+      case 'RecoveryClaimed': {
+        const d = r.data;
         const view = s.byId[d.recoveryId];
         if (view) { view.claimedAt = r.at; view.claimSessionId = d.sessionId; }
         return s;
@@ -66,7 +63,7 @@ export const recoveryProjection: Projection<RecoveryState> = {
         return s;
     }
   },
-};
+});
 
 /** The open (unclaimed) recovery of a deployment, if any. */
 export function openRecovery(s: RecoveryState, recoveryIds: readonly string[]): RecoveryView | undefined {

@@ -1,9 +1,5 @@
-import type { LogRecord } from '../../log/record.js';
-import type { Projection } from '../../projections/types.js';
-import {
-  SetupRecordType as T, type BootstrapKeyPublished, type RecoveryClaimed, type SetupPhaseReported, type SetupSessionClaimed,
-  type SetupSessionCreated, type SetupSessionProven,
-} from '../events.js';
+import type { AuthorityRecord } from '../../events/union.js';
+import { authorityProjection } from '../../projections/types.js';
 
 /** Setup session states (spec 3.2; names other than `connected` are ours). */
 export type SessionStatus = 'created' | 'connected' | 'claimed' | 'proven' | 'completed';
@@ -41,7 +37,7 @@ export interface SessionsState {
   bySessionToken: Record<string, string>;
 }
 
-function claimed(s: SessionsState, r: LogRecord, sessionId: string, d: { deploymentId: string; sessionTokenHash: string; sessionTokenExpiresAt: string; challenge: string }): void {
+function claimed(s: SessionsState, r: AuthorityRecord, sessionId: string, d: { deploymentId: string; sessionTokenHash: string; sessionTokenExpiresAt: string; challenge: string }): void {
   const view = s.byId[sessionId];
   if (!view) return;
   Object.assign(view, { status: 'claimed', claimedAt: r.at, claimSeq: r.seq, deploymentId: d.deploymentId, sessionTokenHash: d.sessionTokenHash, sessionTokenExpiresAt: d.sessionTokenExpiresAt, challenge: d.challenge });
@@ -49,49 +45,49 @@ function claimed(s: SessionsState, r: LogRecord, sessionId: string, d: { deploym
 }
 
 /** Folds setup-session records into the sessions read model. */
-export const setupSessionsProjection: Projection<SessionsState> = {
+export const setupSessionsProjection = authorityProjection<SessionsState>({
   name: 'setup-sessions',
   version: 1,
   initial: () => ({ byId: {}, bySetupToken: {}, bySessionToken: {} }),
   evolve(s, r) {
     switch (r.type) {
-      case T.SetupSessionCreated: {
-        const d = r.data as SetupSessionCreated;
+      case 'SetupSessionCreated': {
+        const d = r.data;
         s.byId[d.sessionId] = { id: d.sessionId, kind: 'setup', tenantId: d.tenantId, userId: d.userId, status: 'created', createdAt: r.at, expiresAt: d.expiresAt, setupTokenHash: d.tokenHash, phases: [] };
         s.bySetupToken[d.tokenHash] = d.sessionId;
         return s;
       }
-      case T.SetupSessionConnected: {
-        const view = s.byId[(r.data as { sessionId: string }).sessionId];
+      case 'SetupSessionConnected': {
+        const view = s.byId[r.data.sessionId];
         if (view && view.status === 'created') { view.status = 'connected'; view.connectedAt = r.at; }
         return s;
       }
-      case T.SetupSessionClaimed: {
-        const d = r.data as SetupSessionClaimed;
+      case 'SetupSessionClaimed': {
+        const d = r.data;
         const view = s.byId[d.sessionId];
         if (view?.setupTokenHash) { delete s.bySetupToken[view.setupTokenHash]; delete view.setupTokenHash; }
         claimed(s, r, d.sessionId, d);
         return s;
       }
-      case T.RecoveryClaimed: {
-        const d = r.data as RecoveryClaimed;
+      case 'RecoveryClaimed': {
+        const d = r.data;
         s.byId[d.sessionId] = { id: d.sessionId, kind: 'recovery', tenantId: d.tenantId, userId: d.userId, status: 'claimed', createdAt: r.at, expiresAt: d.sessionTokenExpiresAt, phases: [] };
         claimed(s, r, d.sessionId, d);
         return s;
       }
-      case T.SetupSessionProven: {
-        const view = s.byId[(r.data as SetupSessionProven).sessionId];
+      case 'SetupSessionProven': {
+        const view = s.byId[r.data.sessionId];
         if (view) { view.status = 'proven'; view.provenAt = r.at; }
         return s;
       }
-      case T.BootstrapKeyPublished: {
-        const d = r.data as BootstrapKeyPublished;
+      case 'BootstrapKeyPublished': {
+        const d = r.data;
         const view = s.byId[d.sessionId];
         if (view) view.bootstrapKey = { fingerprint: d.fingerprint, publicKeySpkiPem: d.publicKeySpkiPem, publishedAt: r.at, ...(d.label ? { label: d.label } : {}) };
         return s;
       }
-      case T.SetupPhaseReported: {
-        const d = r.data as SetupPhaseReported;
+      case 'SetupPhaseReported': {
+        const d = r.data;
         const view = s.byId[d.sessionId];
         if (!view) return s;
         view.phases.push({ phase: d.phase, index: d.index, at: r.at, ...(d.detail ? { detail: d.detail } : {}) });
@@ -102,7 +98,7 @@ export const setupSessionsProjection: Projection<SessionsState> = {
         return s;
     }
   },
-};
+});
 
 /** The current phase of a session (the last reported), or undefined. */
 export function currentPhase(view: SessionView): { phase: string; index: number } | undefined {

@@ -1,0 +1,148 @@
+import * as v from 'valibot';
+
+/** Review statuses of spec 3.1. */
+export const ALERT_STATUSES = ['open', 'in_review', 'dismissed'] as const;
+
+/** Where rules come from: the built-in pack or an import through the API. */
+export const RULE_SOURCES = ['builtin', 'api'] as const;
+
+/** `RulesImported`: Sigma rules imported (the full text, and each document as parsed), replacing rules with the same id. */
+export const RulesImportedSchema = v.strictObject({
+  source: v.picklist(RULE_SOURCES),
+  packVersion: v.optional(v.string()),
+  text: v.string(),
+  rules: v.array(v.strictObject({ id: v.string(), doc: v.unknown() })),
+});
+
+/** `RuleEnabledChanged`: a rule switched on or off. */
+export const RuleEnabledChangedSchema = v.strictObject({
+  ruleId: v.string(),
+  enabled: v.boolean(),
+  reason: v.optional(v.string()),
+});
+
+/** One rule hit offered to correlations: the rule, the event, its time and the fields correlations read. */
+export const HitSchema = v.strictObject({
+  ruleId: v.string(),
+  ruleName: v.optional(v.string()),
+  eventId: v.string(),
+  /** The event time, milliseconds since the epoch. */
+  timeMs: v.number(),
+  /** The event's values of the fields the correlations group or count by. */
+  values: v.record(v.string(), v.unknown()),
+});
+
+/**
+ * `DetectionHitsRecorded`: the rule hits of one evaluation, so replay advances correlation windows
+ * without re-running rules. Written since it replaced `DetectionHits`.
+ */
+export const DetectionHitsRecordedSchema = v.strictObject({
+  hits: v.array(HitSchema),
+});
+
+/**
+ * `DetectionHits` (legacy, no longer written): the hits of one evaluation with one-letter names,
+ * `r` rule id, `n` rule name, `e` event id, `t` event time in ms, `v` field values. Read as
+ * `DetectionHitsRecorded` (see upcast.ts).
+ */
+export const LegacyDetectionHitsSchema = v.strictObject({
+  hits: v.array(v.strictObject({
+    r: v.string(),
+    n: v.optional(v.string()),
+    e: v.string(),
+    t: v.number(),
+    v: v.record(v.string(), v.unknown()),
+  })),
+});
+
+/** A reference to one piece of evidence of an alert; raw records stay local. */
+export const EvidenceRefSchema = v.strictObject({
+  eventId: v.string(),
+  time: v.string(),
+  summary: v.string(),
+});
+
+/** Why a detection rule matched: the selections, the field tests that held, the keywords. */
+export const MatchDetailSchema = v.strictObject({
+  selections: v.array(v.string()),
+  fields: v.array(v.strictObject({ selection: v.string(), field: v.string(), modifiers: v.array(v.string()), value: v.unknown() })),
+  keywords: v.array(v.string()),
+});
+
+/** Why a correlation fired. */
+export const CorrelationReasonSchema = v.strictObject({
+  correlation: v.string(),
+  groupBy: v.record(v.string(), v.unknown()),
+  value: v.number(),
+  condition: v.record(v.string(), v.number()),
+  field: v.optional(v.string()),
+  rules: v.array(v.string()),
+  timespan: v.string(),
+});
+
+/** `AlertRaised`: a new alert, with everything its detail shows at the time it was raised. */
+export const AlertRaisedSchema = v.strictObject({
+  alertId: v.string(),
+  ruleId: v.string(),
+  groupKey: v.string(),
+  title: v.string(),
+  author: v.optional(v.string()),
+  level: v.string(),
+  severity: v.number(),
+  confidence: v.number(),
+  matchReason: v.union([MatchDetailSchema, CorrelationReasonSchema]),
+  evidence: v.array(EvidenceRefSchema),
+  affectedSystems: v.array(v.string()),
+  firstSeen: v.string(),
+  lastSeen: v.string(),
+  tags: v.array(v.string()),
+});
+
+/** `AlertEvidenceAdded`: later matches of an open alert's rule and group key, added to it instead of a new alert. */
+export const AlertEvidenceAddedSchema = v.strictObject({
+  alertId: v.string(),
+  evidence: v.array(EvidenceRefSchema),
+  affectedSystems: v.array(v.string()),
+  lastSeen: v.string(),
+  confidence: v.number(),
+});
+
+/** `AlertReviewed`: an analyst set an alert's status, with a reason; principal and authentication come from the request. */
+export const AlertReviewedSchema = v.strictObject({
+  alertId: v.string(),
+  from: v.picklist(ALERT_STATUSES),
+  to: v.picklist(ALERT_STATUSES),
+  reason: v.string(),
+  principal: v.string(),
+  authentication: v.string(),
+});
+
+/** `IncidentOpened`: an incident opened, automatically (alerts sharing affected systems) or by an analyst. */
+export const IncidentOpenedSchema = v.strictObject({
+  incidentId: v.string(),
+  title: v.string(),
+  origin: v.picklist(['correlated', 'promoted']),
+  reason: v.string(),
+  alertIds: v.array(v.string()),
+  principal: v.optional(v.string()),
+});
+
+/** `IncidentAlertsAdded`: alerts joined an existing incident. */
+export const IncidentAlertsAddedSchema = v.strictObject({
+  incidentId: v.string(),
+  alertIds: v.array(v.string()),
+  reason: v.string(),
+});
+
+/** The detection events of the instance, by stored type name (`DetectionHits` is read as `DetectionHitsRecorded`). */
+export const DETECTION_EVENTS = {
+  RulesImported: RulesImportedSchema,
+  RuleEnabledChanged: RuleEnabledChangedSchema,
+  DetectionHits: LegacyDetectionHitsSchema,
+  DetectionHitsRecorded: DetectionHitsRecordedSchema,
+  AlertRaised: AlertRaisedSchema,
+  AlertEvidenceAdded: AlertEvidenceAddedSchema,
+  AlertReviewed: AlertReviewedSchema,
+  IncidentOpened: IncidentOpenedSchema,
+  IncidentAlertsAdded: IncidentAlertsAddedSchema,
+} as const;

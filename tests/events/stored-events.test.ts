@@ -1,0 +1,145 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { AUTHORITY_EVENTS, INSTANCE_EVENTS } from '../../src/events/union.js';
+import type { LogRecord } from '../../src/log/record.js';
+import type { Mailer } from '../../src/setup/mailer.js';
+import { enrollCollector, envelopeText, issueToken, makePayload, postEnrollment, submit } from '../collector/helpers.js';
+import { startTestInstance, makeEvent, type TestInstance } from '../helpers/instance.js';
+import { schemaIssues } from '../helpers/stored-events.js';
+import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
+import { newKey, provision, sendSnapshot, startTestAuthority, type TestAuthority, type TestKey } from '../setup/harness.js';
+import { ENROLLMENT_DOMAIN, signedBytes } from '../../src/setup/identity-key.js';
+
+const WEBSHELL = `title: Webshell upload
+id: 11111111-2222-4333-8444-555555555555
+status: test
+author: Test Author
+logsource: {product: zeek, service: http}
+detection:
+  sel:
+    method: PUT
+    uri|endswith: '.php'
+  condition: sel
+level: high
+tags: [attack.persistence]
+`;
+
+/** A Zeek http record from 198.51.100.7 to `host`, `sec` seconds after 2026-11-22T09:00:00Z. */
+const http = (host: string, uri: string, sec: number) => ({ ts: 1_795_338_000 + sec, uid: `C${host}${sec}`, 'id.orig_h': '198.51.100.7', 'id.orig_p': 40000 + sec, 'id.resp_h': host, 'id.resp_p': 80, method: 'PUT', uri, host: 'web' });
+
+/** A failed sshd logon from `ip`, as the journal normalizer would store it. */
+const sshFailure = (n: number, ip: string) => makeEvent({
+  id: `ssh-${n}`, category: 'identity', class: 'authentication', activity: 'logon', outcome: 'failure', time: `2026-11-22T09:01:${String(n).padStart(2, '0')}Z`,
+  source: { adapter: 'linux-journal', instance: 'bastion', recordId: `ssh-${n}` }, entityKeys: [`ip:${ip}`, 'host:bastion', 'user:root'],
+  actor: { user: 'root' }, sourceEndpoint: { ip }, destinationEndpoint: { host: 'bastion' },
+  attributes: { SYSLOG_IDENTIFIER: 'sshd', MESSAGE: 'Failed password', src_ip: ip, user: 'root' },
+});
+
+/** Types in `schemas` that no record of `records` has (the legacy ones are written by no current flow). */
+function unwritten(records: readonly LogRecord[], schemas: object, legacy: readonly string[] = []): string[] {
+  const seen = new Set(records.map((r) => r.type));
+  return Object.keys(schemas).filter((type) => !seen.has(type) && !legacy.includes(type));
+}
+
+describe('stored events of the instance', () => {
+  let t: TestInstance;
+  before(async () => { t = await startTestInstance({}, { builtinRules: true }); });
+  after(async () => { await t.close(); });
+
+  it('every record of a representative flow parses with the schema of its type, and the flow writes every current type', async () => {
+    t.setPeer('127.0.0.1');
+    const ok = async (res: Response | Promise<Response>, status: number) => {
+      const r = await res;
+      assert.equal(r.status, status, await r.clone().text());
+      return r.json() as Promise<any>;
+    };
+    const ingestRaw = (logType: string, records: unknown[]) => t.request(`/api/v1/ingest/network-monitor?logType=${logType}`, { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify(records) });
+    await ok(t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: WEBSHELL, headers: { 'content-type': 'application/yaml' } }), 201);
+    // A webshell alert on 10.0.0.8, grown by a later match, then a scan notice from the same host: a correlated incident.
+    await ok(ingestRaw('http', [http('10.0.0.8', '/e.php', 10)]), 202);
+    await ok(ingestRaw('http', [http('10.0.0.8', '/f.php', 11)]), 202);
+    await ok(ingestRaw('notice', [{ ts: 1_795_338_020, uid: 'Cn1', 'id.orig_h': '10.0.0.8', 'id.orig_p': 1, 'id.resp_h': '10.0.0.9', 'id.resp_p': 22, note: 'Scan::Port_Scan', msg: 'scan' }]), 202);
+    // Five failed sshd logons from the same address: single-event alerts join the incident, and the brute-force correlation fires.
+    const ssh = await ok(t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify(Array.from({ length: 5 }, (_, n) => sshFailure(n, '10.0.0.8'))) }), 202);
+    assert.ok(ssh.alerts.some((a: { ruleId: string }) => a.ruleId === '6f0a1c52-3d7e-4c1b-9a31-0b7d6f1e2a03'), 'the brute-force correlation fired');
+    const alerts = (await ok(t.request('/api/v1/alerts', { token: t.tokens.analyst }), 200)).alerts as Array<{ id: string }>;
+    await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}`, { method: 'PATCH', token: t.tokens.analyst, body: JSON.stringify({ status: 'in_review', reason: 'checking' }) }), 200);
+    await ok(t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[0]!.id], title: 'Promoted', reason: 'same actor' }) }), 201);
+    await ok(t.request('/api/v1/rules/11111111-2222-4333-8444-555555555555', { method: 'PATCH', token: t.tokens.rule_admin, body: JSON.stringify({ enabled: false, reason: 'noisy' }) }), 200);
+    // A collector: enrolled, one accepted submission, one gap, and an enrollment with a used token.
+    const key = await enrollCollector(t, 'web-01');
+    await ok(submit(t, envelopeText(makePayload('web-01', 1, 2), key)), 202);
+    assert.equal((await submit(t, envelopeText(makePayload('web-01', 5), key))).status, 409);
+    const token = await issueToken(t, 'web-02');
+    assert.equal((await postEnrollment(t, 'web-02', token, generateKeyPair().publicKey)).status, 201);
+    assert.equal((await postEnrollment(t, 'web-02', token, generateKeyPair().publicKey)).status, 401);
+    // Failed authentications from one address, counted into a refusal summary.
+    t.setPeer('203.0.113.9');
+    for (let i = 0; i < 3; i++) assert.equal((await t.request('/api/v1/me', { token: `vgl_guess${i}` })).status, 401);
+    await t.flushRefusals();
+
+    const records = [...t.inst.log.read(1)];
+    assert.deepEqual(schemaIssues(records, INSTANCE_EVENTS), []);
+    assert.deepEqual(unwritten(records, INSTANCE_EVENTS, ['DetectionHits']), [], 'the flow writes every type the instance writes today');
+    assert.ok(!records.some((r) => r.type === 'DetectionHits'), 'the legacy hits type is no longer written');
+  });
+
+  it('the schemas refuse data that is not the stored shape', () => {
+    const record = (type: string, data: unknown): LogRecord => ({ seq: 1, at: '2026-11-22T10:00:00.000Z', type, data, prev: '' });
+    assert.deepEqual(schemaIssues([record('AlertReviewed', { alertId: 'a', from: 'open', to: 'closed', reason: 'r', principal: 'p', authentication: 'bearer' })], INSTANCE_EVENTS), [
+      'seq 1 AlertReviewed: data.to: Invalid type: Expected ("open" | "in_review" | "dismissed") but received "closed"',
+    ]);
+    assert.match(schemaIssues([record('RuleEnabledChanged', { ruleId: 'r', enabled: true, extra: 1 })], INSTANCE_EVENTS)[0]!, /data\.extra/);
+    assert.match(schemaIssues([record('SetupSessionConnected', { sessionId: 's' })], INSTANCE_EVENTS)[0]!, /no schema/);
+  });
+});
+
+/** A mailer whose first delivery fails. */
+function flakyMailer(): Mailer {
+  let calls = 0;
+  return {
+    async send() {
+      if (calls++ === 0) throw new Error('connection refused');
+      return { messageId: `<m${calls}@authority.test>` };
+    },
+    close() {},
+  };
+}
+
+function redeem(t: TestAuthority, deploymentId: string, key: TestKey, collectorId: string, token: string) {
+  const payload = JSON.stringify({ deployment_id: deploymentId, collector_id: collectorId, enrollment_token: token, collector_public_key_spki_pem: newKey().pem });
+  return t.json(`/v1/deployments/${deploymentId}/enrollments`, { body: { payload, signature: key.sign(signedBytes(ENROLLMENT_DOMAIN, payload)) } });
+}
+
+describe('stored events of the setup authority', () => {
+  let t: TestAuthority;
+  before(async () => { t = await startTestAuthority({}, flakyMailer()); });
+  after(async () => { await t.close(); });
+
+  it('every record of setup, reporting and recovery parses with the schema of its type, and the flows write every type', async () => {
+    const alice = await t.signIn('alice');
+    const p = await provision(t, alice);
+    assert.equal(p.proven.status, 200);
+    const bearer = p.sessionToken;
+    assert.equal((await t.json(`/v1/setup-sessions/${p.sessionId}/bootstrap-key`, { body: { public_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl fleet', label: 'fleet' }, bearer })).status, 200);
+    assert.equal((await t.json(`/v1/setup-sessions/${p.sessionId}/phases`, { body: { phase: 'discovery_completed', detail: 'three VMs' }, bearer })).status, 200);
+    const collectors = p.proven.body.provisioning.collectors as Array<{ collector_id: string; enrollment_token: string }>;
+    const web = collectors.find((c) => c.collector_id === 'vm-web')!.enrollment_token;
+    assert.equal((await redeem(t, p.deploymentId, p.key, 'vm-web', web)).status, 201);
+    assert.equal((await redeem(t, p.deploymentId, p.key, 'vm-web', web)).status, 401, 'single use');
+    assert.equal((await sendSnapshot(t, p.deploymentId, p.key)).status, 202);
+    // Silent past the heartbeat timeout: missing, a recovery token, a failed then a delivered notice.
+    t.advance(902);
+    await t.monitor.tick();
+    await t.monitor.tick();
+    const revealed = await t.json(`/v1/deployments/${p.deploymentId}/recovery-token/reveal`, { body: {}, browser: alice });
+    assert.equal(revealed.status, 200);
+    const claim = await t.json('/v1/recovery/claim', { body: { recovery_token: revealed.body.recovery_token, deployment_identity: { public_key_spki_pem: newKey().pem } } });
+    assert.equal(claim.status, 201);
+    assert.equal((await t.json('/v1/browser-sessions/current', { method: 'DELETE', browser: alice })).status, 204);
+
+    const records = [...t.store.log.read(1)];
+    assert.deepEqual(schemaIssues(records, AUTHORITY_EVENTS), []);
+    assert.deepEqual(unwritten(records, AUTHORITY_EVENTS), [], 'the flows write every type the authority writes');
+  });
+});
