@@ -28,6 +28,12 @@ export function batchSchema(maxRecords: number) {
   );
 }
 
+/** The published description of a batch of `record`s (the records themselves are checked by validateRecords). */
+export function batchDescription(record: v.GenericSchema) {
+  const records = v.pipe(v.array(record), v.minLength(1));
+  return v.union([records, v.strictObject({ records, context: v.optional(v.record(v.string(), v.unknown())) })]);
+}
+
 // One schema per configured limit, built once rather than per request.
 const schemas = new Map<number, ReturnType<typeof batchSchema>>();
 
