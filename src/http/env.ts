@@ -3,12 +3,21 @@ import type { Writer } from '../commands/writer.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
 import type { Config } from '../config/schema.js';
 import type { CidrSet } from '../net/cidr.js';
+import type { ReadModels } from '../projections/runtime.js';
 import type { IngestAdmission, IngestTicket } from './admission.js';
 import type { RefusalLedger } from './refusals.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
+  /** Commands: decide, append, and the access records of a request. */
   readonly writer: Writer;
+  /** What read handlers read; never the writer's own models. */
+  readonly reads: ReadModels;
+  /**
+   * Resolves once `reads` holds every write acknowledged before the call, so a read handler that
+   * awaits it first sees every write acknowledged before its request.
+   */
+  readonly readYourWrites: () => Promise<void>;
   readonly registry: CredentialRegistry;
   readonly config: Config;
   /** The current time (a parameter so tests can move it). */

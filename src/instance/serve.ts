@@ -48,6 +48,8 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date());
   const app = createApp({
     writer: instance.writer,
+    reads: instance.writer.models,
+    readYourWrites: async () => {},
     registry,
     config,
     now: () => new Date(),

@@ -62,6 +62,8 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   const refusals = createRefusalLedger(config.limits);
   const appOf = (store: InstanceStore) => createApp({
     writer: store.writer,
+    reads: store.writer.models,
+    readYourWrites: async () => {},
     registry,
     config,
     now: () => now,

@@ -31,18 +31,19 @@ export const IncidentIdParams = v.object({ id: v.string() });
 /** Query of `GET /api/v1/incidents`. */
 export const ListIncidentsQuery = v.strictObject({ limit: v.optional(QueryLimit) });
 
-/** The alerts view. */
-function state(deps: AppDeps): AlertsState {
-  return deps.writer.models.state<AlertsState>('alerts');
+/** The alerts view, as of every write acknowledged before the request. */
+async function state(deps: AppDeps): Promise<AlertsState> {
+  await deps.readYourWrites();
+  return deps.reads.state<AlertsState>('alerts');
 }
 
 const listAlertsRoute = route({
   method: 'get', path: '/api/v1/alerts', operationId: 'listAlerts', summary: 'Alerts, most recently seen first',
   permission: 'alerts:read', audit: 'list_alerts', query: ListAlertsQuery,
   success: { status: 200, description: '`{alerts, nextCursor}`' }, errors: [400],
-  handle: (c, { deps }) => {
+  handle: async (c, { deps }) => {
     const q = parseOr400(ListAlertsQuery, c.req.query(), 'query');
-    const page = listAlerts(state(deps), {
+    const page = listAlerts(await state(deps), {
       ...(q.status !== undefined ? { status: q.status } : {}), ...(q.minSeverity !== undefined ? { minSeverity: q.minSeverity } : {}),
       ...(q.rule !== undefined ? { ruleId: q.rule } : {}), ...(q.entity !== undefined ? { entity: q.entity } : {}),
       ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
@@ -57,8 +58,8 @@ const readAlertRoute = route({
   summary: 'Alert detail: match reason, evidence, affected systems, confidence, review history',
   permission: 'alerts:read', audit: 'read_alert', params: AlertIdParams,
   success: { status: 200, description: 'Alert' }, errors: [404],
-  handle: (c, { deps }) => {
-    const alert = state(deps).alerts.get(c.req.param('alertId'));
+  handle: async (c, { deps }) => {
+    const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
     return storedJson(c, alert);
   },
@@ -81,9 +82,9 @@ const listIncidentsRoute = route({
   method: 'get', path: '/api/v1/incidents', operationId: 'listIncidents', summary: 'Incidents, most recently active first (an array)',
   permission: 'incidents:read', audit: 'list_incidents', query: ListIncidentsQuery,
   success: { status: 200, description: 'array of Incident' }, errors: [400],
-  handle: (c, { deps }) => {
+  handle: async (c, { deps }) => {
     const q = parseOr400(ListIncidentsQuery, c.req.query(), 'query');
-    return c.json(listIncidents(state(deps), Math.min(q.limit ?? 1000, deps.config.limits.pageSize)));
+    return c.json(listIncidents(await state(deps), Math.min(q.limit ?? 1000, deps.config.limits.pageSize)));
   },
 });
 
@@ -103,8 +104,8 @@ const readIncidentRoute = route({
   method: 'get', path: '/api/v1/incidents/{id}', operationId: 'readIncident', summary: 'An incident with its alerts, entities and timeline',
   permission: 'incidents:read', audit: 'read_incident', params: IncidentIdParams,
   success: { status: 200, description: 'Incident' }, errors: [404],
-  handle: (c, { deps }) => {
-    const s = state(deps);
+  handle: async (c, { deps }) => {
+    const s = await state(deps);
     const incident = s.incidents.get(c.req.param('id'));
     if (!incident) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
     const alerts = incident.alertIds.map((id) => s.alerts.get(id)).filter(Boolean).map((a) => ({ id: a!.id, status: a!.status, title: a!.title, ruleId: a!.ruleId, severity: a!.severity, firstSeen: a!.firstSeen, lastSeen: a!.lastSeen, affectedSystems: a!.affectedSystems }));

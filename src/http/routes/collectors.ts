@@ -117,8 +117,10 @@ const listCollectorsRoute = route({
   summary: 'Enrolled collectors: epoch, key fingerprint, last sequence, accepted and rejected counts',
   permission: 'collectors:admin', audit: 'list_collectors',
   success: { status: 200, description: '`{collectors}`' }, errors: [],
-  handle: (c, { deps }) => {
-    return c.json({ collectors: listCollectors(deps.writer.models.state<CollectorsState>(COLLECTORS)) });
+  handle: async (c, { deps }) => {
+    // Sees every write acknowledged before the request.
+    await deps.readYourWrites();
+    return c.json({ collectors: listCollectors(deps.reads.state<CollectorsState>(COLLECTORS)) });
   },
 });
 

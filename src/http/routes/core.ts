@@ -49,9 +49,10 @@ const readGraphRoute = route({
   method: 'get', path: '/api/v1/graph', operationId: 'readGraph', summary: 'Entities and typed relationships; one entity\'s neighbourhood with `entity`',
   permission: 'graph:read', audit: 'read_graph', query: GraphQuerySchema,
   success: { status: 200, description: '`{entities, relationships, kinds, relationshipTypes, nextCursor}`' }, errors: [400, 404],
-  handle: (c, { deps }) => {
+  handle: async (c, { deps }) => {
     const q = parseOr400(GraphQuerySchema, c.req.query(), 'query');
-    const page = queryGraph(deps.writer.models.state<GraphState>('graph'), {
+    await deps.readYourWrites();
+    const page = queryGraph(deps.reads.state<GraphState>('graph'), {
       limit: Math.min(q.limit ?? 200, deps.config.limits.pageSize),
       ...(q.entity !== undefined ? { entity: q.entity } : {}),
       ...(q.kind !== undefined ? { kind: q.kind } : {}),
@@ -66,9 +67,10 @@ const listAuditRoute = route({
   method: 'get', path: '/api/v1/audit', operationId: 'listAudit', summary: 'The API audit trail, newest first',
   permission: 'audit:read', audit: 'list_audit', query: AuditQuerySchema,
   success: { status: 200, description: '`{entries, nextCursor}`' }, errors: [400],
-  handle: (c, { deps }) => {
+  handle: async (c, { deps }) => {
     const q = parseOr400(AuditQuerySchema, c.req.query(), 'query');
-    const page = listAudit(deps.writer.models, {
+    await deps.readYourWrites();
+    const page = listAudit(deps.reads, {
       ...(q.principal !== undefined ? { principal: q.principal } : {}),
       ...(q.status !== undefined ? { status: q.status } : {}),
       ...(q.route !== undefined ? { route: q.route } : {}),
@@ -80,5 +82,5 @@ const listAuditRoute = route({
   },
 });
 
-/** `/health`, `/api/v1/me`, `/api/v1/graph` and `/api/v1/audit`. */
+/** `/health`, `/api/v1/me`, `/api/v1/graph` and `/api/v1/audit`; the graph and the audit trail see every write acknowledged before the request. */
 export const coreRoutes: readonly Route[] = [readHealthRoute, readPrincipalRoute, readGraphRoute, listAuditRoute];

@@ -50,11 +50,12 @@ const listEventsRoute = route({
   method: 'get', path: '/api/v1/events', operationId: 'listEvents', summary: 'Events newest first, from the evidence index',
   permission: 'events:read', audit: 'list_events', query: ListEventsQuery,
   success: { status: 200, description: '`{events, nextCursor}`' }, errors: [400],
-  handle: (c, { deps }) => {
+  handle: async (c, { deps }) => {
     const q = parseOr400(ListEventsQuery, c.req.query(), 'query');
     const after = q.cursor !== undefined ? parseEventCursor(q.cursor) : undefined;
     if (q.cursor !== undefined && !after) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
-    const page = listEvents(deps.writer.models, {
+    await deps.readYourWrites();
+    const page = listEvents(deps.reads, {
       ...(q.since ? { sinceMs: epochMillisOf(q.since)! } : {}),
       ...(q.until ? { untilMs: epochMillisOf(q.until)! } : {}),
       ...(q.category ? { category: q.category } : {}),
@@ -66,5 +67,5 @@ const listEventsRoute = route({
   },
 });
 
-/** `POST /api/v1/events` (ingestor) and `GET /api/v1/events` (viewer) */
+/** `POST /api/v1/events` (ingestor) and `GET /api/v1/events` (viewer); the list sees every write acknowledged before the request. */
 export const eventRoutes: readonly Route[] = [ingestEventsRoute, listEventsRoute];

@@ -28,9 +28,10 @@ function summary(r: InstalledRule): Record<string, unknown> {
   };
 }
 
-/** The installed rules. */
-function rules(deps: AppDeps): DetectionState['rules'] {
-  return deps.writer.models.state<DetectionState>('detection').rules;
+/** The installed rules, as of every write acknowledged before the request. */
+async function rules(deps: AppDeps): Promise<DetectionState['rules']> {
+  await deps.readYourWrites();
+  return deps.reads.state<DetectionState>('detection').rules;
 }
 
 const importRulesRoute = route({
@@ -51,16 +52,16 @@ const listRulesRoute = route({
   method: 'get', path: '/api/v1/rules', operationId: 'listRules', summary: 'Installed rules with author, level, state and source',
   permission: 'rules:read', audit: 'list_rules',
   success: { status: 200, description: '`{rules}`' }, errors: [],
-  handle: (c, { deps }) =>
-    c.json({ rules: [...rules(deps).values()].map(summary) }),
+  handle: async (c, { deps }) =>
+    c.json({ rules: [...(await rules(deps)).values()].map(summary) }),
 });
 
 const readRuleRoute = route({
   method: 'get', path: '/api/v1/rules/{id}', operationId: 'readRule', summary: 'One rule with its Sigma text',
   permission: 'rules:read', audit: 'read_rule', params: RuleIdParams,
   success: { status: 200, description: 'rule detail' }, errors: [404],
-  handle: (c, { deps }) => {
-    const rule = rules(deps).get(c.req.param('id'));
+  handle: async (c, { deps }) => {
+    const rule = (await rules(deps)).get(c.req.param('id'));
     if (!rule) throw new HttpError(404, `rule ${c.req.param('id').slice(0, 128)} is not installed`);
     const comp = rule.compiled;
     return c.json({
@@ -86,8 +87,9 @@ const readDetectionPlanRoute = route({
   summary: 'Which rules can fire: ready, degraded or blocked, with the missing capabilities and their fixes',
   permission: 'plan:read', audit: 'read_detection_plan',
   success: { status: 200, description: 'DetectionPlan' }, errors: [],
-  handle: (c, { deps }) => {
-    const m = deps.writer.models;
+  handle: async (c, { deps }) => {
+    await deps.readYourWrites();
+    const m = deps.reads;
     return c.json(detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), deps.now(), deps.config.detection.freshnessHours));
   },
 });
