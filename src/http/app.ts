@@ -3,12 +3,7 @@ import { cidrSet } from '../net/cidr.js';
 import type { AppDeps, AppEnv, NetPolicy } from './env.js';
 import { HttpError, sendError } from './errors.js';
 import { errorHandler, requestIds } from './middleware.js';
-import { coreRoutes } from './routes/core.js';
-import { eventRoutes } from './routes/events.js';
-import { ingestRoutes } from './routes/ingest.js';
-import { collectorRoutes } from './routes/collectors.js';
-import { alertRoutes } from './routes/alerts.js';
-import { ruleRoutes } from './routes/rules.js';
+import { registerRoutes } from './route-table.js';
 
 /** Routes registered on the app, for 405 answers: a method and a path pattern each. */
 function methodsFor(app: Hono<AppEnv>, path: string): string[] {
@@ -28,12 +23,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.use('*', requestIds());
 
-  coreRoutes(app, deps, net);
-  eventRoutes(app, deps, net);
-  ingestRoutes(app, deps, net);
-  collectorRoutes(app, deps, net);
-  ruleRoutes(app, deps, net);
-  alertRoutes(app, deps, net);
+  registerRoutes(app, deps, net);
 
   app.notFound((c) => {
     const allowed = methodsFor(app, c.req.path);

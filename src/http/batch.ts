@@ -7,22 +7,45 @@ export interface Batch {
   readonly context?: Readonly<Record<string, unknown>>;
 }
 
-/** Splits an ingestion body into records and context, or throws a 400/413 saying what is wrong. */
+const BatchContext = v.custom<Record<string, unknown>>((c) => c !== null && typeof c === 'object' && !Array.isArray(c), 'expected an object');
+
+/**
+ * The schema of a batch body of at most `maxRecords` records: an array of records or a strict
+ * `{records, context?}` (every unknown key named), context an object, at least one record. The
+ * shape is told apart first, so a problem inside `{records, context}` is named at its own path.
+ */
+export function batchSchema(maxRecords: number) {
+  const records = v.pipe(
+    v.array(v.unknown()),
+    v.minLength(1, 'expected at least one record'),
+    v.maxLength(maxRecords, (issue) => `batch of ${issue.received} records exceeds the limit of ${maxRecords}`),
+  );
+  return v.pipe(
+    v.union([v.array(v.unknown()), v.looseObject({ records: v.array(v.unknown()) })], 'expected an array of records or an object {records, context}'),
+    v.transform((body): Record<string, unknown> => (Array.isArray(body) ? { records: body } : body)),
+    // Strict, like strictObject, but naming every unknown key rather than the first.
+    v.objectWithRest({ records, context: v.optional(BatchContext) }, v.never('unknown key (expected records and context)')),
+  );
+}
+
+/** The published description of a batch of `record`s (the records themselves are checked by validateRecords). */
+export function batchDescription(record: v.GenericSchema) {
+  const records = v.pipe(v.array(record), v.minLength(1));
+  return v.union([records, v.strictObject({ records, context: v.optional(v.record(v.string(), v.unknown())) })]);
+}
+
+// One schema per configured limit, built once rather than per request.
+const schemas = new Map<number, ReturnType<typeof batchSchema>>();
+
+/** Splits an ingestion body into records and context, or throws a 400 saying what is wrong (413 for too many records). */
 export function batchOf(body: unknown, maxRecords: number): Batch {
-  let batch: Batch;
-  if (Array.isArray(body)) batch = { records: body };
-  else if (body !== null && typeof body === 'object' && Array.isArray((body as { records?: unknown }).records)) {
-    const { records, context, ...rest } = body as { records: unknown[]; context?: unknown };
-    const extra = Object.keys(rest);
-    if (extra.length > 0) throw new HttpError(400, 'invalid batch', extra.slice(0, 10).map((k) => `${k}: unknown key (expected records and context)`));
-    if (context !== undefined && (context === null || typeof context !== 'object' || Array.isArray(context))) {
-      throw new HttpError(400, 'invalid batch', ['context: expected an object']);
-    }
-    batch = { records, ...(context !== undefined ? { context: context as Record<string, unknown> } : {}) };
-  } else throw new HttpError(400, 'invalid batch', ['(body): expected an array of records or an object {records, context}']);
-  if (batch.records.length === 0) throw new HttpError(400, 'invalid batch', ['records: expected at least one record']);
-  if (batch.records.length > maxRecords) throw new HttpError(413, `batch of ${batch.records.length} records exceeds the limit of ${maxRecords}`);
-  return batch;
+  let schema = schemas.get(maxRecords);
+  if (!schema) schemas.set(maxRecords, (schema = batchSchema(maxRecords)));
+  const r = v.safeParse(schema, body);
+  if (r.success) return r.output;
+  const [first] = r.issues;
+  if (r.issues.length === 1 && first.type === 'max_length') throw new HttpError(413, first.message);
+  throw new HttpError(400, 'invalid batch', formatIssues(r.issues));
 }
 
 /** Validates every record against `schema`; one 400 names every bad record (`records[3].severity: ...`). */

@@ -10,7 +10,19 @@ import type { RefusalLedger } from './refusals.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
+  /** Commands: decide, append, and the access records of a request. */
   readonly writer: Writer;
+  /**
+   * What read handlers read, never the writer's own models: the write side's models and the read
+   * side's databases (src/read-side/).
+   */
+  readonly reads: ReadModels;
+  /**
+   * Resolves once `reads` holds every write acknowledged before the call, so a read handler that
+   * awaits it first sees every write acknowledged before its request (bounded: 503 when the read
+   * side is too far behind).
+   */
+  readonly readYourWrites: () => Promise<void>;
   readonly registry: CredentialRegistry;
   readonly config: Config;
   /** The current time (a parameter so tests can move it). */
@@ -23,12 +35,8 @@ export interface AppDeps {
   readonly refusals: RefusalLedger;
   /** The bound on ingest in flight (back-pressure). */
   readonly admission: IngestAdmission;
-  /** What queries read: the write side's models and the read side's databases. */
-  readonly reads: ReadModels;
-  /** Graph queries, answered by the read side. */
+  /** Graph queries, answered by the read side's worker. */
   readonly graph: (query: GraphQuery) => Promise<GraphPage | undefined>;
-  /** Waits until the read side has folded every record written before the call (read-your-writes). */
-  readonly readYourWrites: () => Promise<void>;
 }
 
 /** The request-scoped values middleware sets. */

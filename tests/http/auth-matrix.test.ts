@@ -1,11 +1,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROLES, type Role } from '../../src/auth/roles.js';
-import { OPERATIONS } from '../../src/http/openapi.js';
+import { isPublic, type Route } from '../../src/http/route.js';
+import { ROUTES } from '../../src/http/route-table.js';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
 
-/** Who may call each route, written from spec 5.2 (not from the code under test). */
-const EXPECTED: Record<string, readonly Role[]> = {
+/** Who may call each route, written from spec 5.2 (not from the code under test); `public` takes no bearer credential. */
+const EXPECTED: Record<string, readonly Role[] | 'public'> = {
+  'GET /health': 'public',
+  // Collector enrollment authenticates with the single-use token in its body, not a bearer credential (spec 4).
+  'POST /api/v1/collector/enrollments': 'public',
   'GET /api/v1/me': ROLES,
   'POST /api/v1/events': ['ingestor', 'admin'],
   'POST /api/v1/ingest/{normalizer}': ['ingestor', 'admin'],
@@ -41,7 +45,11 @@ const BODIES: Record<string, () => unknown> = {
   'POST /api/v1/events': () => [makeEvent({ id: `m-${Math.random()}` })],
   'POST /api/v1/collector/submissions': () => ({}),
   'POST /api/v1/collector/enrollment-tokens': () => ({ collectorId: 'matrix-01' }),
+  'POST /api/v1/collector/enrollments': () => ({}),
 };
+
+const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;
+const GUARDED = ROUTES.filter((r) => !isPublic(r.permission));
 
 describe('auth matrix: every route x every role x bad credentials', () => {
   let t: TestInstance;
@@ -57,17 +65,22 @@ describe('auth matrix: every route x every role x bad credentials', () => {
     return t.request(path, { method, headers, ...(b !== undefined ? { body: typeof b === 'string' ? b : JSON.stringify(b) } : {}) });
   };
 
-  it('covers every /api/v1 operation', () => {
-    // Collector enrollment authenticates with the single-use token in its body, not a bearer credential (spec 4).
-    const routes = OPERATIONS.filter((o) => o.path.startsWith('/api/v1') && !o.permission.startsWith('none')).map((o) => `${o.method.toUpperCase()} ${o.path}`);
-    assert.deepEqual(routes.sort(), Object.keys(EXPECTED).sort());
+  it('has an expectation for every operation of the route table, and none for an operation it lacks', () => {
+    assert.deepEqual(ROUTES.map(keyOf).sort(), Object.keys(EXPECTED).sort());
+  });
+
+  it('declares public exactly the operations spec 5.2 leaves open', () => {
+    for (const r of ROUTES) assert.equal(isPublic(r.permission), EXPECTED[keyOf(r)] === 'public', keyOf(r));
   });
 
   it('grants exactly the roles of spec 5.2 and answers 403 otherwise', async () => {
-    for (const key of Object.keys(EXPECTED)) {
+    for (const r of GUARDED) {
+      const key = keyOf(r);
+      const expected = EXPECTED[key];
+      assert.ok(Array.isArray(expected), `${key} is guarded but expected public`);
       for (const role of ROLES) {
         const res = await call(key, `Bearer ${t.tokens[role]}`);
-        const allowed = EXPECTED[key]!.includes(role);
+        const allowed = expected.includes(role);
         // Past authentication and authorization; a 404 for a placeholder id or a 400 body check is fine.
         if (allowed) assert.ok(![401, 403].includes(res.status) && res.status < 500, `${key} as ${role}: ${res.status} ${await res.text()}`);
         else {
@@ -88,7 +101,8 @@ describe('auth matrix: every route x every role x bad credentials', () => {
       disabled: `Bearer ${t.tokens.disabled}`,
     };
     const bodies = new Set<string>();
-    for (const key of Object.keys(EXPECTED)) {
+    for (const r of GUARDED) {
+      const key = keyOf(r);
       for (const [name, header] of Object.entries(bad)) {
         const res = await call(key, header);
         assert.equal(res.status, 401, `${key} with ${name} credentials`);
@@ -97,6 +111,13 @@ describe('auth matrix: every route x every role x bad credentials', () => {
       }
     }
     assert.equal(bodies.size, 1, `one 401 body for every failure, got ${[...bodies].join(' | ')}`);
+  });
+
+  it('answers the public operations without a bearer credential', async () => {
+    for (const r of ROUTES.filter((x) => isPublic(x.permission))) {
+      const res = await call(keyOf(r), undefined);
+      assert.ok(![401, 403].includes(res.status) && res.status < 500, `${keyOf(r)}: ${res.status} ${await res.text()}`);
+    }
   });
 
   it('leaves /health open and free of internals', async () => {

@@ -1,17 +1,15 @@
-import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { PromoteIncidentBody, ReviewAlertBody, decidePromoteIncident, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { ALERT_STATUSES, type AlertsState } from '../../projections/alerts.js';
 import { incidentRollup, listAlerts, listIncidents } from '../../projections/alerts-query.js';
 import { readJsonBody } from '../body.js';
-import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
+import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { guard } from '../guard.js';
 import { QueryLimit, canonicalIso } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
+import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
-
 
 /** Query of `GET /api/v1/alerts`. */
 export const ListAlertsQuery = v.strictObject({
@@ -24,54 +22,103 @@ export const ListAlertsQuery = v.strictObject({
   cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
 });
 
+/** Path of `/api/v1/alerts/{alertId}`: an alert id (an unknown one is a 404). */
+export const AlertIdParams = v.object({ alertId: v.string() });
+
+/** Path of `/api/v1/incidents/{id}`: an incident id (an unknown one is a 404). */
+export const IncidentIdParams = v.object({ id: v.string() });
+
 /** Query of `GET /api/v1/incidents`. */
 export const ListIncidentsQuery = v.strictObject({ limit: v.optional(QueryLimit) });
 
-/** Alert and incident routes. */
-export function alertRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
-  const state = () => deps.writer.models.state<AlertsState>('alerts');
+/** The alerts view, as of every write acknowledged before the request. */
+async function state(deps: AppDeps): Promise<AlertsState> {
+  await deps.readYourWrites();
+  return deps.reads.state<AlertsState>('alerts');
+}
 
-  app.get('/api/v1/alerts', guard(deps, net, '/api/v1/alerts', 'list_alerts', 'alerts:read'), (c) => {
+const listAlertsRoute = route({
+  method: 'get', path: '/api/v1/alerts', operationId: 'listAlerts', summary: 'Alerts, most recently seen first',
+  permission: 'alerts:read', audit: 'list_alerts', query: ListAlertsQuery,
+  success: { status: 200, description: '`{alerts, nextCursor}`' }, errors: [400],
+  handle: async (c, { deps }) => {
     const q = parseOr400(ListAlertsQuery, c.req.query(), 'query');
-    const page = listAlerts(state(), {
+    const page = listAlerts(await state(deps), {
       ...(q.status !== undefined ? { status: q.status } : {}), ...(q.minSeverity !== undefined ? { minSeverity: q.minSeverity } : {}),
       ...(q.rule !== undefined ? { ruleId: q.rule } : {}), ...(q.entity !== undefined ? { entity: q.entity } : {}),
       ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
     if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     return c.json(page);
-  });
+  },
+});
 
-  app.get('/api/v1/alerts/:alertId', guard(deps, net, '/api/v1/alerts/{alertId}', 'read_alert', 'alerts:read'), (c) => {
-    const alert = state().alerts.get(c.req.param('alertId'));
+const readAlertRoute = route({
+  method: 'get', path: '/api/v1/alerts/{alertId}', operationId: 'readAlert',
+  summary: 'Alert detail: match reason, evidence, affected systems, confidence, review history',
+  permission: 'alerts:read', audit: 'read_alert', params: AlertIdParams,
+  success: { status: 200, description: 'Alert' }, errors: [404],
+  handle: async (c, { deps }) => {
+    const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
     return storedJson(c, alert);
-  });
+  },
+});
 
-  app.patch('/api/v1/alerts/:alertId', guard(deps, net, '/api/v1/alerts/{alertId}', 'review_alert', 'alerts:review'), async (c) => {
+const reviewAlertRoute = route({
+  method: 'patch', path: '/api/v1/alerts/{alertId}', operationId: 'reviewAlert',
+  summary: 'Set an alert status with a reason; appends to the review history',
+  permission: 'alerts:review', audit: 'review_alert', params: AlertIdParams, body: { json: ReviewAlertBody },
+  success: { status: 200, description: '`{id, status}`' }, errors: [400, 404, 415],
+  handle: async (c, { deps }) => {
     const body = parseOr400(ReviewAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const ctx = commandContext(c, deps);
     const { result } = await executeAudited(c, deps, (m) => decideReviewAlert(m, c.req.param('alertId'), body, ctx), 200);
     return c.json(result, 200);
-  });
+  },
+});
 
-  app.get('/api/v1/incidents', guard(deps, net, '/api/v1/incidents', 'list_incidents', 'incidents:read'), (c) => {
+const listIncidentsRoute = route({
+  method: 'get', path: '/api/v1/incidents', operationId: 'listIncidents', summary: 'Incidents, most recently active first (an array)',
+  permission: 'incidents:read', audit: 'list_incidents', query: ListIncidentsQuery,
+  success: { status: 200, description: 'array of Incident' }, errors: [400],
+  handle: async (c, { deps }) => {
     const q = parseOr400(ListIncidentsQuery, c.req.query(), 'query');
-    return c.json(listIncidents(state(), Math.min(q.limit ?? 1000, deps.config.limits.pageSize)));
-  });
+    return c.json(listIncidents(await state(deps), Math.min(q.limit ?? 1000, deps.config.limits.pageSize)));
+  },
+});
 
-  app.post('/api/v1/incidents', guard(deps, net, '/api/v1/incidents', 'promote_incident', 'incidents:promote'), async (c) => {
+const promoteIncidentRoute = route({
+  method: 'post', path: '/api/v1/incidents', operationId: 'promoteIncident', summary: 'Promote alerts to an incident',
+  permission: 'incidents:promote', audit: 'promote_incident', body: { json: PromoteIncidentBody },
+  success: { status: 201, description: 'Incident' }, errors: [400, 415],
+  handle: async (c, { deps }) => {
     const body = parseOr400(PromoteIncidentBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const ctx = commandContext(c, deps);
     const { result } = await executeAudited(c, deps, (m) => decidePromoteIncident(m, body, ctx), 201);
     return c.json(result, 201);
-  });
+  },
+});
 
-  app.get('/api/v1/incidents/:id', guard(deps, net, '/api/v1/incidents/{id}', 'read_incident', 'incidents:read'), (c) => {
-    const s = state();
+const readIncidentRoute = route({
+  method: 'get', path: '/api/v1/incidents/{id}', operationId: 'readIncident', summary: 'An incident with its alerts, entities and timeline',
+  permission: 'incidents:read', audit: 'read_incident', params: IncidentIdParams,
+  success: { status: 200, description: 'Incident' }, errors: [404],
+  handle: async (c, { deps }) => {
+    const s = await state(deps);
     const incident = s.incidents.get(c.req.param('id'));
     if (!incident) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
     const alerts = incident.alertIds.map((id) => s.alerts.get(id)).filter(Boolean).map((a) => ({ id: a!.id, status: a!.status, title: a!.title, ruleId: a!.ruleId, severity: a!.severity, firstSeen: a!.firstSeen, lastSeen: a!.lastSeen, affectedSystems: a!.affectedSystems }));
     return storedJson(c, { ...incident, ...incidentRollup(s, incident), alerts });
-  });
-}
+  },
+});
+
+/** Alert and incident routes. */
+export const alertRoutes: readonly Route[] = [
+  listAlertsRoute,
+  readAlertRoute,
+  reviewAlertRoute,
+  listIncidentsRoute,
+  promoteIncidentRoute,
+  readIncidentRoute,
+];

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Context, Hono } from 'hono';
+import type { Context } from 'hono';
 import * as v from 'valibot';
 import { generateToken, hashToken } from '../../auth/tokens.js';
 import { publicKeyFromSpkiPem } from '../../collector-protocol/ed25519.js';
-import { CollectorId, ENVELOPE_LIMITS } from '../../collector-protocol/envelope.js';
+import { CollectorId, ENVELOPE_LIMITS, EnvelopeSchema } from '../../collector-protocol/envelope.js';
 import { openEnvelope } from '../../collector-protocol/open-envelope.js';
 import { decideEnroll, decideIssueEnrollmentToken } from '../../commands/collector-enrollment.js';
 import { decideSubmission } from '../../commands/collector-submit.js';
@@ -13,10 +13,10 @@ import { listCollectors } from '../../projections/collectors-query.js';
 import { accessRecords } from '../access-records.js';
 import { readBodyBytes, readJsonBody } from '../body.js';
 import { clientAddress } from '../client-address.js';
-import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
+import type { AppEnv } from '../env.js';
 import { HttpError, STATUS_OF, fromRejection, parseOr400 } from '../errors.js';
-import { guard } from '../guard.js';
 import { commandContext, executeAudited } from '../request-context.js';
+import { route, type Route, type RouteScope } from '../route.js';
 import { admitIngest } from '../admission.js';
 
 /** Prefix of enrollment tokens, so secret scanners can recognise a leaked one. */
@@ -36,21 +36,20 @@ export const EnrollBody = v.strictObject({
   publicKey: v.pipe(v.string(), v.maxLength(1024)),
 });
 
-const ENROLL_ROUTE = '/api/v1/collector/enrollments';
-
 /** Access and audit records of an enrollment request (no bearer: the token in the body is the credential). */
-function enrollmentAudit(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy, started: number): (status: number) => ReturnType<typeof accessRecords> {
+function enrollmentAudit(c: Context<AppEnv>, { deps, net, route: entry }: RouteScope, started: number): (status: number) => ReturnType<typeof accessRecords> {
   const source = clientAddress(deps.peerOf(c.env?.incoming), c.req.header('x-forwarded-for'), net.trustedProxies);
   c.set('sourceAddress', source);
   return (status) => accessRecords({
-    requestId: c.get('requestId'), operation: 'enroll_collector', method: 'POST', route: ENROLL_ROUTE, status,
+    requestId: c.get('requestId'), operation: entry.audit!, method: 'POST', route: entry.path, status,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000, sourceAddress: source,
     approved: source !== 'unknown' && net.approved.has(source), at: deps.now().toISOString(),
   });
 }
 
-async function enroll(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy): Promise<Response> {
-  const audit = enrollmentAudit(c, deps, net, performance.now());
+async function enroll(c: Context<AppEnv>, scope: RouteScope): Promise<Response> {
+  const { deps } = scope;
+  const audit = enrollmentAudit(c, scope, performance.now());
   const ctx = commandContext(c, deps);
   let decided = false;
   try {
@@ -69,23 +68,36 @@ async function enroll(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy): Promis
   }
 }
 
-/**
- * The collector routes: enrollment tokens (admin), enrollment (no bearer; the single-use token
- * in the body authenticates), signed submissions (collector), and the collector list (admin).
- */
-export function collectorRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
-  app.post('/api/v1/collector/enrollment-tokens', guard(deps, net, '/api/v1/collector/enrollment-tokens', 'issue_enrollment_token', 'collectors:admin'), async (c) => {
+const issueEnrollmentTokenRoute = route({
+  method: 'post', path: '/api/v1/collector/enrollment-tokens', operationId: 'issueEnrollmentToken',
+  summary: 'Create a single-use, short-lived collector enrollment token (shown once)',
+  permission: 'collectors:admin', audit: 'issue_enrollment_token', body: { json: IssueTokenBody },
+  success: { status: 201, description: '`{tokenId, collectorId, expiresAt, token}`' }, errors: [400, 413, 415],
+  handle: async (c, { deps }) => {
     const body = parseOr400(IssueTokenBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'enrollment token request');
     const token = generateToken(ENROLLMENT_TOKEN_PREFIX);
     const lifetime = body.expiresIn !== undefined ? parseLifetime(body.expiresIn)! : TOKEN_LIFETIME.defaultMs;
     const cmd = { tokenId: randomBytes(8).toString('hex'), collectorId: body.collectorId, tokenHash: hashToken(token), expiresAt: new Date(deps.now().getTime() + lifetime).toISOString() };
     const { result } = await executeAudited(c, deps, () => decideIssueEnrollmentToken(cmd), 201);
     return c.json({ ...result, token }, 201);
-  });
+  },
+});
 
-  app.post(ENROLL_ROUTE, (c) => enroll(c, deps, net));
+const enrollCollectorRoute = route({
+  method: 'post', path: '/api/v1/collector/enrollments', operationId: 'enrollCollector',
+  summary: 'Enroll a collector key with a single-use token; starts a new epoch (docs/collector-protocol.md)',
+  permission: { public: 'the enrollment token in the body authenticates' }, audit: 'enroll_collector', body: { json: EnrollBody },
+  success: { status: 201, description: '`{collectorId, epoch, keyFingerprint, nextSequence}`' }, errors: [400, 401, 403, 409, 413, 415],
+  handle: (c, scope) => enroll(c, scope),
+});
 
-  app.post('/api/v1/collector/submissions', guard(deps, net, '/api/v1/collector/submissions', 'submit_collector_envelope', 'collector:submit'), admitIngest(deps.admission, ENVELOPE_LIMITS.transportBytes), async (c) => {
+const submitCollectorEnvelopeRoute = route({
+  method: 'post', path: '/api/v1/collector/submissions', operationId: 'submitCollectorEnvelope',
+  summary: 'Submit a signed collector envelope (spec 4.3, docs/collector-protocol.md)',
+  permission: 'collector:submit', audit: 'submit_collector_envelope', body: { json: EnvelopeSchema },
+  middleware: (deps) => [admitIngest(deps.admission, ENVELOPE_LIMITS.transportBytes)],
+  success: { status: 202, description: 'Collector submission result', schema: 'CollectorSubmissionResult' }, errors: [400, 409, 413, 415, 429],
+  handle: async (c, { deps }) => {
     const type = c.req.header('content-type');
     if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) throw new HttpError(415, 'expected Content-Type: application/json');
     const opened = openEnvelope(await readBodyBytes(c, ENVELOPE_LIMITS.transportBytes));
@@ -97,9 +109,28 @@ export function collectorRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy
     };
     const { result } = await executeAudited(c, deps, (m) => decideSubmission(m, cmd), 202);
     return c.json(result, 202);
-  });
+  },
+});
 
-  app.get('/api/v1/collectors', guard(deps, net, '/api/v1/collectors', 'list_collectors', 'collectors:admin'), (c) => {
-    return c.json({ collectors: listCollectors(deps.writer.models.state<CollectorsState>(COLLECTORS)) });
-  });
-}
+const listCollectorsRoute = route({
+  method: 'get', path: '/api/v1/collectors', operationId: 'listCollectors',
+  summary: 'Enrolled collectors: epoch, key fingerprint, last sequence, accepted and rejected counts',
+  permission: 'collectors:admin', audit: 'list_collectors',
+  success: { status: 200, description: '`{collectors}`' }, errors: [],
+  handle: async (c, { deps }) => {
+    // Sees every write acknowledged before the request.
+    await deps.readYourWrites();
+    return c.json({ collectors: listCollectors(deps.reads.state<CollectorsState>(COLLECTORS)) });
+  },
+});
+
+/**
+ * The collector routes: enrollment tokens (admin), enrollment (no bearer; the single-use token
+ * in the body authenticates), signed submissions (collector), and the collector list (admin).
+ */
+export const collectorRoutes: readonly Route[] = [
+  issueEnrollmentTokenRoute,
+  enrollCollectorRoute,
+  submitCollectorEnvelopeRoute,
+  listCollectorsRoute,
+];

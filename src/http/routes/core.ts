@@ -1,15 +1,12 @@
-import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import type { GraphState } from '../../projections/graph.js';
 import { queryGraph } from '../../projections/graph-query.js';
 import { listAudit } from '../../projections/audit.js';
-import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { guard } from '../guard.js';
 import { QueryLimit, canonicalIso } from '../query.js';
+import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
-
 
 /** Query of `GET /api/v1/graph`. */
 export const GraphQuerySchema = v.strictObject({
@@ -31,17 +28,28 @@ export const AuditQuerySchema = v.strictObject({
   cursor: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'not a cursor returned by this endpoint'), v.transform(Number))),
 });
 
+const readHealthRoute = route({
+  method: 'get', path: '/health', operationId: 'readHealth', summary: 'Aggregate health only',
+  permission: { public: 'load balancers and monitors probe it without credentials; it tells nothing but `ok`' },
+  success: { status: 200, description: '`{status}`' }, errors: [],
+  handle: (c) => c.json({ status: 'ok' }),
+});
 
-/** `/health`, `/api/v1/me`, `/api/v1/graph` and `/api/v1/audit`. */
-export function coreRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
-  app.get('/health', (c) => c.json({ status: 'ok' }));
-
-  app.get('/api/v1/me', guard(deps, net, '/api/v1/me', 'read_principal', 'principal:read'), (c) => {
+const readPrincipalRoute = route({
+  method: 'get', path: '/api/v1/me', operationId: 'readPrincipal', summary: 'The authenticated principal (spec 2.5)',
+  permission: 'principal:read', audit: 'read_principal',
+  success: { status: 200, description: 'Principal', schema: 'Principal' }, errors: [],
+  handle: (c) => {
     const p = c.get('principal');
     return c.json({ id: p.id, roles: [...p.roles], displayName: p.displayName, loginName: p.loginName, authentication: p.authentication });
-  });
+  },
+});
 
-  app.get('/api/v1/graph', guard(deps, net, '/api/v1/graph', 'read_graph', 'graph:read'), async (c) => {
+const readGraphRoute = route({
+  method: 'get', path: '/api/v1/graph', operationId: 'readGraph', summary: 'Entities and typed relationships; one entity\'s neighbourhood with `entity`',
+  permission: 'graph:read', audit: 'read_graph', query: GraphQuerySchema,
+  success: { status: 200, description: '`{entities, relationships, kinds, relationshipTypes, nextCursor}`' }, errors: [400, 404],
+  handle: async (c, { deps }) => {
     const q = parseOr400(GraphQuerySchema, c.req.query(), 'query');
     await deps.readYourWrites();
     const page = await deps.graph({
@@ -52,9 +60,14 @@ export function coreRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): vo
     });
     if (!page) throw new HttpError(404, `entity ${q.entity} is not in the graph`);
     return storedJson(c, page);
-  });
+  },
+});
 
-  app.get('/api/v1/audit', guard(deps, net, '/api/v1/audit', 'list_audit', 'audit:read'), async (c) => {
+const listAuditRoute = route({
+  method: 'get', path: '/api/v1/audit', operationId: 'listAudit', summary: 'The API audit trail, newest first',
+  permission: 'audit:read', audit: 'list_audit', query: AuditQuerySchema,
+  success: { status: 200, description: '`{entries, nextCursor}`' }, errors: [400],
+  handle: async (c, { deps }) => {
     const q = parseOr400(AuditQuerySchema, c.req.query(), 'query');
     await deps.readYourWrites();
     const page = listAudit(deps.reads, {
@@ -66,5 +79,8 @@ export function coreRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): vo
       ...(q.until !== undefined ? { until: canonicalIso(q.until) } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
     return c.json({ entries: page.entries, nextCursor: page.nextCursor === null ? null : String(page.nextCursor) });
-  });
-}
+  },
+});
+
+/** `/health`, `/api/v1/me`, `/api/v1/graph` and `/api/v1/audit`; the graph and the audit trail see every write acknowledged before the request. */
+export const coreRoutes: readonly Route[] = [readHealthRoute, readPrincipalRoute, readGraphRoute, listAuditRoute];

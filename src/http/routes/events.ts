@@ -1,4 +1,3 @@
-import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { decideIngestEvents } from '../../commands/ingest-events.js';
 import { CATEGORIES, IsoDateTime, NormalizedEventSchema } from '../../events/normalized-event.js';
@@ -6,11 +5,10 @@ import { listEvents, parseEventCursor } from '../../projections/evidence-query.j
 import { epochMillisOf } from '../../normalizers/time.js';
 import { batchOf, validateRecords } from '../batch.js';
 import { readJsonBody } from '../body.js';
-import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { guard } from '../guard.js';
 import { QueryLimit } from '../query.js';
 import { executeAudited, withDetections } from '../request-context.js';
+import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
 import { admitIngest } from '../admission.js';
 
@@ -35,16 +33,24 @@ export const ListEventsQuery = v.strictObject({
   cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
 });
 
-/** `POST /api/v1/events` (ingestor) and `GET /api/v1/events` (viewer). */
-export function eventRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
-  app.post('/api/v1/events', guard(deps, net, '/api/v1/events', 'ingest_events', 'ingest'), admitIngest(deps.admission, deps.config.limits.bodyBytes), async (c) => {
+const ingestEventsRoute = route({
+  method: 'post', path: '/api/v1/events', operationId: 'ingestEvents', summary: 'Ingest NormalizedEvents, all or nothing, idempotent by id',
+  permission: 'ingest', audit: 'ingest_events', body: { batch: SubmittedEventSchema },
+  middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes)],
+  success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 409, 413, 415, 429],
+  handle: async (c, { deps }) => {
     const batch = batchOf(await readJsonBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
     c.get('ingestTicket').records(batch.records.length);
     const events = validateRecords(SubmittedEventSchema, batch.records);
     return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202)), 202);
-  });
+  },
+});
 
-  app.get('/api/v1/events', guard(deps, net, '/api/v1/events', 'list_events', 'events:read'), async (c) => {
+const listEventsRoute = route({
+  method: 'get', path: '/api/v1/events', operationId: 'listEvents', summary: 'Events newest first, from the evidence index',
+  permission: 'events:read', audit: 'list_events', query: ListEventsQuery,
+  success: { status: 200, description: '`{events, nextCursor}`' }, errors: [400],
+  handle: async (c, { deps }) => {
     const q = parseOr400(ListEventsQuery, c.req.query(), 'query');
     const after = q.cursor !== undefined ? parseEventCursor(q.cursor) : undefined;
     if (q.cursor !== undefined && !after) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
@@ -58,5 +64,8 @@ export function eventRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): v
       ...(q.adapter ? { adapter: q.adapter } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), after);
     return storedJson(c, page);
-  });
-}
+  },
+});
+
+/** `POST /api/v1/events` (ingestor) and `GET /api/v1/events` (viewer); the list sees every write acknowledged before the request. */
+export const eventRoutes: readonly Route[] = [ingestEventsRoute, listEventsRoute];

@@ -1,4 +1,3 @@
-import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { decideIngestRaw } from '../../commands/ingest-raw.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
@@ -6,11 +5,16 @@ import { NORMALIZERS, logTypeProblem } from '../../normalizers/registry.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from '../../normalizers/types.js';
 import { batchOf } from '../batch.js';
 import { readJsonBody } from '../body.js';
-import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { guard } from '../guard.js';
 import { executeAudited, withDetections } from '../request-context.js';
+import { route, type Route } from '../route.js';
 import { admitIngest } from '../admission.js';
+
+/** Path of `POST /api/v1/ingest/{normalizer}`: the built-in normalizers (the handler names them when another is asked for). */
+export const IngestParams = v.object({ normalizer: v.picklist([...NORMALIZERS.keys()]) });
+
+/** One raw record as a normalizer takes it (each normalizer checks its own fields). */
+export const RawRecord = v.record(v.string(), v.unknown());
 
 /** Query of `POST /api/v1/ingest/{normalizer}`. */
 export const IngestQuery = v.strictObject({
@@ -37,9 +41,13 @@ function normalizeAll(normalizer: Normalizer, ctx: NormalizeContext, records: re
   return out;
 }
 
-/** `POST /api/v1/ingest/{normalizer}` (ingestor): raw records through a built-in normalizer. */
-export function ingestRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
-  app.post('/api/v1/ingest/:normalizer', guard(deps, net, '/api/v1/ingest/{normalizer}', 'ingest_raw', 'ingest'), admitIngest(deps.admission, deps.config.limits.bodyBytes), async (c) => {
+const ingestRawRoute = route({
+  method: 'post', path: '/api/v1/ingest/{normalizer}', operationId: 'ingestRaw',
+  summary: `Ingest raw records through a built-in normalizer (${[...NORMALIZERS.keys()].join(', ')}); all or nothing`,
+  permission: 'ingest', audit: 'ingest_raw', params: IngestParams, query: IngestQuery, body: { batch: RawRecord },
+  middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes)],
+  success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 413, 415, 429],
+  handle: async (c, { deps }) => {
     const name = c.req.param('normalizer');
     const normalizer = NORMALIZERS.get(name);
     if (!normalizer) throw new HttpError(400, 'unknown normalizer', [`normalizer: ${JSON.stringify(name.slice(0, 64))} is not one of ${[...NORMALIZERS.keys()].join(', ')}`]);
@@ -58,5 +66,8 @@ export function ingestRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): 
     const normalized = normalizeAll(normalizer, ctx, batch.records);
     const cmd = { normalizer: name, normalized, ...(q.logType !== undefined ? { logType: q.logType } : {}), ...(q.meshnet !== undefined ? { meshnet: q.meshnet } : {}) };
     return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 202)), 202);
-  });
-}
+  },
+});
+
+/** `POST /api/v1/ingest/{normalizer}` (ingestor): raw records through a built-in normalizer. */
+export const ingestRoutes: readonly Route[] = [ingestRawRoute];

@@ -1,4 +1,3 @@
-import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { stringify } from 'yaml';
 import { decideImportRules, decideSetRuleEnabled } from '../../commands/import-rules.js';
@@ -6,11 +5,14 @@ import { detectionPlan } from '../../detection/plan.js';
 import type { DetectionState, InstalledRule } from '../../projections/detection.js';
 import type { SourcesState } from '../../projections/sources.js';
 import { readBodyBytes } from '../body.js';
-import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
+import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { guard } from '../guard.js';
 import { executeAudited } from '../request-context.js';
 import { readJsonBody } from '../body.js';
+import { route, type Route } from '../route.js';
+
+/** Path of `/api/v1/rules/{id}`: a rule id (an unknown one is a 404). */
+export const RuleIdParams = v.object({ id: v.string() });
 
 /** Body of `PATCH /api/v1/rules/{id}`. */
 export const RulePatchBody = v.strictObject({ enabled: v.boolean(), reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(4096))) });
@@ -26,39 +28,71 @@ function summary(r: InstalledRule): Record<string, unknown> {
   };
 }
 
-/** Rule routes (`/api/v1/rules`) and the detection plan. */
-export function ruleRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy): void {
-  const rules = () => deps.writer.models.state<DetectionState>('detection').rules;
+/** The installed rules, as of every write acknowledged before the request. */
+async function rules(deps: AppDeps): Promise<DetectionState['rules']> {
+  await deps.readYourWrites();
+  return deps.reads.state<DetectionState>('detection').rules;
+}
 
-  app.post('/api/v1/rules', guard(deps, net, '/api/v1/rules', 'import_rules', 'rules:write'), async (c) => {
+const importRulesRoute = route({
+  method: 'post', path: '/api/v1/rules', operationId: 'importRules',
+  summary: 'Import Sigma rules: one rule, a multi-document stream or a collection (all or nothing)',
+  permission: 'rules:write', audit: 'import_rules', body: { yaml: 'Sigma rule YAML' },
+  success: { status: 201, description: '`{ruleIds}`' }, errors: [400, 413, 415],
+  handle: async (c, { deps }) => {
     const type = c.req.header('content-type') ?? '';
     if (!YAML_TYPES.test(type)) throw new HttpError(415, 'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)');
     const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
     const { result } = await executeAudited(c, deps, (m) => decideImportRules(m, text, 'api'), 201);
     return c.json(result, 201);
-  });
+  },
+});
 
-  app.get('/api/v1/rules', guard(deps, net, '/api/v1/rules', 'list_rules', 'rules:read'), (c) =>
-    c.json({ rules: [...rules().values()].map(summary) }));
+const listRulesRoute = route({
+  method: 'get', path: '/api/v1/rules', operationId: 'listRules', summary: 'Installed rules with author, level, state and source',
+  permission: 'rules:read', audit: 'list_rules',
+  success: { status: 200, description: '`{rules}`' }, errors: [],
+  handle: async (c, { deps }) =>
+    c.json({ rules: [...(await rules(deps)).values()].map(summary) }),
+});
 
-  app.get('/api/v1/rules/:id', guard(deps, net, '/api/v1/rules/{id}', 'read_rule', 'rules:read'), (c) => {
-    const rule = rules().get(c.req.param('id'));
+const readRuleRoute = route({
+  method: 'get', path: '/api/v1/rules/{id}', operationId: 'readRule', summary: 'One rule with its Sigma text',
+  permission: 'rules:read', audit: 'read_rule', params: RuleIdParams,
+  success: { status: 200, description: 'rule detail' }, errors: [404],
+  handle: async (c, { deps }) => {
+    const rule = (await rules(deps)).get(c.req.param('id'));
     if (!rule) throw new HttpError(404, `rule ${c.req.param('id').slice(0, 128)} is not installed`);
     const comp = rule.compiled;
     return c.json({
       ...summary(rule), description: comp.description ?? null, references: comp.references, falsepositives: comp.falsepositives, tags: comp.tags,
       ...(comp.kind === 'detection' ? { fields: comp.fields } : {}), ...(rule.importedBy ? { importedBy: rule.importedBy } : {}), text: stringify(rule.doc),
     });
-  });
+  },
+});
 
-  app.patch('/api/v1/rules/:id', guard(deps, net, '/api/v1/rules/{id}', 'set_rule_enabled', 'rules:write'), async (c) => {
+const setRuleEnabledRoute = route({
+  method: 'patch', path: '/api/v1/rules/{id}', operationId: 'setRuleEnabled', summary: 'Enable or disable a rule',
+  permission: 'rules:write', audit: 'set_rule_enabled', params: RuleIdParams, body: { json: RulePatchBody },
+  success: { status: 200, description: '`{id, enabled}`' }, errors: [400, 404, 415],
+  handle: async (c, { deps }) => {
     const body = parseOr400(RulePatchBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const { result } = await executeAudited(c, deps, (m) => decideSetRuleEnabled(m, c.req.param('id'), body.enabled, body.reason), 200);
     return c.json(result, 200);
-  });
+  },
+});
 
-  app.get('/api/v1/detection-plan', guard(deps, net, '/api/v1/detection-plan', 'read_detection_plan', 'plan:read'), (c) => {
-    const m = deps.writer.models;
+const readDetectionPlanRoute = route({
+  method: 'get', path: '/api/v1/detection-plan', operationId: 'readDetectionPlan',
+  summary: 'Which rules can fire: ready, degraded or blocked, with the missing capabilities and their fixes',
+  permission: 'plan:read', audit: 'read_detection_plan',
+  success: { status: 200, description: 'DetectionPlan' }, errors: [],
+  handle: async (c, { deps }) => {
+    await deps.readYourWrites();
+    const m = deps.reads;
     return c.json(detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), deps.now(), deps.config.detection.freshnessHours));
-  });
-}
+  },
+});
+
+/** Rule routes (`/api/v1/rules`) and the detection plan. */
+export const ruleRoutes: readonly Route[] = [importRulesRoute, listRulesRoute, readRuleRoute, setRuleEnabledRoute, readDetectionPlanRoute];

@@ -1,0 +1,29 @@
+import type { Hono, MiddlewareHandler } from 'hono';
+import type { AppDeps, AppEnv, NetPolicy } from './env.js';
+import { guard } from './guard.js';
+import { honoPath, isGuarded, type Route } from './route.js';
+import { coreRoutes } from './routes/core.js';
+import { eventRoutes } from './routes/events.js';
+import { ingestRoutes } from './routes/ingest.js';
+import { collectorRoutes } from './routes/collectors.js';
+import { ruleRoutes } from './routes/rules.js';
+import { alertRoutes } from './routes/alerts.js';
+
+/** Every operation of the instance, in registration and documentation order. */
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes];
+
+/**
+ * Registers every route of the table on `app`: the guard of its permission, route template and
+ * audit label (public routes have none), its own middleware, then its handler.
+ */
+export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy, routes: readonly Route[] = ROUTES): void {
+  for (const r of routes) {
+    const scope = { deps, net, route: r };
+    const handlers: MiddlewareHandler<AppEnv>[] = [
+      ...(isGuarded(r) ? [guard(deps, net, r.path, r.audit, r.permission)] : []),
+      ...(r.middleware?.(deps) ?? []),
+      async (c) => r.handle(c, scope),
+    ];
+    app.on(r.method.toUpperCase(), [honoPath(r.path)], ...handlers);
+  }
+}
