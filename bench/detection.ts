@@ -2,11 +2,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { decideImportRules } from '../src/commands/import-rules.js';
 import { decideIngestRaw } from '../src/commands/ingest-raw.js';
-import { openInstanceStore } from '../src/instance/open.js';
+import { DEFAULT_DETECTION, openInstanceStore } from '../src/instance/open.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { root, scratch } from './harness.js';
 import type { Figure } from './foundation.js';
 import { journalEntry, zeekConn } from './normalizers.js';
+import { detectIn } from '../src/alerting/detection-step.js';
 
 /** `n` detection rules: the SigmaHQ sample rules and the built-in pack's single-event rules, copied with new ids. */
 function rulePack(n: number): string {
@@ -37,8 +38,9 @@ export async function detectionBench(): Promise<Figure[]> {
     const t0 = performance.now();
     let alerts = 0;
     for (const normalized of batches) {
-      const out = await inst.writer.execute((m) => decideIngestRaw(m, { normalizer: 'mixed', normalized }), { now: '2026-11-22T10:00:00.000Z' });
-      alerts += out.derived.alerts.length;
+      const ctx = { now: '2026-11-22T10:00:00.000Z' };
+      const out = await inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
+      if (out.ok) alerts += out.result.detections.alerts.length;
     }
     const rate = 40_000 / ((performance.now() - t0) / 1000);
     if (n === 0) base = rate;

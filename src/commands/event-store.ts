@@ -2,7 +2,7 @@ import { openLmdbLog, type LmdbEventLog } from '../log/lmdb-log.js';
 import { openLmdbStore, type LmdbStore } from '../log/lmdb-store.js';
 import type { IndexProjection, Projection } from '../projections/types.js';
 import { createProjectionRuntime, type ProjectionRuntime } from '../projections/runtime.js';
-import { createWriter, type Augment, type Writer } from './writer.js';
+import { createWriter, type Writer } from './writer.js';
 
 /** An opened store: the log, its read models and the single writer. */
 export interface EventStore {
@@ -20,8 +20,6 @@ export interface EventStore {
 export interface EventStoreOptions {
   readonly projections: readonly Projection<unknown>[];
   readonly indexes: readonly IndexProjection[];
-  /** Evaluation of each batch's evidence (the instance's detections). */
-  readonly augment?: Augment;
   readonly checkpointEvery?: number;
   /** Called when a write's outcome is unknown (I/O failure): the process must stop. */
   readonly onFatal?: (err: Error) => void;
@@ -40,7 +38,7 @@ export async function openEventStore(path: string, opts: EventStoreOptions): Pro
       ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     });
     const folded = await runtime.start();
-    const writer = createWriter(log, runtime, opts.augment);
+    const writer = createWriter(log, runtime);
     let closed = false;
     return {
       store, log, runtime, writer, folded,

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { DetectionRecord, type AlertReviewed, type IncidentOpened } from '../events/detection-records.js';
-import { incidentIdOf } from '../detection/alert-facts.js';
+import { incidentIdOf } from '../alerting/alert-facts.js';
 import { ALERT_STATUSES, type AlertsState } from '../projections/alerts.js';
 import type { ReadModels } from '../projections/runtime.js';
 import { accept, reject, type CommandContext, type Decision } from './decision.js';

@@ -6,6 +6,7 @@ import { accessRecords } from './access-records.js';
 import { FORWARDING_HEADERS, clientAddress } from './client-address.js';
 import type { AppDeps, AppEnv, NetPolicy } from './env.js';
 import { HttpError, sendError } from './errors.js';
+import { detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
 
 /** The principal of loopback administration (`server.allowLoopbackAdmin`). */
 export const LOOPBACK_ADMIN: Principal = {
@@ -72,6 +73,6 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       return;
     }
     const records = c.get('auditRecords')(c.res.status);
-    await deps.writer.record(records, { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) });
+    await recordDetected(deps.writer, records, { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) }, detectionSettingsOf(deps.config));
   };
 }

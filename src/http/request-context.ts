@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
-import type { CommandContext, Decision } from '../commands/decision.js';
+import { detectIn, detectionSettingsOf, type Detections } from '../alerting/detection-step.js';
+import type { CommandContext, Decision, DomainEvent } from '../commands/decision.js';
+import type { Outcome } from '../commands/writer.js';
 import type { ReadModels } from '../projections/runtime.js';
-import type { Derived } from '../commands/writer.js';
 import type { AppDeps, AppEnv } from './env.js';
 import { STATUS_OF, fromRejection } from './errors.js';
 
@@ -12,18 +13,31 @@ export function commandContext(c: Context<AppEnv>, deps: AppDeps): CommandContex
 }
 
 /**
- * Executes a command for a request, committing the request's access event and audit record in
- * the same batch as the command's events (one durable commit), and returns the result or throws
- * the rejection as an HttpError. `durationMs` of such an audit record runs to the decision.
+ * Executes a command with the detection step (src/alerting/detection-step.ts): the decision's
+ * events and `facts` (the request's access and audit records, which depend on the decision) are
+ * one batch, the evidence it carries is evaluated, and all of it commits at once.
  */
-export async function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: ReadModels) => Decision<R>, successStatus: number): Promise<{ result: R; derived: Derived }> {
-  const outcome = await deps.writer.execute(decide, commandContext(c, deps), (d) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]));
+export function executeDetected<R>(deps: AppDeps, decide: (m: ReadModels) => Decision<R>, facts: (d: Decision<R>) => readonly DomainEvent[], ctx: CommandContext): Promise<Outcome<{ readonly result: R; readonly detections: Detections }>> {
+  return deps.writer.execute((m) => {
+    const decision = decide(m);
+    return detectIn(m, decision, facts(decision), ctx, detectionSettingsOf(deps.config));
+  }, ctx);
+}
+
+/**
+ * Executes a command for a request, committing the request's access event and audit record in
+ * the same batch as the command's events (one durable commit), and returns the result with what
+ * its evidence raised, or throws the rejection as an HttpError. `durationMs` of such an audit
+ * record runs to the decision.
+ */
+export async function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: ReadModels) => Decision<R>, successStatus: number): Promise<{ result: R; detections: Detections }> {
+  const outcome = await executeDetected(deps, decide, (d) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]), commandContext(c, deps));
   c.set('audited', true);
   if (!outcome.ok) throw fromRejection(outcome.rejection);
-  return { result: outcome.result, derived: outcome.derived };
+  return outcome.result;
 }
 
 /** An ingestion result with the alerts and incidents its evidence raised (spec 2.2). */
-export function withDetections<T extends { alerts: unknown[]; incidents: unknown[] }>(r: { result: T; derived: Derived }): T {
-  return { ...r.result, alerts: [...r.derived.alerts], incidents: [...r.derived.incidents] };
+export function withDetections<T extends { alerts: unknown[]; incidents: unknown[] }>(r: { result: T; detections: Detections }): T {
+  return { ...r.result, alerts: [...r.detections.alerts], incidents: [...r.detections.incidents] };
 }

@@ -1,6 +1,5 @@
 import { openEventStore, type EventStore } from '../commands/event-store.js';
-import { detectOn, type DetectionSettings } from '../detection/evaluate.js';
-import { eventsOf } from '../events/record-types.js';
+import type { DetectionSettings } from '../alerting/evaluate.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../projections/all.js';
 import { DEFAULT_GRAPH_LIMITS, type GraphLimits } from '../projections/graph.js';
 import type { ReadModels } from '../projections/runtime.js';
@@ -47,11 +46,9 @@ export function storeOptions(config: Config): OpenOptions {
 
 /** Opens the instance store at `path`: every read model, and detections on every batch's evidence. */
 export async function openInstanceStore(path: string, opts: OpenOptions = {}): Promise<InstanceStore> {
-  const settings = opts.detection ?? DEFAULT_DETECTION;
   const es = await openEventStore(path, {
     projections: HEAP_PROJECTIONS,
     indexes: INDEX_PROJECTIONS,
-    augment: (models, events, ctx) => detectOn(models, events.flatMap((e) => eventsOf(e.type, e.data)), ctx, settings),
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
   });

@@ -1,3 +1,5 @@
+import { recordDetected } from '../alerting/detection-step.js';
+import type { DetectionSettings } from '../alerting/evaluate.js';
 import type { Writer } from '../commands/writer.js';
 import { refusalRecords } from '../http/access-records.js';
 import type { RefusalLedger } from '../http/refusals.js';
@@ -11,10 +13,10 @@ export interface RefusalSummaries {
 }
 
 /** Appends the ledger's closed intervals as RequestsRefused records, checking a few times per interval. */
-export function startRefusalSummaries(ledger: RefusalLedger, writer: Writer, intervalSeconds: number, now: () => Date): RefusalSummaries {
+export function startRefusalSummaries(ledger: RefusalLedger, writer: Writer, intervalSeconds: number, now: () => Date, settings: DetectionSettings): RefusalSummaries {
   const flush = async (all = false): Promise<void> => {
     const records = refusalRecords(ledger.drain(now(), all));
-    if (records.length > 0) await writer.record(records, { now: now().toISOString() });
+    if (records.length > 0) await recordDetected(writer, records, { now: now().toISOString() }, settings);
   };
   const timer = setInterval(() => void flush().catch(() => undefined), Math.min(5000, intervalSeconds * 250));
   timer.unref();

@@ -13,6 +13,7 @@ import { createIngestAdmission } from '../http/admission.js';
 import { createRefusalLedger } from '../http/refusals.js';
 import { startRefusalSummaries } from './refusal-summaries.js';
 import { readYourWritesOf } from '../http/read-consistency.js';
+import { detectionSettingsOf } from '../alerting/detection-step.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -46,7 +47,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   }
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const refusals = createRefusalLedger(config.limits);
-  const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date());
+  const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
   const app = createApp({
     writer: instance.writer,
     registry,

@@ -32,17 +32,6 @@ export function activeRuleSet(s: DetectionState): RuleSet {
   return s.ruleSet;
 }
 
-/**
- * Correlation windows a decision computed, by the DetectionHitsRecorded data it recorded: `to` is exactly what
- * folding those hits into `from` gives, so the fold may reuse it instead of computing it twice.
- */
-const decidedWindows = new WeakMap<object, { from: CorrelationState; to: CorrelationState; rules: RuleSet }>();
-
-/** Remembers the windows a decision computed with `rules` for the hits it records (see `decidedWindows`). */
-export function rememberDecidedWindows(hits: DetectionHitsRecorded, from: CorrelationState, to: CorrelationState, rules: RuleSet): void {
-  decidedWindows.set(hits, { from, to, rules });
-}
-
 /** Hits as recorded, turned back into correlation input: the recorded fields stand in for the event. */
 export function hitsFromRecord(data: DetectionHitsRecorded): RuleHit[] {
   return data.hits.map((h) => ({
@@ -82,14 +71,9 @@ export const detectionProjection = instanceProjection<DetectionState>({
         if (rule) { rule.enabled = d.enabled; s.ruleSet = undefined; }
         return s;
       }
-      case 'DetectionHitsRecorded': {
-        // The decision that wrote these hits already computed the next windows from this very state;
-        // reuse it (a pure function's memo), else (replay, restart, a legacy DetectionHits) compute it.
-        const memo = decidedWindows.get(record.data);
-        const rules = activeRuleSet(s);
-        s.correlation = memo && memo.from === s.correlation && memo.rules === rules ? memo.to : rules.correlate(s.correlation, hitsFromRecord(record.data)).state;
+      case 'DetectionHitsRecorded':
+        s.correlation = activeRuleSet(s).correlate(s.correlation, hitsFromRecord(record.data)).state;
         return s;
-      }
       default:
         return s;
     }

@@ -13,6 +13,7 @@ import { createIngestAdmission } from '../../src/http/admission.js';
 import { refusalRecords } from '../../src/http/access-records.js';
 import { createRefusalLedger, type RefusalLedger } from '../../src/http/refusals.js';
 import { readYourWritesOf } from '../../src/http/read-consistency.js';
+import { detectionSettingsOf, recordDetected } from '../../src/alerting/detection-step.js';
 
 /** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
 export interface TestInstance {
@@ -81,7 +82,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     tokens, dir: dir.path, credentialsFile, config, refusals,
     async flushRefusals() {
       const records = refusalRecords(refusals.drain(now, true));
-      if (records.length > 0) await inst.writer.record(records, { now: now.toISOString() });
+      if (records.length > 0) await recordDetected(inst.writer, records, { now: now.toISOString() }, detectionSettingsOf(config));
     },
     setNow: (iso) => { now = new Date(iso); },
     setPeer: (p) => { peer = p; },

@@ -6,12 +6,13 @@ import type { DetectionHitsRecorded } from '../../src/events/detection-records.j
 import { INSTANCE_EVENTS } from '../../src/events/union.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
-import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
+import { DEFAULT_DETECTION, openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
 import type { NewRecord } from '../../src/log/record.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { detectionProjection, type DetectionState } from '../../src/projections/detection.js';
 import { schemaIssues } from '../helpers/stored-events.js';
 import { tempDir } from '../helpers/temp.js';
+import { detectIn } from '../../src/alerting/detection-step.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -44,7 +45,8 @@ describe('a log with legacy DetectionHits records', () => {
       await installBuiltinRules(current.writer, '2026-11-22T09:00:00Z');
       for (let batch = 0; batch < 4; batch++) {
         const events = [0, 1, 2].map((i) => failure(batch * 3 + i, i === 2 ? '203.0.113.2' : '203.0.113.1', batch * 10 + i));
-        const outcome = await current.writer.execute((m) => decideIngestEvents(m, events), { now: `2026-11-22T11:00:0${batch}Z` });
+        const ctx = { now: `2026-11-22T11:00:0${batch}Z` };
+        const outcome = await current.writer.execute((m) => detectIn(m, decideIngestEvents(m, events), [], ctx, DEFAULT_DETECTION), ctx);
         assert.ok(outcome.ok);
       }
       const written = [...current.log.read(1)];

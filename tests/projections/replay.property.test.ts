@@ -5,13 +5,14 @@ import { Packr } from 'msgpackr';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import { accessRecords } from '../../src/http/access-records.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
+import { DEFAULT_DETECTION, openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
+import { detectIn, recordDetected } from '../../src/alerting/detection-step.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
 import { tempDir } from '../helpers/temp.js';
 import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
 import { decidePromoteIncident, decideReviewAlert } from '../../src/commands/review-alert.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
-import { detectionPlan } from '../../src/detection/plan.js';
+import { detectionPlan } from '../../src/alerting/plan.js';
 import type { DetectionState } from '../../src/projections/detection.js';
 import type { SourcesState } from '../../src/projections/sources.js';
 
@@ -77,7 +78,7 @@ describe('read models', () => {
           const ctx = { now: `2026-11-22T11:00:${String(i++ % 60).padStart(2, '0')}Z` };
           const actor = { id: 'prop-analyst', authentication: 'bearer' };
           const alertIds = () => [...inst.runtime.state<AlertsState>('alerts').alerts.keys()];
-          if (c.kind === 'ingest') await inst.writer.execute((m) => decideIngestEvents(m, c.events), ctx);
+          if (c.kind === 'ingest') await inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, c.events), [], ctx, DEFAULT_DETECTION), ctx);
           else if (c.kind === 'review') {
             const ids = alertIds();
             if (ids.length > 0) await inst.writer.execute((m) => decideReviewAlert(m, ids[c.pick % ids.length]!, { status: c.status, reason: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
@@ -85,7 +86,7 @@ describe('read models', () => {
             const ids = alertIds();
             if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(m, { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
           }
-          else await inst.writer.record(accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx);
+          else await recordDetected(inst.writer, accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx, DEFAULT_DETECTION);
         }));
         const live = await dump(inst);
         await inst.close();

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { stringify } from 'yaml';
 import { decideImportRules, decideSetRuleEnabled } from '../../commands/import-rules.js';
-import { detectionPlan } from '../../detection/plan.js';
+import { detectionPlan } from '../../alerting/plan.js';
 import type { DetectionState, InstalledRule } from '../../projections/detection.js';
 import type { SourcesState } from '../../projections/sources.js';
 import { readBodyBytes } from '../body.js';

@@ -4,16 +4,16 @@ import {
 } from '../events/detection-records.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { alertKey, type AlertsState } from '../projections/alerts.js';
-import { activeRuleSet, hitsFromRecord, rememberDecidedWindows, type DetectionState } from '../projections/detection.js';
+import { activeRuleSet, hitsFromRecord, type DetectionState } from '../projections/detection.js';
 import { lookupEvent } from '../projections/evidence.js';
 import type { ReadModels } from '../projections/runtime.js';
 import { epochMillisOf } from '../normalizers/time.js';
 import { affectedSystems, alertIdOf, confidenceOf, correlationReason, evidenceOf } from './alert-facts.js';
-import type { CorrelationFire, RuleHit } from './correlate.js';
-import type { RuleMatch } from './engine.js';
+import type { CorrelationFire, RuleHit } from '../detection/correlate.js';
+import type { RuleMatch } from '../detection/engine.js';
 import { correlateIncidents, type IncidentSettings } from './incident-correlation.js';
-import { eventFieldValue } from './logsources.js';
-import type { CompiledCorrelation, MatchDetail } from './types.js';
+import { eventFieldValue } from '../detection/logsources.js';
+import type { CompiledCorrelation, MatchDetail } from '../detection/types.js';
 
 /** An alert raised or updated by one evaluation, as the ingestion result lists it. */
 export interface AlertSummary {
@@ -40,6 +40,24 @@ export interface DetectionOutcome {
 /** Settings of detection (from the instance config). */
 export interface DetectionSettings extends IncidentSettings {}
 
+/** The state alerting reads: rules and correlation windows, alerts and incidents, stored evidence. */
+export interface AlertingState {
+  readonly detection: DetectionState;
+  readonly alerts: AlertsState;
+  /** A stored event by id (evidence of earlier batches, for correlations that span batches). */
+  readonly storedEvent: (id: string) => NormalizedEvent | undefined;
+}
+
+/** The alerting slice of the write side's models. */
+export function alertingStateOf(models: ReadModels): AlertingState {
+  const decoded = new Map<number, readonly NormalizedEvent[]>();
+  return {
+    detection: models.state<DetectionState>('detection'),
+    alerts: models.state<AlertsState>('alerts'),
+    storedEvent: (id) => lookupEvent(models, id, decoded),
+  };
+}
+
 const isoOfMs = (ms: number, fallback: string) => (Number.isFinite(ms) ? new Date(ms).toISOString() : fallback);
 
 function recordHits(hits: readonly RuleHit[], fieldsOf: (id: string) => readonly string[]): RecordedHit[] {
@@ -56,11 +74,11 @@ function recordHits(hits: readonly RuleHit[], fieldsOf: (id: string) => readonly
 /**
  * Evaluates evidence against the enabled rules: detections per event, correlations over the
  * recorded hits, alerts raised or grown (no alert storms: one open alert per rule and group),
- * and incidents correlated from alerts that share affected systems. Pure: reads the read models
- * and returns events; the rules never run again on replay.
+ * and incidents correlated from alerts that share affected systems. Pure: the state comes in, the
+ * events to append go out (the hits are recorded, so the rules never run again on replay).
  */
-export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[], ctx: CommandContext, settings: DetectionSettings): DetectionOutcome {
-  const det = models.state<DetectionState>('detection');
+export function evaluateEvidence(state: AlertingState, evidence: readonly NormalizedEvent[], ctx: CommandContext, settings: DetectionSettings): DetectionOutcome {
+  const det = state.detection;
   if (evidence.length === 0 || det.rules.size === 0) return { events: [], alerts: [], incidents: [] };
   const rs = activeRuleSet(det);
   const { matches, hits } = rs.matchEvents(evidence);
@@ -68,15 +86,12 @@ export function detectOn(models: ReadModels, evidence: readonly NormalizedEvent[
   if (hits.length > 0) {
     const recorded: DetectionHitsRecorded = { hits: recordHits(hits, rs.hitFields) };
     events.push({ type: DetectionRecord.DetectionHitsRecorded, data: recorded });
-    const next = rs.correlate(det.correlation, hitsFromRecord(recorded));
-    rememberDecidedWindows(recorded, det.correlation, next.state, rs);
-    matches.push(...next.matches);
+    matches.push(...rs.correlate(det.correlation, hitsFromRecord(recorded)).matches);
   }
   if (matches.length === 0) return { events, alerts: [], incidents: [] };
   const byId = new Map(evidence.map((e) => [e.id, e]));
-  const decoded = new Map<number, readonly NormalizedEvent[]>();
-  const find = (id: string) => byId.get(id) ?? lookupEvent(models, id, decoded);
-  const alertsState = models.state<AlertsState>('alerts');
+  const find = (id: string) => byId.get(id) ?? state.storedEvent(id);
+  const alertsState = state.alerts;
   // Alerts raised by this evaluation, by rule and group key (later matches of the batch join them).
   const raisedHere = new Map<string, AlertRaised>();
   const raisedIds = new Set<string>();

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { CorrelationReason, EvidenceRef } from '../events/detection-records.js';
-import type { CorrelationFire } from './correlate.js';
-import type { CompiledCorrelation, CompiledSigma } from './types.js';
+import type { CorrelationFire } from '../detection/correlate.js';
+import type { CompiledCorrelation, CompiledSigma } from '../detection/types.js';
 
 /** Entity kinds that name an affected system (hosts, mesh nodes, addresses). */
 const SYSTEM_KINDS = ['host:', 'node:', 'ip:'];
