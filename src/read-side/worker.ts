@@ -28,7 +28,11 @@ const log = {
   head: () => logMeta.get('head') ?? { seq: 0 },
 };
 
+// Ready before the (possibly long) restore of the graph, so the writer's thread does not wait for
+// it: reads wait for the read side through the applied seq instead.
+post({ kind: 'ready', applied: 0 });
 const fold = openReadFold(data.storePath, log, readProjections(data.graph), data.checkpointEvery ? { checkpointEvery: data.checkpointEvery } : {});
+post({ kind: 'applied', seq: fold.applied() });
 let target = log.head().seq;
 let scheduled = false;
 let closing = false;
@@ -97,5 +101,4 @@ port.on('message', (m: ToReadWorker) => {
   }
 });
 
-post({ kind: 'ready', applied: fold.applied() });
 schedule();
