@@ -139,7 +139,8 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
   return instanceProjection<GraphState>({
     name: 'graph',
     version: 3,
-    initial: () => emptyGraph(limits, new Map()),
+    // Adjacency is built on the first query that needs it (folding keeps it current from then on).
+    initial: () => emptyGraph(limits, undefined),
     evolve(g, record) {
       if (record.type === 'CollectorSubmissionAccepted') foldCollectorFacts(g, record.data, record.at);
       for (const e of eventsCarried(record)) {
