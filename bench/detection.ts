@@ -8,6 +8,7 @@ import { root, scratch } from './harness.js';
 import type { Figure } from './foundation.js';
 import { journalEntry, zeekConn } from './normalizers.js';
 import { detectIn } from '../src/alerting/detection-step.js';
+import { detectionSlice } from '../src/commands/slices.js';
 
 /** `n` detection rules: the SigmaHQ sample rules and the built-in pack's single-event rules, copied with new ids. */
 function rulePack(n: number): string {
@@ -24,7 +25,7 @@ export async function detectionBench(): Promise<Figure[]> {
   for (const n of [0, 100, 1000]) {
     const inst = await openInstanceStore(join(scratch(`detect-${n}`), 'store'));
     if (n > 0) {
-      const r = await inst.writer.execute((m) => decideImportRules(m, rulePack(n), 'api'), { now: '2026-11-22T09:00:00.000Z' });
+      const r = await inst.writer.execute((m) => decideImportRules(detectionSlice(m), rulePack(n), 'api'), { now: '2026-11-22T09:00:00.000Z' });
       if (!r.ok) throw new Error(`bench rules do not import: ${r.rejection.message} ${r.rejection.issues?.slice(0, 3).join('; ')}`);
     }
     const zeek = NORMALIZERS.get('network-monitor')!;

@@ -1,8 +1,7 @@
 import { keyFingerprint } from '../collector-protocol/ed25519.js';
 import { encodeBase64 } from '../collector-protocol/strict-base64.js';
 import { RecordType } from '../events/record-types.js';
-import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
-import type { ReadModels } from '../projections/runtime.js';
+import type { CollectorsState } from '../projections/collectors.js';
 import type { CollectorEnrolled, CollectorEnrollmentRejected, CollectorEnrollmentTokenIssued, EnrollmentRejectionReason } from './collector-records.js';
 import { refusalEvent } from './collector-rejection.js';
 import { accept, reject, type Decision, type RejectionKind } from './decision.js';
@@ -66,8 +65,7 @@ function refuse(cmd: Enroll, reason: EnrollmentRejectionReason, message: string)
  * the key must be new to this collector. The token is consumed by the first valid use (the single
  * writer decides one command at a time). A new epoch begins: new key, sequence restarts at 1.
  */
-export function decideEnroll(models: ReadModels, cmd: Enroll): Decision<Enrollment> {
-  const s = models.state<CollectorsState>(COLLECTORS);
+export function decideEnroll(s: CollectorsState, cmd: Enroll): Decision<Enrollment> {
   const tokenId = s.tokenByHash.get(cmd.tokenHash);
   const token = tokenId === undefined ? undefined : s.tokens.get(tokenId);
   if (!token) return refuse(cmd, 'unknown_token', 'unknown enrollment token');

@@ -4,8 +4,7 @@ import { verify } from '../collector-protocol/ed25519.js';
 import { encodeBase64 } from '../collector-protocol/strict-base64.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { RecordType } from '../events/record-types.js';
-import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
-import type { ReadModels } from '../projections/runtime.js';
+import type { SubmissionState } from './slices.js';
 import { categoryOf, outcomeOf } from './collector-categories.js';
 import type { CollectorSubmissionAccepted, CollectorSubmissionRejected, SubmissionRejectionReason, SubmissionResult } from './collector-records.js';
 import { refusalEvent, type RefusalFacts } from './collector-rejection.js';
@@ -75,7 +74,7 @@ export function factCounts(facts: readonly Fact[]): { entities: number; relation
  * accepted envelope answers its original result and records nothing. Accepted events already
  * stored (by id, same content) are not stored again; an id reused with other content is refused.
  */
-export function decideSubmission(models: ReadModels, cmd: SubmitEnvelope): Decision<SubmissionResult> {
+export function decideSubmission(state: SubmissionState, cmd: SubmitEnvelope): Decision<SubmissionResult> {
   const { opened } = cmd;
   if (!opened.ok) {
     const who = opened.collectorId !== undefined ? { collectorId: opened.collectorId } : {};
@@ -86,7 +85,7 @@ export function decideSubmission(models: ReadModels, cmd: SubmitEnvelope): Decis
   if (cmd.boundCollectorId !== undefined && cmd.boundCollectorId !== payload.collectorId) {
     return refuse(cmd, 'collector_mismatch', `this credential is bound to another collector than ${payload.collectorId}`, id);
   }
-  const collector = models.state<CollectorsState>(COLLECTORS).collectors.get(payload.collectorId);
+  const collector = state.collectors.collectors.get(payload.collectorId);
   if (!collector) return refuse(cmd, 'unknown_collector', `collector ${payload.collectorId} is not enrolled`, id);
   if (!verify(opened.envelope.signature, opened.envelope.signedBytes, Buffer.from(collector.publicKey, 'base64'))) {
     return refuse(cmd, 'bad_signature', 'the signature does not verify under the key of the collector\'s current enrollment', id);
@@ -105,7 +104,7 @@ export function decideSubmission(models: ReadModels, cmd: SubmitEnvelope): Decis
       break;
   }
   const events = payload.events.map((e) => toNormalizedEvent(e, payload.collectorId));
-  const { fresh, conflicts } = newEvents(models, events);
+  const { fresh, conflicts } = newEvents(state.evidence, events);
   if (conflicts.length > 0) {
     return refuse(cmd, 'malformed', 'event ids already stored with different content', { ...id, issues: [...new Set(conflicts)].slice(0, 20).map((c) => `events: id ${JSON.stringify(c)} already stored with different content`) });
   }

@@ -5,7 +5,6 @@ import { parseSigmaText } from '../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../detection/types.js';
 import { DetectionRecord, type RuleEnabledChanged, type RuleSource, type RulesImported } from '../events/detection-records.js';
 import type { DetectionState } from '../projections/detection.js';
-import type { ReadModels } from '../projections/runtime.js';
 import { accept, reject, type Decision } from './decision.js';
 
 /** Ids of the rules an import installed. */
@@ -18,7 +17,7 @@ export interface ImportResult {
  * compile and every correlation reference must name a rule of the import or an installed one, or
  * nothing is installed and each problem is named. The full text is kept in the log.
  */
-export function decideImportRules(models: ReadModels, text: string, source: RuleSource, packVersion?: string): Decision<ImportResult> {
+export function decideImportRules(detection: DetectionState, text: string, source: RuleSource, packVersion?: string): Decision<ImportResult> {
   const parsed = parseSigmaText(text);
   if (!parsed.ok) return reject('invalid', 'invalid Sigma YAML', { issues: [parsed.error] });
   if (parsed.docs.length === 0) return reject('invalid', 'no rule in the body');
@@ -33,7 +32,7 @@ export function decideImportRules(models: ReadModels, text: string, source: Rule
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
   if (dup) issues.push(`rule id ${dup} appears twice in the import`);
   if (issues.length > 0) return reject('invalid', 'invalid rules: nothing was imported', { issues });
-  const installed = models.state<DetectionState>('detection').rules;
+  const installed = detection.rules;
   const combined = new Map([...installed.values()].map((r) => [r.id, r.compiled]));
   for (const c of compiled) combined.set(c.id, c.rule);
   const unresolved = createRuleSet([...combined.values()]).unresolved.filter((u) => ids.includes(u.correlationId));
@@ -45,8 +44,8 @@ export function decideImportRules(models: ReadModels, text: string, source: Rule
 }
 
 /** Decides switching a rule on or off. */
-export function decideSetRuleEnabled(models: ReadModels, ruleId: string, enabled: boolean, reason?: string): Decision<{ id: string; enabled: boolean }> {
-  const rule = models.state<DetectionState>('detection').rules.get(ruleId);
+export function decideSetRuleEnabled(detection: DetectionState, ruleId: string, enabled: boolean, reason?: string): Decision<{ id: string; enabled: boolean }> {
+  const rule = detection.rules.get(ruleId);
   if (!rule) return reject('not_found', `rule ${ruleId} is not installed`);
   const data: RuleEnabledChanged = { ruleId, enabled, ...(reason !== undefined ? { reason } : {}) };
   return accept([{ type: DetectionRecord.RuleEnabledChanged, data }], { id: ruleId, enabled });

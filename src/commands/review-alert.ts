@@ -2,7 +2,6 @@ import * as v from 'valibot';
 import { DetectionRecord, type AlertReviewed, type IncidentOpened } from '../events/detection-records.js';
 import { incidentIdOf } from '../alerting/alert-facts.js';
 import { ALERT_STATUSES, type AlertsState } from '../projections/alerts.js';
-import type { ReadModels } from '../projections/runtime.js';
 import { accept, reject, type CommandContext, type Decision } from './decision.js';
 
 const Reason = v.pipe(v.string(), v.trim(), v.minLength(1, 'a reason is required'), v.maxLength(4096));
@@ -21,8 +20,8 @@ export const PromoteIncidentBody = v.strictObject({
  * Decides an alert review: any status may follow any other (spec 3.1); every review is kept in the
  * history with the authenticated principal and how it authenticated, taken from the context.
  */
-export function decideReviewAlert(models: ReadModels, alertId: string, body: v.InferOutput<typeof ReviewAlertBody>, ctx: CommandContext): Decision<{ id: string; status: string }> {
-  const alert = models.state<AlertsState>('alerts').alerts.get(alertId);
+export function decideReviewAlert(alerts: AlertsState, alertId: string, body: v.InferOutput<typeof ReviewAlertBody>, ctx: CommandContext): Decision<{ id: string; status: string }> {
+  const alert = alerts.alerts.get(alertId);
   if (!alert) return reject('not_found', `alert ${alertId} does not exist`);
   if (!ctx.actor) return reject('unauthenticated', 'a review needs an authenticated principal');
   const data: AlertReviewed = { alertId, from: alert.status, to: body.status, reason: body.reason, principal: ctx.actor.id, authentication: ctx.actor.authentication };
@@ -30,8 +29,7 @@ export function decideReviewAlert(models: ReadModels, alertId: string, body: v.I
 }
 
 /** Decides promoting alerts to an incident; every alert must exist. */
-export function decidePromoteIncident(models: ReadModels, body: v.InferOutput<typeof PromoteIncidentBody>, ctx: CommandContext): Decision<{ id: string; title: string; alertIds: string[] }> {
-  const alerts = models.state<AlertsState>('alerts');
+export function decidePromoteIncident(alerts: AlertsState, body: v.InferOutput<typeof PromoteIncidentBody>, ctx: CommandContext): Decision<{ id: string; title: string; alertIds: string[] }> {
   const ids = [...new Set(body.alertIds)];
   const missing = ids.filter((id) => !alerts.alerts.has(id));
   if (missing.length > 0) return reject('invalid', 'unknown alerts', { issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`) });

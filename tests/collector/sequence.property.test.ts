@@ -10,6 +10,7 @@ import { collectorsProjection, type CollectorsState } from '../../src/projection
 import type { ReadModels } from '../../src/projections/runtime.js';
 import type { LogRecord } from '../../src/log/record.js';
 import { envelopeText, makePayload } from './helpers.js';
+import { submissionSlice } from '../../src/commands/slices.js';
 
 /** Read models holding only the collectors state (no stored evidence). */
 function modelsOver(state: CollectorsState): ReadModels {
@@ -52,7 +53,7 @@ describe('collector sequence state machine', () => {
         const payload = makePayload('c1', sequence, 1, `v${s.variant}-s${sequence}`);
         const opened = openEnvelope(Buffer.from(envelopeText(payload, s.forged ? forger : key)));
         const want = reference(accepted, sequence, s.variant, s.forged);
-        const d = decideSubmission(modelsOver(state), { opened, requestId: `r${i}`, at: '2026-11-22T10:00:00.000Z', sourceAddress: '127.0.0.1' });
+        const d = decideSubmission(submissionSlice(modelsOver(state)), { opened, requestId: `r${i}`, at: '2026-11-22T10:00:00.000Z', sourceAddress: '127.0.0.1' });
         if (want.kind === 'refused') {
           assert.equal(d.ok, false);
           if (d.ok) return;

@@ -1,3 +1,4 @@
+import { submissionSlice } from '../../src/commands/slices.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
@@ -44,7 +45,7 @@ const refusedFor = (reason: CollectorSubmissionRejected['reason'], collectorId: 
 };
 
 const enrolled = [enrollmentTokenIssued(), collectorEnrolled('web-01', key1.publicKey, 1)];
-const submission = spec(decideSubmission);
+const submission = spec((m, c: SubmitEnvelope) => decideSubmission(submissionSlice(m), c));
 
 describe('decideSubmission', () => {
   it('accepts the next sequence: its facts, its events as collector evidence, and the submission result', () => {

@@ -4,6 +4,7 @@ import { decideImportRules, decideSetRuleEnabled } from '../../src/commands/impo
 import type { RuleSource } from '../../src/events/detection-records.js';
 import { spec } from '../helpers/decider-spec.js';
 import { dnsRule, ruleEnabledChanged, rulesImported } from '../helpers/event-fixtures.js';
+import { detectionSlice } from '../../src/commands/slices.js';
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000001';
 const B = 'aaaaaaaa-0000-4000-8000-000000000002';
@@ -24,7 +25,7 @@ level: high
 `;
 
 type Import = { text: string; source?: RuleSource; packVersion?: string };
-const importRules = spec((m, c: Import) => decideImportRules(m, c.text, c.source ?? 'api', c.packVersion));
+const importRules = spec((m, c: Import) => decideImportRules(detectionSlice(m), c.text, c.source ?? 'api', c.packVersion));
 
 describe('decideImportRules', () => {
   it('installs every document of a multi-document import and keeps the full text', () => {
@@ -72,7 +73,7 @@ describe('decideImportRules', () => {
 });
 
 type Switch = { ruleId: string; enabled: boolean; reason?: string };
-const setEnabled = spec((m, c: Switch) => decideSetRuleEnabled(m, c.ruleId, c.enabled, c.reason));
+const setEnabled = spec((m, c: Switch) => decideSetRuleEnabled(detectionSlice(m), c.ruleId, c.enabled, c.reason));
 
 describe('decideSetRuleEnabled', () => {
   it('switches an installed rule off, with the reason', () => {

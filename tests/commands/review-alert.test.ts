@@ -6,12 +6,13 @@ import { eventOf } from '../../src/events/union.js';
 import { incidentIdOf } from '../../src/alerting/alert-facts.js';
 import { spec } from '../helpers/decider-spec.js';
 import { alertRaised, alertReviewed, incidentOpened } from '../helpers/event-fixtures.js';
+import { alertsSlice } from '../../src/commands/slices.js';
 
 const NOW = '2026-11-22T12:00:00.000Z';
 const analyst: CommandContext = { now: NOW, actor: { id: 'analyst-user', authentication: 'bearer' } };
 type Status = 'open' | 'in_review' | 'dismissed';
 type Review = { alertId: string; status: Status; reason: string; ctx?: CommandContext };
-const review = spec((m, c: Review) => decideReviewAlert(m, c.alertId, { status: c.status, reason: c.reason }, c.ctx ?? analyst));
+const review = spec((m, c: Review) => decideReviewAlert(alertsSlice(m), c.alertId, { status: c.status, reason: c.reason }, c.ctx ?? analyst));
 
 const reviewed = (from: Status, to: Status, reason: string) =>
   eventOf('AlertReviewed', { alertId: 'alr_1', from, to, reason, principal: 'analyst-user', authentication: 'bearer' });
@@ -41,7 +42,7 @@ describe('decideReviewAlert', () => {
 });
 
 type Promote = { alertIds: string[]; title?: string; ctx?: CommandContext };
-const promote = spec((m, c: Promote) => decidePromoteIncident(m, { alertIds: c.alertIds, title: c.title ?? 'Same actor', reason: 'one campaign' }, c.ctx ?? analyst));
+const promote = spec((m, c: Promote) => decidePromoteIncident(alertsSlice(m), { alertIds: c.alertIds, title: c.title ?? 'Same actor', reason: 'one campaign' }, c.ctx ?? analyst));
 const promotedId = (ids: string[]) => incidentIdOf(`promoted\0${ids.join(',')}\0${NOW}`);
 
 describe('decidePromoteIncident', () => {

@@ -15,6 +15,7 @@ import type { AlertsState } from '../../src/projections/alerts.js';
 import { detectionPlan } from '../../src/alerting/plan.js';
 import type { DetectionState } from '../../src/projections/detection.js';
 import type { SourcesState } from '../../src/projections/sources.js';
+import { alertsSlice } from '../../src/commands/slices.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -81,10 +82,10 @@ describe('read models', () => {
           if (c.kind === 'ingest') await inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, c.events), [], ctx, DEFAULT_DETECTION), ctx);
           else if (c.kind === 'review') {
             const ids = alertIds();
-            if (ids.length > 0) await inst.writer.execute((m) => decideReviewAlert(m, ids[c.pick % ids.length]!, { status: c.status, reason: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
+            if (ids.length > 0) await inst.writer.execute((m) => decideReviewAlert(alertsSlice(m), ids[c.pick % ids.length]!, { status: c.status, reason: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
           } else if (c.kind === 'promote') {
             const ids = alertIds();
-            if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(m, { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
+            if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(alertsSlice(m), { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
           }
           else await recordDetected(inst.writer, accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx, DEFAULT_DETECTION);
         }));

@@ -10,6 +10,7 @@ import { QueryLimit, canonicalIso } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
+import { alertsSlice } from '../../commands/slices.js';
 
 /** Query of `GET /api/v1/alerts`. */
 export const ListAlertsQuery = v.strictObject({
@@ -73,7 +74,7 @@ const reviewAlertRoute = route({
   handle: async (c, { deps }) => {
     const body = parseOr400(ReviewAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideReviewAlert(m, c.req.param('alertId'), body, ctx), 200);
+    const { result } = await executeAudited(c, deps, (m) => decideReviewAlert(alertsSlice(m), c.req.param('alertId'), body, ctx), 200);
     return c.json(result, 200);
   },
 });
@@ -95,7 +96,7 @@ const promoteIncidentRoute = route({
   handle: async (c, { deps }) => {
     const body = parseOr400(PromoteIncidentBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decidePromoteIncident(m, body, ctx), 201);
+    const { result } = await executeAudited(c, deps, (m) => decidePromoteIncident(alertsSlice(m), body, ctx), 201);
     return c.json(result, 201);
   },
 });

@@ -19,6 +19,7 @@ import { commandContext, executeDetected, executeAudited } from '../request-cont
 import { route, type Route, type RouteScope } from '../route.js';
 import { admitIngest } from '../admission.js';
 import { detectionSettingsOf, recordDetected } from '../../alerting/detection-step.js';
+import { collectorsSlice, submissionSlice } from '../../commands/slices.js';
 
 /** Prefix of enrollment tokens, so secret scanners can recognise a leaked one. */
 export const ENROLLMENT_TOKEN_PREFIX = 'vce_';
@@ -59,7 +60,7 @@ async function enroll(c: Context<AppEnv>, scope: RouteScope): Promise<Response> 
     if (!key.ok) throw new HttpError(400, 'invalid enrollment', [`publicKey: ${key.error}`]);
     const cmd = { collectorId: body.collectorId, tokenHash: hashToken(body.enrollmentToken), publicKey: key.key, requestId: c.get('requestId'), at: ctx.now, sourceAddress: c.get('sourceAddress') };
     decided = true;
-    const outcome = await executeDetected(deps, (m) => decideEnroll(m, cmd), (d) => audit(d.ok ? 201 : STATUS_OF[d.rejection.kind]), ctx);
+    const outcome = await executeDetected(deps, (m) => decideEnroll(collectorsSlice(m), cmd), (d) => audit(d.ok ? 201 : STATUS_OF[d.rejection.kind]), ctx);
     if (!outcome.ok) throw fromRejection(outcome.rejection);
     return c.json(outcome.result.result, 201);
   } catch (err) {
@@ -108,7 +109,7 @@ const submitCollectorEnvelopeRoute = route({
       opened, principal: p.id, requestId: c.get('requestId'), at: deps.now().toISOString(), sourceAddress: c.get('sourceAddress'),
       ...(p.collectorId !== undefined ? { boundCollectorId: p.collectorId } : {}),
     };
-    const { result } = await executeAudited(c, deps, (m) => decideSubmission(m, cmd), 202);
+    const { result } = await executeAudited(c, deps, (m) => decideSubmission(submissionSlice(m), cmd), 202);
     return c.json(result, 202);
   },
 });

@@ -10,6 +10,7 @@ import { HttpError, parseOr400 } from '../errors.js';
 import { executeAudited } from '../request-context.js';
 import { readJsonBody } from '../body.js';
 import { route, type Route } from '../route.js';
+import { detectionSlice } from '../../commands/slices.js';
 
 /** Path of `/api/v1/rules/{id}`: a rule id (an unknown one is a 404). */
 export const RuleIdParams = v.object({ id: v.string() });
@@ -43,7 +44,7 @@ const importRulesRoute = route({
     const type = c.req.header('content-type') ?? '';
     if (!YAML_TYPES.test(type)) throw new HttpError(415, 'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)');
     const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
-    const { result } = await executeAudited(c, deps, (m) => decideImportRules(m, text, 'api'), 201);
+    const { result } = await executeAudited(c, deps, (m) => decideImportRules(detectionSlice(m), text, 'api'), 201);
     return c.json(result, 201);
   },
 });
@@ -77,7 +78,7 @@ const setRuleEnabledRoute = route({
   success: { status: 200, description: '`{id, enabled}`' }, errors: [400, 404, 415],
   handle: async (c, { deps }) => {
     const body = parseOr400(RulePatchBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const { result } = await executeAudited(c, deps, (m) => decideSetRuleEnabled(m, c.req.param('id'), body.enabled, body.reason), 200);
+    const { result } = await executeAudited(c, deps, (m) => decideSetRuleEnabled(detectionSlice(m), c.req.param('id'), body.enabled, body.reason), 200);
     return c.json(result, 200);
   },
 });
