@@ -28,8 +28,18 @@ export function isoFromNanos(ns: bigint): string {
   return `${base}.${digits}Z`;
 }
 
+/** The last answer of nanosFromIso: a batch repeats the same times (every event's `ingestedAt`). */
+let last: { text: string; max: number; nanos: bigint | undefined } = { text: '', max: -1, nanos: undefined };
+
 /** Epoch nanoseconds of an ISO date-time string, or undefined; rejects what does not match RFC 3339. */
 export function nanosFromIso(text: string, maxFractionDigits = 9): bigint | undefined {
+  if (text === last.text && maxFractionDigits === last.max) return last.nanos;
+  const nanos = parseIsoNanos(text, maxFractionDigits);
+  last = { text, max: maxFractionDigits, nanos };
+  return nanos;
+}
+
+function parseIsoNanos(text: string, maxFractionDigits: number): bigint | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/.exec(text);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, se, fr = '', zone] = m as unknown as string[];
@@ -50,10 +60,11 @@ export function nanosFromIso(text: string, maxFractionDigits = 9): bigint | unde
   return inRange(seconds * NS_PER_S + fraction);
 }
 
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function daysInMonth(y: number, m: number): number {
-  const d = new Date(Date.UTC(2000, 0, 1));
-  d.setUTCFullYear(y, m, 0);
-  return d.getUTCDate();
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  return m === 2 && leap ? 29 : MONTH_DAYS[m - 1]!;
 }
 
 /**
