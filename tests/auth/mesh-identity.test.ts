@@ -8,6 +8,9 @@ import { queryWhoIs, type WhoIsAnswer } from '../../src/auth/mesh-localapi.js';
 import { ConfigError, loadConfig } from '../../src/cli/config-file.js';
 import { ALICE_USER_ID, TAGGED_NODE_ID, WHOIS_USER_NODE, startLocalApiStandIn } from '../helpers/localapi-stand-in.js';
 import { tempDir } from '../helpers/temp.js';
+import { openMeshIdentity } from '../../src/instance/mesh-identity.js';
+import { MeshConfigSchema } from '../../src/config/schema.js';
+import * as v from 'valibot';
 
 const LIMITS = { timeoutMs: 300, maxBytes: 64 * 1024 };
 
@@ -163,5 +166,31 @@ describe('auth.mesh configuration', () => {
     refused({ allowlist: [{ user: ALICE_USER_ID, roles: ['admin'], group: 'x' }] }, /auth\.mesh\.allowlist\[0\]\.group: unknown key/);
     refused({ peerRanges: ['100.64.0.0/33'] }, /auth\.mesh\.peerRanges\[0\]/);
     refused({ socket: '/tmp/x' }, /auth\.mesh\.socket: unknown key/);
+  });
+});
+
+describe('openMeshIdentity', () => {
+  it('refuses to start on an allowlist file that is invalid or open to others, naming the key', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir.path, 'secrets'), { mode: 0o700 });
+    const allowlistFile = join(dir.path, 'secrets', 'mesh.json');
+    const config = v.parse(MeshConfigSchema, { allowlistFile, socketPath: join(dir.path, 'absent.sock') });
+    writeFileSync(allowlistFile, JSON.stringify({ allowlist: [{ node: TAGGED_NODE_ID, roles: ['collector'] }] }), { mode: 0o600 });
+    assert.throws(() => openMeshIdentity(config, () => {}), /refusing to start: auth\.mesh\.allowlistFile: .*allowlist\.0\.roles\.0: expected one of viewer/);
+    writeFileSync(allowlistFile, JSON.stringify({ allowlist: [{ node: TAGGED_NODE_ID, roles: ['viewer'] }] }));
+    chmodSync(allowlistFile, 0o640);
+    assert.throws(() => openMeshIdentity(config, () => {}), /refusing to start: auth\.mesh\.allowlistFile: .*chmod 600/);
+    chmodSync(allowlistFile, 0o600);
+    assert.equal(openMeshIdentity(config, () => {}).covers('100.64.0.1'), true);
+    dir.cleanup();
+  });
+
+  it('logs a daemon that is down once, not once a request', async () => {
+    const dir = tempDir();
+    const lines: Array<Record<string, unknown>> = [];
+    const mesh = openMeshIdentity(v.parse(MeshConfigSchema, { socketPath: join(dir.path, 'absent.sock'), allowlist: [{ user: ALICE_USER_ID, roles: ['viewer'] }] }), (l) => lines.push(l));
+    for (let i = 0; i < 5; i++) assert.equal(await mesh.identify('100.64.0.1', 1000 + i), undefined);
+    assert.deepEqual(lines, [{ level: 'warn', msg: 'mesh daemon lookup failed: ENOENT', socket: join(dir.path, 'absent.sock') }]);
+    dir.cleanup();
   });
 });

@@ -43,6 +43,11 @@ describe('the guard with mesh identity', () => {
       const denied = await t.request('/api/v1/rules', { method: 'POST', body: '{}' });
       assert.equal(denied.status, 403);
       assert.match((await denied.json() as { error: string }).error, /mesh:node:nQ7rS8tU9CNTRL lacks the rules:write permission/);
+      t.setPeer('127.0.0.1');
+      const events = await (await t.request('/api/v1/events?limit=100', { token: t.tokens.admin })).json() as { events: Array<{ actor: { user: string } | null; attributes: Record<string, unknown> }> };
+      const access = events.events.filter((e) => e.actor?.user === `mesh:node:${TAGGED_NODE_ID}`);
+      assert.equal(access.length, 2);
+      assert.ok(access.every((e) => e.attributes['unapproved_device'] === true && e.attributes['authentication'] === 'mesh'), 'a tailnet address outside the approved ranges is marked for the rule');
     } finally {
       await t.close();
     }
