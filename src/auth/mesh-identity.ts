@@ -24,6 +24,8 @@ export interface MeshIdentityOptions {
   /** How long an answer is reused for the same `ip:port`. */
   readonly cacheMs: number;
   readonly cacheEntries: number;
+  /** Lookups waiting on the daemon at once; past it a request is refused rather than queued. */
+  readonly maxInFlight: number;
   /** Told why a lookup failed (daemon down, timeout, malformed answer); never for an unknown peer. */
   readonly onProblem: (message: string) => void;
 }
@@ -32,17 +34,24 @@ export interface MeshIdentityOptions {
  * Builds the mesh identity: whois answers are cached per `ip:port` (the daemon's answer depends on
  * the port when it runs with userspace networking) for `cacheMs`, at most `cacheEntries` of them,
  * oldest out first. Only the answer is cached, never the principal, so an allowlist change applies
- * to the next request. Failed lookups are not cached; concurrent ones for one address share a call.
+ * to the next request. Failed lookups are not cached; concurrent ones for one address share a call,
+ * and at most `maxInFlight` wait on the daemon at once, so a flood cannot pile up connections to it.
  */
 export function createMeshIdentity(o: MeshIdentityOptions): MeshIdentity {
   const ranges = cidrSet(o.peerRanges);
   const cache = new Map<string, { at: number; answer: Promise<WhoIs | undefined> }>();
+  let inFlight = 0;
   const lookup = (addr: string): Promise<WhoIs | undefined> => {
     const now = o.nowMs();
     const hit = cache.get(addr);
     if (hit && now - hit.at < o.cacheMs) return hit.answer;
     cache.delete(addr);
-    const answer = o.whois(addr).then((a) => {
+    if (inFlight >= o.maxInFlight) {
+      o.onProblem(`more than ${o.maxInFlight} mesh daemon lookups waiting: refusing until they end`);
+      return Promise.resolve(undefined);
+    }
+    inFlight++;
+    const answer = Promise.resolve().then(() => o.whois(addr)).finally(() => { inFlight--; }).then((a) => {
       if (a.kind === 'unknown') return undefined;
       const who = a.kind === 'found' ? parseWhoIs(a.body) : undefined;
       if (!who) o.onProblem(a.kind === 'failed' ? `mesh daemon lookup failed: ${a.reason}` : 'mesh daemon answered whois with a malformed body');

@@ -9,6 +9,7 @@ import type { MeshConfig } from '../config/schema.js';
 const WHOIS_LIMITS = { timeoutMs: 1000, maxBytes: 256 * 1024 };
 const CACHE_MS = 10_000;
 const CACHE_ENTRIES = 4096;
+const MAX_IN_FLIGHT = 256;
 /** The same lookup problem is logged at most once a minute, so a dead daemon cannot flood the log. */
 const PROBLEM_LOG_MS = 60_000;
 
@@ -36,6 +37,7 @@ export function openMeshIdentity(mesh: MeshConfig, log: (line: Record<string, un
     nowMs: () => performance.now(),
     cacheMs: CACHE_MS,
     cacheEntries: CACHE_ENTRIES,
+    maxInFlight: MAX_IN_FLIGHT,
     onProblem(message) {
       const now = performance.now();
       if (now - (logged.get(message) ?? -Infinity) < PROBLEM_LOG_MS) return;

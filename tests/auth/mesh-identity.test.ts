@@ -33,6 +33,7 @@ describe('queryWhoIs', () => {
       await daemon.close();
     }
     assert.deepEqual(await queryWhoIs(daemon.socketPath, '100.101.102.103:1', LIMITS), { kind: 'failed', reason: 'ENOENT' });
+    assert.equal((await queryWhoIs('/tmp/a\0b.sock', '100.101.102.103:1', LIMITS)).kind, 'failed', 'a path the OS refuses is a failure, not a throw');
     dir.cleanup();
   });
 });
@@ -47,7 +48,7 @@ describe('createMeshIdentity', () => {
     const mesh = createMeshIdentity({
       peerRanges: ['100.64.0.0/10', 'fd7a:115c:a1e0::/48'],
       whois: async (addr) => { asked.push(addr); return answer; },
-      allowlist: () => allowlist, nowMs: () => now, cacheMs: 1000, cacheEntries: 2, onProblem: (m) => problems.push(m),
+      allowlist: () => allowlist, nowMs: () => now, cacheMs: 1000, cacheEntries: 2, maxInFlight: 2, onProblem: (m) => problems.push(m),
       ...over,
     });
     return {
@@ -106,10 +107,24 @@ describe('createMeshIdentity', () => {
     assert.deepEqual(t.problems, ['mesh daemon lookup failed: ENOENT', 'mesh daemon answered whois with a malformed body']);
   });
 
-  it('treats a whois call that throws as a failed lookup', async () => {
-    const t = setup({ whois: () => Promise.reject(new Error('boom')) });
+  it('refuses rather than queues past the bound of lookups waiting on the daemon, and admits again once they end', async () => {
+    let release = () => {};
+    const held = new Promise<WhoIsAnswer>((resolve) => { release = () => resolve({ kind: 'found', body: WHOIS_USER_NODE }); });
+    const t = setup({ whois: () => held });
+    const waiting = [t.mesh.identify('100.64.0.1', 1), t.mesh.identify('100.64.0.1', 2), t.mesh.identify('100.64.0.1', 1)];
+    assert.equal(await t.mesh.identify('100.64.0.1', 3), undefined, 'a third lookup past a bound of two');
+    assert.deepEqual(t.problems, ['more than 2 mesh daemon lookups waiting: refusing until they end']);
+    release();
+    assert.deepEqual((await Promise.all(waiting)).map((p) => p?.id), Array(3).fill(`mesh:user:${ALICE_USER_ID}`), 'the same ip:port shares one lookup');
+    assert.ok(await t.mesh.identify('100.64.0.1', 3));
+  });
+
+  it('treats a whois call that throws or rejects as a failed lookup', async () => {
+    const t = setup({ whois: () => { throw new Error('boom'); } });
     assert.equal(await t.mesh.identify('100.64.0.1', 1), undefined);
-    assert.deepEqual(t.problems, ['mesh daemon lookup failed: boom']);
+    const r = setup({ whois: () => Promise.reject(new Error('bang')) });
+    assert.equal(await r.mesh.identify('100.64.0.1', 1), undefined);
+    assert.deepEqual([...t.problems, ...r.problems], ['mesh daemon lookup failed: boom', 'mesh daemon lookup failed: bang']);
   });
 });
 

@@ -11,7 +11,7 @@ import { ALICE_USER_ID, TAGGED_NODE_ID, WHOIS_TAGGED_NODE, WHOIS_USER_NODE } fro
 function meshOf(answer: () => WhoIsAnswer, allowlist: readonly MeshAllowlistEntry[] = [{ user: ALICE_USER_ID, roles: ['analyst'] }]) {
   return createMeshIdentity({
     peerRanges: ['127.0.0.0/8', '100.64.0.0/10'], whois: async () => answer(), allowlist: () => allowlist,
-    nowMs: () => performance.now(), cacheMs: 0, cacheEntries: 16, onProblem: () => {},
+    nowMs: () => performance.now(), cacheMs: 0, cacheEntries: 16, maxInFlight: 16, onProblem: () => {},
   });
 }
 
