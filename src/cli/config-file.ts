@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import * as v from 'valibot';
-import { ConfigSchema, type Config } from '../config/schema.js';
+import { ConfigSchema, type Config, type MeshConfig } from '../config/schema.js';
 import { formatIssues } from '../http/errors.js';
 
 /** A configuration problem: start-up stops with this message, which names the key. */
@@ -41,6 +41,11 @@ export function loadConfig(explicit: string | undefined, env: NodeJS.ProcessEnv,
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
   return {
     source: path ?? '(defaults)',
-    config: { ...c, auth: { ...c.auth, credentialsFile: abs(c.auth.credentialsFile) }, storage: { ...c.storage, path: abs(c.storage.path) } },
+    config: { ...c, auth: { ...c.auth, credentialsFile: abs(c.auth.credentialsFile), ...(c.auth.mesh ? { mesh: meshPaths(c.auth.mesh, abs) } : {}) }, storage: { ...c.storage, path: abs(c.storage.path) } },
   };
+}
+
+/** `auth.mesh` with its socket and allowlist file resolved against the config's folder. */
+function meshPaths(mesh: MeshConfig, abs: (p: string) => string): MeshConfig {
+  return { ...mesh, socketPath: abs(mesh.socketPath), ...(mesh.allowlistFile !== undefined ? { allowlistFile: abs(mesh.allowlistFile) } : {}) };
 }

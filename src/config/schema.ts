@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { parseCidr } from '../net/cidr.js';
+import { MeshAllowlistSchema } from '../auth/mesh-allowlist.js';
 
 const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
 const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
@@ -32,6 +33,21 @@ export const LimitsSchema = v.strictObject({
 /** The validated limits. */
 export type Limits = v.InferOutput<typeof LimitsSchema>;
 
+/** Identity through the local mesh daemon (spec 5.1 #8, docs/configuration.md "Mesh identity"). */
+export const MeshConfigSchema = v.strictObject({
+  /** The daemon's LocalAPI Unix socket. */
+  socketPath: v.optional(PathText, '/var/run/tailscale/tailscaled.sock'),
+  /** TCP peers in these ranges, with no Authorization header, are looked up; the default is the tailnet's. */
+  peerRanges: v.optional(CidrList, ['100.64.0.0/10', 'fd7a:115c:a1e0::/48']),
+  /** Entries fixed until a restart. */
+  allowlist: v.optional(MeshAllowlistSchema, []),
+  /** An owner-only `{allowlist: [...]}` file, re-read when it changes. */
+  allowlistFile: v.optional(PathText),
+});
+
+/** The validated `auth.mesh` section. */
+export type MeshConfig = v.InferOutput<typeof MeshConfigSchema>;
+
 /** The instance configuration (`vigil.config.json`). Unknown keys are errors, named by path. */
 export const ConfigSchema = v.strictObject({
   server: v.optional(v.strictObject({
@@ -43,6 +59,7 @@ export const ConfigSchema = v.strictObject({
   }), {}),
   auth: v.optional(v.strictObject({
     credentialsFile: v.optional(PathText, 'data/credentials.json'),
+    mesh: v.optional(MeshConfigSchema),
   }), {}),
   storage: v.optional(v.strictObject({
     path: v.optional(PathText, 'data/store'),

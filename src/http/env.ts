@@ -1,6 +1,7 @@
 import type { DomainEvent } from '../commands/decision.js';
 import type { Writer } from '../commands/writer.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
+import type { MeshIdentity } from '../auth/mesh-identity.js';
 import type { Config } from '../config/schema.js';
 import type { CidrSet } from '../net/cidr.js';
 import type { ReadModels } from '../projections/runtime.js';
@@ -29,6 +30,10 @@ export interface AppDeps {
   readonly now: () => Date;
   /** The TCP peer of a request, or undefined when there is no socket (`app.request()` in tests). */
   readonly peerOf: (raw: unknown) => string | undefined;
+  /** The TCP peer's port (asked of the mesh daemon with the address), or undefined with no socket. */
+  readonly peerPortOf?: (raw: unknown) => number | undefined;
+  /** Identity through the local mesh daemon (`auth.mesh`); absent when not configured. */
+  readonly mesh?: MeshIdentity;
   /** Operational log lines (never secrets). */
   readonly log: (line: Record<string, unknown>) => void;
   /** Failed-authentication throttling and the counts of refused requests. */

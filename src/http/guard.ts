@@ -16,8 +16,16 @@ export const LOOPBACK_ADMIN: Principal = {
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
 const UNAUTHENTICATED = 'missing, invalid, expired or disabled credentials';
 
-/** Who is calling: a bearer credential, loopback administration, or nobody. */
-function identify(deps: AppDeps, authorization: string | undefined, peer: string | undefined, forwarded: boolean, nowMs: number): Principal | undefined {
+/**
+ * Who is calling: a bearer credential, the mesh identity of the TCP peer, loopback administration,
+ * or nobody. A bearer header always wins and is checked synchronously. A peer in the mesh ranges
+ * is the daemon's to name or no one: no forwarding header may stand in front of it, and a failed
+ * lookup never falls back to loopback administration.
+ */
+function identify(deps: AppDeps, authorization: string | undefined, peer: string | undefined, forwarded: boolean, nowMs: number, raw: unknown): Principal | undefined | Promise<Principal | undefined> {
+  if (authorization === undefined && deps.mesh && peer !== undefined && deps.mesh.covers(peer)) {
+    return forwarded ? undefined : deps.mesh.identify(peer, deps.peerPortOf?.(raw));
+  }
   if (authorization !== undefined) {
     const m = BEARER.exec(authorization);
     return m ? deps.registry.authenticate(m[1]!, nowMs) : undefined;
@@ -49,7 +57,8 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       c.header('Retry-After', String(waitSeconds));
       return;
     }
-    const principal = identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime());
+    const identified = identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);
+    const principal = identified instanceof Promise ? await identified : identified;
     const approved = source !== 'unknown' && net.approved.has(source);
     c.set('auditRecords', (status: number) => accessRecords({
       requestId: c.get('requestId'), operation, method: c.req.method, route, status,

@@ -14,6 +14,7 @@ import { createRefusalLedger } from '../http/refusals.js';
 import { startRefusalSummaries } from './refusal-summaries.js';
 import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
+import { openMeshIdentity } from './mesh-identity.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -33,6 +34,7 @@ export function checkCredentialsFile(path: string): void {
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
 export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void): Promise<RunningInstance> {
   checkCredentialsFile(config.auth.credentialsFile);
+  const mesh = config.auth.mesh ? openMeshIdentity(config.auth.mesh, log) : undefined;
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
   const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal });
   const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
@@ -54,6 +56,8 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     config,
     now: () => new Date(),
     peerOf: (incoming) => (incoming as { socket?: { remoteAddress?: string } } | undefined)?.socket?.remoteAddress,
+    peerPortOf: (incoming) => (incoming as { socket?: { remotePort?: number } } | undefined)?.socket?.remotePort,
+    ...(mesh ? { mesh } : {}),
     log,
     refusals,
     admission: createIngestAdmission(config.limits),

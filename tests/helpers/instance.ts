@@ -4,6 +4,7 @@ import { writeRegistry, type Credential } from '../../src/auth/registry.js';
 import { ROLES, type Role } from '../../src/auth/roles.js';
 import { generateToken, hashToken } from '../../src/auth/tokens.js';
 import { openCredentialRegistry } from '../../src/auth/registry.js';
+import type { MeshIdentity } from '../../src/auth/mesh-identity.js';
 import { ConfigSchema, type Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/http/app.js';
 import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
@@ -38,7 +39,7 @@ export interface TestInstance {
 }
 
 /** Starts a test instance with a config override (validated like the real one). */
-export async function startTestInstance(configOverride: Record<string, unknown> = {}, opts: { builtinRules?: boolean } = {}): Promise<TestInstance> {
+export async function startTestInstance(configOverride: Record<string, unknown> = {}, opts: { builtinRules?: boolean; mesh?: MeshIdentity } = {}): Promise<TestInstance> {
   const dir = tempDir();
   const credentialsFile = join(dir.path, 'secrets', 'credentials.json');
   const tokens = {} as Record<Role | 'expired' | 'disabled', string>;
@@ -68,6 +69,8 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     config,
     now: () => now,
     peerOf: () => peer,
+    peerPortOf: () => (peer === undefined ? undefined : 40000),
+    ...(opts.mesh ? { mesh: opts.mesh } : {}),
     log: () => {},
     refusals,
     admission: createIngestAdmission(config.limits),
