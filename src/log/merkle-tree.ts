@@ -1,11 +1,15 @@
 import type { Database } from 'lmdb';
 import type { LmdbStore } from './lmdb-store.js';
-import { appendLeaf, consistencyPath, frontierRoot, inclusionPath, leafHash, rootAt, type Frontier, type NodeSource } from './merkle.js';
+import { appendLeaf, consistencyPath, frontierRoot, inclusionPath, leafHash, nodeHash, rootAt, type Frontier, type NodeSource } from './merkle.js';
+
+/** Only every eighth level is stored (tiles of 256): about one node per 256 records. */
+const TILE = 8;
 
 /**
- * The RFC 9162 Merkle tree over the LMDB log. It keeps every complete subtree of level ≥ 1
- * (`merkle`, keyed `[level, index]`, about one 32-byte node per record); leaves are rehashed from
- * the stored record bytes when a proof needs them. Its size is written with the records it covers,
+ * The RFC 9162 Merkle tree over the LMDB log. It keeps the complete subtrees of levels 8, 16, 24...
+ * (`merkle`, keyed `[level, index]`: tiles of 256, about one 32-byte node per 256 records); nodes
+ * inside a tile are rehashed from the level below, and leaves from the stored record bytes, when a
+ * proof needs them. Its size is written with the records it covers,
  * in the same transaction, so the tree is never behind or ahead of the log.
  */
 export interface MerkleTree {
@@ -37,6 +41,14 @@ export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, n
       if (!bytes) throw new Error(`record ${index + 1} is missing from the log`);
       return leafHash(bytes);
     }
+    if (level % TILE !== 0) {
+      // Inside a tile: hash up from the stored level below (or the leaves), at most 2^7 children.
+      const base = level - (level % TILE);
+      const width = 2 ** (level - base);
+      let row = Array.from({ length: width }, (_, j) => node(base, index * width + j));
+      while (row.length > 1) row = Array.from({ length: row.length / 2 }, (_, j) => nodeHash(row[2 * j]!, row[2 * j + 1]!));
+      return row[0]!;
+    }
     const h = nodes.get([level, index]);
     if (!h) throw new Error(`merkle node ${level}/${index} is missing`);
     return Uint8Array.from(h);
@@ -57,7 +69,7 @@ export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, n
 
   function stage(encoded: readonly Uint8Array[]): () => void {
     const made: Array<[number, number, Uint8Array]> = [];
-    for (const bytes of encoded) made.push(...appendLeaf(frontier, leafHash(bytes)));
+    for (const bytes of encoded) for (const n of appendLeaf(frontier, leafHash(bytes))) if (n[0] % TILE === 0) made.push(n);
     const size = frontier.size;
     return () => {
       for (const [level, index, hash] of made) nodes.putSync([level, index], hash);
