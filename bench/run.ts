@@ -9,6 +9,7 @@ import { foundationBench, type Figure } from './foundation.js';
 import { root } from './harness.js';
 import { normalizerBench } from './normalizers.js';
 import { overloadBench } from './overload.js';
+import { transparencyBench } from './transparency.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   normalizers: () => normalizerBench(),
@@ -16,6 +17,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   collector: (r) => collectorBench(r),
   foundation: (r) => foundationBench(r),
   overload: () => overloadBench(),
+  transparency: () => transparencyBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

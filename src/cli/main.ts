@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config-file.js';
 import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } from './credentials.js';
 import { logExport, logVerify, replay } from './log-commands.js';
+import { isLogProofCommand, runLogProofCommand } from './log-proof-commands.js';
 import { startInstance } from '../instance/serve.js';
 import { storeOptions } from '../instance/open.js';
 import { openApiDocument } from '../http/openapi.js';
@@ -16,8 +17,12 @@ const USAGE = `usage: vigil <command> [options]
       [--expires-at ISO] [--collector-id ID]
   credential list | disable <id> | enable <id> [--fingerprint F]
   replay [--until SEQ]                    rebuild every read model from record 1
-  log verify                              check the hash chain and density of the log
-  log export [--from SEQ] [--to SEQ]      records as JSON lines
+  log verify                              check the hash chain, the Merkle tree and the checkpoints
+  log export [--from SEQ] [--to SEQ] [--raw]  records as JSON lines (--raw: with their stored bytes)
+  log public-key                          the verifier key of the signed checkpoints
+  log verify --export F --checkpoint F --key K | verify-consistency | verify-inclusion
+                                          offline verification (no store; vigil log verify-consistency -h)
+  log witness-key | cosign                a witness that cosigns consistent checkpoints
   openapi                                 print the OpenAPI document
   collector enroll|run|status ...         the collector agent (vigil collector --help)
   collector-token create <collector_id>   single-use enrollment token [--expires-in 1h]
@@ -37,6 +42,7 @@ function intOption(value: string | undefined, name: string): number | undefined 
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'setup-authority' || argv[0] === 'install') return runSetupCommand(argv, process.env, process.cwd());
+  if (argv[0] === 'log' && isLogProofCommand(argv.slice(1))) return runLogProofCommand(argv.slice(1), process.env, process.cwd(), out);
   const collector = await runCollectorCommand(argv, process.env, out);
   if (collector !== undefined) return collector;
   const { values, positionals } = parseArgs({
@@ -44,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       config: { type: 'string' }, 'expires-at': { type: 'string' }, 'collector-id': { type: 'string' },
-      fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
+      fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, raw: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -104,10 +110,10 @@ async function main(argv: string[]): Promise<number> {
         return result.ok ? 0 : 1;
       }
       if (args[0] === 'export') {
-        await logExport(config.storage.path, intOption(values.from, '--from') ?? 1, intOption(values.to, '--to'), (l) => process.stdout.write(l), storeOptions(config));
+        await logExport(config.storage.path, intOption(values.from, '--from') ?? 1, intOption(values.to, '--to'), (l) => process.stdout.write(l), storeOptions(config), values.raw === true);
         return 0;
       }
-      throw new CliError('usage: vigil log verify | log export [--from SEQ] [--to SEQ]', 2);
+      throw new CliError('usage: vigil log verify | log export [--from SEQ] [--to SEQ] [--raw] | log public-key | log verify-consistency | log verify-inclusion | log cosign | log witness-key', 2);
     }
     default:
       throw new CliError(`unknown command ${command}\n${USAGE}`, 2);

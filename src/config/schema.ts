@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { parseCidr } from '../net/cidr.js';
 import { MeshAllowlistSchema } from '../auth/mesh-allowlist.js';
+import { parseVerifierKey } from '../log/signed-note.js';
 
 const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
 const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
@@ -76,6 +77,13 @@ export const ConfigSchema = v.strictObject({
     /** The installer's enrollment grants (token hashes of this epoch's collectors), imported at start. */
     enrollmentGrantsFile: v.optional(v.pipe(PathText, v.check((p) => p.startsWith('/'), 'expected an absolute path'))),
   })),
+  /** Signed checkpoints of the log's Merkle tree (docs/log.md, "verifying the log as an outsider"). */
+  log: v.optional(v.strictObject({
+    checkpointEveryRecords: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000_000)), 10_000),
+    checkpointEverySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400)), 60),
+    /** Verifier keys (`name+hash+key`) of witnesses whose cosignatures the instance accepts and serves. */
+    witnesses: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(512), v.check((s) => parseVerifierKey(s) !== undefined, 'expected a signed-note verifier key name+hash+key'))), v.maxLength(64)), []),
+  }), {}),
   detection: v.optional(v.strictObject({
     incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
     freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),

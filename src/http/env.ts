@@ -8,6 +8,7 @@ import type { ReadModels } from '../projections/runtime.js';
 import type { GraphPage, GraphQuery } from '../projections/graph-query.js';
 import type { IngestAdmission, IngestTicket } from './admission.js';
 import type { RefusalLedger } from './refusals.js';
+import type { Transparency } from '../log/checkpointer.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
@@ -42,6 +43,8 @@ export interface AppDeps {
   readonly admission: IngestAdmission;
   /** Graph queries, answered by the read side's worker. */
   readonly graph: (query: GraphQuery) => Promise<GraphPage | undefined>;
+  /** Signed checkpoints and proofs of the log (absent where none are kept: the log routes answer 404). */
+  readonly transparency?: Transparency;
 }
 
 /** The request-scoped values middleware sets. */

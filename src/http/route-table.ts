@@ -8,9 +8,10 @@ import { ingestRoutes } from './routes/ingest.js';
 import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
 import { alertRoutes } from './routes/alerts.js';
+import { logRoutes } from './routes/log.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and

@@ -15,6 +15,7 @@ import { startRefusalSummaries } from './refusal-summaries.js';
 import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
+import { startInstanceCheckpointer } from './checkpoints.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -37,6 +38,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const mesh = config.auth.mesh ? openMeshIdentity(config.auth.mesh, log) : undefined;
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
   const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal });
+  const transparency = await startInstanceCheckpointer(instance, config).catch(async (err: unknown) => {
+    await instance.close();
+    throw err;
+  });
   const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
   if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
   const grantsFile = config.deployment?.enrollmentGrantsFile;
@@ -64,6 +69,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     reads: instance.reads,
     graph: (q) => instance.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
+    transparency,
   });
   const server = await listen(app.fetch, config.server.host, config.server.port);
   server.requestTimeout = 120_000;
@@ -86,6 +92,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
           setTimeout(() => server.closeAllConnections(), 10_000).unref();
         });
         await summaries.stop();
+        await transparency.stop();
         await instance.close();
       })();
       return stopping;

@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import { FatalStorageError, type EventLog, type LogHead } from './event-log.js';
 import type { LmdbStore } from './lmdb-store.js';
+import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
 import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, type LogRecord, type NewRecord } from './record.js';
 
 /** Work to run inside the same LMDB write transaction as a batch (read-model updates, checkpoints). */
@@ -23,6 +24,8 @@ export interface LmdbEventLog extends EventLog {
   stage(batch: readonly NewRecord[], inTransaction?: InTransaction): StagedBatch;
   /** Runs writes in a durable transaction of their own (checkpoints, rebuilt read models). */
   commit(work: () => void): Promise<void>;
+  /** The RFC 9162 Merkle tree over the records, maintained in their transactions (docs/log.md). */
+  readonly tree: MerkleTree;
 }
 
 /** Opens the log kept in `store` (databases `log` and `log-meta`). */
@@ -31,6 +34,7 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
   const meta: Database<LogHead, string> = store.db('log-meta');
   const followers = new Set<(r: LogRecord) => void>();
   let head: LogHead = loadHead(records, meta);
+  const tree = openMerkleTree(store, records, head.seq);
   let failed: Error | undefined;
   let pending: Promise<unknown> = Promise.resolve();
 
@@ -55,11 +59,13 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     }
     const newHead = { seq, hash };
     head = newHead;
+    const treeWrites = tree.stage(bytes);
     // A nested transactionSync is a child transaction: if anything in it throws, none of the
     // batch's writes survive, even though other work shares the outer batched transaction.
     const done = store.root.transaction(() => store.root.transactionSync(() => {
       for (let i = 0; i < stored.length; i++) records.putSync(stored[i]!.seq, bytes[i]!);
       if (stored.length > 0) meta.putSync('head', newHead);
+      treeWrites();
       inTransaction?.(stored);
     }));
     const durable = (async () => {
@@ -69,6 +75,7 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
       } catch (err) {
         fail(err);
       }
+      tree.settle(newHead.seq);
       for (const r of stored) for (const f of followers) f(r);
     })();
     pending = durable;
@@ -95,6 +102,7 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     read,
     readRaw,
     head: () => head,
+    tree,
     async commit(work) {
       if (failed) throw failed;
       try {

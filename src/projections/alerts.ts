@@ -8,8 +8,8 @@ export type { AlertStatus } from '../events/detection-records.js';
 /** At most this many evidence references are kept on one alert (the count goes on). */
 export const EVIDENCE_KEPT = 200;
 
-/** One review-history entry. */
-export interface ReviewEntry { at: string; principal: string; authentication: string; from: string; to: string; reason: string }
+/** One review-history entry; `seq` is its record's, so an auditor can ask for that record's inclusion proof. */
+export interface ReviewEntry { at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string }
 
 /** An alert as the detail route shows it. */
 export interface AlertView {
@@ -84,11 +84,11 @@ function raise(s: AlertsState, d: AlertRaised): void {
   addSystems(s, alert, d.affectedSystems);
 }
 
-function review(s: AlertsState, d: AlertReviewed, at: string): void {
+function review(s: AlertsState, d: AlertReviewed, at: string, seq: number): void {
   const alert = s.alerts.get(d.alertId);
   if (!alert) return;
   alert.status = d.to;
-  alert.reviewHistory.push({ at, principal: d.principal, authentication: d.authentication, from: d.from, to: d.to, reason: d.reason });
+  alert.reviewHistory.push({ at, seq, principal: d.principal, authentication: d.authentication, from: d.from, to: d.to, reason: d.reason });
   const key = alertKey(alert.ruleId, alert.groupKey);
   if (alert.status === 'dismissed') { if (s.openByKey.get(key) === alert.id) s.openByKey.delete(key); }
   else if (!s.openByKey.has(key)) s.openByKey.set(key, alert.id);
@@ -111,7 +111,8 @@ function attach(s: AlertsState, incident: IncidentView, alertIds: readonly strin
 /** Alerts with their review history, and incidents with their alerts, entities and timeline. */
 export const alertsProjection = instanceProjection<AlertsState>({
   name: 'alerts',
-  version: 1,
+  // 2: review-history entries carry their record's seq.
+  version: 2,
   initial: () => ({ alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map() }),
   evolve(s, record) {
     switch (record.type) {
@@ -130,7 +131,7 @@ export const alertsProjection = instanceProjection<AlertsState>({
         return s;
       }
       case 'AlertReviewed':
-        review(s, record.data, record.at);
+        review(s, record.data, record.at, record.seq);
         return s;
       case 'IncidentOpened': {
         const d = record.data;

@@ -15,11 +15,15 @@ import { refusalRecords } from '../../src/http/access-records.js';
 import { createRefusalLedger, type RefusalLedger } from '../../src/http/refusals.js';
 import { readYourWritesOf } from '../../src/http/read-consistency.js';
 import { detectionSettingsOf, recordDetected } from '../../src/alerting/detection-step.js';
+import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
+import type { Transparency } from '../../src/log/checkpointer.js';
 
 /** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
 export interface TestInstance {
   readonly app: ReturnType<typeof createApp>;
   readonly inst: InstanceStore;
+  /** The instance's signed checkpoints and proofs. */
+  readonly transparency: Transparency;
   readonly tokens: Record<Role | 'expired' | 'disabled', string>;
   readonly dir: string;
   readonly credentialsFile: string;
@@ -56,7 +60,12 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   // Failed authentications are not throttled unless a test asks for it (auth-matrix tests send hundreds).
   const limits = { authFailures: { burst: 1_000_000, perMinute: 1_000_000 }, ...(configOverride.limits as Record<string, unknown> | undefined) };
   const config = v.parse(ConfigSchema, { auth: { credentialsFile }, storage: { path: join(dir.path, 'store') }, ...configOverride, limits });
-  const open = () => openInstanceStore(config.storage.path, { detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
+  let transparency: Transparency;
+  const open = async () => {
+    const opened = await openInstanceStore(config.storage.path, { detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
+    transparency = await startInstanceCheckpointer(opened, config);
+    return opened;
+  };
   let inst = await open();
   if (opts.builtinRules) await installBuiltinRules(inst.writer, '2026-11-22T09:59:00.000Z');
   let now = new Date('2026-11-22T10:00:00.000Z');
@@ -77,11 +86,13 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     reads: store.reads,
     graph: (q) => store.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => store.readYourWrites()),
+    transparency,
   });
   let app = appOf(inst);
   return {
     get app() { return app; },
     get inst() { return inst; },
+    get transparency() { return transparency; },
     tokens, dir: dir.path, credentialsFile, config, refusals,
     async flushRefusals() {
       const records = refusalRecords(refusals.drain(now, true));
@@ -90,6 +101,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     setNow: (iso) => { now = new Date(iso); },
     setPeer: (p) => { peer = p; },
     async restart(between) {
+      await transparency.stop();
       await inst.close();
       await between?.(config.storage.path);
       inst = await open();
@@ -103,6 +115,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
       return Promise.resolve(app.request(path, { ...rest, headers }));
     },
     async close() {
+      await transparency.stop();
       await inst.close();
       dir.cleanup();
     },

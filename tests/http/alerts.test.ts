@@ -3,12 +3,14 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fixturePath } from '../helpers/paths.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
+import { decodeRecord } from '../../src/log/record.js';
+import { leafHash, verifyInclusion } from '../../src/log/merkle.js';
 
 type AlertDetail = {
   id: string; status: string; ruleId: string; title: string; author?: string; severity: number; confidence: number; evidenceCount: number;
   matchReason: { selections?: string[]; fields?: Array<{ field: string; value: unknown }>; correlation?: string; value?: number };
   evidence: Array<{ eventId: string; summary: string }>; affectedSystems: string[]; firstSeen: string; lastSeen: string; attack: string[];
-  reviewHistory: Array<{ at: string; principal: string; authentication: string; from: string; to: string; reason: string }>; incidentId?: string;
+  reviewHistory: Array<{ at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string }>; incidentId?: string;
 };
 
 const RULE = `title: Webshell upload
@@ -83,6 +85,20 @@ describe('alerts, reviews, incidents and the detection plan', () => {
       ['analyst-user', 'bearer', 'open', 'in_review', 'checking the upload'],
       ['admin-user', 'bearer', 'in_review', 'dismissed', 'authorised deployment'],
     ]);
+    // Each entry names its record, so an auditor can ask for that record's inclusion proof.
+    await t.transparency.make();
+    const { body: cp } = await get<{ tree_size: number; root_hash: string }>('/api/v1/log/checkpoint');
+    for (const h of a.reviewHistory) {
+      const raw = [...t.inst.log.readRaw(h.seq, h.seq)][0]!.bytes;
+      const rec = decodeRecord<{ alertId: string; reason: string }>(raw);
+      assert.equal(rec.type, 'AlertReviewed');
+      assert.equal(rec.data.reason, h.reason);
+      const { body: proof } = await get<{ leaf_index: number; inclusion_path: string[] }>(`/api/v1/log/proofs/inclusion?seq=${h.seq}&size=${cp.tree_size}`);
+      assert.ok(verifyInclusion(proof.leaf_index, cp.tree_size, leafHash(raw), proof.inclusion_path.map((x) => Buffer.from(x, 'base64')), Buffer.from(cp.root_hash, 'base64')));
+    }
+    assert.equal((await get(`/api/v1/log/proofs/inclusion?seq=${cp.tree_size + 1}&size=${cp.tree_size}`)).status, 400);
+    assert.equal((await get(`/api/v1/log/proofs/consistency?from=2&to=1`)).status, 400);
+    assert.equal((await get(`/api/v1/log/checkpoint?size=999999`)).status, 404);
     assert.equal((await patch({ status: 'dismissed' })).status, 400, 'reason required');
     assert.equal((await patch({ status: 'dismissed', reason: '   ' })).status, 400, 'blank reason');
     assert.equal((await patch({ status: 'closed', reason: 'x' })).status, 400);

@@ -30,6 +30,11 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/collector/submissions': ['collector', 'admin'],
   'POST /api/v1/collector/enrollment-tokens': ['admin'],
   'GET /api/v1/collectors': ['admin'],
+  // Checkpoints and proofs are reads of the log's evidence (spec 5.2 "viewer reads"); adding a witness cosignature is the admin's.
+  'GET /api/v1/log/checkpoint': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
+  'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };

@@ -30,6 +30,10 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/incidents': 'list_incidents',
   'POST /api/v1/incidents': 'promote_incident',
   'GET /api/v1/incidents/{id}': 'read_incident',
+  'GET /api/v1/log/checkpoint': 'read_log_checkpoint',
+  'GET /api/v1/log/proofs/inclusion': 'read_log_inclusion_proof',
+  'GET /api/v1/log/proofs/consistency': 'read_log_consistency_proof',
+  'POST /api/v1/log/checkpoint/cosignatures': 'cosign_log_checkpoint',
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;

@@ -1,0 +1,128 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { generateKeyPair } from '../collector-protocol/ed25519.js';
+import { writeSecretFile, writeDurable } from '../auth/secret-files.js';
+import { loadOrCreateLogKey, logKeyPath } from '../log/log-key.js';
+import { verifyCheckpointConsistency, verifyExport, verifyRecordInclusion, openCheckpoint } from '../log/offline-verify.js';
+import { parseSignerKey, parseVerifierKey, signerKeyString, validKeyName, verifierKeyString, verifierOf, type NoteVerifier } from '../log/signed-note.js';
+import { cosignCheckpoint } from '../log/witness.js';
+import { CliError } from './credentials.js';
+import { loadConfig } from './config-file.js';
+
+/** The `vigil log` subcommands that never open a store (public-key reads only the key file). */
+const COMMANDS = new Set(['public-key', 'verify-consistency', 'verify-inclusion', 'cosign', 'witness-key']);
+
+const USAGE = `usage:
+  vigil log public-key                                        the verifier key of this instance's checkpoints
+  vigil log verify --export FILE --checkpoint FILE --key VERIFIER
+  vigil log verify-consistency OLD NEW --key VERIFIER [--proof FILE | --url URL]
+  vigil log verify-inclusion RECORD CHECKPOINT --key VERIFIER [--proof FILE | --url URL]
+  vigil log witness-key NAME --out FILE                       create a witness key (prints its verifier key)
+  vigil log cosign CHECKPOINT --key VERIFIER --witness-key FILE --state FILE [--proof FILE | --url URL]
+  (--url fetches the proof from the instance with the token in VIGIL_TOKEN)`;
+
+/** Whether argv (after `log`) is one of the offline proof commands. */
+export function isLogProofCommand(args: readonly string[]): boolean {
+  return COMMANDS.has(args[0] ?? '') || (args[0] === 'verify' && args.some((a) => a === '--export' || a.startsWith('--export=')));
+}
+
+function read(path: string | undefined, what: string): string {
+  if (!path) throw new CliError(`${what} is required\n${USAGE}`, 2);
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    throw new CliError(`cannot read ${what} ${path}`, 2);
+  }
+}
+
+function verifierArg(text: string | undefined): NoteVerifier {
+  const key = text === undefined ? undefined : parseVerifierKey(existsSync(text) ? readFileSync(text, 'utf8') : text);
+  if (!key) throw new CliError('--key: expected a verifier key name+hash+key (or a file holding one)', 2);
+  return key;
+}
+
+/** A proof given as a file (the API's JSON answer or a list of base64 hashes), or fetched from `url`. */
+async function proofArg(file: string | undefined, url: string | undefined, path: string, field: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  let body: unknown;
+  if (file) body = JSON.parse(read(file, '--proof'));
+  else if (url) {
+    const res = await fetch(new URL(path, url), { headers: env.VIGIL_TOKEN ? { authorization: `Bearer ${env.VIGIL_TOKEN}` } : {} });
+    if (!res.ok) throw new CliError(`${url}${path}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`, 1);
+    body = await res.json();
+  } else return [];
+  const list = Array.isArray(body) ? body : (body as Record<string, unknown>)[field];
+  if (!Array.isArray(list) || !list.every((h) => typeof h === 'string')) throw new CliError(`the proof has no ${field} list`, 1);
+  return list as string[];
+}
+
+const sizeOf = (note: string, key: NoteVerifier) => {
+  const cp = openCheckpoint(note, key);
+  if (!cp.ok) throw new CliError(cp.reason, 1);
+  return cp.checkpoint.size;
+};
+
+/** Runs an offline proof command (argv after `log`); resolves with the exit code. */
+export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string, out: (line: unknown) => void): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args, allowPositionals: true,
+    options: {
+      config: { type: 'string' }, export: { type: 'string' }, checkpoint: { type: 'string' }, key: { type: 'string' },
+      proof: { type: 'string' }, url: { type: 'string' }, 'witness-key': { type: 'string' }, state: { type: 'string' }, out: { type: 'string' },
+    },
+  });
+  const [verb, a, b] = positionals;
+  switch (verb) {
+    case 'public-key': {
+      const { config } = loadConfig(values.config, env, cwd);
+      out(verifierKeyString(verifierOf(loadOrCreateLogKey(logKeyPath(config.storage.path)))));
+      return 0;
+    }
+    case 'verify': {
+      const lines = read(values.export, '--export').split('\n');
+      const verdict = verifyExport(lines, read(values.checkpoint, '--checkpoint'), verifierArg(values.key));
+      out(verdict);
+      return verdict.ok ? 0 : 1;
+    }
+    case 'verify-consistency': {
+      const key = verifierArg(values.key);
+      const [oldNote, newNote] = [read(a, 'OLD'), read(b, 'NEW')];
+      const proof = await proofArg(values.proof, values.url, `/api/v1/log/proofs/consistency?from=${sizeOf(oldNote, key)}&to=${sizeOf(newNote, key)}`, 'consistency_path', env);
+      const verdict = verifyCheckpointConsistency(oldNote, newNote, key, proof);
+      out(verdict);
+      return verdict.ok ? 0 : 1;
+    }
+    case 'verify-inclusion': {
+      const key = verifierArg(values.key);
+      const [line, note] = [read(a, 'RECORD').trim(), read(b, 'CHECKPOINT')];
+      const seq = Number((JSON.parse(line) as { seq?: unknown }).seq);
+      const proof = await proofArg(values.proof, values.url, `/api/v1/log/proofs/inclusion?seq=${seq}&size=${sizeOf(note, key)}`, 'inclusion_path', env);
+      const verdict = verifyRecordInclusion(line, note, key, proof);
+      out(verdict);
+      return verdict.ok ? 0 : 1;
+    }
+    case 'witness-key': {
+      if (!a || !validKeyName(a) || !values.out) throw new CliError('usage: vigil log witness-key NAME --out FILE (NAME without spaces or +)', 2);
+      if (existsSync(values.out)) throw new CliError(`${values.out} exists; refusing to overwrite a key`, 2);
+      const signer = { name: a, seed: generateKeyPair().seed };
+      writeSecretFile(values.out, `${signerKeyString(signer)}\n`);
+      out(verifierKeyString(verifierOf(signer)));
+      return 0;
+    }
+    case 'cosign': {
+      const key = verifierArg(values.key);
+      const witness = parseSignerKey(read(values['witness-key'], '--witness-key'));
+      if (!witness) throw new CliError('--witness-key: not a signed-note signer key', 2);
+      if (!values.state) throw new CliError('--state FILE is required (the last checkpoint this witness cosigned)', 2);
+      const note = read(a, 'CHECKPOINT');
+      const last = existsSync(values.state) ? readFileSync(values.state, 'utf8') : undefined;
+      const proof = last === undefined ? [] : await proofArg(values.proof, values.url, `/api/v1/log/proofs/consistency?from=${sizeOf(last, key)}&to=${sizeOf(note, key)}`, 'consistency_path', env);
+      const r = cosignCheckpoint({ note, logKey: key, witness, ...(last !== undefined ? { last } : {}), proof });
+      if (!r.ok) throw new CliError(r.reason, 1);
+      writeDurable(values.state, r.note);
+      process.stdout.write(r.note);
+      return 0;
+    }
+    default:
+      throw new CliError(USAGE, 2);
+  }
+}

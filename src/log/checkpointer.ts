@@ -1,0 +1,129 @@
+import type { Database } from 'lmdb';
+import type { LmdbEventLog } from './lmdb-log.js';
+import type { LmdbStore } from './lmdb-store.js';
+import { formatCheckpoint, parseCheckpoint } from './checkpoint.js';
+import { openNote, parseNote, signNote, verifierOf, type NoteSigner, type NoteVerifier } from './signed-note.js';
+import { leafHash } from './merkle.js';
+
+/** When checkpoints are made: every so many records or seconds (whichever comes first), and at stop. */
+export interface CheckpointPolicy {
+  readonly everyRecords: number;
+  readonly everySeconds: number;
+  /** Witnesses whose cosignatures the instance accepts and serves. */
+  readonly witnesses: readonly NoteVerifier[];
+}
+
+/** Signed checkpoints and proofs over the log, as the API serves them. */
+export interface Transparency {
+  /** The instance's checkpoint signer's verifier (its name is the origin). */
+  readonly verifier: NoteVerifier;
+  /** The latest signed checkpoint (with any cosignatures), or the one of exactly `size` records. */
+  checkpoint(size?: number): string | undefined;
+  /** Records covered by durable tree nodes: proofs may be asked up to here. */
+  committedSize(): number;
+  inclusion(seq: number, size: number): { leafHash: Uint8Array; path: Uint8Array[] };
+  consistency(from: number, to: number): Uint8Array[];
+  /** Adds the verified cosignatures of configured witnesses to the stored checkpoint they sign. */
+  cosign(note: string): Promise<{ ok: true; note: string; added: number } | { ok: false; error: string; status: 400 | 404 }>;
+  /** Makes a checkpoint at the committed size if it grew; resolves with the latest note. */
+  make(): Promise<string | undefined>;
+  /** Stops the triggers and makes a last checkpoint (call before the log closes). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts checkpointing the log. Checkpoints live beside the log, in the `checkpoints` database
+ * keyed by tree size (docs/log.md says why not in the log). At start the latest one must still
+ * match the tree, and a new one is made at the head, so a checkpoint lost to a crash is replaced by
+ * one consistent with everything published before it.
+ */
+export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, signer: NoteSigner, policy: CheckpointPolicy): Promise<Transparency> {
+  const db: Database<string, number> = store.db('checkpoints', { keyEncoding: 'uint32' });
+  const verifier = verifierOf(signer);
+  const latestStored = (): [number, string] | undefined => {
+    for (const { key, value } of db.getRange({ reverse: true, limit: 1 })) return [key, value];
+    return undefined;
+  };
+  const last = latestStored();
+  if (last) {
+    const opened = openNote(last[1], verifier);
+    const cp = opened.ok ? parseCheckpoint(opened.text) : undefined;
+    if (!cp?.ok || cp.checkpoint.size !== last[0] || cp.checkpoint.size > log.tree.committedSize()
+      || !Buffer.from(cp.checkpoint.root).equals(Buffer.from(log.tree.root(cp.checkpoint.size)))) {
+      throw new Error(`the log no longer matches its checkpoint of ${last[0]} records: run vigil log verify`);
+    }
+  }
+  let lastSize = last?.[0] ?? -1;
+  let chain: Promise<string | undefined> = Promise.resolve(undefined);
+
+  function make(): Promise<string | undefined> {
+    chain = chain.catch(() => undefined).then(async () => {
+      const size = log.tree.committedSize();
+      if (size <= lastSize) return db.get(lastSize);
+      const note = signNote(formatCheckpoint({ origin: signer.name, size, root: log.tree.root(size) }), signer);
+      await log.commit(() => db.putSync(size, note));
+      lastSize = size;
+      return note;
+    });
+    return chain;
+  }
+
+  await make();
+  let stopped = false;
+  let queued = false;
+  // One checkpoint queued at a time: the records that arrive meanwhile join the next one.
+  const unfollow = log.follow(log.head().seq, (r) => {
+    if (stopped || queued || r.seq - lastSize < policy.everyRecords) return;
+    queued = true;
+    void make().finally(() => { queued = false; });
+  });
+  const timer = setInterval(() => void make(), policy.everySeconds * 1000);
+  timer.unref();
+
+  return {
+    verifier,
+    checkpoint: (size) => (size === undefined ? latestStored()?.[1] : db.get(size)),
+    committedSize: () => log.tree.committedSize(),
+    inclusion(seq, size) {
+      const bytes = log.readRaw(seq, seq)[Symbol.iterator]().next().value?.bytes;
+      if (!bytes || seq > size) throw new RangeError(`record ${seq} is not in a tree of ${size}`);
+      return { leafHash: leafHash(bytes), path: log.tree.inclusion(seq, size) };
+    },
+    consistency: (from, to) => log.tree.consistency(from, to),
+    async cosign(note) {
+      const parsed = parseNote(note);
+      if (!parsed.ok) return { ok: false, error: parsed.error, status: 400 };
+      const cp = parseCheckpoint(parsed.text);
+      if (!cp.ok) return { ok: false, error: cp.error, status: 400 };
+      const stored = db.get(cp.checkpoint.size);
+      const current = stored === undefined ? undefined : parseNote(stored);
+      if (!current?.ok || current.text !== parsed.text) return { ok: false, error: `no checkpoint of ${cp.checkpoint.size} records with this text`, status: 404 };
+      const have = new Set(current.signatures.map((s) => `${s.name} ${s.keyHash}`));
+      const lines: string[] = [];
+      for (const w of policy.witnesses) {
+        const opened = openNote(note, w);
+        if (!opened.ok) continue;
+        const mine = opened.signatures.find((s) => s.name === w.name && !have.has(`${s.name} ${s.keyHash}`));
+        if (mine) lines.push(`\u2014 ${mine.name} ${Buffer.concat([u32(mine.keyHash), mine.signature]).toString('base64')}\n`);
+      }
+      if (lines.length === 0) return { ok: false, error: 'no new verifiable signature of a configured witness', status: 400 };
+      const merged = `${stored}${lines.join('')}`;
+      await log.commit(() => db.putSync(cp.checkpoint.size, merged));
+      return { ok: true, note: merged, added: lines.length };
+    },
+    make,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      unfollow();
+      await make();
+    },
+  };
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+}

@@ -1,0 +1,118 @@
+import type { Database } from 'lmdb';
+import type { LmdbStore } from './lmdb-store.js';
+import { appendLeaf, consistencyPath, frontierRoot, inclusionPath, leafHash, nodeHash, rootAt, type Frontier, type NodeSource } from './merkle.js';
+
+/** Only every eighth level is stored (tiles of 256): about one node per 256 records. */
+const TILE = 8;
+
+/**
+ * The RFC 9162 Merkle tree over the LMDB log. It keeps the complete subtrees of levels 8, 16, 24...
+ * (`merkle`, keyed `[level, index]`: tiles of 256, about one 32-byte node per 256 records); nodes
+ * inside a tile are rehashed from the level below, and leaves from the stored record bytes, when a
+ * proof needs them. Its size is written with the records it covers,
+ * in the same transaction, so the tree is never behind or ahead of the log.
+ */
+export interface MerkleTree {
+  /** Records covered, staged ones included (equals the log head's seq). */
+  size(): number;
+  /** Records covered and durable: proofs and roots may be asked up to here. */
+  committedSize(): number;
+  /** Hashes the batch's leaves now (call order) and returns the writes to run in its transaction. */
+  stage(encoded: readonly Uint8Array[]): () => void;
+  /** Marks everything up to `size` durable. */
+  settle(size: number): void;
+  /** The root of the first `size` records (default: the committed size). */
+  root(size?: number): Uint8Array;
+  /** The inclusion path of record `seq` in the tree of `size` records. */
+  inclusion(seq: number, size: number): Uint8Array[];
+  /** The consistency path between trees of `from` and `to` records. */
+  consistency(from: number, to: number): Uint8Array[];
+  /** Clears the stored nodes and hashes the whole log again (`vigil replay`); returns the size. */
+  rebuild(): Promise<number>;
+}
+
+/** Opens the tree over `records`; a log older than the tree (or a tree cut short) is caught up now. */
+export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, number>, headSeq: number): MerkleTree {
+  const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', { encoding: 'binary' }) as unknown as Database<Uint8Array, [number, number]>;
+  const meta: Database<number, string> = store.db('merkle-meta');
+  const node: NodeSource = (level, index) => {
+    if (level === 0) {
+      const bytes = records.get(index + 1);
+      if (!bytes) throw new Error(`record ${index + 1} is missing from the log`);
+      return leafHash(bytes);
+    }
+    if (level % TILE !== 0) {
+      // Inside a tile: hash up from the stored level below (or the leaves), at most 2^7 children.
+      const base = level - (level % TILE);
+      const width = 2 ** (level - base);
+      let row = Array.from({ length: width }, (_, j) => node(base, index * width + j));
+      while (row.length > 1) row = Array.from({ length: row.length / 2 }, (_, j) => nodeHash(row[2 * j]!, row[2 * j + 1]!));
+      return row[0]!;
+    }
+    const h = nodes.get([level, index]);
+    if (!h) throw new Error(`merkle node ${level}/${index} is missing`);
+    return Uint8Array.from(h);
+  };
+  let frontier = loadFrontier(node, meta.get('size') ?? 0);
+  let committed = frontier.size;
+
+  function catchUp(to: number): void {
+    // Hashes records the tree does not cover yet (a log written before the tree existed), in chunks.
+    while (frontier.size < to) {
+      const end = Math.min(to, frontier.size + 50_000);
+      const writes: Array<() => void> = [];
+      for (const { value } of records.getRange({ start: frontier.size + 1, end: end + 1 })) writes.push(stage([value]));
+      store.root.transactionSync(() => { for (const w of writes) w(); });
+    }
+    committed = frontier.size;
+  }
+
+  function stage(encoded: readonly Uint8Array[]): () => void {
+    const made: Array<[number, number, Uint8Array]> = [];
+    for (const bytes of encoded) for (const n of appendLeaf(frontier, leafHash(bytes))) if (n[0] % TILE === 0) made.push(n);
+    const size = frontier.size;
+    return () => {
+      for (const [level, index, hash] of made) nodes.putSync([level, index], hash);
+      meta.putSync('size', size);
+    };
+  }
+
+  function bounded(size: number): number {
+    if (!(Number.isInteger(size) && size >= 0 && size <= committed)) throw new RangeError(`tree size ${size} is beyond the committed log (${committed})`);
+    return size;
+  }
+
+  catchUp(headSeq);
+  return {
+    size: () => frontier.size,
+    committedSize: () => committed,
+    stage,
+    settle(size) { committed = Math.max(committed, Math.min(size, frontier.size)); },
+    root: (size = committed) => (size === frontier.size && size === committed ? frontierRoot(frontier) : rootAt(node, bounded(size))),
+    inclusion: (seq, size) => inclusionPath(node, seq - 1, bounded(size)),
+    consistency: (from, to) => consistencyPath(node, bounded(from), bounded(to)),
+    async rebuild() {
+      const to = frontier.size;
+      await store.root.transaction(() => { nodes.clearSync(); meta.removeSync('size'); });
+      frontier = { size: 0, roots: [] };
+      committed = 0;
+      catchUp(to);
+      await store.root.flushed;
+      return frontier.size;
+    },
+  };
+}
+
+/** The frontier of a stored tree of `size` leaves: the complete subtree for each set bit of the size. */
+function loadFrontier(node: NodeSource, size: number): Frontier {
+  const roots: (Uint8Array | undefined)[] = [];
+  let start = 0;
+  for (let level = Math.floor(Math.log2(Math.max(size, 1))); level >= 0; level--) {
+    const width = 2 ** level;
+    if (start + width <= size) {
+      roots[level] = node(level, start / width);
+      start += width;
+    }
+  }
+  return { size, roots };
+}

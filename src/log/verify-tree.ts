@@ -1,0 +1,44 @@
+import type { LmdbEventLog } from './lmdb-log.js';
+import type { LmdbStore } from './lmdb-store.js';
+import { parseCheckpoint } from './checkpoint.js';
+import { appendLeaf, frontierRoot, leafHash, type Frontier } from './merkle.js';
+import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
+
+/** The tree's verdict: ok with the root and checkpoints checked, or the first disagreement. */
+export type TreeVerdict =
+  | { readonly ok: true; readonly root: string; readonly checkpoints: number }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * Recomputes the Merkle root from every record's bytes and compares it with the stored tree, and
+ * with each stored checkpoint at its size (its signature too, when the verifier key is given).
+ */
+export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifier): TreeVerdict {
+  const checkpoints = store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
+  const due = new Map<number, string>();
+  for (const { key: size, value } of checkpoints.getRange({})) due.set(size, value);
+  const f: Frontier = { size: 0, roots: [] };
+  let checked = 0;
+  const check = (): string | undefined => {
+    const note = due.get(f.size);
+    if (note === undefined) return undefined;
+    const opened = key ? openNote(note, key) : parseNote(note);
+    if (!opened.ok) return `checkpoint of ${f.size} records: ${opened.error}`;
+    const cp = parseCheckpoint(opened.text);
+    if (!cp.ok || cp.checkpoint.size !== f.size) return `checkpoint of ${f.size} records does not parse`;
+    if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f)))) return `the log's root at ${f.size} records differs from its checkpoint: the log was changed after it was checkpointed`;
+    checked++;
+    return undefined;
+  };
+  const first = check();
+  if (first) return { ok: false, reason: first };
+  for (const { bytes } of log.readRaw(1)) {
+    appendLeaf(f, leafHash(bytes));
+    const bad = check();
+    if (bad) return { ok: false, reason: bad };
+  }
+  const root = frontierRoot(f);
+  if (checked < due.size) return { ok: false, reason: `${due.size - checked} checkpoint(s) are of sizes beyond the log` };
+  if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root))) return { ok: false, reason: 'the stored Merkle tree does not match the records (run vigil replay to rebuild it)' };
+  return { ok: true, root: Buffer.from(root).toString('base64'), checkpoints: checked };
+}
