@@ -17,6 +17,7 @@ import { readYourWritesOf } from '../../src/http/read-consistency.js';
 import { detectionSettingsOf, recordDetected } from '../../src/alerting/detection-step.js';
 import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
+import { normalizedEvent } from './event-fixtures.js';
 
 /** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
 export interface TestInstance {
@@ -122,15 +123,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   };
 }
 
-/** A valid NormalizedEvent with overrides. */
+/** A valid NormalizedEvent with overrides (the one of tests/helpers/event-fixtures.ts, loosely typed for hostile cases). */
 export function makeEvent(over: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    schemaVersion: 1, id: 'evt-1', category: 'network', class: 'network_connection', activity: 'traffic', outcome: 'success',
-    time: '2026-11-22T09:00:00Z', ingestedAt: '2026-11-22T09:00:01Z',
-    source: { adapter: 'test', instance: 'unit', recordId: 'r1' },
-    entityKeys: ['ip:10.0.0.1', 'ip:10.0.0.2'],
-    sourceEndpoint: { ip: '10.0.0.1', port: 51000 }, destinationEndpoint: { ip: '10.0.0.2', port: 22 },
-    attributes: { note: 'test' },
-    ...over,
-  };
+  return { ...normalizedEvent(), ...over };
 }
