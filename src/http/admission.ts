@@ -72,7 +72,6 @@ export function admitIngest(admission: IngestAdmission, bodyLimit: number): Midd
     const size = declared !== undefined && /^\d{1,12}$/.test(declared) ? Math.min(Number(declared), bodyLimit) : bodyLimit;
     const ticket = admission.admit(size);
     if (!ticket) {
-      c.header('Retry-After', String(QUEUE_RETRY_AFTER_SECONDS));
       throw new HttpError(429, 'ingest queue is full: retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds: QUEUE_RETRY_AFTER_SECONDS });
     }
     c.set('ingestTicket', ticket);

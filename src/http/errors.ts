@@ -32,6 +32,10 @@ export function errorBody(message: string, issues?: readonly string[], details?:
 
 /** Sends an HttpError as JSON. */
 export function sendError(c: Context, err: HttpError): Response {
+  // An error that says when to come back (back-pressure, throttling, a lagging read side) says it
+  // in the standard header too.
+  const retryAfter = err.details?.['retryAfterSeconds'];
+  if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter));
   return c.json(errorBody(err.message, err.issues, err.details), err.status);
 }
 

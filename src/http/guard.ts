@@ -54,7 +54,6 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
     if (waitSeconds > 0) {
       deps.refusals.refused('throttled', source, route, at);
       c.res = sendError(c, new HttpError(429, 'too many failed authentications from this address: retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds: waitSeconds }));
-      c.header('Retry-After', String(waitSeconds));
       return;
     }
     const identified = identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);

@@ -80,7 +80,7 @@ export function openApiDocument(routes: readonly Route[] = ROUTES): Record<strin
           properties: {
             error: { type: 'string' },
             issues: { type: 'array', items: { type: 'string' } },
-            retryAfterSeconds: { type: 'integer', description: 'With 429: seconds to wait, as in Retry-After.' },
+            retryAfterSeconds: { type: 'integer', description: 'With 429 or 503: seconds to wait, as in Retry-After.' },
             conflictingIds: { type: 'array', items: { type: 'string' }, description: 'With 409 on ingestion: the event ids re-sent with different content.' },
           },
         },

@@ -122,3 +122,22 @@ describe('back-pressure on ingest', () => {
     }
   });
 });
+
+describe('a read side too far behind', () => {
+  it('is a 503 ErrorResponse with Retry-After, not a stale answer', async () => {
+    const { Hono } = await import('hono');
+    const { readYourWritesOf } = await import('../../src/http/read-consistency.js');
+    const { ReadSideLagging } = await import('../../src/read-side/read-side.js');
+    const { HttpError, sendError } = await import('../../src/http/errors.js');
+    const app = new Hono();
+    const wait = readYourWritesOf(() => Promise.reject(new ReadSideLagging('the read side has folded record 3 of 9')));
+    app.get('/r', async (c) => { await wait(); return c.json({ stale: true }); });
+    app.onError((err, c) => (err instanceof HttpError ? sendError(c, err) : c.json({ error: 'internal' }, 500)));
+    const res = await app.request('/r');
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '5');
+    const body = await res.json() as { error: string; retryAfterSeconds: number };
+    assert.match(body.error, /read side is catching up .*record 3 of 9/);
+    assert.equal(body.retryAfterSeconds, 5);
+  });
+});
