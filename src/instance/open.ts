@@ -52,17 +52,19 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
   });
+  const graph = opts.graph ?? DEFAULT_GRAPH_LIMITS;
+  const read = readProjections(graph);
+  const readDbs = new Set(read.indexes.flatMap((ix) => ix.dbs));
   let readSide: ReadSide;
   try {
     for (const name of MOVED_TO_READ_SIDE) {
       const db = es.store.db(name);
       if (db.getKeysCount({ limit: 1 }) > 0) await es.log.commit(() => db.clearSync());
     }
-    const read = readProjections(opts.graph ?? DEFAULT_GRAPH_LIMITS);
     readSide = await startReadSide({
       storePath: path,
-      graph: opts.graph ?? DEFAULT_GRAPH_LIMITS,
-      dbs: read.indexes.flatMap((ix) => ix.dbs),
+      graph,
+      dbs: [...readDbs],
       binaryDbs: read.indexes.flatMap((ix) => [...(ix.binaryDbs ?? []), ...(ix.keyOnlyDbs ?? [])]),
       ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     });
@@ -71,7 +73,6 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
     throw err;
   }
   const stopFollowing = es.log.follow(es.log.head().seq, (r) => readSide.notify(r.seq));
-  const readDbs = new Set(readProjections().indexes.flatMap((ix) => ix.dbs));
   const runtime = es.runtime;
   const reads: ReadModels = {
     state: (name) => runtime.state(name),

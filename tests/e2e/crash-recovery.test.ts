@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCli, startServe, writeTestConfig } from '../helpers/cli.js';
+import { runCli, startServe, storedEventIds, writeTestConfig } from '../helpers/cli.js';
 import { makeEvent } from '../helpers/instance.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -51,14 +51,7 @@ describe('vigil serve under kill -9', () => {
       assert.ok(acknowledged.length > 500, `sustained ingestion acknowledged only ${acknowledged.length} events`);
 
       serve = await startServe(config, dir.path);
-      const seen = new Set<string>();
-      let cursor: string | null = null;
-      do {
-        const res: Response = await fetch(`${serve.url}/api/v1/events?adapter=e2e&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${viewer}` } });
-        const page = await res.json() as { events: Array<{ id: string }>; nextCursor: string | null };
-        for (const e of page.events) seen.add(e.id);
-        cursor = page.nextCursor;
-      } while (cursor);
+      const seen = await storedEventIds(serve.url, viewer, 'e2e');
       const missing = acknowledged.filter((id) => !seen.has(id));
       assert.deepEqual(missing.slice(0, 5), [], `${missing.length} acknowledged events lost`);
       serve.proc.kill('SIGTERM');

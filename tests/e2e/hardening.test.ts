@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { runCli, startServe, storedEventIds, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { repoPath } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -103,14 +103,7 @@ describe('vigil serve hardening', () => {
 
       t.diagnostic(`flood: ${JSON.stringify(statuses)}; slowest /health ${Math.round(slowest)} ms`);
       const ids = readFileSync(acked, 'utf8').split('\n').filter(Boolean);
-      const seen = new Set<string>();
-      let cursor: string | null = null;
-      do {
-        const res: Response = await fetch(`${serve.url}/api/v1/events?adapter=flood&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${viewer}` } });
-        const page = await res.json() as { events: Array<{ id: string }>; nextCursor: string | null };
-        for (const e of page.events) seen.add(e.id);
-        cursor = page.nextCursor;
-      } while (cursor);
+      const seen = await storedEventIds(serve.url, viewer, 'flood');
       assert.equal(ids.filter((id) => !seen.has(id)).length, 0, 'every acknowledged event is readable');
       assert.equal(seen.size, ids.length, 'nothing refused was stored');
     } finally {

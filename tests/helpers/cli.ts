@@ -51,3 +51,16 @@ export async function startServe(config: string, cwd: string): Promise<ServeProc
   });
   return { url, proc, output: () => out, exited };
 }
+
+/** The ids of every stored event of `adapter`, read page by page from a running instance. */
+export async function storedEventIds(url: string, viewerToken: string, adapter: string): Promise<Set<string>> {
+  const seen = new Set<string>();
+  let cursor: string | null = null;
+  do {
+    const res: Response = await fetch(`${url}/api/v1/events?adapter=${encodeURIComponent(adapter)}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${viewerToken}` } });
+    const page = await res.json() as { events: Array<{ id: string }>; nextCursor: string | null };
+    for (const e of page.events) seen.add(e.id);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return seen;
+}
