@@ -56,6 +56,8 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'AlertReviewed':
     case 'IncidentOpened':
     case 'IncidentAlertsAdded':
+    case 'ConsoleSessionStarted':
+    case 'ConsoleSessionEnded':
       return NONE;
     default: {
       const _exhaustive: never = e;
