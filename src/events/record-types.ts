@@ -54,6 +54,9 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'AlertRaised':
     case 'AlertEvidenceAdded':
     case 'AlertReviewed':
+    case 'AlertAssigned':
+    case 'AlertNoteAdded':
+    case 'AlertsBulkReviewed':
     case 'IncidentOpened':
     case 'IncidentAlertsAdded':
     case 'ConsoleSessionStarted':
