@@ -74,7 +74,7 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
             {csrf}
             <label><span>Assignee</span><input type="text" name="assignee" value={alert.assignee ?? ''} maxlength={128} placeholder="empty: nobody" /></label>
             <button type="submit" class="secondary">Assign</button>
-            <button type="submit" class="secondary" name="assignee" value={scope.principal.id}>Assign to me</button>
+            <button type="submit" class="secondary" name="me" value={scope.principal.id}>Assign to me</button>
           </form>
           <form method="post" action={`/alerts/${id}/notes`}>
             {csrf}
@@ -180,7 +180,8 @@ const reviewRoute: PageRoute = {
   },
 };
 
-const AssignForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128)), '') });
+/** The assign form: an assignee typed (empty clears it), or the signed-in principal by the "Assign to me" button. */
+const AssignForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128)), ''), me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
 
 const assignRoute: PageRoute = {
   method: 'post', path: '/alerts/{alertId}/assign', permission: 'alerts:review', audit: 'console_assign_alert',
@@ -188,7 +189,7 @@ const assignRoute: PageRoute = {
     const id = c.req.param('alertId')!;
     const form = parseForm(AssignForm, await formFields(c));
     const ctx = commandContext(c, scope.deps);
-    const assignee = form.assignee === '' ? null : form.assignee;
+    const assignee = form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee;
     await executeAudited(c, scope.deps, (m) => decideAssignAlert(alertsSlice(m), id, { assignee }, ctx), 303);
     return backTo(c, `/alerts/${encodeURIComponent(id)}`, assignee ? `Assigned to ${assignee}` : 'Unassigned');
   },
