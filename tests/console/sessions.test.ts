@@ -27,7 +27,7 @@ async function signIn(t: TestInstance, token: string, base = 'http://localhost')
   return { res, secret, cookie: secret ? `${name}=${secret}` : undefined };
 }
 
-const page = (t: TestInstance, path: string, cookie?: string) => t.app.request(`http://localhost${path}`, { headers: cookie ? { cookie } : {} });
+const page = (t: TestInstance, path: string, cookie?: string) => t.app.request(`http://localhost${path}`, { headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) } });
 const records = (t: TestInstance, type: string) => [...t.inst.log.read(1)].filter((r) => r.type === type);
 
 describe('console sessions', () => {

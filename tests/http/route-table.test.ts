@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { consoleOperations } from '../../src/console/app.js';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import { PERMISSIONS, type Permission } from '../../src/auth/roles.js';
@@ -105,6 +106,7 @@ describe('route table', () => {
     it('registers on Hono exactly the operations of the table, besides the request-id middleware', () => {
       const registered = new Set(t.app.routes.map((r) => `${r.method} ${r.path}`));
       assert.ok(registered.delete('ALL /*'), 'the request-id middleware runs on every path');
+      for (const op of consoleOperations()) assert.ok(registered.delete(op), `the console's ${op}`);
       assert.deepEqual([...registered].sort(), ROUTES.map((r) => `${r.method.toUpperCase()} ${honoPath(r.path)}`).sort());
     });
 
