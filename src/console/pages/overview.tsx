@@ -18,34 +18,41 @@ const LISTED = 10;
 /** The hour label of a chart bucket (`19:00`). */
 const hourLabel = (hour: string) => `${hour.slice(11, 13)}:00`;
 
-/** Alerts first seen in each of the last 24 hours, per level (one pass over the alerts). */
-function alertsByHour(alerts: AlertsState, hours: readonly string[]): { name: string; values: number[] }[] {
-  const index = new Map(hours.map((h, i) => [h, i]));
-  const counts = Object.fromEntries(LEVELS.map((l) => [l, hours.map(() => 0)])) as Record<string, number[]>;
-  for (const a of alerts.alerts.values()) {
-    const i = index.get(a.firstSeen.slice(0, 13));
-    if (i !== undefined && counts[a.level]) counts[a.level]![i]!++;
-  }
-  return [...LEVELS].reverse().map((l) => ({ name: l, values: counts[l]! }));
+/** What the overview shows of the alerts, gathered in one pass over them. */
+interface AlertSummary {
+  /** Alerts first seen in each of the chart's hours, per level. */
+  readonly byHour: { name: string; values: number[] }[];
+  /** Open alerts (not dismissed) by level and by status. */
+  readonly byLevel: Record<string, number>;
+  readonly byStatus: Record<string, number>;
+  /** The most severe open alerts, most recent first among equals. */
+  readonly top: AlertView[];
 }
 
-/** Open alerts (not dismissed) by level and by status, and the most severe recent ones. */
-function openAlerts(alerts: AlertsState): { byLevel: Record<string, number>; byStatus: Record<string, number>; top: AlertView[] } {
+const moreUrgent = (x: AlertView, y: AlertView) => y.severity - x.severity || (y.lastSeen < x.lastSeen ? -1 : y.lastSeen > x.lastSeen ? 1 : 0);
+
+/** One pass over the alerts: the 24-hour chart, the open counts and the most severe open ones (a sorted buffer of `LISTED`). */
+function summarize(alerts: AlertsState, hours: readonly string[]): AlertSummary {
+  const index = new Map(hours.map((h, i) => [h, i]));
+  const first = hours[0] ?? '';
+  const counts = Object.fromEntries(LEVELS.map((l) => [l, hours.map(() => 0)])) as Record<string, number[]>;
   const byLevel: Record<string, number> = {};
   const byStatus: Record<string, number> = {};
   const top: AlertView[] = [];
   for (const a of alerts.alerts.values()) {
+    if (a.firstSeen >= first) {
+      const i = index.get(a.firstSeen.slice(0, 13));
+      if (i !== undefined && counts[a.level]) counts[a.level]![i]!++;
+    }
     if (a.status === 'dismissed') continue;
     byLevel[a.level] = (byLevel[a.level] ?? 0) + 1;
     byStatus[a.status] = (byStatus[a.status] ?? 0) + 1;
-    top.push(a);
-    if (top.length > LISTED * 4) {
-      top.sort((x, y) => y.severity - x.severity || (y.lastSeen < x.lastSeen ? -1 : 1));
-      top.length = LISTED;
-    }
+    if (top.length === LISTED && moreUrgent(a, top[LISTED - 1]!) >= 0) continue;
+    const at = top.findIndex((t) => moreUrgent(a, t) < 0);
+    top.splice(at < 0 ? top.length : at, 0, a);
+    if (top.length > LISTED) top.pop();
   }
-  top.sort((x, y) => y.severity - x.severity || (y.lastSeen < x.lastSeen ? -1 : 1));
-  return { byLevel, byStatus, top: top.slice(0, LISTED) };
+  return { byHour: [...LEVELS].reverse().map((l) => ({ name: l, values: counts[l]! })), byLevel, byStatus, top };
 }
 
 /**
@@ -59,7 +66,7 @@ function Overview(props: { readonly scope: PageScope }) {
   const now = scope.deps.now();
   const hours = lastHours(now, 24);
   const alerts = m.state<AlertsState>('alerts');
-  const open = openAlerts(alerts);
+  const open = summarize(alerts, hours);
   const rates = m.state<SourceRates>('source-rates');
   const plan = detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), now, scope.deps.config.detection.freshnessHours);
   const incidents = listIncidents(alerts, 5);
@@ -77,7 +84,7 @@ function Overview(props: { readonly scope: PageScope }) {
         <div class="stat"><b>{plan.summary.ready}/{plan.summary.rules}</b><span>rules ready ({plan.summary.blocked} blocked)</span></div>
       </div>
       <div class="grid">
-        <section class="panel"><StackedBars title="Alerts raised, last 24 h, by severity" buckets={hours.map(hourLabel)} series={alertsByHour(alerts, hours)} classOf={(name) => `sev-${name}`} /></section>
+        <section class="panel"><StackedBars title="Alerts raised, last 24 h, by severity" buckets={hours.map(hourLabel)} series={open.byHour} classOf={(name) => `sev-${name}`} /></section>
         <section class="panel"><StackedBars title="Events stored per source, last 24 h" buckets={hours.map(hourLabel)} series={Object.entries(rates.byAdapter).map(([name, b]) => ({ name, values: hours.map((h) => b[h] ?? 0) }))} /></section>
       </div>
       <div class="grid">
