@@ -1,3 +1,4 @@
+import { activityProjection } from './activity.js';
 import { alertsProjection } from './alerts.js';
 import { auditIndex } from './audit.js';
 import { collectorsProjection } from './collectors.js';
@@ -13,7 +14,7 @@ import type { IndexProjection, Projection } from './types.js';
  * alerts, collectors) and small summaries (sources, stats). Folded by the writer, in step.
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
-  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection,
+  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection, activityProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */
