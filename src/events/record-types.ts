@@ -59,6 +59,9 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'AlertsBulkReviewed':
     case 'IncidentOpened':
     case 'IncidentAlertsAdded':
+    case 'IncidentStatusChanged':
+    case 'IncidentAssigned':
+    case 'IncidentMerged':
       return NONE;
     default: {
       const _exhaustive: never = e;

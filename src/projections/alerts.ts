@@ -1,9 +1,12 @@
-import type { AlertAssigned, AlertDisposition, AlertNoteAdded, AlertRaised, AlertReviewed, AlertsBulkReviewed, AlertStatus, CorrelationReason, EvidenceRef } from '../events/detection-records.js';
+import type {
+  AlertAssigned, AlertDisposition, AlertNoteAdded, AlertRaised, AlertsBulkReviewed, AlertStatus, CorrelationReason, EvidenceRef,
+  IncidentAssigned, IncidentMerged, IncidentStatus, IncidentStatusChanged,
+} from '../events/detection-records.js';
 import type { MatchDetail } from '../detection/types.js';
 import { instanceProjection } from './types.js';
 
-export { ALERT_DISPOSITIONS, ALERT_STATUSES } from '../events/detection-events.js';
-export type { AlertDisposition, AlertStatus } from '../events/detection-records.js';
+export { ALERT_DISPOSITIONS, ALERT_STATUSES, INCIDENT_STATUSES } from '../events/detection-events.js';
+export type { AlertDisposition, AlertStatus, IncidentStatus } from '../events/detection-records.js';
 
 /** At most this many evidence references are kept on one alert (the count goes on). */
 export const EVIDENCE_KEPT = 200;
@@ -46,16 +49,40 @@ export interface AlertView {
   notes: NoteEntry[];
 }
 
-/** An incident with its alerts and timeline. */
+/** One entry of an incident's timeline; `what` says it in words, the other fields say it as data. */
+export interface IncidentTimelineEntry {
+  at: string;
+  what: string;
+  /** `opened`, `alert_joined`, `alert_left`, `alert_reviewed`, `status`, `assignment`, `merged_into`, `merged_from`. */
+  kind?: string;
+  seq?: number;
+  alertId?: string;
+  principal?: string;
+  authentication?: string;
+  from?: string;
+  to?: string;
+  reason?: string;
+}
+
+/** An incident's lifecycle status: one an analyst sets, or `merged` (final). */
+export type IncidentLifecycle = IncidentStatus | 'merged';
+
+/** An incident with its alerts, lifecycle and timeline. */
 export interface IncidentView {
   id: string;
   title: string;
   origin: 'correlated' | 'promoted';
+  status: IncidentLifecycle;
+  assignee?: string;
+  /** The incident this one was merged into. */
+  mergedInto?: string;
+  /** Incidents merged into this one. */
+  mergedFrom: string[];
   alertIds: string[];
   entities: string[];
   firstSeen: string;
   lastSeen: string;
-  timeline: Array<{ at: string; what: string; alertId?: string; principal?: string }>;
+  timeline: IncidentTimelineEntry[];
 }
 
 /** Alerts and incidents, with the indexes deciders need. */
@@ -111,7 +138,12 @@ function review(s: AlertsState, d: Review, at: string, seq: number): void {
   const key = alertKey(alert.ruleId, alert.groupKey);
   if (alert.status === 'dismissed') { if (s.openByKey.get(key) === alert.id) s.openByKey.delete(key); }
   else if (!s.openByKey.has(key)) s.openByKey.set(key, alert.id);
-  if (alert.incidentId) s.incidents.get(alert.incidentId)?.timeline.push({ at, what: `alert ${d.from} -> ${d.to}: ${d.reason}`, alertId: alert.id, principal: d.principal });
+  if (alert.incidentId) {
+    s.incidents.get(alert.incidentId)?.timeline.push({
+      at, what: `alert ${d.from} -> ${d.to}: ${d.reason}`, kind: 'alert_reviewed', seq, alertId: alert.id, principal: d.principal,
+      authentication: d.authentication, from: d.from, to: d.to, reason: d.reason,
+    });
+  }
 }
 
 function bulkReview(s: AlertsState, d: AlertsBulkReviewed, at: string, seq: number): void {
@@ -135,24 +167,76 @@ function note(s: AlertsState, d: AlertNoteAdded, at: string, seq: number): void 
   s.alerts.get(d.alertId)?.notes.push({ at, seq, noteId: d.noteId, principal: d.principal, authentication: d.authentication, text: d.text });
 }
 
-function attach(s: AlertsState, incident: IncidentView, alertIds: readonly string[], at: string, reason: string): void {
+/** Who did something to an incident, as its timeline records it. */
+interface By { principal?: string | undefined; authentication?: string | undefined }
+const byOf = (b: By) => ({ ...(b.principal !== undefined ? { principal: b.principal } : {}), ...(b.authentication !== undefined ? { authentication: b.authentication } : {}) });
+
+/** Takes an alert out of the incident it is in (an alert is in one incident at most); the incident's timeline says where it went. */
+function detach(s: AlertsState, alert: AlertView, to: string, at: string, seq: number, by: By): void {
+  const from = alert.incidentId !== undefined ? s.incidents.get(alert.incidentId) : undefined;
+  if (!from || from.id === to) return;
+  from.alertIds = from.alertIds.filter((id) => id !== alert.id);
+  from.timeline.push({ at, what: `alert moved to incident ${to}: ${alert.title}`, kind: 'alert_left', seq, alertId: alert.id, to, ...byOf(by) });
+}
+
+function attach(s: AlertsState, incident: IncidentView, alertIds: readonly string[], at: string, seq: number, reason: string, by: By = {}): void {
   for (const id of alertIds) {
     const alert = s.alerts.get(id);
     if (!alert || incident.alertIds.includes(id)) continue;
+    detach(s, alert, incident.id, at, seq, by);
     incident.alertIds.push(id);
     alert.incidentId = incident.id;
     for (const sys of alert.affectedSystems) if (!incident.entities.includes(sys)) incident.entities.push(sys);
     if (alert.firstSeen < incident.firstSeen) incident.firstSeen = alert.firstSeen;
     if (alert.lastSeen > incident.lastSeen) incident.lastSeen = alert.lastSeen;
-    incident.timeline.push({ at, what: `alert joined: ${alert.title} (${reason})`, alertId: id });
+    incident.timeline.push({ at, what: `alert joined: ${alert.title} (${reason})`, kind: 'alert_joined', seq, alertId: id, reason, ...byOf(by) });
   }
+}
+
+function changeStatus(s: AlertsState, d: IncidentStatusChanged, at: string, seq: number): void {
+  const incident = s.incidents.get(d.incidentId);
+  if (!incident) return;
+  incident.status = d.to;
+  incident.timeline.push({ at, what: `incident ${d.from} -> ${d.to}: ${d.reason}`, kind: 'status', seq, from: d.from, to: d.to, reason: d.reason, principal: d.principal, authentication: d.authentication });
+}
+
+function assignIncident(s: AlertsState, d: IncidentAssigned, at: string, seq: number): void {
+  const incident = s.incidents.get(d.incidentId);
+  if (!incident) return;
+  if (d.to !== undefined) incident.assignee = d.to;
+  else delete incident.assignee;
+  incident.timeline.push({
+    at, what: d.to !== undefined ? `assigned to ${d.to}` : 'unassigned', kind: 'assignment', seq, principal: d.principal, authentication: d.authentication,
+    ...(d.from !== undefined ? { from: d.from } : {}), ...(d.to !== undefined ? { to: d.to } : {}), ...(d.reason !== undefined ? { reason: d.reason } : {}),
+  });
+}
+
+function merge(s: AlertsState, d: IncidentMerged, at: string, seq: number): void {
+  const source = s.incidents.get(d.incidentId);
+  const target = s.incidents.get(d.into);
+  if (!source || !target) return;
+  const by = { principal: d.principal, authentication: d.authentication };
+  const from = source.status;
+  source.status = 'merged';
+  source.mergedInto = target.id;
+  target.mergedFrom.push(source.id);
+  // The merged incident keeps its timeline and says where its alerts went, once.
+  source.alertIds = source.alertIds.filter((id) => !d.alertIds.includes(id));
+  source.timeline.push({ at, what: `merged into incident ${target.id}: ${d.reason}`, kind: 'merged_into', seq, from, to: target.id, reason: d.reason, ...byOf(by) });
+  target.timeline.push({ at, what: `incident ${source.id} merged in: ${d.reason}`, kind: 'merged_from', seq, from: source.id, reason: d.reason, ...byOf(by) });
+  for (const id of d.alertIds) {
+    const alert = s.alerts.get(id);
+    if (alert?.incidentId === source.id) delete alert.incidentId;
+  }
+  attach(s, target, d.alertIds, at, seq, `merged from ${source.id}`, by);
 }
 
 /** Alerts with their review history, and incidents with their alerts, entities and timeline. */
 export const alertsProjection = instanceProjection<AlertsState>({
   name: 'alerts',
   // 2: review-history entries carry their record's seq. 3: assignment, notes, dispositions.
-  version: 3,
+  // 4: the incident lifecycle; an alert promoted elsewhere leaves its incident.
+  version: 4,
   initial: () => ({ alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map() }),
   evolve(s, record) {
     switch (record.type) {
@@ -184,17 +268,30 @@ export const alertsProjection = instanceProjection<AlertsState>({
         return s;
       case 'IncidentOpened': {
         const d = record.data;
-        const incident: IncidentView = { id: d.incidentId, title: d.title, origin: d.origin, alertIds: [], entities: [], firstSeen: '9999', lastSeen: '', timeline: [{ at: record.at, what: `incident opened (${d.origin}): ${d.reason}`, ...(d.principal ? { principal: d.principal } : {}) }] };
+        const by = { principal: d.principal, authentication: d.authentication };
+        const incident: IncidentView = {
+          id: d.incidentId, title: d.title, origin: d.origin, status: 'open', mergedFrom: [], alertIds: [], entities: [], firstSeen: '9999', lastSeen: '',
+          timeline: [{ at: record.at, what: `incident opened (${d.origin}): ${d.reason}`, kind: 'opened', seq: record.seq, reason: d.reason, ...byOf(by) }],
+        };
         s.incidents.set(d.incidentId, incident);
-        attach(s, incident, d.alertIds, record.at, d.origin);
+        attach(s, incident, d.alertIds, record.at, record.seq, d.origin, by);
         return s;
       }
       case 'IncidentAlertsAdded': {
         const d = record.data;
         const incident = s.incidents.get(d.incidentId);
-        if (incident) attach(s, incident, d.alertIds, record.at, d.reason);
+        if (incident) attach(s, incident, d.alertIds, record.at, record.seq, d.reason, { principal: d.principal, authentication: d.authentication });
         return s;
       }
+      case 'IncidentStatusChanged':
+        changeStatus(s, record.data, record.at, record.seq);
+        return s;
+      case 'IncidentAssigned':
+        assignIncident(s, record.data, record.at, record.seq);
+        return s;
+      case 'IncidentMerged':
+        merge(s, record.data, record.at, record.seq);
+        return s;
       default:
         return s;
     }

@@ -116,10 +116,10 @@ function alertSummary(s: AlertsState): ConsoleView['alerts'] {
 
 function incidentSummary(s: AlertsState): ConsoleView['incidents'] {
   const byStatus: Record<string, number> = {};
-  const all = [...s.incidents.values()].map((i) => ({ i, ...incidentRollup(s, i) }));
-  for (const x of all) bump(byStatus, x.status);
-  const items = all.sort((a, b) => newest(a.i, b.i)).slice(0, CONSOLE_INCIDENTS).map(({ i, status, severity }) => ({
-    id: i.id, title: i.title, origin: i.origin, status, severity, assignee: (i as { assignee?: string }).assignee ?? null,
+  const all = [...s.incidents.values()];
+  for (const i of all) bump(byStatus, i.status);
+  const items = all.sort(newest).slice(0, CONSOLE_INCIDENTS).map((i) => ({
+    id: i.id, title: i.title, origin: i.origin, status: i.status, severity: incidentRollup(s, i).severity, assignee: i.assignee ?? null,
     alertCount: i.alertIds.length, affectedSystems: i.entities.slice(0, 20), firstSeen: i.firstSeen, lastSeen: i.lastSeen,
   }));
   return { total: all.length, byStatus, items, truncated: all.length > CONSOLE_INCIDENTS };
