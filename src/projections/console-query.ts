@@ -156,7 +156,8 @@ export function deploymentState(d: ConsoleInput['deployment'], now: Date): Conso
   const none = { deploymentId: null, authorityUrl: null, centralVmId: null, lastAttemptAt: null, lastDeliveredAt: null, authorityStatus: null, failingSince: null, lastError: null };
   if (!d) return { state: 'not_configured', ...none, centralMissing: { likely: false, recoveryAction: null } };
   const r = d.reporter;
-  const state = !r || r.lastAttemptAt === null ? 'not_yet_reported' : r.failingSince === null ? 'reporting' : 'not_delivered';
+  // A first attempt still in flight is neither delivered nor failed yet.
+  const state = r?.failingSince ? 'not_delivered' : r?.lastDeliveredAt ? 'reporting' : 'not_yet_reported';
   const silentSince = r?.failingSince ?? null;
   const likely = silentSince !== null && now.getTime() - (epochMillisOf(r?.lastDeliveredAt ?? silentSince) ?? now.getTime()) > AUTHORITY_HEARTBEAT_TIMEOUT_S * 1000;
   return {

@@ -26,6 +26,7 @@ describe('deploymentState', () => {
   it('says not yet reported before the first attempt', () => {
     assert.equal(deploymentState({ ...dep, reporter: reporter({ lastAttemptAt: null, lastDeliveredAt: null, authorityStatus: null }) }, NOW).state, 'not_yet_reported');
     assert.equal(deploymentState(dep, NOW).state, 'not_yet_reported');
+    assert.equal(deploymentState({ ...dep, reporter: reporter({ lastDeliveredAt: null, authorityStatus: null }) }, NOW).state, 'not_yet_reported', 'the first attempt is in flight');
   });
 
   it('says not delivered when snapshots fail, and central_missing likely once the last delivery is past the authority heartbeat timeout', () => {
