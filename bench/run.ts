@@ -4,6 +4,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { collectorBench } from './collector.js';
+import { consoleBench } from './console.js';
 import { detectionBench } from './detection.js';
 import { foundationBench, type Figure } from './foundation.js';
 import { root } from './harness.js';
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   foundation: (r) => foundationBench(r),
   overload: () => overloadBench(),
   transparency: () => transparencyBench(),
+  console: () => consoleBench(),
 };
 
 const [only, mode] = process.argv.slice(2);
