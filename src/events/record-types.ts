@@ -43,6 +43,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'RequestsRefused':
     case 'CollectorSubmissionRejected':
     case 'CollectorEnrollmentRejected':
+    case 'ExportDestinationStateChanged':
       return [e.data.event];
     case 'ApiRequestAudited':
     case 'CollectorEnrollmentTokenIssued':
@@ -62,6 +63,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'IncidentStatusChanged':
     case 'IncidentAssigned':
     case 'IncidentMerged':
+    case 'ExportConfigurationRecorded':
       return NONE;
     default: {
       const _exhaustive: never = e;

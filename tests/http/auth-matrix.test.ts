@@ -45,6 +45,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   // The raw-log-free console projection: the console role's only read, and every reader's too (spec 5.2).
   'GET /api/v1/console': ['console', 'viewer', 'analyst', 'admin'],
   'GET /api/snapshot': ['console', 'viewer', 'analyst', 'admin'],
+  // What leaves the machine, and where, is the operator's to see (docs/export.md).
+  'GET /api/v1/exports': ['admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };

@@ -43,6 +43,7 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'POST /api/v1/log/checkpoint/cosignatures': 'cosign_log_checkpoint',
   'GET /api/v1/console': 'read_console',
   'GET /api/snapshot': 'read_legacy_snapshot',
+  'GET /api/v1/exports': 'list_exports',
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;
