@@ -5,12 +5,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { collectorBench } from './collector.js';
 import { consoleBench } from './console.js';
+import { consolePagesBench } from './console-pages.js';
 import { detectionBench } from './detection.js';
 import { foundationBench, type Figure } from './foundation.js';
 import { root } from './harness.js';
 import { normalizerBench } from './normalizers.js';
 import { overloadBench } from './overload.js';
 import { transparencyBench } from './transparency.js';
+import { exportBench } from './export.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   normalizers: () => normalizerBench(),
@@ -20,6 +22,8 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   overload: () => overloadBench(),
   transparency: () => transparencyBench(),
   console: () => consoleBench(),
+  export: () => exportBench(),
+  'console-pages': () => consolePagesBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

@@ -9,6 +9,9 @@ import { schemaIssues } from '../helpers/stored-events.js';
 import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
 import { newKey, provision, sendSnapshot, startTestAuthority, type TestAuthority, type TestKey } from '../setup/harness.js';
 import { ENROLLMENT_DOMAIN, signedBytes } from '../../src/setup/identity-key.js';
+import { decideExportConfiguration, decideExportState } from '../../src/commands/export-state.js';
+import type { ExportsState } from '../../src/projections/exports.js';
+import { detectIn } from '../../src/alerting/detection-step.js';
 
 const WEBSHELL = `title: Webshell upload
 id: 11111111-2222-4333-8444-555555555555
@@ -67,7 +70,11 @@ describe('stored events of the instance', () => {
     await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}/assignee`, { method: 'PUT', token: t.tokens.analyst, body: JSON.stringify({ assignee: 'analyst-user' }) }), 200);
     await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}/notes`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ text: 'seen before' }) }), 201);
     await ok(t.request('/api/v1/alerts/reviews', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[1]!.id], status: 'in_review', disposition: 'benign', reason: 'bulk' }) }), 200);
-    await ok(t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[0]!.id], title: 'Promoted', reason: 'same actor' }) }), 201);
+    const promoted = await ok(t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[0]!.id], title: 'Promoted', reason: 'same actor' }) }), 201);
+    const second = await ok(t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[1]!.id], title: 'Second', reason: 'another' }) }), 201);
+    await ok(t.request(`/api/v1/incidents/${promoted.id}`, { method: 'PATCH', token: t.tokens.analyst, body: JSON.stringify({ status: 'investigating', reason: 'on it' }) }), 200);
+    await ok(t.request(`/api/v1/incidents/${promoted.id}/assignee`, { method: 'PUT', token: t.tokens.analyst, body: JSON.stringify({ assignee: 'analyst-user' }) }), 200);
+    await ok(t.request(`/api/v1/incidents/${second.id}/merge`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ into: promoted.id, reason: 'same actor' }) }), 200);
     await ok(t.request('/api/v1/rules/11111111-2222-4333-8444-555555555555', { method: 'PATCH', token: t.tokens.rule_admin, body: JSON.stringify({ enabled: false, reason: 'noisy' }) }), 200);
     // A console session: signed in with a token through the sign-in form, then signed out.
     const signInPage = await t.app.request('/sign-in');
@@ -90,6 +97,11 @@ describe('stored events of the instance', () => {
     t.setPeer('203.0.113.9');
     for (let i = 0; i < 3; i++) assert.equal((await t.request('/api/v1/me', { token: `vgl_guess${i}` })).status, 401);
     await t.flushRefusals();
+    // Export enabled, then a destination failing (the deciders the exporter runs at start and on a state change).
+    const ctx = { now: '2026-11-22T10:00:00.000Z', actor: { id: 'vigil', authentication: 'service' } };
+    const hook = { name: 'hook', kind: 'webhook' as const, target: 'https://tickets.example/hook', carries: ['alerts'], includeRaw: false };
+    await t.inst.writer.execute((m) => decideExportConfiguration(m.state<ExportsState>('exports'), [hook]), ctx);
+    await t.inst.writer.execute((m) => detectIn(m, decideExportState(m.state<ExportsState>('exports'), { destination: 'hook', kind: 'webhook', state: 'failing', reason: 'down', lagRecords: 3 }, ctx), [], ctx, { incidentWindowMs: 3_600_000 }), ctx);
 
     const records = [...t.inst.log.read(1)];
     assert.deepEqual(schemaIssues(records, INSTANCE_EVENTS), []);

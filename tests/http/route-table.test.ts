@@ -34,10 +34,17 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/incidents': 'list_incidents',
   'POST /api/v1/incidents': 'promote_incident',
   'GET /api/v1/incidents/{id}': 'read_incident',
+  'PATCH /api/v1/incidents/{id}': 'change_incident_status',
+  'PUT /api/v1/incidents/{id}/assignee': 'assign_incident',
+  'POST /api/v1/incidents/{id}/merge': 'merge_incident',
+  'POST /api/v1/incidents/{id}/alerts': 'add_incident_alerts',
   'GET /api/v1/log/checkpoint': 'read_log_checkpoint',
   'GET /api/v1/log/proofs/inclusion': 'read_log_inclusion_proof',
   'GET /api/v1/log/proofs/consistency': 'read_log_consistency_proof',
   'POST /api/v1/log/checkpoint/cosignatures': 'cosign_log_checkpoint',
+  'GET /api/v1/console': 'read_console',
+  'GET /api/snapshot': 'read_legacy_snapshot',
+  'GET /api/v1/exports': 'list_exports',
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;

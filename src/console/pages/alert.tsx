@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
+import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
 import { decideAssignAlert } from '../../commands/assign-alert.js';
 import { PromoteIncidentBody, Reason, decidePromoteIncident, decideReviewAlert } from '../../commands/review-alert.js';
 import { alertsSlice } from '../../commands/slices.js';
@@ -83,12 +84,13 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
           </form>
         </>
       ) : null}
-      {scope.can('incidents:promote') && !alert.incidentId ? (
+      {scope.can('incidents:promote') ? (
         <form method="post" action="/incidents/promote">
           {csrf}
           <input type="hidden" name="ids" value={alert.id} />
           <label><span>Other alert ids (comma-separated)</span><input type="text" name="more" maxlength={4096} /></label>
-          <label><span>Incident title</span><input type="text" name="title" required maxlength={256} value={alert.title} /></label>
+          <label><span>New incident's title</span><input type="text" name="title" maxlength={256} value={alert.title} /></label>
+          <label><span>or existing incident</span><input type="text" name="incident" maxlength={128} placeholder="inc_…" /></label>
           <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
           <button type="submit" class="secondary">Promote to incident</button>
         </form>
@@ -206,12 +208,13 @@ const noteRoute: PageRoute = {
   },
 };
 
-/** The promote form: alert ids (checked boxes and a comma-separated list), a title and a reason. */
+/** The promote form: alert ids (checked boxes and a comma-separated list), a new incident's title or an existing incident, a reason. */
 const PromoteForm = v.object({
   ids: idsField(500),
   more: optionalField(v.pipe(v.string(), v.maxLength(65_536))),
-  title: v.string(),
-  reason: v.string(),
+  title: optionalField(v.pipe(v.string(), v.maxLength(256))),
+  incident: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(128))),
+  reason: v.optional(v.string(), ''),
 });
 
 const promoteRoute: PageRoute = {
@@ -219,8 +222,14 @@ const promoteRoute: PageRoute = {
   async handle(c, scope) {
     const form = parseForm(PromoteForm, await formFields(c));
     const ids = [...(form.ids ?? []), ...(form.more ?? '').split(/[\s,]+/).filter((x) => x !== '')];
-    const body = parseForm(PromoteIncidentBody, { alertIds: ids, title: form.title, reason: form.reason });
     const ctx = commandContext(c, scope.deps);
+    if (form.incident) {
+      const body = parseForm(AddIncidentAlertsBody, { alertIds: ids, reason: form.reason });
+      const incident = form.incident;
+      const { result } = await executeAudited(c, scope.deps, (m) => decideAddIncidentAlerts(alertsSlice(m), incident, body, ctx), 303);
+      return backTo(c, `/incidents/${encodeURIComponent(result.id)}`, `${result.added.length} alert${result.added.length === 1 ? '' : 's'} added`);
+    }
+    const body = parseForm(PromoteIncidentBody, { alertIds: ids, title: form.title ?? '', reason: form.reason });
     const { result } = await executeAudited(c, scope.deps, (m) => decidePromoteIncident(alertsSlice(m), body, ctx), 303);
     return backTo(c, `/incidents/${encodeURIComponent(result.id)}`, `Incident opened with ${result.alertIds.length} alert${result.alertIds.length === 1 ? '' : 's'}`);
   },

@@ -80,6 +80,7 @@ function QueuePage(props: { q: QueueParams; page: { alerts: AlertView[]; total: 
           {scope.can('incidents:promote') ? (
             <>
               <label><span>Incident title</span><input type="text" name="title" maxlength={256} placeholder="for a new incident" /></label>
+              <label><span>or existing incident</span><input type="text" name="incident" maxlength={128} placeholder="inc_…" /></label>
               <button type="submit" class="secondary" formaction="/incidents/promote">Promote selected to incident</button>
             </>
           ) : null}
