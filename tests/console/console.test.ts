@@ -41,7 +41,7 @@ describe('the analyst console in Chromium against vigil serve', () => {
     // Signing out ends the session: the old cookie no longer opens a page.
     const old = await cookieOf(page);
     await Promise.all([page.waitForURL((u) => u.pathname === '/sign-in'), page.click('.who button')]);
-    const replay = await fetch(`${h.url}/alerts`, { headers: { cookie: old }, redirect: 'manual' });
+    const replay = await fetch(`${h.url}/alerts`, { headers: { cookie: old, accept: 'text/html' }, redirect: 'manual' });
     assert.equal(replay.status, 303);
     assert.match(replay.headers.get('location') ?? '', /^\/sign-in/);
     // Both are in the audit trail, with who and how.
@@ -143,6 +143,12 @@ describe('the analyst console in Chromium against vigil serve', () => {
     const incident = (await (await h.api('viewer', `/api/v1/incidents/${id}`)).json()) as { origin: string; alertIds: string[] };
     assert.equal(incident.origin, 'promoted');
     assert.deepEqual([...incident.alertIds].sort(), [...picked].sort());
+    // Its lifecycle moves on from its page, with the reason in its timeline.
+    await page.selectOption('form[action$="/status"] select[name=status]', 'investigating');
+    await page.fill('form[action$="/status"] input[name=reason]', 'owner contacted');
+    await Promise.all([page.waitForURL(/notice=Incident/), page.click('form[action$="/status"] button')]);
+    assert.match(await page.locator('dl.facts').innerText(), /investigating/);
+    assert.match(await page.locator('ol.timeline').innerText(), /owner contacted/);
     await context.close();
   });
 
