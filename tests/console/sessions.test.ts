@@ -2,7 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readRegistry, writeRegistry } from '../../src/auth/registry.js';
 import { hashToken } from '../../src/auth/tokens.js';
+import { createMeshIdentity } from '../../src/auth/mesh-identity.js';
+import type { WhoIsAnswer } from '../../src/auth/mesh-localapi.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
+import { ALICE_USER_ID, WHOIS_USER_NODE } from '../helpers/localapi-stand-in.js';
 
 /** The value of cookie `name` in a response's Set-Cookie headers. */
 function cookieFrom(res: Response, name: string): string | undefined {
@@ -138,5 +141,30 @@ describe('console without sign-in: loopback administration', () => {
     assert.equal((await post({ yaml: 'title: x', _csrf: csrf })).status, 400, 'with its token the import runs (and says what is wrong)');
     t.setPeer('203.0.113.5');
     assert.equal((await page(t, '/')).status, 303, 'anyone else signs in');
+  });
+});
+
+describe('console without sign-in: mesh identity', () => {
+  it('opens pages to an allow-listed mesh identity with its roles, and sends an unknown peer to sign in', async () => {
+    let answer: WhoIsAnswer = { kind: 'found', body: WHOIS_USER_NODE };
+    const mesh = createMeshIdentity({
+      peerRanges: ['100.64.0.0/10'], whois: async () => answer, allowlist: () => [{ user: ALICE_USER_ID, roles: ['viewer'] }],
+      nowMs: () => performance.now(), cacheMs: 0, cacheEntries: 16, maxInFlight: 16, onProblem: () => {},
+    });
+    const t = await startTestInstance({}, { mesh });
+    try {
+      t.setPeer('100.64.0.7');
+      const overview = await page(t, '/');
+      assert.equal(overview.status, 200);
+      assert.match(await overview.text(), /viewer · mesh/);
+      assert.equal((await page(t, '/alerts')).status, 200);
+      assert.equal((await page(t, '/audit')).status, 403, 'a viewer, as the allowlist says');
+      answer = { kind: 'unknown' };
+      const unknown = await page(t, '/');
+      assert.equal(unknown.status, 303);
+      assert.match(unknown.headers.get('location')!, /^\/sign-in/);
+    } finally {
+      await t.close();
+    }
   });
 });
