@@ -81,6 +81,16 @@ describe('alert assignment, notes and bulk review over HTTP', () => {
     assert.equal((await send('POST', '/api/v1/alerts/reviews', { alertIds: ['alr_q2'], status: 'dismissed', reason: 'x', disposition: 'maybe' })).status, 400);
   });
 
+  it('sorts the queue by severity, and refuses an order it does not know', async () => {
+    const res = await t.request('/api/v1/alerts?sort=severity&limit=5', { token: t.tokens.viewer });
+    assert.equal(res.status, 200);
+    const page = await res.json() as { alerts: Array<{ severity: number }>; nextCursor: string };
+    assert.deepEqual(page.alerts.map((a) => a.severity), [9, 9, 9, 9, 9]);
+    const next = await (await t.request(`/api/v1/alerts?sort=severity&limit=5&cursor=${page.nextCursor}`, { token: t.tokens.viewer })).json() as { alerts: Array<{ severity: number }> };
+    assert.deepEqual(next.alerts.map((a) => a.severity), [3, 3, 3, 3, 3]);
+    assert.equal((await t.request('/api/v1/alerts?sort=title', { token: t.tokens.viewer })).status, 400);
+  });
+
   it('refuses review, assignment and notes to a viewer', async () => {
     assert.equal((await send('POST', '/api/v1/alerts/reviews', { alertIds: ['alr_q2'], status: 'dismissed', reason: 'x' }, t.tokens.viewer)).status, 403);
     assert.equal((await send('PUT', '/api/v1/alerts/alr_q2/assignee', { assignee: 'x' }, t.tokens.viewer)).status, 403);

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { PromoteIncidentBody, ReviewAlertBody, decidePromoteIncident, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { ALERT_STATUSES, INCIDENT_STATUSES, type AlertsState } from '../../projections/alerts.js';
-import { alertTimeline, incidentDetail, listAlerts, listIncidents } from '../../projections/alerts-query.js';
+import { ALERT_SORTS, alertTimeline, incidentDetail, listAlerts, listIncidents } from '../../projections/alerts-query.js';
 import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../commands/change-incident-status.js';
 import { decideAssignIncident } from '../../commands/assign-incident.js';
 import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-incidents.js';
@@ -27,6 +27,8 @@ export const ListAlertsQuery = v.strictObject({
   entity: v.optional(v.pipe(v.string(), v.maxLength(512))),
   assignee: v.optional(v.pipe(v.string(), v.maxLength(128))),
   since: v.optional(IsoDateTime),
+  /** The order, descending: `lastSeen` (default), `firstSeen` or `severity`. */
+  sort: v.optional(v.picklist(ALERT_SORTS)),
   limit: v.optional(QueryLimit),
   cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
 });
@@ -57,7 +59,7 @@ const listAlertsRoute = route({
       ...(q.rule !== undefined ? { ruleId: q.rule } : {}), ...(q.entity !== undefined ? { entity: q.entity } : {}),
       ...(q.assignee !== undefined ? { assignee: q.assignee } : {}),
       ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
-    }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
+    }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor, q.sort);
     if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     return c.json(page);
   },
