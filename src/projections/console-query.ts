@@ -6,9 +6,11 @@ import type { Activity, ActivityState } from './activity.js';
 import type { AlertsState, AlertView } from './alerts.js';
 import { incidentRollup } from './alerts-query.js';
 
-/** At most this many alerts, incidents and systems are listed by name (the counts cover all). */
+/** At most this many alerts are listed (the counts cover all). */
 export const CONSOLE_ALERTS = 500;
+/** At most this many incidents are listed. */
 export const CONSOLE_INCIDENTS = 200;
+/** At most this many systems are listed. */
 export const CONSOLE_SYSTEMS = 500;
 /** A system is live when its evidence arrived within this window (the deployment reporter's window too). */
 export const LIVE_MS = 15 * 60_000;
