@@ -9,6 +9,8 @@ export interface AlertFilter {
   readonly entity?: string;
   /** The principal the alerts are assigned to. */
   readonly assignee?: string;
+  /** Only alerts with no assignee (true) or only assigned ones (false). */
+  readonly unassigned?: boolean;
   readonly since?: string;
 }
 
@@ -23,7 +25,7 @@ export function matchingAlerts(s: AlertsState, f: AlertFilter): AlertView[] {
   return (f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : [...s.alerts.values()])
     .filter((a) => (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
       && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
-      && (f.assignee === undefined || a.assignee === f.assignee))
+      && (f.assignee === undefined || a.assignee === f.assignee) && (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned))
     .sort(newestFirst);
 }
 

@@ -28,6 +28,10 @@ describe('alert assignment, notes and bulk review over HTTP', () => {
     assert.deepEqual(await res.json(), { id: 'alr_q0', assignee: 'analyst-user' });
     const list = (await (await t.request('/api/v1/alerts?assignee=analyst-user', { token: t.tokens.viewer })).json()) as { alerts: Array<{ id: string; assignee: string }> };
     assert.deepEqual(list.alerts.map((a) => [a.id, a.assignee]), [['alr_q0', 'analyst-user']]);
+    const unassigned = (await (await t.request('/api/v1/alerts?unassigned=true&limit=1000', { token: t.tokens.viewer })).json()) as { alerts: Array<{ id: string }> };
+    assert.equal(unassigned.alerts.length, 154);
+    assert.ok(!unassigned.alerts.some((a) => a.id === 'alr_q0'));
+    assert.equal((await t.request('/api/v1/alerts?unassigned=yes', { token: t.tokens.viewer })).status, 400);
     const a = await detail('alr_q0');
     assert.equal(a.assignee, 'analyst-user');
     assert.deepEqual(a.timeline.map((e) => [e.kind, e.principal, e.authentication, e.to, e.reason]), [['assignment', 'analyst-user', 'bearer', 'analyst-user', 'mine']]);
