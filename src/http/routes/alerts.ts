@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { PromoteIncidentBody, ReviewAlertBody, decidePromoteIncident, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { ALERT_STATUSES, INCIDENT_STATUSES, type AlertsState } from '../../projections/alerts.js';
-import { alertTimeline, incidentDetail, listAlerts, listIncidents } from '../../projections/alerts-query.js';
+import { ALERT_SORTS, alertTimeline, incidentDetail, listAlerts, listIncidents } from '../../projections/alerts-query.js';
 import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../commands/change-incident-status.js';
 import { decideAssignIncident } from '../../commands/assign-incident.js';
 import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-incidents.js';
@@ -26,7 +26,11 @@ export const ListAlertsQuery = v.strictObject({
   rule: v.optional(v.pipe(v.string(), v.maxLength(256))),
   entity: v.optional(v.pipe(v.string(), v.maxLength(512))),
   assignee: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  /** `true`: only alerts nobody is assigned to; `false`: only assigned ones. */
+  unassigned: v.optional(v.pipe(v.picklist(['true', 'false']), v.transform((x) => x === 'true'))),
   since: v.optional(IsoDateTime),
+  /** The order, descending: `lastSeen` (default), `firstSeen` or `severity`. */
+  sort: v.optional(v.picklist(ALERT_SORTS)),
   limit: v.optional(QueryLimit),
   cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
 });
@@ -55,9 +59,9 @@ const listAlertsRoute = route({
     const page = listAlerts(await state(deps), {
       ...(q.status !== undefined ? { status: q.status } : {}), ...(q.minSeverity !== undefined ? { minSeverity: q.minSeverity } : {}),
       ...(q.rule !== undefined ? { ruleId: q.rule } : {}), ...(q.entity !== undefined ? { entity: q.entity } : {}),
-      ...(q.assignee !== undefined ? { assignee: q.assignee } : {}),
+      ...(q.assignee !== undefined ? { assignee: q.assignee } : {}), ...(q.unassigned !== undefined ? { unassigned: q.unassigned } : {}),
       ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
-    }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
+    }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor, q.sort);
     if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     return c.json(page);
   },
@@ -125,7 +129,7 @@ const bulkReviewRoute = route({
     const filter = f && {
       ...(f.status !== undefined ? { status: f.status } : {}), ...(f.minSeverity !== undefined ? { minSeverity: f.minSeverity } : {}),
       ...(f.rule !== undefined ? { ruleId: f.rule } : {}), ...(f.entity !== undefined ? { entity: f.entity } : {}),
-      ...(f.assignee !== undefined ? { assignee: f.assignee } : {}), ...(f.since !== undefined ? { since: canonicalIso(f.since) } : {}),
+      ...(f.assignee !== undefined ? { assignee: f.assignee } : {}), ...(f.unassigned !== undefined ? { unassigned: f.unassigned } : {}), ...(f.since !== undefined ? { since: canonicalIso(f.since) } : {}),
     };
     const cmd = {
       ...(body.alertIds ? { alertIds: body.alertIds } : {}), ...(filter ? { filter } : {}),
