@@ -48,7 +48,7 @@ function Overview(props: { readonly scope: PageScope; readonly view: ConsoleView
   return (
     <>
       <h1>Overview</h1>
-      <div class="stats" id="stats" data-live="15">
+      <div class="stats" id="stats" data-live="30">
         {[...LEVELS].reverse().map((l) => <div class="stat"><b>{view.alerts.openBySeverity[l] ?? 0}</b><span><SeverityBadge severity={l} /> open</span></div>)}
         <div class="stat"><b>{view.alerts.byStatus['open'] ?? 0}</b><span>new, not in review</span></div>
         <div class="stat"><b>{view.alerts.byStatus['in_review'] ?? 0}</b><span>in review</span></div>
