@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { HttpError, sendError } from '../http/errors.js';
 import { errorHandler, requestIds } from '../http/middleware.js';
 import type { AuthorityDeps, AuthorityEnv } from './env.js';
+import { pageRoutes } from './pages/page-routes.js';
 import { browserRoutes } from './routes/browser-routes.js';
 import { deploymentRoutes } from './routes/deployment-routes.js';
 import { installerRoutes } from './routes/installer-routes.js';
@@ -12,6 +13,7 @@ export function createAuthorityApp(deps: AuthorityDeps): Hono<AuthorityEnv> {
   app.use('*', requestIds());
   app.get('/health', (c) => c.json({ status: 'ok' }));
   browserRoutes(app, deps);
+  pageRoutes(app, deps);
   installerRoutes(app, deps);
   deploymentRoutes(app, deps);
   app.notFound((c) => sendError(c, new HttpError(404, 'no such route')));

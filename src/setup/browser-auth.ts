@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { digestsEqual, hashToken } from '../auth/tokens.js';
 import { HttpError } from '../http/errors.js';
-import type { AuthorityDeps, AuthorityEnv } from './env.js';
+import type { AuthorityDeps, AuthorityEnv, BrowserContext } from './env.js';
 import { browsersOf } from './models.js';
 
 /** The header that carries the CSRF token on state-changing browser requests. */
@@ -21,16 +21,22 @@ export function assertSameOrigin(c: Context, deps: AuthorityDeps): void {
   if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new HttpError(403, 'cross-site request refused');
 }
 
+/** The signed-in browser of a request (session cookie of an enabled account, unexpired), or undefined. */
+export function browserOf(c: Context, deps: AuthorityDeps): BrowserContext | undefined {
+  const value = getCookie(c, cookieName(deps));
+  if (value === undefined || !/^lsb_[A-Za-z0-9_-]{43}$/.test(value)) return undefined;
+  const sessionHash = hashToken(value);
+  const view = browsersOf(deps.writer.models).byHash[sessionHash];
+  if (!view || view.expiresAt <= deps.now().toISOString() || !deps.accounts.find(view.tenantId, view.userId)) return undefined;
+  return { tenantId: view.tenantId, userId: view.userId, sessionHash, csrfHash: view.csrfHash };
+}
+
 /** Requires a signed-in browser (session cookie of an enabled account); 401 otherwise. */
 export function requireBrowser(deps: AuthorityDeps): MiddlewareHandler<AuthorityEnv> {
   return async (c, next) => {
-    const value = getCookie(c, cookieName(deps));
-    const unauthenticated = new HttpError(401, 'sign in first: no valid browser session');
-    if (value === undefined || !/^lsb_[A-Za-z0-9_-]{43}$/.test(value)) throw unauthenticated;
-    const sessionHash = hashToken(value);
-    const view = browsersOf(deps.writer.models).byHash[sessionHash];
-    if (!view || view.expiresAt <= deps.now().toISOString() || !deps.accounts.find(view.tenantId, view.userId)) throw unauthenticated;
-    c.set('browser', { tenantId: view.tenantId, userId: view.userId, sessionHash, csrfHash: view.csrfHash });
+    const browser = browserOf(c, deps);
+    if (!browser) throw new HttpError(401, 'sign in first: no valid browser session');
+    c.set('browser', browser);
     await next();
   };
 }

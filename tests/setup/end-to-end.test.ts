@@ -90,7 +90,7 @@ describe('setup authority, installer and instance end to end', () => {
     assert.ok(!existsSync(join(vms, 'vm-aaa')), 'a VM outside the scope is never touched');
     const status = await call(`/v1/setup-sessions/${summary.sessionId}`);
     assert.equal(status.body.status, 'completed');
-    assert.equal(status.body.dashboard_url, `http://127.0.0.1:${port}`);
+    assert.equal(status.body.dashboard_url, `http://127.0.0.1:${port}/`);
     assert.ok(status.body.deployment.systems_reporting_live >= 1);
 
     const deploymentId: string = summary.deploymentId;

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import type { Hono, MiddlewareHandler } from 'hono';
+import { readBodyBytes } from '../../http/body.js';
+import { HttpError, sendError } from '../../http/errors.js';
+import { createCsrf, csrfGuard, sameOrigin } from '../../web/csrf.js';
+import { sendPage } from '../../web/layout.js';
+import { pageHeaders } from '../../web/security.js';
+import { registerAssets } from '../../web/static-assets.js';
+import { createSetupSession, endBrowserSession, revealRecoveryToken, startBrowserSession } from '../browser-actions.js';
+import { assertSameOrigin, browserOf } from '../browser-auth.js';
+import type { AuthorityDeps, AuthorityEnv, BrowserContext } from '../env.js';
+import { deploymentsOf } from '../models.js';
+import { sessionOfTenant } from '../status-view.js';
+import { installerCommand } from './installer-command.js';
+import { OverviewPage } from './overview-page.js';
+import { overviewData, sessionPageData } from './page-data.js';
+import { SessionLive } from './session-live.js';
+import { SessionPage } from './session-page.js';
+import type { SetupUser } from './shell.js';
+import { SignInPage } from './sign-in-page.js';
+import { RecoveryTokenPage, SessionCreatedPage } from './token-pages.js';
+
+/** The largest form body a page posts (a token and a CSRF token fit many times over). */
+const FORM_LIMIT = 8192;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Reads a form body (`application/x-www-form-urlencoded`, bounded, valid UTF-8). */
+async function readForm(c: Parameters<MiddlewareHandler<AuthorityEnv>>[0]): Promise<URLSearchParams> {
+  if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'expected a form (application/x-www-form-urlencoded)');
+  try {
+    return new URLSearchParams(utf8.decode(await readBodyBytes(c, FORM_LIMIT)));
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    throw new HttpError(400, 'form body is not valid UTF-8');
+  }
+}
+
+/**
+ * The setup authority's pages (server-rendered; the shared ES module refreshes the live region):
+ * sign-in, the overview, creating a session (its token shown once), a session's live progress, and
+ * revealing a recovery token. Forms need the same origin and the session's CSRF token.
+ */
+export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
+  // Form tokens are an HMAC of the browser session under a key of this process: nothing stored, a restart voids them.
+  const csrf = createCsrf(randomBytes(32));
+  const headers = pageHeaders();
+  const userOf = (b: BrowserContext): SetupUser => ({ name: deps.accounts.find(b.tenantId, b.userId)?.displayName ?? b.userId, tenantId: b.tenantId, csrf: csrf.tokenFor(b.sessionHash) });
+  const tokenMinutes = Math.round(deps.config.sessions.setupTokenTtlSeconds / 60);
+
+  /** A page for a signed-in browser; others are sent to the sign-in page. */
+  const page: MiddlewareHandler<AuthorityEnv> = async (c, next) => {
+    const b = browserOf(c, deps);
+    if (!b) return c.redirect('/sign-in', 303);
+    c.set('browser', b);
+    await next();
+  };
+  /** A form post of a signed-in browser: the authority's public origin, then the shared guard (same origin, bounded body, the session's CSRF token). */
+  const signedInForm: MiddlewareHandler<AuthorityEnv> = async (c, next) => {
+    const b = browserOf(c, deps);
+    if (!b) throw new HttpError(401, 'sign in first: no valid browser session');
+    assertSameOrigin(c, deps);
+    c.set('browser', b);
+    await next();
+  };
+  const guard = csrfGuard<AuthorityEnv>(csrf, (c) => c.get('browser').sessionHash, (c, status, message) => sendError(c, new HttpError(status, message)));
+  const form = [signedInForm, guard] as const;
+
+  registerAssets(app);
+
+  app.get('/sign-in', headers, (c) => (browserOf(c, deps) ? c.redirect('/', 303) : sendPage(c, <SignInPage />)));
+
+  // No session yet, so no CSRF token: the origin checks guard the sign-in form (a forged sign-in would need the account token anyway).
+  app.post('/sign-in', headers, async (c) => {
+    if (!sameOrigin(c)) throw new HttpError(403, 'cross-site request refused');
+    assertSameOrigin(c, deps);
+    const token = (await readForm(c)).get('token')?.trim() ?? '';
+    const account = /^lsa_[A-Za-z0-9_-]{43}$/.test(token) ? deps.accounts.authenticate(token) : undefined;
+    if (!account) return sendPage(c, <SignInPage error="Unknown or disabled account token." />, 401);
+    await startBrowserSession(c, deps, account);
+    return c.redirect('/', 303);
+  });
+
+  app.post('/sign-out', headers, ...form, async (c) => {
+    await endBrowserSession(c, deps, c.get('browser'));
+    return c.redirect('/sign-in', 303);
+  });
+
+  app.get('/', headers, page, (c) => {
+    const b = c.get('browser');
+    return sendPage(c, <OverviewPage user={userOf(b)} data={overviewData(deps.writer.models, b.tenantId)} tokenTtlMinutes={tokenMinutes} />);
+  });
+
+  app.post('/setup-sessions', headers, ...form, async (c) => {
+    const b = c.get('browser');
+    const created = await createSetupSession(c, deps, b);
+    return sendPage(c, <SessionCreatedPage user={userOf(b)} {...created} command={installerCommand(deps.publicUrl(), 'setup')} />);
+  });
+
+  app.get('/setup-sessions/:id', headers, page, (c) => {
+    const b = c.get('browser');
+    const view = sessionOfTenant(deps.writer.models, b.tenantId, c.req.param('id'));
+    return sendPage(c, <SessionPage user={userOf(b)} data={sessionPageData(deps.writer.models, view)} now={deps.now().toISOString()} />);
+  });
+
+  // The live region alone, for the ES module: the same component the page renders.
+  app.get('/setup-sessions/:id/live', headers, (c) => {
+    const b = browserOf(c, deps);
+    if (!b) throw new HttpError(401, 'sign in first: no valid browser session');
+    const view = sessionOfTenant(deps.writer.models, b.tenantId, c.req.param('id'));
+    return c.html(String(<SessionLive data={sessionPageData(deps.writer.models, view)} now={deps.now().toISOString()} csrf={userOf(b).csrf} />));
+  });
+
+  app.post('/deployments/:id/recovery-token', headers, ...form, async (c) => {
+    if ((await c.req.parseBody()).confirm !== 'reveal') throw new HttpError(400, 'confirm first: tick the box that says you are about to reinstall the central VM');
+    const b = c.get('browser');
+    const deploymentId = c.req.param('id');
+    const r = await revealRecoveryToken(c, deps, b, deploymentId);
+    const sessionId = deploymentsOf(deps.writer.models).byId[deploymentId]!.firstSessionId;
+    return sendPage(c, <RecoveryTokenPage user={userOf(b)} deploymentId={deploymentId} sessionId={sessionId} recoveryId={r.recoveryId} token={r.token} command={installerCommand(deps.publicUrl(), 'recovery')} />);
+  });
+}
