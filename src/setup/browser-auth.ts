@@ -13,12 +13,17 @@ export function cookieName(deps: AuthorityDeps): string {
   return deps.publicUrl().startsWith('https://') ? '__Host-vigil-setup' : 'vigil-setup';
 }
 
-/** Refuses a request whose Origin (or Sec-Fetch-Site) shows it came from another site. */
+/**
+ * Refuses a request whose Origin (or Sec-Fetch-Site) shows it came from another site. A page's form
+ * post carries `Origin: null` (its Referrer-Policy is no-referrer), which only the browser's own
+ * `Sec-Fetch-Site: same-origin` vouches for.
+ */
 export function assertSameOrigin(c: Context, deps: AuthorityDeps): void {
-  const origin = c.req.header('origin');
-  if (origin !== undefined && origin !== new URL(deps.publicUrl()).origin) throw new HttpError(403, 'cross-site request refused');
+  const refused = new HttpError(403, 'cross-site request refused');
   const site = c.req.header('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new HttpError(403, 'cross-site request refused');
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw refused;
+  const origin = c.req.header('origin');
+  if (origin === 'null' ? site === undefined : origin !== undefined && origin !== new URL(deps.publicUrl()).origin) throw refused;
 }
 
 /** The signed-in browser of a request (session cookie of an enabled account, unexpired), or undefined. */

@@ -137,17 +137,22 @@ export function SessionLive(props: { readonly data: SessionPageData; readonly no
   const hint = waitingHint(session, props.now);
   return (
     <div id={LIVE_REGION_ID} data-live="2" data-live-src={`/setup-sessions/${session.id}/live`} aria-live="polite" data-status={session.status} data-deployment-status={deployment?.status}>
+      <p>Session <StatusLabel status={session.status} />{deployment ? <> · deployment <StatusLabel status={deployment.status} /></> : null}</p>
       <Steps session={session} />
       {hint ? <p class="muted">{hint}</p> : null}
       {props.data.dashboardUrl ? (
-        <p class="notice notice-ok">Setup completed {shortTime(session.completedAt)}. <a id="dashboard-link" href={props.data.dashboardUrl} rel="noreferrer">Open the console</a> (<code>{props.data.dashboardUrl}</code>) and sign in with the console credential the installer wrote to its work folder.</p>
+        deployment?.status === 'central_missing' ? (
+          <p class="muted">Setup completed {shortTime(session.completedAt)}; the console at <a id="dashboard-link" href={props.data.dashboardUrl} rel="noreferrer">{props.data.dashboardUrl}</a> is not reporting now.</p>
+        ) : (
+          <p class="notice notice-ok">Setup completed {shortTime(session.completedAt)}. <a id="dashboard-link" href={props.data.dashboardUrl} rel="noreferrer">Open the console</a> (<code>{props.data.dashboardUrl}</code>) and sign in with the console credential the installer wrote to its work folder.</p>
+        )
       ) : null}
       {deployment && recovery && !recovery.claimedAt ? <Recovery d={deployment} r={recovery} csrf={props.csrf} /> : null}
       <h2>Installer phases</h2>
       <Phases session={session} />
       {deployment ? (
         <>
-          <h2>Systems reporting</h2>
+          <h2>Systems reporting <span class="muted">(as of the last snapshot)</span></h2>
           <Systems systems={props.data.systems} live={props.data.systemsLive} deployment={deployment} />
           <h2>Deployment</h2>
           <Deployment d={deployment} session={session} />

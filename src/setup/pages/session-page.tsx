@@ -1,4 +1,3 @@
-import { StatusLabel } from '../../web/components/badges.js';
 import type { SessionPageData } from './page-data.js';
 import { SessionLive } from './session-live.js';
 import { SetupShell, type SetupUser } from './shell.js';
@@ -8,7 +7,7 @@ export function SessionPage(props: { readonly user: SetupUser; readonly data: Se
   const s = props.data.session;
   return (
     <SetupShell title={`Session ${s.id}`} current={`/setup-sessions/${s.id}`} user={props.user}>
-      <h1>{s.kind === 'recovery' ? 'Recovery session' : 'Setup session'} <code>{s.id}</code> <StatusLabel status={s.status} /></h1>
+      <h1>{s.kind === 'recovery' ? 'Recovery session' : 'Setup session'} <code>{s.id}</code></h1>
       <p class="muted">Created by {s.userId}. This page updates itself every few seconds; without JavaScript, reload it.</p>
       <SessionLive data={props.data} now={props.now} csrf={props.user.csrf} />
     </SetupShell>
