@@ -56,6 +56,8 @@ export function writeRegistry(path: string, credentials: readonly Credential[]):
 export interface CredentialRegistry {
   /** The principal for a presented token, or undefined (unknown, disabled, expired: indistinguishable). */
   authenticate(token: string, nowMs: number): Principal | undefined;
+  /** The principal of an enabled, unexpired credential by its id (a console session's credential), or undefined. */
+  principalById(id: string, nowMs: number): Principal | undefined;
   /** Number of credentials currently loaded. */
   size(): number;
 }
@@ -67,20 +69,21 @@ export interface CredentialRegistry {
  */
 export function openCredentialRegistry(path: string, onError: (message: string) => void = () => {}, recheckMs = 500): CredentialRegistry {
   const current = watchRegistryFile(path, readRegistry, onError, recheckMs);
+  const principalOf = (found: Credential | undefined, nowMs: number): Principal | undefined => {
+    if (!found || found.disabled) return undefined;
+    if (found.expiresAt !== undefined && Date.parse(found.expiresAt) <= nowMs) return undefined;
+    return {
+      id: found.id,
+      roles: found.roles,
+      displayName: found.id,
+      loginName: found.id,
+      authentication: 'bearer',
+      ...(found.collectorId ? { collectorId: found.collectorId } : {}),
+    };
+  };
   return {
-    authenticate(token, nowMs) {
-      const found = entryForToken(current(), token);
-      if (!found || found.disabled) return undefined;
-      if (found.expiresAt !== undefined && Date.parse(found.expiresAt) <= nowMs) return undefined;
-      return {
-        id: found.id,
-        roles: found.roles,
-        displayName: found.id,
-        loginName: found.id,
-        authentication: 'bearer',
-        ...(found.collectorId ? { collectorId: found.collectorId } : {}),
-      };
-    },
+    authenticate: (token, nowMs) => principalOf(entryForToken(current(), token), nowMs),
+    principalById: (id, nowMs) => principalOf(current().find((c) => c.id === id), nowMs),
     size() {
       return current().length;
     },

@@ -1,13 +1,14 @@
 import * as v from 'valibot';
 import { DetectionRecord, type AlertReviewed, type IncidentOpened } from '../events/detection-records.js';
 import { incidentIdOf } from '../alerting/alert-facts.js';
-import { ALERT_STATUSES, type AlertsState } from '../projections/alerts.js';
+import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertsState } from '../projections/alerts.js';
 import { accept, reject, type CommandContext, type Decision } from './decision.js';
 
-const Reason = v.pipe(v.string(), v.trim(), v.minLength(1, 'a reason is required'), v.maxLength(4096));
+/** A review's free-text justification: required, trimmed, at most 4096 characters. */
+export const Reason = v.pipe(v.string(), v.trim(), v.minLength(1, 'a reason is required'), v.maxLength(4096));
 
-/** Body of `PATCH /api/v1/alerts/{alertId}`. */
-export const ReviewAlertBody = v.strictObject({ status: v.picklist(ALERT_STATUSES), reason: Reason });
+/** Body of `PATCH /api/v1/alerts/{alertId}`: a status, a reason, and optionally what the analyst concluded. */
+export const ReviewAlertBody = v.strictObject({ status: v.picklist(ALERT_STATUSES), reason: Reason, disposition: v.optional(v.picklist(ALERT_DISPOSITIONS)) });
 
 /** Body of `POST /api/v1/incidents`. */
 export const PromoteIncidentBody = v.strictObject({
@@ -24,7 +25,10 @@ export function decideReviewAlert(alerts: AlertsState, alertId: string, body: v.
   const alert = alerts.alerts.get(alertId);
   if (!alert) return reject('not_found', `alert ${alertId} does not exist`);
   if (!ctx.actor) return reject('unauthenticated', 'a review needs an authenticated principal');
-  const data: AlertReviewed = { alertId, from: alert.status, to: body.status, reason: body.reason, principal: ctx.actor.id, authentication: ctx.actor.authentication };
+  const data: AlertReviewed = {
+    alertId, from: alert.status, to: body.status, reason: body.reason, principal: ctx.actor.id, authentication: ctx.actor.authentication,
+    ...(body.disposition !== undefined ? { disposition: body.disposition } : {}),
+  };
   return accept([{ type: DetectionRecord.AlertReviewed, data }], { id: alertId, status: body.status });
 }
 

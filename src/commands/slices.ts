@@ -1,3 +1,4 @@
+import type { ConsoleSessions } from '../projections/console-sessions.js';
 import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
 import type { AlertsState } from '../projections/alerts.js';
 import type { DetectionState } from '../projections/detection.js';
@@ -18,3 +19,4 @@ export interface SubmissionState {
   readonly evidence: EvidenceLookup;
 }
 export const submissionSlice = (m: ReadModels): SubmissionState => ({ collectors: collectorsSlice(m), evidence: m });
+export const consoleSessionsSlice = (m: ReadModels): ConsoleSessions => m.state<ConsoleSessions>('console-sessions');

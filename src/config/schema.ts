@@ -88,6 +88,11 @@ export const ConfigSchema = v.strictObject({
     incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
     freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),
   }), {}),
+  /** The analyst console's browser sessions (docs/console.md). */
+  console: v.optional(v.strictObject({
+    sessionIdleMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1440)), 30),
+    sessionMaxHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(168)), 12),
+  }), {}),
 });
 
 /** The validated configuration with every default filled in. */

@@ -3,6 +3,9 @@ import * as v from 'valibot';
 /** Review statuses of spec 3.1. */
 export const ALERT_STATUSES = ['open', 'in_review', 'dismissed'] as const;
 
+/** What an analyst concluded about an alert when reviewing it (optional on a review). */
+export const ALERT_DISPOSITIONS = ['true_positive', 'benign', 'false_positive'] as const;
+
 /** Where rules come from: the built-in pack or an import through the API. */
 export const RULE_SOURCES = ['builtin', 'api'] as const;
 
@@ -115,6 +118,42 @@ export const AlertReviewedSchema = v.strictObject({
   reason: v.string(),
   principal: v.string(),
   authentication: v.string(),
+  /** Added with dispositions: older reviews carry none. */
+  disposition: v.optional(v.picklist(ALERT_DISPOSITIONS)),
+});
+
+/** `AlertAssigned`: an alert's assignee set (`to`) or cleared (no `to`), by an authenticated principal. */
+export const AlertAssignedSchema = v.strictObject({
+  alertId: v.string(),
+  from: v.optional(v.string()),
+  to: v.optional(v.string()),
+  reason: v.optional(v.string()),
+  principal: v.string(),
+  authentication: v.string(),
+});
+
+/** `AlertNoteAdded`: a free-text note on an alert, by an authenticated principal. */
+export const AlertNoteAddedSchema = v.strictObject({
+  alertId: v.string(),
+  noteId: v.string(),
+  text: v.string(),
+  principal: v.string(),
+  authentication: v.string(),
+});
+
+/**
+ * `AlertsBulkReviewed`: many alerts reviewed in one action (one record), each with the status it
+ * had; every alert still gets its own review-history entry. `filter` is the selection by filter, if
+ * the alerts were chosen that way.
+ */
+export const AlertsBulkReviewedSchema = v.strictObject({
+  reviews: v.array(v.strictObject({ alertId: v.string(), from: v.picklist(ALERT_STATUSES) })),
+  to: v.picklist(ALERT_STATUSES),
+  disposition: v.optional(v.picklist(ALERT_DISPOSITIONS)),
+  reason: v.string(),
+  filter: v.optional(v.record(v.string(), v.union([v.string(), v.number()]))),
+  principal: v.string(),
+  authentication: v.string(),
 });
 
 /** `IncidentOpened`: an incident opened, automatically (alerts sharing affected systems) or by an analyst. */
@@ -143,6 +182,9 @@ export const DETECTION_EVENTS = {
   AlertRaised: AlertRaisedSchema,
   AlertEvidenceAdded: AlertEvidenceAddedSchema,
   AlertReviewed: AlertReviewedSchema,
+  AlertAssigned: AlertAssignedSchema,
+  AlertNoteAdded: AlertNoteAddedSchema,
+  AlertsBulkReviewed: AlertsBulkReviewedSchema,
   IncidentOpened: IncidentOpenedSchema,
   IncidentAlertsAdded: IncidentAlertsAddedSchema,
 } as const;

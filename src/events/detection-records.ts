@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import type { ALERT_STATUSES, CorrelationReasonSchema, EvidenceRefSchema, HitSchema, RULE_SOURCES } from './detection-events.js';
+import type { ALERT_DISPOSITIONS, ALERT_STATUSES, CorrelationReasonSchema, EvidenceRefSchema, HitSchema, RULE_SOURCES } from './detection-events.js';
 import type { EventData, InstanceEventType } from './union.js';
 
 /** Where rules come from: the built-in pack or an import through the API. */
@@ -24,6 +24,14 @@ export type CorrelationReason = v.InferOutput<typeof CorrelationReasonSchema>;
 export type AlertEvidenceAdded = EventData<'AlertEvidenceAdded'>;
 /** An analyst set an alert's status, with a reason. */
 export type AlertReviewed = EventData<'AlertReviewed'>;
+/** What an analyst concluded about an alert. */
+export type AlertDisposition = (typeof ALERT_DISPOSITIONS)[number];
+/** An alert's assignee set or cleared. */
+export type AlertAssigned = EventData<'AlertAssigned'>;
+/** A note on an alert. */
+export type AlertNoteAdded = EventData<'AlertNoteAdded'>;
+/** Many alerts reviewed in one action. */
+export type AlertsBulkReviewed = EventData<'AlertsBulkReviewed'>;
 /** An incident opened, automatically (alerts sharing affected systems) or by an analyst. */
 export type IncidentOpened = EventData<'IncidentOpened'>;
 /** Alerts joined an existing incident. */
@@ -39,6 +47,9 @@ export const DetectionRecord = {
   AlertRaised: 'AlertRaised',
   AlertEvidenceAdded: 'AlertEvidenceAdded',
   AlertReviewed: 'AlertReviewed',
+  AlertAssigned: 'AlertAssigned',
+  AlertNoteAdded: 'AlertNoteAdded',
+  AlertsBulkReviewed: 'AlertsBulkReviewed',
   IncidentOpened: 'IncidentOpened',
   IncidentAlertsAdded: 'IncidentAlertsAdded',
 } as const satisfies { readonly [K in InstanceEventType | 'DetectionHits']?: K };

@@ -54,8 +54,13 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'AlertRaised':
     case 'AlertEvidenceAdded':
     case 'AlertReviewed':
+    case 'AlertAssigned':
+    case 'AlertNoteAdded':
+    case 'AlertsBulkReviewed':
     case 'IncidentOpened':
     case 'IncidentAlertsAdded':
+    case 'ConsoleSessionStarted':
+    case 'ConsoleSessionEnded':
       return NONE;
     default: {
       const _exhaustive: never = e;

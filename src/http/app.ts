@@ -4,6 +4,7 @@ import type { AppDeps, AppEnv, NetPolicy } from './env.js';
 import { HttpError, sendError } from './errors.js';
 import { errorHandler, requestIds } from './middleware.js';
 import { registerRoutes } from './route-table.js';
+import { registerConsole } from '../console/app.js';
 
 /** Routes registered on the app, for 405 answers: a method and a path pattern each. */
 function methodsFor(app: Hono<AppEnv>, path: string): string[] {
@@ -24,6 +25,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('*', requestIds());
 
   registerRoutes(app, deps, net);
+  registerConsole(app, deps, net);
 
   app.notFound((c) => {
     const allowed = methodsFor(app, c.req.path);

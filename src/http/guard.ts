@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { allows, type Permission } from '../auth/roles.js';
 import type { Principal } from '../auth/registry.js';
 import { isLoopback } from '../net/cidr.js';
@@ -35,14 +35,14 @@ function identify(deps: AppDeps, authorization: string | undefined, peer: string
 }
 
 /**
- * Guards one `/api/v1` route: refuses an address throttled for failed authentications (429),
+ * Guards one `/api/v1` route (or console page, identified first by `session`): refuses an address throttled for failed authentications (429),
  * authenticates (401 with one body for every failure), checks the permission (403), runs the
  * handler, then appends the access event and audit record of the request and waits for them to be
  * durable before the response leaves. Refusals that a flood can repeat (every failed
  * authentication but an address's first of the interval, throttled and overloaded requests) are
  * counted in `deps.refusals` instead and logged as one summary per address and interval.
  */
-export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: string, permission: Permission): MiddlewareHandler<AppEnv> {
+export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: string, permission: Permission, session?: (c: Context<AppEnv>) => Promise<Principal | undefined>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
     const peer = deps.peerOf(c.env?.incoming);
@@ -56,7 +56,9 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       c.res = sendError(c, new HttpError(429, 'too many failed authentications from this address: retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds: waitSeconds }));
       return;
     }
-    const identified = identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);
+    // A console page (`session` given) is first identified by its session cookie, then as the API is.
+    const fromSession = session && c.req.header('authorization') === undefined ? await session(c) : undefined;
+    const identified = fromSession ?? identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);
     const principal = identified instanceof Promise ? await identified : identified;
     const approved = source !== 'unknown' && net.approved.has(source);
     c.set('auditRecords', (status: number) => accessRecords({

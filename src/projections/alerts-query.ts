@@ -7,28 +7,36 @@ export interface AlertFilter {
   readonly minSeverity?: number;
   readonly ruleId?: string;
   readonly entity?: string;
+  /** The principal the alerts are assigned to. */
+  readonly assignee?: string;
   readonly since?: string;
 }
 
 /** An alert in a list: the detail without evidence and history. */
-export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matchReason'>;
+export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matchReason' | 'assignmentHistory' | 'notes'>;
 
 const newestFirst = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) =>
   a.lastSeen < b.lastSeen ? 1 : a.lastSeen > b.lastSeen ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/** Every alert that matches a filter, most recently seen first (what "all that match" means for a bulk action). */
+export function matchingAlerts(s: AlertsState, f: AlertFilter): AlertView[] {
+  return (f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : [...s.alerts.values()])
+    .filter((a) => (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
+      && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
+      && (f.assignee === undefined || a.assignee === f.assignee))
+    .sort(newestFirst);
+}
 
 /** Lists alerts, most recently seen first, with a cursor. Undefined when the cursor is not one of ours. */
 export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor?: string): { alerts: AlertListItem[]; nextCursor: string | null } | undefined {
   const after = cursor !== undefined ? decodeCursor<[string, string]>(cursor) : undefined;
   if (cursor !== undefined && !(Array.isArray(after) && typeof after[0] === 'string' && typeof after[1] === 'string')) return undefined;
-  const pool = (f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : [...s.alerts.values()])
-    .filter((a) => (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
-      && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since))
-    .sort(newestFirst);
+  const pool = matchingAlerts(s, f);
   const start = after ? pool.findIndex((a) => newestFirst(a, { lastSeen: after[0], id: after[1] }) > 0) : 0;
   const page = start < 0 ? [] : pool.slice(start, start + limit);
   const more = start >= 0 && start + limit < pool.length;
   return {
-    alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, ...rest }) => rest),
+    alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, assignmentHistory: _a, notes: _n, ...rest }) => rest),
     nextCursor: more ? encodeCursor([page.at(-1)!.lastSeen, page.at(-1)!.id]) : null,
   };
 }
@@ -42,4 +50,21 @@ export function listIncidents(s: AlertsState, limit: number): Array<Omit<Inciden
 export function incidentRollup(s: AlertsState, i: Pick<IncidentView, 'alertIds'>): { status: string; severity: number } {
   const alerts = i.alertIds.map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
   return { status: alerts.some((a) => a.status !== 'dismissed') ? 'open' : 'closed', severity: Math.max(0, ...alerts.map((a) => a.severity)) };
+}
+
+/** One entry of an alert's timeline: a review, an assignment or a note, with who and how they authenticated. */
+export type AlertTimelineEntry =
+  | { kind: 'review'; at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string; disposition?: string; bulk?: boolean }
+  | { kind: 'assignment'; at: string; seq: number; principal: string; authentication: string; from?: string; to?: string; reason?: string }
+  | { kind: 'note'; at: string; seq: number; principal: string; authentication: string; noteId: string; text: string };
+
+/** An alert's reviews, assignments and notes as one timeline, in log order. */
+export function alertTimeline(a: Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes'>): AlertTimelineEntry[] {
+  const entries: AlertTimelineEntry[] = [
+    ...a.reviewHistory.map((r) => ({ kind: 'review' as const, ...r })),
+    ...a.assignmentHistory.map((r) => ({ kind: 'assignment' as const, ...r })),
+    ...a.notes.map((n) => ({ kind: 'note' as const, ...n })),
+  ];
+  // A bulk review and a note can share a record only if one command wrote both; kind order breaks the tie.
+  return entries.sort((x, y) => x.seq - y.seq);
 }

@@ -1,15 +1,21 @@
-import type { AlertRaised, AlertReviewed, AlertStatus, CorrelationReason, EvidenceRef } from '../events/detection-records.js';
+import type { AlertAssigned, AlertDisposition, AlertNoteAdded, AlertRaised, AlertReviewed, AlertsBulkReviewed, AlertStatus, CorrelationReason, EvidenceRef } from '../events/detection-records.js';
 import type { MatchDetail } from '../detection/types.js';
 import { instanceProjection } from './types.js';
 
-export { ALERT_STATUSES } from '../events/detection-events.js';
-export type { AlertStatus } from '../events/detection-records.js';
+export { ALERT_DISPOSITIONS, ALERT_STATUSES } from '../events/detection-events.js';
+export type { AlertDisposition, AlertStatus } from '../events/detection-records.js';
 
 /** At most this many evidence references are kept on one alert (the count goes on). */
 export const EVIDENCE_KEPT = 200;
 
 /** One review-history entry; `seq` is its record's, so an auditor can ask for that record's inclusion proof. */
-export interface ReviewEntry { at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string }
+export interface ReviewEntry { at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string; disposition?: AlertDisposition; bulk?: boolean }
+
+/** One assignment-history entry: who set the assignee (`to`; none when cleared). */
+export interface AssignmentEntry { at: string; seq: number; principal: string; authentication: string; from?: string; to?: string; reason?: string }
+
+/** One note on an alert. */
+export interface NoteEntry { at: string; seq: number; noteId: string; principal: string; authentication: string; text: string }
 
 /** An alert as the detail route shows it. */
 export interface AlertView {
@@ -32,6 +38,12 @@ export interface AlertView {
   attack: string[];
   reviewHistory: ReviewEntry[];
   incidentId?: string;
+  /** The principal the alert is assigned to, if any. */
+  assignee?: string;
+  /** The disposition of the latest review that gave one. */
+  disposition?: AlertDisposition;
+  assignmentHistory: AssignmentEntry[];
+  notes: NoteEntry[];
 }
 
 /** An incident with its alerts and timeline. */
@@ -77,22 +89,50 @@ function raise(s: AlertsState, d: AlertRaised): void {
     id: d.alertId, status: 'open', ruleId: d.ruleId, groupKey: d.groupKey, title: d.title, ...(d.author !== undefined ? { author: d.author } : {}),
     level: d.level, severity: d.severity, confidence: d.confidence, matchReason: d.matchReason, evidence: [...d.evidence].slice(-EVIDENCE_KEPT),
     evidenceCount: d.evidence.length, affectedSystems: [], firstSeen: d.firstSeen, lastSeen: d.lastSeen, tags: [...d.tags],
-    attack: d.tags.filter((t) => t.startsWith('attack.')), reviewHistory: [],
+    attack: d.tags.filter((t) => t.startsWith('attack.')), reviewHistory: [], assignmentHistory: [], notes: [],
   };
   s.alerts.set(d.alertId, alert);
   s.openByKey.set(alertKey(d.ruleId, d.groupKey), d.alertId);
   addSystems(s, alert, d.affectedSystems);
 }
 
-function review(s: AlertsState, d: AlertReviewed, at: string, seq: number): void {
+/** A review of one alert, from a single or a bulk review. */
+interface Review { alertId: string; from: AlertStatus; to: AlertStatus; reason: string; principal: string; authentication: string; disposition?: AlertDisposition | undefined; bulk?: boolean }
+
+function review(s: AlertsState, d: Review, at: string, seq: number): void {
   const alert = s.alerts.get(d.alertId);
   if (!alert) return;
   alert.status = d.to;
-  alert.reviewHistory.push({ at, seq, principal: d.principal, authentication: d.authentication, from: d.from, to: d.to, reason: d.reason });
+  if (d.disposition !== undefined) alert.disposition = d.disposition;
+  alert.reviewHistory.push({
+    at, seq, principal: d.principal, authentication: d.authentication, from: d.from, to: d.to, reason: d.reason,
+    ...(d.disposition !== undefined ? { disposition: d.disposition } : {}), ...(d.bulk ? { bulk: true } : {}),
+  });
   const key = alertKey(alert.ruleId, alert.groupKey);
   if (alert.status === 'dismissed') { if (s.openByKey.get(key) === alert.id) s.openByKey.delete(key); }
   else if (!s.openByKey.has(key)) s.openByKey.set(key, alert.id);
   if (alert.incidentId) s.incidents.get(alert.incidentId)?.timeline.push({ at, what: `alert ${d.from} -> ${d.to}: ${d.reason}`, alertId: alert.id, principal: d.principal });
+}
+
+function bulkReview(s: AlertsState, d: AlertsBulkReviewed, at: string, seq: number): void {
+  for (const r of d.reviews) {
+    review(s, { alertId: r.alertId, from: r.from, to: d.to, reason: d.reason, principal: d.principal, authentication: d.authentication, disposition: d.disposition, bulk: true }, at, seq);
+  }
+}
+
+function assign(s: AlertsState, d: AlertAssigned, at: string, seq: number): void {
+  const alert = s.alerts.get(d.alertId);
+  if (!alert) return;
+  if (d.to !== undefined) alert.assignee = d.to;
+  else delete alert.assignee;
+  alert.assignmentHistory.push({
+    at, seq, principal: d.principal, authentication: d.authentication,
+    ...(d.from !== undefined ? { from: d.from } : {}), ...(d.to !== undefined ? { to: d.to } : {}), ...(d.reason !== undefined ? { reason: d.reason } : {}),
+  });
+}
+
+function note(s: AlertsState, d: AlertNoteAdded, at: string, seq: number): void {
+  s.alerts.get(d.alertId)?.notes.push({ at, seq, noteId: d.noteId, principal: d.principal, authentication: d.authentication, text: d.text });
 }
 
 function attach(s: AlertsState, incident: IncidentView, alertIds: readonly string[], at: string, reason: string): void {
@@ -111,8 +151,8 @@ function attach(s: AlertsState, incident: IncidentView, alertIds: readonly strin
 /** Alerts with their review history, and incidents with their alerts, entities and timeline. */
 export const alertsProjection = instanceProjection<AlertsState>({
   name: 'alerts',
-  // 2: review-history entries carry their record's seq.
-  version: 2,
+  // 2: review-history entries carry their record's seq. 3: assignment, notes, dispositions.
+  version: 3,
   initial: () => ({ alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map() }),
   evolve(s, record) {
     switch (record.type) {
@@ -132,6 +172,15 @@ export const alertsProjection = instanceProjection<AlertsState>({
       }
       case 'AlertReviewed':
         review(s, record.data, record.at, record.seq);
+        return s;
+      case 'AlertsBulkReviewed':
+        bulkReview(s, record.data, record.at, record.seq);
+        return s;
+      case 'AlertAssigned':
+        assign(s, record.data, record.at, record.seq);
+        return s;
+      case 'AlertNoteAdded':
+        note(s, record.data, record.at, record.seq);
         return s;
       case 'IncidentOpened': {
         const d = record.data;

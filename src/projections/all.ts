@@ -1,10 +1,12 @@
 import { alertsProjection } from './alerts.js';
 import { auditIndex } from './audit.js';
 import { collectorsProjection } from './collectors.js';
+import { consoleSessionsProjection } from './console-sessions.js';
 import { detectionProjection } from './detection.js';
 import { evidenceIndex, evidenceReadIndex } from './evidence.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
 import { sourcesProjection } from './sources.js';
+import { sourceRatesProjection } from './source-rates.js';
 import { statsProjection } from './stats.js';
 import type { IndexProjection, Projection } from './types.js';
 
@@ -14,6 +16,7 @@ import type { IndexProjection, Projection } from './types.js';
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection,
+  consoleSessionsProjection, sourceRatesProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

@@ -7,6 +7,7 @@ import { incidentIdOf } from '../../src/alerting/alert-facts.js';
 import { spec } from '../helpers/decider-spec.js';
 import { alertRaised, alertReviewed, incidentOpened } from '../helpers/event-fixtures.js';
 import { alertsSlice } from '../../src/commands/slices.js';
+import type { AlertsState } from '../../src/projections/alerts.js';
 
 const NOW = '2026-11-22T12:00:00.000Z';
 const analyst: CommandContext = { now: NOW, actor: { id: 'analyst-user', authentication: 'bearer' } };
@@ -70,5 +71,23 @@ describe('decidePromoteIncident', () => {
   it('leaves the principal out when the context has none', () => {
     promote.given([alertRaised()]).when({ alertIds: ['alr_1'], ctx: { now: NOW } })
       .thenAccepts((events) => assert.ok(!('principal' in (events[0]!.data as object))));
+  });
+});
+
+describe('decideReviewAlert with a disposition', () => {
+  it('records the disposition with the review, and the alert shows the latest one', () => {
+    const { models } = spec((m, c: Review & { disposition: 'true_positive' | 'benign' | 'false_positive' }) => decideReviewAlert(alertsSlice(m), c.alertId, { status: c.status, reason: c.reason, disposition: c.disposition }, analyst))
+      .given([alertRaised()]).when({ alertId: 'alr_1', status: 'dismissed', reason: 'admin at work', disposition: 'benign' })
+      .then([eventOf('AlertReviewed', { alertId: 'alr_1', from: 'open', to: 'dismissed', reason: 'admin at work', principal: 'analyst-user', authentication: 'bearer', disposition: 'benign' })]);
+    const a = models.state<AlertsState>('alerts').alerts.get('alr_1')!;
+    assert.equal(a.disposition, 'benign');
+    assert.equal(a.reviewHistory[0]!.disposition, 'benign');
+  });
+
+  it('replays a review stored before dispositions existed: the alert has none', () => {
+    const { models } = review.given([alertRaised(), alertReviewed('alr_1', 'open', 'in_review')]).when({ alertId: 'alr_1', status: 'dismissed', reason: 'x' }).then([reviewed('in_review', 'dismissed', 'x')]);
+    const a = models.state<AlertsState>('alerts').alerts.get('alr_1')!;
+    assert.equal(a.disposition, undefined);
+    assert.ok(!('disposition' in a.reviewHistory[0]!));
   });
 });

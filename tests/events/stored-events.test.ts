@@ -63,7 +63,10 @@ describe('stored events of the instance', () => {
     const ssh = await ok(t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify(Array.from({ length: 5 }, (_, n) => sshFailure(n, '10.0.0.8'))) }), 202);
     assert.ok(ssh.alerts.some((a: { ruleId: string }) => a.ruleId === '6f0a1c52-3d7e-4c1b-9a31-0b7d6f1e2a03'), 'the brute-force correlation fired');
     const alerts = (await ok(t.request('/api/v1/alerts', { token: t.tokens.analyst }), 200)).alerts as Array<{ id: string }>;
-    await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}`, { method: 'PATCH', token: t.tokens.analyst, body: JSON.stringify({ status: 'in_review', reason: 'checking' }) }), 200);
+    await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}`, { method: 'PATCH', token: t.tokens.analyst, body: JSON.stringify({ status: 'in_review', reason: 'checking', disposition: 'true_positive' }) }), 200);
+    await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}/assignee`, { method: 'PUT', token: t.tokens.analyst, body: JSON.stringify({ assignee: 'analyst-user' }) }), 200);
+    await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}/notes`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ text: 'seen before' }) }), 201);
+    await ok(t.request('/api/v1/alerts/reviews', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[1]!.id], status: 'in_review', disposition: 'benign', reason: 'bulk' }) }), 200);
     await ok(t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[0]!.id], title: 'Promoted', reason: 'same actor' }) }), 201);
     await ok(t.request('/api/v1/rules/11111111-2222-4333-8444-555555555555', { method: 'PATCH', token: t.tokens.rule_admin, body: JSON.stringify({ enabled: false, reason: 'noisy' }) }), 200);
     // A collector: enrolled, one accepted submission, one gap, and an enrollment with a used token.

@@ -16,6 +16,9 @@ import { detectionPlan } from '../../src/alerting/plan.js';
 import type { DetectionState } from '../../src/projections/detection.js';
 import type { SourcesState } from '../../src/projections/sources.js';
 import { alertsSlice } from '../../src/commands/slices.js';
+import { decideAssignAlert } from '../../src/commands/assign-alert.js';
+import { decideAddAlertNote } from '../../src/commands/add-alert-note.js';
+import { decideBulkReview } from '../../src/commands/bulk-review-alerts.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -64,6 +67,9 @@ const commandArb = fc.oneof(
   fc.record({ kind: fc.constant('ingest' as const), events: fc.array(sshArb, { minLength: 1, maxLength: 8 }) }),
   fc.record({ kind: fc.constant('review' as const), pick: fc.nat(), status: fc.constantFrom('open', 'in_review', 'dismissed') as fc.Arbitrary<'open' | 'in_review' | 'dismissed'> }),
   fc.record({ kind: fc.constant('promote' as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant('assign' as const), pick: fc.nat(), to: fc.constantFrom('bob', 'eve', null) }),
+  fc.record({ kind: fc.constant('note' as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant('bulk' as const), minSeverity: fc.integer({ min: 0, max: 10 }), status: fc.constantFrom('open', 'in_review', 'dismissed') as fc.Arbitrary<'open' | 'in_review' | 'dismissed'>, disposition: fc.constantFrom('benign', 'true_positive', undefined) }),
   fc.record({ kind: fc.constant('access' as const), status: fc.constantFrom(200, 401, 403), n: fc.nat(1000) }),
 );
 
@@ -83,6 +89,15 @@ describe('read models', () => {
           else if (c.kind === 'review') {
             const ids = alertIds();
             if (ids.length > 0) await inst.writer.execute((m) => decideReviewAlert(alertsSlice(m), ids[c.pick % ids.length]!, { status: c.status, reason: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
+          } else if (c.kind === 'assign' || c.kind === 'note') {
+            const ids = alertIds();
+            const id = ids[c.pick % Math.max(1, ids.length)];
+            if (id !== undefined) {
+              if (c.kind === 'assign') await inst.writer.execute((m) => decideAssignAlert(alertsSlice(m), id, { assignee: c.to }, { ...ctx, actor }), { ...ctx, actor });
+              else await inst.writer.execute((m) => decideAddAlertNote(alertsSlice(m), id, { text: 'prop note' }, { ...ctx, actor }), { ...ctx, actor });
+            }
+          } else if (c.kind === 'bulk') {
+            await inst.writer.execute((m) => decideBulkReview(alertsSlice(m), { filter: { minSeverity: c.minSeverity }, status: c.status, ...(c.disposition ? { disposition: c.disposition } : {}), reason: 'prop bulk' }, { ...ctx, actor }), { ...ctx, actor });
           } else if (c.kind === 'promote') {
             const ids = alertIds();
             if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(alertsSlice(m), { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });

@@ -2,7 +2,10 @@ import * as v from 'valibot';
 import { PromoteIncidentBody, ReviewAlertBody, decidePromoteIncident, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { ALERT_STATUSES, type AlertsState } from '../../projections/alerts.js';
-import { incidentRollup, listAlerts, listIncidents } from '../../projections/alerts-query.js';
+import { alertTimeline, incidentRollup, listAlerts, listIncidents } from '../../projections/alerts-query.js';
+import { AssignAlertBody, decideAssignAlert } from '../../commands/assign-alert.js';
+import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
+import { BulkReviewBody, decideBulkReview } from '../../commands/bulk-review-alerts.js';
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
@@ -18,6 +21,7 @@ export const ListAlertsQuery = v.strictObject({
   minSeverity: v.optional(v.pipe(v.string(), v.regex(/^(10|\d)(\.\d+)?$/, 'expected a number 0..10'), v.transform(Number))),
   rule: v.optional(v.pipe(v.string(), v.maxLength(256))),
   entity: v.optional(v.pipe(v.string(), v.maxLength(512))),
+  assignee: v.optional(v.pipe(v.string(), v.maxLength(128))),
   since: v.optional(IsoDateTime),
   limit: v.optional(QueryLimit),
   cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
@@ -47,6 +51,7 @@ const listAlertsRoute = route({
     const page = listAlerts(await state(deps), {
       ...(q.status !== undefined ? { status: q.status } : {}), ...(q.minSeverity !== undefined ? { minSeverity: q.minSeverity } : {}),
       ...(q.rule !== undefined ? { ruleId: q.rule } : {}), ...(q.entity !== undefined ? { entity: q.entity } : {}),
+      ...(q.assignee !== undefined ? { assignee: q.assignee } : {}),
       ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
     if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
@@ -56,13 +61,13 @@ const listAlertsRoute = route({
 
 const readAlertRoute = route({
   method: 'get', path: '/api/v1/alerts/{alertId}', operationId: 'readAlert',
-  summary: 'Alert detail: match reason, evidence, affected systems, confidence, review history',
+  summary: 'Alert detail: match reason, evidence, affected systems, confidence, review history, assignee, notes and the timeline of all three',
   permission: 'alerts:read', audit: 'read_alert', params: AlertIdParams,
   success: { status: 200, description: 'Alert' }, errors: [404],
   handle: async (c, { deps }) => {
     const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
-    return storedJson(c, alert);
+    return storedJson(c, { ...alert, timeline: alertTimeline(alert) });
   },
 });
 
@@ -75,6 +80,55 @@ const reviewAlertRoute = route({
     const body = parseOr400(ReviewAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const ctx = commandContext(c, deps);
     const { result } = await executeAudited(c, deps, (m) => decideReviewAlert(alertsSlice(m), c.req.param('alertId'), body, ctx), 200);
+    return c.json(result, 200);
+  },
+});
+
+const assignAlertRoute = route({
+  method: 'put', path: '/api/v1/alerts/{alertId}/assignee', operationId: 'assignAlert',
+  summary: 'Assign an alert to a principal (`assignee`), or unassign it (`null`); recorded in its timeline',
+  permission: 'alerts:review', audit: 'assign_alert', params: AlertIdParams, body: { json: AssignAlertBody },
+  success: { status: 200, description: '`{id, assignee}`' }, errors: [400, 404, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(AssignAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideAssignAlert(alertsSlice(m), c.req.param('alertId'), body, ctx), 200);
+    return c.json(result, 200);
+  },
+});
+
+const addAlertNoteRoute = route({
+  method: 'post', path: '/api/v1/alerts/{alertId}/notes', operationId: 'addAlertNote',
+  summary: 'Add a note to an alert; recorded in its timeline with who wrote it',
+  permission: 'alerts:review', audit: 'add_alert_note', params: AlertIdParams, body: { json: AddAlertNoteBody },
+  success: { status: 201, description: '`{alertId, noteId}`' }, errors: [400, 404, 413, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(AddAlertNoteBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideAddAlertNote(alertsSlice(m), c.req.param('alertId'), body, ctx), 201);
+    return c.json(result, 201);
+  },
+});
+
+const bulkReviewRoute = route({
+  method: 'post', path: '/api/v1/alerts/reviews', operationId: 'bulkReviewAlerts',
+  summary: 'Review many alerts at once (by ids or by filter, at most 10,000): a status, a disposition, a reason; one history entry per alert',
+  permission: 'alerts:review', audit: 'bulk_review_alerts', body: { json: BulkReviewBody },
+  success: { status: 200, description: '`{reviewed, status, disposition, alertIds}`' }, errors: [400, 413, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(BulkReviewBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const f = body.filter;
+    const filter = f && {
+      ...(f.status !== undefined ? { status: f.status } : {}), ...(f.minSeverity !== undefined ? { minSeverity: f.minSeverity } : {}),
+      ...(f.rule !== undefined ? { ruleId: f.rule } : {}), ...(f.entity !== undefined ? { entity: f.entity } : {}),
+      ...(f.assignee !== undefined ? { assignee: f.assignee } : {}), ...(f.since !== undefined ? { since: canonicalIso(f.since) } : {}),
+    };
+    const cmd = {
+      ...(body.alertIds ? { alertIds: body.alertIds } : {}), ...(filter ? { filter } : {}),
+      status: body.status, ...(body.disposition ? { disposition: body.disposition } : {}), reason: body.reason,
+    };
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideBulkReview(alertsSlice(m), cmd, ctx), 200);
     return c.json(result, 200);
   },
 });
@@ -119,6 +173,9 @@ export const alertRoutes: readonly Route[] = [
   listAlertsRoute,
   readAlertRoute,
   reviewAlertRoute,
+  assignAlertRoute,
+  addAlertNoteRoute,
+  bulkReviewRoute,
   listIncidentsRoute,
   promoteIncidentRoute,
   readIncidentRoute,

@@ -52,7 +52,10 @@ function selectAll() {
   }
 }
 
-/** Live regions: data-live="seconds" re-fetches this page and swaps the region's content when it changed. */
+/**
+ * Live regions: data-live="seconds" re-fetches this page (or the same-origin path in data-live-src)
+ * and swaps the region's content with the element of the same id when it changed.
+ */
 function liveRegions() {
   const regions = [...document.querySelectorAll('[data-live][id]')];
   if (regions.length === 0) return;
@@ -60,12 +63,21 @@ function liveRegions() {
   const refresh = async () => {
     if (document.hidden || regions.some((r) => r.contains(document.activeElement) && typing(document.activeElement))) return;
     try {
-      const response = await fetch(location.href, { credentials: 'same-origin', headers: { accept: 'text/html' } });
-      if (!response.ok) return;
-      const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
+      // Regions that name a source (data-live-src, a same-origin path) fetch it; the others re-fetch this page.
+      const sources = new Map();
       for (const region of regions) {
-        const next = fresh.getElementById(region.id);
-        if (next && next.innerHTML !== region.innerHTML) region.innerHTML = next.innerHTML;
+        const src = region.dataset.liveSrc && region.dataset.liveSrc.startsWith('/') && !region.dataset.liveSrc.startsWith('//') ? region.dataset.liveSrc : location.href;
+        if (!sources.has(src)) sources.set(src, []);
+        sources.get(src).push(region);
+      }
+      for (const [src, group] of sources) {
+        const response = await fetch(src, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+        if (!response.ok) continue;
+        const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
+        for (const region of group) {
+          const next = fresh.getElementById(region.id);
+          if (next && next.innerHTML !== region.innerHTML) region.innerHTML = next.innerHTML;
+        }
       }
       document.documentElement.dataset.liveAt = new Date().toISOString();
     } catch {
