@@ -83,11 +83,8 @@ describe('setup authority pages in Chromium against a real installer run', () =>
     assert.ok(!command.includes(setupToken), 'the command never carries the token');
     await screenshot(page, 'session-created');
 
-    await page.click('#watch-link');
-    await page.waitForSelector('text=Waiting for the installer to connect');
-    assert.ok(!(await page.content()).includes(setupToken), 'the session page does not show the token again');
-    await screenshot(page, 'session-waiting');
-    // Marks this document: a live update keeps it, a reload would lose it.
+    assert.match((await page.textContent('#session-live')) ?? '', /Waiting for the installer to connect/);
+    // Marks this document: a live update keeps it, a reload would lose it (and this page cannot be reloaded: it answered a POST).
     await page.evaluate(() => { (globalThis as unknown as { stayed: boolean }).stayed = true; });
 
     const port = await freePort();
@@ -95,9 +92,13 @@ describe('setup authority pages in Chromium against a real installer run', () =>
     const first = await installAndServe(vms, ['install', '--token-file', tokenFile('setup-token', setupToken), '--inventory', writeInventory(dir.path), ...common], undefined, undefined, children);
     assert.equal(await first.installer.exited, 0, first.installer.output());
 
-    const dashboard = page.locator('#dashboard-link');
-    await dashboard.waitFor({ timeout: 120_000 });
+    await page.locator('#dashboard-link').waitFor({ timeout: 120_000 });
     assert.equal(await page.evaluate(() => (globalThis as unknown as { stayed?: boolean }).stayed), true, 'the page updated itself without a reload');
+    assert.equal(await page.inputValue('#setup-token'), setupToken, 'the token stays on the page that showed it');
+    await page.click('#watch-link');
+    await page.waitForSelector('#dashboard-link');
+    assert.ok(!(await page.content()).includes(setupToken), 'the session page does not show the token again');
+    const dashboard = page.locator('#dashboard-link');
     const text = (await page.textContent('#session-live')) ?? '';
     for (const phase of ['discovery completed', 'central install started', 'central instance configured', 'collectors provisioned', 'awaiting first snapshot']) assert.ok(text.includes(phase), phase);
     assert.match(text, /vm-central/);
@@ -105,16 +106,25 @@ describe('setup authority pages in Chromium against a real installer run', () =>
     await screenshot(page, 'session-completed');
     const consoleUrl = await dashboard.getAttribute('href');
     assert.equal(consoleUrl, `http://127.0.0.1:${port}/`, 'the console is / of the central instance');
-    const answer = await Promise.all([page.waitForNavigation(), dashboard.click()]).then(([r]) => r);
-    assert.equal(page.url(), consoleUrl);
-    assert.ok(answer, 'the central instance answered the console URL');
+    const [consoleAnswer] = await Promise.all([page.waitForResponse(consoleUrl!), dashboard.click()]);
+    assert.equal(consoleAnswer.status(), 303, 'the console sends a browser without a session to sign in');
+    await page.waitForURL(`http://127.0.0.1:${port}/sign-in?next=%2F`);
     const summary = JSON.parse(first.installer.output().trim().split('\n').at(-1)!);
+    const credential = JSON.parse(readFileSync(summary.consoleCredentialFile, 'utf8')) as { token: string; roles: string[] };
+    assert.deepEqual(credential.roles, ['console']);
+    await page.fill('#token', credential.token);
+    await page.click('form[action="/sign-in"] button[type=submit]');
+    await page.waitForURL(consoleUrl!);
+    assert.equal(await page.textContent('.brand'), 'Vigil console');
+    assert.equal(await page.textContent('h1'), 'Overview', 'the console credential the installer provisioned opens the console at dashboard_url');
 
     // The central VM goes silent past the heartbeat timeout: the page offers the recovery.
     await page.goto(`${url}/setup-sessions/${summary.sessionId}`);
+    await page.evaluate(() => { (globalThis as unknown as { stayed: boolean }).stayed = true; });
     await stopChild(first.instance);
     writeFileSync(clockFile, String(901_000));
     await page.waitForSelector('text=Recovery: the central VM stopped reporting', { timeout: 120_000 });
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { stayed?: boolean }).stayed), true, 'the session page updated itself');
     writeFileSync(clockFile, '0');
     await page.goto(`${url}/`);
     await page.waitForSelector('text=lost the central VM');

@@ -68,7 +68,7 @@ describe('setup authority browser accounts', () => {
     const csp = r.headers.get('content-security-policy') ?? '';
     assert.match(csp, /default-src 'none'; script-src 'self'/);
     assert.ok(!csp.includes('unsafe-inline'));
-    assert.match(r.body, /<form method="post" action="\/sign-in">/);
+    assert.match(r.body, /<form method="post" action="\/sign-in"/);
     assert.match(r.body, /type="password"/);
   });
 });

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Hono, MiddlewareHandler } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
 import { readBodyBytes } from '../../http/body.js';
 import { HttpError, sendError } from '../../http/errors.js';
-import { createCsrf, csrfGuard, sameOrigin } from '../../web/csrf.js';
+import { CSRF_FIELD, createCsrf, csrfGuard, sameOrigin } from '../../web/csrf.js';
 import { sendPage } from '../../web/layout.js';
 import { pageHeaders } from '../../web/security.js';
 import { registerAssets } from '../../web/static-assets.js';
@@ -24,8 +25,25 @@ import { RecoveryTokenPage, SessionCreatedPage } from './token-pages.js';
 const FORM_LIMIT = 8192;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The cookie the sign-in form's CSRF token is bound to before any session exists. */
+const PRE_SESSION_COOKIE = 'vigil-setup-sign-in';
+
+/** Where to go after signing in: a path of this authority, never another site. */
+function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/(?![/\\])[\x21-\x7e]{0,1023}$/.test(next) && !next.startsWith('/sign-') ? next : '/';
+}
+
+/** The browser's pre-session value (set on the sign-in page). */
+function preSession(c: Context): string {
+  const existing = getCookie(c, PRE_SESSION_COOKIE);
+  if (existing !== undefined && /^[A-Za-z0-9_-]{22}$/.test(existing)) return existing;
+  const fresh = randomBytes(16).toString('base64url');
+  setCookie(c, PRE_SESSION_COOKIE, fresh, { path: '/sign-in', httpOnly: true, sameSite: 'Strict', maxAge: 3600 });
+  return fresh;
+}
+
 /** Reads a form body (`application/x-www-form-urlencoded`, bounded, valid UTF-8). */
-async function readForm(c: Parameters<MiddlewareHandler<AuthorityEnv>>[0]): Promise<URLSearchParams> {
+async function readForm(c: Context): Promise<URLSearchParams> {
   if (!/^application\/x-www-form-urlencoded\b/i.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'expected a form (application/x-www-form-urlencoded)');
   try {
     return new URLSearchParams(utf8.decode(await readBodyBytes(c, FORM_LIMIT)));
@@ -47,10 +65,10 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
   const userOf = (b: BrowserContext): SetupUser => ({ name: deps.accounts.find(b.tenantId, b.userId)?.displayName ?? b.userId, tenantId: b.tenantId, csrf: csrf.tokenFor(b.sessionHash) });
   const tokenMinutes = Math.round(deps.config.sessions.setupTokenTtlSeconds / 60);
 
-  /** A page for a signed-in browser; others are sent to the sign-in page. */
+  /** A page for a signed-in browser; others are sent to the sign-in page, which brings them back. */
   const page: MiddlewareHandler<AuthorityEnv> = async (c, next) => {
     const b = browserOf(c, deps);
-    if (!b) return c.redirect('/sign-in', 303);
+    if (!b) return c.redirect(c.req.path === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(c.req.path)}`, 303);
     c.set('browser', b);
     await next();
   };
@@ -67,17 +85,26 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
 
   registerAssets(app);
 
-  app.get('/sign-in', headers, (c) => (browserOf(c, deps) ? c.redirect('/', 303) : sendPage(c, <SignInPage />)));
+  app.get('/sign-in', headers, (c) => {
+    const next = safeNext(c.req.query('next'));
+    if (browserOf(c, deps)) return c.redirect(next, 303);
+    return sendPage(c, <SignInPage next={next} csrf={csrf.tokenFor(`sign-in:${preSession(c)}`)} />);
+  });
 
-  // No session yet, so no CSRF token: the origin checks guard the sign-in form (a forged sign-in would need the account token anyway).
+  // Before a session exists the form's token is bound to a pre-session cookie (login CSRF), besides the origin checks.
   app.post('/sign-in', headers, async (c) => {
     if (!sameOrigin(c)) throw new HttpError(403, 'cross-site request refused');
     assertSameOrigin(c, deps);
-    const token = (await readForm(c)).get('token')?.trim() ?? '';
+    const form = await readForm(c);
+    const next = safeNext(form.get('next'));
+    const pre = getCookie(c, PRE_SESSION_COOKIE);
+    const again = (status: 401 | 403, error: string) => sendPage(c, <SignInPage next={next} error={error} csrf={csrf.tokenFor(`sign-in:${preSession(c)}`)} />, status);
+    if (pre === undefined || !csrf.verify(`sign-in:${pre}`, form.get(CSRF_FIELD) ?? undefined)) return again(403, 'The sign-in form expired: try again.');
+    const token = form.get('token')?.trim() ?? '';
     const account = /^lsa_[A-Za-z0-9_-]{43}$/.test(token) ? deps.accounts.authenticate(token) : undefined;
-    if (!account) return sendPage(c, <SignInPage error="Unknown or disabled account token." />, 401);
+    if (!account) return again(401, 'Unknown or disabled account token.');
     await startBrowserSession(c, deps, account);
-    return c.redirect('/', 303);
+    return c.redirect(next, 303);
   });
 
   app.post('/sign-out', headers, ...form, async (c) => {
@@ -93,7 +120,8 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
   app.post('/setup-sessions', headers, ...form, async (c) => {
     const b = c.get('browser');
     const created = await createSetupSession(c, deps, b);
-    return sendPage(c, <SessionCreatedPage user={userOf(b)} {...created} command={installerCommand(deps.publicUrl(), 'setup')} />);
+    const progress = sessionPageData(deps.writer.models, sessionOfTenant(deps.writer.models, b.tenantId, created.sessionId));
+    return sendPage(c, <SessionCreatedPage user={userOf(b)} {...created} command={installerCommand(deps.publicUrl(), 'setup')} progress={progress} now={deps.now().toISOString()} />);
   });
 
   app.get('/setup-sessions/:id', headers, page, (c) => {

@@ -1,5 +1,7 @@
 import { shortTime } from '../../web/components/url.js';
 import type { InstallerCommand } from './installer-command.js';
+import type { SessionPageData } from './page-data.js';
+import { SessionLive } from './session-live.js';
 import { OnceSecret, SetupShell, type SetupUser } from './shell.js';
 
 function Command(props: { readonly command: InstallerCommand; readonly file: string }) {
@@ -14,7 +16,7 @@ function Command(props: { readonly command: InstallerCommand; readonly file: str
 }
 
 /** The answer to creating a setup session: the setup token, shown this once, and the installer command. */
-export function SessionCreatedPage(props: { readonly user: SetupUser; readonly sessionId: string; readonly setupToken: string; readonly expiresAt: string; readonly command: InstallerCommand }) {
+export function SessionCreatedPage(props: { readonly user: SetupUser; readonly sessionId: string; readonly setupToken: string; readonly expiresAt: string; readonly command: InstallerCommand; readonly progress: SessionPageData; readonly now: string }) {
   return (
     <SetupShell title="Setup session created" current="/setup-sessions" user={props.user} notice={{ kind: 'ok', text: 'Setup session created. Copy the token now: it is shown only on this page and cannot be shown again.' }}>
       <h1>Setup session <code>{props.sessionId}</code></h1>
@@ -22,7 +24,9 @@ export function SessionCreatedPage(props: { readonly user: SetupUser; readonly s
         <OnceSecret id="setup-token" label={`Setup token (single use, valid until ${shortTime(props.expiresAt)})`} value={props.setupToken} />
         <Command command={props.command} file="setup-token" />
       </section>
-      <p><a id="watch-link" href={`/setup-sessions/${props.sessionId}`}>Watch this session</a>: connect, claim, proof, each installer phase and the first snapshot appear there as they happen.</p>
+      <p><a id="watch-link" href={`/setup-sessions/${props.sessionId}`}>Open this session's own page</a> (a link you can share; the token is not on it).</p>
+      <h2>Progress</h2>
+      <SessionLive data={props.progress} now={props.now} csrf={props.user.csrf} />
     </SetupShell>
   );
 }
