@@ -207,6 +207,27 @@ describe('setup authority pages', () => {
     assert.equal((await page(t, '/', { cookie: bob.cookie })).status, 303);
   });
 
+  it('throttles failed sign-ins per address, on the form and the JSON route alike', async () => {
+    const other = await startTestAuthority();
+    try {
+      const form = await page(other, '/sign-in');
+      const pre = /^(vigil-setup-sign-in=[^;]+);/.exec(form.headers.get('set-cookie') ?? '')![1]!;
+      const fields = { [CSRF_FIELD]: formToken(form.text), next: '/' };
+      for (let i = 0; i < 20; i++) assert.equal((await page(other, '/sign-in', { cookie: pre, form: { ...fields, token: `lsa_${'y'.repeat(43)}` } })).status, 401, `attempt ${i + 1}`);
+      const throttled = await page(other, '/sign-in', { cookie: pre, form: { ...fields, token: other.tokens.alice } });
+      assert.equal(throttled.status, 429, 'even the right token waits');
+      assert.ok(Number(throttled.headers.get('retry-after')) > 0);
+      assert.match(throttled.text, /Too many failed sign-ins/);
+      const json = await other.json('/v1/browser-sessions', { body: { token: other.tokens.alice } });
+      assert.equal(json.status, 429);
+      assert.ok(Number(json.headers.get('retry-after')) > 0);
+      other.advance(60);
+      assert.equal((await page(other, '/sign-in', { cookie: pre, form: { ...fields, token: other.tokens.alice } })).status, 303, 'the bucket refills');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('serves the shared stylesheet and ES module as same-origin assets', async () => {
     const html = (await page(t, '/sign-in')).text;
     for (const m of html.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)) {

@@ -11,6 +11,7 @@ import { createSetupSession, endBrowserSession, revealRecoveryToken, startBrowse
 import { assertSameOrigin, browserOf } from '../browser-auth.js';
 import type { AuthorityDeps, AuthorityEnv, BrowserContext } from '../env.js';
 import { deploymentsOf } from '../models.js';
+import type { SignInThrottle } from '../sign-in-throttle.js';
 import { sessionOfTenant } from '../status-view.js';
 import { installerCommand } from './installer-command.js';
 import { OverviewPage } from './overview-page.js';
@@ -34,11 +35,11 @@ function safeNext(next: unknown): string {
 }
 
 /** The browser's pre-session value (set on the sign-in page). */
-function preSession(c: Context): string {
+function preSession(c: Context, secure: boolean): string {
   const existing = getCookie(c, PRE_SESSION_COOKIE);
   if (existing !== undefined && /^[A-Za-z0-9_-]{22}$/.test(existing)) return existing;
   const fresh = randomBytes(16).toString('base64url');
-  setCookie(c, PRE_SESSION_COOKIE, fresh, { path: '/sign-in', httpOnly: true, sameSite: 'Strict', maxAge: 3600 });
+  setCookie(c, PRE_SESSION_COOKIE, fresh, { path: '/sign-in', httpOnly: true, sameSite: 'Strict', secure, maxAge: 3600 });
   return fresh;
 }
 
@@ -58,11 +59,12 @@ async function readForm(c: Context): Promise<URLSearchParams> {
  * sign-in, the overview, creating a session (its token shown once), a session's live progress, and
  * revealing a recovery token. Forms need the same origin and the session's CSRF token.
  */
-export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
+export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttle: SignInThrottle): void {
   // Form tokens are an HMAC of the browser session under a key of this process: nothing stored, a restart voids them.
   const csrf = createCsrf(randomBytes(32));
   const headers = pageHeaders();
   const userOf = (b: BrowserContext): SetupUser => ({ name: deps.accounts.find(b.tenantId, b.userId)?.displayName ?? b.userId, tenantId: b.tenantId, csrf: csrf.tokenFor(b.sessionHash) });
+  const overTls = () => deps.publicUrl().startsWith('https://');
   const tokenMinutes = Math.round(deps.config.sessions.setupTokenTtlSeconds / 60);
 
   /** A page for a signed-in browser; others are sent to the sign-in page, which brings them back. */
@@ -88,7 +90,7 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
   app.get('/sign-in', headers, (c) => {
     const next = safeNext(c.req.query('next'));
     if (browserOf(c, deps)) return c.redirect(next, 303);
-    return sendPage(c, <SignInPage next={next} csrf={csrf.tokenFor(`sign-in:${preSession(c)}`)} />);
+    return sendPage(c, <SignInPage next={next} csrf={csrf.tokenFor(`sign-in:${preSession(c, overTls())}`)} />);
   });
 
   // Before a session exists the form's token is bound to a pre-session cookie (login CSRF), besides the origin checks.
@@ -98,11 +100,19 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
     const form = await readForm(c);
     const next = safeNext(form.get('next'));
     const pre = getCookie(c, PRE_SESSION_COOKIE);
-    const again = (status: 401 | 403, error: string) => sendPage(c, <SignInPage next={next} error={error} csrf={csrf.tokenFor(`sign-in:${preSession(c)}`)} />, status);
+    const again = (status: 401 | 403 | 429, error: string) => sendPage(c, <SignInPage next={next} error={error} csrf={csrf.tokenFor(`sign-in:${preSession(c, overTls())}`)} />, status);
+    const wait = throttle.waitSeconds(c);
+    if (wait > 0) {
+      c.header('Retry-After', String(wait));
+      return again(429, `Too many failed sign-ins from this address: try again in ${wait} s.`);
+    }
     if (pre === undefined || !csrf.verify(`sign-in:${pre}`, form.get(CSRF_FIELD) ?? undefined)) return again(403, 'The sign-in form expired: try again.');
     const token = form.get('token')?.trim() ?? '';
     const account = /^lsa_[A-Za-z0-9_-]{43}$/.test(token) ? deps.accounts.authenticate(token) : undefined;
-    if (!account) return again(401, 'Unknown or disabled account token.');
+    if (!account) {
+      throttle.failed(c);
+      return again(401, 'Unknown or disabled account token.');
+    }
     await startBrowserSession(c, deps, account);
     return c.redirect(next, 303);
   });

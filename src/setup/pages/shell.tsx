@@ -27,7 +27,7 @@ export function OnceSecret(props: { readonly label: string; readonly value: stri
   return (
     <div class="secret">
       <label for={props.id}>{props.label}</label>
-      <input id={props.id} type="text" readonly value={props.value} autocomplete="off" spellcheck={false} data-copy="" />
+      <input id={props.id} type="text" readonly value={props.value} autocomplete="off" spellcheck={false} />
     </div>
   );
 }

@@ -8,9 +8,9 @@ function Command(props: { readonly command: InstallerCommand; readonly file: str
   return (
     <>
       <p>On the orchestration host, write the token to a file only you can read (it is pasted on standard input, so it never appears in the process list or the shell history):</p>
-      <pre><code data-copy="">{props.command.writeToken}</code></pre>
+      <pre class="command"><code>{props.command.writeToken}</code></pre>
       <p>then run the installer (the inventory, transport and work folder are yours; see <code>docs/installer.md</code>), and delete <code>{props.file}</code> afterwards:</p>
-      <pre><code id="installer-command" data-copy="">{props.command.install}</code></pre>
+      <pre class="command"><code id="installer-command">{props.command.install}</code></pre>
     </>
   );
 }

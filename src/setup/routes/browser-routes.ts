@@ -5,10 +5,11 @@ import { createSetupSession, endBrowserSession, revealRecoveryToken, startBrowse
 import { CSRF_HEADER, assertSameOrigin, requireBrowser, requireCsrf } from '../browser-auth.js';
 import type { AuthorityDeps, AuthorityEnv } from '../env.js';
 import { CreateSessionBody, SignInBody } from '../schemas.js';
+import { throttledError, type SignInThrottle } from '../sign-in-throttle.js';
 import { sessionOfTenant, sessionStatus } from '../status-view.js';
 
 /** The browser side: sign-in, setup session creation and polling, the recovery action. */
-export function browserRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
+export function browserRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttle: SignInThrottle): void {
   const signedIn = requireBrowser(deps);
   const csrf = requireCsrf(deps);
 
@@ -16,9 +17,14 @@ export function browserRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): voi
     assertSameOrigin(c, deps);
     // A JSON content type cannot be sent cross-site without a CORS preflight, which this service never grants.
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'expected Content-Type: application/json');
+    const wait = throttle.waitSeconds(c);
+    if (wait > 0) throw throttledError(wait);
     const body = parseOr400(SignInBody, await readJsonBody(c, 4096), 'sign-in request');
     const account = deps.accounts.authenticate(body.token);
-    if (!account) throw new HttpError(401, 'unknown or disabled account token');
+    if (!account) {
+      throttle.failed(c);
+      throw new HttpError(401, 'unknown or disabled account token');
+    }
     const started = await startBrowserSession(c, deps, account);
     return c.json({ tenant_id: account.tenantId, user_id: account.userId, display_name: account.displayName, csrf_token: started.csrfToken, csrf_header: CSRF_HEADER, expires_at: started.expiresAt }, 201);
   });
