@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -153,5 +155,33 @@ describe('setup authority pages in Chromium against a real installer run', () =>
     assert.match((await page.textContent('#session-live')) ?? '', new RegExp(`claimed .* by session ${recovered.sessionId}`));
     assert.deepEqual(csp, [], 'no Content-Security-Policy violation');
     await stopChild(second.instance);
+  });
+  it('refuses a form posted from another origin of the same site even with a leaked CSRF token', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${url}/`);
+    if (new URL(page.url()).pathname === '/sign-in') {
+      await page.fill('#token', accountToken);
+      await page.click('form[action="/sign-in"] button');
+      await page.waitForURL(`${url}/`);
+    }
+    const csrf = await page.inputValue('form[action="/setup-sessions"] input[name=_csrf]');
+    const sessions = async () => (await page.goto(`${url}/`), await page.locator('#sessions tbody tr').count());
+    const before = await sessions();
+    // Another port of 127.0.0.1 is another origin but the same site, so the SameSite=Strict cookie still goes along.
+    const attacker = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><form method="post" action="${url}/setup-sessions"><input type="hidden" name="_csrf" value="${csrf}"><button>win a prize</button></form>`);
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+    try {
+      await page.goto(`http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`);
+      const [answer] = await Promise.all([page.waitForResponse(`${url}/setup-sessions`), page.click('text=win a prize')]);
+      assert.equal(answer.status(), 403);
+      assert.equal((await answer.json()).error, 'cross-site request refused');
+    } finally {
+      attacker.close();
+    }
+    assert.equal(await sessions(), before, 'no session was created');
+    await page.close();
   });
 });
