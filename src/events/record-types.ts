@@ -43,6 +43,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'RequestsRefused':
     case 'CollectorSubmissionRejected':
     case 'CollectorEnrollmentRejected':
+    case 'ExportDestinationStateChanged':
       return [e.data.event];
     case 'ApiRequestAudited':
     case 'CollectorEnrollmentTokenIssued':
@@ -61,6 +62,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'IncidentAlertsAdded':
     case 'ConsoleSessionStarted':
     case 'ConsoleSessionEnded':
+    case 'ExportConfigurationRecorded':
       return NONE;
     default: {
       const _exhaustive: never = e;

@@ -4,6 +4,7 @@ import { collectorsProjection } from './collectors.js';
 import { consoleSessionsProjection } from './console-sessions.js';
 import { detectionProjection } from './detection.js';
 import { evidenceIndex, evidenceReadIndex } from './evidence.js';
+import { exportsProjection } from './exports.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
 import { sourcesProjection } from './sources.js';
 import { sourceRatesProjection } from './source-rates.js';
@@ -16,7 +17,7 @@ import type { IndexProjection, Projection } from './types.js';
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection,
-  consoleSessionsProjection, sourceRatesProjection,
+  consoleSessionsProjection, sourceRatesProjection, exportsProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */
