@@ -4,6 +4,8 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { collectorBench } from './collector.js';
+import { consoleBench } from './console.js';
+import { consolePagesBench } from './console-pages.js';
 import { detectionBench } from './detection.js';
 import { foundationBench, type Figure } from './foundation.js';
 import { root } from './harness.js';
@@ -19,7 +21,9 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   foundation: (r) => foundationBench(r),
   overload: () => overloadBench(),
   transparency: () => transparencyBench(),
+  console: () => consoleBench(),
   export: () => exportBench(),
+  'console-pages': () => consolePagesBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

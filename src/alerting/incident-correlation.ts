@@ -28,6 +28,9 @@ export function correlateIncidents(state: AlertsState, raised: readonly AlertRai
     if (l) return l;
     const a = state.alerts.get(id);
     if (!a || a.status === 'dismissed') return undefined;
+    // A closed (or merged) incident stays closed: new activity opens a new incident instead of joining it.
+    const held = a.incidentId !== undefined ? state.incidents.get(a.incidentId) : undefined;
+    if (held && (held.status === 'closed' || held.status === 'merged')) return undefined;
     return { id, ...(a.incidentId ? { incidentId: a.incidentId } : {}), firstMs: ms(a.firstSeen), lastMs: ms(a.lastSeen), systems: a.affectedSystems };
   };
   for (const alert of raised) {

@@ -12,7 +12,7 @@ export const PERMISSIONS = [
 /** One permission. */
 export type Permission = (typeof PERMISSIONS)[number];
 
-const VIEWER: Permission[] = ['health:read', 'graph:read', 'plan:read', 'rules:read', 'events:read', 'alerts:read', 'incidents:read', 'log:read'];
+const VIEWER: Permission[] = ['health:read', 'graph:read', 'plan:read', 'rules:read', 'events:read', 'alerts:read', 'incidents:read', 'log:read', 'console:read'];
 
 /** What each role may do (spec 5.2); `admin` holds every permission; every principal may read itself. */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {

@@ -3,6 +3,7 @@ import { DetectionRecord, type AlertReviewed, type IncidentOpened } from '../eve
 import { incidentIdOf } from '../alerting/alert-facts.js';
 import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertsState } from '../projections/alerts.js';
 import { accept, reject, type CommandContext, type Decision } from './decision.js';
+import { closeEmptied } from './incident-moves.js';
 
 /** A review's free-text justification: required, trimmed, at most 4096 characters. */
 export const Reason = v.pipe(v.string(), v.trim(), v.minLength(1, 'a reason is required'), v.maxLength(4096));
@@ -32,13 +33,20 @@ export function decideReviewAlert(alerts: AlertsState, alertId: string, body: v.
   return accept([{ type: DetectionRecord.AlertReviewed, data }], { id: alertId, status: body.status });
 }
 
-/** Decides promoting alerts to an incident; every alert must exist. */
+/**
+ * Decides promoting alerts to a new incident; every alert must exist. Alerts already in another
+ * incident move to the new one, and an incident the move empties is closed (incident-moves.ts).
+ */
 export function decidePromoteIncident(alerts: AlertsState, body: v.InferOutput<typeof PromoteIncidentBody>, ctx: CommandContext): Decision<{ id: string; title: string; alertIds: string[] }> {
   const ids = [...new Set(body.alertIds)];
   const missing = ids.filter((id) => !alerts.alerts.has(id));
   if (missing.length > 0) return reject('invalid', 'unknown alerts', { issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`) });
   let incidentId = incidentIdOf(`promoted\0${ids.join(',')}\0${ctx.now}`);
   for (let n = 2; alerts.incidents.has(incidentId); n++) incidentId = `${incidentIdOf(`promoted\0${ids.join(',')}\0${ctx.now}`)}-${n}`;
-  const data: IncidentOpened = { incidentId, title: body.title, origin: 'promoted', reason: body.reason, alertIds: ids, ...(ctx.actor ? { principal: ctx.actor.id } : {}) };
-  return accept([{ type: DetectionRecord.IncidentOpened, data }], { id: incidentId, title: body.title, alertIds: ids });
+  const data: IncidentOpened = {
+    incidentId, title: body.title, origin: 'promoted', reason: body.reason, alertIds: ids,
+    ...(ctx.actor ? { principal: ctx.actor.id, authentication: ctx.actor.authentication } : {}),
+  };
+  const closing = ctx.actor ? closeEmptied(alerts, ids, incidentId, { ...ctx, actor: ctx.actor }) : [];
+  return accept([{ type: DetectionRecord.IncidentOpened, data }, ...closing], { id: incidentId, title: body.title, alertIds: ids });
 }

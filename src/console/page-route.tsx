@@ -53,6 +53,11 @@ export function navFor(principal: Principal | undefined): NavItem[] {
   return NAV.filter((n) => principal !== undefined && allows(principal.roles, n.permission)).map(({ href, label }) => ({ href, label }));
 }
 
+/** Whether the client asked for a page (a browser's navigation); other clients get the API's ErrorResponse. */
+export function wantsHtml(c: Context): boolean {
+  return (c.req.header('accept') ?? '').includes('text/html');
+}
+
 /** What the CSRF token of a request is bound to: its session, or (mesh, loopback) its principal. */
 export function csrfBinding(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy): string | undefined {
   const hash = presentedSessionHash(c, overTls(c, deps, net));
@@ -78,15 +83,16 @@ export function pageShell(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy, csr
 }
 
 /**
- * Turns an error answer of a page (the guard's or a handler's ErrorResponse) into a page: a GET
- * without credentials goes to the sign-in page; anything else shows its message with its status.
+ * Turns an error answer of a page (the guard's or a handler's ErrorResponse) into a page for a
+ * browser: a GET without credentials goes to the sign-in page; anything else shows its message with
+ * its status. A client that does not ask for HTML keeps the ErrorResponse.
  * The access and audit records were already written with the real status.
  */
 export function pageErrors(deps: AppDeps, net: NetPolicy, csrf: Csrf): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     await next();
     const res = c.res;
-    if (res.status < 400 || !(res.headers.get('content-type') ?? '').includes('application/json')) return;
+    if (res.status < 400 || !wantsHtml(c) || !(res.headers.get('content-type') ?? '').includes('application/json')) return;
     const message = ((await res.clone().json().catch(() => ({}))) as { error?: unknown }).error;
     if (res.status === 401 && c.req.method === 'GET') {
       c.res = new Response(null, { status: 303, headers: { location: `/sign-in?next=${encodeURIComponent(c.req.path + (new URL(c.req.url).search))}` } });

@@ -11,7 +11,7 @@ import { clientAddress } from '../http/client-address.js';
 import type { AppDeps, AppEnv, NetPolicy } from '../http/env.js';
 import { CSRF_FIELD, sameOrigin, type Csrf } from '../web/csrf.js';
 import { pageHeaders } from '../web/security.js';
-import { pageShell, registerPages, type PageRoute } from './page-route.js';
+import { pageShell, registerPages, wantsHtml, type PageRoute } from './page-route.js';
 import { SignInPage } from './pages/sign-in.js';
 import { clearSessionCookie, newSessionSecret, overTls, presentedSessionHash, setSessionCookie, type SessionKeeper } from './session.js';
 
@@ -52,7 +52,7 @@ export function registerSignIn(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
     const started = performance.now();
     const at = deps.now();
     const source = clientAddress(deps.peerOf(c.env?.incoming), c.req.header('x-forwarded-for'), net.trustedProxies);
-    const again = (status: 400 | 401 | 403 | 413 | 429, error: string, next = '/') => pageShell(c, deps, net, csrf, undefined, 'Sign in', <SignInPage next={next} error={error} csrf={csrf.tokenFor(`sign-in:${preSession(c)}`)} />, status);
+    const again = (status: 400 | 401 | 403 | 413 | 429, error: string, next = '/') => !wantsHtml(c) ? c.json({ error }, status) : pageShell(c, deps, net, csrf, undefined, 'Sign in', <SignInPage next={next} error={error} csrf={csrf.tokenFor(`sign-in:${preSession(c)}`)} />, status);
     if (!sameOrigin(c)) return again(403, 'cross-site sign-in refused');
     if (Number(c.req.header('content-length') ?? 'NaN') > SIGN_IN_BYTES || c.req.header('content-length') === undefined) return again(413, 'sign-in form too large');
     const wait = deps.refusals.throttledFor(source, at.getTime());

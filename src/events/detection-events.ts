@@ -6,6 +6,9 @@ export const ALERT_STATUSES = ['open', 'in_review', 'dismissed'] as const;
 /** What an analyst concluded about an alert when reviewing it (optional on a review). */
 export const ALERT_DISPOSITIONS = ['true_positive', 'benign', 'false_positive'] as const;
 
+/** Incident lifecycle statuses an analyst sets; `merged` is set only by a merge, and is final. */
+export const INCIDENT_STATUSES = ['open', 'investigating', 'contained', 'closed'] as const;
+
 /** Where rules come from: the built-in pack or an import through the API. */
 export const RULE_SOURCES = ['builtin', 'api'] as const;
 
@@ -164,6 +167,8 @@ export const IncidentOpenedSchema = v.strictObject({
   reason: v.string(),
   alertIds: v.array(v.string()),
   principal: v.optional(v.string()),
+  /** Added with the incident lifecycle: how the promoting principal authenticated. */
+  authentication: v.optional(v.string()),
 });
 
 /** `IncidentAlertsAdded`: alerts joined an existing incident. */
@@ -171,6 +176,39 @@ export const IncidentAlertsAddedSchema = v.strictObject({
   incidentId: v.string(),
   alertIds: v.array(v.string()),
   reason: v.string(),
+  /** Added with the incident lifecycle: the analyst who promoted the alerts into it (none when correlated). */
+  principal: v.optional(v.string()),
+  authentication: v.optional(v.string()),
+});
+
+/** `IncidentStatusChanged`: an analyst moved an incident through its lifecycle, with a reason. */
+export const IncidentStatusChangedSchema = v.strictObject({
+  incidentId: v.string(),
+  from: v.picklist([...INCIDENT_STATUSES, 'merged']),
+  to: v.picklist(INCIDENT_STATUSES),
+  reason: v.string(),
+  principal: v.string(),
+  authentication: v.string(),
+});
+
+/** `IncidentAssigned`: an incident's assignee set (`to`) or cleared (no `to`). */
+export const IncidentAssignedSchema = v.strictObject({
+  incidentId: v.string(),
+  from: v.optional(v.string()),
+  to: v.optional(v.string()),
+  reason: v.optional(v.string()),
+  principal: v.string(),
+  authentication: v.string(),
+});
+
+/** `IncidentMerged`: one incident merged into another; its alerts (`alertIds`, at the time) moved there and it became `merged`. */
+export const IncidentMergedSchema = v.strictObject({
+  incidentId: v.string(),
+  into: v.string(),
+  alertIds: v.array(v.string()),
+  reason: v.string(),
+  principal: v.string(),
+  authentication: v.string(),
 });
 
 /** The detection events of the instance, by stored type name (`DetectionHits` is read as `DetectionHitsRecorded`). */
@@ -187,4 +225,7 @@ export const DETECTION_EVENTS = {
   AlertsBulkReviewed: AlertsBulkReviewedSchema,
   IncidentOpened: IncidentOpenedSchema,
   IncidentAlertsAdded: IncidentAlertsAddedSchema,
+  IncidentStatusChanged: IncidentStatusChangedSchema,
+  IncidentAssigned: IncidentAssignedSchema,
+  IncidentMerged: IncidentMergedSchema,
 } as const;

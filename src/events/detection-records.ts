@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import type { ALERT_DISPOSITIONS, ALERT_STATUSES, CorrelationReasonSchema, EvidenceRefSchema, HitSchema, RULE_SOURCES } from './detection-events.js';
+import type { ALERT_DISPOSITIONS, ALERT_STATUSES, INCIDENT_STATUSES, CorrelationReasonSchema, EvidenceRefSchema, HitSchema, RULE_SOURCES } from './detection-events.js';
 import type { EventData, InstanceEventType } from './union.js';
 
 /** Where rules come from: the built-in pack or an import through the API. */
@@ -37,6 +37,15 @@ export type IncidentOpened = EventData<'IncidentOpened'>;
 /** Alerts joined an existing incident. */
 export type IncidentAlertsAdded = EventData<'IncidentAlertsAdded'>;
 
+/** An incident lifecycle status an analyst sets. */
+export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
+/** An incident moved through its lifecycle. */
+export type IncidentStatusChanged = EventData<'IncidentStatusChanged'>;
+/** An incident's assignee set or cleared. */
+export type IncidentAssigned = EventData<'IncidentAssigned'>;
+/** One incident merged into another. */
+export type IncidentMerged = EventData<'IncidentMerged'>;
+
 /** Record type names of detections. A written name is never renamed or reshaped. */
 export const DetectionRecord = {
   RulesImported: 'RulesImported',
@@ -52,4 +61,7 @@ export const DetectionRecord = {
   AlertsBulkReviewed: 'AlertsBulkReviewed',
   IncidentOpened: 'IncidentOpened',
   IncidentAlertsAdded: 'IncidentAlertsAdded',
+  IncidentStatusChanged: 'IncidentStatusChanged',
+  IncidentAssigned: 'IncidentAssigned',
+  IncidentMerged: 'IncidentMerged',
 } as const satisfies { readonly [K in InstanceEventType | 'DetectionHits']?: K };

@@ -62,6 +62,9 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'IncidentAlertsAdded':
     case 'ConsoleSessionStarted':
     case 'ConsoleSessionEnded':
+    case 'IncidentStatusChanged':
+    case 'IncidentAssigned':
+    case 'IncidentMerged':
     case 'ExportConfigurationRecorded':
       return NONE;
     default: {

@@ -22,11 +22,27 @@ const ALERT_ITEMS: Readonly<Record<string, string>> = {
   AlertRaised: 'alert.raised',
   AlertEvidenceAdded: 'alert.grown',
   AlertReviewed: 'alert.reviewed',
+  AlertAssigned: 'alert.assigned',
+  AlertNoteAdded: 'alert.note_added',
 };
 const INCIDENT_ITEMS: Readonly<Record<string, string>> = {
   IncidentOpened: 'incident.opened',
   IncidentAlertsAdded: 'incident.alerts_added',
+  IncidentStatusChanged: 'incident.status_changed',
+  IncidentAssigned: 'incident.assigned',
+  IncidentMerged: 'incident.merged',
 };
+
+/** A bulk review leaves as one `alert.reviewed` per alert, as if each had been reviewed alone (marked `bulk`). */
+function bulkReviewItems(record: LogRecord): Array<{ type: string; data: unknown }> {
+  const known = asInstanceRecord(record);
+  if (known?.type !== 'AlertsBulkReviewed') return [];
+  const { reviews, to, disposition, reason, principal, authentication } = known.data;
+  return reviews.map((r) => ({
+    type: 'alert.reviewed',
+    data: { alertId: r.alertId, from: r.from, to, reason, principal, authentication, ...(disposition !== undefined ? { disposition } : {}), bulk: true },
+  }));
+}
 
 type Filter = Pick<ExportDestination, 'carries' | 'events' | 'includeRaw'>;
 
@@ -67,6 +83,7 @@ export function exportItems(record: LogRecord, f: Filter, origin: string): Expor
   const alertType = ALERT_ITEMS[record.type];
   const incidentType = INCIDENT_ITEMS[record.type];
   if (alertType !== undefined && f.carries.includes('alerts')) picked.push({ type: alertType, data: record.data });
+  else if (record.type === 'AlertsBulkReviewed' && f.carries.includes('alerts')) picked.push(...bulkReviewItems(record));
   else if (incidentType !== undefined && f.carries.includes('incidents')) picked.push({ type: incidentType, data: record.data });
   else if (f.carries.includes('events')) picked.push(...evidenceItems(record, f));
   return picked.map((p, i) => ({

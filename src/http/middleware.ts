@@ -11,7 +11,8 @@ export function requestIds(): MiddlewareHandler<{ Variables: { requestId: string
     c.header('X-Request-Id', requestId);
     c.header('Cache-Control', 'no-store');
     c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
+    // Pages set their own (same-origin, so a browser's form POST carries its Origin); the API sends none.
+    if (!c.res.headers.has('Referrer-Policy')) c.header('Referrer-Policy', 'no-referrer');
   };
 }
 

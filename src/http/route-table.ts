@@ -9,10 +9,11 @@ import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
+import { consoleRoutes } from './routes/console.js';
 import { exportRoutes } from './routes/exports.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and

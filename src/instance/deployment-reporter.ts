@@ -68,21 +68,50 @@ export function buildSnapshot(o: ReporterOptions): Record<string, unknown> {
   };
 }
 
+/** What the instance knows of its own reporting to the setup authority (shown by the console). */
+export interface ReporterStatus {
+  readonly deploymentId: string;
+  readonly authorityUrl: string;
+  readonly intervalSeconds: number;
+  readonly lastAttemptAt: string | null;
+  readonly lastDeliveredAt: string | null;
+  /** The deployment status the authority answered with the last accepted snapshot. */
+  readonly authorityStatus: string | null;
+  /** When the current run of failed deliveries began (null while delivering). */
+  readonly failingSince: string | null;
+  /** Why the last delivery failed: an HTTP status or a network error message (never a secret). */
+  readonly lastError: string | null;
+}
+
 /** The running reporter. */
-export interface DeploymentReporter { sendNow(): Promise<number>; stop(): Promise<void> }
+export interface DeploymentReporter { sendNow(): Promise<number>; stop(): Promise<void>; status(): ReporterStatus }
 
 /** Sends a signed snapshot at once and then every `intervalMs`; failures are logged and retried next interval. */
 export function startDeploymentReporter(o: ReporterOptions): DeploymentReporter {
   const url = `${o.authorityUrl.replace(/\/+$/, '')}/v1/deployments/${encodeURIComponent(o.deploymentId)}/snapshots`;
   let inFlight: Promise<number> | undefined;
+  let state: ReporterStatus = {
+    deploymentId: o.deploymentId, authorityUrl: o.authorityUrl, intervalSeconds: Math.round(o.intervalMs / 1000),
+    lastAttemptAt: null, lastDeliveredAt: null, authorityStatus: null, failingSince: null, lastError: null,
+  };
+  const failed = (at: string, error: string) => { state = { ...state, failingSince: state.failingSince ?? at, lastError: error.slice(0, 200) }; };
   async function once(): Promise<number> {
+    const at = o.now().toISOString();
+    state = { ...state, lastAttemptAt: at };
     try {
       const body = signPayload(SNAPSHOT_SIGNING_DOMAIN, buildSnapshot(o), o.key);
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
-      if (res.status !== 202) o.onLine({ level: 'warn', msg: 'deployment snapshot refused', status: res.status, error: ((await res.json().catch(() => ({}))) as { error?: string }).error });
+      const answer = (await res.json().catch(() => ({}))) as { error?: string; status?: unknown };
+      if (res.status !== 202) {
+        o.onLine({ level: 'warn', msg: 'deployment snapshot refused', status: res.status, error: answer.error });
+        failed(at, `HTTP ${res.status}${typeof answer.error === 'string' ? `: ${answer.error}` : ''}`);
+      } else {
+        state = { ...state, lastDeliveredAt: at, authorityStatus: typeof answer.status === 'string' ? answer.status.slice(0, 64) : null, failingSince: null, lastError: null };
+      }
       return res.status;
     } catch (err) {
       o.onLine({ level: 'warn', msg: 'deployment snapshot not delivered', error: (err as Error).message });
+      failed(at, (err as Error).message);
       return 0;
     }
   }
@@ -97,6 +126,7 @@ export function startDeploymentReporter(o: ReporterOptions): DeploymentReporter 
   timer.unref();
   return {
     sendNow,
+    status: () => state,
     async stop() {
       clearInterval(timer);
       await inFlight;

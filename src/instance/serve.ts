@@ -7,7 +7,7 @@ import { createApp } from '../http/app.js';
 import { installBuiltinRules } from './builtin-rules.js';
 import { importEnrollmentGrants } from './enrollment-grants.js';
 import { openInstanceStore, storeOptions, type InstanceStore } from './open.js';
-import { loadIdentityKey, startDeploymentReporter } from './deployment-reporter.js';
+import { loadIdentityKey, startDeploymentReporter, type DeploymentReporter } from './deployment-reporter.js';
 import { listen } from '../http/listen.js';
 import { createIngestAdmission } from '../http/admission.js';
 import { createRefusalLedger } from '../http/refusals.js';
@@ -64,6 +64,8 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const refusals = createRefusalLedger(config.limits);
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
+  // Bound once the server listens (the reporter needs the port); the console reads it through `deployment`.
+  let reporter: DeploymentReporter | undefined;
   const app = createApp({
     writer: instance.writer,
     registry,
@@ -79,6 +81,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     graph: (q) => instance.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
     transparency,
+    deployment: () => reporter?.status(),
     exports: () => exports.status(),
   });
   const server = await listen(app.fetch, config.server.host, config.server.port);
@@ -88,7 +91,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const { port } = server.address() as AddressInfo;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const dep = config.deployment;
-  const reporter = dep && identityKey ? startDeploymentReporter({ authorityUrl: dep.authorityUrl, deploymentId: dep.deploymentId, key: identityKey, intervalMs: dep.intervalSeconds * 1000, instanceUrl: dep.instanceUrl ?? `http://${host}:${port}`, ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}), log: instance.log, now: () => new Date(), onLine: log }) : undefined;
+  reporter = dep && identityKey ? startDeploymentReporter({ authorityUrl: dep.authorityUrl, deploymentId: dep.deploymentId, key: identityKey, intervalMs: dep.intervalSeconds * 1000, instanceUrl: dep.instanceUrl ?? `http://${host}:${port}`, ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}), log: instance.log, now: () => new Date(), onLine: log }) : undefined;
   let stopping: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,

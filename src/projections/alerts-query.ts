@@ -41,15 +41,28 @@ export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor
   };
 }
 
-/** Incidents, most recently active first (at most `limit`). */
-export function listIncidents(s: AlertsState, limit: number): Array<Omit<IncidentView, 'timeline'> & { status: string; severity: number }> {
-  return [...s.incidents.values()].sort(newestFirst).slice(0, limit).map(({ timeline: _t, ...i }) => ({ ...i, ...incidentRollup(s, i) }));
+/** An incident in a list: the incident without its timeline, with its severity and how many of its alerts are not dismissed. */
+export type IncidentListItem = Omit<IncidentView, 'timeline'> & { severity: number; alertsOpen: number };
+
+/** Incidents, most recently active first (at most `limit`), optionally of one lifecycle status. */
+export function listIncidents(s: AlertsState, limit: number, status?: string): IncidentListItem[] {
+  return [...s.incidents.values()].filter((i) => status === undefined || i.status === status).sort(newestFirst).slice(0, limit)
+    .map(({ timeline: _t, ...i }) => ({ ...i, ...incidentRollup(s, i) }));
 }
 
-/** An incident's status (open while any alert is not dismissed) and severity (its highest alert's). */
-export function incidentRollup(s: AlertsState, i: Pick<IncidentView, 'alertIds'>): { status: string; severity: number } {
+/** An incident's severity (its highest alert's) and the number of its alerts that are not dismissed. */
+export function incidentRollup(s: AlertsState, i: Pick<IncidentView, 'alertIds'>): { severity: number; alertsOpen: number } {
   const alerts = i.alertIds.map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
-  return { status: alerts.some((a) => a.status !== 'dismissed') ? 'open' : 'closed', severity: Math.max(0, ...alerts.map((a) => a.severity)) };
+  return { severity: Math.max(0, ...alerts.map((a) => a.severity)), alertsOpen: alerts.filter((a) => a.status !== 'dismissed').length };
+}
+
+/** An incident as its detail shows it: the incident, its rollup, and a line for each of its alerts. Undefined when unknown. */
+export function incidentDetail(s: AlertsState, id: string) {
+  const incident = s.incidents.get(id);
+  if (!incident) return undefined;
+  const alerts = incident.alertIds.map((a) => s.alerts.get(a)).filter((a): a is AlertView => a !== undefined)
+    .map((a) => ({ id: a.id, status: a.status, title: a.title, ruleId: a.ruleId, severity: a.severity, firstSeen: a.firstSeen, lastSeen: a.lastSeen, affectedSystems: a.affectedSystems, ...(a.assignee !== undefined ? { assignee: a.assignee } : {}) }));
+  return { ...incident, ...incidentRollup(s, incident), alerts };
 }
 
 /** One entry of an alert's timeline: a review, an assignment or a note, with who and how they authenticated. */

@@ -1,9 +1,13 @@
-import type { AlertAssigned, AlertDisposition, AlertNoteAdded, AlertRaised, AlertReviewed, AlertsBulkReviewed, AlertStatus, CorrelationReason, EvidenceRef } from '../events/detection-records.js';
+import type {
+  AlertAssigned, AlertDisposition, AlertNoteAdded, AlertRaised, AlertsBulkReviewed, AlertStatus, CorrelationReason, EvidenceRef,
+  IncidentStatus,
+} from '../events/detection-records.js';
 import type { MatchDetail } from '../detection/types.js';
+import { addAlerts, assignIncident, changeStatus, merge, openIncident } from './incident-fold.js';
 import { instanceProjection } from './types.js';
 
-export { ALERT_DISPOSITIONS, ALERT_STATUSES } from '../events/detection-events.js';
-export type { AlertDisposition, AlertStatus } from '../events/detection-records.js';
+export { ALERT_DISPOSITIONS, ALERT_STATUSES, INCIDENT_STATUSES } from '../events/detection-events.js';
+export type { AlertDisposition, AlertStatus, IncidentStatus } from '../events/detection-records.js';
 
 /** At most this many evidence references are kept on one alert (the count goes on). */
 export const EVIDENCE_KEPT = 200;
@@ -46,16 +50,40 @@ export interface AlertView {
   notes: NoteEntry[];
 }
 
-/** An incident with its alerts and timeline. */
+/** One entry of an incident's timeline; `what` says it in words, the other fields say it as data. */
+export interface IncidentTimelineEntry {
+  at: string;
+  what: string;
+  /** `opened`, `alert_joined`, `alert_left`, `alert_reviewed`, `status`, `assignment`, `merged_into`, `merged_from`. */
+  kind?: string;
+  seq?: number;
+  alertId?: string;
+  principal?: string;
+  authentication?: string;
+  from?: string;
+  to?: string;
+  reason?: string;
+}
+
+/** An incident's lifecycle status: one an analyst sets, or `merged` (final). */
+export type IncidentLifecycle = IncidentStatus | 'merged';
+
+/** An incident with its alerts, lifecycle and timeline. */
 export interface IncidentView {
   id: string;
   title: string;
   origin: 'correlated' | 'promoted';
+  status: IncidentLifecycle;
+  assignee?: string;
+  /** The incident this one was merged into. */
+  mergedInto?: string;
+  /** Incidents merged into this one. */
+  mergedFrom: string[];
   alertIds: string[];
   entities: string[];
   firstSeen: string;
   lastSeen: string;
-  timeline: Array<{ at: string; what: string; alertId?: string; principal?: string }>;
+  timeline: IncidentTimelineEntry[];
 }
 
 /** Alerts and incidents, with the indexes deciders need. */
@@ -111,7 +139,12 @@ function review(s: AlertsState, d: Review, at: string, seq: number): void {
   const key = alertKey(alert.ruleId, alert.groupKey);
   if (alert.status === 'dismissed') { if (s.openByKey.get(key) === alert.id) s.openByKey.delete(key); }
   else if (!s.openByKey.has(key)) s.openByKey.set(key, alert.id);
-  if (alert.incidentId) s.incidents.get(alert.incidentId)?.timeline.push({ at, what: `alert ${d.from} -> ${d.to}: ${d.reason}`, alertId: alert.id, principal: d.principal });
+  if (alert.incidentId) {
+    s.incidents.get(alert.incidentId)?.timeline.push({
+      at, what: `alert ${d.from} -> ${d.to}: ${d.reason}`, kind: 'alert_reviewed', seq, alertId: alert.id, principal: d.principal,
+      authentication: d.authentication, from: d.from, to: d.to, reason: d.reason,
+    });
+  }
 }
 
 function bulkReview(s: AlertsState, d: AlertsBulkReviewed, at: string, seq: number): void {
@@ -135,24 +168,12 @@ function note(s: AlertsState, d: AlertNoteAdded, at: string, seq: number): void 
   s.alerts.get(d.alertId)?.notes.push({ at, seq, noteId: d.noteId, principal: d.principal, authentication: d.authentication, text: d.text });
 }
 
-function attach(s: AlertsState, incident: IncidentView, alertIds: readonly string[], at: string, reason: string): void {
-  for (const id of alertIds) {
-    const alert = s.alerts.get(id);
-    if (!alert || incident.alertIds.includes(id)) continue;
-    incident.alertIds.push(id);
-    alert.incidentId = incident.id;
-    for (const sys of alert.affectedSystems) if (!incident.entities.includes(sys)) incident.entities.push(sys);
-    if (alert.firstSeen < incident.firstSeen) incident.firstSeen = alert.firstSeen;
-    if (alert.lastSeen > incident.lastSeen) incident.lastSeen = alert.lastSeen;
-    incident.timeline.push({ at, what: `alert joined: ${alert.title} (${reason})`, alertId: id });
-  }
-}
-
 /** Alerts with their review history, and incidents with their alerts, entities and timeline. */
 export const alertsProjection = instanceProjection<AlertsState>({
   name: 'alerts',
   // 2: review-history entries carry their record's seq. 3: assignment, notes, dispositions.
-  version: 3,
+  // 4: the incident lifecycle; an alert promoted elsewhere leaves its incident.
+  version: 4,
   initial: () => ({ alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map() }),
   evolve(s, record) {
     switch (record.type) {
@@ -182,19 +203,21 @@ export const alertsProjection = instanceProjection<AlertsState>({
       case 'AlertNoteAdded':
         note(s, record.data, record.at, record.seq);
         return s;
-      case 'IncidentOpened': {
-        const d = record.data;
-        const incident: IncidentView = { id: d.incidentId, title: d.title, origin: d.origin, alertIds: [], entities: [], firstSeen: '9999', lastSeen: '', timeline: [{ at: record.at, what: `incident opened (${d.origin}): ${d.reason}`, ...(d.principal ? { principal: d.principal } : {}) }] };
-        s.incidents.set(d.incidentId, incident);
-        attach(s, incident, d.alertIds, record.at, d.origin);
+      case 'IncidentOpened':
+        openIncident(s, record.data, record.at, record.seq);
         return s;
-      }
-      case 'IncidentAlertsAdded': {
-        const d = record.data;
-        const incident = s.incidents.get(d.incidentId);
-        if (incident) attach(s, incident, d.alertIds, record.at, d.reason);
+      case 'IncidentAlertsAdded':
+        addAlerts(s, record.data, record.at, record.seq);
         return s;
-      }
+      case 'IncidentStatusChanged':
+        changeStatus(s, record.data, record.at, record.seq);
+        return s;
+      case 'IncidentAssigned':
+        assignIncident(s, record.data, record.at, record.seq);
+        return s;
+      case 'IncidentMerged':
+        merge(s, record.data, record.at, record.seq);
+        return s;
       default:
         return s;
     }

@@ -1,3 +1,4 @@
+import { activityProjection } from './activity.js';
 import { alertsProjection } from './alerts.js';
 import { auditIndex } from './audit.js';
 import { collectorsProjection } from './collectors.js';
@@ -7,7 +8,6 @@ import { evidenceIndex, evidenceReadIndex } from './evidence.js';
 import { exportsProjection } from './exports.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
 import { sourcesProjection } from './sources.js';
-import { sourceRatesProjection } from './source-rates.js';
 import { statsProjection } from './stats.js';
 import type { IndexProjection, Projection } from './types.js';
 
@@ -16,8 +16,8 @@ import type { IndexProjection, Projection } from './types.js';
  * alerts, collectors) and small summaries (sources, stats). Folded by the writer, in step.
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
-  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection,
-  consoleSessionsProjection, sourceRatesProjection, exportsProjection,
+  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection, exportsProjection, activityProjection,
+  consoleSessionsProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

@@ -7,7 +7,7 @@ import { secureHeaders } from 'hono/secure-headers';
  */
 export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/** Secure headers of an HTML page or page asset: the strict CSP, no framing, no sniffing, no referrer, isolation. */
+/** Secure headers of an HTML page or page asset: the strict CSP, no framing, no sniffing, no referrer to other sites, isolation. */
 export function pageHeaders(): MiddlewareHandler {
   return secureHeaders({
     contentSecurityPolicy: {
@@ -16,7 +16,9 @@ export function pageHeaders(): MiddlewareHandler {
     },
     crossOriginOpenerPolicy: 'same-origin',
     crossOriginResourcePolicy: 'same-origin',
-    referrerPolicy: 'no-referrer',
+    // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` on a form POST,
+    // and the Origin check could not tell a same-origin form from an opaque one.
+    referrerPolicy: 'same-origin',
     xFrameOptions: 'DENY',
     strictTransportSecurity: false,
     permissionsPolicy: { camera: [], microphone: [], geolocation: [], payment: [], usb: [] },

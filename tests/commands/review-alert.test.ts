@@ -49,7 +49,7 @@ const promotedId = (ids: string[]) => incidentIdOf(`promoted\0${ids.join(',')}\0
 describe('decidePromoteIncident', () => {
   it('opens an incident of the named alerts, promoted by the principal', () => {
     promote.given([alertRaised(), alertRaised({ alertId: 'alr_2' })]).when({ alertIds: ['alr_1', 'alr_2'] })
-      .then([eventOf('IncidentOpened', { incidentId: promotedId(['alr_1', 'alr_2']), title: 'Same actor', origin: 'promoted', reason: 'one campaign', alertIds: ['alr_1', 'alr_2'], principal: 'analyst-user' })],
+      .then([eventOf('IncidentOpened', { incidentId: promotedId(['alr_1', 'alr_2']), title: 'Same actor', origin: 'promoted', reason: 'one campaign', alertIds: ['alr_1', 'alr_2'], principal: 'analyst-user', authentication: 'bearer' })],
         { id: promotedId(['alr_1', 'alr_2']), title: 'Same actor', alertIds: ['alr_1', 'alr_2'] });
   });
 

@@ -70,8 +70,22 @@ describe('stored events of the instance', () => {
     await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}/assignee`, { method: 'PUT', token: t.tokens.analyst, body: JSON.stringify({ assignee: 'analyst-user' }) }), 200);
     await ok(t.request(`/api/v1/alerts/${alerts[0]!.id}/notes`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ text: 'seen before' }) }), 201);
     await ok(t.request('/api/v1/alerts/reviews', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[1]!.id], status: 'in_review', disposition: 'benign', reason: 'bulk' }) }), 200);
-    await ok(t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[0]!.id], title: 'Promoted', reason: 'same actor' }) }), 201);
+    const promoted = await ok(t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[0]!.id], title: 'Promoted', reason: 'same actor' }) }), 201);
+    const second = await ok(t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [alerts[1]!.id], title: 'Second', reason: 'another' }) }), 201);
+    await ok(t.request(`/api/v1/incidents/${promoted.id}`, { method: 'PATCH', token: t.tokens.analyst, body: JSON.stringify({ status: 'investigating', reason: 'on it' }) }), 200);
+    await ok(t.request(`/api/v1/incidents/${promoted.id}/assignee`, { method: 'PUT', token: t.tokens.analyst, body: JSON.stringify({ assignee: 'analyst-user' }) }), 200);
+    await ok(t.request(`/api/v1/incidents/${second.id}/merge`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ into: promoted.id, reason: 'same actor' }) }), 200);
     await ok(t.request('/api/v1/rules/11111111-2222-4333-8444-555555555555', { method: 'PATCH', token: t.tokens.rule_admin, body: JSON.stringify({ enabled: false, reason: 'noisy' }) }), 200);
+    // A console session: signed in with a token through the sign-in form, then signed out.
+    const signInPage = await t.app.request('/sign-in');
+    const pre = /vigil-sign-in=([^;]+)/.exec(signInPage.headers.getSetCookie().join('\n'))![1]!;
+    const signInForm = new URLSearchParams({ token: t.tokens.analyst, _csrf: /name="_csrf" value="([^"]+)"/.exec(await signInPage.text())![1]! }).toString();
+    const signedIn = await t.app.request('/sign-in', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(signInForm.length), cookie: `vigil-sign-in=${pre}` }, body: signInForm });
+    assert.equal(signedIn.status, 303);
+    const session = /vigil-console=([^;]+)/.exec(signedIn.headers.getSetCookie().join('\n'))![1]!;
+    const overview = await (await t.app.request('/', { headers: { cookie: `vigil-console=${session}` } })).text();
+    const signOutForm = `_csrf=${/name="_csrf" value="([^"]+)"/.exec(overview)![1]!}`;
+    assert.equal((await t.app.request('/sign-out', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `vigil-console=${session}` }, body: signOutForm })).status, 303);
     // A collector: enrolled, one accepted submission, one gap, and an enrollment with a used token.
     const key = await enrollCollector(t, 'web-01');
     await ok(submit(t, envelopeText(makePayload('web-01', 1, 2), key)), 202);

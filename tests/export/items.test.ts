@@ -92,6 +92,22 @@ describe('export items', () => {
     assert.ok(asked.length > 0 && asked.every((i) => (i.data as { source: { adapter: string } }).source.adapter === 'vigil'));
   });
 
+  it('sends a bulk review as one alert.reviewed per alert with the reviewer, and the alert and incident workflow as its own items', async () => {
+    const alertIds = records.filter((r) => r.type === 'AlertRaised').map((r) => (r.data as { alertId: string }).alertId).slice(0, 2);
+    assert.equal(alertIds.length, 2, 'the samples raise two alerts');
+    const send = (method: string, path: string, body: unknown) => t.request(path, { method, token: t.tokens.analyst, body: JSON.stringify(body) });
+    assert.equal((await send('POST', '/api/v1/alerts/reviews', { alertIds, status: 'dismissed', disposition: 'benign', reason: 'lab traffic' })).status, 200);
+    assert.equal((await send('PUT', `/api/v1/alerts/${alertIds[0]}/assignee`, { assignee: 'analyst-user' })).status, 200);
+    const incident = await (await send('POST', '/api/v1/incidents', { alertIds, title: 'Lab', reason: 'r' })).json() as { id: string };
+    assert.equal((await send('PATCH', `/api/v1/incidents/${incident.id}`, { status: 'closed', reason: 'lab' })).status, 200);
+    const bulk = [...t.inst.log.read(1)].filter((r) => r.type === 'AlertsBulkReviewed').at(-1)!;
+    const items = exportItems(bulk, { carries: ['alerts'], includeRaw: false }, 'o');
+    assert.deepEqual(items.map((i) => [i.id, i.type, (i.data as { alertId: string }).alertId]), alertIds.map((id, n) => [`o/${bulk.seq}/${n}`, 'alert.reviewed', id]));
+    assert.deepEqual(Object.keys(items[0]!.data as object).sort(), ['alertId', 'authentication', 'bulk', 'disposition', 'from', 'principal', 'reason', 'to']);
+    const types = new Set([...t.inst.log.read(bulk.seq)].flatMap((r) => exportItems(r, { carries: ['alerts', 'incidents'], includeRaw: false }, 'o')).map((i) => i.type));
+    for (const type of ['alert.assigned', 'incident.opened', 'incident.status_changed']) assert.ok(types.has(type), `${type} in ${[...types].join()}`);
+  });
+
   it('gives every item a stable id of origin, sequence and place', () => {
     const a = records.flatMap((r) => exportItems(r, EVERYTHING, 'vigil.log/abc'));
     const b = records.flatMap((r) => exportItems(r, EVERYTHING, 'vigil.log/abc'));

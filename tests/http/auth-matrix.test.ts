@@ -30,6 +30,10 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/incidents': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/incidents': ['analyst', 'admin'],
   'GET /api/v1/incidents/{id}': ['viewer', 'analyst', 'admin'],
+  'PATCH /api/v1/incidents/{id}': ['analyst', 'admin'],
+  'PUT /api/v1/incidents/{id}/assignee': ['analyst', 'admin'],
+  'POST /api/v1/incidents/{id}/merge': ['analyst', 'admin'],
+  'POST /api/v1/incidents/{id}/alerts': ['analyst', 'admin'],
   'POST /api/v1/collector/submissions': ['collector', 'admin'],
   'POST /api/v1/collector/enrollment-tokens': ['admin'],
   'GET /api/v1/collectors': ['admin'],
@@ -38,6 +42,9 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
+  // The raw-log-free console projection: the console role's only read, and every reader's too (spec 5.2).
+  'GET /api/v1/console': ['console', 'viewer', 'analyst', 'admin'],
+  'GET /api/snapshot': ['console', 'viewer', 'analyst', 'admin'],
   // What leaves the machine, and where, is the operator's to see (docs/export.md).
   'GET /api/v1/exports': ['admin'],
 };
@@ -54,6 +61,10 @@ const BODIES: Record<string, () => unknown> = {
   'POST /api/v1/alerts/{alertId}/notes': () => ({ text: 'a note' }),
   'POST /api/v1/alerts/reviews': () => ({ filter: { rule: 'none' }, status: 'in_review', reason: 'looking' }),
   'POST /api/v1/incidents': () => ({ alertIds: ['none'], title: 't', reason: 'r' }),
+  'PATCH /api/v1/incidents/{id}': () => ({ status: 'investigating', reason: 'r' }),
+  'PUT /api/v1/incidents/{id}/assignee': () => ({ assignee: 'someone' }),
+  'POST /api/v1/incidents/{id}/merge': () => ({ into: 'inc_other', reason: 'r' }),
+  'POST /api/v1/incidents/{id}/alerts': () => ({ alertIds: ['none'], reason: 'r' }),
   'POST /api/v1/ingest/{normalizer}': () => [{ __REALTIME_TIMESTAMP: String(1_700_000_000_000_000 + Math.floor(Math.random() * 1e9)), MESSAGE: 'hello', _HOSTNAME: 'h1' }],
   'POST /api/v1/events': () => [makeEvent({ id: `m-${Math.random()}` })],
   'POST /api/v1/collector/submissions': () => ({}),

@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { consoleOperations } from '../../src/console/app.js';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import { PERMISSIONS, type Permission } from '../../src/auth/roles.js';
@@ -33,10 +34,16 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/incidents': 'list_incidents',
   'POST /api/v1/incidents': 'promote_incident',
   'GET /api/v1/incidents/{id}': 'read_incident',
+  'PATCH /api/v1/incidents/{id}': 'change_incident_status',
+  'PUT /api/v1/incidents/{id}/assignee': 'assign_incident',
+  'POST /api/v1/incidents/{id}/merge': 'merge_incident',
+  'POST /api/v1/incidents/{id}/alerts': 'add_incident_alerts',
   'GET /api/v1/log/checkpoint': 'read_log_checkpoint',
   'GET /api/v1/log/proofs/inclusion': 'read_log_inclusion_proof',
   'GET /api/v1/log/proofs/consistency': 'read_log_consistency_proof',
   'POST /api/v1/log/checkpoint/cosignatures': 'cosign_log_checkpoint',
+  'GET /api/v1/console': 'read_console',
+  'GET /api/snapshot': 'read_legacy_snapshot',
   'GET /api/v1/exports': 'list_exports',
 };
 
@@ -106,6 +113,7 @@ describe('route table', () => {
     it('registers on Hono exactly the operations of the table, besides the request-id middleware', () => {
       const registered = new Set(t.app.routes.map((r) => `${r.method} ${r.path}`));
       assert.ok(registered.delete('ALL /*'), 'the request-id middleware runs on every path');
+      for (const op of consoleOperations()) assert.ok(registered.delete(op), `the console's ${op}`);
       assert.deepEqual([...registered].sort(), ROUTES.map((r) => `${r.method.toUpperCase()} ${honoPath(r.path)}`).sort());
     });
 

@@ -19,6 +19,10 @@ import { alertsSlice } from '../../src/commands/slices.js';
 import { decideAssignAlert } from '../../src/commands/assign-alert.js';
 import { decideAddAlertNote } from '../../src/commands/add-alert-note.js';
 import { decideBulkReview } from '../../src/commands/bulk-review-alerts.js';
+import { decideIncidentStatus } from '../../src/commands/change-incident-status.js';
+import { decideAssignIncident } from '../../src/commands/assign-incident.js';
+import { decideMergeIncident } from '../../src/commands/merge-incidents.js';
+import { decideAddIncidentAlerts } from '../../src/commands/add-incident-alerts.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -69,6 +73,10 @@ const commandArb = fc.oneof(
   fc.record({ kind: fc.constant('promote' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('assign' as const), pick: fc.nat(), to: fc.constantFrom('bob', 'eve', null) }),
   fc.record({ kind: fc.constant('note' as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant('incident_status' as const), pick: fc.nat(), status: fc.constantFrom('open', 'investigating', 'contained', 'closed') as fc.Arbitrary<'open' | 'investigating' | 'contained' | 'closed'> }),
+  fc.record({ kind: fc.constant('incident_assign' as const), pick: fc.nat(), to: fc.constantFrom('bob', null) }),
+  fc.record({ kind: fc.constant('merge' as const), pick: fc.nat(), into: fc.nat() }),
+  fc.record({ kind: fc.constant('add_alerts' as const), pick: fc.nat(), alert: fc.nat() }),
   fc.record({ kind: fc.constant('bulk' as const), minSeverity: fc.integer({ min: 0, max: 10 }), status: fc.constantFrom('open', 'in_review', 'dismissed') as fc.Arbitrary<'open' | 'in_review' | 'dismissed'>, disposition: fc.constantFrom('benign', 'true_positive', undefined) }),
   fc.record({ kind: fc.constant('access' as const), status: fc.constantFrom(200, 401, 403), n: fc.nat(1000) }),
 );
@@ -95,6 +103,19 @@ describe('read models', () => {
             if (id !== undefined) {
               if (c.kind === 'assign') await inst.writer.execute((m) => decideAssignAlert(alertsSlice(m), id, { assignee: c.to }, { ...ctx, actor }), { ...ctx, actor });
               else await inst.writer.execute((m) => decideAddAlertNote(alertsSlice(m), id, { text: 'prop note' }, { ...ctx, actor }), { ...ctx, actor });
+            }
+          } else if (c.kind === 'incident_status' || c.kind === 'incident_assign' || c.kind === 'merge' || c.kind === 'add_alerts') {
+            const incs = [...inst.runtime.state<AlertsState>('alerts').incidents.keys()];
+            const id = incs[c.pick % Math.max(1, incs.length)];
+            const by = { ...ctx, actor };
+            // Refusals (a merged or closed incident) are part of the property: they must change nothing.
+            if (id === undefined) { /* no incident yet */ }
+            else if (c.kind === 'incident_status') await inst.writer.execute((m) => decideIncidentStatus(alertsSlice(m), id, { status: c.status, reason: 'prop' }, by), by);
+            else if (c.kind === 'incident_assign') await inst.writer.execute((m) => decideAssignIncident(alertsSlice(m), id, { assignee: c.to }, by), by);
+            else if (c.kind === 'merge') await inst.writer.execute((m) => decideMergeIncident(alertsSlice(m), id, { into: incs[c.into % incs.length]!, reason: 'prop' }, by), by);
+            else {
+              const ids = alertIds();
+              if (ids.length > 0) await inst.writer.execute((m) => decideAddIncidentAlerts(alertsSlice(m), id, { alertIds: [ids[c.alert % ids.length]!], reason: 'prop' }, by), by);
             }
           } else if (c.kind === 'bulk') {
             await inst.writer.execute((m) => decideBulkReview(alertsSlice(m), { filter: { minSeverity: c.minSeverity }, status: c.status, ...(c.disposition ? { disposition: c.disposition } : {}), reason: 'prop bulk' }, { ...ctx, actor }), { ...ctx, actor });

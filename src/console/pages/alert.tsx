@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
+import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
 import { decideAssignAlert } from '../../commands/assign-alert.js';
 import { PromoteIncidentBody, Reason, decidePromoteIncident, decideReviewAlert } from '../../commands/review-alert.js';
 import { alertsSlice } from '../../commands/slices.js';
@@ -74,7 +75,7 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
             {csrf}
             <label><span>Assignee</span><input type="text" name="assignee" value={alert.assignee ?? ''} maxlength={128} placeholder="empty: nobody" /></label>
             <button type="submit" class="secondary">Assign</button>
-            <button type="submit" class="secondary" name="assignee" value={scope.principal.id}>Assign to me</button>
+            <button type="submit" class="secondary" name="me" value={scope.principal.id}>Assign to me</button>
           </form>
           <form method="post" action={`/alerts/${id}/notes`}>
             {csrf}
@@ -83,12 +84,13 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
           </form>
         </>
       ) : null}
-      {scope.can('incidents:promote') && !alert.incidentId ? (
+      {scope.can('incidents:promote') ? (
         <form method="post" action="/incidents/promote">
           {csrf}
           <input type="hidden" name="ids" value={alert.id} />
           <label><span>Other alert ids (comma-separated)</span><input type="text" name="more" maxlength={4096} /></label>
-          <label><span>Incident title</span><input type="text" name="title" required maxlength={256} value={alert.title} /></label>
+          <label><span>New incident's title</span><input type="text" name="title" maxlength={256} value={alert.title} /></label>
+          <label><span>or existing incident</span><input type="text" name="incident" maxlength={128} placeholder="inc_…" /></label>
           <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
           <button type="submit" class="secondary">Promote to incident</button>
         </form>
@@ -180,7 +182,8 @@ const reviewRoute: PageRoute = {
   },
 };
 
-const AssignForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128)), '') });
+/** The assign form: an assignee typed (empty clears it), or the signed-in principal by the "Assign to me" button. */
+const AssignForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128)), ''), me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
 
 const assignRoute: PageRoute = {
   method: 'post', path: '/alerts/{alertId}/assign', permission: 'alerts:review', audit: 'console_assign_alert',
@@ -188,7 +191,7 @@ const assignRoute: PageRoute = {
     const id = c.req.param('alertId')!;
     const form = parseForm(AssignForm, await formFields(c));
     const ctx = commandContext(c, scope.deps);
-    const assignee = form.assignee === '' ? null : form.assignee;
+    const assignee = form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee;
     await executeAudited(c, scope.deps, (m) => decideAssignAlert(alertsSlice(m), id, { assignee }, ctx), 303);
     return backTo(c, `/alerts/${encodeURIComponent(id)}`, assignee ? `Assigned to ${assignee}` : 'Unassigned');
   },
@@ -205,12 +208,13 @@ const noteRoute: PageRoute = {
   },
 };
 
-/** The promote form: alert ids (checked boxes and a comma-separated list), a title and a reason. */
+/** The promote form: alert ids (checked boxes and a comma-separated list), a new incident's title or an existing incident, a reason. */
 const PromoteForm = v.object({
   ids: idsField(500),
   more: optionalField(v.pipe(v.string(), v.maxLength(65_536))),
-  title: v.string(),
-  reason: v.string(),
+  title: optionalField(v.pipe(v.string(), v.maxLength(256))),
+  incident: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(128))),
+  reason: v.optional(v.string(), ''),
 });
 
 const promoteRoute: PageRoute = {
@@ -218,8 +222,14 @@ const promoteRoute: PageRoute = {
   async handle(c, scope) {
     const form = parseForm(PromoteForm, await formFields(c));
     const ids = [...(form.ids ?? []), ...(form.more ?? '').split(/[\s,]+/).filter((x) => x !== '')];
-    const body = parseForm(PromoteIncidentBody, { alertIds: ids, title: form.title, reason: form.reason });
     const ctx = commandContext(c, scope.deps);
+    if (form.incident) {
+      const body = parseForm(AddIncidentAlertsBody, { alertIds: ids, reason: form.reason });
+      const incident = form.incident;
+      const { result } = await executeAudited(c, scope.deps, (m) => decideAddIncidentAlerts(alertsSlice(m), incident, body, ctx), 303);
+      return backTo(c, `/incidents/${encodeURIComponent(result.id)}`, `${result.added.length} alert${result.added.length === 1 ? '' : 's'} added`);
+    }
+    const body = parseForm(PromoteIncidentBody, { alertIds: ids, title: form.title ?? '', reason: form.reason });
     const { result } = await executeAudited(c, scope.deps, (m) => decidePromoteIncident(alertsSlice(m), body, ctx), 303);
     return backTo(c, `/incidents/${encodeURIComponent(result.id)}`, `Incident opened with ${result.alertIds.length} alert${result.alertIds.length === 1 ? '' : 's'}`);
   },

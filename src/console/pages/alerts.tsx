@@ -76,10 +76,11 @@ function QueuePage(props: { q: QueueParams; page: { alerts: AlertView[]; total: 
           <button type="submit" name="action" value="review">Review</button>
           <label><span>Assignee</span><input type="text" name="assignee" maxlength={128} placeholder="principal id" /></label>
           <button type="submit" class="secondary" formaction="/alerts/assign" name="action" value="assign">Assign</button>
-          <button type="submit" class="secondary" formaction="/alerts/assign" name="assignee" value={scope.principal.id}>Assign to me</button>
+          <button type="submit" class="secondary" formaction="/alerts/assign" name="me" value={scope.principal.id}>Assign to me</button>
           {scope.can('incidents:promote') ? (
             <>
               <label><span>Incident title</span><input type="text" name="title" maxlength={256} placeholder="for a new incident" /></label>
+              <label><span>or existing incident</span><input type="text" name="incident" maxlength={128} placeholder="inc_…" /></label>
               <button type="submit" class="secondary" formaction="/incidents/promote">Promote selected to incident</button>
             </>
           ) : null}
@@ -158,6 +159,8 @@ const AssignForm = v.object({
   ids: Ids,
   ...FilterFields,
   assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128)), ''),
+  /** Sent by the "Assign to me" button: the signed-in principal. */
+  me: optionalField(v.pipe(v.string(), v.maxLength(128))),
   back: v.optional(v.string()),
 });
 
@@ -166,7 +169,7 @@ const bulkAssignRoute: PageRoute = {
   async handle(c, scope) {
     const form = parseForm(AssignForm, await formFields(c));
     const ctx = commandContext(c, scope.deps);
-    const assignee = form.assignee === '' ? null : form.assignee;
+    const assignee = form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee;
     const { result } = await executeAudited(c, scope.deps, (m) => {
       const alerts = alertsSlice(m);
       const ids = form.scope === 'matching' ? matchingAlerts(alerts, carriedFilter(form)).map((a) => a.id) : (form.ids ?? []);

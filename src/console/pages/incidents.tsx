@@ -1,14 +1,24 @@
+import * as v from 'valibot';
+import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
+import { decideAssignIncident } from '../../commands/assign-incident.js';
+import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../commands/change-incident-status.js';
+import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-incidents.js';
+import { alertsSlice } from '../../commands/slices.js';
 import { HttpError } from '../../http/errors.js';
-import type { AlertView, IncidentView } from '../../projections/alerts.js';
-import { incidentRollup, listIncidents } from '../../projections/alerts-query.js';
+import { commandContext, executeAudited } from '../../http/request-context.js';
+import { INCIDENT_STATUSES } from '../../projections/alerts.js';
+import { incidentDetail, listIncidents, type IncidentListItem } from '../../projections/alerts-query.js';
+import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
+import { FilterBar } from '../../web/components/filter-bar.js';
 import { Table } from '../../web/components/table.js';
 import { Timeline } from '../../web/components/timeline.js';
 import { shortTime } from '../../web/components/url.js';
-import type { PageRoute } from '../page-route.js';
+import { backTo, formFields, optionalField, parseForm } from '../forms.js';
+import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
 
-/** Incidents listed at most (most recently active first), as the API's default page. */
+/** Incidents listed at most (most recently active first). */
 const INCIDENTS_LISTED = 500;
 
 /** The Sigma level name of a 0..10 severity, for its badge. */
@@ -16,21 +26,25 @@ export function levelOf(severity: number): string {
   return severity >= 10 ? 'critical' : severity >= 8 ? 'high' : severity >= 5 ? 'medium' : severity >= 3 ? 'low' : 'informational';
 }
 
-type IncidentRow = ReturnType<typeof listIncidents>[number];
+const ListQuery = v.object({ status: optionalField(v.picklist([...INCIDENT_STATUSES, 'merged'])) });
 
 const listRoute: PageRoute = {
   method: 'get', path: '/incidents', permission: 'incidents:read', audit: 'console_incidents',
-  async handle(_c, scope) {
-    const rows = listIncidents(await alertsState(scope), INCIDENTS_LISTED);
+  async handle(c, scope) {
+    const parsed = v.safeParse(ListQuery, c.req.query());
+    if (!parsed.success) throw new HttpError(400, 'invalid filter');
+    const rows = listIncidents(await alertsState(scope), INCIDENTS_LISTED, parsed.output.status);
     return scope.render('Incidents', (
       <>
         <h1>Incidents <span class="muted">({rows.length})</span></h1>
-        <Table<IncidentRow> id="incidents" keyboard rows={rows} rowKey={(i) => i.id} rowHref={(i) => `/incidents/${encodeURIComponent(i.id)}`} empty="No incident yet." columns={[
+        <FilterBar action="/incidents" values={{ status: parsed.output.status }} fields={[{ kind: 'select', name: 'status', label: 'Status', options: [...INCIDENT_STATUSES, 'merged'].map((s) => [s, s] as const) }]} />
+        <Table<IncidentListItem> id="incidents" keyboard rows={rows} rowKey={(i) => i.id} rowHref={(i) => `/incidents/${encodeURIComponent(i.id)}`} empty="No incident." columns={[
           { header: 'Severity', cell: (i) => <SeverityBadge severity={levelOf(i.severity)} /> },
           { header: 'Incident', cell: (i) => <a href={`/incidents/${encodeURIComponent(i.id)}`}>{i.title}</a> },
           { header: 'Status', cell: (i) => <StatusLabel status={i.status} /> },
+          { header: 'Assignee', cell: (i) => i.assignee ?? '—' },
           { header: 'Origin', cell: (i) => i.origin },
-          { header: 'Alerts', class: 'num', cell: (i) => String(i.alertIds.length) },
+          { header: 'Alerts', class: 'num', cell: (i) => `${i.alertsOpen}/${i.alertIds.length} open` },
           { header: 'Entities', cell: (i) => i.entities.slice(0, 4).join(', ') + (i.entities.length > 4 ? ` +${i.entities.length - 4}` : '') },
           { header: 'Last activity', cell: (i) => shortTime(i.lastSeen) },
         ]} />
@@ -39,39 +53,79 @@ const listRoute: PageRoute = {
   },
 };
 
+/** The incident's actions for a principal who may promote: status, assignee, more alerts, merge. */
+function IncidentActions(props: { readonly id: string; readonly status: string; readonly assignee: string | undefined; readonly scope: PageScope }) {
+  const { id, scope } = props;
+  if (!scope.can('incidents:promote') || props.status === 'merged') return null;
+  const base = `/incidents/${encodeURIComponent(id)}`;
+  const csrf = <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />;
+  return (
+    <section class="actions" aria-label="Actions">
+      <form method="post" action={`${base}/status`}>
+        {csrf}
+        <label><span>Status</span><select name="status">{INCIDENT_STATUSES.map((s) => <option value={s} selected={s === props.status}>{s}</option>)}</select></label>
+        <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
+        <button type="submit">Set status</button>
+      </form>
+      <form method="post" action={`${base}/assign`}>
+        {csrf}
+        <label><span>Assignee</span><input type="text" name="assignee" value={props.assignee ?? ''} maxlength={128} placeholder="empty: nobody" /></label>
+        <button type="submit" class="secondary">Assign</button>
+        <button type="submit" class="secondary" name="me" value={scope.principal.id}>Assign to me</button>
+      </form>
+      <form method="post" action={`${base}/alerts`}>
+        {csrf}
+        <label><span>Add alerts (ids, comma-separated)</span><input type="text" name="ids" required maxlength={65536} /></label>
+        <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
+        <button type="submit" class="secondary">Add</button>
+      </form>
+      <form method="post" action={`${base}/merge`}>
+        {csrf}
+        <label><span>Merge into incident</span><input type="text" name="into" required maxlength={128} placeholder="inc_…" /></label>
+        <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
+        <button type="submit" class="secondary">Merge</button>
+      </form>
+    </section>
+  );
+}
+
 const detailRoute: PageRoute = {
   method: 'get', path: '/incidents/{id}', permission: 'incidents:read', audit: 'console_incident',
   async handle(c, scope) {
     const s = await alertsState(scope);
-    const incident: IncidentView | undefined = s.incidents.get(c.req.param('id')!);
+    const incident = incidentDetail(s, c.req.param('id')!);
     if (!incident) throw new HttpError(404, `incident ${c.req.param('id')!.slice(0, 128)} does not exist`);
-    const rollup = incidentRollup(s, incident);
-    const alerts = incident.alertIds.map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
+    type Line = (typeof incident.alerts)[number];
     return scope.render(incident.title, (
       <>
-        <h1><SeverityBadge severity={levelOf(rollup.severity)} /> {incident.title}</h1>
+        <h1><SeverityBadge severity={levelOf(incident.severity)} /> {incident.title}</h1>
         <section class="panel">
           <dl class="facts">
-            <dt>Status</dt><dd><StatusLabel status={rollup.status} /></dd>
+            <dt>Status</dt><dd><StatusLabel status={incident.status} />{incident.mergedInto ? <> into <a href={`/incidents/${encodeURIComponent(incident.mergedInto)}`}>{incident.mergedInto}</a></> : null}</dd>
+            <dt>Assignee</dt><dd>{incident.assignee ?? '—'}</dd>
             <dt>Origin</dt><dd>{incident.origin}</dd>
+            <dt>Alerts</dt><dd>{incident.alertsOpen} open of {incident.alerts.length}</dd>
             <dt>First seen</dt><dd>{shortTime(incident.firstSeen)}</dd>
             <dt>Last activity</dt><dd>{shortTime(incident.lastSeen)}</dd>
             <dt>Entities</dt><dd>{incident.entities.map((e) => <><a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a> </>)}</dd>
+            {incident.mergedFrom.length > 0 ? <><dt>Merged from</dt><dd>{incident.mergedFrom.map((m) => <><a href={`/incidents/${encodeURIComponent(m)}`}>{m}</a> </>)}</dd></> : null}
           </dl>
         </section>
-        <h2>Alerts ({alerts.length})</h2>
-        <Table<AlertView> rows={alerts} rowKey={(a) => a.id} empty="No alert." columns={[
-          { header: 'Severity', cell: (a) => <SeverityBadge severity={a.level} /> },
+        <IncidentActions id={incident.id} status={incident.status} assignee={incident.assignee} scope={scope} />
+        <h2>Alerts ({incident.alerts.length})</h2>
+        <Table<Line> rows={incident.alerts} rowKey={(a) => a.id} empty="No alert." columns={[
+          { header: 'Severity', cell: (a) => <SeverityBadge severity={levelOf(a.severity)} /> },
           { header: 'Alert', cell: (a) => (scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title) },
           { header: 'Status', cell: (a) => <StatusLabel status={a.status} /> },
+          { header: 'Assignee', cell: (a) => a.assignee ?? '—' },
           { header: 'Systems', cell: (a) => a.affectedSystems.join(', ') },
           { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
         ]} />
         <h2>Timeline</h2>
         <section class="panel">
           <Timeline label="Incident timeline" empty="Nothing happened yet." entries={incident.timeline.map((t) => ({
-            at: t.at, title: t.what, ...(t.principal ? { who: t.principal } : {}),
-            ...(t.alertId ? { detail: <a href={`/alerts/${encodeURIComponent(t.alertId)}`}>{s.alerts.get(t.alertId)?.title ?? t.alertId}</a> } : {}),
+            at: t.at, title: t.what, ...(t.principal ? { who: `${t.principal}${t.authentication ? ` (${t.authentication})` : ''}` } : {}),
+            ...(t.reason || t.alertId ? { detail: <>{t.alertId ? <a href={`/alerts/${encodeURIComponent(t.alertId)}`}>{s.alerts.get(t.alertId)?.title ?? t.alertId}</a> : null}{t.alertId && t.reason ? ' · ' : ''}{t.reason ?? ''}</> } : {}),
           }))} />
         </section>
       </>
@@ -79,5 +133,35 @@ const detailRoute: PageRoute = {
   },
 };
 
-/** The incident list and detail pages. */
-export const incidentPages: readonly PageRoute[] = [listRoute, detailRoute];
+/** An incident action: parse its form (a 400 names what is wrong), decide through the API's command, go back to the incident. */
+function incidentAction<T>(path: string, audit: string, parse: (fields: unknown) => T, decide: (id: string, form: T, scope: PageScope, ctx: ReturnType<typeof commandContext>) => Parameters<typeof executeAudited>[2], notice: (form: T) => string): PageRoute {
+  return {
+    method: 'post', path, permission: 'incidents:promote', audit,
+    async handle(c, scope) {
+      const id = c.req.param('id')!;
+      const form = parse(await formFields(c));
+      const ctx = commandContext(c, scope.deps);
+      await executeAudited(c, scope.deps, decide(id, form, scope, ctx), 303);
+      return backTo(c, `/incidents/${encodeURIComponent(id)}`, notice(form));
+    },
+  };
+}
+
+const splitIds = (text: string) => text.split(/[\s,]+/).filter((x) => x !== '');
+const AssignIncidentForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128)), ''), me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
+const AddAlertsForm = v.object({ ids: v.pipe(v.string(), v.maxLength(65_536)), reason: v.string() });
+
+const statusRoute = incidentAction('/incidents/{id}/status', 'console_incident_status', (f) => parseForm(ChangeIncidentStatusBody, { status: (f as Record<string, unknown>)['status'], reason: (f as Record<string, unknown>)['reason'] }),
+  (id, form, _s, ctx) => (m) => decideIncidentStatus(alertsSlice(m), id, form, ctx), (form) => `Incident set to ${form.status}`);
+const assignRoute = incidentAction('/incidents/{id}/assign', 'console_assign_incident', (f) => parseForm(AssignIncidentForm, f),
+  (id, form, scope, ctx) => (m) => decideAssignIncident(alertsSlice(m), id, { assignee: form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee }, ctx),
+  (form) => (form.me !== undefined || form.assignee !== '' ? 'Incident assigned' : 'Incident unassigned'));
+const addAlertsRoute = incidentAction('/incidents/{id}/alerts', 'console_add_incident_alerts', (f) => {
+  const form = parseForm(AddAlertsForm, f);
+  return parseForm(AddIncidentAlertsBody, { alertIds: splitIds(form.ids), reason: form.reason });
+}, (id, form, _s, ctx) => (m) => decideAddIncidentAlerts(alertsSlice(m), id, form, ctx), (form) => `${form.alertIds.length} alert(s) added`);
+const mergeRoute = incidentAction('/incidents/{id}/merge', 'console_merge_incident', (f) => parseForm(MergeIncidentBody, { into: (f as Record<string, unknown>)['into'], reason: (f as Record<string, unknown>)['reason'] }),
+  (id, form, _s, ctx) => (m) => decideMergeIncident(alertsSlice(m), id, form, ctx), (form) => `Merged into ${form.into}`);
+
+/** The incident list and detail pages, and the incident's lifecycle actions. */
+export const incidentPages: readonly PageRoute[] = [listRoute, detailRoute, statusRoute, assignRoute, addAlertsRoute, mergeRoute];

@@ -1,92 +1,87 @@
-import { detectionPlan } from '../../alerting/plan.js';
 import { LEVELS } from '../../detection/types.js';
-import type { AlertsState, AlertView } from '../../projections/alerts.js';
-import { listIncidents } from '../../projections/alerts-query.js';
-import type { CollectorsState } from '../../projections/collectors.js';
-import { listCollectors } from '../../projections/collectors-query.js';
-import type { DetectionState } from '../../projections/detection.js';
-import { lastHours, type SourceRates } from '../../projections/source-rates.js';
-import type { SourcesState } from '../../projections/sources.js';
+import { readConsole } from '../../http/routes/console.js';
+import type { AlertsState } from '../../projections/alerts.js';
+import type { ConsoleView } from '../../projections/console-query.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { HorizontalBars, StackedBars } from '../../web/components/chart.js';
 import { shortTime } from '../../web/components/url.js';
 import type { PageRoute, PageScope } from '../page-route.js';
+import { levelOf } from './incidents.js';
 
 /** Systems and open alerts listed on the overview at most. */
 const LISTED = 10;
 
-/** The hour label of a chart bucket (`19:00`). */
-const hourLabel = (hour: string) => `${hour.slice(11, 13)}:00`;
+/** The last 24 hour labels ending at `now` (`YYYY-MM-DDTHH`, oldest first): the buckets of both charts. */
+function lastHours(now: Date): string[] {
+  const end = Math.floor(now.getTime() / 3_600_000) * 3_600_000;
+  return Array.from({ length: 24 }, (_, i) => new Date(end - (23 - i) * 3_600_000).toISOString().slice(0, 13));
+}
 
-/** Alerts first seen in each of the last 24 hours, per level (one pass over the alerts). */
+/** Alerts first raised in each of `hours`, per level: one pass over the alerts, counts only. */
 function alertsByHour(alerts: AlertsState, hours: readonly string[]): { name: string; values: number[] }[] {
   const index = new Map(hours.map((h, i) => [h, i]));
+  const first = hours[0] ?? '';
   const counts = Object.fromEntries(LEVELS.map((l) => [l, hours.map(() => 0)])) as Record<string, number[]>;
   for (const a of alerts.alerts.values()) {
+    if (a.firstSeen < first) continue;
     const i = index.get(a.firstSeen.slice(0, 13));
     if (i !== undefined && counts[a.level]) counts[a.level]![i]!++;
   }
   return [...LEVELS].reverse().map((l) => ({ name: l, values: counts[l]! }));
 }
 
-/** Open alerts (not dismissed) by level and by status, and the most severe recent ones. */
-function openAlerts(alerts: AlertsState): { byLevel: Record<string, number>; byStatus: Record<string, number>; top: AlertView[] } {
-  const byLevel: Record<string, number> = {};
-  const byStatus: Record<string, number> = {};
-  const top: AlertView[] = [];
-  for (const a of alerts.alerts.values()) {
-    if (a.status === 'dismissed') continue;
-    byLevel[a.level] = (byLevel[a.level] ?? 0) + 1;
-    byStatus[a.status] = (byStatus[a.status] ?? 0) + 1;
-    top.push(a);
-    if (top.length > LISTED * 4) {
-      top.sort((x, y) => y.severity - x.severity || (y.lastSeen < x.lastSeen ? -1 : 1));
-      top.length = LISTED;
-    }
-  }
-  top.sort((x, y) => y.severity - x.severity || (y.lastSeen < x.lastSeen ? -1 : 1));
-  return { byLevel, byStatus, top: top.slice(0, LISTED) };
+/** The deployment as this instance reports it, with the recovery action when the central VM looks missing. */
+function Deployment(props: { readonly d: ConsoleView['deployment'] }) {
+  const d = props.d;
+  if (d.state === 'not_configured') return <p class="muted">Not a managed deployment (no setup authority configured).</p>;
+  return (
+    <>
+      <dl class="facts">
+        <dt>State</dt><dd><span class={d.state === 'reporting' ? 'state-ready' : 'state-degraded'}>{d.state.replace(/_/g, ' ')}</span></dd>
+        <dt>Deployment</dt><dd>{d.deploymentId ?? '—'}</dd>
+        <dt>Last delivered</dt><dd>{shortTime(d.lastDeliveredAt ?? undefined) || '—'}</dd>
+        {d.lastError ? <><dt>Last error</dt><dd>{d.lastError}</dd></> : null}
+      </dl>
+      {d.centralMissing.likely ? <p class="notice notice-error" role="alert">The setup authority has not heard from this central VM: it may mark it missing. {d.centralMissing.recoveryAction}</p> : null}
+    </>
+  );
 }
 
 /**
- * The overview: what needs attention (open alerts by severity and status, the most severe ones),
- * how detection stands, and charts of alerts, events per source and systems reporting. It shows
- * titles, names, counts and times only, never an event's content, so the `console` role sees it whole.
+ * The overview: the console projection (spec 5.2) as a person wants to see it: what needs attention
+ * (open alerts by severity and status, the most severe ones), charts of alerts and of events per
+ * source over the last 24 hours, systems reporting, the detection plan and the deployment. It holds
+ * names, counts, states and times only, never an event's content, so the `console` role sees it whole.
  */
-function Overview(props: { readonly scope: PageScope }) {
-  const { scope } = props;
-  const m = scope.deps.reads;
-  const now = scope.deps.now();
-  const hours = lastHours(now, 24);
-  const alerts = m.state<AlertsState>('alerts');
-  const open = openAlerts(alerts);
-  const rates = m.state<SourceRates>('source-rates');
-  const plan = detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), now, scope.deps.config.detection.freshnessHours);
-  const incidents = listIncidents(alerts, 5);
-  const systems = Object.entries(rates.systems).sort((a, b) => (a[1].lastAt < b[1].lastAt ? 1 : -1)).slice(0, LISTED);
-  const collectors = listCollectors(m.state<CollectorsState>('collectors'));
+function Overview(props: { readonly scope: PageScope; readonly view: ConsoleView; readonly hours: string[] }) {
+  const { scope, view, hours } = props;
+  const label = (h: string) => `${h.slice(11, 13)}:00`;
+  const top = [...view.alerts.items].sort((x, y) => y.severity - x.severity || (y.lastSeen < x.lastSeen ? -1 : 1)).slice(0, LISTED);
   const linkAlerts = scope.can('alerts:read');
+  const plan = view.detectionPlan.summary;
   return (
     <>
       <h1>Overview</h1>
       <div class="stats" id="stats" data-live="15">
-        {[...LEVELS].reverse().map((l) => <div class="stat"><b>{open.byLevel[l] ?? 0}</b><span><SeverityBadge severity={l} /> open</span></div>)}
-        <div class="stat"><b>{open.byStatus['open'] ?? 0}</b><span>new, not in review</span></div>
-        <div class="stat"><b>{open.byStatus['in_review'] ?? 0}</b><span>in review</span></div>
-        <div class="stat"><b>{incidents.filter((i) => i.status === 'open').length}</b><span>open incidents (recent)</span></div>
-        <div class="stat"><b>{plan.summary.ready}/{plan.summary.rules}</b><span>rules ready ({plan.summary.blocked} blocked)</span></div>
+        {[...LEVELS].reverse().map((l) => <div class="stat"><b>{view.alerts.openBySeverity[l] ?? 0}</b><span><SeverityBadge severity={l} /> open</span></div>)}
+        <div class="stat"><b>{view.alerts.byStatus['open'] ?? 0}</b><span>new, not in review</span></div>
+        <div class="stat"><b>{view.alerts.byStatus['in_review'] ?? 0}</b><span>in review</span></div>
+        <div class="stat"><b>{view.alerts.unassigned}</b><span>open, unassigned</span></div>
+        <div class="stat"><b>{view.incidents.total - (view.incidents.byStatus['closed'] ?? 0) - (view.incidents.byStatus['merged'] ?? 0)}</b><span>incidents not closed</span></div>
+        <div class="stat"><b>{view.systems.live}/{view.systems.total}</b><span>systems reporting</span></div>
+        <div class="stat"><b>{plan.ready}/{plan.rules}</b><span>rules ready ({plan.blocked} blocked)</span></div>
       </div>
       <div class="grid">
-        <section class="panel"><StackedBars title="Alerts raised, last 24 h, by severity" buckets={hours.map(hourLabel)} series={alertsByHour(alerts, hours)} classOf={(name) => `sev-${name}`} /></section>
-        <section class="panel"><StackedBars title="Events stored per source, last 24 h" buckets={hours.map(hourLabel)} series={Object.entries(rates.byAdapter).map(([name, b]) => ({ name, values: hours.map((h) => b[h] ?? 0) }))} /></section>
+        <section class="panel"><StackedBars title="Alerts raised, last 24 h, by severity" buckets={hours.map(label)} series={alertsByHour(scope.deps.reads.state<AlertsState>('alerts'), hours)} classOf={(name) => `sev-${name}`} /></section>
+        <section class="panel"><StackedBars title="Events stored per source, last 24 h" buckets={hours.map(label)} series={view.sources.map((s) => ({ name: s.adapter, values: s.perHour }))} /></section>
       </div>
       <div class="grid">
         <section class="panel">
           <h2>Most severe open alerts</h2>
-          {open.top.length === 0 ? <p class="empty">No open alert.</p> : (
+          {top.length === 0 ? <p class="empty">No open alert.</p> : (
             <table class="data">
               <thead><tr><th>Severity</th><th>Alert</th><th>Status</th><th>Assignee</th><th>Systems</th><th>Last seen</th></tr></thead>
-              <tbody>{open.top.map((a) => (
+              <tbody>{top.map((a) => (
                 <tr>
                   <td><SeverityBadge severity={a.level} /></td>
                   <td>{linkAlerts ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title}</td>
@@ -99,18 +94,24 @@ function Overview(props: { readonly scope: PageScope }) {
             </table>
           )}
           {linkAlerts ? <p><a href="/alerts?status=open">All open alerts</a></p> : null}
+          {view.incidents.items.length > 0 ? (
+            <>
+              <h2>Recent incidents</h2>
+              <ul>{view.incidents.items.slice(0, 5).map((i) => (
+                <li><SeverityBadge severity={levelOf(i.severity)} /> {scope.can('incidents:read') ? <a href={`/incidents/${encodeURIComponent(i.id)}`}>{i.title}</a> : i.title} <StatusLabel status={i.status} /> <span class="muted">{i.alertCount} alerts, {shortTime(i.lastSeen)}</span></li>
+              ))}</ul>
+            </>
+          ) : null}
         </section>
         <section class="panel">
           <h2>Systems reporting</h2>
-          {systems.length === 0 ? <p class="empty">No system has sent events yet.</p> : (
-            <HorizontalBars title="Events per system (most recent first)" rows={systems.map(([name, s]) => ({ label: name, value: s.events, note: `last ${shortTime(s.lastAt)} via ${s.adapter}` }))} />
+          {view.systems.items.length === 0 ? <p class="empty">No system has sent events yet.</p> : (
+            <HorizontalBars title="Events in the last 24 h per system (most recent report first)" rows={view.systems.items.slice(0, LISTED).map((s) => ({ label: s.name, value: s.events24h, note: `${s.live ? 'live' : 'quiet'}, last ${shortTime(s.lastReportAt)}` }))} />
           )}
-          {collectors.length > 0 ? (
-            <table class="data">
-              <thead><tr><th>Collector</th><th class="num">Accepted</th><th class="num">Rejected</th><th>Last accepted</th></tr></thead>
-              <tbody>{collectors.map((c) => <tr><td>{c.collectorId}</td><td class="num">{c.accepted}</td><td class="num">{c.rejected}</td><td>{shortTime(c.lastAcceptedAt ?? undefined) || '—'}</td></tr>)}</tbody>
-            </table>
-          ) : null}
+          <h2>Detection plan</h2>
+          <p><span class="state-ready">{plan.ready} ready</span> · <span class="state-degraded">{plan.degraded} degraded</span> · <span class="state-blocked">{plan.blocked} blocked</span> · {plan.disabled} disabled{scope.can('plan:read') ? <> · <a href="/plan">the plan</a></> : null}</p>
+          <h2>Deployment</h2>
+          <Deployment d={view.deployment} />
         </section>
       </div>
     </>
@@ -120,11 +121,11 @@ function Overview(props: { readonly scope: PageScope }) {
 const overviewRoute: PageRoute = {
   method: 'get', path: '/', permission: 'principal:read', audit: 'console_overview',
   async handle(_c, scope) {
-    if (!scope.can('console:read') && !scope.can('alerts:read')) {
+    if (!scope.can('console:read')) {
       return scope.render('Overview', <section class="panel"><h1>Welcome, {scope.principal.displayName}</h1><p>Your roles ({scope.principal.roles.join(', ')}) open the pages in the navigation above.</p></section>);
     }
-    await scope.deps.readYourWrites();
-    return scope.render('Overview', <Overview scope={scope} />);
+    const view = await readConsole(scope.deps);
+    return scope.render('Overview', <Overview scope={scope} view={view} hours={lastHours(scope.deps.now())} />);
   },
 };
 

@@ -4,7 +4,7 @@ import { LEVELS } from '../../detection/types.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { canonicalIso } from '../../http/query.js';
 import { ALERT_STATUSES, type AlertsState, type AlertView } from '../../projections/alerts.js';
-import { matchingAlerts, type AlertFilter } from '../../projections/alerts-query.js';
+import type { AlertFilter } from '../../projections/alerts-query.js';
 import { decodeCursor, encodeCursor } from '../../projections/cursor.js';
 
 /** The sort keys of the queue; `-key` sorts descending. */
@@ -53,25 +53,54 @@ export interface QueuePage {
   readonly nextCursor: string | undefined;
 }
 
+/** Whether an alert matches a filter: the same test as `matchingAlerts` (src/projections/alerts-query.ts), without its sort. */
+function matches(a: AlertView, f: AlertFilter): boolean {
+  return (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
+    && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
+    && (f.assignee === undefined || a.assignee === f.assignee);
+}
+
+type Row = { a: AlertView; value: string | number; id: string };
+
 /**
  * A page of the alerts that match `q`, in the asked order (most recently seen first by default),
  * after the cursor: a keyset cursor (the sort, the last value and id), so paging stays stable while
- * alerts arrive. Undefined when the cursor is not one of this sort's.
+ * alerts arrive. One pass over the alerts keeps only the `limit` first rows past the cursor (a
+ * sorted buffer), so a page costs a scan, not a sort of every alert. Undefined when the cursor is
+ * not one of this sort's.
  */
 export function queuePage(s: AlertsState, q: QueueParams, limit: number): QueuePage | undefined {
   const sort = q.sort ?? '-lastSeen';
   const key = sort.replace(/^-/, '') as SortKey;
   const cmp = comparator(sort);
-  const rows = matchingAlerts(s, queueFilter(q)).map((a) => ({ a, value: valueOf(a, key), id: a.id })).sort(cmp);
-  let start = 0;
+  let pivot: { value: string | number; id: string } | undefined;
   if (q.cursor !== undefined) {
     const c = decodeCursor<[string, string | number, string]>(q.cursor);
     if (!Array.isArray(c) || c[0] !== sort || typeof c[2] !== 'string' || (typeof c[1] !== 'string' && typeof c[1] !== 'number')) return undefined;
-    const pivot = { value: c[1], id: c[2] };
-    start = rows.findIndex((r) => cmp(r, pivot) > 0);
-    if (start < 0) start = rows.length;
+    pivot = { value: c[1], id: c[2] };
   }
-  const page = rows.slice(start, start + limit);
+  const f = queueFilter(q);
+  const pool: Iterable<AlertView> = f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : s.alerts.values();
+  const keep = limit + 1;
+  const buffer: Row[] = [];
+  let total = 0;
+  for (const a of pool) {
+    if (!matches(a, f)) continue;
+    total++;
+    const row = { a, value: valueOf(a, key), id: a.id };
+    if (pivot && cmp(row, pivot) <= 0) continue;
+    if (buffer.length === keep && cmp(row, buffer[keep - 1]!) >= 0) continue;
+    let lo = 0;
+    let hi = buffer.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cmp(buffer[mid]!, row) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    buffer.splice(lo, 0, row);
+    if (buffer.length > keep) buffer.pop();
+  }
+  const page = buffer.slice(0, limit);
   const last = page.at(-1);
-  return { alerts: page.map((r) => r.a), total: rows.length, nextCursor: last && start + limit < rows.length ? encodeCursor([sort, last.value, last.id]) : undefined };
+  return { alerts: page.map((r) => r.a), total, nextCursor: last && buffer.length > limit ? encodeCursor([sort, last.value, last.id]) : undefined };
 }

@@ -1,8 +1,12 @@
 import * as v from 'valibot';
 import { PromoteIncidentBody, ReviewAlertBody, decidePromoteIncident, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
-import { ALERT_STATUSES, type AlertsState } from '../../projections/alerts.js';
-import { alertTimeline, incidentRollup, listAlerts, listIncidents } from '../../projections/alerts-query.js';
+import { ALERT_STATUSES, INCIDENT_STATUSES, type AlertsState } from '../../projections/alerts.js';
+import { alertTimeline, incidentDetail, listAlerts, listIncidents } from '../../projections/alerts-query.js';
+import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../commands/change-incident-status.js';
+import { decideAssignIncident } from '../../commands/assign-incident.js';
+import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-incidents.js';
+import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
 import { AssignAlertBody, decideAssignAlert } from '../../commands/assign-alert.js';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
 import { BulkReviewBody, decideBulkReview } from '../../commands/bulk-review-alerts.js';
@@ -34,7 +38,7 @@ export const AlertIdParams = v.object({ alertId: v.string() });
 export const IncidentIdParams = v.object({ id: v.string() });
 
 /** Query of `GET /api/v1/incidents`. */
-export const ListIncidentsQuery = v.strictObject({ limit: v.optional(QueryLimit) });
+export const ListIncidentsQuery = v.strictObject({ status: v.optional(v.picklist([...INCIDENT_STATUSES, 'merged'])), limit: v.optional(QueryLimit) });
 
 /** The alerts view, as of every write acknowledged before the request. */
 async function state(deps: AppDeps): Promise<AlertsState> {
@@ -139,19 +143,76 @@ const listIncidentsRoute = route({
   success: { status: 200, description: 'array of Incident' }, errors: [400],
   handle: async (c, { deps }) => {
     const q = parseOr400(ListIncidentsQuery, c.req.query(), 'query');
-    return c.json(listIncidents(await state(deps), Math.min(q.limit ?? 1000, deps.config.limits.pageSize)));
+    return c.json(listIncidents(await state(deps), Math.min(q.limit ?? 1000, deps.config.limits.pageSize), q.status));
   },
 });
 
 const promoteIncidentRoute = route({
   method: 'post', path: '/api/v1/incidents', operationId: 'promoteIncident', summary: 'Promote alerts to an incident',
   permission: 'incidents:promote', audit: 'promote_incident', body: { json: PromoteIncidentBody },
-  success: { status: 201, description: 'Incident' }, errors: [400, 415],
+  success: { status: 201, description: 'Incident: as `GET /api/v1/incidents/{id}` answers it (origin, status, alerts, timeline)' }, errors: [400, 415],
   handle: async (c, { deps }) => {
     const body = parseOr400(PromoteIncidentBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const ctx = commandContext(c, deps);
     const { result } = await executeAudited(c, deps, (m) => decidePromoteIncident(alertsSlice(m), body, ctx), 201);
-    return c.json(result, 201);
+    return storedJson(c, written(deps, result.id), 201);
+  },
+});
+
+/** An incident just written, from the write side's models (updated in the same turn as its batch). */
+function written(deps: AppDeps, id: string) {
+  return incidentDetail(alertsSlice(deps.reads), id)!;
+}
+
+const changeIncidentStatusRoute = route({
+  method: 'patch', path: '/api/v1/incidents/{id}', operationId: 'changeIncidentStatus',
+  summary: 'Move an incident through its lifecycle (open, investigating, contained, closed) with a reason; recorded in its timeline',
+  permission: 'incidents:promote', audit: 'change_incident_status', params: IncidentIdParams, body: { json: ChangeIncidentStatusBody },
+  success: { status: 200, description: '`{id, status}`' }, errors: [400, 404, 409, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(ChangeIncidentStatusBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideIncidentStatus(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    return c.json(result, 200);
+  },
+});
+
+const assignIncidentRoute = route({
+  method: 'put', path: '/api/v1/incidents/{id}/assignee', operationId: 'assignIncident',
+  summary: 'Assign an incident to a principal, or unassign it (`null`); recorded in its timeline',
+  permission: 'incidents:promote', audit: 'assign_incident', params: IncidentIdParams, body: { json: AssignAlertBody },
+  success: { status: 200, description: '`{id, assignee}`' }, errors: [400, 404, 409, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(AssignAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideAssignIncident(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    return c.json(result, 200);
+  },
+});
+
+const mergeIncidentRoute = route({
+  method: 'post', path: '/api/v1/incidents/{id}/merge', operationId: 'mergeIncident',
+  summary: 'Merge this incident into another (`into`): its alerts move there, it becomes `merged` with `mergedInto`',
+  permission: 'incidents:promote', audit: 'merge_incident', params: IncidentIdParams, body: { json: MergeIncidentBody },
+  success: { status: 200, description: '`{id, mergedInto, alertIds}`' }, errors: [400, 404, 409, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(MergeIncidentBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideMergeIncident(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    return c.json(result, 200);
+  },
+});
+
+const addIncidentAlertsRoute = route({
+  method: 'post', path: '/api/v1/incidents/{id}/alerts', operationId: 'addIncidentAlerts',
+  summary: 'Promote alerts into an existing incident (alerts in another incident move here)',
+  permission: 'incidents:promote', audit: 'add_incident_alerts', params: IncidentIdParams, body: { json: AddIncidentAlertsBody },
+  success: { status: 200, description: 'Incident, as `GET /api/v1/incidents/{id}` answers it' }, errors: [400, 404, 409, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(AddIncidentAlertsBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideAddIncidentAlerts(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    return storedJson(c, written(deps, result.id), 200);
   },
 });
 
@@ -160,11 +221,9 @@ const readIncidentRoute = route({
   permission: 'incidents:read', audit: 'read_incident', params: IncidentIdParams,
   success: { status: 200, description: 'Incident' }, errors: [404],
   handle: async (c, { deps }) => {
-    const s = await state(deps);
-    const incident = s.incidents.get(c.req.param('id'));
-    if (!incident) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
-    const alerts = incident.alertIds.map((id) => s.alerts.get(id)).filter(Boolean).map((a) => ({ id: a!.id, status: a!.status, title: a!.title, ruleId: a!.ruleId, severity: a!.severity, firstSeen: a!.firstSeen, lastSeen: a!.lastSeen, affectedSystems: a!.affectedSystems }));
-    return storedJson(c, { ...incident, ...incidentRollup(s, incident), alerts });
+    const detail = incidentDetail(await state(deps), c.req.param('id'));
+    if (!detail) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
+    return storedJson(c, detail);
   },
 });
 
@@ -179,4 +238,8 @@ export const alertRoutes: readonly Route[] = [
   listIncidentsRoute,
   promoteIncidentRoute,
   readIncidentRoute,
+  changeIncidentStatusRoute,
+  assignIncidentRoute,
+  mergeIncidentRoute,
+  addIncidentAlertsRoute,
 ];

@@ -3,6 +3,8 @@
 // inline script). Three jobs: keyboard navigation of tables marked data-keynav, "select all"
 // checkboxes, and live refresh of regions marked data-live.
 
+let stopLive = () => {};
+
 const typing = (el) => el instanceof HTMLElement && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
 
 /** Keyboard navigation: j/k (or arrows) move, x selects the row's checkbox, enter (or o) opens it, / finds. */
@@ -72,7 +74,9 @@ function liveRegions() {
       }
       for (const [src, group] of sources) {
         const response = await fetch(src, { credentials: 'same-origin', headers: { accept: 'text/html' } });
-        if (!response.ok) continue;
+        // Sent elsewhere (the session ended: the sign-in page) or refused: stop asking, so an
+        // unattended tab does not count failed authentications against its address.
+        if (response.redirected || !response.ok) { stopLive(); return; }
         const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
         for (const region of group) {
           const next = fresh.getElementById(region.id);
@@ -84,7 +88,8 @@ function liveRegions() {
       // A failed refresh leaves the page as it was; the next one tries again.
     }
   };
-  setInterval(refresh, seconds * 1000);
+  const timer = setInterval(refresh, seconds * 1000);
+  stopLive = () => clearInterval(timer);
 }
 
 keyboardNavigation();

@@ -1,0 +1,71 @@
+/**
+ * Writes a screenshot of every console page to docs/console/ (`npm run screenshots`): a real
+ * `vigil serve` with seeded alerts, an incident, reviews and notes, seen by Debian's Chromium.
+ */
+import { mkdirSync } from 'node:fs';
+import { repoPath } from '../helpers/paths.js';
+import { WEBSHELL_RULE_ID, seedAlerts, signIn, startConsoleHarness } from './harness.js';
+
+const OUT = repoPath('docs', 'console');
+
+/** Failed sshd logons on a few hosts, so the charts show more than one source. */
+function sshFailures(n: number): unknown[] {
+  const now = Date.now();
+  return Array.from({ length: n }, (_, i) => {
+    const host = `bastion-${i % 3}`;
+    const time = new Date(now - (i % 20) * 3_600_000 - i * 1000).toISOString();
+    return {
+      schemaVersion: 1, id: `ssh-${i}`, category: 'identity', class: 'authentication', activity: 'logon', outcome: 'failure', time, ingestedAt: time,
+      source: { adapter: 'linux-journal', instance: host, recordId: `ssh-${i}` }, entityKeys: [`ip:203.0.113.${i % 7}`, `host:${host}`, 'user:root'],
+      actor: { user: 'root' }, sourceEndpoint: { ip: `203.0.113.${i % 7}` }, destinationEndpoint: { host },
+      attributes: { SYSLOG_IDENTIFIER: 'sshd', MESSAGE: 'Failed password', src_ip: `203.0.113.${i % 7}`, user: 'root' },
+    };
+  });
+}
+
+async function main(): Promise<void> {
+  mkdirSync(OUT, { recursive: true });
+  const h = await startConsoleHarness();
+  try {
+    const ids = await seedAlerts(h, 40);
+    const ssh = await h.api('ingestor', '/api/v1/events', { method: 'POST', body: JSON.stringify(sshFailures(60)) });
+    if (ssh.status !== 202) throw new Error(await ssh.text());
+    await h.api('analyst', '/api/v1/incidents', { method: 'POST', body: JSON.stringify({ alertIds: ids.slice(0, 3), title: 'Webshell campaign', reason: 'same uploader pattern' }) });
+    await h.api('analyst', '/api/v1/alerts/reviews', { method: 'POST', body: JSON.stringify({ alertIds: ids.slice(10, 20), status: 'dismissed', disposition: 'benign', reason: 'web team deploy' }) });
+    await h.api('analyst', `/api/v1/alerts/${ids[0]}`, { method: 'PATCH', body: JSON.stringify({ status: 'in_review', reason: 'checking the uploader', disposition: 'true_positive' }) });
+    await h.api('analyst', `/api/v1/alerts/${ids[0]}/assignee`, { method: 'PUT', body: JSON.stringify({ assignee: 'analyst-user', reason: 'mine' }) });
+    await h.api('analyst', `/api/v1/alerts/${ids[0]}/notes`, { method: 'POST', body: JSON.stringify({ text: 'asked the web team whether this upload was theirs' }) });
+    const incident = ((await (await h.api('viewer', '/api/v1/incidents')).json()) as Array<{ id: string }>)[0]!.id;
+
+    const context = await h.browser.newContext({ viewport: { width: 1360, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${h.url}/sign-in`);
+    await page.screenshot({ path: `${OUT}/sign-in.png` });
+    await signIn(page, h.url, h.tokens.admin);
+    const pages: Array<[string, string]> = [
+      ['overview', '/'],
+      ['alert-queue', `/alerts?rule=${WEBSHELL_RULE_ID}`],
+      ['alert-detail', `/alerts/${ids[0]}`],
+      ['incidents', '/incidents'],
+      ['incident-detail', `/incidents/${incident}`],
+      ['detection-plan', '/plan'],
+      ['graph', '/graph?entity=host%3Abastion-0'],
+      ['events', '/events?adapter=linux-journal'],
+      ['rules', '/rules'],
+      ['rule-detail', `/rules/${WEBSHELL_RULE_ID}`],
+      ['audit-trail', '/audit'],
+    ];
+    for (const [name, path] of pages) {
+      await page.goto(`${h.url}${path}`);
+      if (name === 'alert-detail') await page.locator('#evidence details summary').first().click();
+      if (name === 'alert-queue') { await page.keyboard.press('j'); await page.keyboard.press('j'); await page.keyboard.press('x'); }
+      await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: name !== 'events' && name !== 'audit-trail' });
+      process.stdout.write(`${OUT}/${name}.png\n`);
+    }
+    await context.close();
+  } finally {
+    await h.close();
+  }
+}
+
+await main();
