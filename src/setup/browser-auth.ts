@@ -14,9 +14,9 @@ export function cookieName(deps: AuthorityDeps): string {
 }
 
 /**
- * Refuses a request whose Origin (or Sec-Fetch-Site) shows it came from another site. A page's form
- * post carries `Origin: null` (its Referrer-Policy is no-referrer), which only the browser's own
- * `Sec-Fetch-Site: same-origin` vouches for.
+ * Refuses a request whose Origin (or Sec-Fetch-Site) shows it came from another site. An
+ * `Origin: null` (a form posted under a no-referrer policy, a privacy context) passes only when the
+ * browser's own `Sec-Fetch-Site: same-origin` vouches for it.
  */
 export function assertSameOrigin(c: Context, deps: AuthorityDeps): void {
   const refused = new HttpError(403, 'cross-site request refused');
