@@ -25,8 +25,9 @@ function tokenFile(name: string, token: string): string {
   return path;
 }
 
-/** A screenshot of the page for docs/console/, the shown-once secrets masked. */
+/** A screenshot of the page for docs/console/ (only under `npm run screenshots-setup`), the shown-once secrets masked. */
 async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.VIGIL_SCREENSHOTS !== '1') return;
   mkdirSync(repoPath('docs', 'console'), { recursive: true });
   await page.screenshot({ path: repoPath('docs', 'console', `setup-${name}.png`), fullPage: true, mask: [page.locator('.secret input')] });
 }
