@@ -16,6 +16,7 @@ export const BulkReviewFilter = v.strictObject({
   rule: v.optional(v.pipe(v.string(), v.maxLength(256))),
   entity: v.optional(v.pipe(v.string(), v.maxLength(512))),
   assignee: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  unassigned: v.optional(v.boolean()),
   since: v.optional(IsoDateTime),
 });
 
@@ -59,7 +60,7 @@ export function decideBulkReview(alerts: AlertsState, cmd: BulkReview, ctx: Comm
     ids = matchingAlerts(alerts, cmd.filter).map((a) => a.id);
   } else return reject('invalid', 'name the alerts by alertIds or by filter (exactly one)');
   if (ids.length > BULK_REVIEW_MAX) {
-    return reject('too_large', `the filter matches ${ids.length} alerts; one review changes at most ${BULK_REVIEW_MAX}: narrow the filter (status, minSeverity, rule, entity, assignee, since)`, { details: { matched: ids.length, limit: BULK_REVIEW_MAX } });
+    return reject('too_large', `the filter matches ${ids.length} alerts; one review changes at most ${BULK_REVIEW_MAX}: narrow the filter (status, minSeverity, rule, entity, assignee, unassigned, since)`, { details: { matched: ids.length, limit: BULK_REVIEW_MAX } });
   }
   const result: BulkReviewResult = { reviewed: ids.length, status: cmd.status, disposition: cmd.disposition ?? null, alertIds: ids };
   if (ids.length === 0) return accept([], result);
@@ -75,6 +76,6 @@ export function decideBulkReview(alerts: AlertsState, cmd: BulkReview, ctx: Comm
 /** The filter as stored with the review (for the auditor: what "all that match" meant). */
 function filterRecord(f: AlertFilter): Record<string, string | number> {
   const out: Record<string, string | number> = {};
-  for (const [k, val] of Object.entries(f)) if (val !== undefined) out[k] = val as string | number;
+  for (const [k, val] of Object.entries(f)) if (val !== undefined) out[k] = typeof val === 'boolean' ? String(val) : val as string | number;
   return out;
 }

@@ -2,8 +2,9 @@ import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { InstanceRecord } from '../events/union.js';
 import { instanceProjection } from './types.js';
 
-/** At most this many systems and sources are tracked (more are counted, not named). */
+/** At most this many systems are tracked (the events of more are counted, not named). */
 export const SYSTEMS_KEPT = 10_000;
+/** At most this many sources (adapters) are tracked. */
 export const SOURCES_KEPT = 1_000;
 /** Hourly counts kept per system and source: the last day and the hour in progress. */
 export const HOURS_KEPT = 25;

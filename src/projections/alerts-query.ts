@@ -9,6 +9,8 @@ export interface AlertFilter {
   readonly entity?: string;
   /** The principal the alerts are assigned to. */
   readonly assignee?: string;
+  /** Only alerts with no assignee (true) or only assigned ones (false). */
+  readonly unassigned?: boolean;
   readonly since?: string;
 }
 
@@ -23,21 +25,53 @@ export function matchingAlerts(s: AlertsState, f: AlertFilter): AlertView[] {
   return (f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : [...s.alerts.values()])
     .filter((a) => (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
       && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
-      && (f.assignee === undefined || a.assignee === f.assignee))
+      && (f.assignee === undefined || a.assignee === f.assignee) && (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned))
     .sort(newestFirst);
 }
 
-/** Lists alerts, most recently seen first, with a cursor. Undefined when the cursor is not one of ours. */
-export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor?: string): { alerts: AlertListItem[]; nextCursor: string | null } | undefined {
-  const after = cursor !== undefined ? decodeCursor<[string, string]>(cursor) : undefined;
-  if (cursor !== undefined && !(Array.isArray(after) && typeof after[0] === 'string' && typeof after[1] === 'string')) return undefined;
-  const pool = matchingAlerts(s, f);
-  const start = after ? pool.findIndex((a) => newestFirst(a, { lastSeen: after[0], id: after[1] }) > 0) : 0;
+/** Orders of an alert list, each descending: most recently seen, most recently first seen, most severe. */
+export const ALERT_SORTS = ['lastSeen', 'firstSeen', 'severity'] as const;
+/** One order of an alert list. */
+export type AlertSort = (typeof ALERT_SORTS)[number];
+
+type Keyed = Pick<AlertView, 'id' | 'lastSeen' | 'firstSeen' | 'severity'>;
+const sortKey = (a: Keyed, sort: AlertSort): string | number => (sort === 'severity' ? a.severity : sort === 'firstSeen' ? a.firstSeen : a.lastSeen);
+/** Descending by the sort's key, then most recently seen, then by id: a total order, so a cursor resumes exactly. */
+function ordered(sort: AlertSort) {
+  return (a: Keyed, b: Keyed): number => {
+    const ka = sortKey(a, sort);
+    const kb = sortKey(b, sort);
+    return ka < kb ? 1 : ka > kb ? -1 : newestFirst(a, b);
+  };
+}
+
+/** The position a cursor names: the sort's key, last seen and id of the last alert of the previous page. */
+function positionOf(cursor: string, sort: AlertSort): Keyed | undefined {
+  const c = decodeCursor<unknown[]>(cursor);
+  if (!Array.isArray(c)) return undefined;
+  // The cursor of the default order is [lastSeen, id] (as before sorting existed); the others name their sort.
+  if (sort === 'lastSeen' && c.length === 2 && typeof c[0] === 'string' && typeof c[1] === 'string') return { lastSeen: c[0], firstSeen: '', severity: 0, id: c[1] };
+  if (c.length !== 4 || c[0] !== sort || typeof c[2] !== 'string' || typeof c[3] !== 'string') return undefined;
+  if (sort === 'severity' ? typeof c[1] !== 'number' : typeof c[1] !== 'string') return undefined;
+  return { lastSeen: c[2], id: c[3], severity: sort === 'severity' ? (c[1] as number) : 0, firstSeen: sort === 'firstSeen' ? (c[1] as string) : '' };
+}
+
+/**
+ * Lists alerts matching a filter in one order (most recently seen first by default), a page at a
+ * time with a cursor. Undefined when the cursor is not one of ours for this order.
+ */
+export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor?: string, sort: AlertSort = 'lastSeen'): { alerts: AlertListItem[]; nextCursor: string | null } | undefined {
+  const after = cursor !== undefined ? positionOf(cursor, sort) : undefined;
+  if (cursor !== undefined && after === undefined) return undefined;
+  const cmp = ordered(sort);
+  const pool = sort === 'lastSeen' ? matchingAlerts(s, f) : matchingAlerts(s, f).sort(cmp);
+  const start = after ? pool.findIndex((a) => cmp(a, after) > 0) : 0;
   const page = start < 0 ? [] : pool.slice(start, start + limit);
   const more = start >= 0 && start + limit < pool.length;
+  const last = page.at(-1);
   return {
     alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, assignmentHistory: _a, notes: _n, ...rest }) => rest),
-    nextCursor: more ? encodeCursor([page.at(-1)!.lastSeen, page.at(-1)!.id]) : null,
+    nextCursor: more && last ? encodeCursor(sort === 'lastSeen' ? [last.lastSeen, last.id] : [sort, sortKey(last, sort), last.lastSeen, last.id]) : null,
   };
 }
 

@@ -6,9 +6,11 @@ import type { Activity, ActivityState } from './activity.js';
 import type { AlertsState, AlertView } from './alerts.js';
 import { incidentRollup } from './alerts-query.js';
 
-/** At most this many alerts, incidents and systems are listed by name (the counts cover all). */
+/** At most this many alerts are listed (the counts cover all). */
 export const CONSOLE_ALERTS = 500;
+/** At most this many incidents are listed. */
 export const CONSOLE_INCIDENTS = 200;
+/** At most this many systems are listed. */
 export const CONSOLE_SYSTEMS = 500;
 /** A system is live when its evidence arrived within this window (the deployment reporter's window too). */
 export const LIVE_MS = 15 * 60_000;
@@ -58,6 +60,8 @@ export const ConsoleViewSchema = v.strictObject({
     byStatus: v.record(v.string(), Count),
     openBySeverity: v.record(v.string(), Count),
     unassigned: Count,
+    /** Alerts whose first evidence falls in each of the last 24 hours, by level: 24 counts, oldest first, the current hour last. */
+    perHourByLevel: v.record(v.string(), v.array(Count)),
     items: v.array(ConsoleAlertSchema),
     truncated: v.boolean(),
   }),
@@ -98,20 +102,27 @@ function consoleAlert(a: AlertView): v.InferOutput<typeof ConsoleAlertSchema> {
   };
 }
 
-function alertSummary(s: AlertsState): ConsoleView['alerts'] {
+/** The start of the hour of `now`, and of each of the 23 before it, in milliseconds. */
+const hourStart = (now: Date) => Math.floor(now.getTime() / 3_600_000) * 3_600_000;
+
+function alertSummary(s: AlertsState, now: Date): ConsoleView['alerts'] {
   const byStatus: Record<string, number> = { open: 0, in_review: 0, dismissed: 0 };
+  const perHourByLevel: Record<string, number[]> = {};
+  const from = hourStart(now) - 23 * 3_600_000;
   const openBySeverity: Record<string, number> = {};
   let unassigned = 0;
   const active: AlertView[] = [];
   for (const a of s.alerts.values()) {
     bump(byStatus, a.status);
+    const hour = Math.floor(((epochMillisOf(a.firstSeen) ?? 0) - from) / 3_600_000);
+    if (hour >= 0 && hour < 24) (perHourByLevel[a.level] ??= Array.from({ length: 24 }, () => 0))[hour]!++;
     if (a.status === 'dismissed') continue;
     bump(openBySeverity, a.level);
     if (a.assignee === undefined) unassigned++;
     active.push(a);
   }
   active.sort(newest);
-  return { total: s.alerts.size, byStatus, openBySeverity, unassigned, items: active.slice(0, CONSOLE_ALERTS).map(consoleAlert), truncated: active.length > CONSOLE_ALERTS };
+  return { total: s.alerts.size, byStatus, openBySeverity, unassigned, perHourByLevel, items: active.slice(0, CONSOLE_ALERTS).map(consoleAlert), truncated: active.length > CONSOLE_ALERTS };
 }
 
 function incidentSummary(s: AlertsState): ConsoleView['incidents'] {
@@ -130,7 +141,7 @@ const since = (a: Activity, fromHour: string) => a.hours.reduce((n, [h, c]) => (
 
 function rates(a: Activity, now: Date): { eventsLastHour: number; events24h: number; perHour: number[] } {
   const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
-  const base = Math.floor(now.getTime() / 3_600_000) * 3_600_000;
+  const base = hourStart(now);
   const perHour = Array.from({ length: 24 }, (_, i) => hourOf(base - (23 - i) * 3_600_000)).map((h) => a.hours.find(([x]) => x === h)?.[1] ?? 0);
   return { eventsLastHour: since(a, hourOf(base)), events24h: since(a, hourOf(base - 23 * 3_600_000)), perHour };
 }
@@ -177,7 +188,7 @@ export function consoleView(input: ConsoleInput): ConsoleView {
   const { plan, now } = input;
   return {
     generatedAt: now.toISOString(),
-    alerts: alertSummary(input.alerts),
+    alerts: alertSummary(input.alerts, now),
     incidents: incidentSummary(input.alerts),
     systems: systemSummary(input.activity, now),
     sources: [...input.activity.sources.values()].sort((a, b) => (a.key < b.key ? -1 : 1)).map((a) => ({ adapter: a.key, lastReportAt: a.lastReportAt, events: a.events, ...rates(a, now) })),

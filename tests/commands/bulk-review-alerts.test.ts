@@ -49,6 +49,12 @@ describe('decideBulkReview', () => {
     bulk.given([...three, eventOf('AlertAssigned', { alertId: 'alr_3', to: 'bob', principal: 'ana', authentication: 'bearer' })])
       .when({ filter: { assignee: 'bob' }, status: 'in_review', reason: 'bob looks' })
       .thenAccepts((_, result) => assert.deepEqual(result.alertIds, ['alr_3']));
+    bulk.given([...three, eventOf('AlertAssigned', { alertId: 'alr_3', to: 'bob', principal: 'ana', authentication: 'bearer' })])
+      .when({ filter: { unassigned: true }, status: 'in_review', reason: 'nobody has these' })
+      .thenAccepts((events, result) => {
+        assert.deepEqual(result.alertIds, ['alr_2', 'alr_1']);
+        assert.deepEqual((events[0]!.data as { filter: unknown }).filter, { unassigned: 'true' });
+      });
   });
 
   it('records nothing when no alert matches the filter', () => {

@@ -32,7 +32,7 @@ function stateOf(rows: ReadonlyArray<{ level: number; status: string; rule: stri
 
 const queryArb: fc.Arbitrary<QueueParams> = fc.record({
   status: fc.constantFrom(undefined, 'open', 'dismissed'), severity: fc.constantFrom(undefined, 'medium', 'high'), rule: fc.constantFrom(undefined, 'r1'),
-  entity: fc.constantFrom(undefined, 'host:a'), assignee: fc.constantFrom(undefined, 'ana'),
+  entity: fc.constantFrom(undefined, 'host:a'), assignee: fc.constantFrom(undefined, 'ana'), unassigned: fc.constantFrom(undefined, 'true', 'false'),
   sort: fc.constantFrom(undefined, ...QUEUE_SORTS, ...QUEUE_SORTS.map((x) => `-${x}`)),
 }, { requiredKeys: [] }) as fc.Arbitrary<QueueParams>;
 

@@ -28,6 +28,10 @@ describe('alert assignment, notes and bulk review over HTTP', () => {
     assert.deepEqual(await res.json(), { id: 'alr_q0', assignee: 'analyst-user' });
     const list = (await (await t.request('/api/v1/alerts?assignee=analyst-user', { token: t.tokens.viewer })).json()) as { alerts: Array<{ id: string; assignee: string }> };
     assert.deepEqual(list.alerts.map((a) => [a.id, a.assignee]), [['alr_q0', 'analyst-user']]);
+    const unassigned = (await (await t.request('/api/v1/alerts?unassigned=true&limit=1000', { token: t.tokens.viewer })).json()) as { alerts: Array<{ id: string }> };
+    assert.equal(unassigned.alerts.length, 154);
+    assert.ok(!unassigned.alerts.some((a) => a.id === 'alr_q0'));
+    assert.equal((await t.request('/api/v1/alerts?unassigned=yes', { token: t.tokens.viewer })).status, 400);
     const a = await detail('alr_q0');
     assert.equal(a.assignee, 'analyst-user');
     assert.deepEqual(a.timeline.map((e) => [e.kind, e.principal, e.authentication, e.to, e.reason]), [['assignment', 'analyst-user', 'bearer', 'analyst-user', 'mine']]);
@@ -53,7 +57,8 @@ describe('alert assignment, notes and bulk review over HTTP', () => {
     assert.equal(body.reviewed, 150, 'every match, not one page of 100');
     const written = [...t.inst.log.read(head + 1)].map((r) => r.type);
     assert.equal(written.filter((type) => type === 'AlertsBulkReviewed').length, 1, 'one record for the whole review');
-    for (const id of ['alr_n0', 'alr_n77', 'alr_n149']) {
+    assert.deepEqual(body.alertIds.slice().sort(), Array.from({ length: 150 }, (_, i) => `alr_n${i}`).sort());
+    for (const id of body.alertIds) {
       const a = await detail(id);
       assert.equal(a.status, 'dismissed');
       assert.equal(a.disposition, 'false_positive');
@@ -78,6 +83,16 @@ describe('alert assignment, notes and bulk review over HTTP', () => {
     assert.equal(unknown.status, 400);
     assert.deepEqual((await unknown.json() as { issues: string[] }).issues, ['alertIds: alr_zz does not exist']);
     assert.equal((await send('POST', '/api/v1/alerts/reviews', { alertIds: ['alr_q2'], status: 'dismissed', reason: 'x', disposition: 'maybe' })).status, 400);
+  });
+
+  it('sorts the queue by severity, and refuses an order it does not know', async () => {
+    const res = await t.request('/api/v1/alerts?sort=severity&limit=5', { token: t.tokens.viewer });
+    assert.equal(res.status, 200);
+    const page = await res.json() as { alerts: Array<{ severity: number }>; nextCursor: string };
+    assert.deepEqual(page.alerts.map((a) => a.severity), [9, 9, 9, 9, 9]);
+    const next = await (await t.request(`/api/v1/alerts?sort=severity&limit=5&cursor=${page.nextCursor}`, { token: t.tokens.viewer })).json() as { alerts: Array<{ severity: number }> };
+    assert.deepEqual(next.alerts.map((a) => a.severity), [3, 3, 3, 3, 3]);
+    assert.equal((await t.request('/api/v1/alerts?sort=title', { token: t.tokens.viewer })).status, 400);
   });
 
   it('refuses review, assignment and notes to a viewer', async () => {

@@ -7,7 +7,7 @@ import { NORMALIZERS } from '../../src/normalizers/registry.js';
 import { eventsOfRecord } from '../../src/events/record-types.js';
 import { ConsoleViewSchema, type ConsoleView } from '../../src/projections/console-query.js';
 import { fixturePath } from '../helpers/paths.js';
-import { startTestInstance, type TestInstance } from '../helpers/instance.js';
+import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 /** One fixture file of a normalizer, read as the records its route takes. */
 interface Sample { normalizer: string; logType?: string; file: string; records: unknown[] }
@@ -117,12 +117,19 @@ describe('the console projection', () => {
         assert.equal(res.status, 202, `${s.file}: ${await res.clone().text()}`);
       }
     }
+    // Normalized events posted as they are: every optional field marked, rawReference included.
+    const posted = Array.from({ length: 5 }, (_, i) => makeEvent({
+      id: `posted-${i}`, rawReference: `file:///var/log/${valueMark()}#${i}`, actor: { user: valueMark() }, service: { name: valueMark() },
+      attributes: { [keyMark()]: valueMark(), message: `Failed password ${valueMark()}` }, correlation: { trace: valueMark() },
+    }));
+    const res = await t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify(posted) });
+    assert.equal(res.status, 202, await res.clone().text());
     // An analyst's work shows too: an assignee.
     const someAlert = (await (await t.request('/api/v1/alerts?limit=1', { token: t.tokens.analyst })).json() as { alerts: Array<{ id: string }> }).alerts[0]!;
     assert.equal((await t.request(`/api/v1/alerts/${someAlert.id}/assignee`, { method: 'PUT', token: t.tokens.analyst, body: JSON.stringify({ assignee: 'analyst-user' }) })).status, 200);
-    const res = await t.request('/api/v1/console', { token: t.tokens.console });
-    assert.equal(res.status, 200, await res.clone().text());
-    text = await res.text();
+    const answer = await t.request('/api/v1/console', { token: t.tokens.console });
+    assert.equal(answer.status, 200, await answer.clone().text());
+    text = await answer.text();
     view = JSON.parse(text) as ConsoleView;
   });
   after(async () => { await t.close(); });
@@ -169,7 +176,7 @@ describe('the console projection', () => {
   it('lists the systems reporting with their last report, and every source with its rates', () => {
     assert.ok(view.systems.total > 5);
     assert.ok(view.systems.items.every((s) => s.lastReportAt === '2026-11-22T10:00:00.000Z' && s.live));
-    assert.deepEqual(view.sources.map((s) => s.adapter), ['linux-journal', 'mesh-vpn-logs', 'network-monitor', 'opentelemetry-log', 'syslog-rfc5424'], 'every normalizer, and not the instance\'s own access events');
+    assert.deepEqual(view.sources.map((s) => s.adapter), ['linux-journal', 'mesh-vpn-logs', 'network-monitor', 'opentelemetry-log', 'syslog-rfc5424', 'test'], 'every normalizer and the posted events, and not the instance\'s own access events');
     for (const s of view.sources) {
       assert.equal(s.perHour.length, 24);
       assert.equal(s.perHour.at(-1), s.eventsLastHour, 'the current hour is the last bucket');

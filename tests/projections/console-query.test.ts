@@ -1,6 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { deploymentState } from '../../src/projections/console-query.js';
+import * as v from 'valibot';
+import { ConsoleViewSchema, consoleView, deploymentState } from '../../src/projections/console-query.js';
+import { detectionPlan } from '../../src/alerting/plan.js';
+import type { ActivityState } from '../../src/projections/activity.js';
+import type { AlertsState } from '../../src/projections/alerts.js';
+import type { DetectionState } from '../../src/projections/detection.js';
+import type { SourcesState } from '../../src/projections/sources.js';
+import { memoryModels } from '../helpers/decider-spec.js';
+import { alertRaised } from '../helpers/event-fixtures.js';
 import type { ReporterStatus } from '../../src/instance/deployment-reporter.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
@@ -36,5 +44,25 @@ describe('deploymentState', () => {
     assert.deepEqual([old.state, old.centralMissing.likely], ['not_delivered', true]);
     const never = deploymentState({ ...dep, reporter: reporter({ lastDeliveredAt: null, authorityStatus: null, failingSince: '2026-11-22T11:00:00.000Z' }) }, NOW);
     assert.equal(never.centralMissing.likely, true);
+  });
+});
+
+describe('consoleView', () => {
+  it('counts alerts per hour of the last day by level (first evidence time), oldest hour first, and leaves older and later ones out', () => {
+    const m = memoryModels();
+    const raised = (id: string, level: string, firstSeen: string) => alertRaised({ alertId: id, groupKey: id, level, firstSeen, lastSeen: firstSeen });
+    m.append([
+      raised('a1', 'high', '2026-11-22T11:59:00.000Z'), raised('a2', 'high', '2026-11-22T11:00:00.000Z'), raised('now', 'medium', '2026-11-22T12:00:00.000Z'), raised('a3', 'low', '2026-11-21T13:30:00.000Z'),
+      raised('old', 'high', '2026-11-21T12:59:59.000Z'), raised('future', 'high', '2026-11-22T13:00:00.000Z'),
+    ]);
+    const view = consoleView({
+      alerts: m.state<AlertsState>('alerts'), activity: m.state<ActivityState>('activity'), now: NOW,
+      plan: detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), NOW, 24),
+    });
+    const hours = (counts: Record<number, number>) => Array.from({ length: 24 }, (_, i) => counts[i] ?? 0);
+    assert.deepEqual(view.alerts.perHourByLevel, { high: hours({ 22: 2 }), low: hours({ 0: 1 }), medium: hours({ 23: 1 }) }, 'the current hour is the last');
+    assert.equal(view.alerts.total, 6);
+    assert.deepEqual(view.alerts.openBySeverity, { high: 4, low: 1, medium: 1 });
+    v.parse(ConsoleViewSchema, view);
   });
 });

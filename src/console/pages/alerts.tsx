@@ -20,7 +20,7 @@ import { QueueQuery, queueFilter, queuePage, type QueueParams } from '../queries
 /** Alerts on one page of the queue. */
 export const QUEUE_PAGE_SIZE = 50;
 
-const FILTER_NAMES = ['status', 'severity', 'rule', 'entity', 'assignee', 'since'] as const;
+const FILTER_NAMES = ['status', 'severity', 'rule', 'entity', 'assignee', 'unassigned', 'since'] as const;
 
 /** The queue's filters as URL parameters (what "all that match" means, carried by the bulk form). */
 function filterParams(q: QueueParams): Record<string, string | undefined> {
@@ -51,10 +51,12 @@ function QueuePage(props: { q: QueueParams; page: { alerts: AlertView[]; total: 
         { kind: 'text', name: 'rule', label: 'Rule id' },
         { kind: 'text', name: 'entity', label: 'Entity', placeholder: 'host:web-01, ip:10.0.0.8' },
         { kind: 'text', name: 'assignee', label: 'Assignee' },
+        { kind: 'select', name: 'unassigned', label: 'Assigned', options: [['true', 'to nobody'], ['false', 'to somebody']] },
         { kind: 'time', name: 'since', label: 'Seen since' },
       ]} />
       <p class="muted">
         <a href={withQuery('/alerts', { status: 'open', assignee: scope.principal.id })}>Assigned to me</a> ·{' '}
+        <a href={withQuery('/alerts', { status: 'open', unassigned: 'true' })}>Open, nobody on it</a> ·{' '}
         <a href={withQuery('/alerts', { status: 'open' })}>Open</a> ·{' '}
         Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>x</kbd> select, <kbd>Enter</kbd> open, <kbd>/</kbd> filter.
       </p>
@@ -118,6 +120,7 @@ const FilterFields = {
   'filter.rule': optionalField(v.pipe(v.string(), v.maxLength(256))),
   'filter.entity': optionalField(v.pipe(v.string(), v.maxLength(512))),
   'filter.assignee': optionalField(v.pipe(v.string(), v.maxLength(128))),
+  'filter.unassigned': optionalField(v.picklist(['true', 'false'])),
   'filter.since': optionalField(v.string()),
 };
 

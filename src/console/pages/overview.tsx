@@ -1,6 +1,5 @@
 import { LEVELS } from '../../detection/types.js';
 import { readConsole } from '../../http/routes/console.js';
-import type { AlertsState } from '../../projections/alerts.js';
 import type { ConsoleView } from '../../projections/console-query.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { HorizontalBars, StackedBars } from '../../web/components/chart.js';
@@ -15,19 +14,6 @@ const LISTED = 10;
 function lastHours(now: Date): string[] {
   const end = Math.floor(now.getTime() / 3_600_000) * 3_600_000;
   return Array.from({ length: 24 }, (_, i) => new Date(end - (23 - i) * 3_600_000).toISOString().slice(0, 13));
-}
-
-/** Alerts first raised in each of `hours`, per level: one pass over the alerts, counts only. */
-function alertsByHour(alerts: AlertsState, hours: readonly string[]): { name: string; values: number[] }[] {
-  const index = new Map(hours.map((h, i) => [h, i]));
-  const first = hours[0] ?? '';
-  const counts = Object.fromEntries(LEVELS.map((l) => [l, hours.map(() => 0)])) as Record<string, number[]>;
-  for (const a of alerts.alerts.values()) {
-    if (a.firstSeen < first) continue;
-    const i = index.get(a.firstSeen.slice(0, 13));
-    if (i !== undefined && counts[a.level]) counts[a.level]![i]!++;
-  }
-  return [...LEVELS].reverse().map((l) => ({ name: l, values: counts[l]! }));
 }
 
 /** The deployment as this instance reports it, with the recovery action when the central VM looks missing. */
@@ -62,7 +48,7 @@ function Overview(props: { readonly scope: PageScope; readonly view: ConsoleView
   return (
     <>
       <h1>Overview</h1>
-      <div class="stats" id="stats" data-live="15">
+      <div class="stats" id="stats" data-live="30">
         {[...LEVELS].reverse().map((l) => <div class="stat"><b>{view.alerts.openBySeverity[l] ?? 0}</b><span><SeverityBadge severity={l} /> open</span></div>)}
         <div class="stat"><b>{view.alerts.byStatus['open'] ?? 0}</b><span>new, not in review</span></div>
         <div class="stat"><b>{view.alerts.byStatus['in_review'] ?? 0}</b><span>in review</span></div>
@@ -72,7 +58,7 @@ function Overview(props: { readonly scope: PageScope; readonly view: ConsoleView
         <div class="stat"><b>{plan.ready}/{plan.rules}</b><span>rules ready ({plan.blocked} blocked)</span></div>
       </div>
       <div class="grid">
-        <section class="panel"><StackedBars title="Alerts raised, last 24 h, by severity" buckets={hours.map(label)} series={alertsByHour(scope.deps.reads.state<AlertsState>('alerts'), hours)} classOf={(name) => `sev-${name}`} /></section>
+        <section class="panel"><StackedBars title="Alerts raised, last 24 h, by severity" buckets={hours.map(label)} series={[...LEVELS].reverse().map((l) => ({ name: l, values: view.alerts.perHourByLevel[l] ?? hours.map(() => 0) }))} classOf={(name) => `sev-${name}`} /></section>
         <section class="panel"><StackedBars title="Events stored per source, last 24 h" buckets={hours.map(label)} series={view.sources.map((s) => ({ name: s.adapter, values: s.perHour }))} /></section>
       </div>
       <div class="grid">

@@ -21,6 +21,8 @@ export const QueueQuery = v.object({
   rule: opt(v.pipe(v.string(), v.trim(), v.maxLength(256))),
   entity: opt(v.pipe(v.string(), v.trim(), v.maxLength(512))),
   assignee: opt(v.pipe(v.string(), v.trim(), v.maxLength(128))),
+  /** `true`: nobody has them yet; `false`: somebody has. */
+  unassigned: opt(v.picklist(['true', 'false'])),
   since: opt(IsoDateTime),
   sort: opt(v.picklist([...QUEUE_SORTS, ...QUEUE_SORTS.map((s) => `-${s}` as const)])),
   cursor: opt(v.pipe(v.string(), v.maxLength(2048))),
@@ -34,7 +36,8 @@ export function queueFilter(q: QueueParams): AlertFilter {
   return {
     ...(q.status ? { status: q.status } : {}), ...(q.severity ? { minSeverity: LEVEL_SEVERITY[q.severity] } : {}),
     ...(q.rule ? { ruleId: q.rule } : {}), ...(q.entity ? { entity: q.entity } : {}),
-    ...(q.assignee ? { assignee: q.assignee } : {}), ...(q.since ? { since: canonicalIso(q.since) } : {}),
+    ...(q.assignee ? { assignee: q.assignee } : {}), ...(q.unassigned ? { unassigned: q.unassigned === 'true' } : {}),
+    ...(q.since ? { since: canonicalIso(q.since) } : {}),
   };
 }
 
@@ -57,7 +60,7 @@ export interface QueuePage {
 function matches(a: AlertView, f: AlertFilter): boolean {
   return (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
     && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
-    && (f.assignee === undefined || a.assignee === f.assignee);
+    && (f.assignee === undefined || a.assignee === f.assignee) && (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned);
 }
 
 type Row = { a: AlertView; value: string | number; id: string };

@@ -78,10 +78,10 @@ export function HorizontalBars(props: { readonly title: string; readonly rows: r
         {props.rows.map((r, i) => (
           <g>
             <text class="label" x="0" y={i * rowH + 15}>{r.label.length > 28 ? `${r.label.slice(0, 27)}…` : r.label}</text>
-            <rect class="series-0" x="200" y={i * rowH + 4} width={Math.max(1, ((W - 280) * r.value) / max)} height={rowH - 8}>
+            <rect class="series-0" x="200" y={i * rowH + 4} width={Math.max(1, ((W - 440) * r.value) / max)} height={rowH - 8}>
               <title>{`${r.label}: ${r.value}${r.note ? ` (${r.note})` : ''}`}</title>
             </rect>
-            <text class="value" x={204 + ((W - 280) * r.value) / max} y={i * rowH + 15}>{r.value}{r.note ? ` · ${r.note}` : ''}</text>
+            <text class="value" x={204 + ((W - 440) * r.value) / max} y={i * rowH + 15}>{r.value}{r.note ? ` · ${r.note}` : ''}</text>
           </g>
         ))}
       </svg>

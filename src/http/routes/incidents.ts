@@ -1,0 +1,130 @@
+import * as v from 'valibot';
+import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
+import { AssignAlertBody } from '../../commands/assign-alert.js';
+import { decideAssignIncident } from '../../commands/assign-incident.js';
+import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../commands/change-incident-status.js';
+import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-incidents.js';
+import { PromoteIncidentBody, decidePromoteIncident } from '../../commands/review-alert.js';
+import { alertsSlice } from '../../commands/slices.js';
+import { INCIDENT_STATUSES, type AlertsState } from '../../projections/alerts.js';
+import { incidentDetail, listIncidents } from '../../projections/alerts-query.js';
+import { readJsonBody } from '../body.js';
+import type { AppDeps } from '../env.js';
+import { HttpError, parseOr400 } from '../errors.js';
+import { QueryLimit } from '../query.js';
+import { commandContext, executeAudited } from '../request-context.js';
+import { route, type Route } from '../route.js';
+import { storedJson } from '../stored-json.js';
+
+/** Incidents (write-side models), as of every write acknowledged before the request. */
+async function state(deps: AppDeps): Promise<AlertsState> {
+  await deps.readYourWrites();
+  return deps.reads.state<AlertsState>('alerts');
+}
+
+/** Path of `/api/v1/incidents/{id}`: an incident id (an unknown one is a 404). */
+export const IncidentIdParams = v.object({ id: v.string() });
+
+/** Query of `GET /api/v1/incidents`. */
+export const ListIncidentsQuery = v.strictObject({ status: v.optional(v.picklist([...INCIDENT_STATUSES, 'merged'])), limit: v.optional(QueryLimit) });
+
+const listIncidentsRoute = route({
+  method: 'get', path: '/api/v1/incidents', operationId: 'listIncidents', summary: 'Incidents, most recently active first (an array)',
+  permission: 'incidents:read', audit: 'list_incidents', query: ListIncidentsQuery,
+  success: { status: 200, description: 'array of Incident' }, errors: [400],
+  handle: async (c, { deps }) => {
+    const q = parseOr400(ListIncidentsQuery, c.req.query(), 'query');
+    return c.json(listIncidents(await state(deps), Math.min(q.limit ?? 1000, deps.config.limits.pageSize), q.status));
+  },
+});
+
+const promoteIncidentRoute = route({
+  method: 'post', path: '/api/v1/incidents', operationId: 'promoteIncident', summary: 'Promote alerts to an incident',
+  permission: 'incidents:promote', audit: 'promote_incident', body: { json: PromoteIncidentBody },
+  success: { status: 201, description: 'Incident: as `GET /api/v1/incidents/{id}` answers it (origin, status, alerts, timeline)' }, errors: [400, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(PromoteIncidentBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decidePromoteIncident(alertsSlice(m), body, ctx), 201);
+    return storedJson(c, written(deps, result.id), 201);
+  },
+});
+
+/** An incident just written, from the write side's models (updated in the same turn as its batch). */
+function written(deps: AppDeps, id: string) {
+  return incidentDetail(alertsSlice(deps.reads), id)!;
+}
+
+const changeIncidentStatusRoute = route({
+  method: 'patch', path: '/api/v1/incidents/{id}', operationId: 'changeIncidentStatus',
+  summary: 'Move an incident through its lifecycle (open, investigating, contained, closed) with a reason; recorded in its timeline',
+  permission: 'incidents:promote', audit: 'change_incident_status', params: IncidentIdParams, body: { json: ChangeIncidentStatusBody },
+  success: { status: 200, description: '`{id, status}`' }, errors: [400, 404, 409, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(ChangeIncidentStatusBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideIncidentStatus(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    return c.json(result, 200);
+  },
+});
+
+const assignIncidentRoute = route({
+  method: 'put', path: '/api/v1/incidents/{id}/assignee', operationId: 'assignIncident',
+  summary: 'Assign an incident to a principal, or unassign it (`null`); recorded in its timeline',
+  permission: 'incidents:promote', audit: 'assign_incident', params: IncidentIdParams, body: { json: AssignAlertBody },
+  success: { status: 200, description: '`{id, assignee}`' }, errors: [400, 404, 409, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(AssignAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideAssignIncident(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    return c.json(result, 200);
+  },
+});
+
+const mergeIncidentRoute = route({
+  method: 'post', path: '/api/v1/incidents/{id}/merge', operationId: 'mergeIncident',
+  summary: 'Merge this incident into another (`into`): its alerts move there, it becomes `merged` with `mergedInto`',
+  permission: 'incidents:promote', audit: 'merge_incident', params: IncidentIdParams, body: { json: MergeIncidentBody },
+  success: { status: 200, description: '`{id, mergedInto, alertIds}`' }, errors: [400, 404, 409, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(MergeIncidentBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideMergeIncident(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    return c.json(result, 200);
+  },
+});
+
+const addIncidentAlertsRoute = route({
+  method: 'post', path: '/api/v1/incidents/{id}/alerts', operationId: 'addIncidentAlerts',
+  summary: 'Promote alerts into an existing incident (alerts in another incident move here)',
+  permission: 'incidents:promote', audit: 'add_incident_alerts', params: IncidentIdParams, body: { json: AddIncidentAlertsBody },
+  success: { status: 200, description: 'Incident, as `GET /api/v1/incidents/{id}` answers it' }, errors: [400, 404, 409, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(AddIncidentAlertsBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(c, deps, (m) => decideAddIncidentAlerts(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    return storedJson(c, written(deps, result.id), 200);
+  },
+});
+
+const readIncidentRoute = route({
+  method: 'get', path: '/api/v1/incidents/{id}', operationId: 'readIncident', summary: 'An incident with its alerts, entities and timeline',
+  permission: 'incidents:read', audit: 'read_incident', params: IncidentIdParams,
+  success: { status: 200, description: 'Incident' }, errors: [404],
+  handle: async (c, { deps }) => {
+    const detail = incidentDetail(await state(deps), c.req.param('id'));
+    if (!detail) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
+    return storedJson(c, detail);
+  },
+});
+
+/** Incident routes: list, promote, read, and the lifecycle (status, assignee, merge, alerts promoted into one). */
+export const incidentRoutes: readonly Route[] = [
+  listIncidentsRoute,
+  promoteIncidentRoute,
+  readIncidentRoute,
+  changeIncidentStatusRoute,
+  assignIncidentRoute,
+  mergeIncidentRoute,
+  addIncidentAlertsRoute,
+];

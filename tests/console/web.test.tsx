@@ -1,0 +1,62 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Hono } from 'hono';
+import { createCsrf, csrfGuard, MAX_FORM_BYTES } from '../../src/web/csrf.js';
+import { StackedBars } from '../../src/web/components/chart.js';
+import { Table } from '../../src/web/components/table.js';
+import { Layout, sendPage } from '../../src/web/layout.js';
+import { pageHeaders } from '../../src/web/security.js';
+import { registerAssets } from '../../src/web/static-assets.js';
+
+/** A page and a form behind the CSRF guard, bound to the `s` cookie as the session. */
+function app() {
+  const csrf = createCsrf(Buffer.alloc(32, 7));
+  const a = new Hono();
+  registerAssets(a);
+  a.get('/', pageHeaders(), (c) => sendPage(c, <Layout title="T" brand="B" nav={[{ href: '/', label: 'Home' }]} current="/"><StackedBars title="c" buckets={['a', 'b']} series={[{ name: 'x', values: [1, 3] }]} /></Layout>));
+  a.post('/form', csrfGuard(csrf, (c) => c.req.header('cookie'), (c, status, message) => c.json({ error: message }, status)), (c) => c.text('done'));
+  return { a, csrf };
+}
+
+const post = (a: Hono, headers: Record<string, string>, body: string) =>
+  a.request('http://vigil.test/form', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length), ...headers }, body });
+
+describe('the shared web pieces', () => {
+  it('serve a page with the strict CSP, its stylesheet and module from /assets/, and no inline script or style', async () => {
+    const { a } = app();
+    const res = await a.request('/');
+    const html = await res.text();
+    assert.match(res.headers.get('content-security-policy')!, /default-src 'none'; script-src 'self'; style-src 'self'/);
+    assert.match(html, /^<!doctype html>/);
+    const css = /href="(\/assets\/vigil\.css\?v=[^"]+)"/.exec(html)![1]!;
+    const js = /src="(\/assets\/vigil\.js\?v=[^"]+)"/.exec(html)![1]!;
+    assert.equal((await a.request(css)).headers.get('content-type'), 'text/css; charset=utf-8');
+    assert.equal((await a.request(js)).headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal((await a.request('/assets/nothing.css')).status, 404);
+    assert.doesNotMatch(html, /<script(?![^>]*src=)/);
+    assert.doesNotMatch(html, /\sstyle=/);
+    assert.match(html, /<rect class="series-0"[^>]*><title>b: x 3<\/title>/, 'the chart draws a bar per value with its number');
+  });
+
+  it('takes a form with its binding\'s token from this origin, and refuses every other', async () => {
+    const { a, csrf } = app();
+    const token = csrf.tokenFor('s=1');
+    assert.equal((await post(a, { cookie: 's=1', origin: 'http://vigil.test', host: 'vigil.test' }, `_csrf=${token}`)).status, 200);
+    assert.equal((await post(a, { cookie: 's=1', 'x-csrf-token': token }, '')).status, 200, 'the header carries it for a script');
+    assert.equal((await post(a, { cookie: 's=2' }, `_csrf=${token}`)).status, 403, 'another session');
+    assert.equal((await post(a, { cookie: 's=1' }, '_csrf=')).status, 403, 'no token');
+    assert.equal((await post(a, { cookie: 's=1', origin: 'http://evil.test', host: 'vigil.test' }, `_csrf=${token}`)).status, 403, 'another origin');
+    assert.equal((await post(a, { cookie: 's=1', origin: 'null', host: 'vigil.test' }, `_csrf=${token}`)).status, 403, 'an opaque origin');
+    assert.equal((await post(a, { cookie: 's=1', 'sec-fetch-site': 'cross-site' }, `_csrf=${token}`)).status, 403, 'a cross-site fetch');
+    assert.equal((await post(a, { cookie: 's=1', 'content-length': String(MAX_FORM_BYTES + 1) }, `_csrf=${token}`)).status, 413);
+    assert.equal(createCsrf(Buffer.alloc(32, 8)).verify('s=1', token), false, 'a restart (new key) voids the tokens');
+  });
+
+  it('sorts by header links and marks a table for keyboard navigation', () => {
+    const html = String(<Table rows={[{ id: 'a' }]} rowKey={(r) => r.id} rowHref={(r) => `/x/${r.id}`} keyboard empty="none" sort={{ path: '/x', query: { status: 'open', cursor: 'c' }, current: 'id' }} columns={[{ header: 'Id', sort: 'id', cell: (r) => r.id }]} />);
+    assert.match(html, /data-keynav=""/);
+    assert.match(html, /href="\/x\?status=open&amp;sort=-id"/, 'the current ascending sort links to descending, back to the first page');
+    assert.match(html, /<tr data-key="a" data-href="\/x\/a">/);
+    assert.equal(String(<Table rows={[]} rowKey={() => ''} empty="Nothing here." columns={[]} />), '<p class="empty">Nothing here.</p>');
+  });
+});
