@@ -1,8 +1,41 @@
+import { HttpError } from '../http/errors.js';
 import type { ReadModels } from '../projections/runtime.js';
-import { deploymentsOf, recoveryOf } from './models.js';
+import { deploymentsOf, recoveryOf, sessionsOf } from './models.js';
 import { liveSystems, type DeploymentView } from './projections/deployments.js';
 import type { RecoveryView } from './projections/recovery.js';
 import { currentPhase, type SessionView } from './projections/setup-sessions.js';
+
+const SessionIdPattern = /^ss_[A-Za-z0-9_-]{22}$/;
+
+/** A session of the browser's tenant; another tenant's is a 404 exactly like a missing one. */
+export function sessionOfTenant(models: ReadModels, tenantId: string, id: string): SessionView {
+  const view = SessionIdPattern.test(id) ? sessionsOf(models).byId[id] : undefined;
+  if (!view || view.tenantId !== tenantId) throw new HttpError(404, `no setup session ${id}`);
+  return view;
+}
+
+/**
+ * The URL of the deployment's console: the instance serves it at `/` of the `instance_url` its
+ * last snapshot reported (an http(s) URL, checked when the snapshot was accepted), so the link
+ * always ends in a slash and carries no query or fragment.
+ */
+export function consoleUrl(d: DeploymentView | undefined): string | undefined {
+  const reported = d?.snapshot?.instance_url;
+  if (typeof reported !== 'string') return undefined;
+  let url: URL;
+  try {
+    url = new URL(reported);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  url.search = '';
+  url.hash = '';
+  url.username = '';
+  url.password = '';
+  return url.href;
+}
 
 function recoveryStatus(d: DeploymentView, r: RecoveryView): Record<string, unknown> {
   const open = !r.claimedAt;
@@ -10,6 +43,7 @@ function recoveryStatus(d: DeploymentView, r: RecoveryView): Record<string, unkn
     recovery_id: r.id,
     issued_at: r.issuedAt,
     claimed_at: r.claimedAt ?? null,
+    revealed_at: r.revealedAt ?? null,
     email: r.notice ? { to: r.notice.to, sent_at: r.notice.sentAt } : r.noticeFailures > 0 ? { failures: r.noticeFailures } : null,
     action: open ? { kind: 'reveal_recovery_token', method: 'POST', path: `/v1/deployments/${d.id}/recovery-token/reveal` } : null,
   };
@@ -39,7 +73,6 @@ export function deploymentStatus(models: ReadModels, d: DeploymentView): Record<
 /** `GET /v1/setup-sessions/{id}` for the owning browser: status, phases, deployment after claim, dashboard URL after completion. */
 export function sessionStatus(models: ReadModels, view: SessionView): Record<string, unknown> {
   const d = view.deploymentId === undefined ? undefined : deploymentsOf(models).byId[view.deploymentId];
-  const url = d?.snapshot?.instance_url;
   return {
     session_id: view.id,
     kind: view.kind,
@@ -54,6 +87,6 @@ export function sessionStatus(models: ReadModels, view: SessionView): Record<str
     phases: view.phases.map((p) => ({ phase: p.phase, at: p.at, ...(p.detail ? { detail: p.detail } : {}) })),
     bootstrap_key: view.bootstrapKey ? { fingerprint: view.bootstrapKey.fingerprint, public_key: view.bootstrapKey.publicKeySpkiPem, published_at: view.bootstrapKey.publishedAt, label: view.bootstrapKey.label ?? null } : null,
     ...(d ? { deployment: deploymentStatus(models, d) } : {}),
-    ...(view.status === 'completed' ? { dashboard_url: typeof url === 'string' ? url : null } : {}),
+    ...(view.status === 'completed' ? { dashboard_url: consoleUrl(d) ?? null } : {}),
   };
 }

@@ -35,7 +35,7 @@ export function createCsrf(key: Buffer): Csrf {
  */
 export function sameOrigin(c: Context): boolean {
   const site = c.req.header('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+  if (site !== undefined) return site === 'same-origin' || site === 'none';
   const origin = c.req.header('origin');
   if (origin === undefined) return true;
   const host = c.req.header('host');

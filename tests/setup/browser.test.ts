@@ -62,10 +62,13 @@ describe('setup authority browser accounts', () => {
     assert.equal((await t.json('/v1/setup-sessions', { body: {}, browser: alice })).status, 401);
   });
 
-  it('serves a sign-in page that posts the token in a JSON body under a strict CSP', async () => {
+  it('serves a sign-in page whose form posts the token in its body under a strict CSP', async () => {
     const r = await t.json('/sign-in');
     assert.equal(r.status, 200);
-    assert.match(r.headers.get('content-security-policy') ?? '', /default-src 'none'; script-src 'sha256-/);
-    assert.match(r.body, /fetch\('\/v1\/browser-sessions'/);
+    const csp = r.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'; script-src 'self'/);
+    assert.ok(!csp.includes('unsafe-inline'));
+    assert.match(r.body, /<form method="post" action="\/sign-in"/);
+    assert.match(r.body, /type="password"/);
   });
 });

@@ -8,6 +8,7 @@ import { openLmdbStore } from '../../src/log/lmdb-store.js';
 import { enrollmentRedeemer } from './enrollment-signing.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
+import { installAndServe as runInstaller, writeInventory } from './install-run.js';
 import { freePort, listeningUrl, startChild, stopChild, waitFor, type Child } from './processes.js';
 import { startSmtpServer } from './smtp.js';
 
@@ -16,17 +17,7 @@ const children: Child[] = [];
 const vms = join(dir.path, 'vms');
 const file = (vm: string, path: string) => join(vms, vm, path);
 
-function inventory(extra: object[] = []): string {
-  const path = join(dir.path, 'inventory.json');
-  writeFileSync(path, JSON.stringify({ vms: [
-    { id: 'vm-aaa', os: 'linux', install: false },
-    { id: 'vm-central', os: 'linux', address: '127.0.0.1', tags: ['vigil:central'] },
-    { id: 'vm-db', os: 'linux' },
-    { id: 'vm-web', os: 'linux' },
-    ...extra,
-  ] }));
-  return path;
-}
+const inventory = (extra: object[] = []) => writeInventory(dir.path, extra);
 
 async function browser(url: string, token: string) {
   const r = await fetch(`${url}/v1/browser-sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
@@ -39,17 +30,7 @@ async function browser(url: string, token: string) {
   return call;
 }
 
-async function installAndServe(args: string[], input: string | undefined, keyBefore: string | undefined): Promise<{ installer: Child; instance: Child }> {
-  const installer = startChild(args, input !== undefined ? { input } : {});
-  children.push(installer);
-  const config = file('vm-central', 'etc/vigil/vigil.config.json');
-  const keyFile = file('vm-central', 'etc/vigil/secrets/deployment-identity.key');
-  await waitFor('the central instance config', () => existsSync(config) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') !== keyBefore && existsSync(file('vm-central', 'var/log/vigil-installer/commands.jsonl')));
-  const instance = startChild(['serve', '--config', config]);
-  children.push(instance);
-  await listeningUrl(instance);
-  return { installer, instance };
-}
+const installAndServe = (args: string[], input: string | undefined, keyBefore: string | undefined) => runInstaller(vms, args, input, keyBefore, children);
 
 describe('setup authority, installer and instance end to end', () => {
   after(async () => {
@@ -90,7 +71,7 @@ describe('setup authority, installer and instance end to end', () => {
     assert.ok(!existsSync(join(vms, 'vm-aaa')), 'a VM outside the scope is never touched');
     const status = await call(`/v1/setup-sessions/${summary.sessionId}`);
     assert.equal(status.body.status, 'completed');
-    assert.equal(status.body.dashboard_url, `http://127.0.0.1:${port}`);
+    assert.equal(status.body.dashboard_url, `http://127.0.0.1:${port}/`);
     assert.ok(status.body.deployment.systems_reporting_live >= 1);
 
     const deploymentId: string = summary.deploymentId;

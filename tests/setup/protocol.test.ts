@@ -49,7 +49,7 @@ describe('setup protocol', () => {
     assert.equal(done.status, 200);
     const final = await t.json(`/v1/setup-sessions/${id}`, { browser: alice });
     assert.equal(final.body.status, 'completed');
-    assert.equal(final.body.dashboard_url, 'http://vm-central:4173');
+    assert.equal(final.body.dashboard_url, 'http://vm-central:4173/', 'the console at / of the reported instance URL');
     assert.equal(final.body.deployment.status, 'reporting');
     assert.equal(final.body.deployment.systems_reporting_live, 3);
     assert.equal(final.body.bootstrap_key.fingerprint, fleet.body.fingerprint);
