@@ -9,9 +9,12 @@ import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
+import { otlpRoutes } from './routes/otlp.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { timed } from './request-metrics.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...otlpRoutes, ...metricsRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and
@@ -21,6 +24,7 @@ export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
   for (const r of routes) {
     const scope = { deps, net, route: r };
     const handlers: MiddlewareHandler<AppEnv>[] = [
+      ...(deps.metrics ? [timed(deps.metrics, r.method.toUpperCase(), r.path)] : []),
       ...(isGuarded(r) ? [guard(deps, net, r.path, r.audit, r.permission)] : []),
       ...(r.middleware?.(deps) ?? []),
       async (c) => r.handle(c, scope),
