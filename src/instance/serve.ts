@@ -16,6 +16,11 @@ import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createMetrics } from '../metrics/metrics.js';
+import { measuredWriter } from '../metrics/writer-metrics.js';
+import { startSyslogListeners } from '../listeners/syslog-listeners.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -30,6 +35,15 @@ export function checkCredentialsFile(path: string): void {
   ensureSecretDir(path);
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`refusing to start: ${problem}`);
+}
+
+/** The size of a file in bytes, or 0 when it cannot be read. */
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
@@ -55,8 +69,13 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const refusals = createRefusalLedger(config.limits);
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
+  const metrics = createMetrics();
+  const dataFile = join(config.storage.path, 'data.mdb');
+  metrics.observe({ logHead: () => ({ seq: instance.log.head().seq, bytes: fileSize(dataFile) }) });
+  const writer = measuredWriter(instance.writer, metrics);
   const app = createApp({
-    writer: instance.writer,
+    metrics,
+    writer,
     registry,
     config,
     now: () => new Date(),
@@ -72,6 +91,13 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     transparency,
   });
   const server = await listen(app.fetch, config.server.host, config.server.port);
+  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date() }).catch(async (err: unknown) => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await summaries.stop();
+    await transparency.stop();
+    await instance.close();
+    throw err;
+  });
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -86,6 +112,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     stop() {
       stopping ??= (async () => {
         await reporter?.stop();
+        await syslog.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
