@@ -35,6 +35,9 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
+  'POST /api/v1/otlp/v1/logs': ['ingestor', 'admin'],
+  // Prometheus scrapes with a viewer credential from a credentials file; the narrow metrics permission is the viewer's and the admin's.
+  'GET /metrics': ['viewer', 'admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };
@@ -51,6 +54,7 @@ const BODIES: Record<string, () => unknown> = {
   'POST /api/v1/collector/submissions': () => ({}),
   'POST /api/v1/collector/enrollment-tokens': () => ({ collectorId: 'matrix-01' }),
   'POST /api/v1/collector/enrollments': () => ({}),
+  'POST /api/v1/otlp/v1/logs': () => ({ resourceLogs: [] }),
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;
