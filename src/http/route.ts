@@ -19,7 +19,7 @@ export function isGuarded(r: Route): r is Route & { readonly permission: Permiss
 }
 
 /** Statuses a handler answers itself; the guard adds 401, 403 and 429 to every guarded route. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429;
 
 /** Response schemas published once under `components` of the OpenAPI document. */
 export type SchemaName = 'NormalizedEvent' | 'IngestionResult' | 'CollectorSubmissionResult' | 'Principal';

@@ -115,7 +115,7 @@ const exportLogsRoute = route({
   body: { media: { [PROTOBUF]: 'ExportLogsServiceRequest, binary protobuf encoding', 'application/json': 'ExportLogsServiceRequest, OTLP/JSON encoding' } },
   middleware: (deps) => [otlpErrors(), admitIngest(deps.admission, deps.config.limits.bodyBytes)],
   success: { status: 200, description: 'ExportLogsServiceResponse (with partialSuccess when records were rejected), in the request\'s encoding' },
-  errors: [400, 413, 415, 429, 503],
+  errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {
     const limit = deps.config.limits.bodyBytes;
     const request = exportRequestOf(c, await bodyBytes(c, limit));
