@@ -5,8 +5,9 @@ import { cidrSet, normalizeAddress } from '../net/cidr.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { tokenBucket } from './rate-limit.js';
 import type { SyslogListenerConfig } from './syslog-config.js';
-import { frameDecoder } from './syslog-framing.js';
+import { frameDecoder, type Frame } from './syslog-framing.js';
 import type { SyslogIntake } from './syslog-intake.js';
+import type { ListenerRecord } from './syslog-rejection.js';
 
 /** A listening syslog server: its bound address and how to stop it. */
 export interface RunningListener {
@@ -57,11 +58,23 @@ export function startStreamListener(config: SyslogListenerConfig, deps: Listener
     socket.destroy();
   };
 
-  function accept(socket: Socket): void {
+  /** The peer of a new connection when it may stay: its source, the connection bound and its certificate are checked. */
+  function admit(socket: Socket): string | undefined {
     const peer = normalizeAddress(socket.remoteAddress ?? '');
-    if (!allowed.has(peer)) return refuse(socket, 'source');
-    if (sockets.size >= config.maxConnections) return refuse(socket, 'max_connections');
-    if (config.tls && !clientAllowed(socket as TLSSocket, config.tls)) return refuse(socket, 'client_certificate');
+    const refusal = !allowed.has(peer) ? 'source'
+      : sockets.size >= config.maxConnections ? 'max_connections'
+      : config.tls && !clientAllowed(socket as TLSSocket, config.tls) ? 'client_certificate'
+      : undefined;
+    if (refusal) {
+      refuse(socket, refusal);
+      return undefined;
+    }
+    return peer;
+  }
+
+  function accept(socket: Socket): void {
+    const peer = admit(socket);
+    if (peer === undefined) return;
     sockets.add(socket);
     deps.metrics?.syslogConnections.inc(labels);
     socket.once('close', () => {
@@ -72,7 +85,7 @@ export function startStreamListener(config: SyslogListenerConfig, deps: Listener
     socket.setTimeout(config.idleTimeoutSeconds * 1000, () => socket.destroy());
     const decoder = frameDecoder(config.maxMessageBytes);
     const bucket = tokenBucket(config.messagesPerSecond, Date.now());
-    const transport = config.protocol === 'tls' ? 'tls' : 'tcp';
+    const base = { peer, listener: config.name, transport: config.protocol === 'tls' ? 'tls' : 'tcp' } as const;
     socket.on('data', (chunk: Buffer) => {
       let room = true;
       let waitMs = 0;
@@ -85,21 +98,26 @@ export function startStreamListener(config: SyslogListenerConfig, deps: Listener
           return;
         }
         waitMs = Math.max(waitMs, bucket.take(Date.now()));
-        const base = { receivedAt, peer, listener: config.name, transport } as const;
-        if (frame.kind === 'oversized') {
-          deps.metrics?.syslogMessages.inc({ ...labels, outcome: 'oversized' });
-          room = deps.intake.add({ ...base, message: frame.head.toString('utf8'), length: frame.length }, { reason: 'too_large', error: `frame of ${frame.length} bytes exceeds maxMessageBytes ${config.maxMessageBytes}` }) && room;
-        } else room = deps.intake.add({ ...base, message: frame.bytes.toString('utf8') }) && room;
+        room = take(frame, { ...base, receivedAt }) && room;
       }
-      // Back-pressure instead of loss: past the rate, or while the intake is full, this connection stops being read.
-      if (waitMs > 0 || !room) {
-        socket.pause();
-        if (waitMs > 0) deps.metrics?.syslogMessages.inc({ ...labels, outcome: 'rate_limited' });
-        const resume = () => { if (!socket.destroyed) socket.resume(); };
-        if (room) setTimeout(resume, waitMs).unref();
-        else deps.intake.whenRoom(() => setTimeout(resume, waitMs).unref());
-      }
+      if (waitMs > 0 || !room) pause(socket, waitMs, room);
     });
+  }
+
+  /** Hands one frame to the intake (an oversized one as a rejection); false once the intake is full. */
+  function take(frame: Exclude<Frame, { kind: 'fatal' }>, base: Omit<ListenerRecord, 'message'>): boolean {
+    if (frame.kind === 'message') return deps.intake.add({ ...base, message: frame.bytes.toString('utf8') });
+    deps.metrics?.syslogMessages.inc({ ...labels, outcome: 'oversized' });
+    return deps.intake.add({ ...base, message: frame.head.toString('utf8'), length: frame.length }, { reason: 'too_large', error: `frame of ${frame.length} bytes exceeds maxMessageBytes ${config.maxMessageBytes}` });
+  }
+
+  /** Back-pressure instead of loss: past the rate, or while the intake is full, a connection stops being read. */
+  function pause(socket: Socket, waitMs: number, room: boolean): void {
+    socket.pause();
+    if (waitMs > 0) deps.metrics?.syslogMessages.inc({ ...labels, outcome: 'rate_limited' });
+    const resume = () => { if (!socket.destroyed) socket.resume(); };
+    if (room) setTimeout(resume, waitMs).unref();
+    else deps.intake.whenRoom(() => setTimeout(resume, waitMs).unref());
   }
 
   let server: Server;

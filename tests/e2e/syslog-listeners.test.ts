@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
@@ -68,6 +69,8 @@ describe('syslog listeners of a real vigil serve', () => {
           { name: 'tcp', protocol: 'tcp', port: 0, maxMessageBytes: 2048, messagesPerSecond: 10_000, idleTimeoutSeconds: 600 },
           { name: 'tls', protocol: 'tls', port: 0, tls: { certFile: join(certs, 'server.crt'), keyFile: join(certs, 'server.key'), clientCaFile: join(certs, 'ca.crt'), allowedClientSubjects: ['CN=web-01'] } },
           { name: 'udp', protocol: 'udp', port: 0 },
+          // No CA: the one certificate whose fingerprint is listed may connect (RFC 5425 5.2).
+          { name: 'tlsfp', protocol: 'tls', port: 0, tls: { certFile: join(certs, 'server.crt'), keyFile: join(certs, 'server.key'), allowedClientFingerprints: [new X509Certificate(readFileSync(join(certs, 'web01.crt'))).fingerprint256] } },
         ],
       },
     });
@@ -76,7 +79,7 @@ describe('syslog listeners of a real vigil serve', () => {
     serve = await startServe(config, dir.path);
     ports = {};
     for (const m of serve.output().matchAll(/"msg":"syslog listening","listener":"(\w+)","protocol":"\w+","address":"[^"]+","port":(\d+)/g)) ports[m[1]!] = Number(m[2]);
-    assert.deepEqual(Object.keys(ports).sort(), ['tcp', 'tls', 'udp']);
+    assert.deepEqual(Object.keys(ports).sort(), ['tcp', 'tls', 'tlsfp', 'udp']);
   });
   after(async () => {
     serve.proc.kill('SIGTERM');
@@ -91,7 +94,7 @@ describe('syslog listeners of a real vigil serve', () => {
   };
   /** Polls the events API until an event of `adapter` satisfies `match` (generous: the machine may be loaded). */
   const waitFor = async (adapter: string, match: (e: StoredEvent) => boolean): Promise<StoredEvent> => {
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 600; i++) {
       const found = (await events(adapter)).find(match);
       if (found) return found;
       await new Promise((r) => setTimeout(r, 100));
@@ -121,23 +124,34 @@ describe('syslog listeners of a real vigil serve', () => {
     assert.equal(e.attributes['APP-NAME'], 'udpapp');
   });
 
-  it('takes TLS from a client certificate on the allowlist and refuses one that is not', async () => {
+  /** Sends one octet-counted message over TLS with a client certificate; resolves when the connection closes. */
+  const tlsSend = (listener: string, name: string, text: string) => new Promise<void>((resolve) => {
     const certs = join(dir.path, 'certs');
-    const tlsSend = (name: string, text: string) => new Promise<void>((resolve) => {
-      const s = tlsConnect({ host: '127.0.0.1', port: ports.tls!, ca: readFileSync(join(certs, 'ca.crt')), cert: readFileSync(join(certs, `${name}.crt`)), key: readFileSync(join(certs, `${name}.key`)) }, () => {
-        const msg = `<14>1 2026-11-23T10:00:00.000Z web-01 tlsapp 42 - - ${text}`;
-        s.end(`${Buffer.byteLength(msg)} ${msg}`);
-      });
-      s.on('close', () => resolve());
-      s.on('error', () => resolve());
+    const s = tlsConnect({ host: '127.0.0.1', port: ports[listener]!, ca: readFileSync(join(certs, 'ca.crt')), cert: readFileSync(join(certs, `${name}.crt`)), key: readFileSync(join(certs, `${name}.key`)) }, () => {
+      const msg = `<14>1 2026-11-23T10:00:00.000Z web-01 tlsapp 42 - - ${text}`;
+      s.end(`${Buffer.byteLength(msg)} ${msg}`);
     });
-    await tlsSend('intruder', 'from the intruder');
-    await tlsSend('web01', 'hello over tls');
+    s.on('close', () => resolve());
+    s.on('error', () => resolve());
+  });
+
+  it('takes TLS from a client certificate on the subject allowlist and refuses one that is not', async () => {
+    await tlsSend('tls', 'intruder', 'from the intruder');
+    await tlsSend('tls', 'web01', 'hello over tls');
     const e = await waitFor('syslog-rfc5424', withMsg('hello over tls'));
     assert.equal(e.attributes['APP-NAME'], 'tlsapp');
     assert.ok(!(await events('syslog-rfc5424')).some(withMsg('from the intruder')), 'a certificate off the allowlist delivers nothing');
     const metrics = await (await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${viewer}` } })).text();
     assert.match(metrics, /vigil_syslog_connections_refused_total\{listener="tls",reason="client_certificate"\} 1/);
+  });
+
+  it('takes TLS from the client certificate whose fingerprint is listed, without a CA, and refuses another', async () => {
+    await tlsSend('tlsfp', 'intruder', 'fingerprint intruder');
+    await tlsSend('tlsfp', 'web01', 'hello by fingerprint');
+    await waitFor('syslog-rfc5424', withMsg('hello by fingerprint'));
+    assert.ok(!(await events('syslog-rfc5424')).some(withMsg('fingerprint intruder')));
+    const metrics = await (await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${viewer}` } })).text();
+    assert.match(metrics, /vigil_syslog_connections_refused_total\{listener="tlsfp",reason="client_certificate"\} 1/);
   });
 
   it('keeps a message that is not RFC 5424 as a detectable rejection record', async () => {
@@ -195,17 +209,11 @@ describe('syslog listeners of a real vigil serve', () => {
     const rsyslogd = spawn(RSYSLOGD, ['-n', '-f', conf, '-i', join(work, 'rsyslogd.pid')], { stdio: 'ignore' });
     const exited = new Promise((resolve) => rsyslogd.once('exit', resolve));
     try {
-      // rsyslogd creates its socket once it runs; logger retries until it can write to it.
-      let delivered = false;
-      for (let i = 0; i < 100 && !delivered; i++) {
-        try {
-          logger(['-u', socketPath, '-t', 'rsysapp', '-p', 'daemon.err', 'forwarded by rsyslog']);
-          delivered = true;
-        } catch {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-      assert.ok(delivered, 'rsyslogd opened its socket');
+      // logger exits 0 even when the socket is not there yet, so wait until rsyslogd has created it;
+      // from then on datagrams wait in the socket until rsyslogd reads them.
+      for (let i = 0; i < 600 && !existsSync(socketPath); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(existsSync(socketPath), 'rsyslogd opened its socket');
+      logger(['-u', socketPath, '-t', 'rsysapp', '-p', 'daemon.err', 'forwarded by rsyslog']);
       const e = await waitFor('syslog-rfc5424', withMsg('forwarded by rsyslog'));
       assert.equal(e.attributes['APP-NAME'], 'rsysapp');
       assert.equal(e.attributes['SEVERITY'], 3);
