@@ -16,6 +16,7 @@ import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
+import { startExports } from '../export/start.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMetrics } from '../metrics/metrics.js';
@@ -66,6 +67,14 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     });
     if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
   }
+  const exports = await startExports(config.export, {
+    storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, writer: instance.writer,
+    detection: detectionSettingsOf(config), logLine: log,
+  }).catch(async (err: unknown) => {
+    await transparency.stop();
+    await instance.close();
+    throw err;
+  });
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const refusals = createRefusalLedger(config.limits);
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
@@ -89,11 +98,13 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     graph: (q) => instance.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
     transparency,
+    exports: () => exports.status(),
   });
   const server = await listen(app.fetch, config.server.host, config.server.port);
   const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date() }).catch(async (err: unknown) => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await summaries.stop();
+    await exports.stop();
     await transparency.stop();
     await instance.close();
     throw err;
@@ -119,6 +130,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
           setTimeout(() => server.closeAllConnections(), 10_000).unref();
         });
         await summaries.stop();
+        await exports.stop();
         await transparency.stop();
         await instance.close();
       })();

@@ -35,6 +35,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
+  // What leaves the machine, and where, is the operator's to see (docs/export.md).
+  'GET /api/v1/exports': ['admin'],
   'POST /api/v1/otlp/v1/logs': ['ingestor', 'admin'],
   // Prometheus scrapes with a viewer credential from a credentials file; the narrow metrics permission is the viewer's and the admin's.
   'GET /metrics': ['viewer', 'admin'],
