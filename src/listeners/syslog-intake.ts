@@ -51,7 +51,7 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
   let queue: Pending[] = [];
   let inFlight = 0;
   let timer: NodeJS.Timeout | undefined;
-  let writing: Promise<void> = Promise.resolve();
+  const writing = new Set<Promise<void>>();
   let waiting: Array<() => void> = [];
   const actor = { id: `syslog:${listener}`, authentication: 'syslog-listener' };
 
@@ -83,20 +83,31 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
     }
   }
 
+  /** Wakes the streams paused on a full intake once there is room again. */
+  function wake(): void {
+    if (queue.length + inFlight >= MAX_PENDING_MESSAGES || waiting.length === 0) return;
+    const resume = waiting;
+    waiting = [];
+    for (const r of resume) r();
+  }
+
+  /**
+   * Sends the queue to the writer in batches. The writer decides commands in the order they are
+   * executed (synchronously, here), so batches need not wait for each other: the next one is
+   * normalized while the last one is being made durable, and batches staged together share a commit.
+   */
   function drain(): void {
     timer = undefined;
     while (queue.length > 0) {
       const batch = queue.slice(0, MAX_BATCH);
       queue = queue.slice(batch.length);
       inFlight += batch.length;
-      writing = writing.then(() => write(batch)).finally(() => {
+      const written: Promise<void> = write(batch).finally(() => {
         inFlight -= batch.length;
-        if (queue.length + inFlight < MAX_PENDING_MESSAGES && waiting.length > 0) {
-          const resume = waiting;
-          waiting = [];
-          for (const r of resume) r();
-        }
+        writing.delete(written);
+        wake();
       });
+      writing.add(written);
     }
   }
 
@@ -117,7 +128,7 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
     async flush() {
       if (timer) clearTimeout(timer);
       drain();
-      await writing;
+      await Promise.all([...writing]);
     },
     async stop() {
       await this.flush();
