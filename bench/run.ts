@@ -13,6 +13,7 @@ import { normalizerBench } from './normalizers.js';
 import { overloadBench } from './overload.js';
 import { transparencyBench } from './transparency.js';
 import { exportBench } from './export.js';
+import { shippersBench } from './shippers.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   normalizers: () => normalizerBench(),
@@ -24,6 +25,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   console: () => consoleBench(),
   export: () => exportBench(),
   'console-pages': () => consolePagesBench(),
+  shippers: () => shippersBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

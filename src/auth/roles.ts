@@ -8,6 +8,7 @@ export const PERMISSIONS = [
   'principal:read', 'console:read', 'health:read', 'graph:read', 'plan:read', 'rules:read', 'rules:write',
   'events:read', 'alerts:read', 'alerts:review', 'incidents:read', 'incidents:promote', 'ingest', 'collector:submit',
   'audit:read', 'collectors:admin', 'log:read', 'log:cosign', 'exports:read',
+  'metrics:read',
 ] as const;
 /** One permission. */
 export type Permission = (typeof PERMISSIONS)[number];
@@ -17,7 +18,7 @@ const VIEWER: Permission[] = ['health:read', 'graph:read', 'plan:read', 'rules:r
 /** What each role may do (spec 5.2); `admin` holds every permission; every principal may read itself. */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   console: ['console:read'],
-  viewer: VIEWER,
+  viewer: [...VIEWER, 'metrics:read'],
   ingestor: ['ingest'],
   collector: ['collector:submit'],
   analyst: [...VIEWER, 'alerts:review', 'incidents:promote'],

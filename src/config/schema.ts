@@ -3,6 +3,7 @@ import { parseCidr } from '../net/cidr.js';
 import { MeshAllowlistSchema } from '../auth/mesh-allowlist.js';
 import { parseVerifierKey } from '../log/signed-note.js';
 import { ExportConfigSchema } from '../export/config.js';
+import { SyslogListenersSchema } from '../listeners/syslog-config.js';
 
 const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
 const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
@@ -58,6 +59,8 @@ export const ConfigSchema = v.strictObject({
     allowLoopbackAdmin: v.optional(v.boolean(), false),
     approvedSourceAddresses: v.optional(CidrList, ['127.0.0.0/8', '::1/128']),
     trustedProxies: v.optional(CidrList, []),
+    /** `GET /metrics` without a credential from a loopback peer (a Prometheus on the same machine). */
+    allowLoopbackMetrics: v.optional(v.boolean(), false),
   }), {}),
   auth: v.optional(v.strictObject({
     credentialsFile: v.optional(PathText, 'data/credentials.json'),
@@ -95,6 +98,10 @@ export const ConfigSchema = v.strictObject({
   console: v.optional(v.strictObject({
     sessionIdleMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1440)), 30),
     sessionMaxHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(168)), 12),
+  }), {}),
+  /** Syslog listeners (docs/shippers.md): none unless configured. */
+  syslog: v.optional(v.strictObject({
+    listeners: v.optional(SyslogListenersSchema, []),
   }), {}),
 });
 

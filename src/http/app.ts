@@ -5,6 +5,9 @@ import { HttpError, sendError } from './errors.js';
 import { errorHandler, requestIds } from './middleware.js';
 import { registerRoutes } from './route-table.js';
 import { registerConsole } from '../console/app.js';
+import { createMetrics } from '../metrics/metrics.js';
+import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
+import type { AlertsState } from '../projections/alerts.js';
 
 /** Routes registered on the app, for 405 answers: a method and a path pattern each. */
 function methodsFor(app: Hono<AppEnv>, path: string): string[] {
@@ -17,8 +20,21 @@ function methodsFor(app: Hono<AppEnv>, path: string): string[] {
   return [...allowed];
 }
 
+function* openSeverities(s: AlertsState): Iterable<number> {
+  for (const a of s.alerts.values()) if (a.status !== 'dismissed') yield a.severity;
+}
+
 /** The instance's Hono app, apart from listening, so tests can call `app.request()`. */
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+export function createApp(given: AppDeps): Hono<AppEnv> {
+  const metrics = given.metrics ?? createMetrics();
+  const deps: AppDeps = { ...given, metrics };
+  metrics.observe({
+    queue: () => deps.admission.depth(),
+    readSideApplied: () => deps.reads.seq(),
+    openAlertSeverities: () => openSeverities(deps.reads.state<AlertsState>('alerts')),
+    collectorLastSeen: () => [...deps.reads.state<CollectorsState>(COLLECTORS).collectors.values()].map((c) => c.lastAcceptedAt),
+    now: deps.now,
+  });
   const app = new Hono<AppEnv>();
   const net: NetPolicy = { approved: cidrSet(deps.config.server.approvedSourceAddresses), trustedProxies: cidrSet(deps.config.server.trustedProxies) };
 

@@ -11,6 +11,7 @@ import type { RefusalLedger } from './refusals.js';
 import type { Transparency } from '../log/checkpointer.js';
 import type { ReporterStatus } from '../instance/deployment-reporter.js';
 import type { DestinationStatus } from '../export/destination.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
@@ -51,6 +52,8 @@ export interface AppDeps {
   readonly deployment?: () => ReporterStatus | undefined;
   /** Each export destination's delivery state (absent or empty: export is off). */
   readonly exports?: () => DestinationStatus[];
+  /** Prometheus metrics (`GET /metrics`); createApp makes a registry of its own when none is given. */
+  readonly metrics?: Metrics;
 }
 
 /** The request-scoped values middleware sets. */

@@ -13,6 +13,11 @@ export const LOOPBACK_ADMIN: Principal = {
   id: 'local-admin', roles: ['admin'], displayName: 'Local administrator', loginName: 'local-admin', authentication: 'loopback',
 };
 
+/** The principal of an unauthenticated loopback scrape of `GET /metrics` (`server.allowLoopbackMetrics`): it may read metrics only. */
+export const LOOPBACK_METRICS: Principal = {
+  id: 'local-metrics', roles: [], displayName: 'Local metrics scraper', loginName: 'local-metrics', authentication: 'loopback',
+};
+
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
 const UNAUTHENTICATED = 'missing, invalid, expired or disabled credentials';
 
@@ -32,6 +37,12 @@ function identify(deps: AppDeps, authorization: string | undefined, peer: string
   }
   if (deps.config.server.allowLoopbackAdmin && peer !== undefined && isLoopback(peer) && !forwarded) return LOOPBACK_ADMIN;
   return undefined;
+}
+
+/** A loopback peer without credentials scraping metrics, when `server.allowLoopbackMetrics` allows it. */
+function loopbackScraper(deps: AppDeps, permission: Permission, authorization: string | undefined, peer: string | undefined, forwarded: boolean): Principal | undefined {
+  const allowed = permission === 'metrics:read' && deps.config.server.allowLoopbackMetrics && authorization === undefined && !forwarded && peer !== undefined && isLoopback(peer);
+  return allowed ? LOOPBACK_METRICS : undefined;
 }
 
 /**
@@ -59,7 +70,7 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
     // A console page (`session` given) is first identified by its session cookie, then as the API is.
     const fromSession = session && c.req.header('authorization') === undefined ? await session(c) : undefined;
     const identified = fromSession ?? identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);
-    const principal = identified instanceof Promise ? await identified : identified;
+    const principal = (identified instanceof Promise ? await identified : identified) ?? loopbackScraper(deps, permission, c.req.header('authorization'), peer, forwarded);
     const approved = source !== 'unknown' && net.approved.has(source);
     c.set('auditRecords', (status: number) => accessRecords({
       requestId: c.get('requestId'), operation, method: c.req.method, route, status,
@@ -70,7 +81,7 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       c.res = sendError(c, new HttpError(401, UNAUTHENTICATED));
       c.header('WWW-Authenticate', 'Bearer');
       if (!deps.refusals.failed(source, route, at)) return;
-    } else if (!allows(principal.roles, permission)) {
+    } else if (!(principal === LOOPBACK_METRICS || allows(principal.roles, permission))) {
       c.set('principal', principal);
       c.res = sendError(c, new HttpError(403, `principal ${principal.id} lacks the ${permission} permission`));
     } else {

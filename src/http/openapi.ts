@@ -29,6 +29,9 @@ function parameters(r: Route): unknown[] {
 }
 
 function requestBody(body: RequestBody): Record<string, unknown> {
+  if ('media' in body) {
+    return { required: true, content: Object.fromEntries(Object.entries(body.media).map(([type, description]) => [type, { schema: { description } }])) };
+  }
   const content = 'yaml' in body
     ? { 'application/yaml': { schema: { type: 'string', description: body.yaml } } }
     : { 'application/json': { schema: schema('batch' in body ? batchDescription(body.batch) : body.json) } };

@@ -11,9 +11,12 @@ import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
 import { consoleRoutes } from './routes/console.js';
 import { exportRoutes } from './routes/exports.js';
+import { otlpRoutes } from './routes/otlp.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { timed } from './request-metrics.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes, ...otlpRoutes, ...metricsRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and
@@ -23,6 +26,7 @@ export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
   for (const r of routes) {
     const scope = { deps, net, route: r };
     const handlers: MiddlewareHandler<AppEnv>[] = [
+      ...(deps.metrics ? [timed(deps.metrics, r.method.toUpperCase(), r.path)] : []),
       ...(isGuarded(r) ? [guard(deps, net, r.path, r.audit, r.permission)] : []),
       ...(r.middleware?.(deps) ?? []),
       async (c) => r.handle(c, scope),

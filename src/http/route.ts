@@ -24,11 +24,13 @@ export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429;
 /** Response schemas published once under `components` of the OpenAPI document. */
 export type SchemaName = 'NormalizedEvent' | 'IngestionResult' | 'CollectorSubmissionResult' | 'Principal';
 
-/** A request body: JSON of a schema, a batch of records of a schema (see batch.ts), or Sigma YAML. */
+/** A request body: JSON of a schema, a batch of records of a schema (see batch.ts), Sigma YAML, or described media types. */
 export type RequestBody =
   | { readonly json: v.GenericSchema }
   | { readonly batch: v.GenericSchema }
-  | { readonly yaml: string };
+  | { readonly yaml: string }
+  /** Bodies in other media types (OTLP protobuf or JSON), each described in words. */
+  | { readonly media: Readonly<Record<string, string>> };
 
 /** What a handler gets besides the request: the app's dependencies, its address policy and its own entry. */
 export interface RouteScope {

@@ -17,6 +17,11 @@ import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
 import { startExports } from '../export/start.js';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createMetrics } from '../metrics/metrics.js';
+import { measuredWriter } from '../metrics/writer-metrics.js';
+import { startSyslogListeners } from '../listeners/syslog-listeners.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -31,6 +36,15 @@ export function checkCredentialsFile(path: string): void {
   ensureSecretDir(path);
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`refusing to start: ${problem}`);
+}
+
+/** The size of a file in bytes, or 0 when it cannot be read. */
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
@@ -66,8 +80,13 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
   // Bound once the server listens (the reporter needs the port); the console reads it through `deployment`.
   let reporter: DeploymentReporter | undefined;
+  const metrics = createMetrics();
+  const dataFile = join(config.storage.path, 'data.mdb');
+  metrics.observe({ logHead: () => ({ seq: instance.log.head().seq, bytes: fileSize(dataFile) }) });
+  const writer = measuredWriter(instance.writer, metrics);
   const app = createApp({
-    writer: instance.writer,
+    metrics,
+    writer,
     registry,
     config,
     now: () => new Date(),
@@ -85,6 +104,14 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     exports: () => exports.status(),
   });
   const server = await listen(app.fetch, config.server.host, config.server.port);
+  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date() }).catch(async (err: unknown) => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await summaries.stop();
+    await exports.stop();
+    await transparency.stop();
+    await instance.close();
+    throw err;
+  });
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -99,6 +126,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     stop() {
       stopping ??= (async () => {
         await reporter?.stop();
+        await syslog.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();

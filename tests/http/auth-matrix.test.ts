@@ -47,6 +47,9 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/snapshot': ['console', 'viewer', 'analyst', 'admin'],
   // What leaves the machine, and where, is the operator's to see (docs/export.md).
   'GET /api/v1/exports': ['admin'],
+  'POST /api/v1/otlp/v1/logs': ['ingestor', 'admin'],
+  // Prometheus scrapes with a viewer credential from a credentials file; the narrow metrics permission is the viewer's and the admin's.
+  'GET /metrics': ['viewer', 'admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };
@@ -70,6 +73,7 @@ const BODIES: Record<string, () => unknown> = {
   'POST /api/v1/collector/submissions': () => ({}),
   'POST /api/v1/collector/enrollment-tokens': () => ({ collectorId: 'matrix-01' }),
   'POST /api/v1/collector/enrollments': () => ({}),
+  'POST /api/v1/otlp/v1/logs': () => ({ resourceLogs: [] }),
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;

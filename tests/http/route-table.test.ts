@@ -45,6 +45,8 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/console': 'read_console',
   'GET /api/snapshot': 'read_legacy_snapshot',
   'GET /api/v1/exports': 'list_exports',
+  'POST /api/v1/otlp/v1/logs': 'ingest_otlp',
+  'GET /metrics': 'read_metrics',
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;

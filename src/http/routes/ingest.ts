@@ -41,6 +41,15 @@ function normalizeAll(normalizer: Normalizer, ctx: NormalizeContext, records: re
   return out;
 }
 
+/**
+ * An OTLP/JSON ExportLogsServiceRequest sent as the whole body, as the OpenTelemetry SDK exporters
+ * send it, is the one record of the batch.
+ */
+function exportRequestAsBatch(normalizer: string, body: unknown): unknown {
+  const isExport = normalizer === 'opentelemetry-log' && body !== null && typeof body === 'object' && !Array.isArray(body) && 'resourceLogs' in body && !('records' in body);
+  return isExport ? [body] : body;
+}
+
 const ingestRawRoute = route({
   method: 'post', path: '/api/v1/ingest/{normalizer}', operationId: 'ingestRaw',
   summary: `Ingest raw records through a built-in normalizer (${[...NORMALIZERS.keys()].join(', ')}); all or nothing`,
@@ -55,7 +64,7 @@ const ingestRawRoute = route({
     const problem = logTypeProblem(normalizer, q.logType);
     if (problem) throw new HttpError(400, 'invalid query', [problem]);
     if (q.meshnet !== undefined && name !== 'mesh-vpn-logs') throw new HttpError(400, 'invalid query', [`meshnet: only mesh-vpn-logs takes a meshnet`]);
-    const batch = batchOf(await readJsonBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
+    const batch = batchOf(exportRequestAsBatch(name, await readJsonBody(c, deps.config.limits.bodyBytes)), deps.config.limits.recordsPerRequest);
     c.get('ingestTicket').records(batch.records.length);
     const ctx: NormalizeContext = {
       ingestedAt: deps.now().toISOString(),
@@ -63,9 +72,17 @@ const ingestRawRoute = route({
       ...(q.meshnet !== undefined ? { meshnet: q.meshnet } : {}),
       ...(batch.context !== undefined ? { context: batch.context } : {}),
     };
-    const normalized = normalizeAll(normalizer, ctx, batch.records);
+    let normalized: ReturnType<typeof normalizeAll>;
+    try {
+      normalized = normalizeAll(normalizer, ctx, batch.records);
+    } catch (err) {
+      deps.metrics?.ingested.inc({ route: '/api/v1/ingest/{normalizer}', normalizer: name, outcome: 'rejected' }, batch.records.length);
+      throw err;
+    }
     const cmd = { normalizer: name, normalized, ...(q.logType !== undefined ? { logType: q.logType } : {}), ...(q.meshnet !== undefined ? { meshnet: q.meshnet } : {}) };
-    return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 202)), 202);
+    const result = withDetections(await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 202));
+    deps.metrics?.ingested.inc({ route: '/api/v1/ingest/{normalizer}', normalizer: name, outcome: 'accepted' }, result.accepted.length);
+    return c.json(result, 202);
   },
 });
 

@@ -1,0 +1,137 @@
+import type { DetectionSettings } from '../alerting/evaluate.js';
+import { detectIn } from '../alerting/detection-step.js';
+import type { CommandContext } from '../commands/decision.js';
+import { decideIngestRaw } from '../commands/ingest-raw.js';
+import type { Writer } from '../commands/writer.js';
+import type { NormalizedEvent } from '../events/normalized-event.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { syslogRfc5424 } from '../normalizers/syslog-rfc5424.js';
+import { syslogRejectionEvent, type ListenerRecord, type SyslogRejectionReason } from './syslog-rejection.js';
+
+/** Messages held (queued or being written) past which a listener stops reading (TCP) or drops and counts (UDP). */
+export const MAX_PENDING_MESSAGES = 20_000;
+/** Messages per command at most. */
+const MAX_BATCH = 2_000;
+
+/** What a listener hands its messages to. */
+export interface SyslogIntake {
+  /** Takes one received message; false once the intake is full (a stream pauses until `whenRoom`). */
+  add(record: ListenerRecord, rejection?: { reason: SyslogRejectionReason; error: string }): boolean;
+  /** Whether another message would be taken without passing the bound (UDP drops and counts otherwise). */
+  hasRoom(): boolean;
+  /** Calls `resume` once when the intake has room again. */
+  whenRoom(resume: () => void): void;
+  /** Writes whatever is queued and waits for it to be durable. */
+  flush(): Promise<void>;
+  /** Flushes and stops the timer. */
+  stop(): Promise<void>;
+}
+
+/** What an intake needs: the writer, detection settings, the clock, metrics and the operational log. */
+export interface IntakeDeps {
+  readonly writer: Writer;
+  readonly detection: DetectionSettings;
+  readonly now: () => Date;
+  readonly metrics?: Metrics;
+  readonly log: (line: Record<string, unknown>) => void;
+  readonly batchMs: number;
+}
+
+interface Pending {
+  readonly record: ListenerRecord;
+  readonly rejection?: { reason: SyslogRejectionReason; error: string };
+}
+
+/**
+ * Gathers one listener's messages for `batchMs` and writes them as one command: each message goes
+ * through the syslog-rfc5424 normalizer; one it refuses (or an oversized frame) becomes a
+ * rejection record. Both are stored raw beside their events, and detections run on the batch.
+ */
+export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIntake {
+  let queue: Pending[] = [];
+  let inFlight = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const writing = new Set<Promise<void>>();
+  let waiting: Array<() => void> = [];
+  const actor = { id: `syslog:${listener}`, authentication: 'syslog-listener' };
+
+  function normalized(batch: readonly Pending[], ingestedAt: string) {
+    let accepted = 0;
+    let rejected = 0;
+    const out = batch.map(({ record, rejection }): { record: unknown; events: NormalizedEvent[] } => {
+      const r = rejection ? undefined : syslogRfc5424.normalize(record, { ingestedAt });
+      if (r?.ok) {
+        accepted++;
+        return { record, events: r.events };
+      }
+      rejected++;
+      const why = rejection ?? { reason: 'not_rfc5424' as const, error: r && !r.ok ? r.error : 'not RFC 5424' };
+      return { record, events: [syslogRejectionEvent(record, why.reason, why.error, ingestedAt)] };
+    });
+    deps.metrics?.syslogMessages.inc({ listener, outcome: 'accepted' }, accepted);
+    deps.metrics?.syslogMessages.inc({ listener, outcome: 'rejected' }, rejected);
+    return out;
+  }
+
+  async function write(batch: readonly Pending[]): Promise<void> {
+    const ctx: CommandContext = { now: deps.now().toISOString(), actor };
+    const cmd = { normalizer: syslogRfc5424.name, normalized: normalized(batch, ctx.now) };
+    try {
+      await deps.writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, deps.detection), ctx);
+    } catch (err) {
+      deps.log({ level: 'error', msg: 'syslog batch could not be written', listener, messages: batch.length, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /** Wakes the streams paused on a full intake once there is room again. */
+  function wake(): void {
+    if (queue.length + inFlight >= MAX_PENDING_MESSAGES || waiting.length === 0) return;
+    const resume = waiting;
+    waiting = [];
+    for (const r of resume) r();
+  }
+
+  /**
+   * Sends the queue to the writer in batches. The writer decides commands in the order they are
+   * executed (synchronously, here), so batches need not wait for each other: the next one is
+   * normalized while the last one is being made durable, and batches staged together share a commit.
+   */
+  function drain(): void {
+    timer = undefined;
+    while (queue.length > 0) {
+      const batch = queue.slice(0, MAX_BATCH);
+      queue = queue.slice(batch.length);
+      inFlight += batch.length;
+      const written: Promise<void> = write(batch).finally(() => {
+        inFlight -= batch.length;
+        writing.delete(written);
+        wake();
+      });
+      writing.add(written);
+    }
+  }
+
+  return {
+    add(record, rejection) {
+      queue.push(rejection ? { record, rejection } : { record });
+      if (queue.length >= MAX_BATCH) {
+        if (timer) clearTimeout(timer);
+        drain();
+      } else timer ??= setTimeout(drain, deps.batchMs);
+      return queue.length + inFlight < MAX_PENDING_MESSAGES;
+    },
+    hasRoom: () => queue.length + inFlight < MAX_PENDING_MESSAGES,
+    whenRoom(resume) {
+      if (queue.length + inFlight < MAX_PENDING_MESSAGES) resume();
+      else waiting.push(resume);
+    },
+    async flush() {
+      if (timer) clearTimeout(timer);
+      drain();
+      await Promise.all([...writing]);
+    },
+    async stop() {
+      await this.flush();
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSyslogIntake } from '../../src/listeners/syslog-intake.js';
+import { syslogRejectionEvent } from '../../src/listeners/syslog-rejection.js';
+import { NormalizedEventSchema } from '../../src/events/normalized-event.js';
+import * as v from 'valibot';
+import { startTestInstance } from '../helpers/instance.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+
+describe('syslog intake', () => {
+  it('writes a burst of messages as one command, accepted and rejected alike, and counts them', async () => {
+    const t = await startTestInstance();
+    try {
+      const metrics = createMetrics();
+      const intake = createSyslogIntake('edge', { writer: t.inst.writer, detection: { incidentWindowMs: 3_600_000 }, now: () => new Date('2026-11-22T10:00:00Z'), metrics, log: () => {}, batchMs: 60_000 });
+      const base = { receivedAt: '2026-11-22T10:00:00.000Z', peer: '192.0.2.5', listener: 'edge', transport: 'tcp' } as const;
+      const before = t.inst.log.head().seq;
+      assert.equal(intake.add({ ...base, message: '<34>1 2026-11-22T09:59:59Z web-01 sshd 77 - - Failed password for root from 198.51.100.9 port 22 ssh2' }), true);
+      intake.add({ ...base, message: 'not syslog at all' });
+      intake.add({ ...base, message: '<13>1 - h a - - - head', length: 99_999 }, { reason: 'too_large', error: 'frame of 99999 bytes exceeds maxMessageBytes 2048' });
+      await intake.flush();
+      const records = [...t.inst.log.read(before + 1)];
+      assert.equal(records.length, 1, 'one record: the batch');
+      const data = records[0]!.data as { normalizer: string; records: unknown[]; events: Array<{ source: { adapter: string }; class: string; activity: string }> };
+      assert.equal(data.normalizer, 'syslog-rfc5424');
+      assert.equal(data.records.length, 3, 'every message kept raw');
+      assert.deepEqual(data.events.map((e) => [e.source.adapter, e.class === 'syslog_message_rejected' ? e.activity : 'accepted']), [['syslog-rfc5424', 'accepted'], ['vigil', 'not_rfc5424'], ['vigil', 'too_large']]);
+      const text = await metrics.registry.metrics();
+      assert.match(text, /vigil_syslog_messages_total\{listener="edge",outcome="accepted"\} 1/);
+      assert.match(text, /vigil_syslog_messages_total\{listener="edge",outcome="rejected"\} 2/);
+      await intake.stop();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('makes rejection events that satisfy the NormalizedEvent schema and differ per message', () => {
+    const rec = { message: 'garbage', receivedAt: '2026-11-22T10:00:00.000Z', peer: '::1', listener: 'l', transport: 'udp' } as const;
+    const a = syslogRejectionEvent(rec, 'not_rfc5424', 'bad', '2026-11-22T10:00:01.000Z');
+    const b = syslogRejectionEvent({ ...rec, message: 'garbage 2' }, 'not_rfc5424', 'bad', '2026-11-22T10:00:01.000Z');
+    assert.ok(v.safeParse(NormalizedEventSchema, a).success);
+    assert.notEqual(a.id, b.id);
+    assert.deepEqual(a.entityKeys, ['ip:::1']);
+    assert.deepEqual(syslogRejectionEvent({ ...rec, peer: 'unknown' }, 'too_large', 'x', rec.receivedAt).entityKeys, []);
+  });
+});
