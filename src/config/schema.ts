@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { parseCidr } from '../net/cidr.js';
 import { MeshAllowlistSchema } from '../auth/mesh-allowlist.js';
 import { parseVerifierKey } from '../log/signed-note.js';
+import { MonitoringSchema } from '../monitoring/settings.js';
 
 const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
 const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
@@ -88,6 +89,8 @@ export const ConfigSchema = v.strictObject({
     incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
     freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),
   }), {}),
+  /** Silent sources, disk watermarks and health (docs/monitoring.md); reloaded on SIGHUP. */
+  monitoring: v.optional(MonitoringSchema, {}),
 });
 
 /** The validated configuration with every default filled in. */

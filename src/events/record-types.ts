@@ -56,6 +56,9 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'AlertReviewed':
     case 'IncidentOpened':
     case 'IncidentAlertsAdded':
+    case 'SourceWentSilent':
+    case 'SourceResumed':
+    case 'DiskWatermarkCrossed':
       return NONE;
     default: {
       const _exhaustive: never = e;

@@ -9,6 +9,7 @@ import type { GraphPage, GraphQuery } from '../projections/graph-query.js';
 import type { IngestAdmission, IngestTicket } from './admission.js';
 import type { RefusalLedger } from './refusals.js';
 import type { Transparency } from '../log/checkpointer.js';
+import type { SelfMonitor } from '../monitoring/self-monitor.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
@@ -45,6 +46,8 @@ export interface AppDeps {
   readonly graph: (query: GraphQuery) => Promise<GraphPage | undefined>;
   /** Signed checkpoints and proofs of the log (absent where none are kept: the log routes answer 404). */
   readonly transparency?: Transparency;
+  /** Disk watermarks, silent sources and health detail (absent: no self-monitoring, health is `ok`). */
+  readonly monitor?: SelfMonitor;
 }
 
 /** The request-scoped values middleware sets. */

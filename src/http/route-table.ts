@@ -9,9 +9,11 @@ import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
+import { healthRoutes } from './routes/health.js';
+import { refuseWritesPastFlood } from './disk-guard.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...healthRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and
@@ -22,6 +24,7 @@ export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
     const scope = { deps, net, route: r };
     const handlers: MiddlewareHandler<AppEnv>[] = [
       ...(isGuarded(r) ? [guard(deps, net, r.path, r.audit, r.permission)] : []),
+      ...(r.method !== 'get' ? [refuseWritesPastFlood(deps)] : []),
       ...(r.middleware?.(deps) ?? []),
       async (c) => r.handle(c, scope),
     ];

@@ -16,11 +16,15 @@ import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
+import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
+import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
   readonly url: string;
   readonly instance: InstanceStore;
+  /** Applies a reloaded configuration's `monitoring` section (watermarks, cadences, quiet hours). */
+  reload(config: Config): void;
   /** Stops accepting, lets in-flight requests finish, then checkpoints and closes the store. */
   stop(): Promise<void>;
 }
@@ -37,7 +41,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   checkCredentialsFile(config.auth.credentialsFile);
   const mesh = config.auth.mesh ? openMeshIdentity(config.auth.mesh, log) : undefined;
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
-  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal });
+  let server: Server | undefined;
+  let inFlight: InFlight | undefined;
+  const fatal = fatalDrain(() => server, () => inFlight, log, onFatal);
+  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal });
   const transparency = await startInstanceCheckpointer(instance, config).catch(async (err: unknown) => {
     await instance.close();
     throw err;
@@ -54,6 +61,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   }
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const refusals = createRefusalLedger(config.limits);
+  const monitor = createSelfMonitor({
+    writer: instance.writer, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
+    progress: () => ({ headSeq: instance.log.head().seq, readSeq: instance.readSide.applied() }),
+  });
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
   const app = createApp({
     writer: instance.writer,
@@ -70,8 +81,11 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     graph: (q) => instance.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
     transparency,
+    monitor,
   });
-  const server = await listen(app.fetch, config.server.host, config.server.port);
+  server = await listen(app.fetch, config.server.host, config.server.port);
+  inFlight = trackInFlight(server);
+  monitor.start();
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -83,13 +97,18 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   return {
     url: `http://${host}:${port}`,
     instance,
+    reload(next) {
+      monitor.reload(next.monitoring);
+      log({ level: 'info', msg: 'monitoring settings reloaded', disk: next.monitoring.disk });
+    },
     stop() {
       stopping ??= (async () => {
         await reporter?.stop();
+        await monitor.stop();
         await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-          setTimeout(() => server.closeAllConnections(), 10_000).unref();
+          server!.close(() => resolve());
+          server!.closeIdleConnections();
+          setTimeout(() => server!.closeAllConnections(), 10_000).unref();
         });
         await summaries.stop();
         await transparency.stop();
