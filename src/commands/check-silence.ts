@@ -26,7 +26,8 @@ const seconds = (ms: number | null): string => (ms === null ? 'not learned yet' 
  * Decides one scheduled silence check at `ctx.now`: a silent source that reported again is resumed
  * (its alert resolved with a history entry); a source silent for longer than its threshold, outside
  * declared quiet hours and expected silences, is declared silent and raises a `vigil.source-silent`
- * alert with its last report time and usual cadence. Nothing to say: no events.
+ * alert with its last report time and usual cadence (both may happen in one check: one report
+ * during a long silence, then quiet again). Nothing to say: no events.
  */
 export function decideSilenceCheck(state: SilenceCheckState, settings: SilenceSettings, ctx: CommandContext): Decision<SilenceCheckResult> {
   const nowMs = Date.parse(ctx.now);
@@ -42,7 +43,7 @@ export function decideSilenceCheck(state: SilenceCheckState, settings: SilenceSe
       const resolution: AlertReviewed | undefined = systemResolution(state.alerts, a.silent.alertId, SOURCE_SILENT_RULE, `source reported again at ${a.lastSeenAt} (silent since ${a.silent.lastSeenAt})`);
       if (resolution) events.push({ type: DetectionRecord.AlertReviewed, data: resolution });
       resumed.push(source);
-      continue;
+      // It may be overdue again already (one report, then quiet): judged below like any other.
     }
     if (!settings.enabled) continue;
     const thresholdMs = silenceThresholdMs(source, a.gaps, settings);
