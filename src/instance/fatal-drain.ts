@@ -44,6 +44,9 @@ export function fatalDrain(serverOf: () => Server | undefined, inFlightOf: () =>
     if (tripped) return;
     tripped = true;
     log({ level: 'fatal', msg: 'storage failure: answering requests in flight with 503, then stopping', error: err.message });
+    // The failed commit rejects every write queued with it, some in promises of LMDB's own that
+    // nobody awaits; the process is stopping, so they must not end it before the answers are sent.
+    process.on('unhandledRejection', (reason) => log({ level: 'warn', msg: 'write rejected after the storage failure', error: (reason as Error)?.message ?? String(reason) }));
     const server = serverOf();
     server?.close();
     server?.closeIdleConnections();
