@@ -123,6 +123,7 @@ describe('vigil serve with its store on a small filesystem that fills up', () =>
       let serve = await startServe(config, dir.path);
       const load = await fillUntilStopped(serve.url, token, serve.exited);
       const code = await serve.exited;
+      t.diagnostic(`statuses ${JSON.stringify([...load.statuses])}, ${load.dropped} connection errors, ${load.acknowledged.length} events acknowledged`);
       assert.equal(code, 70, `the process stops as before on a storage failure\n${serve.output().slice(-3000)}`);
       assert.match(serve.output(), /storage failure: answering requests in flight with 503, then stopping/);
       assert.ok(load.acknowledged.length > 0, 'some batches were acknowledged before the disk filled');

@@ -16,6 +16,8 @@ import { detectionPlan } from '../../src/alerting/plan.js';
 import type { DetectionState } from '../../src/projections/detection.js';
 import type { SourcesState } from '../../src/projections/sources.js';
 import { alertsSlice } from '../../src/commands/slices.js';
+import { decideSilenceCheck } from '../../src/commands/check-silence.js';
+import { DEFAULT_MONITORING } from '../../src/monitoring/settings.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -65,6 +67,7 @@ const commandArb = fc.oneof(
   fc.record({ kind: fc.constant('review' as const), pick: fc.nat(), status: fc.constantFrom('open', 'in_review', 'dismissed') as fc.Arbitrary<'open' | 'in_review' | 'dismissed'> }),
   fc.record({ kind: fc.constant('promote' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('access' as const), status: fc.constantFrom(200, 401, 403), n: fc.nat(1000) }),
+  fc.record({ kind: fc.constant('silence' as const), hours: fc.integer({ min: 0, max: 30 }) }),
 );
 
 describe('read models', () => {
@@ -86,6 +89,10 @@ describe('read models', () => {
           } else if (c.kind === 'promote') {
             const ids = alertIds();
             if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(alertsSlice(m), { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
+          }
+          else if (c.kind === 'silence') {
+            const at = { now: new Date(Date.parse('2026-11-22T11:01:00Z') + c.hours * 3_600_000).toISOString() };
+            await inst.writer.execute((m) => decideSilenceCheck({ monitoring: m.state('monitoring'), alerts: alertsSlice(m) }, DEFAULT_MONITORING.silence, at), at);
           }
           else await recordDetected(inst.writer, accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx, DEFAULT_DETECTION);
         }));
