@@ -27,6 +27,8 @@ describe('a silent source through the API', () => {
     const t = await startTestInstance({ monitoring: { silence: { floorSeconds: 60, ceilingSeconds: 3600, multiplier: 3 } } });
     try {
       for (const [n, at] of ['10:00:00', '10:00:30', '10:01:00', '10:01:30'].entries()) assert.equal((await ingestFrom(t, `2026-11-22T${at}.000Z`, `web-${n}`)).status, 202);
+      const plan = await (await t.request('/api/v1/detection-plan', { token: t.tokens.viewer })).json() as { builtin: Array<{ ruleId: string; state: string; enabled: boolean }> };
+      assert.deepEqual(plan.builtin.map((r) => [r.ruleId, r.state, r.enabled]), [['vigil.source-silent', 'ready', true], ['vigil.disk-low', 'ready', true]], 'the built-in detections are in the plan');
       // Time moves through the check's context: within the threshold (3 x 30 s) nothing happens...
       t.setNow('2026-11-22T10:03:00.000Z');
       await t.monitor.check();
