@@ -20,17 +20,24 @@ export interface SilenceCheckState {
   readonly alerts: AlertsState;
 }
 
+/** The check itself: since when this process has been watching (silence while Vigil was down is not the source's). */
+export interface SilenceCheck {
+  readonly watchingSince?: string;
+}
+
 const seconds = (ms: number | null): string => (ms === null ? 'not learned yet' : `${Math.round(ms / 1000)} s`);
 
 /**
- * Decides one scheduled silence check at `ctx.now`: a silent source that reported again is resumed
+ * Decides one scheduled silence check at `ctx.now` (silence counted from `watchingSince` at the
+ * earliest): a silent source that reported again is resumed
  * (its alert resolved with a history entry); a source silent for longer than its threshold, outside
  * declared quiet hours and expected silences, is declared silent and raises a `vigil.source-silent`
  * alert with its last report time and usual cadence (both may happen in one check: one report
  * during a long silence, then quiet again). Nothing to say: no events.
  */
-export function decideSilenceCheck(state: SilenceCheckState, settings: SilenceSettings, ctx: CommandContext): Decision<SilenceCheckResult> {
+export function decideSilenceCheck(state: SilenceCheckState, settings: SilenceSettings, ctx: CommandContext, check: SilenceCheck = {}): Decision<SilenceCheckResult> {
   const nowMs = Date.parse(ctx.now);
+  const watchingMs = check.watchingSince === undefined ? 0 : Date.parse(check.watchingSince);
   const events: DomainEvent[] = [];
   const silenced: string[] = [];
   const resumed: string[] = [];
@@ -47,7 +54,8 @@ export function decideSilenceCheck(state: SilenceCheckState, settings: SilenceSe
     }
     if (!settings.enabled) continue;
     const thresholdMs = silenceThresholdMs(source, a.gaps, settings);
-    if (nowMs - Date.parse(a.lastSeenAt) <= thresholdMs || isExpectedQuiet(source, nowMs, settings)) continue;
+    // A restart after downtime gives every source its threshold again before it is called silent.
+    if (nowMs - Math.max(Date.parse(a.lastSeenAt), watchingMs) <= thresholdMs || isExpectedQuiet(source, nowMs, settings)) continue;
     const usual = usualCadenceMs(a.gaps, settings.minSamples);
     let alertId = systemAlertId(state.alerts, SOURCE_SILENT_RULE, source, a.lastSeenAt);
     for (let n = 2; raisedIds.has(alertId); n++) alertId = `${systemAlertId(state.alerts, SOURCE_SILENT_RULE, source, a.lastSeenAt)}-${n}`;

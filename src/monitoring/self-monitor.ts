@@ -79,6 +79,7 @@ const alertsOf = (m: ReadModels) => m.state<AlertsState>('alerts');
 /** Creates the monitor; `start` runs its checks every `monitoring.checkSeconds`. */
 export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(): void } {
   let settings = o.settings;
+  const watchingSince = o.now().toISOString();
   let last: DiskStatus | undefined;
   let lastAtMs = 0;
   const sampleEveryMs = o.sampleEveryMs ?? 1000;
@@ -101,7 +102,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
     const ctx = { now: o.now().toISOString() };
     const crossed = await o.writer.execute((m) => decideDiskCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, disk, ctx), ctx);
     if (crossed.ok && crossed.records.length > 0) o.log({ level: disk.level === 'ok' ? 'info' : 'warn', msg: 'disk watermark crossed', disk: disk.level, freeBytes: disk.freeBytes, totalBytes: disk.totalBytes });
-    const silence = await o.writer.execute((m) => decideSilenceCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, settings.silence, ctx), ctx);
+    const silence = await o.writer.execute((m) => decideSilenceCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, settings.silence, ctx, { watchingSince }), ctx);
     if (silence.ok && (silence.result.silenced.length > 0 || silence.result.resumed.length > 0)) o.log({ level: 'warn', msg: 'source silence', silenced: silence.result.silenced.slice(0, 50), resumed: silence.result.resumed.slice(0, 50) });
   };
 

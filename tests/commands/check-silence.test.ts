@@ -109,6 +109,14 @@ describe('decideSilenceCheck', () => {
       .then([eventOf('SourceResumed', { source: 'syslog/web-1', resumedAt: '2026-11-22T10:07:00.000Z', silentSince: LAST, alertId })]);
   });
 
+  it('gives every source its threshold again after a restart before calling it silent', () => {
+    const after = spec((m, c: Check & { since: string }) => decideSilenceCheck({ monitoring: m.state<MonitoringState>(MONITORING), alerts: m.state<AlertsState>('alerts') }, settings(), { now: c.now }, { watchingSince: c.since }));
+    after.given(regular).when({ now: '2026-11-22T14:01:30.000Z', since: '2026-11-22T14:00:00.000Z' }).then([]);
+    after.given(regular).when({ now: '2026-11-22T14:01:30.001Z', since: '2026-11-22T14:00:00.000Z' }).thenAccepts((events) => {
+      assert.equal((events[0]!.data as EventData<'SourceWentSilent'>).lastSeenAt, LAST, 'the alert still says when the source last reported');
+    });
+  });
+
   it('is switched off by silence.enabled: false, but still resumes a source that reports again', () => {
     check.given(regular).when({ now: '2026-11-23T10:00:00.000Z', settings: settings({ enabled: false }) }).then([]);
   });
