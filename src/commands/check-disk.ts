@@ -27,25 +27,24 @@ const mib = (n: number): string => `${Math.round(n / 1024 / 1024)} MiB`;
 export function decideDiskCheck(state: DiskCheckState, sample: DiskSample, ctx: CommandContext): Decision<DiskLevel> {
   const from = state.monitoring.disk.level;
   if (sample.level === from) return accept([], from);
-  const events: DomainEvent[] = [];
-  const crossed: { -readonly [K in keyof EventData<'DiskWatermarkCrossed'>]: EventData<'DiskWatermarkCrossed'>[K] } = { from, to: sample.level, freeBytes: sample.freeBytes, totalBytes: sample.totalBytes };
-  events.push({ type: 'DiskWatermarkCrossed', data: crossed });
-  const open = state.monitoring.disk.alertId;
+  const crossed = (alertId?: string): DomainEvent => {
+    const data: EventData<'DiskWatermarkCrossed'> = { from, to: sample.level, freeBytes: sample.freeBytes, totalBytes: sample.totalBytes, ...(alertId !== undefined ? { alertId } : {}) };
+    return { type: 'DiskWatermarkCrossed', data };
+  };
   if (from === 'ok') {
     const alertId = systemAlertId(state.alerts, DISK_LOW_RULE, 'store', ctx.now);
-    crossed.alertId = alertId;
-    events.push({
+    const flood = sample.level === 'flood';
+    return accept([crossed(alertId), {
       type: DetectionRecord.AlertRaised,
       data: systemAlertRaised({
-        alertId, ruleId: DISK_LOW_RULE, groupKey: 'store', at: ctx.now, level: sample.level === 'flood' ? 'critical' : 'high', severity: sample.level === 'flood' ? 9 : 7,
-        title: `Store disk space ${sample.level === 'flood' ? 'past the flood mark: writes refused' : 'low'} (${mib(sample.freeBytes)} free of ${mib(sample.totalBytes)})`,
+        alertId, ruleId: DISK_LOW_RULE, groupKey: 'store', at: ctx.now, level: flood ? 'critical' : 'high', severity: flood ? 9 : 7,
+        title: `Store disk space ${flood ? 'past the flood mark: writes refused' : 'low'} (${mib(sample.freeBytes)} free of ${mib(sample.totalBytes)})`,
         facts: { level: sample.level, freeBytes: sample.freeBytes, totalBytes: sample.totalBytes },
       }),
-    });
-  } else if (sample.level === 'ok' && open !== undefined) {
-    crossed.alertId = open;
-    const resolution = systemResolution(state.alerts, open, DISK_LOW_RULE, `free space back above the low mark (${mib(sample.freeBytes)} free of ${mib(sample.totalBytes)})`);
-    if (resolution) events.push({ type: DetectionRecord.AlertReviewed, data: resolution });
+    }], sample.level);
   }
-  return accept(events, sample.level);
+  const open = state.monitoring.disk.alertId;
+  if (sample.level !== 'ok' || open === undefined) return accept([crossed()], sample.level);
+  const resolution = systemResolution(state.alerts, open, DISK_LOW_RULE, `free space back above the low mark (${mib(sample.freeBytes)} free of ${mib(sample.totalBytes)})`);
+  return accept([crossed(open), ...(resolution ? [{ type: DetectionRecord.AlertReviewed, data: resolution }] : [])], sample.level);
 }
