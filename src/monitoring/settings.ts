@@ -32,7 +32,7 @@ export const ExpectedSilenceSchema = v.strictObject({
 export const MonitoringSchema = v.strictObject({
   /** How often the scheduler checks for silent sources and samples the disk. */
   checkSeconds: v.optional(Seconds(3600), 30),
-  silence: v.optional(v.strictObject({
+  silence: v.optional(v.pipe(v.strictObject({
     enabled: v.optional(v.boolean(), true),
     /** A source is silent after `multiplier` times its usual cadence, never sooner than the floor... */
     floorSeconds: v.optional(Seconds(30 * 86_400), 300),
@@ -45,7 +45,7 @@ export const MonitoringSchema = v.strictObject({
     sources: v.optional(v.pipe(v.record(SourcePattern, v.strictObject({ silentAfterSeconds: Seconds(30 * 86_400) })), v.check((r) => Object.keys(r).length <= 1024, 'at most 1024 entries')), {}),
     quietHours: v.optional(v.pipe(v.array(QuietHoursSchema), v.maxLength(256)), []),
     expectedSilences: v.optional(v.pipe(v.array(ExpectedSilenceSchema), v.maxLength(1024)), []),
-  }), {}),
+  }), v.check((s) => s.floorSeconds <= s.ceilingSeconds, 'floorSeconds must not exceed ceilingSeconds')), {}),
   /** Watermarks on the free space of the store's filesystem: a mark is past when either its bytes or its percent is. 0 disables one. */
   disk: v.optional(v.strictObject({
     lowFreeBytes: v.optional(FreeBytes, 1024 ** 3),
