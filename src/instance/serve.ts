@@ -85,6 +85,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   server = await listen(app.fetch, config.server.host, config.server.port);
   inFlight = trackInFlight(server);
+  const stopNudging = instance.log.follow(instance.log.head().seq, (r) => monitor.noteRecord(r));
   monitor.start();
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
@@ -104,6 +105,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     stop() {
       stopping ??= (async () => {
         await reporter?.stop();
+        stopNudging();
         await monitor.stop();
         await new Promise<void>((resolve) => {
           server!.close(() => resolve());

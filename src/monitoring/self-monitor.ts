@@ -5,6 +5,8 @@ import type { Writer } from '../commands/writer.js';
 import type { AlertsState } from '../projections/alerts.js';
 import { MONITORING, type DiskLevel, type MonitoringState, type SourceKind } from '../projections/monitoring.js';
 import type { ReadModels } from '../projections/runtime.js';
+import { eventsOfRecord } from '../events/record-types.js';
+import { collectorKeyOf, sourceKeyOf } from '../projections/monitoring.js';
 import type { DiskWatermarks, MonitoringSettings } from './settings.js';
 
 /** Free and total bytes of a filesystem. */
@@ -38,6 +40,11 @@ export interface SelfMonitor {
   progress(): { readonly headSeq: number; readonly readSeq: number };
   /** Samples the disk and submits the disk and silence checks with the current time in their context. */
   check(): Promise<void>;
+  /**
+   * Notes a durable record: when it is a batch from a source declared silent, a check runs at once,
+   * so the silence is resolved as the source reports again rather than at the next scheduled check.
+   */
+  noteRecord(record: { readonly type: string; readonly data: unknown }): void;
   /** Takes new settings (watermarks, cadences, quiet hours) without a restart. */
   reload(settings: MonitoringSettings): void;
   stop(): Promise<void>;
@@ -85,6 +92,10 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
   const sampleEveryMs = o.sampleEveryMs ?? 1000;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
+  let nudged = false;
+  // Silences change only through checks: counted after each, so a batch costs nothing while none is open.
+  const countSilent = () => { let n = 0; for (const a of monitoringOf(o.writer.models).sources.values()) if (a.silent) n++; return n; };
+  let silentCount = countSilent();
 
   const sample = (): DiskStatus => {
     const now = o.now();
@@ -103,6 +114,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
     const crossed = await o.writer.execute((m) => decideDiskCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, disk, ctx), ctx);
     if (crossed.ok && crossed.records.length > 0) o.log({ level: disk.level === 'ok' ? 'info' : 'warn', msg: 'disk watermark crossed', disk: disk.level, freeBytes: disk.freeBytes, totalBytes: disk.totalBytes });
     const silence = await o.writer.execute((m) => decideSilenceCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, settings.silence, ctx, { watchingSince }), ctx);
+    silentCount = countSilent();
     if (silence.ok && (silence.result.silenced.length > 0 || silence.result.resumed.length > 0)) o.log({ level: 'warn', msg: 'source silence', silenced: silence.result.silenced.slice(0, 50), resumed: silence.result.resumed.slice(0, 50) });
   };
 
@@ -133,6 +145,15 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
     },
     progress: o.progress,
     check,
+    noteRecord(record) {
+      if (nudged || silentCount === 0 || (record.type !== 'EventsIngested' && record.type !== 'RawRecordsIngested' && record.type !== 'CollectorSubmissionAccepted')) return;
+      const sources = monitoringOf(o.writer.models).sources;
+      const isSilent = (key: string) => sources.get(key)?.silent !== undefined;
+      const collectorId = (record.data as { collectorId?: unknown }).collectorId;
+      if (!(typeof collectorId === 'string' && isSilent(collectorKeyOf(collectorId))) && !eventsOfRecord(record).some((e) => isSilent(sourceKeyOf(e)))) return;
+      nudged = true;
+      setImmediate(() => { nudged = false; void check(); });
+    },
     reload(next) {
       const rescheduled = next.checkSeconds !== settings.checkSeconds;
       settings = next;

@@ -105,6 +105,9 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     transparency,
   });
   let app = appOf(inst);
+  // As `vigil serve` does: a batch from a silent source runs a check at once.
+  const follow = () => inst.log.follow(inst.log.head().seq, (r) => monitor.noteRecord(r));
+  let stopFollowing = follow();
   return {
     get app() { return app; },
     get inst() { return inst; },
@@ -120,12 +123,14 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     setNow: (iso) => { now = new Date(iso); },
     setPeer: (p) => { peer = p; },
     async restart(between) {
+      stopFollowing();
       await monitor.stop();
       await transparency.stop();
       await inst.close();
       await between?.(config.storage.path);
       inst = await open();
       app = appOf(inst);
+      stopFollowing = follow();
     },
     request(path, init = {}) {
       const { token, ...rest } = init;
@@ -135,6 +140,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
       return Promise.resolve(app.request(path, { ...rest, headers }));
     },
     async close() {
+      stopFollowing();
       await monitor.stop();
       await transparency.stop();
       await inst.close();
