@@ -45,6 +45,8 @@ export interface SelfMonitor {
    * so the silence is resolved as the source reports again rather than at the next scheduled check.
    */
   noteRecord(record: { readonly type: string; readonly data: unknown }): void;
+  /** The settings in force (the configuration's, or the last reloaded). */
+  settings(): MonitoringSettings;
   /** Takes new settings (watermarks, cadences, quiet hours) without a restart. */
   reload(settings: MonitoringSettings): void;
   stop(): Promise<void>;
@@ -154,6 +156,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       nudged = true;
       setImmediate(() => { nudged = false; void check(); });
     },
+    settings: () => settings,
     reload(next) {
       const rescheduled = next.checkSeconds !== settings.checkSeconds;
       settings = next;

@@ -113,6 +113,9 @@ describe('disk watermarks through the API', () => {
       t.reloadMonitoring(v.parse(MonitoringSchema, { disk: { lowFreeBytes: 10 * 1024 ** 2, lowFreePercent: 0, floodFreeBytes: 1024 ** 2, floodFreePercent: 0 } }));
       await t.monitor.check();
       assert.equal((await ingestFrom(t, '2026-11-22T10:02:00.000Z', 'after-1')).status, 202);
+      t.reloadMonitoring(v.parse(MonitoringSchema, { silence: { enabled: false }, disk: { lowFreeBytes: 0, lowFreePercent: 0, floodFreeBytes: 0, floodFreePercent: 0 } }));
+      const plan = await (await t.request('/api/v1/detection-plan', { token: t.tokens.viewer })).json() as { builtin: Array<{ ruleId: string; enabled: boolean }> };
+      assert.deepEqual(plan.builtin.map((r) => [r.ruleId, r.enabled]), [['vigil.source-silent', false], ['vigil.disk-low', false]], 'the plan shows the settings in force');
       assert.deepEqual(await (await t.request('/health')).json(), { status: 'ok' });
       const after = await (await t.request(`/api/v1/alerts/${lowAlerts.alerts[0]!.id}`, { token: t.tokens.analyst })).json() as AlertJson;
       assert.equal(after.status, 'dismissed');

@@ -94,7 +94,7 @@ const readDetectionPlanRoute = route({
     await deps.readYourWrites();
     const m = deps.reads;
     const plan = detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), deps.now(), deps.config.detection.freshnessHours);
-    return c.json({ ...plan, builtin: selfMonitoringPlan(deps.config.monitoring, m.state<MonitoringState>(MONITORING)) });
+    return c.json({ ...plan, builtin: selfMonitoringPlan(deps.monitor?.settings() ?? deps.config.monitoring, m.state<MonitoringState>(MONITORING)) });
   },
 });
 
