@@ -95,6 +95,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   let nudged = false;
+  let stopped = false;
   // Silences change only through checks: counted after each, so a batch costs nothing while none is open.
   const countSilent = () => { let n = 0; for (const a of monitoringOf(o.writer.models).sources.values()) if (a.silent) n++; return n; };
   let silentCount = countSilent();
@@ -128,6 +129,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
 
   // Checks run one at a time; a failed one is logged (a fatal storage error stops the process by itself).
   function check(): Promise<void> {
+    if (stopped) return running;
     running = running.then(checkOnce).catch((err: unknown) => o.log({ level: 'error', msg: 'self-monitoring check failed', error: (err as Error)?.message }));
     return running;
   }
@@ -169,6 +171,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       void check();
     },
     async stop() {
+      stopped = true;
       if (timer) clearInterval(timer);
       timer = undefined;
       await running;
