@@ -35,6 +35,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
+  // What leaves the machine, and where, is the operator's to see (docs/export.md).
+  'GET /api/v1/exports': ['admin'],
   // Health in detail is for operators (issue 21); `/health` stays public and aggregate.
   'GET /api/v1/health': ['admin'],
 };
