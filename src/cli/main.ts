@@ -79,6 +79,15 @@ async function main(argv: string[]): Promise<number> {
       };
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
+      // SIGHUP re-reads the config file and applies its `monitoring` section (docs/monitoring.md);
+      // a file that no longer validates is reported and the settings in force are kept.
+      process.on('SIGHUP', () => {
+        try {
+          running!.reload(loadConfig(values.config, process.env, process.cwd()).config);
+        } catch (err) {
+          logLine({ level: 'error', msg: 'config reload failed: keeping the settings in force', error: (err as Error)?.message });
+        }
+      });
       return await new Promise<number>(() => {});
     }
     case 'api-token-generate': {

@@ -97,6 +97,7 @@ export async function sendOldest(deps: SenderDeps, signal: AbortSignal): Promise
     return 'quarantined';
   }
   if (r.status === 401 || r.status === 403) deps.log('error', 'server refused the collector; will keep retrying', { status: r.status, error: reason });
-  if (r.status === 429 || r.status === 503) deps.status.retryAfterMs = retryAfterMs(r.retryAfter, deps.now()) ?? null;
+  // 507: the instance's disk is past its flood mark; it says when to come back, like back-pressure.
+  if (r.status === 429 || r.status === 503 || r.status === 507) deps.status.retryAfterMs = retryAfterMs(r.retryAfter, deps.now()) ?? null;
   return 'retry';
 }

@@ -4,6 +4,7 @@ import { MeshAllowlistSchema } from '../auth/mesh-allowlist.js';
 import { parseVerifierKey } from '../log/signed-note.js';
 import { ExportConfigSchema } from '../export/config.js';
 import { SyslogListenersSchema } from '../listeners/syslog-config.js';
+import { MonitoringSchema } from '../monitoring/settings.js';
 
 const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
 const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
@@ -103,6 +104,8 @@ export const ConfigSchema = v.strictObject({
   syslog: v.optional(v.strictObject({
     listeners: v.optional(SyslogListenersSchema, []),
   }), {}),
+  /** Silent sources, disk watermarks and health (docs/monitoring.md); reloaded on SIGHUP. */
+  monitoring: v.optional(MonitoringSchema, {}),
 });
 
 /** The validated configuration with every default filled in. */

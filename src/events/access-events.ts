@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { NormalizedEventSchema } from './normalized-event.js';
 
 /** Why requests were refused before reaching a handler. */
-export const REFUSAL_REASONS = ['authentication_failed', 'throttled', 'overloaded'] as const;
+export const REFUSAL_REASONS = ['authentication_failed', 'throttled', 'overloaded', 'disk_full'] as const;
 
 /** `AccessRecorded`: the normalized access event of one authenticated (or failed) `/api/v1` request. */
 export const AccessRecordedSchema = v.strictObject({

@@ -66,6 +66,9 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'IncidentAssigned':
     case 'IncidentMerged':
     case 'ExportConfigurationRecorded':
+    case 'SourceWentSilent':
+    case 'SourceResumed':
+    case 'DiskWatermarkCrossed':
       return NONE;
     default: {
       const _exhaustive: never = e;

@@ -84,7 +84,7 @@ export function refusalRecords(counts: readonly RefusalCount[]): DomainEvent[] {
       outcome: 'failure',
       time: c.lastAt,
       ingestedAt: c.lastAt,
-      severity: c.reason === 'overloaded' ? 2 : 4,
+      severity: c.reason === 'overloaded' || c.reason === 'disk_full' ? 2 : 4,
       source: { adapter: 'vigil', instance: 'api', recordId: `refused:${c.reason}:${c.sourceAddress}:${c.firstAt}` },
       entityKeys: [...(known ? [`ip:${c.sourceAddress}`] : []), 'service:vigil-api'],
       actor: null,

@@ -12,6 +12,7 @@ import type { Transparency } from '../log/checkpointer.js';
 import type { ReporterStatus } from '../instance/deployment-reporter.js';
 import type { DestinationStatus } from '../export/destination.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { SelfMonitor } from '../monitoring/self-monitor.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
@@ -54,6 +55,8 @@ export interface AppDeps {
   readonly exports?: () => DestinationStatus[];
   /** Prometheus metrics (`GET /metrics`); createApp makes a registry of its own when none is given. */
   readonly metrics?: Metrics;
+  /** Disk watermarks, silent sources and health detail (absent: no self-monitoring, health is `ok`). */
+  readonly monitor?: SelfMonitor;
 }
 
 /** The request-scoped values middleware sets. */

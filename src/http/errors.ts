@@ -11,7 +11,7 @@ export const STATUS_OF: Readonly<Record<RejectionKind, 400 | 401 | 403 | 404 | 4
 export class HttpError extends Error {
   override readonly name = 'HttpError';
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503 | 507,
     message: string,
     readonly issues?: readonly string[],
     readonly details?: Readonly<Record<string, unknown>>,

@@ -89,8 +89,8 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       await next();
     }
     if (c.get('audited') && c.res.status < 500) return;
-    if (c.res.status === 429) {
-      deps.refusals.refused('overloaded', source, route, at);
+    if (c.res.status === 429 || c.res.status === 507) {
+      deps.refusals.refused(c.res.status === 507 ? 'disk_full' : 'overloaded', source, route, at);
       return;
     }
     const records = c.get('auditRecords')(c.res.status);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, ErrorHandler, MiddlewareHandler } from 'hono';
 import { HttpError, sendError } from './errors.js';
+import { FatalStorageError } from '../log/event-log.js';
 
 /** Gives each request an id (`X-Request-Id` on every response) and sets the no-store, no-sniff headers. */
 export function requestIds(): MiddlewareHandler<{ Variables: { requestId: string } }> {
@@ -16,6 +17,9 @@ export function requestIds(): MiddlewareHandler<{ Variables: { requestId: string
   };
 }
 
+/** The answer to a request in flight when the store failed. */
+export const STORAGE_FAILED = 'storage failure: the outcome of this request is unknown and the service is stopping; retrying with the same event ids (or the same collector envelope) is safe once it is back';
+
 /**
  * Answers an HttpError as its ErrorResponse; anything else is logged with the request id and
  * answered with a generic 500 (no stack, no message, no path reaches the client).
@@ -23,6 +27,9 @@ export function requestIds(): MiddlewareHandler<{ Variables: { requestId: string
 export function errorHandler(log: (line: Record<string, unknown>) => void): ErrorHandler {
   return (err, c: Context) => {
     if (err instanceof HttpError) return sendError(c, err);
+    // The store failed under this request: its write may or may not be durable, and the process is
+    // stopping. Ingest is idempotent by event id, so the client can safely send the same batch again.
+    if (err instanceof FatalStorageError) return sendError(c, new HttpError(503, STORAGE_FAILED));
     const requestId = c.get('requestId') as string;
     log({ level: 'error', msg: 'unhandled error', requestId, error: (err as Error)?.name, detail: (err as Error)?.message?.slice(0, 500) });
     return sendError(c, new HttpError(500, `internal error; quote request id ${requestId}`));

@@ -12,6 +12,9 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** Statuses the guard answers on every route it runs on: unauthenticated, forbidden, throttled. */
 const GUARD_STATUSES: readonly ErrorStatus[] = [401, 403, 429];
 
+/** Statuses of every write: the store failed under it (503, outcome unknown), the disk is past its flood mark (507). */
+const WRITE_STATUSES = [503, 507] as const;
+
 /** Node's HTTP parser answers 431 for request headers over its limit, before any route runs. */
 const PARSER_STATUSES = [431] as const;
 
@@ -43,7 +46,7 @@ function responses(r: Route): Record<string, unknown> {
   const out: Record<string, unknown> = {
     [status]: { description, ...(body ? { content: { 'application/json': { schema: typeof body === 'string' ? ref(body) : schema(body) } } } : {}) },
   };
-  const errors = new Set<number>([...r.errors, ...(isPublic(r.permission) ? [] : GUARD_STATUSES), ...PARSER_STATUSES]);
+  const errors = new Set<number>([...r.errors, ...(isPublic(r.permission) ? [] : GUARD_STATUSES), ...(r.method === 'get' ? [] : WRITE_STATUSES), ...PARSER_STATUSES]);
   for (const s of [...errors].sort((a, b) => a - b)) out[s] = { description: 'ErrorResponse', content: { 'application/json': { schema: ref('ErrorResponse') } } };
   return out;
 }
@@ -83,7 +86,7 @@ export function openApiDocument(routes: readonly Route[] = ROUTES): Record<strin
           properties: {
             error: { type: 'string' },
             issues: { type: 'array', items: { type: 'string' } },
-            retryAfterSeconds: { type: 'integer', description: 'With 429 or 503: seconds to wait, as in Retry-After.' },
+            retryAfterSeconds: { type: 'integer', description: 'With 429, 503 or 507: seconds to wait, as in Retry-After.' },
             conflictingIds: { type: 'array', items: { type: 'string' }, description: 'With 409 on ingestion: the event ids re-sent with different content.' },
           },
         },

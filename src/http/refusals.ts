@@ -31,8 +31,8 @@ export interface RefusalLedger {
   throttledFor(address: string, nowMs: number): number;
   /** Notes a failed authentication; true when it is the address's first of the interval (to be logged in full). */
   failed(address: string, route: string, at: Date): boolean;
-  /** Notes a request refused as throttled (429) or overloaded (429). */
-  refused(reason: 'throttled' | 'overloaded', address: string, route: string, at: Date): void;
+  /** Notes a request refused as throttled (429), overloaded (429) or because the disk is full (507). */
+  refused(reason: 'throttled' | 'overloaded' | 'disk_full', address: string, route: string, at: Date): void;
   /** The counts of intervals closed by `now` (every count when `all`), forgotten once handed over. */
   drain(now: Date, all?: boolean): RefusalCount[];
 }
@@ -101,7 +101,7 @@ export function createRefusalLedger(limits: Pick<Limits, 'authFailures' | 'refus
       return count('authentication_failed', 401, address, route, at).count === 1;
     },
     refused(reason, address, route, at) {
-      count(reason, 429, address, route, at);
+      count(reason, reason === 'disk_full' ? 507 : 429, address, route, at);
     },
     drain(now, all = false) {
       if (intervalStart === undefined || (!all && now.getTime() < intervalStart + intervalMs)) return [];

@@ -14,9 +14,11 @@ import { exportRoutes } from './routes/exports.js';
 import { otlpRoutes } from './routes/otlp.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { timed } from './request-metrics.js';
+import { healthRoutes } from './routes/health.js';
+import { refuseWritesPastFlood } from './disk-guard.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes, ...otlpRoutes, ...metricsRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes, ...otlpRoutes, ...metricsRoutes, ...healthRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and
@@ -28,6 +30,7 @@ export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
     const handlers: MiddlewareHandler<AppEnv>[] = [
       ...(deps.metrics ? [timed(deps.metrics, r.method.toUpperCase(), r.path)] : []),
       ...(isGuarded(r) ? [guard(deps, net, r.path, r.audit, r.permission)] : []),
+      ...(r.method !== 'get' ? [refuseWritesPastFlood(deps)] : []),
       ...(r.middleware?.(deps) ?? []),
       async (c) => r.handle(c, scope),
     ];

@@ -22,11 +22,15 @@ import { join } from 'node:path';
 import { createMetrics } from '../metrics/metrics.js';
 import { measuredWriter } from '../metrics/writer-metrics.js';
 import { startSyslogListeners } from '../listeners/syslog-listeners.js';
+import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
+import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
   readonly url: string;
   readonly instance: InstanceStore;
+  /** Applies a reloaded configuration's `monitoring` section (watermarks, cadences, quiet hours). */
+  reload(config: Config): void;
   /** Stops accepting, lets in-flight requests finish, then checkpoints and closes the store. */
   stop(): Promise<void>;
 }
@@ -52,7 +56,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   checkCredentialsFile(config.auth.credentialsFile);
   const mesh = config.auth.mesh ? openMeshIdentity(config.auth.mesh, log) : undefined;
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
-  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal });
+  let server: Server | undefined;
+  let inFlight: InFlight | undefined;
+  const fatal = fatalDrain(() => server, () => inFlight, log, onFatal);
+  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal });
   const transparency = await startInstanceCheckpointer(instance, config).catch(async (err: unknown) => {
     await instance.close();
     throw err;
@@ -77,6 +84,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const refusals = createRefusalLedger(config.limits);
+  const monitor = createSelfMonitor({
+    writer: instance.writer, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
+    progress: () => ({ headSeq: instance.log.head().seq, readSeq: instance.readSide.applied() }),
+  });
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
   // Bound once the server listens (the reporter needs the port); the console reads it through `deployment`.
   let reporter: DeploymentReporter | undefined;
@@ -102,16 +113,21 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     transparency,
     deployment: () => reporter?.status(),
     exports: () => exports.status(),
+    monitor,
   });
-  const server = await listen(app.fetch, config.server.host, config.server.port);
+  server = await listen(app.fetch, config.server.host, config.server.port);
+  const listening = server;
+  inFlight = trackInFlight(server);
   const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date() }).catch(async (err: unknown) => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise<void>((resolve) => listening.close(() => resolve()));
     await summaries.stop();
     await exports.stop();
     await transparency.stop();
     await instance.close();
     throw err;
   });
+  const stopNudging = instance.log.follow(instance.log.head().seq, (r) => monitor.noteRecord(r));
+  monitor.start();
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -123,14 +139,20 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   return {
     url: `http://${host}:${port}`,
     instance,
+    reload(next) {
+      monitor.reload(next.monitoring);
+      log({ level: 'info', msg: 'monitoring settings reloaded', disk: next.monitoring.disk });
+    },
     stop() {
       stopping ??= (async () => {
         await reporter?.stop();
         await syslog.stop();
+        stopNudging();
+        await monitor.stop();
         await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-          setTimeout(() => server.closeAllConnections(), 10_000).unref();
+          server!.close(() => resolve());
+          server!.closeIdleConnections();
+          setTimeout(() => server!.closeAllConnections(), 10_000).unref();
         });
         await summaries.stop();
         await exports.stop();

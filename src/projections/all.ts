@@ -8,6 +8,7 @@ import { evidenceIndex, evidenceReadIndex } from './evidence.js';
 import { exportsProjection } from './exports.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
 import { sourcesProjection } from './sources.js';
+import { monitoringProjection } from './monitoring.js';
 import { statsProjection } from './stats.js';
 import type { IndexProjection, Projection } from './types.js';
 
@@ -17,7 +18,7 @@ import type { IndexProjection, Projection } from './types.js';
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection, exportsProjection, activityProjection,
-  consoleSessionsProjection,
+  consoleSessionsProjection, monitoringProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

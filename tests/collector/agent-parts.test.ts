@@ -145,11 +145,11 @@ describe('Retry-After', () => {
     assert.equal(retryAfterMs(null, now), undefined);
   });
 
-  it('a 429 with Retry-After keeps the envelope and tells the agent how long to wait', async () => {
+  for (const [status, error] of [[429, 'ingest queue is full'], [507, 'the store\'s disk is past its flood mark']] as const) it(`a ${status} with Retry-After keeps the envelope and tells the agent how long to wait`, async () => {
     const dir = tempDir();
     const server = createServer((req, res) => {
       req.resume();
-      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' }).end('{"error":"ingest queue is full"}');
+      res.writeHead(status, { 'content-type': 'application/json', 'retry-after': '3' }).end(JSON.stringify({ error }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {

@@ -102,6 +102,18 @@ describe('stored events of the instance', () => {
     const hook = { name: 'hook', kind: 'webhook' as const, target: 'https://tickets.example/hook', carries: ['alerts'], includeRaw: false };
     await t.inst.writer.execute((m) => decideExportConfiguration(m.state<ExportsState>('exports'), [hook]), ctx);
     await t.inst.writer.execute((m) => detectIn(m, decideExportState(m.state<ExportsState>('exports'), { destination: 'hook', kind: 'webhook', state: 'failing', reason: 'down', lagRecords: 3 }, ctx), [], ctx, { incidentWindowMs: 3_600_000 }), ctx);
+    // The self-monitor: the disk past its flood mark (a write refused, counted), every source silent a
+    // day later, then space back and one source reporting again (both alerts resolved).
+    t.setPeer('127.0.0.1');
+    t.setSpace({ freeBytes: 1024, totalBytes: 200 * 1024 ** 3 });
+    t.setNow('2026-11-24T10:00:00.000Z');
+    assert.equal((await t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify([makeEvent({ id: 'refused-1' })]) })).status, 507);
+    await t.flushRefusals();
+    await t.monitor.check();
+    t.setSpace({ freeBytes: 100 * 1024 ** 3, totalBytes: 200 * 1024 ** 3 });
+    await ok(t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify([makeEvent({ id: 'back-1', source: { adapter: 'linux-journal', instance: 'bastion', recordId: 'back-1' } })]) }), 202);
+    t.setNow('2026-11-24T10:01:00.000Z');
+    await t.monitor.check();
 
     const records = [...t.inst.log.read(1)];
     assert.deepEqual(schemaIssues(records, INSTANCE_EVENTS), []);

@@ -18,6 +18,8 @@ import { detectionSettingsOf, recordDetected } from '../../src/alerting/detectio
 import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
 import { normalizedEvent } from './event-fixtures.js';
+import { createSelfMonitor, type FsSpace, type SelfMonitor } from '../../src/monitoring/self-monitor.js';
+import type { MonitoringSettings } from '../../src/monitoring/settings.js';
 
 /** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
 export interface TestInstance {
@@ -31,6 +33,12 @@ export interface TestInstance {
   readonly config: Config;
   /** Moves the app's clock. */
   setNow(iso: string): void;
+  /** The self-monitor of the app: its clock is the app's, its disk is `setSpace`'s (no timer runs: call `check()`). */
+  readonly monitor: SelfMonitor;
+  /** Sets the free and total bytes the monitor sees of the store's filesystem (default: 100 of 200 GiB free). */
+  setSpace(space: FsSpace): void;
+  /** Applies monitoring settings as a SIGHUP reload would. */
+  reloadMonitoring(settings: MonitoringSettings): void;
   /** Sets the TCP peer the app sees. */
   setPeer(peer: string | undefined): void;
   /** The refusal counts of the app (drain them to get the summaries the service would log). */
@@ -73,7 +81,14 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   let peer: string | undefined;
   const registry = openCredentialRegistry(credentialsFile, () => {}, 0);
   const refusals = createRefusalLedger(config.limits);
+  let space: FsSpace = { freeBytes: 100 * 1024 ** 3, totalBytes: 200 * 1024 ** 3 };
+  let monitor: SelfMonitor;
+  const monitorOf = (store: InstanceStore) => createSelfMonitor({
+    writer: store.writer, settings: config.monitoring, space: () => space, now: () => now, log: () => {}, sampleEveryMs: 0,
+    progress: () => ({ headSeq: store.log.head().seq, readSeq: store.readSide.applied() }),
+  });
   const appOf = (store: InstanceStore) => createApp({
+    monitor: (monitor = monitorOf(store)),
     writer: store.writer,
     registry,
     config,
@@ -90,10 +105,16 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     transparency,
   });
   let app = appOf(inst);
+  // As `vigil serve` does: a batch from a silent source runs a check at once.
+  const follow = () => inst.log.follow(inst.log.head().seq, (r) => monitor.noteRecord(r));
+  let stopFollowing = follow();
   return {
     get app() { return app; },
     get inst() { return inst; },
     get transparency() { return transparency; },
+    get monitor() { return monitor; },
+    setSpace: (s) => { space = s; },
+    reloadMonitoring: (s) => monitor.reload(s),
     tokens, dir: dir.path, credentialsFile, config, refusals,
     async flushRefusals() {
       const records = refusalRecords(refusals.drain(now, true));
@@ -102,11 +123,14 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     setNow: (iso) => { now = new Date(iso); },
     setPeer: (p) => { peer = p; },
     async restart(between) {
+      stopFollowing();
+      await monitor.stop();
       await transparency.stop();
       await inst.close();
       await between?.(config.storage.path);
       inst = await open();
       app = appOf(inst);
+      stopFollowing = follow();
     },
     request(path, init = {}) {
       const { token, ...rest } = init;
@@ -116,6 +140,8 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
       return Promise.resolve(app.request(path, { ...rest, headers }));
     },
     async close() {
+      stopFollowing();
+      await monitor.stop();
       await transparency.stop();
       await inst.close();
       dir.cleanup();

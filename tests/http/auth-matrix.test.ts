@@ -50,6 +50,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/otlp/v1/logs': ['ingestor', 'admin'],
   // Prometheus scrapes with a viewer credential from a credentials file; the narrow metrics permission is the viewer's and the admin's.
   'GET /metrics': ['viewer', 'admin'],
+  // Health in detail is for operators (issue 21); `/health` stays public and aggregate.
+  'GET /api/v1/health': ['admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };

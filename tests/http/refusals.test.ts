@@ -113,7 +113,9 @@ describe('back-pressure on ingest', () => {
       const body = await refused.json() as { error: string; retryAfterSeconds: number };
       assert.match(body.error, /ingest queue is full/);
       assert.equal(body.retryAfterSeconds, 1);
-      assert.equal((await t.request('/api/v1/health')).status, 404);
+      const detail = await t.request('/api/v1/health', { token: t.tokens.admin });
+      assert.equal(detail.status, 200, 'the health detail does not wait behind the queue');
+      assert.equal((await detail.json() as { components: { writer: { queue: { requests: number } } } }).components.writer.queue.requests, 1, 'it shows the request holding the queue');
       assert.equal((await t.request('/health')).status, 200, '/health does not wait behind the queue');
       assert.equal((await t.request('/api/v1/events?limit=10', { token: t.tokens.viewer })).status, 200, 'reads go on');
       void held;

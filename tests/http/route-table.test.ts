@@ -47,6 +47,7 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/exports': 'list_exports',
   'POST /api/v1/otlp/v1/logs': 'ingest_otlp',
   'GET /metrics': 'read_metrics',
+  'GET /api/v1/health': 'read_health_detail',
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;

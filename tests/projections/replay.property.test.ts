@@ -23,6 +23,8 @@ import { decideIncidentStatus } from '../../src/commands/change-incident-status.
 import { decideAssignIncident } from '../../src/commands/assign-incident.js';
 import { decideMergeIncident } from '../../src/commands/merge-incidents.js';
 import { decideAddIncidentAlerts } from '../../src/commands/add-incident-alerts.js';
+import { decideSilenceCheck } from '../../src/commands/check-silence.js';
+import { DEFAULT_MONITORING } from '../../src/monitoring/settings.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -79,6 +81,7 @@ const commandArb = fc.oneof(
   fc.record({ kind: fc.constant('add_alerts' as const), pick: fc.nat(), alert: fc.nat() }),
   fc.record({ kind: fc.constant('bulk' as const), minSeverity: fc.integer({ min: 0, max: 10 }), status: fc.constantFrom('open', 'in_review', 'dismissed') as fc.Arbitrary<'open' | 'in_review' | 'dismissed'>, disposition: fc.constantFrom('benign', 'true_positive', undefined) }),
   fc.record({ kind: fc.constant('access' as const), status: fc.constantFrom(200, 401, 403), n: fc.nat(1000) }),
+  fc.record({ kind: fc.constant('silence' as const), hours: fc.integer({ min: 0, max: 30 }) }),
 );
 
 describe('read models', () => {
@@ -122,6 +125,10 @@ describe('read models', () => {
           } else if (c.kind === 'promote') {
             const ids = alertIds();
             if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(alertsSlice(m), { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
+          }
+          else if (c.kind === 'silence') {
+            const at = { now: new Date(Date.parse('2026-11-22T11:01:00Z') + c.hours * 3_600_000).toISOString() };
+            await inst.writer.execute((m) => decideSilenceCheck({ monitoring: m.state('monitoring'), alerts: alertsSlice(m) }, DEFAULT_MONITORING.silence, at), at);
           }
           else await recordDetected(inst.writer, accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx, DEFAULT_DETECTION);
         }));

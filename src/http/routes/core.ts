@@ -30,9 +30,9 @@ export const AuditQuerySchema = v.strictObject({
 
 const readHealthRoute = route({
   method: 'get', path: '/health', operationId: 'readHealth', summary: 'Aggregate health only',
-  permission: { public: 'load balancers and monitors probe it without credentials; it tells nothing but `ok`' },
-  success: { status: 200, description: '`{status}`' }, errors: [],
-  handle: (c) => c.json({ status: 'ok' }),
+  permission: { public: 'load balancers and monitors probe it without credentials; it tells nothing but `ok` or `degraded`' },
+  success: { status: 200, description: '`{status}`: `ok`, or `degraded` while the store\'s disk is past its low mark (docs/monitoring.md)' }, errors: [],
+  handle: (c, { deps }) => c.json({ status: deps.monitor?.status() ?? 'ok' }),
 });
 
 const readPrincipalRoute = route({

@@ -11,6 +11,8 @@ import { executeAudited } from '../request-context.js';
 import { readJsonBody } from '../body.js';
 import { route, type Route } from '../route.js';
 import { detectionSlice } from '../../commands/slices.js';
+import { selfMonitoringPlan } from '../../monitoring/plan-entries.js';
+import { MONITORING, type MonitoringState } from '../../projections/monitoring.js';
 
 /** Path of `/api/v1/rules/{id}`: a rule id (an unknown one is a 404). */
 export const RuleIdParams = v.object({ id: v.string() });
@@ -91,7 +93,8 @@ const readDetectionPlanRoute = route({
   handle: async (c, { deps }) => {
     await deps.readYourWrites();
     const m = deps.reads;
-    return c.json(detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), deps.now(), deps.config.detection.freshnessHours));
+    const plan = detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), deps.now(), deps.config.detection.freshnessHours);
+    return c.json({ ...plan, builtin: selfMonitoringPlan(deps.monitor?.settings() ?? deps.config.monitoring, m.state<MonitoringState>(MONITORING)) });
   },
 });
 
