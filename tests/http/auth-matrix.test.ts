@@ -35,6 +35,9 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
+  // A rule preview shows stored events the rule matches: it needs the viewer's event reads.
+  'POST /api/v1/rules/preview': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/rules/{id}/preview': ['viewer', 'analyst', 'admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };

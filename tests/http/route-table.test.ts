@@ -34,6 +34,8 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/log/proofs/inclusion': 'read_log_inclusion_proof',
   'GET /api/v1/log/proofs/consistency': 'read_log_consistency_proof',
   'POST /api/v1/log/checkpoint/cosignatures': 'cosign_log_checkpoint',
+  'POST /api/v1/rules/preview': 'preview_rules',
+  'GET /api/v1/rules/{id}/preview': 'preview_rule',
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;
