@@ -2,12 +2,13 @@ import type * as v from 'valibot';
 import type { LogRecord } from '../log/record.js';
 import { ACCESS_EVENTS } from './access-events.js';
 import { COLLECTOR_EVENTS } from './collector-events.js';
+import { CREDENTIAL_EVENTS } from './credential-events.js';
 import { DETECTION_EVENTS } from './detection-events.js';
 import { EVIDENCE_EVENTS } from './evidence-events.js';
 import { SETUP_EVENTS } from './setup-events.js';
 
 /** The schema of every event the instance has ever written, by stored type name. */
-export const INSTANCE_EVENTS = { ...EVIDENCE_EVENTS, ...ACCESS_EVENTS, ...COLLECTOR_EVENTS, ...DETECTION_EVENTS } as const;
+export const INSTANCE_EVENTS = { ...EVIDENCE_EVENTS, ...ACCESS_EVENTS, ...COLLECTOR_EVENTS, ...DETECTION_EVENTS, ...CREDENTIAL_EVENTS } as const;
 
 /** The schema of every event the setup authority has ever written, by stored type name. */
 export const AUTHORITY_EVENTS = SETUP_EVENTS;

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { openCredentialRegistry } from '../auth/registry.js';
+import { openCredentialRegistry, type Credential } from '../auth/registry.js';
 import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
 import type { Config } from '../config/schema.js';
 import { createApp } from '../http/app.js';
@@ -16,6 +16,7 @@ import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
+import { recordCredentialChanges } from './credential-recorder.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -52,7 +53,18 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     });
     if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
   }
-  const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
+  // The CLI writes the credentials file; the service records what changed in it when it loads it,
+  // so the log keeps one writer. The file is checked every second even when no request comes.
+  const onLoaded = (credentials: readonly Credential[]) => {
+    recordCredentialChanges(instance.writer, credentials, new Date().toISOString(), detectionSettingsOf(config)).then(
+      (changes) => { if (changes > 0) log({ level: 'info', msg: 'credential registry changes recorded', changes }); },
+      (err: unknown) => log({ level: 'error', msg: 'credential registry changes not recorded', error: (err as Error).message }),
+    );
+  };
+  const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }), 500, onLoaded);
+  registry.size();
+  const registryPoll = setInterval(() => registry.size(), 1000);
+  registryPoll.unref();
   const refusals = createRefusalLedger(config.limits);
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
   const app = createApp({
@@ -85,6 +97,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     instance,
     stop() {
       stopping ??= (async () => {
+        clearInterval(registryPoll);
         await reporter?.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -1,6 +1,7 @@
 import { alertsProjection } from './alerts.js';
 import { auditIndex } from './audit.js';
 import { collectorsProjection } from './collectors.js';
+import { credentialsProjection } from './credentials.js';
 import { detectionProjection } from './detection.js';
 import { evidenceIndex, evidenceReadIndex } from './evidence.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
@@ -13,7 +14,7 @@ import type { IndexProjection, Projection } from './types.js';
  * alerts, collectors) and small summaries (sources, stats). Folded by the writer, in step.
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
-  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection,
+  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection, credentialsProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

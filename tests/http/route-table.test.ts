@@ -36,6 +36,7 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'POST /api/v1/log/checkpoint/cosignatures': 'cosign_log_checkpoint',
   'POST /api/v1/rules/preview': 'preview_rules',
   'GET /api/v1/rules/{id}/preview': 'preview_rule',
+  'GET /api/v1/credentials': 'list_credentials',
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;
