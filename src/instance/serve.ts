@@ -17,6 +17,7 @@ import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
 import { recordCredentialChanges } from './credential-recorder.js';
+import { listenFailure, type ListenOrigin } from './startup-error.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -34,7 +35,7 @@ export function checkCredentialsFile(path: string): void {
 }
 
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
-export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void): Promise<RunningInstance> {
+export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void, origin: ListenOrigin = { host: 'server.host', port: 'server.port' }): Promise<RunningInstance> {
   checkCredentialsFile(config.auth.credentialsFile);
   const mesh = config.auth.mesh ? openMeshIdentity(config.auth.mesh, log) : undefined;
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
@@ -83,7 +84,13 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
     transparency,
   });
-  const server = await listen(app.fetch, config.server.host, config.server.port);
+  const server = await listen(app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
+    clearInterval(registryPoll);
+    await summaries.stop();
+    await transparency.stop();
+    await instance.close();
+    throw listenFailure(err, config.server.host, config.server.port, origin) ?? err;
+  });
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
