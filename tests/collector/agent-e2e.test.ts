@@ -96,6 +96,8 @@ describe('collector agent end to end', () => {
       await write(300);
       assert.equal(n, total);
       assert.match(agent.output(), /journal collection skipped/);
+      // The progress line: what each acknowledged envelope carried and what the instance accepted.
+      assert.match(agent.output(), /"msg":"acknowledged","sequence":\d+,"events":\d+,"acceptedEvents":\d+,"spooled":\d+/);
 
       const lineCounts = async (): Promise<Map<string, number>> => {
         const seen = new Map<string, number>();
