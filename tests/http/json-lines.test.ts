@@ -2,7 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fixturePath } from '../helpers/paths.js';
+import fc from 'fast-check';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
+import { parseJsonLines } from '../../src/http/body.js';
+import { HttpError } from '../../src/http/errors.js';
 
 type Result = { accepted?: Array<{ id: string; source: { instance: string } }>; acceptedCount?: number; duplicates: number; alerts: unknown[]; incidents: unknown[] };
 
@@ -90,5 +93,26 @@ describe('ingest routes take JSON lines (NDJSON)', () => {
     assert.equal(res.headers.get('preference-applied'), 'return=minimal');
     const body = await res.json() as Result;
     assert.deepEqual(body, { acceptedCount: 2, duplicates: 1, alerts: [], incidents: [] });
+  });
+});
+
+describe('parseJsonLines', () => {
+  const bytes = (text: string) => new TextEncoder().encode(text);
+
+  it('gives back exactly the objects written one per line, whatever the line endings and blank lines', () => {
+    fc.assert(fc.property(fc.array(fc.dictionary(fc.string(), fc.jsonValue()), { minLength: 1, maxLength: 20 }), fc.constantFrom('\n', '\r\n'), fc.boolean(), (records, eol, blankLines) => {
+      const text = records.map((r) => JSON.stringify(r)).join(blankLines ? `${eol}${eol}` : eol) + eol;
+      assert.deepEqual(parseJsonLines(bytes(text)), JSON.parse(`[${records.map((r) => JSON.stringify(r)).join(',')}]`));
+    }));
+  });
+
+  it('answers arbitrary bytes with values or a 400, never another error', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (b) => {
+      try {
+        parseJsonLines(b);
+      } catch (err) {
+        assert.ok(err instanceof HttpError && err.status === 400, String(err));
+      }
+    }));
   });
 });
