@@ -9,10 +9,11 @@ import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
+import { exportRoutes } from './routes/exports.js';
 import { credentialRoutes } from './routes/credentials.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...credentialRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...credentialRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and

@@ -16,6 +16,7 @@ import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
+import { startExports } from '../export/start.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
 
@@ -54,6 +55,14 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     });
     if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
   }
+  const exports = await startExports(config.export, {
+    storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, writer: instance.writer,
+    detection: detectionSettingsOf(config), logLine: log,
+  }).catch(async (err: unknown) => {
+    await transparency.stop();
+    await instance.close();
+    throw err;
+  });
   // The CLI writes the credentials file; the service records what changed in it when it loads it,
   // so the log keeps one writer. The file is checked every second even when no request comes.
   const onLoaded = (credentials: readonly Credential[]) => {
@@ -83,10 +92,12 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     graph: (q) => instance.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
     transparency,
+    exports: () => exports.status(),
   });
   const server = await listen(app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
     clearInterval(registryPoll);
     await summaries.stop();
+    await exports.stop();
     await transparency.stop();
     await instance.close();
     throw listenFailure(err, config.server.host, config.server.port, origin) ?? err;
@@ -112,6 +123,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
           setTimeout(() => server.closeAllConnections(), 10_000).unref();
         });
         await summaries.stop();
+        await exports.stop();
         await transparency.stop();
         await instance.close();
       })();

@@ -35,6 +35,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
+  // What leaves the machine, and where, is the operator's to see (docs/export.md).
+  'GET /api/v1/exports': ['admin'],
   // A rule preview shows stored events the rule matches: it needs the viewer's event reads.
   'POST /api/v1/rules/preview': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/rules/{id}/preview': ['viewer', 'analyst', 'admin'],
