@@ -21,6 +21,7 @@ import { epochMillisOf } from '../../normalizers/time.js';
 import { eventsInTimeOrder } from '../../projections/evidence-query.js';
 import { previewRuleSet, previewRules } from '../../alerting/rule-preview.js';
 import { QueryLimit } from '../query.js';
+import { storedJson } from '../stored-json.js';
 
 /** Path of `/api/v1/rules/{id}`: a rule id (an unknown one is a 404). */
 export const RuleIdParams = v.object({ id: v.string() });
@@ -146,7 +147,8 @@ async function preview(c: Parameters<Route['handle']>[0], deps: AppDeps, preview
   if (unresolved.length > 0) throw new HttpError(400, 'invalid rules: nothing was previewed', unresolved.map((u) => `correlation ${u.correlationId} references ${u.reference}, which is neither in this preview nor installed`));
   const result = await previewRules(set, ids, (after, max) => eventsInTimeOrder(deps.reads, sinceMs, untilMs, max, after), { since: q.since, until },
     { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: PREVIEW_MAX_MS }, () => performance.now(), () => new Promise((resolve) => setImmediate(resolve)));
-  return c.json(result, 200);
+  // Matched events are served as stored: storedJson bounds the nesting of old records.
+  return storedJson(c, result);
 }
 
 const previewRulesRoute = route({
