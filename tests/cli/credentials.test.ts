@@ -122,6 +122,8 @@ describe('vigil api-token-generate and credential', () => {
       // The audit trail names the credential of each request, and the changes are events an auditor can list.
       const audit = await get<{ entries: Array<{ principal: string; credential?: string; route: string }> }>('/api/v1/audit?principal=svc', auditor.token);
       assert.ok(audit.entries.some((e) => e.route === '/api/v1/me' && e.credential === old.fingerprint), JSON.stringify(audit.entries));
+      const byOld = await get<{ entries: Array<{ credential?: string }> }>(`/api/v1/audit?credential=${old.fingerprint}`, auditor.token);
+      assert.ok(byOld.entries.length > 0 && byOld.entries.every((e) => e.credential === old.fingerprint), 'the audit trail filters by credential');
       const events = await get<{ events: Array<{ activity: string; attributes: { credential: string } }> }>('/api/v1/events?class=credential_change', auditor.token);
       assert.deepEqual(events.events.filter((e) => e.attributes.credential === old.fingerprint).map((e) => e.activity).reverse(), ['added', 'disabled', 'enabled']);
       // Each read is audited after it is answered: the earlier reads of the auditor are its last use.
