@@ -4,7 +4,8 @@ import type { Credential } from '../../src/auth/registry.js';
 import { decideRecordCredentials } from '../../src/commands/record-credentials.js';
 import type { DomainEvent } from '../../src/commands/decision.js';
 import { CREDENTIALS, type CredentialsState } from '../../src/projections/credentials.js';
-import { spec } from '../helpers/decider-spec.js';
+import fc from 'fast-check';
+import { memoryModels, spec } from '../helpers/decider-spec.js';
 
 const NOW = '2026-11-22T11:00:00.000Z';
 const record = spec((m, credentials: Credential[]) => decideRecordCredentials(m.state<CredentialsState>(CREDENTIALS), credentials, { now: NOW }));
@@ -47,5 +48,33 @@ describe('decideRecordCredentials', () => {
     record.given(recorded([svc, svc2])).when([{ ...svc, roles: ['admin'] }]).thenAccepts((events) => {
       assert.deepEqual(changes(events), [['changed', 'aaaaaaaaaaaa'], ['removed', 'bbbbbbbbbbbb']]);
     });
+  });
+});
+
+describe('decideRecordCredentials over any sequence of registry files', () => {
+  const credentialArb = fc.record({
+    n: fc.integer({ min: 0, max: 5 }),
+    id: fc.constantFrom('svc', 'ops', 'auditor'),
+    roles: fc.subarray(['viewer', 'ingestor', 'admin'] as const, { minLength: 1 }),
+    disabled: fc.boolean(),
+  }).map((c): Credential => ({ id: c.id, tokenHash: String(c.n).repeat(64), roles: [...c.roles], disabled: c.disabled }));
+  /** A registry file: credentials with distinct token hashes. */
+  const fileArb = fc.uniqueArray(credentialArb, { selector: (c) => c.tokenHash, maxLength: 6 });
+
+  it('leaves the recorded model saying exactly what the last file says, and records nothing when a file is loaded twice', () => {
+    fc.assert(fc.property(fc.array(fileArb, { minLength: 1, maxLength: 8 }), (files) => {
+      const models = memoryModels();
+      for (const file of files) {
+        const decision = decideRecordCredentials(models.state<CredentialsState>(CREDENTIALS), file, { now: NOW });
+        assert.ok(decision.ok);
+        models.append(decision.events);
+        const again = decideRecordCredentials(models.state<CredentialsState>(CREDENTIALS), file, { now: NOW });
+        assert.ok(again.ok && again.events.length === 0, 'a file the log already knows records nothing');
+      }
+      const last = files.at(-1)!;
+      const state = models.state<CredentialsState>(CREDENTIALS);
+      const live = [...state.values()].filter((c) => !c.removed).map((c) => [c.fingerprint, c.id, c.roles.join(','), c.disabled]).sort();
+      assert.deepEqual(live, last.map((c) => [c.tokenHash.slice(0, 12), c.id, c.roles.join(','), c.disabled]).sort());
+    }));
   });
 });
