@@ -7,9 +7,9 @@ import { digestsEqual, hashToken } from './tokens.js';
  * A live view of an owner-only registry file (credentials, setup-authority accounts): re-read when
  * its inode, size, mtime or mode, or its directory's mode, change, checked at most every `recheckMs`. A file that becomes
  * invalid or readable by others fails closed: the view is empty until it is fixed, and `onError`
- * says why (never with token material).
+ * says why (never with token material). `onLoaded` is told each content it loads.
  */
-export function watchRegistryFile<T>(path: string, read: (path: string) => T[], onError: (message: string) => void, recheckMs: number): () => readonly T[] {
+export function watchRegistryFile<T>(path: string, read: (path: string) => T[], onError: (message: string) => void, recheckMs: number, onLoaded?: (entries: readonly T[]) => void): () => readonly T[] {
   let entries: T[] = [];
   let signature = '';
   let checkedAt = -Infinity;
@@ -32,7 +32,9 @@ export function watchRegistryFile<T>(path: string, read: (path: string) => T[], 
     } catch (err) {
       entries = [];
       onError(`registry ${path} not loaded, refusing every token: ${(err as Error).message}`);
+      return entries;
     }
+    onLoaded?.(entries);
     return entries;
   };
 }

@@ -15,6 +15,8 @@ export const CredentialSchema = v.strictObject({
   expiresAt: v.optional(IsoDateTime),
   disabled: v.boolean(),
   collectorId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+  /** When `vigil api-token-generate` created it. */
+  createdAt: v.optional(IsoDateTime),
 });
 
 /** The owner-only registry file: `{credentials: [...]}`. */
@@ -31,6 +33,13 @@ export interface Principal {
   readonly loginName: string;
   readonly authentication: string;
   readonly collectorId?: string;
+  /** The fingerprint of the bearer credential that authenticated the request (credentialFingerprint). */
+  readonly credential?: string;
+}
+
+/** The fingerprint of a credential: the first 12 hex digits of its token hash, shown by `vigil credential list` and taken by `--fingerprint`. */
+export function credentialFingerprint(tokenHash: string): string {
+  return tokenHash.slice(0, 12);
 }
 
 /** Formats valibot issues as `path: message` lines. */
@@ -67,8 +76,8 @@ export interface CredentialRegistry {
  * most every `recheckMs`). A file that becomes invalid or unsafe fails closed: no token is accepted
  * until it is fixed, and `onError` is told why (never with token material).
  */
-export function openCredentialRegistry(path: string, onError: (message: string) => void = () => {}, recheckMs = 500): CredentialRegistry {
-  const current = watchRegistryFile(path, readRegistry, onError, recheckMs);
+export function openCredentialRegistry(path: string, onError: (message: string) => void = () => {}, recheckMs = 500, onLoaded?: (credentials: readonly Credential[]) => void): CredentialRegistry {
+  const current = watchRegistryFile(path, readRegistry, onError, recheckMs, onLoaded);
   const principalOf = (found: Credential | undefined, nowMs: number): Principal | undefined => {
     if (!found || found.disabled) return undefined;
     if (found.expiresAt !== undefined && Date.parse(found.expiresAt) <= nowMs) return undefined;
@@ -79,6 +88,7 @@ export function openCredentialRegistry(path: string, onError: (message: string) 
       loginName: found.id,
       authentication: 'bearer',
       ...(found.collectorId ? { collectorId: found.collectorId } : {}),
+      credential: credentialFingerprint(found.tokenHash),
     };
   };
   return {

@@ -7,7 +7,7 @@ import { hashToken, generateToken } from '../auth/tokens.js';
 import { CollectorId } from '../collector-protocol/envelope.js';
 import { startAgent } from '../collector/agent.js';
 import { AgentConfigSchema, type AgentConfig } from '../collector/config.js';
-import { enroll } from '../collector/enroll.js';
+import { EnrollmentRefused, enroll } from '../collector/enroll.js';
 import { loadKey } from '../collector/keys.js';
 import { agentStatus } from '../collector/status.js';
 import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
@@ -44,6 +44,29 @@ export function loadAgentConfig(path: string): AgentConfig {
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(dirname(full), p));
   const c = parsed.output;
   return { ...c, stateDir: abs(c.stateDir), files: c.files.map(abs), ...(c.bearerTokenFile ? { bearerTokenFile: abs(c.bearerTokenFile) } : {}) };
+}
+
+/** What to do after an enrollment refusal of this HTTP status. */
+function enrollmentHint(status: number, collectorId: string): string {
+  if (status === 401) return `the enrollment token is unknown, used or expired: ask an admin for a new one (vigil collector-token create ${collectorId}, or POST /api/v1/collector/enrollment-tokens) and enroll again`;
+  if (status === 403 || status === 409) return `the token was issued for another collector id, or this key is already enrolled: check collectorId (${collectorId}) and use a token issued for it`;
+  if (status === 429) return 'too many attempts: wait a minute and try again';
+  if (status === 400) return 'the server did not accept the request: check --server (the instance URL), the collector id and the token file (it holds the token exactly as issued)';
+  return 'see the instance\'s log for this request';
+}
+
+/** Enrolls, turning a refusal or an unreachable server into a message that says what to do. */
+async function enrollOrExplain(o: Parameters<typeof enroll>[0]): Promise<unknown> {
+  try {
+    return await enroll(o);
+  } catch (err) {
+    if (err instanceof EnrollmentRefused) throw new CliError(`${err.message}\n${enrollmentHint(err.status, o.collectorId)}`);
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    if (err instanceof TypeError || cause !== undefined) {
+      throw new CliError(`cannot reach the instance at ${o.server}${cause ? ` (${cause})` : ''}: is vigil serve running there, and is --server (or server in the agent config) its URL?`);
+    }
+    throw err;
+  }
 }
 
 async function issueToken(collectorId: string, expiresIn: string | undefined, configPath: string | undefined, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
@@ -103,7 +126,7 @@ export async function runCollectorCommand(argv: readonly string[], env: NodeJS.P
       const collectorId = values['collector-id'] ?? agentConfig?.collectorId;
       const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
       if (!server || !collectorId || !stateDir || !values['token-file']) throw new CliError(USAGE, 2);
-      out(await enroll({ server, collectorId, stateDir, enrollmentToken: readSecretFile(values['token-file'], '--token-file'), now: () => new Date() }));
+      out(await enrollOrExplain({ server, collectorId, stateDir, enrollmentToken: readSecretFile(values['token-file'], '--token-file'), now: () => new Date() }));
       return 0;
     }
     case 'run':

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { IsoDateTime } from '../events/normalized-event.js';
-import { readRegistry, writeRegistry, type Credential } from '../auth/registry.js';
+import { credentialFingerprint, readRegistry, writeRegistry, type Credential } from '../auth/registry.js';
 import { ROLES, type Role } from '../auth/roles.js';
 import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
@@ -20,8 +20,11 @@ function safeRegistry(path: string): Credential[] {
   return readRegistry(path);
 }
 
-/** `vigil api-token-generate`: records a new credential and returns `{token, credential}` (the only time the token is shown). */
-export function apiTokenGenerate(path: string, principalId: string, role: string, opts: { expiresAt?: string; collectorId?: string }): { token: string; credential: Credential } {
+/**
+ * `vigil api-token-generate`: records a new credential and returns `{token, credential, fingerprint}`
+ * (the only time the token is shown; the fingerprint is what `credential disable --fingerprint` takes).
+ */
+export function apiTokenGenerate(path: string, principalId: string, role: string, opts: { expiresAt?: string; collectorId?: string; now?: Date }): { token: string; credential: Credential; fingerprint: string } {
   if (!(ROLES as readonly string[]).includes(role)) throw new CliError(`unknown role ${role}; one of: ${ROLES.join(', ')}`, 2);
   if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/.test(principalId)) throw new CliError('principal id: 1-128 characters, letters, digits, . _ @ -', 2);
   if (opts.expiresAt !== undefined && !v.is(IsoDateTime, opts.expiresAt)) throw new CliError('--expires-at: expected an ISO 8601 date-time', 2);
@@ -35,14 +38,19 @@ export function apiTokenGenerate(path: string, principalId: string, role: string
     ...(opts.expiresAt !== undefined ? { expiresAt: opts.expiresAt } : {}),
     disabled: false,
     ...(opts.collectorId !== undefined ? { collectorId: opts.collectorId } : {}),
+    createdAt: (opts.now ?? new Date()).toISOString(),
   };
   writeRegistry(path, [...credentials, credential]);
-  return { token, credential };
+  return { token, credential, fingerprint: credentialFingerprint(credential.tokenHash) };
 }
 
-/** `vigil credential list`: every credential without its hash, with a short fingerprint to tell rotations apart. */
-export function listCredentials(path: string): Array<Omit<Credential, 'tokenHash'> & { fingerprint: string }> {
-  return safeRegistry(path).map(({ tokenHash, ...rest }) => ({ ...rest, fingerprint: tokenHash.slice(0, 12) }));
+/**
+ * `vigil credential list`: every credential without its hash, with the fingerprint that tells
+ * rotations apart and `createdAt` (null for credentials created before it was written). Last use is
+ * the running service's to know: `GET /api/v1/credentials` (docs/configuration.md).
+ */
+export function listCredentials(path: string): Array<Omit<Credential, 'tokenHash' | 'createdAt'> & { fingerprint: string; createdAt: string | null }> {
+  return safeRegistry(path).map(({ tokenHash, createdAt, ...rest }) => ({ ...rest, fingerprint: credentialFingerprint(tokenHash), createdAt: createdAt ?? null }));
 }
 
 /** `vigil credential disable|enable <id> [--fingerprint F]`: flips `disabled`, keeping the audit identity. */

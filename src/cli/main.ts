@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config-file.js';
+import { ConfigError, loadConfig, withListenOverrides } from './config-file.js';
+import { StartupError } from '../instance/startup-error.js';
 import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } from './credentials.js';
 import { logExport, logVerify, replay } from './log-commands.js';
 import { isLogProofCommand, runLogProofCommand } from './log-proof-commands.js';
@@ -12,7 +13,8 @@ import { runCollectorCommand } from './collector-commands.js';
 
 const USAGE = `usage: vigil <command> [options]
 
-  serve                                   start the instance (HTTP API)
+  serve [--host H] [--port N]             start the instance (HTTP API); --host/--port (else VIGIL_HOST/
+                                          VIGIL_PORT) override server.host/server.port of the config
   api-token-generate <principal> <role>   create a credential; prints {token, credential} once
       [--expires-at ISO] [--collector-id ID]
   credential list | disable <id> | enable <id> [--fingerprint F]
@@ -30,6 +32,9 @@ const USAGE = `usage: vigil <command> [options]
   install --setup-url URL ...             the installer (see docs/installer.md)
 
   every command takes --config FILE (else VIGIL_CONFIG, else ./vigil.config.json)`;
+
+/** What the start line says when requests from this machine need a token too. */
+const LOOPBACK_OFF = 'loopback administration is off (server.allowLoopbackAdmin is false in the config in force): every /api/v1 request needs a bearer token; create one with vigil api-token-generate <principal> <role>, or set server.allowLoopbackAdmin: true for local use';
 
 const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
 const logLine = (line: Record<string, unknown>) => out({ at: new Date().toISOString(), ...line });
@@ -51,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       config: { type: 'string' }, 'expires-at': { type: 'string' }, 'collector-id': { type: 'string' },
       fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, raw: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
+      help: { type: 'boolean', short: 'h' }, host: { type: 'string' }, port: { type: 'string' },
     },
   });
   const [command, ...args] = positionals;
@@ -63,16 +68,23 @@ async function main(argv: string[]): Promise<number> {
     out(JSON.stringify(openApiDocument(), null, 2));
     return 0;
   }
-  const { config } = loadConfig(values.config, process.env, process.cwd());
+  const loaded = loadConfig(values.config, process.env, process.cwd());
+  const { config } = loaded;
+  if ((values.host !== undefined || values.port !== undefined) && command !== 'serve') throw new CliError('--host and --port are options of vigil serve', 2);
   switch (command) {
     case 'serve': {
+      const { config: served, from } = withListenOverrides(config, values, process.env, loaded.source);
       let running: Awaited<ReturnType<typeof startInstance>> | undefined;
       const onFatal = (err: Error) => {
         logLine({ level: 'fatal', msg: 'storage failure: stopping without acknowledging more writes', error: err.message });
         process.exit(70);
       };
-      running = await startInstance(config, logLine, onFatal);
-      logLine({ level: 'info', msg: 'listening', url: running.url, store: config.storage.path, foldedAtStart: running.instance.folded, head: running.instance.log.head().seq });
+      running = await startInstance(served, logLine, onFatal, from);
+      logLine({
+        level: 'info', msg: 'listening', url: running.url, config: loaded.source === '(defaults)' ? '(none: built-in defaults)' : loaded.source, listenFrom: from,
+        loopbackAdmin: served.server.allowLoopbackAdmin, store: served.storage.path, foldedAtStart: running.instance.folded, head: running.instance.log.head().seq,
+        ...(served.server.allowLoopbackAdmin ? {} : { note: LOOPBACK_OFF }),
+      });
       const stop = (signal: string) => {
         logLine({ level: 'info', msg: 'stopping', signal });
         void running!.stop().then(() => { logLine({ level: 'info', msg: 'stopped' }); process.exit(0); });
@@ -129,12 +141,20 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that closed the pipe (`vigil log export | head -1`) ended the output normally: what is
+// left to write is dropped, the command finishes (closing the store) and exits with its own status.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+});
+
 main(process.argv.slice(2)).then(
   // Exit once stdout is flushed: a large `log export` into a pipe must not be cut short.
   (code) => process.stdout.write('', () => process.exit(code)),
   (err: unknown) => {
     const e = err as Error;
-    const known = e instanceof CliError || e instanceof ConfigError || e?.name === 'StoreLockedError' || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    // Known failures say what to do; "refusing to start:" is how start-up checks (secret files, grants, keys) refuse.
+    const known = e instanceof CliError || e instanceof ConfigError || e instanceof StartupError || e?.name === 'StoreLockedError'
+      || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || /^refusing to start: /.test(e?.message ?? '');
     process.stderr.write(`vigil: ${known ? e.message : `unexpected error: ${e?.message ?? String(err)}`}\n`);
     process.exit(e instanceof CliError ? e.exitCode : 1);
   },

@@ -5,6 +5,14 @@ import { resequence } from './resequence.js';
 import { Spool } from './spool.js';
 import { ensurePrivateDir, writeDurable } from './state-files.js';
 
+/** The server refused the enrollment: its status and ErrorResponse, for a message that says what to do. */
+export class EnrollmentRefused extends Error {
+  override readonly name = 'EnrollmentRefused';
+  constructor(message: string, readonly status: number) {
+    super(message);
+  }
+}
+
 /** What enrollment recorded locally (`enrollment.json`). */
 export interface EnrollmentState {
   readonly collectorId: string;
@@ -30,7 +38,7 @@ export async function enroll(o: { server: string; collectorId: string; enrollmen
   });
   const body = await res.json().catch(() => ({})) as { epoch?: number; error?: string; issues?: string[] };
   if (res.status !== 201 || typeof body.epoch !== 'number') {
-    throw new Error(`enrollment refused (HTTP ${res.status}): ${body.error ?? 'no error message'}${body.issues ? `; ${body.issues.join('; ')}` : ''}`);
+    throw new EnrollmentRefused(`enrollment refused (HTTP ${res.status}): ${body.error ?? 'no error message'}${body.issues ? `; ${body.issues.join('; ')}` : ''}`, res.status);
   }
   promotePendingKey(o.stateDir);
   const state: EnrollmentState = { collectorId: o.collectorId, server: o.server, epoch: body.epoch, keyFingerprint: keyFingerprint(key.publicKey), enrolledAt: o.now().toISOString() };

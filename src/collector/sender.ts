@@ -74,12 +74,17 @@ export async function sendOldest(deps: SenderDeps, signal: AbortSignal): Promise
   try {
     r = await post(deps, entry, signal);
   } catch (err) {
-    deps.status.lastError = `network: ${(err as Error).message}`;
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    deps.status.lastError = `network: ${(err as Error).message}${cause ? ` (${cause})` : ''}`;
+    // Said once per outage; the status file and `vigil collector status` keep the latest error.
+    if (deps.status.consecutiveFailures === 0) deps.log('warn', 'cannot reach the server; spooling and retrying', { server: deps.server, error: deps.status.lastError, spooled: deps.spool.sequences().length });
     return 'retry';
   }
   if (r.status === 202) {
     deps.spool.acknowledge(entry, deps.now().toISOString());
     Object.assign(deps.status, { lastAckedAt: deps.now().toISOString(), lastAckedSequence: entry.sequence, lastError: null });
+    // The progress line: what was sent, what the server accepted, what is still waiting.
+    deps.log('info', 'acknowledged', { sequence: entry.sequence, events: entry.events, acceptedEvents: r.body.acceptedEvents, spooled: deps.spool.sequences().length });
     return 'acked';
   }
   const reason = typeof r.body.error === 'string' ? r.body.error : '';

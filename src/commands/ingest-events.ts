@@ -6,6 +6,8 @@ import { accept, reject, type Decision } from './decision.js';
 /** What ingestion answers (spec 2.2); alerts and incidents come from detection. */
 export interface IngestionResult {
   readonly accepted: NormalizedEvent[];
+  /** How many of the accepted events were already stored (or repeated in the batch): nothing new was written for them. */
+  readonly duplicates: number;
   readonly alerts: unknown[];
   readonly incidents: unknown[];
 }
@@ -37,7 +39,7 @@ export function decideIngestEvents(evidence: EvidenceLookup, events: readonly No
     const shown = [...new Set(conflicts)];
     return reject('conflict', `event ids already stored with different content: ${shown.slice(0, 20).join(', ')}${shown.length > 20 ? ` and ${shown.length - 20} more` : ''}`, { details: { conflictingIds: shown.slice(0, 1000) } });
   }
-  const result: IngestionResult = { accepted: [...events], alerts: [], incidents: [] };
+  const result: IngestionResult = { accepted: [...events], duplicates: events.length - fresh.length, alerts: [], incidents: [] };
   if (fresh.length === 0) return accept([], result);
   return accept([{ type: RecordType.EventsIngested, data: { events: fresh } satisfies EventsIngested }], result);
 }

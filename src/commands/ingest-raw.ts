@@ -34,7 +34,7 @@ export function decideIngestRaw(evidence: EvidenceLookup, cmd: IngestRaw): Decis
     }
     if (fresh) records.push(record);
   }
-  const result: IngestionResult = { accepted, alerts: [], incidents: [] };
+  const result: IngestionResult = { accepted, duplicates: accepted.length - events.length, alerts: [], incidents: [] };
   if (records.length === 0) return accept([], result);
   const data: RawRecordsIngested = {
     normalizer: cmd.normalizer,

@@ -212,7 +212,7 @@ function startWork(state: CorrelationState, correlations: readonly CompiledCorre
 /**
  * Feeds rule hits, in order, to the correlations: a pure step from state to state (the input state is
  * not modified), so replaying the same hits gives the same fires. Correlations absent from the list
- * lose their state. See docs/detections-engine.md for windows, late hits and firing.
+ * lose their state. See docs/detections.md, "Correlation semantics", for windows, late hits and firing.
  */
 export function advanceCorrelations(state: CorrelationState, correlations: CompiledCorrelation[], hits: RuleHit[]): { state: CorrelationState; fired: CorrelationFire[] } {
   const work = startWork(state, correlations);

@@ -124,7 +124,7 @@ export function mapLogsource(ls: Logsource): Result<LogsourceMapping> {
   const mapped = product === undefined
     ? (service === undefined && category !== undefined ? genericCategory(category, false) : undefined)
     : productLogsource(product, category, service);
-  return mapped ?? fail(`unmapped logsource ${describe(ls)}: no Vigil events carry it (see docs/detections-engine.md for the mapped logsources)`);
+  return mapped ?? fail(`unmapped logsource ${describe(ls)}: no Vigil events carry it (see docs/detections.md, "Logsource mapping")`);
 }
 
 function firstText(value: unknown): string | undefined {

@@ -15,7 +15,7 @@ export interface RuleMeta {
   readonly author?: string;
   readonly description?: string;
   readonly level: Level;
-  /** 0..10, from the level (docs/detections-engine.md, "Severity"). */
+  /** 0..10, from the level (docs/detections.md, "Rule metadata"). */
   readonly severity: number;
   readonly tags: string[];
   readonly status?: string;

@@ -19,6 +19,8 @@ export const ApiRequestAuditedSchema = v.strictObject({
   status: v.number(),
   durationMs: v.number(),
   sourceAddress: v.string(),
+  /** The fingerprint of the bearer credential used (first 12 hex of its SHA-256), so rotations can be told apart. */
+  credential: v.optional(v.string()),
 });
 
 /**

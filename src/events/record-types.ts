@@ -13,6 +13,8 @@ export type AccessRecorded = EventData<'AccessRecorded'>;
 export type ApiRequestAudited = EventData<'ApiRequestAudited'>;
 /** Requests from one source address refused for one reason within one interval (access-events.ts). */
 export type RequestsRefused = EventData<'RequestsRefused'>;
+/** Credentials of the registry file created, disabled, enabled, edited or removed (credential-events.ts). */
+export type CredentialsChanged = EventData<'CredentialsChanged'>;
 /** Why requests were refused before reaching a handler. */
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
@@ -28,6 +30,7 @@ export const RecordType = {
   CollectorSubmissionAccepted: 'CollectorSubmissionAccepted',
   CollectorSubmissionRejected: 'CollectorSubmissionRejected',
   RequestsRefused: 'RequestsRefused',
+  CredentialsChanged: 'CredentialsChanged',
 } as const satisfies { readonly [K in InstanceEventType]?: K };
 
 const NONE: readonly NormalizedEvent[] = [];
@@ -38,6 +41,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'EventsIngested':
     case 'RawRecordsIngested':
     case 'CollectorSubmissionAccepted':
+    case 'CredentialsChanged':
       return e.data.events;
     case 'AccessRecorded':
     case 'RequestsRefused':

@@ -3,6 +3,7 @@ import type { LogRecord } from '../log/record.js';
 import { ACCESS_EVENTS } from './access-events.js';
 import { COLLECTOR_EVENTS } from './collector-events.js';
 import { CONSOLE_EVENTS } from './console-events.js';
+import { CREDENTIAL_EVENTS } from './credential-events.js';
 import { DETECTION_EVENTS } from './detection-events.js';
 import { EVIDENCE_EVENTS } from './evidence-events.js';
 import { SETUP_EVENTS } from './setup-events.js';
@@ -10,7 +11,7 @@ import { EXPORT_EVENTS } from './export-events.js';
 import { MONITOR_EVENTS } from './monitor-events.js';
 
 /** The schema of every event the instance has ever written, by stored type name. */
-export const INSTANCE_EVENTS = { ...EVIDENCE_EVENTS, ...ACCESS_EVENTS, ...COLLECTOR_EVENTS, ...DETECTION_EVENTS, ...EXPORT_EVENTS, ...CONSOLE_EVENTS, ...MONITOR_EVENTS } as const;
+export const INSTANCE_EVENTS = { ...EVIDENCE_EVENTS, ...ACCESS_EVENTS, ...COLLECTOR_EVENTS, ...DETECTION_EVENTS, ...EXPORT_EVENTS, ...CONSOLE_EVENTS, ...MONITOR_EVENTS, ...CREDENTIAL_EVENTS } as const;
 
 /** The schema of every event the setup authority has ever written, by stored type name. */
 export const AUTHORITY_EVENTS = SETUP_EVENTS;

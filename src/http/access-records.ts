@@ -47,6 +47,7 @@ export function accessRecords(f: RequestFacts): DomainEvent[] {
       unapproved_device: !f.approved,
       principal: p?.id ?? null,
       authentication: p?.authentication ?? 'none',
+      ...(p?.credential !== undefined ? { credential: p.credential } : {}),
       request_id: f.requestId,
     },
   };
@@ -59,6 +60,7 @@ export function accessRecords(f: RequestFacts): DomainEvent[] {
     status: f.status,
     durationMs: f.durationMs,
     sourceAddress: f.sourceAddress,
+    ...(p?.credential !== undefined ? { credential: p.credential } : {}),
   };
   return [
     { type: RecordType.AccessRecorded, data: { event } satisfies AccessRecorded },

@@ -21,7 +21,7 @@ export function batchSchema(maxRecords: number) {
     v.maxLength(maxRecords, (issue) => `batch of ${issue.received} records exceeds the limit of ${maxRecords}`),
   );
   return v.pipe(
-    v.union([v.array(v.unknown()), v.looseObject({ records: v.array(v.unknown()) })], 'expected an array of records or an object {records, context}'),
+    v.union([v.array(v.unknown()), v.looseObject({ records: v.array(v.unknown()) })], 'expected an array of records, an object {records, context}, or one JSON object per line (Content-Type: application/x-ndjson)'),
     v.transform((body): Record<string, unknown> => (Array.isArray(body) ? { records: body } : body)),
     // Strict, like strictObject, but naming every unknown key rather than the first.
     v.objectWithRest({ records, context: v.optional(BatchContext) }, v.never('unknown key (expected records and context)')),

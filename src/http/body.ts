@@ -65,3 +65,74 @@ export async function readJsonBody(c: Context, limit: number): Promise<unknown> 
   }
   return parseJsonBytes(await readBodyBytes(c, limit));
 }
+
+/** The media types of a body of one JSON value per line (NDJSON, JSON Lines), as Zeek and `journalctl -o json` write. */
+export const JSON_LINES_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines'] as const;
+
+/** The shapes every ingest route accepts, named in its 400 and 415 answers. */
+export const BATCH_SHAPES = 'a JSON array of records, a JSON object {records, context}, or one JSON object per line (Content-Type: application/x-ndjson)';
+
+const isJsonLinesType = (type: string) => (JSON_LINES_TYPES as readonly string[]).includes(type.split(';')[0]!.trim().toLowerCase());
+
+/**
+ * Parses a body of one JSON value per line into the array of those values. Blank lines (and a
+ * trailing newline, `\r\n` endings) are skipped; a bad line is a 400 naming its line number. The
+ * values are nested one level under the batch's array, so a line may nest one level less.
+ */
+export function parseJsonLines(bytes: Uint8Array): unknown[] {
+  if (bytes.byteLength === 0) throw new HttpError(400, 'request body is empty; expected one JSON object per line');
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new HttpError(400, 'request body is not valid UTF-8');
+  }
+  if (jsonTextDepth(bytes, MAX_JSON_DEPTH - 1) < 0) {
+    throw new HttpError(400, `JSON nested deeper than ${MAX_JSON_DEPTH - 1} levels in a line`, [`(body): a line nests deeper than ${MAX_JSON_DEPTH - 1} levels`]);
+  }
+  const values: unknown[] = [];
+  const issues: string[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === '') continue;
+    try {
+      values.push(JSON.parse(line));
+    } catch (err) {
+      const at = /position (\d+)/.exec((err as Error).message)?.[1];
+      if (issues.length < 20) issues.push(`line ${i + 1}: not one JSON value${at ? ` (syntax error at column ${Number(at) + 1})` : ''}`);
+    }
+  }
+  if (issues.length > 0) throw new HttpError(400, `malformed JSON lines; expected ${BATCH_SHAPES}`, issues);
+  if (values.length === 0) throw new HttpError(400, 'request body holds no JSON lines; expected one JSON object per line');
+  return values;
+}
+
+/**
+ * Reads an ingestion body within `limit`: JSON (an array or `{records, context}`), or JSON lines
+ * (`application/x-ndjson` and its aliases; also a body sent as `application/json` that is not one
+ * JSON document but one JSON value per line, as `curl --data-binary @conn.log` sends a Zeek log).
+ * A body in neither shape is a 400 that names the accepted shapes; another media type is a 415.
+ */
+export async function readBatchBody(c: Context, limit: number): Promise<unknown> {
+  const type = c.req.header('content-type');
+  if (type !== undefined && isJsonLinesType(type)) return parseJsonLines(await readBodyBytes(c, limit));
+  if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
+    throw new HttpError(415, `expected Content-Type: application/json or application/x-ndjson (${BATCH_SHAPES})`);
+  }
+  const bytes = await readBodyBytes(c, limit);
+  try {
+    return parseJsonBytes(bytes);
+  } catch (err) {
+    if (!(err instanceof HttpError) || err.message !== 'malformed JSON') throw err;
+    let lines: unknown[];
+    try {
+      lines = parseJsonLines(bytes);
+    } catch {
+      throw new HttpError(400, `malformed JSON; expected ${BATCH_SHAPES}`, err.issues);
+    }
+    // One value per line reads as JSON lines only when there are several lines of objects.
+    if (lines.length > 1 && lines.every((l) => l !== null && typeof l === 'object' && !Array.isArray(l))) return lines;
+    throw new HttpError(400, `malformed JSON; expected ${BATCH_SHAPES}`, err.issues);
+  }
+}

@@ -37,7 +37,9 @@ function requestBody(body: RequestBody): Record<string, unknown> {
   }
   const content = 'yaml' in body
     ? { 'application/yaml': { schema: { type: 'string', description: body.yaml } } }
-    : { 'application/json': { schema: schema('batch' in body ? batchDescription(body.batch) : body.json) } };
+    : { 'application/json': { schema: schema('batch' in body ? batchDescription(body.batch) : body.json) },
+      // A batch may also come as one record per line (src/http/body.ts, readBatchBody).
+      ...('batch' in body ? { 'application/x-ndjson': { schema: { ...(schema(body.batch) as object), description: 'one record per line' } } } : {}) };
   return { required: true, content };
 }
 
@@ -55,7 +57,7 @@ function responses(r: Route): Record<string, unknown> {
 const COMPONENTS: Readonly<Record<SchemaName, unknown>> = {
   NormalizedEvent: schema(NormalizedEventSchema),
   CollectorSubmissionResult: { type: 'object', required: ['collectorId', 'sequence', 'graph', 'acceptedEvents'], properties: { collectorId: { type: 'string' }, sequence: { type: 'integer' }, graph: { type: 'object', required: ['entities', 'relationships'], properties: { entities: { type: 'integer' }, relationships: { type: 'integer' } } }, acceptedEvents: { type: 'integer' } } },
-  IngestionResult: { type: 'object', required: ['accepted', 'alerts', 'incidents'], properties: { accepted: { type: 'array', items: ref('NormalizedEvent') }, alerts: { type: 'array', items: { type: 'object' } }, incidents: { type: 'array', items: { type: 'object' } } } },
+  IngestionResult: { type: 'object', required: ['alerts', 'incidents'], properties: { accepted: { type: 'array', items: ref('NormalizedEvent'), description: 'absent when the request sent Prefer: return=minimal' }, acceptedCount: { type: 'integer', description: 'instead of accepted, with Prefer: return=minimal' }, duplicates: { type: 'integer', description: 'accepted events that were already stored or repeated in the batch' }, alerts: { type: 'array', items: { type: 'object' } }, incidents: { type: 'array', items: { type: 'object' } } } },
   Principal: { type: 'object', required: ['id', 'roles', 'displayName', 'loginName', 'authentication'], properties: { id: { type: 'string' }, roles: { type: 'array', items: { type: 'string' } }, displayName: { type: 'string' }, loginName: { type: 'string' }, authentication: { type: 'string' } } },
 };
 

@@ -37,6 +37,19 @@ export async function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decid
   return outcome.result;
 }
 
+/**
+ * The 202 answer of an ingest route: the ingestion result with what its evidence raised. A client
+ * sending `Prefer: return=minimal` (RFC 7240) gets it without the echoed events: `accepted` is
+ * replaced by its count, `acceptedCount`, and the answer says `Preference-Applied`.
+ */
+export function ingestionAnswer<T extends { accepted: unknown[]; alerts: unknown[]; incidents: unknown[] }>(c: Context<AppEnv>, r: { result: T; detections: Detections }): Response {
+  const body = withDetections(r);
+  if (!/(^|[,\s])return=minimal\b/i.test(c.req.header('prefer') ?? '')) return c.json(body, 202);
+  const { accepted, ...rest } = body;
+  c.header('Preference-Applied', 'return=minimal');
+  return c.json({ acceptedCount: accepted.length, ...rest }, 202);
+}
+
 /** An ingestion result with the alerts and incidents its evidence raised (spec 2.2). */
 export function withDetections<T extends { alerts: unknown[]; incidents: unknown[] }>(r: { result: T; detections: Detections }): T {
   return { ...r.result, alerts: [...r.detections.alerts], incidents: [...r.detections.incidents] };

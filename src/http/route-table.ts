@@ -16,9 +16,10 @@ import { metricsRoutes } from './routes/metrics.js';
 import { timed } from './request-metrics.js';
 import { healthRoutes } from './routes/health.js';
 import { refuseWritesPastFlood } from './disk-guard.js';
+import { credentialRoutes } from './routes/credentials.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes, ...otlpRoutes, ...metricsRoutes, ...healthRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes, ...otlpRoutes, ...metricsRoutes, ...healthRoutes, ...credentialRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { openCredentialRegistry } from '../auth/registry.js';
+import { openCredentialRegistry, type Credential } from '../auth/registry.js';
 import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
 import type { Config } from '../config/schema.js';
 import { createApp } from '../http/app.js';
@@ -24,6 +24,8 @@ import { measuredWriter } from '../metrics/writer-metrics.js';
 import { startSyslogListeners } from '../listeners/syslog-listeners.js';
 import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
+import { recordCredentialChanges } from './credential-recorder.js';
+import { listenFailure, type ListenOrigin } from './startup-error.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -52,7 +54,7 @@ function fileSize(path: string): number {
 }
 
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
-export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void): Promise<RunningInstance> {
+export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void, origin: ListenOrigin = { host: 'server.host', port: 'server.port' }): Promise<RunningInstance> {
   checkCredentialsFile(config.auth.credentialsFile);
   const mesh = config.auth.mesh ? openMeshIdentity(config.auth.mesh, log) : undefined;
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
@@ -82,7 +84,18 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await instance.close();
     throw err;
   });
-  const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
+  // The CLI writes the credentials file; the service records what changed in it when it loads it,
+  // so the log keeps one writer. The file is checked every second even when no request comes.
+  const onLoaded = (credentials: readonly Credential[]) => {
+    recordCredentialChanges(instance.writer, credentials, new Date().toISOString(), detectionSettingsOf(config)).then(
+      (changes) => { if (changes > 0) log({ level: 'info', msg: 'credential registry changes recorded', changes }); },
+      (err: unknown) => log({ level: 'error', msg: 'credential registry changes not recorded', error: (err as Error).message }),
+    );
+  };
+  const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }), 500, onLoaded);
+  registry.size();
+  const registryPoll = setInterval(() => registry.size(), 1000);
+  registryPoll.unref();
   const refusals = createRefusalLedger(config.limits);
   const monitor = createSelfMonitor({
     writer: instance.writer, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
@@ -115,10 +128,18 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     exports: () => exports.status(),
     monitor,
   });
-  server = await listen(app.fetch, config.server.host, config.server.port);
+  server = await listen(app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
+    clearInterval(registryPoll);
+    await summaries.stop();
+    await exports.stop();
+    await transparency.stop();
+    await instance.close();
+    throw listenFailure(err, config.server.host, config.server.port, origin) ?? err;
+  });
   const listening = server;
   inFlight = trackInFlight(server);
   const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date() }).catch(async (err: unknown) => {
+    clearInterval(registryPoll);
     await new Promise<void>((resolve) => listening.close(() => resolve()));
     await summaries.stop();
     await exports.stop();
@@ -145,6 +166,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     },
     stop() {
       stopping ??= (async () => {
+        clearInterval(registryPoll);
         await reporter?.stop();
         await syslog.stop();
         stopNudging();

@@ -3,6 +3,7 @@ import { alertsProjection } from './alerts.js';
 import { auditIndex } from './audit.js';
 import { collectorsProjection } from './collectors.js';
 import { consoleSessionsProjection } from './console-sessions.js';
+import { credentialsProjection } from './credentials.js';
 import { detectionProjection } from './detection.js';
 import { evidenceIndex, evidenceReadIndex } from './evidence.js';
 import { exportsProjection } from './exports.js';
@@ -18,7 +19,7 @@ import type { IndexProjection, Projection } from './types.js';
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection, exportsProjection, activityProjection,
-  consoleSessionsProjection, monitoringProjection,
+  consoleSessionsProjection, monitoringProjection, credentialsProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

@@ -54,6 +54,8 @@ export interface AuditFilter {
   readonly method?: string;
   readonly since?: string;
   readonly until?: string;
+  /** The fingerprint of the credential used. */
+  readonly credential?: string;
 }
 
 /** Lists audit entries newest first; `before` is the seq cursor. Scans at most `scanBudget` entries. */
@@ -67,7 +69,8 @@ export function listAudit(models: ReadModels, f: AuditFilter, limit: number, bef
     if (f.since !== undefined && value.at < f.since) break;
     if (f.until !== undefined && value.at > f.until) continue;
     if ((f.principal !== undefined && value.principal !== f.principal) || (f.status !== undefined && value.status !== f.status)
-      || (f.route !== undefined && value.route !== f.route) || (f.method !== undefined && value.method !== f.method)) continue;
+      || (f.route !== undefined && value.route !== f.route) || (f.method !== undefined && value.method !== f.method)
+      || (f.credential !== undefined && value.credential !== f.credential)) continue;
     entries.push(value);
     if (entries.length >= limit) return { entries, nextCursor: seq };
   }

@@ -87,3 +87,32 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
   }
   return { events, nextCursor: null };
 }
+
+/**
+ * Up to `max` events with `sinceMs <= time <= untilMs`, oldest first, from the time index, starting
+ * after `after` (the last key of the previous chunk). `last` is where to continue; undefined at the end.
+ */
+export function eventsInTimeOrder(models: ReadModels, sinceMs: number, untilMs: number, max: number, after?: EventCursor): { events: NormalizedEvent[]; last?: EventCursor } {
+  const db = models.db<Uint8Array>(EVIDENCE_DBS.byTime);
+  const records = new Map<number, readonly NormalizedEvent[]>();
+  const events: NormalizedEvent[] = [];
+  let last: EventCursor | undefined;
+  let keys = 0;
+  for (const { key, value } of db.getRange({ start: after ? [after[0], after[1]] : [sinceMs], end: [untilMs, HIGH] })) {
+    const [t, id] = key as [number, string];
+    if (after && t === after[0] && id === after[1]) continue;
+    last = [t, id];
+    const s = decodeStored(value);
+    let carried = records.get(s.seq);
+    if (!carried) {
+      const r = models.record(s.seq);
+      carried = r ? eventsOfRecord(r) : [];
+      if (records.size > 64) records.clear();
+      records.set(s.seq, carried);
+    }
+    const event = carried[s.index];
+    if (event) events.push(event);
+    if (++keys >= max) return { events, last };
+  }
+  return { events };
+}

@@ -120,6 +120,9 @@ describe('collector agent end to end', () => {
       }
       const missing = Array.from({ length: total }, (_, i) => String(i)).filter((i) => !seen.has(i));
       assert.deepEqual(missing.slice(0, 10), [], `${missing.length} lines missing; agent: ${agent.output().slice(-3000)}`);
+      // The progress lines: what each acknowledged envelope carried and what the instance accepted, and the outage said once.
+      assert.match(agent.output(), /"msg":"acknowledged","sequence":\d+,"events":\d+,"acceptedEvents":\d+,"spooled":\d+/);
+      assert.match(agent.output(), /"msg":"cannot reach the server; spooling and retrying"/);
       await kill(agent, 'SIGTERM');
       const status = JSON.parse(runCli(['collector', 'status', '--config', agentConfig]).stdout) as { backlog: { envelopes: number; events: number }; lastAckedSequence: number };
       assert.ok(status.lastAckedSequence >= total / 40, JSON.stringify(status));

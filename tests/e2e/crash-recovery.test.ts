@@ -8,7 +8,7 @@ import { tempDir } from '../helpers/temp.js';
  * Workers posting batches of events until stopped or the server goes away; `stop()` resolves with
  * the ids of every event the server acknowledged (202).
  */
-function sustainedLoad(url: string, token: string, o: { workers: number; batch: number; prefix: string; instance: string }): { stop(): Promise<string[]> } {
+function sustainedLoad(url: string, token: string, o: { workers: number; batch: number; prefix: string; instance: string }): { acknowledged(): number; stop(): Promise<string[]> } {
   const acknowledged: string[] = [];
   let stopped = false;
   const workers = Array.from({ length: o.workers }, async (_, w) => {
@@ -27,6 +27,7 @@ function sustainedLoad(url: string, token: string, o: { workers: number; batch: 
     }
   });
   return {
+    acknowledged: () => acknowledged.length,
     async stop() {
       stopped = true;
       await Promise.all(workers);
@@ -44,7 +45,8 @@ describe('vigil serve under kill -9', () => {
     let serve = await startServe(config, dir.path);
     try {
       const load = sustainedLoad(serve.url, token, { workers: 4, batch: 50, prefix: 'w', instance: 'crash' });
-      await new Promise((r) => setTimeout(r, 1500));
+      // Kill once the load is well under way, however long that takes on a loaded machine.
+      for (let i = 0; i < 1200 && load.acknowledged() <= 500; i++) await new Promise((r) => setTimeout(r, 100));
       serve.proc.kill('SIGKILL');
       await serve.exited;
       const acknowledged = await load.stop();

@@ -1,3 +1,6 @@
+import { recordCredentialChanges } from '../../src/instance/credential-recorder.js';
+import { readRegistry } from '../../src/auth/registry.js';
+import { detectionSettingsOf } from '../../src/alerting/detection-step.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AUTHORITY_EVENTS, INSTANCE_EVENTS } from '../../src/events/union.js';
@@ -93,6 +96,8 @@ describe('stored events of the instance', () => {
     const token = await issueToken(t, 'web-02');
     assert.equal((await postEnrollment(t, 'web-02', token, generateKeyPair().publicKey)).status, 201);
     assert.equal((await postEnrollment(t, 'web-02', token, generateKeyPair().publicKey)).status, 401);
+    // The credential registry as the service records it on loading the file.
+    assert.ok(await recordCredentialChanges(t.inst.writer, readRegistry(t.credentialsFile), '2026-11-22T10:00:05.000Z', detectionSettingsOf(t.config)) > 0);
     // Failed authentications from one address, counted into a refusal summary.
     t.setPeer('203.0.113.9');
     for (let i = 0; i < 3; i++) assert.equal((await t.request('/api/v1/me', { token: `vgl_guess${i}` })).status, 401);

@@ -33,9 +33,9 @@ export interface ServeProcess {
   readonly exited: Promise<number | null>;
 }
 
-/** Starts `vigil serve --config F` and waits for its `listening` line. */
-export async function startServe(config: string, cwd: string): Promise<ServeProcess> {
-  const proc = spawn(process.execPath, [CLI, 'serve', '--config', config], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `vigil serve --config F [...args]` (with `env` added) and waits for its `listening` line. */
+export async function startServe(config: string, cwd: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--config', config, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {

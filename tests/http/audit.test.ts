@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
+import { hashToken } from '../../src/auth/tokens.js';
 
 type Audit = { principal: string | null; authentication: string; method: string; route: string; status: number; sourceAddress: string; requestId: string; durationMs: number };
 
@@ -20,7 +21,7 @@ describe('access events and the audit trail', () => {
     const res = await t.request('/api/v1/me', { token: t.tokens.viewer });
     const rid = res.headers.get('x-request-id')!;
     const audit = records('ApiRequestAudited').map((r) => r.data as Audit).find((a) => a.requestId === rid)!;
-    assert.deepEqual({ ...audit, durationMs: 0 }, { requestId: rid, principal: 'viewer-user', authentication: 'bearer', method: 'GET', route: '/api/v1/me', status: 200, durationMs: 0, sourceAddress: '10.1.2.3' });
+    assert.deepEqual({ ...audit, durationMs: 0 }, { requestId: rid, principal: 'viewer-user', authentication: 'bearer', method: 'GET', route: '/api/v1/me', status: 200, durationMs: 0, sourceAddress: '10.1.2.3', credential: hashToken(t.tokens.viewer).slice(0, 12) });
     const access = records('AccessRecorded').map((r) => (r.data as { event: { id: string; category: string; class: string; activity: string; outcome: string; actor: { user: string }; sourceEndpoint: { ip: string }; attributes: Record<string, unknown> } }).event)
       .find((e) => e.id === `vigil:api:${rid}`)!;
     assert.equal(access.category, 'identity');
@@ -28,6 +29,7 @@ describe('access events and the audit trail', () => {
     assert.equal(access.activity, 'read_principal');
     assert.equal(access.outcome, 'success');
     assert.equal(access.actor.user, 'viewer-user');
+    assert.equal(access.attributes['credential'], hashToken(t.tokens.viewer).slice(0, 12), 'the access event names the credential used');
     assert.equal(access.sourceEndpoint.ip, '10.1.2.3');
     assert.equal(access.attributes.unapproved_device, false);
   });

@@ -52,6 +52,11 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /metrics': ['viewer', 'admin'],
   // Health in detail is for operators (issue 21); `/health` stays public and aggregate.
   'GET /api/v1/health': ['admin'],
+  // A rule preview shows stored events the rule matches: it needs the viewer's event reads.
+  'POST /api/v1/rules/preview': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/rules/{id}/preview': ['viewer', 'analyst', 'admin'],
+  // Who holds which credential and when it was last used is audit information.
+  'GET /api/v1/credentials': ['admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };

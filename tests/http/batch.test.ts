@@ -15,7 +15,7 @@ function refusal(body: unknown): [number, string, readonly string[] | undefined]
   assert.fail(`accepted ${JSON.stringify(body)}`);
 }
 
-const NOT_A_BATCH = '(body): expected an array of records or an object {records, context}';
+const NOT_A_BATCH = '(body): expected an array of records, an object {records, context}, or one JSON object per line (Content-Type: application/x-ndjson)';
 
 describe('batchOf', () => {
   it('takes an array of records or {records, context}', () => {

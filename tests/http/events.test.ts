@@ -72,7 +72,7 @@ describe('POST /api/v1/events', () => {
   it('answers malformed JSON and non-batch bodies with 400', async () => {
     const res = await t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body: '[{"id": ' });
     assert.equal(res.status, 400);
-    assert.equal((await res.json() as { error: string }).error, 'malformed JSON');
+    assert.equal((await res.json() as { error: string }).error, 'malformed JSON; expected a JSON array of records, a JSON object {records, context}, or one JSON object per line (Content-Type: application/x-ndjson)');
     assert.equal((await post({ nope: [] })).status, 400);
     assert.equal((await post([])).status, 400);
   });

@@ -48,6 +48,9 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'POST /api/v1/otlp/v1/logs': 'ingest_otlp',
   'GET /metrics': 'read_metrics',
   'GET /api/v1/health': 'read_health_detail',
+  'POST /api/v1/rules/preview': 'preview_rules',
+  'GET /api/v1/rules/{id}/preview': 'preview_rule',
+  'GET /api/v1/credentials': 'list_credentials',
 };
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;

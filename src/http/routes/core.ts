@@ -26,6 +26,7 @@ export const AuditQuerySchema = v.strictObject({
   until: v.optional(IsoDateTime),
   limit: v.optional(QueryLimit),
   cursor: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'not a cursor returned by this endpoint'), v.transform(Number))),
+  credential: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{12}$/, 'expected a credential fingerprint (12 hex digits, as vigil credential list shows)'))),
 });
 
 const readHealthRoute = route({
@@ -77,6 +78,7 @@ const listAuditRoute = route({
       ...(q.method !== undefined ? { method: q.method } : {}),
       ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
       ...(q.until !== undefined ? { until: canonicalIso(q.until) } : {}),
+      ...(q.credential !== undefined ? { credential: q.credential } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
     return c.json({ entries: page.entries, nextCursor: page.nextCursor === null ? null : String(page.nextCursor) });
   },

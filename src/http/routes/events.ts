@@ -4,10 +4,10 @@ import { CATEGORIES, IsoDateTime, NormalizedEventSchema } from '../../events/nor
 import { listEvents, parseEventCursor } from '../../projections/evidence-query.js';
 import { epochMillisOf } from '../../normalizers/time.js';
 import { batchOf, validateRecords } from '../batch.js';
-import { readJsonBody } from '../body.js';
+import { readBatchBody } from '../body.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { QueryLimit } from '../query.js';
-import { executeAudited, withDetections } from '../request-context.js';
+import { executeAudited, ingestionAnswer } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
 import { admitIngest } from '../admission.js';
@@ -39,10 +39,10 @@ const ingestEventsRoute = route({
   middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes)],
   success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 409, 413, 415, 429],
   handle: async (c, { deps }) => {
-    const batch = batchOf(await readJsonBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
+    const batch = batchOf(await readBatchBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
     c.get('ingestTicket').records(batch.records.length);
     const events = validateRecords(SubmittedEventSchema, batch.records);
-    return c.json(withDetections(await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202)), 202);
+    return ingestionAnswer(c, await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202));
   },
 });
 

@@ -4,9 +4,9 @@ import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { NORMALIZERS, logTypeProblem } from '../../normalizers/registry.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from '../../normalizers/types.js';
 import { batchOf } from '../batch.js';
-import { readJsonBody } from '../body.js';
+import { readBatchBody } from '../body.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { executeAudited, withDetections } from '../request-context.js';
+import { executeAudited, ingestionAnswer } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { admitIngest } from '../admission.js';
 
@@ -64,7 +64,7 @@ const ingestRawRoute = route({
     const problem = logTypeProblem(normalizer, q.logType);
     if (problem) throw new HttpError(400, 'invalid query', [problem]);
     if (q.meshnet !== undefined && name !== 'mesh-vpn-logs') throw new HttpError(400, 'invalid query', [`meshnet: only mesh-vpn-logs takes a meshnet`]);
-    const batch = batchOf(exportRequestAsBatch(name, await readJsonBody(c, deps.config.limits.bodyBytes)), deps.config.limits.recordsPerRequest);
+    const batch = batchOf(exportRequestAsBatch(name, await readBatchBody(c, deps.config.limits.bodyBytes)), deps.config.limits.recordsPerRequest);
     c.get('ingestTicket').records(batch.records.length);
     const ctx: NormalizeContext = {
       ingestedAt: deps.now().toISOString(),
@@ -80,9 +80,9 @@ const ingestRawRoute = route({
       throw err;
     }
     const cmd = { normalizer: name, normalized, ...(q.logType !== undefined ? { logType: q.logType } : {}), ...(q.meshnet !== undefined ? { meshnet: q.meshnet } : {}) };
-    const result = withDetections(await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 202));
-    deps.metrics?.ingested.inc({ route: '/api/v1/ingest/{normalizer}', normalizer: name, outcome: 'accepted' }, result.accepted.length);
-    return c.json(result, 202);
+    const outcome = await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 202);
+    deps.metrics?.ingested.inc({ route: '/api/v1/ingest/{normalizer}', normalizer: name, outcome: 'accepted' }, outcome.result.accepted.length);
+    return ingestionAnswer(c, outcome);
   },
 });
 

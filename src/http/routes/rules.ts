@@ -13,6 +13,17 @@ import { route, type Route } from '../route.js';
 import { detectionSlice } from '../../commands/slices.js';
 import { selfMonitoringPlan } from '../../monitoring/plan-entries.js';
 import { MONITORING, type MonitoringState } from '../../projections/monitoring.js';
+import { compileSigma } from '../../detection/compile.js';
+import { createRuleSet } from '../../detection/engine.js';
+import { ruleLabel } from '../../detection/meta.js';
+import { parseSigmaText } from '../../detection/sigma-yaml.js';
+import type { CompiledSigma } from '../../detection/types.js';
+import { IsoDateTime } from '../../events/normalized-event.js';
+import { epochMillisOf } from '../../normalizers/time.js';
+import { eventsInTimeOrder } from '../../projections/evidence-query.js';
+import { previewRuleSet, previewRules } from '../../alerting/rule-preview.js';
+import { QueryLimit } from '../query.js';
+import { storedJson } from '../stored-json.js';
 
 /** Path of `/api/v1/rules/{id}`: a rule id (an unknown one is a 404). */
 export const RuleIdParams = v.object({ id: v.string() });
@@ -98,5 +109,74 @@ const readDetectionPlanRoute = route({
   },
 });
 
-/** Rule routes (`/api/v1/rules`) and the detection plan. */
-export const ruleRoutes: readonly Route[] = [importRulesRoute, listRulesRoute, readRuleRoute, setRuleEnabledRoute, readDetectionPlanRoute];
+/** Query of the rule previews: the time range, how many matches to return, how many events to read. */
+export const PreviewQuery = v.strictObject({
+  since: IsoDateTime,
+  until: v.optional(IsoDateTime),
+  limit: v.optional(QueryLimit),
+  maxEvents: v.optional(v.pipe(v.string(), v.regex(/^\d{1,7}$/, 'expected an integer 1..1000000'), v.transform(Number), v.minValue(1), v.maxValue(1_000_000))),
+});
+
+/** A preview stops after this much wall-clock time and says where it stopped. */
+const PREVIEW_MAX_MS = 10_000;
+
+/** Compiles the Sigma text of a preview; a 400 names every document that does not compile. */
+function compilePreviewText(text: string): CompiledSigma[] {
+  const parsed = parseSigmaText(text);
+  if (!parsed.ok) throw new HttpError(400, 'invalid Sigma YAML', [parsed.error]);
+  if (parsed.docs.length === 0) throw new HttpError(400, 'no rule in the body');
+  const issues: string[] = [];
+  const out: CompiledSigma[] = [];
+  parsed.docs.forEach((doc, i) => {
+    const r = compileSigma(doc);
+    if (r.ok) out.push(r.rule);
+    else issues.push(`document ${i + 1}${doc && typeof doc === 'object' ? ` (${ruleLabel(doc as Record<string, unknown>)})` : ''}: ${r.error}`);
+  });
+  if (issues.length > 0) throw new HttpError(400, 'invalid rules: nothing was previewed', issues);
+  return out;
+}
+
+/** Runs `previewed` over the stored events of the query's range (read-your-writes), raising nothing. */
+async function preview(c: Parameters<Route['handle']>[0], deps: AppDeps, previewed: CompiledSigma[]): Promise<Response> {
+  const q = parseOr400(PreviewQuery, c.req.query(), 'query');
+  const until = q.until ?? deps.now().toISOString();
+  const sinceMs = epochMillisOf(q.since)!;
+  const untilMs = epochMillisOf(until)!;
+  if (untilMs < sinceMs) throw new HttpError(400, 'invalid query', ['until: before since']);
+  const installed = new Map([...(await rules(deps)).values()].map((r) => [r.id, r.compiled]));
+  const set = previewRuleSet(previewed, installed);
+  const ids = previewed.map((r) => r.id);
+  const unresolved = createRuleSet(set).unresolved.filter((u) => ids.includes(u.correlationId));
+  if (unresolved.length > 0) throw new HttpError(400, 'invalid rules: nothing was previewed', unresolved.map((u) => `correlation ${u.correlationId} references ${u.reference}, which is neither in this preview nor installed`));
+  const result = await previewRules(set, ids, (after, max) => eventsInTimeOrder(deps.reads, sinceMs, untilMs, max, after), { since: q.since, until },
+    { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: PREVIEW_MAX_MS }, () => performance.now(), () => new Promise((resolve) => setImmediate(resolve)));
+  // Matched events are served as stored: storedJson bounds the nesting of old records.
+  return storedJson(c, result);
+}
+
+const previewRulesRoute = route({
+  method: 'post', path: '/api/v1/rules/preview', operationId: 'previewRules',
+  summary: 'Retro-hunt: what Sigma rules (not imported) would have matched in stored events of a time range; raises nothing',
+  permission: 'events:read', audit: 'preview_rules', query: PreviewQuery, body: { yaml: 'Sigma rule YAML (one rule, a multi-document stream or a collection)' },
+  success: { status: 200, description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`' }, errors: [400, 413, 415],
+  handle: async (c, { deps }) => {
+    if (!YAML_TYPES.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)');
+    const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
+    return preview(c, deps, compilePreviewText(text));
+  },
+});
+
+const previewRuleRoute = route({
+  method: 'get', path: '/api/v1/rules/{id}/preview', operationId: 'previewRule',
+  summary: 'Retro-hunt: what an installed rule (enabled or not) would have matched in stored events of a time range; raises nothing',
+  permission: 'events:read', audit: 'preview_rule', params: RuleIdParams, query: PreviewQuery,
+  success: { status: 200, description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`' }, errors: [400, 404],
+  handle: async (c, { deps }) => {
+    const rule = (await rules(deps)).get(c.req.param('id'));
+    if (!rule) throw new HttpError(404, `rule ${c.req.param('id').slice(0, 128)} is not installed`);
+    return preview(c, deps, [rule.compiled]);
+  },
+});
+
+/** Rule routes (`/api/v1/rules`), their previews and the detection plan. */
+export const ruleRoutes: readonly Route[] = [importRulesRoute, listRulesRoute, readRuleRoute, setRuleEnabledRoute, readDetectionPlanRoute, previewRulesRoute, previewRuleRoute];
