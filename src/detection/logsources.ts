@@ -1,5 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { fail, ok, type Logsource, type Result } from './types.js';
+import { SECURITY_4688_FIELDS, WINDOWS_CATEGORIES, WINDOWS_SERVICE_CHANNELS, windowsCategories } from './windows-logsources.js';
 
 /** Reads one field of an event; undefined when absent. */
 export type Accessor = (event: NormalizedEvent) => unknown;
@@ -9,6 +10,8 @@ export interface LogsourceMapping {
   readonly indexKeys: string[];
   /** Sigma field name -> where Vigil keeps it for this logsource (tried before `attributes`). */
   readonly aliases: Readonly<Record<string, Accessor>>;
+  /** For logsources whose every field lives in one place (auditd `key=value` pairs): the accessor of a field. */
+  readonly resolve?: (name: string) => Accessor | undefined;
 }
 
 function path(...keys: string[]): Accessor {
@@ -47,7 +50,82 @@ const DNS_FIELDS: Record<string, Accessor> = {
   record_type: path('attributes', 'qtype_name'),
 };
 
+function uriPart(part: 'stem' | 'query' | 'extension'): Accessor {
+  return (event) => {
+    const uri = event.attributes['uri'];
+    if (typeof uri !== 'string') return undefined;
+    const q = uri.indexOf('?');
+    const stem = q < 0 ? uri : uri.slice(0, q);
+    if (part === 'stem') return stem;
+    if (part === 'query') return q < 0 ? undefined : uri.slice(q + 1);
+    const name = stem.slice(stem.lastIndexOf('/') + 1);
+    const dot = name.lastIndexOf('.');
+    return dot < 0 ? undefined : name.slice(dot + 1);
+  };
+}
+
+/** Zeek http.log under Sigma's proxy taxonomy (W3C extended log names). */
+const PROXY_FIELDS: Record<string, Accessor> = {
+  'c-uri': path('attributes', 'uri'),
+  'c-uri-stem': uriPart('stem'),
+  'c-uri-query': uriPart('query'),
+  'c-uri-extension': uriPart('extension'),
+  'c-useragent': path('attributes', 'user_agent'),
+  'cs-host': path('attributes', 'host'),
+  'r-dns': path('attributes', 'host'),
+  'cs-method': path('attributes', 'method'),
+  'cs-referrer': path('attributes', 'referrer'),
+  'cs-version': path('attributes', 'version'),
+  'sc-status': path('attributes', 'status_code'),
+  'cs-bytes': path('attributes', 'request_body_len'),
+  'sc-bytes': path('attributes', 'response_body_len'),
+  src_ip: path('sourceEndpoint', 'ip'),
+  dst_ip: path('destinationEndpoint', 'ip'),
+};
+
+/** Zeek http.log under Sigma's webserver taxonomy. */
+const WEBSERVER_FIELDS: Record<string, Accessor> = {
+  ...PROXY_FIELDS,
+  'cs-uri-stem': uriPart('stem'),
+  'cs-uri-query': uriPart('query'),
+  'cs-user-agent': path('attributes', 'user_agent'),
+  'cs-referer': path('attributes', 'referrer'),
+  'cs-username': path('attributes', 'username'),
+  'c-ip': path('sourceEndpoint', 'ip'),
+  's-ip': path('destinationEndpoint', 'ip'),
+};
+
+const AUDIT_PAIR = /([A-Za-z0-9_-]{1,64})=("[^"]*"|\S*)/g;
+const auditCache = new WeakMap<NormalizedEvent, Record<string, string>>();
+
+/** The `key=value` pairs of an audit record as the journal keeps it (`MESSAGE`), parsed once per event. */
+function auditPairs(event: NormalizedEvent): Record<string, string> {
+  let pairs = auditCache.get(event);
+  if (pairs) return pairs;
+  pairs = Object.create(null) as Record<string, string>;
+  const message = firstText(event.attributes['MESSAGE']) ?? '';
+  for (const m of message.slice(0, 16_384).matchAll(AUDIT_PAIR)) {
+    const value = m[2]!;
+    if (!(m[1]! in pairs)) pairs[m[1]!] = value.startsWith('"') ? value.slice(1, -1) : value;
+  }
+  auditCache.set(event, pairs);
+  return pairs;
+}
+
+/** Linux auditd fields over audit records in the journal: `type` is the record type, the rest its `key=value` pairs. */
+function auditdField(name: string): Accessor {
+  if (name === 'type') return (event) => firstText(event.attributes['_AUDIT_TYPE_NAME']) ?? firstText(event.attributes['MESSAGE'])?.split(' ', 1)[0];
+  return (event) => auditPairs(event)[name];
+}
+
+/** Security 4688 keeps Sysmon's process fields under other names; the alias reads them there. */
+const PROCESS_CREATION_FIELDS: Record<string, Accessor> = Object.fromEntries(
+  Object.entries(SECURITY_4688_FIELDS).map(([sigma, security]) => [sigma, (event: NormalizedEvent) =>
+    event.attributes['Channel'] === 'Security' ? event.attributes[security] : undefined]),
+);
+
 const AUTH = 'linux:auth';
+const AUDITD = 'linux:auditd';
 
 /** `product: linux` services: the programs whose messages form that log (`auth` and `syslog` are special). */
 const LINUX_SERVICE_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
@@ -69,13 +147,20 @@ const AUTH_PROGRAMS = new Set([
 const LINUX_CATEGORIES = new Set(['process_creation', 'network_connection', 'file_event']);
 const ZEEK_LOG = /^[a-z0-9_]{1,64}$/;
 
-function mapping(indexKeys: string[], aliases: Record<string, Accessor> = {}): Result<LogsourceMapping> {
-  return ok({ indexKeys, aliases });
+function mapping(indexKeys: string[], aliases: Record<string, Accessor> = {}, resolve?: (name: string) => Accessor | undefined): Result<LogsourceMapping> {
+  return ok({ indexKeys, aliases, ...(resolve ? { resolve } : {}) });
 }
 
+/**
+ * Logsources without a product (Sigma's generic categories), over the events that carry them:
+ * `dns` from Zeek dns, `firewall` from Zeek conn and kernel firewall lines, `proxy` and `webserver`
+ * from Zeek http.
+ */
 function genericCategory(category: string, zeekOnly: boolean): Result<LogsourceMapping> | undefined {
   if (category === 'dns') return mapping(['zeek:dns'], DNS_FIELDS);
   if (category === 'firewall') return mapping(zeekOnly ? ['zeek:conn'] : ['zeek:conn', 'linux:class:firewall'], FIREWALL_FIELDS);
+  if (category === 'proxy') return mapping(['zeek:http'], PROXY_FIELDS);
+  if (category === 'webserver') return mapping(['zeek:http'], WEBSERVER_FIELDS);
   return undefined;
 }
 
@@ -85,8 +170,21 @@ function linuxLogsource(category: string | undefined, service: string | undefine
   if (category !== undefined) return LINUX_CATEGORIES.has(category) ? mapping([`linux:class:${category}`]) : undefined;
   if (service === undefined || service === 'syslog') return mapping(['linux']);
   if (service === 'auth') return mapping([AUTH]);
+  if (service === 'auditd') return mapping([AUDITD], {}, auditdField);
   const programs = Object.hasOwn(LINUX_SERVICE_PROGRAMS, service) ? LINUX_SERVICE_PROGRAMS[service] : undefined;
   return programs ? mapping(programs.map((p) => `linux:prog:${p}`)) : undefined;
+}
+
+/** `product: windows`: a service is its channels, a category its channel and event ids (windows-logsources.ts). */
+function windowsLogsource(category: string | undefined, service: string | undefined): Result<LogsourceMapping> | undefined {
+  if (category !== undefined && service !== undefined) return undefined;
+  if (service !== undefined) {
+    const channels = Object.hasOwn(WINDOWS_SERVICE_CHANNELS, service) ? WINDOWS_SERVICE_CHANNELS[service] : undefined;
+    return channels ? mapping(channels.map((c) => `win:ch:${c.toLowerCase()}`)) : undefined;
+  }
+  if (category === undefined) return mapping(['win']);
+  if (!Object.hasOwn(WINDOWS_CATEGORIES, category)) return undefined;
+  return mapping([`win:cat:${category}`], category === 'process_creation' ? PROCESS_CREATION_FIELDS : {});
 }
 
 function productLogsource(product: string, category: string | undefined, service: string | undefined): Result<LogsourceMapping> | undefined {
@@ -97,6 +195,8 @@ function productLogsource(product: string, category: string | undefined, service
       return ZEEK_LOG.test(service) ? mapping([`zeek:${service}`]) : undefined;
     case 'linux':
       return linuxLogsource(category, service);
+    case 'windows':
+      return windowsLogsource(category, service);
     case 'tailscale':
       if (category !== undefined) return undefined;
       if (service === undefined) return mapping(['tailscale']);
@@ -111,12 +211,16 @@ function productLogsource(product: string, category: string | undefined, service
   }
 }
 
-function describe(ls: Logsource): string {
+/** `{product: x, category: y}` as written in errors and the plan. */
+export function describeLogsource(ls: Logsource): string {
   const parts = (['product', 'category', 'service'] as const).filter((k) => ls[k] !== undefined).map((k) => `${k}: ${ls[k]}`);
   return `{${parts.join(', ')}}`;
 }
 
-/** Maps a Sigma logsource to the Vigil events it covers, or says that Vigil has no such events. */
+/**
+ * Maps a Sigma logsource to the Vigil events it covers, or says that no Vigil normalizer produces
+ * such events (the rule is still valid Sigma: it is stored and shown `blocked` in the plan).
+ */
 export function mapLogsource(ls: Logsource): Result<LogsourceMapping> {
   const product = ls.product?.toLowerCase();
   const category = ls.category?.toLowerCase();
@@ -124,7 +228,7 @@ export function mapLogsource(ls: Logsource): Result<LogsourceMapping> {
   const mapped = product === undefined
     ? (service === undefined && category !== undefined ? genericCategory(category, false) : undefined)
     : productLogsource(product, category, service);
-  return mapped ?? fail(`unmapped logsource ${describe(ls)}: no Vigil events carry it (see docs/detections-engine.md for the mapped logsources)`);
+  return mapped ?? fail(`unmapped logsource ${describeLogsource(ls)}: no Vigil normalizer produces these events (docs/detections.md#logsource-mapping lists the mapped logsources)`);
 }
 
 function firstText(value: unknown): string | undefined {
@@ -165,7 +269,21 @@ function linuxKeys(event: NormalizedEvent): string[] {
   const program = eventProgram(event);
   if (program !== undefined) keys.push(`linux:prog:${program}`);
   if (isAuth(event, program)) keys.push(AUTH);
+  if (event.attributes['_TRANSPORT'] === 'audit') keys.push(AUDITD);
   return keys;
+}
+
+/** Whether an event carries a Linux log line (journal fields: the collector's file and journal lines, normalized events). */
+function isLinuxLine(event: NormalizedEvent): boolean {
+  return typeof event.attributes['MESSAGE'] === 'string' || typeof event.attributes['SYSLOG_IDENTIFIER'] === 'string';
+}
+
+/** A Windows Event Log record (opentelemetry-log, windowseventlog receiver): `win`, its channel and its categories. */
+function windowsKeys(event: NormalizedEvent): string[] {
+  const channel = event.attributes['Channel'];
+  const id = event.attributes['EventID'];
+  if (typeof channel !== 'string' || typeof id !== 'number') return [];
+  return ['win', `win:ch:${channel.toLowerCase()}`, ...windowsCategories(channel, id, event.attributes['EventType']).map((c) => `win:cat:${c}`)];
 }
 
 /** The index keys of an event: a rule is tried on an event only when they share a key. */
@@ -175,11 +293,13 @@ export function indexKeysForEvent(event: NormalizedEvent): string[] {
     case 'network-monitor': return ['zeek', `zeek:${instance}`];
     case 'linux-journal':
     case 'syslog-rfc5424': return linuxKeys(event);
-    case 'collector': return [`linux:class:${event.class}`];
+    // A line the collector tailed or read from the journal is the same evidence as through the
+    // journal or syslog routes, so it gets the same keys (and so the same rules).
+    case 'collector': return isLinuxLine(event) ? linuxKeys(event) : [`linux:class:${event.class}`];
     case 'mesh-vpn-logs': return ['tailscale', `tailscale:${instance}`];
     case 'vigil': return [`vigil:${instance}`];
-    case 'opentelemetry-log': return ['otel'];
-    default: return [];
+    case 'opentelemetry-log': return ['otel', ...windowsKeys(event)];
+    default: return isLinuxLine(event) ? linuxKeys(event) : [];
   }
 }
 
@@ -187,8 +307,8 @@ export function indexKeysForEvent(event: NormalizedEvent): string[] {
  * The accessor for a Sigma field name: the logsource alias, then `attributes[name]` exactly (Zeek's
  * `id.orig_h` is one key), then a dotted path into the event (`actor.user`, `source.adapter`).
  */
-export function fieldAccessor(name: string, aliases: Readonly<Record<string, Accessor>> = {}): Accessor {
-  const alias = Object.hasOwn(aliases, name) ? aliases[name] : undefined;
+export function fieldAccessor(name: string, aliases: Readonly<Record<string, Accessor>> = {}, resolve?: LogsourceMapping['resolve']): Accessor {
+  const alias = Object.hasOwn(aliases, name) ? aliases[name] : resolve?.(name);
   const keys = name.split('.');
   return (event) => {
     const aliased = alias?.(event);

@@ -3,6 +3,7 @@ import { bindCondition, parseConditionValue, referencedIdentifiers } from './con
 import { compileFieldTest, FIELD_LIMITS, type FieldTest } from './field-test.js';
 import { fieldAccessor, someKeywordText, type Accessor, type LogsourceMapping } from './logsources.js';
 import { planModifiers } from './modifiers.js';
+import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';
 import { fail, ok, type MatchDetail, type Result } from './types.js';
 import { anchorPattern, compilePattern, parsePattern, type StringTest } from './wildcard.js';
 
@@ -56,8 +57,14 @@ function keywordTerm(values: unknown[], all: boolean): KeywordTerm | string {
     // A keyword is found anywhere in the searched text, case-insensitively.
     keywords.push({ text, test: compilePattern(anchorPattern(parsePattern(text), 'contains'), false) });
   }
+  // Many plain keywords are found in one pass over the text (value-set.ts), the rest one by one.
+  const literal = keywords.filter((k) => !/[*?\\]/.test(k.text));
+  const useSet = literal.length >= VALUE_SET_THRESHOLD;
+  const inSet = useSet ? literalSetTest(literal.map((k) => k.text), 'contains', false) : undefined;
+  const others = useSet ? keywords.filter((k) => /[*?\\]/.test(k.text)) : keywords;
   const anyIn: StringTest = (text) => {
-    for (const k of keywords) if (k.test(text)) return true;
+    if (inSet?.(text)) return true;
+    for (const k of others) if (k.test(text)) return true;
     return false;
   };
   return { kind: 'keywords', keywords, all, anyIn };
@@ -72,7 +79,7 @@ function fieldTerm(key: string, raw: unknown, mapping: LogsourceMapping): Term |
   if (field.length > 256) return 'a field name longer than 256 characters';
   const plan = planModifiers(modifiers);
   if (typeof plan === 'string') return `field '${field}': ${plan}`;
-  const accessor = (name: string): Accessor => fieldAccessor(name, mapping.aliases);
+  const accessor = (name: string): Accessor => fieldAccessor(name, mapping.aliases, mapping.resolve);
   const test = compileFieldTest(plan, raw, accessor);
   if (typeof test === 'string') return `field '${field}': ${test}`;
   return { kind: 'field', field, modifiers, get: accessor(field), test };

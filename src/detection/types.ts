@@ -45,6 +45,8 @@ export interface CompiledRule extends RuleMeta {
   readonly indexKeys: string[];
   /** Sigma field names the rule references (for the detection plan). */
   readonly fields: string[];
+  /** Set when no Vigil normalizer produces the rule's logsource: why (the rule has no index keys and never runs). */
+  readonly unmapped?: string;
   /** Evaluates the rule on one event: the explanation when it matches, otherwise undefined. */
   match(event: NormalizedEvent): MatchDetail | undefined;
 }
