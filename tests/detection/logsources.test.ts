@@ -31,12 +31,20 @@ describe('mapLogsource', () => {
       [{ product: 'tailscale', service: 'audit' }, ['tailscale:configuration']],
       [{ product: 'vigil', service: 'api' }, ['vigil:api']],
       [{ product: 'opentelemetry' }, ['otel']],
+      [{ product: 'linux', service: 'auditd' }, ['linux:auditd']],
+      [{ category: 'proxy' }, ['zeek:http']],
+      [{ category: 'webserver' }, ['zeek:http']],
+      [{ product: 'windows' }, ['win']],
+      [{ product: 'windows', service: 'security' }, ['win:ch:security']],
+      [{ product: 'windows', service: 'sysmon' }, ['win:ch:microsoft-windows-sysmon/operational']],
+      [{ product: 'windows', category: 'process_creation' }, ['win:cat:process_creation']],
+      [{ product: 'windows', category: 'registry_set' }, ['win:cat:registry_set']],
     ];
     for (const [ls, keys] of table) assert.deepEqual(keysOf(ls), keys, JSON.stringify(ls));
   });
 
   it('refuses logsources Vigil has no events for', () => {
-    for (const ls of [{ product: 'windows' }, { product: 'linux', service: 'auditd' }, { product: 'linux', service: 'sshd', category: 'process_creation' }, { service: 'sshd' }, { category: 'proxy' }, { product: 'vigil' }, { product: 'zeek', service: 'Not A Log' }]) {
+    for (const ls of [{ product: 'macos', category: 'process_creation' }, { product: 'aws', service: 'cloudtrail' }, { product: 'windows', service: 'no-such-channel' }, { product: 'windows', category: 'file_access' }, { product: 'linux', service: 'sshd', category: 'process_creation' }, { service: 'sshd' }, { category: 'antivirus' }, { product: 'vigil' }, { product: 'zeek', service: 'Not A Log' }]) {
       const mapped = mapLogsource(ls);
       assert.ok(!mapped.ok && mapped.error.startsWith('unmapped logsource {'), JSON.stringify(ls));
     }
@@ -51,6 +59,14 @@ describe('indexKeysForEvent', () => {
     assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'vigil', instance: 'api', class: 'api_access' })), ['vigil:api']);
     assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'opentelemetry-log' })), ['otel']);
     assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'something-else' })), []);
+    // A Linux line is the same evidence whichever route brought it: the collector's tailed files and
+    // normalized events from another shipper get the journal's keys.
+    const line = { MESSAGE: 'Failed password for root from 198.51.100.77 port 22 ssh2', SYSLOG_IDENTIFIER: 'sshd' };
+    assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'collector', instance: 'web-01', class: 'authentication', attributes: line })), ['linux', 'linux:class:authentication', 'linux:prog:sshd', 'linux:auth']);
+    assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'my-shipper', class: 'authentication', attributes: line })), ['linux', 'linux:class:authentication', 'linux:prog:sshd', 'linux:auth']);
+    assert.ok(indexKeysForEvent(journal('auditd', 'SYSCALL arch=c000003e syscall=59', { fields: { _TRANSPORT: 'audit' } })).includes('linux:auditd'));
+    assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'opentelemetry-log', attributes: { Channel: 'Microsoft-Windows-Sysmon/Operational', EventID: 13, EventType: 'SetValue' } })),
+      ['otel', 'win', 'win:ch:microsoft-windows-sysmon/operational', 'win:cat:registry_set', 'win:cat:registry_event']);
   });
 
   it('keys Linux lines by program, class and auth.log membership', () => {
