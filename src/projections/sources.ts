@@ -5,6 +5,10 @@ import { instanceProjection } from './types.js';
 /** Fields remembered per source (enough for any rule; a source with more is reported as such). */
 export const FIELDS_KEPT = 512;
 
+/** The source key of Vigil's collector self-monitoring events, and the attributes every such event carries. */
+const COLLECTOR_SELF = 'vigil:collector';
+const COLLECTOR_REFUSAL_FIELDS = ['reason', 'collectorId', 'message', 'sequence', 'expectedSequence', 'principal', 'source_ip'];
+
 /** What Vigil has seen of one source (a detection index key such as `zeek:dns` or `linux:prog:sshd`). */
 export interface SourceSeen {
   lastIngestedAt: string;
@@ -19,9 +23,17 @@ export type SourcesState = Map<string, SourceSeen>;
 /** Tracks, per detection source, when evidence last arrived and which attribute fields it carried. */
 export const sourcesProjection = instanceProjection<SourcesState>({
   name: 'sources',
-  version: 1,
+  version: 2,
   initial: () => new Map(),
   evolve(s, record) {
+    if (record.type === 'CollectorEnrolled' || record.type === 'CollectorSubmissionAccepted') {
+      // Vigil watches its collectors itself: once one is enrolled and sending, the events of
+      // `{product: vigil, service: collector}` are produced here whenever a refusal happens.
+      let seen = s.get(COLLECTOR_SELF);
+      if (!seen) s.set(COLLECTOR_SELF, (seen = { lastIngestedAt: record.at, lastEventTime: record.at, events: 0, fields: new Set(COLLECTOR_REFUSAL_FIELDS) }));
+      if (record.at > seen.lastIngestedAt) seen.lastIngestedAt = record.at;
+      if (record.at > seen.lastEventTime) seen.lastEventTime = record.at;
+    }
     for (const e of eventsCarried(record)) {
       for (const key of indexKeysForEvent(e)) {
         let seen = s.get(key);
