@@ -82,8 +82,8 @@ export const BULK_IMPORT_LIMITS = { files: 5000 } as const;
 function invalidDocument(doc: unknown, index: number, origin: DocumentOrigin | undefined, error: string): { text: string; line?: number; title?: string } {
   const line = origin ? errorLine(origin, error) : undefined;
   const title = doc && typeof doc === 'object' && typeof (doc as Record<string, unknown>)['title'] === 'string' ? String((doc as Record<string, unknown>)['title']).slice(0, 256) : undefined;
-  const label = doc && typeof doc === 'object' ? ` (${ruleLabel(doc as Record<string, unknown>)}${line !== undefined ? `, line ${line}` : ''})` : line !== undefined ? ` (line ${line})` : '';
-  return { text: `document ${index + 1}${label}: ${error}`, ...(line !== undefined ? { line } : {}), ...(title !== undefined ? { title } : {}) };
+  // Compile errors already name the rule (`rule "X": ...`); the document and line say where it is.
+  return { text: `document ${index + 1}${line !== undefined ? `, line ${line}` : ''}: ${error}`, ...(line !== undefined ? { line } : {}), ...(title !== undefined ? { title } : {}) };
 }
 
 /**

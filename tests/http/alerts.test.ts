@@ -176,7 +176,14 @@ describe('alerts, reviews, incidents and the detection plan', () => {
     };
     await bad('title: x\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query|bogus: a}, condition: s}\n', /unknown modifier|bogus/);
     await bad('title: x\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query: a}, condition: s and (}\n', /condition/);
-    await bad('title: x\nlogsource: {product: windows, service: security}\ndetection: {s: {EventID: 4625}, condition: s}\n', /unmapped logsource/);
+    await bad('title: x\nlogsource: {product: zeek, service: dns}\ndetection:\n  s:\n    query|re: "a(?i)b"\n  condition: s\n', /document 1, line 4: rule "x": detection\.s: field 'query': regular expression/);
+    // Valid Sigma whose logsource no normalizer produces is stored, and blocked in the plan.
+    const macos = await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: 'title: mac\nid: 0badc0de-0000-4000-8000-000000000001\nlogsource: {product: macos, category: process_creation}\ndetection: {s: {Image: /bin/x}, condition: s}\n', headers: { 'content-type': 'application/yaml' } });
+    assert.equal(macos.status, 201);
+    const plan = (await get<{ rules: Array<{ ruleId: string; state: string; missingCapabilities: Array<{ fix: string }> }> }>('/api/v1/detection-plan', t.tokens.viewer)).body;
+    const entry = plan.rules.find((r) => r.ruleId === '0badc0de-0000-4000-8000-000000000001')!;
+    assert.equal(entry.state, 'blocked');
+    assert.match(entry.missingCapabilities[0]!.fix, /unmapped logsource \{product: macos, category: process_creation\}/);
     await bad('title: c\ncorrelation: {type: event_count, rules: [nothing_here], group-by: [x], timespan: 5m, condition: {gte: 2}}\n', /references nothing_here/);
     assert.equal((await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: 'x', headers: { 'content-type': 'application/json' } })).status, 415);
     assert.equal((await get('/api/v1/rules/nope', t.tokens.viewer)).status, 404);
