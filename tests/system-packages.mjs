@@ -13,6 +13,7 @@ const PACKAGES = {
   'openssh-client': '/usr/bin/ssh-keygen',
   rsyslog: '/usr/sbin/rsyslogd',
   bsdutils: '/usr/bin/logger',
+  'python3-minimal': '/usr/bin/python3',
 };
 
 const missing = Object.entries(PACKAGES).filter(([, file]) => !existsSync(file)).map(([name]) => name);

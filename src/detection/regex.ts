@@ -5,9 +5,10 @@
  *
  * | written | meaning | JavaScript |
  * |---|---|---|
- * | `(?i)`, `(?s)`, `(?m)` at the start | flags for the whole pattern | the `i`, `s`, `m` flags |
+ * | `(?i)`, `(?s)` at the start | flags for the whole pattern | the `i`, `s` flags |
+ * | `(?m)` at the start | `^`/`$` at every `\n` | `(?<![^\n])`, `(?![^\n])` (JavaScript's `m` also breaks at `\r`, U+2028, U+2029) |
  * | `(?P<name>...)`, `(?P=name)` | named group, back-reference | `(?<name>...)`, `\k<name>` |
- * | `\A`, `\Z` | start, end of the text | `^` (without `m`), `(?![\s\S])` |
+ * | `\A`, `\Z` | start, end of the text | `(?<![\s\S])`, `(?![\s\S])` |
  * | `$` | end, or before a final newline | `(?=\n?(?![\s\S]))` (without `m`) |
  * | `.` | any character but `\n` | `[^\n]` (JavaScript's `.` also excludes `\r`, U+2028, U+2029) |
  * | `(?#...)` | comment | removed |
@@ -39,6 +40,8 @@ export function translateRegex(pattern: string, modifierFlags = ''): RegexTransl
   }
   const body = translateBody(rest, flags.includes('m'), flags.includes('s'));
   if (typeof body !== 'string') return body;
+  // Line anchors are translated explicitly (JavaScript's `m` also breaks lines at `\r`, U+2028, U+2029).
+  flags = flags.replace('m', '');
   try {
     new RegExp(body, flags);
   } catch (error) {
@@ -56,7 +59,7 @@ function translateBody(src: string, multiline: boolean, dotAll: boolean): string
       const next = src[i + 1];
       if (next === undefined) return refuse('the pattern ends with a lone backslash');
       i++;
-      if (!inClass && next === 'A') out += multiline ? '(?<![\\s\\S])' : '^';
+      if (!inClass && next === 'A') out += '(?<![\\s\\S])';
       else if (!inClass && (next === 'Z' || next === 'z')) out += '(?![\\s\\S])';
       else if (next === 'G') return refuse(`'\\G' has no JavaScript equivalent`);
       else out += c + next;
@@ -69,7 +72,8 @@ function translateBody(src: string, multiline: boolean, dotAll: boolean): string
     }
     if (c === '[') { inClass = true; out += c; continue; }
     if (c === '.' && !dotAll) { out += '[^\\n]'; continue; }
-    if (c === '$' && !multiline) { out += '(?=\\n?(?![\\s\\S]))'; continue; }
+    if (c === '$') { out += multiline ? '(?![^\\n])' : '(?=\\n?(?![\\s\\S]))'; continue; }
+    if (c === '^' && multiline) { out += '(?<![^\\n])'; continue; }
     if ((c === '+' || c === '*' || c === '?' || c === '}') && src[i + 1] === '+') return refuse(`possessive quantifier '${c}+' has no JavaScript equivalent`);
     if (c === '(' && src[i + 1] === '?') {
       const group = translateGroupStart(src, i);
