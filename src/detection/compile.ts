@@ -41,9 +41,9 @@ function compileDetectionRule(doc: Record<string, unknown>, meta: RuleMeta): Res
   const mapping = mapLogsource(logsource.value);
   const detection = compileDetection(doc['detection'], mapping.ok ? mapping.value : UNMAPPED);
   if (!detection.ok) return fail(detection.error);
-  const { match, fields } = detection.value;
+  const { match, fields, triggers } = detection.value;
   const unmapped = mapping.ok ? {} : { unmapped: mapping.error };
-  return ok({ ...meta, kind: 'detection', logsource: logsource.value, indexKeys: mapping.ok ? mapping.value.indexKeys : [], fields, match, ...unmapped });
+  return ok({ ...meta, kind: 'detection', logsource: logsource.value, indexKeys: mapping.ok ? mapping.value.indexKeys : [], fields, match, ...(triggers ? { triggers } : {}), ...unmapped });
 }
 
 function compileDocument(doc: Record<string, unknown>): Result<CompiledRule | CompiledCorrelation> {

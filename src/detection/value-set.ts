@@ -1,4 +1,4 @@
-import type { StringTest } from './wildcard.js';
+import { lowerOf, type StringTest } from './wildcard.js';
 
 /**
  * Long lists of literal values (a supply-chain rule lists tens of thousands of hashes) are matched
@@ -72,7 +72,7 @@ function automaton(values: readonly string[]): StringTest {
 /** One test for a list of literal values (no wildcards) at a position, case-insensitive unless `cased`. */
 export function literalSetTest(values: readonly string[], position: Position, cased: boolean): StringTest {
   const keys = cased ? values : values.map((v) => v.toLowerCase());
-  const norm = cased ? (s: string) => s : (s: string) => s.toLowerCase();
+  const norm = cased ? (s: string) => s : lowerOf;
   if (position === undefined) {
     const set = new Set(keys);
     return (s) => set.has(norm(s));

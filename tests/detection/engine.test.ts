@@ -43,7 +43,20 @@ describe('createRuleSet', () => {
     assert.equal(calls.n, 1);
     calls.n = 0;
     set.evaluate(initialCorrelationState(), [zeek('http', { method: 'GET' }), journal('sshd', 'x')]);
-    assert.equal(calls.n, 500);
+    assert.equal(calls.n, 0, 'no http rule can match GET: the prefilter tries none');
+    set.evaluate(initialCorrelationState(), [zeek('http', { method: 'M998' })]);
+    assert.equal(calls.n, 1, 'only the rule whose literal M998 occurs (M9 and M99 are not http rules)');
+  });
+
+  it('always tries a rule the prefilter cannot narrow (a regex, a negation)', () => {
+    const calls = { n: 0 };
+    const re = compileSigma({ title: 're', logsource: { product: 'zeek', service: 'http' }, detection: { sel: { 'method|re': '^P' }, condition: 'sel' } });
+    const not = compileSigma({ title: 'not', logsource: { product: 'zeek', service: 'http' }, detection: { sel: { method: 'GET' }, condition: 'not sel' } });
+    assert.ok(re.ok && not.ok);
+    const set = createRuleSet([counted(re.rule as CompiledRule, calls), counted(not.rule as CompiledRule, calls)]);
+    const { matches } = set.evaluate(initialCorrelationState(), [zeek('http', { method: 'POST' })]);
+    assert.equal(calls.n, 2);
+    assert.equal(matches.length, 2);
   });
 
   it('tries a rule once per event even when it shares several keys with it', () => {

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { indexKeysForEvent } from '../../src/detection/logsources.js';
 import { compileSigma, type CompiledRule } from '../../src/detection/compile.js';
 import { createRuleSet } from '../../src/detection/engine.js';
 import { parseSigmaText } from '../../src/detection/sigma-yaml.js';
@@ -63,5 +64,32 @@ describe('SigmaHQ regression data through the windowseventlog receiver shape', (
   it('the one record whose data is only in UserData is named (the receiver does not send UserData)', () => {
     const userDataOnly = cases.filter((c) => USER_DATA_ONLY(c.events)).map((c) => c.ruleId);
     assert.deepEqual(userDataOnly, ['d4f1a2b3-7c8e-4d5f-b6a9-1e0c2d3f4e5b']);
+  });
+});
+
+describe('the prefilter over the whole SigmaHQ rule set', () => {
+  it('finds exactly the matches that trying every rule finds (regression events with all 3,141 rules)', () => {
+    const rules: CompiledRule[] = [];
+    const visit = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const p = `${dir}/${name}`;
+        if (statSync(p).isDirectory()) visit(p);
+        else if (name.endsWith('.yml')) rules.push(compileRule(p));
+      }
+    };
+    visit(fixturePath('sigmahq', 'rules'));
+    assert.equal(rules.length, 3141);
+    assert.ok(rules.filter((r) => r.triggers).length > 2000, 'most rules have a trigger');
+    const bodies = cases.flatMap((c) => c.events.map((e) => receiverBody(e)));
+    const normalized = opentelemetryLog.normalize(exportRequest(bodies), { ingestedAt: '2026-11-23T00:00:00Z' });
+    assert.ok(normalized.ok);
+    const events = normalized.events;
+    const fast = createRuleSet(rules).matchEvents(events).matches.map((m) => `${m.ruleId} ${m.eventIds[0]}`).sort();
+    const slow = events.flatMap((e) => {
+      const keys = new Set(indexKeysForEvent(e));
+      return rules.filter((r) => r.indexKeys.some((k) => keys.has(k)) && r.match(e)).map((r) => `${r.id} ${e.id}`);
+    }).sort();
+    assert.ok(slow.length >= 191);
+    assert.deepEqual(fast, slow);
   });
 });
