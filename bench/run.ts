@@ -11,6 +11,7 @@ import { normalizerBench } from './normalizers.js';
 import { overloadBench } from './overload.js';
 import { transparencyBench } from './transparency.js';
 import { sigmahqBench } from './sigmahq.js';
+import { exportBench } from './export.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   normalizers: () => normalizerBench(),
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   overload: () => overloadBench(),
   transparency: () => transparencyBench(),
   sigmahq: () => sigmahqBench(),
+  export: () => exportBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

@@ -40,9 +40,9 @@ export function sourceGuide(key: string): SourceGuide {
     case 'tailscale':
       return { describe: a ? `mesh-vpn-logs logType=${a}` : 'mesh-vpn-logs', how: `POST Tailscale ${a === 'network' ? 'network flow' : 'configuration audit'} logs to /api/v1/ingest/mesh-vpn-logs?logType=${a ?? 'network'}`, doc: 'docs/normalizers/mesh-vpn-logs.md' };
     case 'vigil':
-      return a === 'api'
-        ? { describe: "Vigil's own API access events", how: 'nothing to configure: produced by every API request', doc: 'docs/detections.md#the-built-in-pack' }
-        : { describe: `Vigil's own ${a} events`, how: 'enroll a collector agent and let it send (`vigil collector enroll`, then `vigil collector run`): Vigil then watches every submission itself', doc: 'docs/collector-agent.md' };
+      if (a === 'api') return { describe: "Vigil's own API access events", how: 'nothing to configure: produced by every API request', doc: 'docs/detections.md#the-built-in-pack' };
+      if (a === 'export') return { describe: "Vigil's own export events", how: 'configure export.destinations: Vigil then watches every destination itself', doc: 'docs/export.md' };
+      return { describe: `Vigil's own ${a} events`, how: 'enroll a collector agent and let it send (`vigil collector enroll`, then `vigil collector run`): Vigil then watches every submission itself', doc: 'docs/collector-agent.md' };
     case 'otel':
       return { describe: 'opentelemetry-log records', how: 'export OTLP logs (JSON) to /api/v1/ingest/opentelemetry-log', doc: 'docs/normalizers/opentelemetry-log.md' };
     case 'win':

@@ -94,4 +94,17 @@ describe('the plan of a rule no source can feed names what to do', () => {
     assert.equal(collectorRules.length, 3);
     for (const r of collectorRules) assert.equal(r.state, 'ready', `${r.title}: ${JSON.stringify(r.missingCapabilities)}`);
   });
+
+  it('the export self-monitoring rule turns ready once export destinations are configured, and names export.destinations before', () => {
+    const detection: DetectionState = { rules: new Map(rules.map((r) => [r.id, { id: r.id, doc: {}, compiled: r, source: 'builtin', importedAt: '', enabled: true }])), correlation: initialCorrelationState() };
+    const exportRule = (sources: SourcesState) => detectionPlan(detection, sources, new Date(AT + 60_000), 24).rules.find((r) => r.requiredCapabilities.includes("Vigil's own export events"))!;
+    const before = exportRule(new Map());
+    assert.equal(before.state, 'blocked');
+    assert.match(before.missingCapabilities[0]!.fix, /export\.destinations.*docs\/export\.md/);
+    const none = { seq: 1, at: new Date(AT).toISOString(), type: 'ExportConfigurationRecorded', data: { destinations: [] }, prev: '' } as unknown as LogRecord;
+    assert.equal(exportRule(sourcesProjection.evolve(sourcesProjection.initial(), none)).state, 'blocked', 'no destination, nothing to watch');
+    const configured = { ...none, data: { destinations: [{ name: 'siem', kind: 'webhook' }] } } as unknown as LogRecord;
+    const after = exportRule(sourcesProjection.evolve(sourcesProjection.initial(), configured));
+    assert.equal(after.state, 'ready', JSON.stringify(after.missingCapabilities));
+  });
 });
