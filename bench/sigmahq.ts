@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { detectIn } from '../src/alerting/detection-step.js';
-import { decideBulkImport } from '../src/commands/import-rules.js';
+import { decideBulkImport } from '../src/commands/bulk-import-rules.js';
 import { decideIngestRaw } from '../src/commands/ingest-raw.js';
 import { detectionSlice } from '../src/commands/slices.js';
 import { batches } from '../src/cli/rules-commands.js';

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideBulkImport, decideImportRules, decideSetRuleEnabled, type RuleFile } from '../../src/commands/import-rules.js';
+import { decideBulkImport, type RuleFile } from '../../src/commands/bulk-import-rules.js';
+import { decideImportRules, decideSetRuleEnabled } from '../../src/commands/import-rules.js';
 import { DetectionRecord } from '../../src/events/detection-records.js';
 import type { RuleSource } from '../../src/events/detection-records.js';
 import { spec } from '../helpers/decider-spec.js';

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { stringify } from 'yaml';
-import { BULK_IMPORT_LIMITS, decideBulkImport, decideImportRules, decideSetRuleEnabled, type RuleFile } from '../../commands/import-rules.js';
+import { BULK_IMPORT_LIMITS, decideBulkImport, type RuleFile } from '../../commands/bulk-import-rules.js';
+import { decideImportRules, decideSetRuleEnabled } from '../../commands/import-rules.js';
 import { detectionPlan } from '../../alerting/plan.js';
 import type { DetectionState, InstalledRule } from '../../projections/detection.js';
 import type { SourcesState } from '../../projections/sources.js';
