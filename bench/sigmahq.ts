@@ -44,6 +44,29 @@ function zeekHttp(i: number): Record<string, unknown> {
   };
 }
 
+/** Everyday values for the fields SigmaHQ's Windows rules look at most. */
+const EVERYDAY: Readonly<Record<string, string>> = {
+  Image: 'C:\\Windows\\System32\\svchost.exe',
+  OriginalFileName: 'svchost.exe',
+  CommandLine: 'C:\\Windows\\system32\\svchost.exe -k netsvcs -p -s Schedule',
+  ParentImage: 'C:\\Windows\\System32\\services.exe',
+  ParentCommandLine: 'C:\\Windows\\system32\\services.exe',
+  TargetFilename: 'C:\\Users\\alice\\AppData\\Local\\Temp\\~DF1234.tmp',
+  TargetObject: 'HKU\\S-1-5-21-1-2-3-1001\\Software\\Microsoft\\Windows\\CurrentVersion\\Explorer\\RecentDocs\\.txt',
+  Details: 'Binary Data',
+  ImageLoaded: 'C:\\Windows\\System32\\kernel32.dll',
+  TargetImage: 'C:\\Windows\\System32\\lsass.exe',
+  SourceImage: 'C:\\Program Files\\Windows Defender\\MsMpEng.exe',
+  GrantedAccess: '0x1000',
+  CallTrace: 'C:\\Windows\\SYSTEM32\\ntdll.dll+9d4c4',
+};
+
+function everyday(body: Record<string, unknown>): Record<string, unknown> {
+  const data = { ...(body['event_data'] as Record<string, string>) };
+  for (const key of Object.keys(data)) if (Object.hasOwn(EVERYDAY, key)) data[key] = EVERYDAY[key]!;
+  return { ...body, event_data: data };
+}
+
 /**
  * Issue 20's figures: importing SigmaHQ's 3,141 rules (in the CLI's batches, through the writer, so
  * decide, append and the read model's compile all count), and ingest + detect on a mixed Linux,
@@ -66,7 +89,10 @@ export async function sigmahqBench(): Promise<Figure[]> {
       case 2: { const record = zeekHttp(k); const r = zeek.normalize(record, { ingestedAt, logType: 'http' }); return { record, events: r.ok ? r.events : [] }; }
       case 3: { const record = journalEntry(k); const r = journal.normalize(record, { ingestedAt }); return { record, events: r.ok ? r.events : [] }; }
       default: {
-        const body = { ...windows[k % windows.length]!, record_id: 1_000_000 + k };
+        // One Windows record in a hundred is one of SigmaHQ's recorded attacks; the rest are the same
+        // records with everyday values (a stream of only attacks would measure alerting, not detection).
+        const recorded = windows[k % windows.length]!;
+        const body = { ...(k % 100 === 4 ? recorded : everyday(recorded)), record_id: 1_000_000 + k };
         const record = exportRequest([body]);
         const r = otel.normalize(record, { ingestedAt });
         return { record, events: r.ok ? r.events : [] };
@@ -97,7 +123,7 @@ export async function sigmahqBench(): Promise<Figure[]> {
     }
     const rate = events / ((performance.now() - t0) / 1000);
     if (!loaded) base = rate;
-    figures.push({ name: `ingest + detect, ${loaded ? 'all SigmaHQ rules' : '0 rules'} (Zeek conn/dns/http, sshd journal, Windows; 1000/batch)`, value: Math.round(rate), unit: 'events/s', note: `${alerts} alerts raised or grown` });
+    figures.push({ name: `ingest + detect, ${loaded ? 'all SigmaHQ rules' : '0 rules'} (Zeek conn/dns/http, sshd journal, Windows with 1% recorded attacks; 1000/batch)`, value: Math.round(rate), unit: 'events/s', note: `${alerts} alerts raised or grown` });
     if (loaded) figures.push({ name: '  all SigmaHQ rules as a share of 0 rules', value: Math.round((rate / base) * 1000) / 10, unit: '%', note: 'target >= 50%' });
     await inst.close();
   }
