@@ -1,5 +1,5 @@
 import { compileSigma } from '../detection/compile.js';
-import { createRuleSet } from '../detection/engine.js';
+import { unresolvedReferences } from '../detection/engine.js';
 import { describeLogsource } from '../detection/logsources.js';
 import { parseSigmaText } from '../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../detection/types.js';
@@ -95,7 +95,7 @@ function withoutDangling(detection: DetectionState, unique: readonly CompiledDoc
   const combined = new Map([...detection.rules.values()].map((r) => [r.id, r.compiled]));
   for (const c of unique) combined.set(c.id, c.rule);
   const byId = new Map(unique.map((c) => [c.id, c]));
-  const unresolved = createRuleSet([...combined.values()]).unresolved.filter((u) => byId.has(u.correlationId));
+  const unresolved = unresolvedReferences([...combined.values()]).filter((u) => byId.has(u.correlationId));
   for (const u of unresolved) {
     const c = byId.get(u.correlationId)!;
     invalid.push({ file: c.file, document: c.index + 1, error: `correlation ${u.correlationId} references ${u.reference}, which is neither in this import nor installed` });

@@ -1,5 +1,5 @@
 import { compileSigma } from '../detection/compile.js';
-import { createRuleSet } from '../detection/engine.js';
+import { unresolvedReferences } from '../detection/engine.js';
 import { ruleLabel } from '../detection/meta.js';
 import { errorLine, parseSigmaText, type DocumentOrigin } from '../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../detection/types.js';
@@ -35,7 +35,7 @@ export function decideImportRules(detection: DetectionState, text: string, sourc
   const installed = detection.rules;
   const combined = new Map([...installed.values()].map((r) => [r.id, r.compiled]));
   for (const c of compiled) combined.set(c.id, c.rule);
-  const unresolved = createRuleSet([...combined.values()]).unresolved.filter((u) => ids.includes(u.correlationId));
+  const unresolved = unresolvedReferences([...combined.values()]).filter((u) => ids.includes(u.correlationId));
   if (unresolved.length > 0) {
     return reject('invalid', 'invalid rules: nothing was imported', { issues: unresolved.map((u) => `correlation ${u.correlationId} references ${u.reference}, which is neither in this import nor installed`) });
   }

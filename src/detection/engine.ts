@@ -47,6 +47,11 @@ function standalone(rule: CompiledRule | CompiledCorrelation, correlations: read
   return refs.length === 0 || refs.some((c) => c.generate);
 }
 
+/** Correlation references that name no rule of the set, without building the set (imports check only this). */
+export function unresolvedReferences(rules: readonly (CompiledRule | CompiledCorrelation)[]): UnresolvedReference[] {
+  return unresolvedOf(rules, rules.filter((r): r is CompiledCorrelation => r.kind === 'correlation'));
+}
+
 function unresolvedOf(rules: readonly (CompiledRule | CompiledCorrelation)[], correlations: readonly CompiledCorrelation[]): UnresolvedReference[] {
   const known = new Set(rules.flatMap((r) => (r.name === undefined ? [r.id] : [r.id, r.name])));
   return correlations.flatMap((c) => c.rules.filter((ref) => !known.has(ref)).map((reference) => ({ correlationId: c.id, reference })));
