@@ -12,6 +12,7 @@ import { root } from './harness.js';
 import { normalizerBench } from './normalizers.js';
 import { overloadBench } from './overload.js';
 import { transparencyBench } from './transparency.js';
+import { sigmahqBench } from './sigmahq.js';
 import { exportBench } from './export.js';
 import { shippersBench } from './shippers.js';
 
@@ -23,6 +24,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   overload: () => overloadBench(),
   transparency: () => transparencyBench(),
   console: () => consoleBench(),
+  sigmahq: () => sigmahqBench(),
   export: () => exportBench(),
   'console-pages': () => consolePagesBench(),
   shippers: () => shippersBench(),

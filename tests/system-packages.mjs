@@ -14,6 +14,7 @@ const PACKAGES = {
   rsyslog: '/usr/sbin/rsyslogd',
   bsdutils: '/usr/bin/logger',
   openssl: '/usr/bin/openssl',
+  'python3-minimal': '/usr/bin/python3',
 };
 
 const missing = Object.entries(PACKAGES).filter(([, file]) => !existsSync(file)).map(([name]) => name);

@@ -23,22 +23,36 @@ export function correlateIncidents(state: AlertsState, raised: readonly AlertRai
   const local = new Map<string, Candidate>();
   const opened = new Map<string, IncidentOpened>();
   const added = new Map<string, IncidentAlertsAdded>();
+  // This batch's alerts by affected system, so finding an alert's neighbours does not scan them all.
+  const localBySystem = new Map<string, Set<string>>();
+  const setLocal = (c: Candidate): void => {
+    local.set(c.id, c);
+    for (const sys of c.systems) {
+      let ids = localBySystem.get(sys);
+      if (!ids) localBySystem.set(sys, (ids = new Set()));
+      ids.add(c.id);
+    }
+  };
+  // A host's alerts are looked at again for every alert raised on it in this batch: read each once.
+  const stored = new Map<string, Candidate | undefined>();
   const candidate = (id: string): Candidate | undefined => {
     const l = local.get(id);
     if (l) return l;
+    if (stored.has(id)) return stored.get(id);
     const a = state.alerts.get(id);
-    if (!a || a.status === 'dismissed') return undefined;
     // A closed (or merged) incident stays closed: new activity opens a new incident instead of joining it.
-    const held = a.incidentId !== undefined ? state.incidents.get(a.incidentId) : undefined;
-    if (held && (held.status === 'closed' || held.status === 'merged')) return undefined;
-    return { id, ...(a.incidentId ? { incidentId: a.incidentId } : {}), firstMs: ms(a.firstSeen), lastMs: ms(a.lastSeen), systems: a.affectedSystems };
+    const held = a?.incidentId !== undefined ? state.incidents.get(a.incidentId) : undefined;
+    const closed = held !== undefined && (held.status === 'closed' || held.status === 'merged');
+    const c = !a || a.status === 'dismissed' || closed ? undefined : { id, ...(a.incidentId ? { incidentId: a.incidentId } : {}), firstMs: ms(a.firstSeen), lastMs: ms(a.lastSeen), systems: a.affectedSystems };
+    stored.set(id, c);
+    return c;
   };
   for (const alert of raised) {
     const me: Candidate = { id: alert.alertId, firstMs: ms(alert.firstSeen), lastMs: ms(alert.lastSeen), systems: alert.affectedSystems };
     const near = new Set<string>();
     for (const sys of alert.affectedSystems) {
       for (const id of state.bySystem.get(sys) ?? []) near.add(id);
-      for (const l of local.values()) if (l.systems.includes(sys)) near.add(l.id);
+      for (const id of localBySystem.get(sys) ?? []) near.add(id);
     }
     const peers = [...near].sort().map(candidate).filter((c): c is Candidate => c !== undefined && c.id !== me.id
       && me.firstMs - c.lastMs <= settings.incidentWindowMs && c.firstMs - me.lastMs <= settings.incidentWindowMs);
@@ -52,10 +66,10 @@ export function correlateIncidents(state: AlertsState, raised: readonly AlertRai
       const incidentId = incidentIdOf(alertIds[0]!);
       const shared = alert.affectedSystems.find((s) => peers.some((p) => p.systems.includes(s)));
       opened.set(incidentId, { incidentId, title: `Related alerts on ${shared ?? 'shared systems'}`, origin: 'correlated', reason: `alerts share ${shared} within ${Math.round(settings.incidentWindowMs / 60000)} min`, alertIds });
-      for (const p of peers) local.set(p.id, { ...p, incidentId });
+      for (const p of peers) setLocal({ ...p, incidentId });
       me.incidentId = incidentId;
     }
-    local.set(me.id, me);
+    setLocal(me);
   }
   const events: DomainEvent[] = [
     ...[...opened.values()].map((data) => ({ type: DetectionRecord.IncidentOpened, data })),

@@ -1,3 +1,5 @@
+import { describeLogsource } from '../detection/logsources.js';
+import { sourceFix, sourceGuide } from '../detection/source-guide.js';
 import { epochMillisOf } from '../normalizers/time.js';
 import type { DetectionState, InstalledRule } from '../projections/detection.js';
 import type { SourcesState } from '../projections/sources.js';
@@ -30,19 +32,7 @@ export interface DetectionPlan {
 
 /** A human name for a detection source key (`zeek:dns` -> `network-monitor logType=dns`). */
 export function describeSource(key: string): string {
-  const [kind, a, ...rest] = key.split(':');
-  const b = rest.join(':');
-  if (kind === 'zeek') return a ? `network-monitor logType=${a}` : 'network-monitor (any Zeek log)';
-  if (kind === 'linux') {
-    if (a === 'prog') return `linux-journal or syslog-rfc5424 records from ${b}`;
-    if (a === 'auth') return 'linux-journal or syslog-rfc5424 authentication records (sshd, sudo, su, useradd, ...)';
-    if (a === 'class') return `${b} events (from a collector, or firewall lines in the journal/syslog)`;
-    return 'linux-journal or syslog-rfc5424 records';
-  }
-  if (kind === 'tailscale') return a ? `mesh-vpn-logs logType=${a}` : 'mesh-vpn-logs';
-  if (kind === 'vigil') return a === 'api' ? "Vigil's own API access events" : `Vigil's own ${a} events`;
-  if (kind === 'otel') return 'opentelemetry-log records';
-  return key;
+  return sourceGuide(key).describe;
 }
 
 function fieldSeen(field: string, sources: SourcesState, keys: readonly string[]): boolean {
@@ -62,8 +52,14 @@ function planRule(rule: InstalledRule, det: DetectionState, sources: SourcesStat
   const required = [...keys.map(describeSource), ...fields.map((f) => `field ${f}`)];
   const missing: MissingCapability[] = [];
   const seen = keys.filter((k) => sources.has(k));
-  if (seen.length === 0) {
-    missing.push({ capability: keys.map(describeSource).join(' or ') || 'a source', problem: 'no_source', fix: `send ${keys.map(describeSource).join(' or ')}: no such records have been received` });
+  const unmapped = detections.filter((d) => d.unmapped !== undefined);
+  for (const d of unmapped) {
+    missing.push({ capability: `logsource ${describeLogsource(d.logsource)}`, problem: 'no_source', fix: `${d.unmapped}. The rule is stored and runs as soon as a normalizer maps this logsource; until then it cannot fire.` });
+  }
+  if (unmapped.length > 0 && keys.length === 0) {
+    // Nothing else to say: no Vigil source can feed the rule.
+  } else if (seen.length === 0) {
+    missing.push({ capability: keys.map(describeSource).join(' or ') || 'a source', problem: 'no_source', fix: sourceFix(keys) });
   } else {
     const fresh = seen.filter((k) => nowMs - (epochMillisOf(sources.get(k)!.lastIngestedAt) ?? 0) <= freshMs);
     if (fresh.length === 0) missing.push({ capability: seen.map(describeSource).join(' or '), problem: 'stale', fix: `${seen.map(describeSource).join(' or ')}: no records in the last ${freshnessHours} h (last at ${seen.map((k) => sources.get(k)!.lastIngestedAt).sort().at(-1)})` });

@@ -10,6 +10,7 @@ import { storeOptions } from '../instance/open.js';
 import { openApiDocument } from '../http/openapi.js';
 import { runSetupCommand } from './setup-commands.js';
 import { runCollectorCommand } from './collector-commands.js';
+import { runRulesCommand } from './rules-commands.js';
 
 const USAGE = `usage: vigil <command> [options]
 
@@ -27,6 +28,7 @@ const USAGE = `usage: vigil <command> [options]
   log witness-key | cosign                a witness that cosigns consistent checkpoints
   openapi                                 print the OpenAPI document
   collector enroll|run|status ...         the collector agent (vigil collector --help)
+  rules import DIR [--url URL]            import a Sigma rules directory over the API (token in VIGIL_TOKEN)
   collector-token create <collector_id>   single-use enrollment token [--expires-in 1h]
   setup-authority serve | account ...     the setup authority (see docs/setup-protocol.md)
   install --setup-url URL ...             the installer (see docs/installer.md)
@@ -37,6 +39,11 @@ const USAGE = `usage: vigil <command> [options]
 const LOOPBACK_OFF = 'loopback administration is off (server.allowLoopbackAdmin is false in the config in force): every /api/v1 request needs a bearer token; create one with vigil api-token-generate <principal> <role>, or set server.allowLoopbackAdmin: true for local use';
 
 const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
+/** A progress line on stderr: rewritten in place on a terminal, one line per step otherwise. */
+const progressLine = (line: string, done: boolean) => {
+  if (process.stderr.isTTY) process.stderr.write(`\r${line}${done ? '\n' : ''}`);
+  else process.stderr.write(`${line}\n`);
+};
 const logLine = (line: Record<string, unknown>) => out({ at: new Date().toISOString(), ...line });
 
 function intOption(value: string | undefined, name: string): number | undefined {
@@ -50,6 +57,8 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'log' && isLogProofCommand(argv.slice(1))) return runLogProofCommand(argv.slice(1), process.env, process.cwd(), out);
   const collector = await runCollectorCommand(argv, process.env, out);
   if (collector !== undefined) return collector;
+  const rules = await runRulesCommand(argv, process.env, out, progressLine);
+  if (rules !== undefined) return rules;
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

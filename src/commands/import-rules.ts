@@ -1,7 +1,7 @@
 import { compileSigma } from '../detection/compile.js';
-import { createRuleSet } from '../detection/engine.js';
+import { unresolvedReferences } from '../detection/engine.js';
 import { ruleLabel } from '../detection/meta.js';
-import { parseSigmaText } from '../detection/sigma-yaml.js';
+import { errorLine, parseSigmaText, type DocumentOrigin } from '../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../detection/types.js';
 import { DetectionRecord, type RuleEnabledChanged, type RuleSource, type RulesImported } from '../events/detection-records.js';
 import type { DetectionState } from '../projections/detection.js';
@@ -26,7 +26,7 @@ export function decideImportRules(detection: DetectionState, text: string, sourc
   parsed.docs.forEach((doc, i) => {
     const r = compileSigma(doc);
     if (r.ok) compiled.push({ id: r.rule.id, doc, rule: r.rule });
-    else issues.push(`document ${i + 1}${doc && typeof doc === 'object' ? ` (${ruleLabel(doc as Record<string, unknown>)})` : ''}: ${r.error}`);
+    else issues.push(invalidDocument(doc, i, parsed.origins?.[i], r.error).text);
   });
   const ids = compiled.map((c) => c.id);
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
@@ -35,7 +35,7 @@ export function decideImportRules(detection: DetectionState, text: string, sourc
   const installed = detection.rules;
   const combined = new Map([...installed.values()].map((r) => [r.id, r.compiled]));
   for (const c of compiled) combined.set(c.id, c.rule);
-  const unresolved = createRuleSet([...combined.values()]).unresolved.filter((u) => ids.includes(u.correlationId));
+  const unresolved = unresolvedReferences([...combined.values()]).filter((u) => ids.includes(u.correlationId));
   if (unresolved.length > 0) {
     return reject('invalid', 'invalid rules: nothing was imported', { issues: unresolved.map((u) => `correlation ${u.correlationId} references ${u.reference}, which is neither in this import nor installed`) });
   }
@@ -49,4 +49,12 @@ export function decideSetRuleEnabled(detection: DetectionState, ruleId: string, 
   if (!rule) return reject('not_found', `rule ${ruleId} is not installed`);
   const data: RuleEnabledChanged = { ruleId, enabled, ...(reason !== undefined ? { reason } : {}) };
   return accept([{ type: DetectionRecord.RuleEnabledChanged, data }], { id: ruleId, enabled });
+}
+
+/** A refused document of an import: the issue text (document, line, error), its line and title. */
+export function invalidDocument(doc: unknown, index: number, origin: DocumentOrigin | undefined, error: string): { text: string; line?: number; title?: string } {
+  const line = origin ? errorLine(origin, error) : undefined;
+  const title = doc && typeof doc === 'object' && typeof (doc as Record<string, unknown>)['title'] === 'string' ? String((doc as Record<string, unknown>)['title']).slice(0, 256) : undefined;
+  // Compile errors already name the rule (`rule "X": ...`); the document and line say where it is.
+  return { text: `document ${index + 1}${line !== undefined ? `, line ${line}` : ''}: ${error}`, ...(line !== undefined ? { line } : {}), ...(title !== undefined ? { title } : {}) };
 }

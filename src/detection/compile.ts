@@ -1,5 +1,5 @@
 import { compileCorrelationSection } from './correlation-rule.js';
-import { mapLogsource } from './logsources.js';
+import { mapLogsource, type LogsourceMapping } from './logsources.js';
 import { compileDetection } from './match.js';
 import { readMeta, ruleLabel } from './meta.js';
 import { fail, ok, type CompiledCorrelation, type CompiledRule, type Logsource, type Result, type RuleMeta } from './types.js';
@@ -10,6 +10,9 @@ export type { CompiledCorrelation, CompiledRule, CountCondition, Logsource, Matc
 export type CompileResult =
   | { readonly ok: true; readonly rule: CompiledRule | CompiledCorrelation }
   | { readonly ok: false; readonly error: string };
+
+/** The mapping of a logsource Vigil has no events for: no index keys (never tried), no aliases. */
+const UNMAPPED: LogsourceMapping = { indexKeys: [], aliases: {} };
 
 function isMap(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -33,12 +36,14 @@ function compileDetectionRule(doc: Record<string, unknown>, meta: RuleMeta): Res
   if (doc['logsource'] === undefined) return fail('missing logsource');
   const logsource = readLogsource(doc['logsource']);
   if (!logsource.ok) return fail(logsource.error);
+  // A logsource no Vigil normalizer produces is no reason to refuse valid Sigma: the rule is checked
+  // like any other, stored, and shown blocked in the detection plan with the source it waits for.
   const mapping = mapLogsource(logsource.value);
-  if (!mapping.ok) return fail(mapping.error);
-  const detection = compileDetection(doc['detection'], mapping.value);
+  const detection = compileDetection(doc['detection'], mapping.ok ? mapping.value : UNMAPPED);
   if (!detection.ok) return fail(detection.error);
-  const { match, fields } = detection.value;
-  return ok({ ...meta, kind: 'detection', logsource: logsource.value, indexKeys: mapping.value.indexKeys, fields, match });
+  const { match, fields, triggers } = detection.value;
+  const unmapped = mapping.ok ? {} : { unmapped: mapping.error };
+  return ok({ ...meta, kind: 'detection', logsource: logsource.value, indexKeys: mapping.ok ? mapping.value.indexKeys : [], fields, match, ...(triggers ? { triggers } : {}), ...unmapped });
 }
 
 function compileDocument(doc: Record<string, unknown>): Result<CompiledRule | CompiledCorrelation> {

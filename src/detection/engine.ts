@@ -1,7 +1,9 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { epochMillisOf } from '../normalizers/time.js';
 import { advanceCorrelations, type CorrelationFire, type CorrelationState, type RuleHit } from './correlate.js';
-import { indexKeysForEvent } from './logsources.js';
+import { indexKeysForEvent, type Accessor } from './logsources.js';
+import { literalIndex, textsOf, type LiteralIndex } from './prefilter.js';
+import { lowerOf } from './wildcard.js';
 import type { CompiledCorrelation, CompiledRule, MatchDetail } from './types.js';
 
 /** One result of evaluating a rule set: a detection on one event or a correlation fire. */
@@ -45,20 +47,53 @@ function standalone(rule: CompiledRule | CompiledCorrelation, correlations: read
   return refs.length === 0 || refs.some((c) => c.generate);
 }
 
+/** Correlation references that name no rule of the set, without building the set (imports check only this). */
+export function unresolvedReferences(rules: readonly (CompiledRule | CompiledCorrelation)[]): UnresolvedReference[] {
+  return unresolvedOf(rules, rules.filter((r): r is CompiledCorrelation => r.kind === 'correlation'));
+}
+
 function unresolvedOf(rules: readonly (CompiledRule | CompiledCorrelation)[], correlations: readonly CompiledCorrelation[]): UnresolvedReference[] {
   const known = new Set(rules.flatMap((r) => (r.name === undefined ? [r.id] : [r.id, r.name])));
   return correlations.flatMap((c) => c.rules.filter((ref) => !known.has(ref)).map((reference) => ({ correlationId: c.id, reference })));
 }
 
-function buildIndex(detections: readonly CompiledRule[]): Map<string, number[]> {
-  const index = new Map<string, number[]>();
+/** The rules of one index key: those always tried, and per field the literals that trigger the others. */
+interface Bucket {
+  readonly always: number[];
+  readonly groups: TriggerGroup[];
+}
+
+/** Rules triggered through one field (read alike): an automaton over their literals, literal id -> rules. */
+interface TriggerGroup {
+  readonly get: Accessor;
+  readonly index: LiteralIndex;
+  readonly rulesOf: number[][];
+}
+
+function buildIndex(detections: readonly CompiledRule[]): Map<string, Bucket> {
+  const building = new Map<string, { always: number[]; groups: Map<string, { get: Accessor; literals: Map<string, number[]> }> }>();
   detections.forEach((rule, i) => {
     for (const key of new Set(rule.indexKeys)) {
-      const list = index.get(key) ?? [];
-      list.push(i);
-      index.set(key, list);
+      let bucket = building.get(key);
+      if (!bucket) building.set(key, (bucket = { always: [], groups: new Map() }));
+      if (!rule.triggers) { bucket.always.push(i); continue; }
+      for (const t of rule.triggers) {
+        const gk = `${t.field}\u0000${t.via}`;
+        let group = bucket.groups.get(gk);
+        if (!group) bucket.groups.set(gk, (group = { get: t.get, literals: new Map() }));
+        for (const lit of t.literals) {
+          const rules = group.literals.get(lit) ?? [];
+          if (rules[rules.length - 1] !== i) rules.push(i);
+          group.literals.set(lit, rules);
+        }
+      }
     }
   });
+  const index = new Map<string, Bucket>();
+  for (const [key, b] of building) {
+    const groups = [...b.groups.values()].map((g) => ({ get: g.get, index: literalIndex([...g.literals.keys()]), rulesOf: [...g.literals.values()] }));
+    index.set(key, { always: b.always, groups });
+  }
   return index;
 }
 
@@ -88,15 +123,24 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
   function detect(event: NormalizedEvent, matches: RuleMatch[], hits: RuleHit[]): void {
     pass += 1;
     const timeMs = epochMillisOf(event.time) ?? Number.NaN;
+    const attempt = (i: number): void => {
+      if (tried[i] === pass) return;
+      tried[i] = pass;
+      const rule = detections[i]!;
+      const detail = rule.match(event);
+      if (!detail) return;
+      if (raises[i]) matches.push({ ruleId: rule.id, kind: 'detection', eventIds: [event.id], groupKey: event.id, detail, timeMs });
+      if (feeds[i]) hits.push({ ruleId: rule.id, eventId: event.id, timeMs, event, ...(rule.name !== undefined ? { ruleName: rule.name } : {}) });
+    };
     for (const key of indexKeysForEvent(event)) {
-      for (const i of index.get(key) ?? []) {
-        if (tried[i] === pass) continue;
-        tried[i] = pass;
-        const rule = detections[i]!;
-        const detail = rule.match(event);
-        if (!detail) continue;
-        if (raises[i]) matches.push({ ruleId: rule.id, kind: 'detection', eventIds: [event.id], groupKey: event.id, detail, timeMs });
-        if (feeds[i]) hits.push({ ruleId: rule.id, eventId: event.id, timeMs, event, ...(rule.name !== undefined ? { ruleName: rule.name } : {}) });
+      const bucket = index.get(key);
+      if (!bucket) continue;
+      for (const i of bucket.always) attempt(i);
+      // A rule with triggers is tried only when one of its literals occurs in its field (prefilter.ts).
+      for (const g of bucket.groups) {
+        const value = g.get(event);
+        if (value === undefined || value === null) continue;
+        textsOf(value, (text) => g.index.scan(lowerOf(text), (id) => { for (const i of g.rulesOf[id]!) attempt(i); }));
       }
     }
   }

@@ -1,6 +1,8 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { isIP } from 'node:net';
 import { cidrSet, parseCidr } from '../net/cidr.js';
+import { translateRegex } from './regex.js';
+import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';
 import type { Accessor } from './logsources.js';
 import type { FieldPlan } from './modifiers.js';
 import { anchorPattern, compilePattern, literalPattern, parsePattern, windashPattern, type StringTest } from './wildcard.js';
@@ -11,7 +13,7 @@ export type FieldTest = (value: unknown, event: NormalizedEvent) => boolean;
 type ElementTest = (element: unknown) => boolean;
 
 /** Bounds on one field entry, so a rule cannot make matching unboundedly expensive. */
-export const FIELD_LIMITS = { values: 1000, valueLength: 4096 } as const;
+export const FIELD_LIMITS = { values: 100_000, valueLength: 4096 } as const;
 
 const NUMERIC = /^-?\d{1,30}(\.\d{1,30})?$/;
 
@@ -110,12 +112,10 @@ function valueTest(value: string | number | boolean, plan: FieldPlan): ElementTe
 
 function regexTest(value: unknown, flags: string): ElementTest | string {
   if (typeof value !== 'string') return `'re' needs a string value`;
-  try {
-    const re = new RegExp(value, flags);
-    return textTest((s) => re.test(s));
-  } catch (error) {
-    return `invalid regular expression '${value}': ${(error as Error).message}`;
-  }
+  const translated = translateRegex(value, flags);
+  if (!translated.ok) return `regular expression '${value.slice(0, 200)}' cannot be used: ${translated.error}`;
+  const re = new RegExp(translated.source, translated.flags);
+  return textTest((s) => re.test(s));
 }
 
 function cidrTest(value: unknown): ElementTest | string {
@@ -177,6 +177,16 @@ function checkValues(values: unknown[]): string | undefined {
   return undefined;
 }
 
+/** A value that is plain text: no wildcard and no escape, so it can join a value set. */
+function isLiteralText(v: unknown): v is string {
+  return typeof v === 'string' && !/[*?\\]/.test(v);
+}
+
+/** Value sets replace per-value tests for ORed plain matching (no operator, windash or encoding). */
+function setEligible(plan: FieldPlan): boolean {
+  return !plan.operator && !plan.windash && !plan.base64 && !(plan.all && !plan.neq);
+}
+
 /** Compiles the values of one field entry under its modifier plan into a test, or says what is wrong. */
 export function compileFieldTest(plan: FieldPlan, raw: unknown, accessor: (name: string) => Accessor): FieldTest | string {
   const values = Array.isArray(raw) ? raw : [raw];
@@ -193,7 +203,11 @@ export function compileFieldTest(plan: FieldPlan, raw: unknown, accessor: (name:
     return (value) => value === undefined || value === null;
   }
   const tests: ElementTest[] = [];
+  const literals = setEligible(plan) ? (values as unknown[]).filter(isLiteralText) : [];
+  if (literals.length >= VALUE_SET_THRESHOLD) tests.push(textTest(literalSetTest(literals, plan.position, plan.cased)));
+  const inSet = new Set(literals.length >= VALUE_SET_THRESHOLD ? literals : []);
   for (const v of values as Array<string | number | boolean>) {
+    if (inSet.has(v as string)) continue;
     const test = elementTest(v, plan);
     if (typeof test === 'string') return test;
     tests.push(test);

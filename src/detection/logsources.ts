@@ -1,5 +1,7 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { fail, ok, type Logsource, type Result } from './types.js';
+import { auditdField, DNS_FIELDS, FIREWALL_FIELDS, PROCESS_CREATION_FIELDS, PROXY_FIELDS, WEBSERVER_FIELDS } from './logsource-fields.js';
+import { WINDOWS_CATEGORIES, WINDOWS_SERVICE_CHANNELS, windowsCategories } from './windows-logsources.js';
 
 /** Reads one field of an event; undefined when absent. */
 export type Accessor = (event: NormalizedEvent) => unknown;
@@ -9,6 +11,8 @@ export interface LogsourceMapping {
   readonly indexKeys: string[];
   /** Sigma field name -> where Vigil keeps it for this logsource (tried before `attributes`). */
   readonly aliases: Readonly<Record<string, Accessor>>;
+  /** For logsources whose every field lives in one place (auditd `key=value` pairs): the accessor of a field. */
+  readonly resolve?: (name: string) => Accessor | undefined;
 }
 
 function path(...keys: string[]): Accessor {
@@ -24,30 +28,8 @@ function walk(root: unknown, keys: readonly string[]): unknown {
   return value;
 }
 
-/**
- * A Zeek conn record is not a firewall verdict; a connection the monitor saw established was evidently
- * not blocked, anything else is unknown. Kernel firewall lines carry their own `blocked` attribute.
- */
-const zeekBlocked: Accessor = (event) =>
-  event.source.adapter === 'network-monitor' && event.outcome === 'success' ? 'false' : undefined;
-
-/** Sigma's generic firewall taxonomy over Zeek conn and kernel netfilter events. */
-const FIREWALL_FIELDS: Record<string, Accessor> = {
-  src_ip: path('sourceEndpoint', 'ip'),
-  dst_ip: path('destinationEndpoint', 'ip'),
-  src_port: path('sourceEndpoint', 'port'),
-  dst_port: path('destinationEndpoint', 'port'),
-  username: path('actor', 'user'),
-  blocked: zeekBlocked,
-};
-
-/** Sigma's generic dns taxonomy over Zeek dns.log (`query` is already Zeek's name). */
-const DNS_FIELDS: Record<string, Accessor> = {
-  answer: path('attributes', 'answers'),
-  record_type: path('attributes', 'qtype_name'),
-};
-
 const AUTH = 'linux:auth';
+const AUDITD = 'linux:auditd';
 
 /** `product: linux` services: the programs whose messages form that log (`auth` and `syslog` are special). */
 const LINUX_SERVICE_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
@@ -69,13 +51,20 @@ const AUTH_PROGRAMS = new Set([
 const LINUX_CATEGORIES = new Set(['process_creation', 'network_connection', 'file_event']);
 const ZEEK_LOG = /^[a-z0-9_]{1,64}$/;
 
-function mapping(indexKeys: string[], aliases: Record<string, Accessor> = {}): Result<LogsourceMapping> {
-  return ok({ indexKeys, aliases });
+function mapping(indexKeys: string[], aliases: Record<string, Accessor> = {}, resolve?: (name: string) => Accessor | undefined): Result<LogsourceMapping> {
+  return ok({ indexKeys, aliases, ...(resolve ? { resolve } : {}) });
 }
 
+/**
+ * Logsources without a product (Sigma's generic categories), over the events that carry them:
+ * `dns` from Zeek dns, `firewall` from Zeek conn and kernel firewall lines, `proxy` and `webserver`
+ * from Zeek http.
+ */
 function genericCategory(category: string, zeekOnly: boolean): Result<LogsourceMapping> | undefined {
   if (category === 'dns') return mapping(['zeek:dns'], DNS_FIELDS);
   if (category === 'firewall') return mapping(zeekOnly ? ['zeek:conn'] : ['zeek:conn', 'linux:class:firewall'], FIREWALL_FIELDS);
+  if (category === 'proxy') return mapping(['zeek:http'], PROXY_FIELDS);
+  if (category === 'webserver') return mapping(['zeek:http'], WEBSERVER_FIELDS);
   return undefined;
 }
 
@@ -85,8 +74,21 @@ function linuxLogsource(category: string | undefined, service: string | undefine
   if (category !== undefined) return LINUX_CATEGORIES.has(category) ? mapping([`linux:class:${category}`]) : undefined;
   if (service === undefined || service === 'syslog') return mapping(['linux']);
   if (service === 'auth') return mapping([AUTH]);
+  if (service === 'auditd') return mapping([AUDITD], {}, auditdField);
   const programs = Object.hasOwn(LINUX_SERVICE_PROGRAMS, service) ? LINUX_SERVICE_PROGRAMS[service] : undefined;
   return programs ? mapping(programs.map((p) => `linux:prog:${p}`)) : undefined;
+}
+
+/** `product: windows`: a service is its channels, a category its channel and event ids (windows-logsources.ts). */
+function windowsLogsource(category: string | undefined, service: string | undefined): Result<LogsourceMapping> | undefined {
+  if (category !== undefined && service !== undefined) return undefined;
+  if (service !== undefined) {
+    const channels = Object.hasOwn(WINDOWS_SERVICE_CHANNELS, service) ? WINDOWS_SERVICE_CHANNELS[service] : undefined;
+    return channels ? mapping(channels.map((c) => `win:ch:${c.toLowerCase()}`)) : undefined;
+  }
+  if (category === undefined) return mapping(['win']);
+  if (!Object.hasOwn(WINDOWS_CATEGORIES, category)) return undefined;
+  return mapping([`win:cat:${category}`], category === 'process_creation' ? PROCESS_CREATION_FIELDS : {});
 }
 
 function productLogsource(product: string, category: string | undefined, service: string | undefined): Result<LogsourceMapping> | undefined {
@@ -97,6 +99,8 @@ function productLogsource(product: string, category: string | undefined, service
       return ZEEK_LOG.test(service) ? mapping([`zeek:${service}`]) : undefined;
     case 'linux':
       return linuxLogsource(category, service);
+    case 'windows':
+      return windowsLogsource(category, service);
     case 'tailscale':
       if (category !== undefined) return undefined;
       if (service === undefined) return mapping(['tailscale']);
@@ -111,12 +115,16 @@ function productLogsource(product: string, category: string | undefined, service
   }
 }
 
-function describe(ls: Logsource): string {
+/** `{product: x, category: y}` as written in errors and the plan. */
+export function describeLogsource(ls: Logsource): string {
   const parts = (['product', 'category', 'service'] as const).filter((k) => ls[k] !== undefined).map((k) => `${k}: ${ls[k]}`);
   return `{${parts.join(', ')}}`;
 }
 
-/** Maps a Sigma logsource to the Vigil events it covers, or says that Vigil has no such events. */
+/**
+ * Maps a Sigma logsource to the Vigil events it covers, or says that no Vigil normalizer produces
+ * such events (the rule is still valid Sigma: it is stored and shown `blocked` in the plan).
+ */
 export function mapLogsource(ls: Logsource): Result<LogsourceMapping> {
   const product = ls.product?.toLowerCase();
   const category = ls.category?.toLowerCase();
@@ -124,7 +132,7 @@ export function mapLogsource(ls: Logsource): Result<LogsourceMapping> {
   const mapped = product === undefined
     ? (service === undefined && category !== undefined ? genericCategory(category, false) : undefined)
     : productLogsource(product, category, service);
-  return mapped ?? fail(`unmapped logsource ${describe(ls)}: no Vigil events carry it (see docs/detections.md, "Logsource mapping")`);
+  return mapped ?? fail(`unmapped logsource ${describeLogsource(ls)}: no Vigil normalizer produces these events (docs/detections.md#logsource-mapping lists the mapped logsources)`);
 }
 
 function firstText(value: unknown): string | undefined {
@@ -165,7 +173,21 @@ function linuxKeys(event: NormalizedEvent): string[] {
   const program = eventProgram(event);
   if (program !== undefined) keys.push(`linux:prog:${program}`);
   if (isAuth(event, program)) keys.push(AUTH);
+  if (event.attributes['_TRANSPORT'] === 'audit') keys.push(AUDITD);
   return keys;
+}
+
+/** Whether an event carries a Linux log line (journal fields: the collector's file and journal lines, normalized events). */
+function isLinuxLine(event: NormalizedEvent): boolean {
+  return typeof event.attributes['MESSAGE'] === 'string' || typeof event.attributes['SYSLOG_IDENTIFIER'] === 'string';
+}
+
+/** A Windows Event Log record (opentelemetry-log, windowseventlog receiver): `win`, its channel and its categories. */
+function windowsKeys(event: NormalizedEvent): string[] {
+  const channel = event.attributes['Channel'];
+  const id = event.attributes['EventID'];
+  if (typeof channel !== 'string' || typeof id !== 'number') return [];
+  return ['win', `win:ch:${channel.toLowerCase()}`, ...windowsCategories(channel, id, event.attributes['EventType']).map((c) => `win:cat:${c}`)];
 }
 
 /** The index keys of an event: a rule is tried on an event only when they share a key. */
@@ -175,11 +197,13 @@ export function indexKeysForEvent(event: NormalizedEvent): string[] {
     case 'network-monitor': return ['zeek', `zeek:${instance}`];
     case 'linux-journal':
     case 'syslog-rfc5424': return linuxKeys(event);
-    case 'collector': return [`linux:class:${event.class}`];
+    // A line the collector tailed or read from the journal is the same evidence as through the
+    // journal or syslog routes, so it gets the same keys (and so the same rules).
+    case 'collector': return isLinuxLine(event) ? linuxKeys(event) : [`linux:class:${event.class}`];
     case 'mesh-vpn-logs': return ['tailscale', `tailscale:${instance}`];
     case 'vigil': return [`vigil:${instance}`];
-    case 'opentelemetry-log': return ['otel'];
-    default: return [];
+    case 'opentelemetry-log': return ['otel', ...windowsKeys(event)];
+    default: return isLinuxLine(event) ? linuxKeys(event) : [];
   }
 }
 
@@ -187,8 +211,8 @@ export function indexKeysForEvent(event: NormalizedEvent): string[] {
  * The accessor for a Sigma field name: the logsource alias, then `attributes[name]` exactly (Zeek's
  * `id.orig_h` is one key), then a dotted path into the event (`actor.user`, `source.adapter`).
  */
-export function fieldAccessor(name: string, aliases: Readonly<Record<string, Accessor>> = {}): Accessor {
-  const alias = Object.hasOwn(aliases, name) ? aliases[name] : undefined;
+export function fieldAccessor(name: string, aliases: Readonly<Record<string, Accessor>> = {}, resolve?: LogsourceMapping['resolve']): Accessor {
+  const alias = Object.hasOwn(aliases, name) ? aliases[name] : resolve?.(name);
   const keys = name.split('.');
   return (event) => {
     const aliased = alias?.(event);

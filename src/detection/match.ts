@@ -3,6 +3,8 @@ import { bindCondition, parseConditionValue, referencedIdentifiers } from './con
 import { compileFieldTest, FIELD_LIMITS, type FieldTest } from './field-test.js';
 import { fieldAccessor, someKeywordText, type Accessor, type LogsourceMapping } from './logsources.js';
 import { planModifiers } from './modifiers.js';
+import { conditionNeed, conjunctionNeed, fieldLiterals, type Need, type Trigger } from './prefilter.js';
+import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';
 import { fail, ok, type MatchDetail, type Result } from './types.js';
 import { anchorPattern, compilePattern, parsePattern, type StringTest } from './wildcard.js';
 
@@ -17,6 +19,8 @@ interface FieldTerm {
   readonly modifiers: string[];
   readonly get: Accessor;
   readonly test: FieldTest;
+  /** What the field must contain for the test to hold (prefilter.ts), when that can be said. */
+  readonly trigger?: Trigger;
 }
 
 interface KeywordTerm {
@@ -38,6 +42,8 @@ interface Selection {
 /** A compiled detection section: the matcher and the fields it reads. */
 export interface CompiledDetection {
   readonly fields: string[];
+  /** The prefilter's triggers: the rule can only match when one holds (undefined: always try the rule). */
+  readonly triggers?: readonly Trigger[];
   match(event: NormalizedEvent): MatchDetail | undefined;
 }
 
@@ -56,8 +62,14 @@ function keywordTerm(values: unknown[], all: boolean): KeywordTerm | string {
     // A keyword is found anywhere in the searched text, case-insensitively.
     keywords.push({ text, test: compilePattern(anchorPattern(parsePattern(text), 'contains'), false) });
   }
+  // Many plain keywords are found in one pass over the text (value-set.ts), the rest one by one.
+  const literal = keywords.filter((k) => !/[*?\\]/.test(k.text));
+  const useSet = literal.length >= VALUE_SET_THRESHOLD;
+  const inSet = useSet ? literalSetTest(literal.map((k) => k.text), 'contains', false) : undefined;
+  const others = useSet ? keywords.filter((k) => /[*?\\]/.test(k.text)) : keywords;
   const anyIn: StringTest = (text) => {
-    for (const k of keywords) if (k.test(text)) return true;
+    if (inSet?.(text)) return true;
+    for (const k of others) if (k.test(text)) return true;
     return false;
   };
   return { kind: 'keywords', keywords, all, anyIn };
@@ -72,10 +84,14 @@ function fieldTerm(key: string, raw: unknown, mapping: LogsourceMapping): Term |
   if (field.length > 256) return 'a field name longer than 256 characters';
   const plan = planModifiers(modifiers);
   if (typeof plan === 'string') return `field '${field}': ${plan}`;
-  const accessor = (name: string): Accessor => fieldAccessor(name, mapping.aliases);
+  const accessor = (name: string): Accessor => fieldAccessor(name, mapping.aliases, mapping.resolve);
   const test = compileFieldTest(plan, raw, accessor);
   if (typeof test === 'string') return `field '${field}': ${test}`;
-  return { kind: 'field', field, modifiers, get: accessor(field), test };
+  const get = accessor(field);
+  const literals = fieldLiterals(plan, raw);
+  const aliased = Object.hasOwn(mapping.aliases, field) || mapping.resolve !== undefined;
+  const via = aliased ? `${mapping.indexKeys.join(',')}|${Object.keys(mapping.aliases).sort().join(',')}|${mapping.resolve ? 'resolve' : ''}` : '';
+  return { kind: 'field', field, modifiers, get, test, ...(literals ? { trigger: { field, via, get, literals } } : {}) };
 }
 
 function mapTerms(map: Record<string, unknown>, mapping: LogsourceMapping): Term[] | string {
@@ -110,6 +126,13 @@ function compileSelection(name: string, value: unknown, mapping: LogsourceMappin
   }
   const keywords = keywordTerm(value, false);
   return typeof keywords === 'string' ? keywords : { name, alternatives: [[keywords]] };
+}
+
+/** A selection's need: any of its alternatives' needs (keywords-only alternatives have none). */
+function selectionNeed(selection: Selection): Need {
+  const needs: Need[] = selection.alternatives.map((terms) => conjunctionNeed(terms.map((t) => (t.kind === 'field' && t.trigger ? { trigger: t.trigger } : {}))));
+  if (needs.some((n) => n === undefined)) return undefined;
+  return needs.flatMap((n) => n!);
 }
 
 function keywordHolds(term: KeywordTerm, event: NormalizedEvent): boolean {
@@ -174,8 +197,10 @@ export function compileDetection(detection: unknown, mapping: LogsourceMapping):
   const condition = bound.value;
   const mentioned = referencedIdentifiers(parsed.value, names).map((name) => selections.get(name)!);
   const fields = [...new Set([...selections.values()].flatMap((s) => s.alternatives.flat()).flatMap((t) => (t.kind === 'field' ? [t.field] : [])))];
+  const need = conditionNeed(parsed.value, names, (name) => selectionNeed(selections.get(name)!), (pattern) => referencedIdentifiers({ kind: 'of', quantifier: 'one', pattern }, names));
   return ok({
     fields,
+    ...(need && need.length > 0 ? { triggers: need } : {}),
     match(event) {
       if (!condition(event)) return undefined;
       const detail: MutableDetail = { selections: [], fields: [], keywords: [] };

@@ -1,10 +1,19 @@
-import { parseAllDocuments } from 'yaml';
+import { LineCounter, parseAllDocuments, type Document } from 'yaml';
 
 /** Bounds on a Sigma upload: text size, documents, and YAML alias expansion (anchor bombs). */
 export const SIGMA_TEXT_LIMITS = { bytes: 1024 * 1024, documents: 1000, aliases: 50, mergeDepth: 32 } as const;
 
-/** What `parseSigmaText` answers: the rule documents (collections applied) or why the text is refused. */
-export type SigmaTextResult = { ok: true; docs: unknown[] } | { ok: false; error: string };
+/** Where a rule document sits in the text: its first line, and the line of a key path inside it. */
+export interface DocumentOrigin {
+  readonly line: number;
+  locate(path: readonly string[]): number | undefined;
+}
+
+/**
+ * What `parseSigmaText` answers: the rule documents (collections applied), each with its origin in
+ * the text (`origins[i]` is where `docs[i]` was written), or why the text is refused.
+ */
+export type SigmaTextResult = { ok: true; docs: unknown[]; origins?: DocumentOrigin[] } | { ok: false; error: string };
 
 type Mapping = Record<string, unknown>;
 
@@ -27,14 +36,17 @@ function deepMerge(base: Mapping, over: Mapping, depth = 0): Mapping {
  * merged into each following document, `action: reset` clears it, `action: repeat` emits the previous
  * rule again with this document's changes. Action documents are not rules themselves.
  */
-export function applyCollectionActions(docs: readonly unknown[]): SigmaTextResult {
+export function applyCollectionActions(docs: readonly unknown[], origins?: readonly DocumentOrigin[]): SigmaTextResult {
   let template: Mapping | undefined;
   let previous: Mapping | undefined;
   const out: unknown[] = [];
+  const from: DocumentOrigin[] = [];
   for (const [index, doc] of docs.entries()) {
+    const origin = origins?.[index];
     if (!isMap(doc) || doc['action'] === undefined) {
       const rule = isMap(doc) && template ? deepMerge(template, doc) : doc;
       out.push(rule);
+      if (origin) from.push(origin);
       previous = isMap(rule) ? rule : undefined;
       continue;
     }
@@ -45,12 +57,13 @@ export function applyCollectionActions(docs: readonly unknown[]): SigmaTextResul
       if (!previous) return { ok: false, error: `document ${index + 1}: 'action: repeat' has no previous rule to repeat` };
       previous = deepMerge(previous, rest);
       out.push(previous);
+      if (origin) from.push(origin);
     } else {
       const name = typeof action === 'string' ? action : typeof action;
       return { ok: false, error: `document ${index + 1}: unknown collection action '${name}' (supported: global, reset, repeat)` };
     }
   }
-  return { ok: true, docs: out };
+  return origins ? { ok: true, docs: out, origins: from } : { ok: true, docs: out };
 }
 
 function isTree(value: unknown): boolean {
@@ -67,21 +80,52 @@ function firstLine(message: string): string {
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
-function parseDocuments(text: string): SigmaTextResult {
-  const parsed = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: true, logLevel: 'silent' });
-  if (!Array.isArray(parsed)) return { ok: true, docs: [] };
+function originOf(doc: Document, lines: LineCounter): DocumentOrigin {
+  const start = (doc.contents as { range?: [number, number, number] } | null)?.range?.[0] ?? doc.range?.[0] ?? 0;
+  return {
+    line: lines.linePos(start).line,
+    locate(path) {
+      const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
+      const parent = path.length > 0 ? (doc.getIn(path.slice(0, -1), true) as { items?: Array<{ key?: { value?: unknown; range?: [number, number, number] } }> } | undefined) : undefined;
+      // The key's line names the entry (`selection:`) better than its value's first line.
+      const key = parent?.items?.find((p) => p.key?.value === path[path.length - 1])?.key;
+      const offset = key?.range?.[0] ?? node?.range?.[0];
+      return offset === undefined ? undefined : lines.linePos(offset).line;
+    },
+  };
+}
+
+function parseDocuments(text: string): SigmaTextResult & { origins?: DocumentOrigin[] } {
+  const lines = new LineCounter();
+  const parsed = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: true, logLevel: 'silent', lineCounter: lines });
+  if (!Array.isArray(parsed)) return { ok: true, docs: [], origins: [] };
   if (parsed.length > SIGMA_TEXT_LIMITS.documents) return { ok: false, error: `more than ${SIGMA_TEXT_LIMITS.documents} YAML documents` };
   const docs: unknown[] = [];
+  const origins: DocumentOrigin[] = [];
   for (const [index, doc] of parsed.entries()) {
     const error = doc.errors[0];
-    if (error) return { ok: false, error: `YAML document ${index + 1}: ${firstLine(error.message)}` };
+    if (error) return { ok: false, error: `YAML document ${index + 1}${error.linePos ? ` (line ${error.linePos[0].line})` : ''}: ${firstLine(error.message)}` };
     const value: unknown = doc.toJS({ maxAliasCount: SIGMA_TEXT_LIMITS.aliases });
     // An alias inside its own anchor (`a: &x {b: *x}`) builds a cycle, which no rule needs.
     if (!isTree(value)) return { ok: false, error: `YAML document ${index + 1}: an alias refers to its own anchor (recursive data)` };
     // An empty document (a stray `---`) holds no rule.
-    if (value !== null && value !== undefined) docs.push(value);
+    if (value !== null && value !== undefined) {
+      docs.push(value);
+      origins.push(originOf(doc, lines));
+    }
   }
-  return { ok: true, docs };
+  return { ok: true, docs, origins };
+}
+
+/** The line a compile error points at: the key its path names (`detection.selection: ...`), else the document's first line. */
+export function errorLine(origin: DocumentOrigin, error: string): number {
+  const message = error.replace(/^(rule "[^"]*"|rule \S+|untitled rule): /, '');
+  const path = /^([A-Za-z_][\w-]*)(?:\.([^:\s]+))?:/.exec(message);
+  if (path) {
+    const keys = path[2] !== undefined ? [path[1]!, path[2]] : [path[1]!];
+    return origin.locate(keys) ?? origin.locate([path[1]!]) ?? origin.line;
+  }
+  return origin.line;
 }
 
 /** Parses a Sigma YAML text (one or more documents, rule collections applied). Never throws. */
@@ -94,5 +138,5 @@ export function parseSigmaText(text: string): SigmaTextResult {
     // The yaml package throws for alias bombs (maxAliasCount) and can overflow on absurd nesting.
     return { ok: false, error: `YAML: ${firstLine(error instanceof Error ? error.message : String(error))}` };
   }
-  return parsed.ok ? applyCollectionActions(parsed.docs) : parsed;
+  return parsed.ok ? applyCollectionActions(parsed.docs, parsed.origins) : parsed;
 }

@@ -1,4 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
+import type { Trigger } from './prefilter.js';
 
 /** Sigma rule levels (spec "level"). */
 export const LEVELS = ['informational', 'low', 'medium', 'high', 'critical'] as const;
@@ -45,6 +46,10 @@ export interface CompiledRule extends RuleMeta {
   readonly indexKeys: string[];
   /** Sigma field names the rule references (for the detection plan). */
   readonly fields: string[];
+  /** The prefilter's triggers (prefilter.ts): the rule can only match when one holds; absent: always tried. */
+  readonly triggers?: readonly Trigger[];
+  /** Set when no Vigil normalizer produces the rule's logsource: why (the rule has no index keys and never runs). */
+  readonly unmapped?: string;
   /** Evaluates the rule on one event: the explanation when it matches, otherwise undefined. */
   match(event: NormalizedEvent): MatchDetail | undefined;
 }

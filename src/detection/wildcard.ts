@@ -148,16 +148,19 @@ function textSegment(text: string): Segment {
   return { length: text.length, at: (s, i) => s.startsWith(text, i), find: (s, from) => s.indexOf(text, from) };
 }
 
-let memoText = '';
-let memoLower = '';
+/** Lower-cased texts by text: an event's fields are tested by many rules, each lower-cased once. */
+const lowered = new Map<string, string>();
+const LOWERED_KEPT = 256;
 
-/** Keyword lists test the same message many times: lower-case it once. */
-function lowerOf(s: string): string {
-  if (s !== memoText) {
-    memoText = s;
-    memoLower = s.toLowerCase();
+/** The lower-cased text, from a small cache (the same field values recur across the rules of one event). */
+export function lowerOf(s: string): string {
+  let lower = lowered.get(s);
+  if (lower === undefined) {
+    if (lowered.size >= LOWERED_KEPT) lowered.clear();
+    lower = s.toLowerCase();
+    lowered.set(s, lower);
   }
-  return memoLower;
+  return lower;
 }
 
 /** Splits tokens at `*` into segments, remembering whether the pattern is open at either end. */

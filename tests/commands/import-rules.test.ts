@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { decideBulkImport, type RuleFile } from '../../src/commands/bulk-import-rules.js';
 import { decideImportRules, decideSetRuleEnabled } from '../../src/commands/import-rules.js';
+import { DetectionRecord } from '../../src/events/detection-records.js';
 import type { RuleSource } from '../../src/events/detection-records.js';
 import { spec } from '../helpers/decider-spec.js';
 import { dnsRule, ruleEnabledChanged, rulesImported } from '../helpers/event-fixtures.js';
@@ -54,7 +56,13 @@ describe('decideImportRules', () => {
     const broken = 'title: Broken\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query|bogus: a}, condition: s}\n';
     const r = importRules.given([]).when({ text: `${dnsRule(A)}---\n${broken}` }).thenRejects('invalid', /nothing was imported/);
     assert.equal(r.issues?.length, 1);
-    assert.match(r.issues![0]!, /^document 2 \(rule "Broken"\): /);
+    const line = `${dnsRule(A)}---\n${broken}`.split('\n').findIndex((l) => l.startsWith('detection: {s:')) + 1;
+    assert.equal(r.issues![0]!, `document 2, line ${line}: rule "Broken": detection.s: field 'query': unknown modifier 'bogus'`);
+  });
+
+  it('stores a valid rule whose logsource no normalizer produces (it waits, blocked, in the plan)', () => {
+    const mac = `title: Mac\nid: ${B}\nlogsource: {product: macos, category: process_creation}\ndetection: {s: {Image: /bin/x}, condition: s}\n`;
+    importRules.given([]).when({ text: mac }).then([rulesImported(mac)], { ruleIds: [B] });
   });
 
   it('refuses an import that holds the same rule id twice', () => {
@@ -88,5 +96,46 @@ describe('decideSetRuleEnabled', () => {
 
   it('refuses a rule that is not installed as not found', () => {
     setEnabled.given([rulesImported(dnsRule(A))]).when({ ruleId: B, enabled: false }).thenRejects('not_found', new RegExp(`rule ${B} is not installed`));
+  });
+});
+
+const bulk = spec((m, files: RuleFile[]) => decideBulkImport(detectionSlice(m), files, 'api'));
+
+describe('decideBulkImport', () => {
+  const mac = `title: Mac\nid: ${B}\nlogsource: {product: macos, category: process_creation}\ndetection: {s: {Image: /bin/x}, condition: s}\n`;
+  const broken = 'title: Broken\nlogsource: {product: zeek, service: dns}\ndetection:\n  s:\n    query|bogus: a\n  condition: s\n';
+
+  it('installs every valid rule, counts those waiting for a source by logsource, and lists each refusal with file and line', () => {
+    const files = [{ name: 'dns.yml', text: dnsRule(A) }, { name: 'mac/proc.yml', text: mac }, { name: 'broken.yml', text: broken }, { name: 'not-yaml.yml', text: 'a: [' }];
+    bulk.given([]).when(files).thenAccepts((events, result) => {
+      assert.equal(events.length, 1);
+      const data = events[0]!.data as { rules: Array<{ id: string }>; text: string };
+      assert.equal(events[0]!.type, DetectionRecord.RulesImported);
+      assert.deepEqual(data.rules.map((x) => x.id), [A, B]);
+      assert.equal(data.text, `${dnsRule(A).trim()}\n---\n${mac.trim()}`, 'the text of the files that gave rules');
+      assert.deepEqual({ ...result, invalid: result.invalid.map((i) => ({ ...i, error: i.error.split(': ')[0] })) }, {
+        imported: 2, ruleIds: [A, B], blocked: 1, blockedByLogsource: [{ logsource: '{product: macos, category: process_creation}', rules: 1 }],
+        invalid: [
+          { file: 'broken.yml', document: 1, line: 4, title: 'Broken', error: 'rule "Broken"' },
+          { file: 'not-yaml.yml', error: 'YAML document 1 (line 1)' },
+        ],
+      });
+    });
+  });
+
+  it('refuses an import with no valid rule, naming every problem', () => {
+    const r = bulk.given([]).when([{ name: 'broken.yml', text: broken }]).thenRejects('invalid', /no valid rule/);
+    assert.equal(r.issues?.length, 1);
+    assert.match(r.issues![0]!, /^broken\.yml document 1 line 4: rule "Broken"/);
+  });
+
+  it('refuses a second copy of an id and a correlation whose rules are nowhere, keeping the rest', () => {
+    bulk.given([]).when([{ name: 'a.yml', text: dnsRule(A) }, { name: 'a-again.yml', text: dnsRule(A, 'other.example') }, { name: 'c.yml', text: correlation('no_such_rule') }]).thenAccepts((_events, result) => {
+      assert.equal(result.imported, 1);
+      assert.deepEqual(result.invalid.map((i) => [i.file, i.error]), [
+        ['a-again.yml', `rule id ${A} appears twice in the import (first in a.yml)`],
+        ['c.yml', `correlation ${C} references no_such_rule, which is neither in this import nor installed`],
+      ]);
+    });
   });
 });

@@ -127,4 +127,24 @@ describe('built-in rule pack (rules as code)', () => {
     assert.ok(burst[0]!.affectedSystems.includes('ip:192.0.2.201'));
     t.setPeer('10.9.0.1');
   });
+
+  it("the plan's ready is checked against a firing: every rule that fired above is ready, and every ready rule fired", async () => {
+    const plan = (await (await t.request('/api/v1/detection-plan', { token: t.tokens.viewer })).json() as { rules: Array<{ ruleId: string; title: string; state: string; missingCapabilities: unknown[] }> }).rules;
+    const rules = (await (await t.request('/api/v1/rules', { token: t.tokens.viewer })).json() as { rules: Array<{ id: string; kind: string; correlation?: { rules: string[] } }> }).rules;
+    const names = new Map(parseSigmaText(loadBuiltinPack().text).ok ? (parseSigmaText(loadBuiltinPack().text) as { docs: Array<{ id: string; name?: string }> }).docs.map((d) => [d.name ?? d.id, d.id]) : []);
+    const alerted = new Set<string>();
+    for (const r of rules) if ((await alertsOf(r.id)).length > 0) alerted.add(r.id);
+    // A base rule referenced by a correlation raises nothing itself: it fired when its correlation did.
+    const firedRules = new Set(alerted);
+    for (const r of rules) if (alerted.has(r.id)) for (const ref of r.correlation?.rules ?? []) firedRules.add(names.get(ref) ?? ref);
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const r of rules) if (firedRules.has(r.id)) for (const ref of r.correlation?.rules ?? []) { const id = names.get(ref) ?? ref; if (!firedRules.has(id)) { firedRules.add(id); grew = true; } }
+    }
+    for (const entry of plan) {
+      if (firedRules.has(entry.ruleId)) assert.equal(entry.state, 'ready', `${entry.title} fired, so it is ready: ${JSON.stringify(entry.missingCapabilities)}`);
+      if (entry.state === 'ready') assert.ok(firedRules.has(entry.ruleId), `${entry.title} is called ready, so it must have fired on the evidence sent`);
+    }
+    assert.ok(firedRules.size >= 15, `most built-in rules were exercised (${firedRules.size})`);
+  });
 });

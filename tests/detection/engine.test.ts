@@ -43,7 +43,20 @@ describe('createRuleSet', () => {
     assert.equal(calls.n, 1);
     calls.n = 0;
     set.evaluate(initialCorrelationState(), [zeek('http', { method: 'GET' }), journal('sshd', 'x')]);
-    assert.equal(calls.n, 500);
+    assert.equal(calls.n, 0, 'no http rule can match GET: the prefilter tries none');
+    set.evaluate(initialCorrelationState(), [zeek('http', { method: 'M998' })]);
+    assert.equal(calls.n, 1, 'only the rule whose literal M998 occurs (M9 and M99 are not http rules)');
+  });
+
+  it('always tries a rule the prefilter cannot narrow (a regex, a negation)', () => {
+    const calls = { n: 0 };
+    const re = compileSigma({ title: 're', logsource: { product: 'zeek', service: 'http' }, detection: { sel: { 'method|re': '^P' }, condition: 'sel' } });
+    const not = compileSigma({ title: 'not', logsource: { product: 'zeek', service: 'http' }, detection: { sel: { method: 'GET' }, condition: 'not sel' } });
+    assert.ok(re.ok && not.ok);
+    const set = createRuleSet([counted(re.rule as CompiledRule, calls), counted(not.rule as CompiledRule, calls)]);
+    const { matches } = set.evaluate(initialCorrelationState(), [zeek('http', { method: 'POST' })]);
+    assert.equal(calls.n, 2);
+    assert.equal(matches.length, 2);
   });
 
   it('tries a rule once per event even when it shares several keys with it', () => {
@@ -116,8 +129,8 @@ describe('rule sets with correlations', () => {
   });
 
   it('reports correlation references that name no rule in the set', () => {
-    const rules = compileAll(sigmaSample('correlation-examples', 'failed_logins_then_success_multidoc.yml'));
-    assert.equal(rules.length, 2, 'the two Windows rules are unmapped');
+    const rules = compileAll(sigmaSample('correlation-examples', 'failed_logins_then_success_multidoc.yml')).filter((r) => r.kind === 'correlation');
+    assert.equal(rules.length, 2, 'the two correlations, without the rules they reference');
     assert.deepEqual(createRuleSet(rules).unresolved, [
       { correlationId: 'b180ead8-d58f-40b2-ae54-c8940995b9b6', reference: 'successful_login' },
       { correlationId: 'a8418a5a-5fc4-46b5-b23b-6c73beb19d41', reference: 'failed_login' },

@@ -2,6 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventProgram, fieldAccessor, indexKeysForEvent, mapLogsource, someKeywordText } from '../../src/detection/logsources.js';
 import type { Logsource } from '../../src/detection/types.js';
+import { compileSigma } from '../../src/detection/compile.js';
+import { createRuleSet } from '../../src/detection/engine.js';
 import { collector, journal, makeEvent, syslog, zeek } from './make-event.js';
 
 function keysOf(ls: Logsource): string[] {
@@ -31,12 +33,20 @@ describe('mapLogsource', () => {
       [{ product: 'tailscale', service: 'audit' }, ['tailscale:configuration']],
       [{ product: 'vigil', service: 'api' }, ['vigil:api']],
       [{ product: 'opentelemetry' }, ['otel']],
+      [{ product: 'linux', service: 'auditd' }, ['linux:auditd']],
+      [{ category: 'proxy' }, ['zeek:http']],
+      [{ category: 'webserver' }, ['zeek:http']],
+      [{ product: 'windows' }, ['win']],
+      [{ product: 'windows', service: 'security' }, ['win:ch:security']],
+      [{ product: 'windows', service: 'sysmon' }, ['win:ch:microsoft-windows-sysmon/operational']],
+      [{ product: 'windows', category: 'process_creation' }, ['win:cat:process_creation']],
+      [{ product: 'windows', category: 'registry_set' }, ['win:cat:registry_set']],
     ];
     for (const [ls, keys] of table) assert.deepEqual(keysOf(ls), keys, JSON.stringify(ls));
   });
 
   it('refuses logsources Vigil has no events for', () => {
-    for (const ls of [{ product: 'windows' }, { product: 'linux', service: 'auditd' }, { product: 'linux', service: 'sshd', category: 'process_creation' }, { service: 'sshd' }, { category: 'proxy' }, { product: 'vigil' }, { product: 'zeek', service: 'Not A Log' }]) {
+    for (const ls of [{ product: 'macos', category: 'process_creation' }, { product: 'aws', service: 'cloudtrail' }, { product: 'windows', service: 'no-such-channel' }, { product: 'windows', category: 'file_access' }, { product: 'linux', service: 'sshd', category: 'process_creation' }, { service: 'sshd' }, { category: 'antivirus' }, { product: 'vigil' }, { product: 'zeek', service: 'Not A Log' }]) {
       const mapped = mapLogsource(ls);
       assert.ok(!mapped.ok && mapped.error.startsWith('unmapped logsource {'), JSON.stringify(ls));
     }
@@ -51,6 +61,14 @@ describe('indexKeysForEvent', () => {
     assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'vigil', instance: 'api', class: 'api_access' })), ['vigil:api']);
     assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'opentelemetry-log' })), ['otel']);
     assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'something-else' })), []);
+    // A Linux line is the same evidence whichever route brought it: the collector's tailed files and
+    // normalized events from another shipper get the journal's keys.
+    const line = { MESSAGE: 'Failed password for root from 198.51.100.77 port 22 ssh2', SYSLOG_IDENTIFIER: 'sshd' };
+    assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'collector', instance: 'web-01', class: 'authentication', attributes: line })), ['linux', 'linux:class:authentication', 'linux:prog:sshd', 'linux:auth']);
+    assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'my-shipper', class: 'authentication', attributes: line })), ['linux', 'linux:class:authentication', 'linux:prog:sshd', 'linux:auth']);
+    assert.ok(indexKeysForEvent(journal('auditd', 'SYSCALL arch=c000003e syscall=59', { fields: { _TRANSPORT: 'audit' } })).includes('linux:auditd'));
+    assert.deepEqual(indexKeysForEvent(makeEvent({ adapter: 'opentelemetry-log', attributes: { Channel: 'Microsoft-Windows-Sysmon/Operational', EventID: 13, EventType: 'SetValue' } })),
+      ['otel', 'win', 'win:ch:microsoft-windows-sysmon/operational', 'win:cat:registry_set', 'win:cat:registry_event']);
   });
 
   it('keys Linux lines by program, class and auth.log membership', () => {
@@ -101,5 +119,31 @@ describe('keyword search text', () => {
     assert.ok(!has(makeEvent({ adapter: 'opentelemetry-log', attributes: { body: 'body text', other: 'no' } }), 'no'));
     assert.ok(has(makeEvent({ adapter: 'opentelemetry-log', attributes: { body: { k: 1 }, other: 'found' } }), 'found'));
     assert.ok(has(zeek('http', { uri: '/a', tags: ['x', 'tagged'] }), 'tagged'));
+  });
+});
+
+describe('the logsource table beyond the original sources', () => {
+  const fires = (logsource: Record<string, string>, detection: Record<string, unknown>, event: Parameters<typeof indexKeysForEvent>[0]): boolean => {
+    const compiled = compileSigma({ title: 't', logsource, detection: { ...detection, condition: 'sel' } });
+    assert.ok(compiled.ok, compiled.ok ? '' : compiled.error);
+    return createRuleSet([compiled.rule]).matchEvents([event]).matches.length > 0;
+  };
+
+  it('proxy and webserver rules read Zeek http.log under the W3C names', () => {
+    const event = zeek('http', { method: 'POST', host: 'evil.example', uri: '/upload/shell.php?cmd=id', user_agent: 'curl/8.0', status_code: 200 }, { sourceEndpoint: { ip: '10.0.0.9', port: 50000 } });
+    assert.ok(fires({ category: 'proxy' }, { sel: { 'cs-method': 'POST', 'c-uri-extension': 'php', 'c-uri-query|contains': 'cmd=', 'c-useragent|startswith': 'curl/', 'cs-host': 'evil.example' } }, event));
+    assert.ok(fires({ category: 'webserver' }, { sel: { 'cs-uri-stem': '/upload/shell.php', 'c-ip': '10.0.0.9', 'sc-status': 200 } }, event));
+    assert.ok(!fires({ category: 'proxy' }, { sel: { 'cs-method': 'GET' } }, event));
+  });
+
+  it('auditd rules read audit records from the journal: type and key=value pairs', () => {
+    const event = journal('audit', 'SYSCALL arch=c000003e syscall=59 success=yes exe="/usr/bin/id" comm="id" key="recon"', { fields: { _TRANSPORT: 'audit', _AUDIT_TYPE_NAME: 'SYSCALL' } });
+    assert.ok(fires({ product: 'linux', service: 'auditd' }, { sel: { type: 'SYSCALL', 'exe|endswith': '/id', key: 'recon', syscall: 59 } }, event));
+    assert.ok(!fires({ product: 'linux', service: 'auditd' }, { sel: { type: 'EXECVE' } }, event));
+  });
+
+  it('Security 4688 answers the Sysmon names of process_creation rules', () => {
+    const event = makeEvent({ adapter: 'opentelemetry-log', attributes: { Channel: 'Security', EventID: 4688, NewProcessName: 'C:\\Windows\\System32\\whoami.exe', ParentProcessName: 'C:\\Windows\\System32\\cmd.exe', CommandLine: 'whoami /all' } });
+    assert.ok(fires({ product: 'windows', category: 'process_creation' }, { sel: { 'Image|endswith': '\\whoami.exe', 'ParentImage|endswith': '\\cmd.exe', 'CommandLine|contains': '/all' } }, event));
   });
 });

@@ -89,7 +89,9 @@ describe('modifiers', () => {
     assert.match(fieldRuleError('f|contains|startswith', 'x'), /'startswith' cannot follow 'contains'/);
     assert.match(fieldRuleError('f|cidr', '10.0.0.0/33'), /invalid prefix length/);
     assert.match(fieldRuleError('f|cidr', 'ten'), /not an IPv4 or IPv6 network/);
-    assert.match(fieldRuleError('f|re', '(unclosed'), /invalid regular expression '\(unclosed'/);
+    assert.match(fieldRuleError('f|re', '(unclosed'), /regular expression '\(unclosed' cannot be used: .*Unterminated group/);
+    assert.match(fieldRuleError('f|re', 'a(?i)b'), /inline flags '\(\?i\)' are supported only at the start/);
+    assert.match(fieldRuleError('f|re', '(?>a)'), /atomic group/);
     assert.match(fieldRuleError('f|i', 'x'), /sub-modifier of 're'/);
     assert.match(fieldRuleError('f|gt', 'many'), /'gt' needs a number/);
     assert.match(fieldRuleError('f|exists', 'yes'), /'exists' needs true or false/);

@@ -34,8 +34,8 @@ describe('parseSigmaText', () => {
   });
 
   it('refuses YAML errors, duplicate keys and alias bombs', () => {
-    assert.match(errorOf('title: [unclosed\n'), /^YAML document 1: /);
-    assert.match(errorOf('title: a\n---\ntitle: b\ntitle: c\n'), /^YAML document 2: Map keys must be unique/);
+    assert.match(errorOf('title: [unclosed\n'), /^YAML document 1 \(line \d+\): /);
+    assert.match(errorOf('title: a\n---\ntitle: b\ntitle: c\n'), /^YAML document 2 \(line 4\): Map keys must be unique/);
     const bomb = ['a: &a [x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
     assert.match(errorOf(bomb), /^YAML: .*alias/i);
     assert.match(errorOf('title: x\ndetection: &d\n  sel: [a]\n  loop: *d\n'), /^YAML document 1: an alias refers to its own anchor/);

@@ -176,10 +176,37 @@ describe('alerts, reviews, incidents and the detection plan', () => {
     };
     await bad('title: x\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query|bogus: a}, condition: s}\n', /unknown modifier|bogus/);
     await bad('title: x\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query: a}, condition: s and (}\n', /condition/);
-    await bad('title: x\nlogsource: {product: windows, service: security}\ndetection: {s: {EventID: 4625}, condition: s}\n', /unmapped logsource/);
+    await bad('title: x\nlogsource: {product: zeek, service: dns}\ndetection:\n  s:\n    query|re: "a(?i)b"\n  condition: s\n', /document 1, line 4: rule "x": detection\.s: field 'query': regular expression/);
+    // Valid Sigma whose logsource no normalizer produces is stored, and blocked in the plan.
+    const macos = await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: 'title: mac\nid: 0badc0de-0000-4000-8000-000000000001\nlogsource: {product: macos, category: process_creation}\ndetection: {s: {Image: /bin/x}, condition: s}\n', headers: { 'content-type': 'application/yaml' } });
+    assert.equal(macos.status, 201);
+    const plan = (await get<{ rules: Array<{ ruleId: string; state: string; missingCapabilities: Array<{ fix: string }> }> }>('/api/v1/detection-plan', t.tokens.viewer)).body;
+    const entry = plan.rules.find((r) => r.ruleId === '0badc0de-0000-4000-8000-000000000001')!;
+    assert.equal(entry.state, 'blocked');
+    assert.match(entry.missingCapabilities[0]!.fix, /unmapped logsource \{product: macos, category: process_creation\}/);
     await bad('title: c\ncorrelation: {type: event_count, rules: [nothing_here], group-by: [x], timespan: 5m, condition: {gte: 2}}\n', /references nothing_here/);
     assert.equal((await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: 'x', headers: { 'content-type': 'application/json' } })).status, 415);
     assert.equal((await get('/api/v1/rules/nope', t.tokens.viewer)).status, 404);
+  });
+
+  it('bulk import: a YAML stream or a directory as JSON; valid rules in, each invalid document named; 415 and 400 otherwise', async () => {
+    const post = (body: string, type: string) => t.request('/api/v1/rules/bulk', { method: 'POST', token: t.tokens.rule_admin, body, headers: { 'content-type': type } });
+    const rule = (n: number, ls = '{product: zeek, service: dns}') => `title: bulk ${n}\nid: b0000000-0000-4000-8000-00000000000${n}\nlogsource: ${ls}\ndetection: {s: {query: x${n}}, condition: s}\n`;
+    const stream = await post(`${rule(1)}---\n${rule(2, '{product: okta, service: okta}')}---\ntitle: bad\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query|nope: x}, condition: s}\n`, 'application/yaml');
+    assert.equal(stream.status, 201);
+    const summary = await stream.json() as { imported: number; blocked: number; blockedByLogsource: unknown[]; invalid: Array<{ file: string; document: number; line: number; error: string }> };
+    assert.equal(summary.imported, 2);
+    assert.deepEqual(summary.blockedByLogsource, [{ logsource: '{product: okta, service: okta}', rules: 1 }]);
+    assert.deepEqual(summary.invalid.map((i) => [i.file, i.document, i.line]), [['body', 3, 13]]);
+    assert.match(summary.invalid[0]!.error, /unknown modifier 'nope'/);
+    const dir = await post(JSON.stringify({ files: [{ name: 'dns/three.yml', text: rule(3) }] }), 'application/json');
+    assert.equal(dir.status, 201);
+    assert.deepEqual((await dir.json() as { ruleIds: string[] }).ruleIds, ['b0000000-0000-4000-8000-000000000003']);
+    const none = await post(JSON.stringify({ files: [{ name: 'x.yml', text: 'title: [' }] }), 'application/json');
+    assert.equal(none.status, 400);
+    assert.match((await none.json() as { issues: string[] }).issues[0]!, /^x\.yml: YAML document 1 \(line 1\)/);
+    assert.equal((await post('x', 'text/plain')).status, 415);
+    assert.equal((await post(JSON.stringify({ files: [] }), 'application/json')).status, 400);
   });
 
   it('imports every SigmaHQ sample rule, and the correlation examples that have a Vigil logsource', async () => {

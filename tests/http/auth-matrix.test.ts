@@ -17,6 +17,7 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/graph': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'GET /api/v1/audit': ['admin'],
   'POST /api/v1/rules': ['rule_admin', 'admin'],
+  'POST /api/v1/rules/bulk': ['rule_admin', 'admin'],
   'GET /api/v1/rules': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'GET /api/v1/rules/{id}': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'PATCH /api/v1/rules/{id}': ['rule_admin', 'admin'],
@@ -65,6 +66,7 @@ const HEADERS: Record<string, Record<string, string>> = { 'POST /api/v1/rules': 
 
 const BODIES: Record<string, () => unknown> = {
   'POST /api/v1/rules': () => `title: t\nid: 0d1c9a7e-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query: x}, condition: s}\n`,
+  'POST /api/v1/rules/bulk': () => ({ files: [{ name: 'r.yml', text: `title: t\nid: 0d1c9a7e-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}\nlogsource: {product: zeek, service: dns}\ndetection: {s: {query: x}, condition: s}\n` }] }),
   'PATCH /api/v1/rules/{id}': () => ({ enabled: true }),
   'PATCH /api/v1/alerts/{alertId}': () => ({ status: 'in_review', reason: 'looking' }),
   'PUT /api/v1/alerts/{alertId}/assignee': () => ({ assignee: 'someone' }),

@@ -21,6 +21,7 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'POST /api/v1/collector/submissions': 'submit_collector_envelope',
   'GET /api/v1/collectors': 'list_collectors',
   'POST /api/v1/rules': 'import_rules',
+  'POST /api/v1/rules/bulk': 'bulk_import_rules',
   'GET /api/v1/rules': 'list_rules',
   'GET /api/v1/rules/{id}': 'read_rule',
   'PATCH /api/v1/rules/{id}': 'set_rule_enabled',

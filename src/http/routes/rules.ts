@@ -1,10 +1,11 @@
 import * as v from 'valibot';
 import { stringify } from 'yaml';
+import { BULK_IMPORT_LIMITS, decideBulkImport, type RuleFile } from '../../commands/bulk-import-rules.js';
 import { decideImportRules, decideSetRuleEnabled } from '../../commands/import-rules.js';
 import { detectionPlan } from '../../alerting/plan.js';
 import type { DetectionState, InstalledRule } from '../../projections/detection.js';
 import type { SourcesState } from '../../projections/sources.js';
-import { readBodyBytes } from '../body.js';
+import { parseJsonBytes, readBodyBytes } from '../body.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { executeAudited } from '../request-context.js';
@@ -42,6 +43,14 @@ function summary(r: InstalledRule): Record<string, unknown> {
   };
 }
 
+/** Body of `POST /api/v1/rules/bulk` as JSON: the files of a rules directory (name relative to it, YAML text). */
+export const BulkRulesBody = v.strictObject({
+  files: v.pipe(v.array(v.strictObject({
+    name: v.pipe(v.string(), v.minLength(1), v.maxLength(1024)),
+    text: v.string(),
+  })), v.minLength(1), v.maxLength(BULK_IMPORT_LIMITS.files)),
+});
+
 /** The installed rules, as of every write acknowledged before the request. */
 async function rules(deps: AppDeps): Promise<DetectionState['rules']> {
   await deps.readYourWrites();
@@ -58,6 +67,23 @@ const importRulesRoute = route({
     if (!YAML_TYPES.test(type)) throw new HttpError(415, 'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)');
     const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
     const { result } = await executeAudited(c, deps, (m) => decideImportRules(detectionSlice(m), text, 'api'), 201);
+    return c.json(result, 201);
+  },
+});
+
+const bulkImportRulesRoute = route({
+  method: 'post', path: '/api/v1/rules/bulk', operationId: 'bulkImportRules',
+  summary: 'Import a rules directory (JSON `{files: [{name, text}]}`) or a multi-document YAML stream (application/yaml): every valid rule is installed, each invalid document is listed with file, document, line and reason',
+  permission: 'rules:write', audit: 'bulk_import_rules', body: { json: BulkRulesBody },
+  success: { status: 201, description: '`{imported, ruleIds, blocked, blockedByLogsource, invalid}`' }, errors: [400, 413, 415],
+  handle: async (c, { deps }) => {
+    const type = c.req.header('content-type') ?? '';
+    const bytes = await readBodyBytes(c, deps.config.limits.bodyBytes);
+    let files: RuleFile[];
+    if (YAML_TYPES.test(type)) files = [{ name: 'body', text: Buffer.from(bytes).toString('utf8') }];
+    else if (/^application\/json\b/i.test(type)) files = parseOr400(BulkRulesBody, parseJsonBytes(bytes), 'body').files;
+    else throw new HttpError(415, 'expected Content-Type: application/json ({files: [{name, text}]}) or application/yaml (a multi-document Sigma stream)');
+    const { result } = await executeAudited(c, deps, (m) => decideBulkImport(detectionSlice(m), files, 'api'), 201);
     return c.json(result, 201);
   },
 });
@@ -179,4 +205,4 @@ const previewRuleRoute = route({
 });
 
 /** Rule routes (`/api/v1/rules`), their previews and the detection plan. */
-export const ruleRoutes: readonly Route[] = [importRulesRoute, listRulesRoute, readRuleRoute, setRuleEnabledRoute, readDetectionPlanRoute, previewRulesRoute, previewRuleRoute];
+export const ruleRoutes: readonly Route[] = [importRulesRoute, bulkImportRulesRoute, listRulesRoute, readRuleRoute, setRuleEnabledRoute, readDetectionPlanRoute, previewRulesRoute, previewRuleRoute];

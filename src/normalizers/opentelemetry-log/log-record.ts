@@ -7,6 +7,7 @@ import { entityKey, entityKeyList } from './entity-keys.js';
 import type { EventPlace } from '../record-id.js';
 import { SEVERITY_BY_NUMBER, readHexId, readSeverityNumber, readString, readUint32, readUnixNano } from './fields.js';
 import type { LogOrigin } from './origin.js';
+import { windowsRecord, type WindowsRecord } from './windows-event.js';
 
 /** The normalizer name, which is also every event's `source.adapter`. */
 export const OTEL_ADAPTER = 'opentelemetry-log';
@@ -34,23 +35,24 @@ export function logRecordEvent(
   const severity = parts.severityNumber === undefined ? undefined : SEVERITY_BY_NUMBER[parts.severityNumber];
   const parties = semanticParties(parts.attributes);
   const correlation = traceContext(record, parts.flags);
+  const windows = windowsRecord(parts.body);
   return ok({
     schemaVersion: 1,
     id: place.id,
-    category: 'application',
-    class: 'log_record',
-    activity: parts.eventName ? 'event' : 'log',
+    category: windows ? 'system' : 'application',
+    class: windows ? windowsClass(windows) : 'log_record',
+    activity: windows ? `event_${windows.eventId}` : parts.eventName ? 'event' : 'log',
     outcome: 'unknown',
     time: nanos === undefined ? ingestedAt : isoFromNanos(nanos),
     ingestedAt,
     ...(severity === undefined ? {} : { severity }),
     source: { adapter: OTEL_ADAPTER, instance: origin.instance, recordId: place.recordId },
-    entityKeys: entityKeyList([...origin.entityKeys, ...parties.keys]),
+    entityKeys: entityKeyList([...origin.entityKeys, ...parties.keys, ...(windows?.computer ? [entityKey('host', windows.computer)] : [])]),
     ...(parties.actor ? { actor: parties.actor } : {}),
     ...(parties.sourceEndpoint ? { sourceEndpoint: parties.sourceEndpoint } : {}),
     ...(origin.service ? { service: origin.service } : {}),
     ...(correlation ? { correlation } : {}),
-    attributes: eventAttributes(parts, origin),
+    attributes: windows ? withWindowsFields(eventAttributes(parts, origin), windows) : eventAttributes(parts, origin),
     rawReference: place.rawReference,
   });
 }
@@ -88,6 +90,20 @@ function eventAttributes(parts: LogRecordParts, origin: LogOrigin): Record<strin
   };
   for (const [key, value] of Object.entries(own)) if (value !== undefined) out[key] = value;
   return out;
+}
+
+/** A Windows record's class: its first Sigma category (`process_creation`, ...), else `windows_event`. */
+function windowsClass(windows: WindowsRecord): string {
+  return windows.categories[0] ?? 'windows_event';
+}
+
+/**
+ * A Windows record's fields under Sigma's names (`EventID`, `Channel`, `Image`, `CommandLine`, ...) beside
+ * the OTLP attributes, so SigmaHQ rules match unchanged; an OTLP attribute of the same name keeps its place.
+ */
+function withWindowsFields(attributes: Record<string, unknown>, windows: WindowsRecord): Record<string, unknown> {
+  for (const [key, value] of Object.entries(windows.fields)) if (!Object.hasOwn(attributes, key)) setOwn(attributes, key, value);
+  return attributes;
 }
 
 /**

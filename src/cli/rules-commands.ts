@@ -1,0 +1,107 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CliError } from './credentials.js';
+
+const USAGE = `usage: vigil rules import DIR|FILE [--url URL] [--batch-bytes N]
+  imports every *.yml / *.yaml under DIR through POST /api/v1/rules/bulk, in batches of at most
+  --batch-bytes (default 524288, keep it under the server's limits.bodyBytes); the token is read
+  from VIGIL_TOKEN (a rule_admin or admin credential); --url defaults to http://127.0.0.1:4173.
+  Prints a progress line on stderr and a summary (imported, blocked by logsource, invalid with
+  file, line and reason) on stdout; exits 1 when any file was refused.`;
+
+/** What the server answered for one batch (POST /api/v1/rules/bulk). */
+interface BatchResult {
+  imported: number;
+  blocked: number;
+  blockedByLogsource: Array<{ logsource: string; rules: number }>;
+  invalid: Array<{ file: string; document?: number; line?: number; error: string }>;
+}
+
+/** Rule files under a directory (or the one file), sorted, with names relative to it. */
+function ruleFiles(root: string): Array<{ name: string; path: string }> {
+  if (statSync(root).isFile()) return [{ name: root, path: root }];
+  const out: Array<{ name: string; path: string }> = [];
+  const visit = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) visit(path);
+      else if (entry.isFile() && /\.ya?ml$/i.test(entry.name)) out.push({ name: relative(root, path), path });
+    }
+  };
+  visit(root);
+  return out;
+}
+
+/** Files grouped so that each batch's JSON body stays under `maxBytes`; a larger file travels alone. */
+export function batches<T extends { name: string; text: string }>(files: readonly T[], maxBytes: number): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
+  let size = 16;
+  for (const f of files) {
+    const bytes = Buffer.byteLength(JSON.stringify(f), 'utf8') + 1;
+    if (current.length > 0 && (size + bytes > maxBytes || current.length >= 5000)) {
+      out.push(current);
+      current = [];
+      size = 16;
+    }
+    current.push(f);
+    size += bytes;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+async function postBatch(url: string, token: string, files: Array<{ name: string; text: string }>): Promise<BatchResult> {
+  const res = await fetch(new URL('/api/v1/rules/bulk', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ files }),
+  });
+  const body = await res.json().catch(() => ({})) as { error?: string; issues?: string[] } & Partial<BatchResult>;
+  if (res.status === 201) return body as BatchResult;
+  if (res.status === 400 && Array.isArray(body.issues)) {
+    // No valid rule in the whole batch: every issue is a refusal of one of its files.
+    return { imported: 0, blocked: 0, blockedByLogsource: [], invalid: body.issues.map((issue) => ({ file: issue.split(/ document | line |: /, 1)[0] ?? '', error: issue })) };
+  }
+  throw new CliError(`the server answered ${res.status}: ${body.error ?? 'no error message'}${res.status === 413 ? ' (lower --batch-bytes below its limits.bodyBytes)' : ''}`, 1);
+}
+
+/** `vigil rules ...`; undefined when argv is not a rules command. */
+export async function runRulesCommand(argv: readonly string[], env: NodeJS.ProcessEnv, out: (line: unknown) => void, progress: (line: string, done: boolean) => void): Promise<number | undefined> {
+  if (argv[0] !== 'rules') return undefined;
+  const { values, positionals } = parseArgs({ args: argv.slice(1), allowPositionals: true, options: { url: { type: 'string' }, 'batch-bytes': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) { out(USAGE); return 0; }
+  const [verb, dir] = positionals;
+  if (verb !== 'import' || !dir || positionals.length !== 2) throw new CliError(USAGE, 2);
+  const token = env.VIGIL_TOKEN;
+  if (!token) throw new CliError('rules import: set VIGIL_TOKEN to a rule_admin or admin token (never on the command line)', 2);
+  const batchBytes = values['batch-bytes'] === undefined ? 512 * 1024 : Number(values['batch-bytes']);
+  if (!Number.isInteger(batchBytes) || batchBytes < 1024) throw new CliError('--batch-bytes: expected an integer of at least 1024', 2);
+  const url = values.url ?? 'http://127.0.0.1:4173';
+  let found: Array<{ name: string; path: string }>;
+  try { found = ruleFiles(dir); } catch (error) { throw new CliError(`rules import: cannot read ${dir}: ${(error as Error).message}`, 2); }
+  if (found.length === 0) throw new CliError(`rules import: no *.yml or *.yaml file under ${dir}`, 2);
+  const files = found.map((f) => ({ name: f.name, text: readFileSync(f.path, 'utf8') }));
+  const summary = { files: files.length, imported: 0, blocked: 0, blockedByLogsource: new Map<string, number>(), invalid: [] as BatchResult['invalid'] };
+  let sent = 0;
+  const started = Date.now();
+  for (const batch of batches(files, batchBytes)) {
+    const r = await postBatch(url, token, batch);
+    sent += batch.length;
+    summary.imported += r.imported;
+    summary.blocked += r.blocked;
+    for (const b of r.blockedByLogsource) summary.blockedByLogsource.set(b.logsource, (summary.blockedByLogsource.get(b.logsource) ?? 0) + b.rules);
+    summary.invalid.push(...r.invalid);
+    progress(`rules import: ${sent}/${files.length} files, ${summary.imported} rules imported (${summary.blocked} waiting for a source), ${summary.invalid.length} refused`, sent === files.length);
+  }
+  out({
+    files: summary.files,
+    imported: summary.imported,
+    blocked: summary.blocked,
+    blockedByLogsource: [...summary.blockedByLogsource.entries()].sort((a, b) => b[1] - a[1]).map(([logsource, rules]) => ({ logsource, rules })),
+    invalid: summary.invalid,
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+  });
+  return summary.invalid.length > 0 ? 1 : 0;
+}
