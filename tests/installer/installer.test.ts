@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AuthorityError, type AuthorityClient } from '../../src/installer/authority-client.js';
 import { selectCentral, staticInventoryProvider, type InventoryVm } from '../../src/installer/inventory.js';
-import { runInstall } from '../../src/installer/run-install.js';
+import { InstallDeclinedError, runInstall } from '../../src/installer/run-install.js';
 import { ScopeViolationError, directoryTransport, guardedTransport } from '../../src/installer/transport.js';
 import { sendSnapshot, startTestAuthority, type TestAuthority } from '../setup/harness.js';
 import { tempDir } from '../helpers/temp.js';
@@ -67,9 +67,10 @@ describe('installer against an in-process authority', () => {
   it('claims the proposed scope, never touches VMs left out of it, and completes after the first snapshot', async () => {
     const d = tempDir();
     const inv = join(d.path, 'inventory.json');
-    writeFileSync(inv, JSON.stringify({ vms: [{ id: 'vm-1', os: 'linux' }, { id: 'vm-2', os: 'windows' }, { id: 'vm-0', os: 'linux', install: false }] }));
+    writeFileSync(inv, JSON.stringify({ vms: [{ id: 'vm-1', os: 'linux' }, { id: 'vm-2', os: 'windows' }, { id: 'vm-3', os: 'linux' }, { id: 'vm-0', os: 'linux', install: false }] }));
     const created = await t.json('/v1/setup-sessions', { body: {}, browser: await t.signIn('alice') });
     let snapshotSent = false;
+    let planText = '';
     const result = await runInstall({
       client: client(async (path) => {
         if (!path.endsWith('/progress') || snapshotSent) return;
@@ -81,18 +82,40 @@ describe('installer against an in-process authority', () => {
         assert.equal((await sendSnapshot(t, cfg.deployment.deploymentId, signer)).status, 202);
         snapshotSent = true;
       }),
-      token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: directoryTransport(join(d.path, 'vms')),
+      token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => directoryTransport(join(d.path, 'vms')),
+      confirm: async (text) => { planText = text; return true; }, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'none', collectorFiles: [],
       centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: () => {},
     });
     assert.equal(result.centralVmId, 'vm-1');
-    assert.deepEqual(result.scope.vms, ['vm-1', 'vm-2']);
-    assert.deepEqual(result.touched, ['vm-1', 'vm-2']);
+    assert.deepEqual(result.scope.vms, ['vm-1', 'vm-3'], 'the Windows VM and the VM marked not to install stay out of the claimed scope');
+    assert.deepEqual(result.touched, ['vm-1', 'vm-3']);
     assert.ok(!existsSync(join(d.path, 'vms', 'vm-0')));
-    assert.match(readFileSync(join(d.path, 'vms', 'vm-2', 'etc/vigil/collector/secrets/enrollment-token'), 'utf8'), /^lce_/);
+    assert.ok(!existsSync(join(d.path, 'vms', 'vm-2')), 'a VM without a collector for its OS is left untouched');
+    assert.deepEqual(result.notInstalled.map((e) => [e.vmId, e.role]), [['vm-0', 'excluded'], ['vm-2', 'unsupported_os']]);
+    assert.match(planText, /vm-2 +windows .*no collector for this OS yet/);
+    assert.match(readFileSync(join(d.path, 'vms', 'vm-3', 'etc/vigil/collector/secrets/enrollment-token'), 'utf8'), /^lce_/);
     const grants = readFileSync(join(d.path, 'vms', 'vm-1', 'etc/vigil/secrets/enrollment-grants.json'), 'utf8');
     assert.ok(!grants.includes('lce_'), 'the central VM gets only token hashes');
     const status = await t.json(`/v1/setup-sessions/${result.sessionId}`, { browser: await t.signIn('alice') });
     assert.equal(status.body.status, 'completed');
+    d.cleanup();
+  });
+
+  it('claims nothing when the plan is declined', async () => {
+    const d = tempDir();
+    const inv = join(d.path, 'inventory.json');
+    writeFileSync(inv, JSON.stringify({ vms: [{ id: 'vm-1', os: 'linux' }] }));
+    const created = await t.json('/v1/setup-sessions', { body: {}, browser: await t.signIn('alice') });
+    const calls: string[] = [];
+    await assert.rejects(runInstall({
+      client: client(async (path) => { calls.push(path); }), token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv),
+      transport: () => directoryTransport(join(d.path, 'vms')), confirm: async () => false, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'none', collectorFiles: [],
+      centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: () => {},
+    }), InstallDeclinedError);
+    assert.deepEqual(calls, [], 'not even connect is called');
+    assert.ok(!existsSync(join(d.path, 'vms')));
+    const status = await t.json(`/v1/setup-sessions/${created.body.session_id}`, { browser: await t.signIn('alice') });
+    assert.equal(status.body.status, 'created');
     d.cleanup();
   });
 });

@@ -44,7 +44,7 @@ async function installAndServe(args: string[], input: string | undefined, keyBef
   children.push(installer);
   const config = file('vm-central', 'etc/vigil/vigil.config.json');
   const keyFile = file('vm-central', 'etc/vigil/secrets/deployment-identity.key');
-  await waitFor('the central instance config', () => existsSync(config) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') !== keyBefore && existsSync(file('vm-central', 'var/log/vigil-installer/commands.jsonl')));
+  await waitFor('the central instance config', () => existsSync(config) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') !== keyBefore && existsSync(file('vm-central', 'etc/systemd/system/vigil.service')));
   const instance = startChild(['serve', '--config', config]);
   children.push(instance);
   await listeningUrl(instance);
@@ -80,7 +80,7 @@ describe('setup authority, installer and instance end to end', () => {
     const tokenFile = join(dir.path, 'secrets', 'setup-token');
     writeFileSync(tokenFile, `${created.body.setup_token}\n`, { mode: 0o600 });
     const port = await freePort();
-    const common = ['--setup-url', url, '--transport', `directory:${vms}`, '--work-dir', join(dir.path, 'work'), '--central-listen', `127.0.0.1:${port}`, '--snapshot-interval', '1', '--wait-seconds', '60'];
+    const common = ['--setup-url', url, '--yes', '--transport', `directory:${vms}`, '--work-dir', join(dir.path, 'work'), '--central-listen', `127.0.0.1:${port}`, '--snapshot-interval', '1', '--wait-seconds', '60'];
 
     const first = await installAndServe(['install', '--token-file', tokenFile, '--inventory', inventory(), ...common], undefined, undefined);
     assert.equal(await first.installer.exited, 0, first.installer.output());
