@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
-import { writeSecretFile } from '../auth/secret-files.js';
+import { ensureSecretDir, writeSecretFile } from '../auth/secret-files.js';
 import type { InventoryVm } from './inventory.js';
 import { ScopeViolationError, type VmTransport } from './transport.js';
 
@@ -85,6 +85,7 @@ export function sshTransport(o: SshOptions): VmTransport {
     }
     if (mine.length > 0) return 'yes';
     if (!o.trustOnFirstUse) throw new Error(`${vm.id}: no pinned SSH host key (inventory sshHostKey) and none recorded in ${o.knownHostsFile}; pin it, or pass --trust-on-first-use to record it on first contact`);
+    ensureSecretDir(o.knownHostsFile);
     return 'accept-new';
   }
 
@@ -92,6 +93,9 @@ export function sshTransport(o: SshOptions): VmTransport {
     if (policy !== 'accept-new' || checkedKeys.has(vm.id)) return;
     checkedKeys.add(vm.id);
     const recorded = readKnownHosts(o.knownHostsFile).lines.filter((l) => l.split(' ')[0] === alias(vm.id));
+    // A key ssh could not record would be accepted silently on every connection: stop instead.
+    if (recorded.length === 0) throw new Error(`${vm.id}: ssh did not record the host key in ${o.knownHostsFile}; check that its folder is writable`);
+    chmodSync(o.knownHostsFile, 0o600);
     for (const line of recorded) {
       const keyLine = line.split(' ').slice(1).join(' ');
       o.report({ level: 'warn', msg: 'SSH host key recorded on first use: compare it with the VM console before trusting this deployment', vm: vm.id, key_type: keyLine.split(' ')[0], fingerprint: sshFingerprint(keyLine), known_hosts: o.knownHostsFile });
@@ -116,7 +120,11 @@ export function sshTransport(o: SshOptions): VmTransport {
       child.stderr.on('data', (c: Buffer) => { if (err.length < 1 << 16) err += c.toString(); });
       child.once('error', (e) => reject(new Error(`${vmId}: cannot run ssh: ${e.message}`)));
       child.once('close', (code) => {
-        if (code === 0) { afterConnect(vm, policy); resolve(out); return; }
+        if (code === 0) {
+          try { afterConnect(vm, policy); } catch (e) { reject(e as Error); return; }
+          resolve(out);
+          return;
+        }
         reject(new Error(`${vmId}: ssh ${vm.sshUser ?? 'root'}@${vm.address}:${vm.sshPort ?? 22} failed (exit ${code}): ${err.trim().slice(-600) || 'no message'}`));
       });
       child.stdin.end(input ?? '');
