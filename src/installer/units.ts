@@ -58,7 +58,6 @@ export function renderUnit(kind: UnitKind, o: UnitOptions): string {
   const lines = [
     '[Unit]',
     `Description=${DESCRIPTIONS[kind]}`,
-    'Documentation=https://github.com/vigil/vigil/blob/main/docs/installer.md',
     'Wants=network-online.target',
     'After=network-online.target',
     '',
@@ -87,7 +86,8 @@ export function renderUnit(kind: UnitKind, o: UnitOptions): string {
     'RestrictRealtime=yes',
     'RestrictNamespaces=yes',
     'LockPersonality=yes',
-    'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6',
+    // AF_NETLINK: Node lists the host's addresses (host facts, listen checks) through a netlink socket.
+    'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK',
     'CapabilityBoundingSet=',
     'SystemCallArchitectures=native',
     '',
