@@ -5,7 +5,7 @@ import type { InstallationScope } from '../setup/scope.js';
 import type { AuthorityClient } from './authority-client.js';
 import { centralBundle, collectorBundles, type BundleOptions, type Provisioning, type VmBundle } from './bundle.js';
 import type { InventoryProvider, InventoryVm } from './inventory.js';
-import { formatPlan, planInstall, type InstallPlan, type PlanEntry } from './plan.js';
+import { formatPlan, planInstall, UNSUPPORTED_OS, type InstallPlan, type PlanEntry } from './plan.js';
 import { guardedTransport, type VmTransport } from './transport.js';
 
 /** How services are started on the VMs: systemd, or not at all (files and units only; the operator starts them). */
@@ -146,6 +146,9 @@ export async function runInstall(o: InstallOptions): Promise<InstallResult> {
   await startService(o, t, central);
   await phase('central_instance_configured');
   for (const b of collectorBundles(p, bundleOptions)) {
+    // A scope approved earlier may hold a VM whose OS has no collector: it stays untouched.
+    const os = byId.get(b.vmId)?.os;
+    if (os !== undefined && os !== 'linux') { o.progress({ msg: UNSUPPORTED_OS, vm: b.vmId, os }); continue; }
     await applyBundle(t, b);
     await startService(o, t, b);
   }
