@@ -43,7 +43,7 @@ export interface VmBundle {
   readonly files: readonly BundleFile[];
   /** Created 0700 and owned by the service user; the unit's only writable path. */
   readonly stateDir: string;
-  /** Directories the service user must own (config and secrets it reads). */
+  /** Directories the service user must own (config and secrets it reads; /etc/vigil is 0700, so all of it). */
   readonly ownedDirs: readonly string[];
   readonly unit: { readonly kind: UnitKind; readonly name: string; readonly user: string; readonly execStart: readonly string[] };
 }
@@ -143,7 +143,7 @@ export function collectorBundles(p: Provisioning, o: BundleOptions): VmBundle[] 
     };
     const unit = { vigilExec: o.vigilExec, configFile: at(VM_PATHS.collectorConfig), writable: [at(VM_PATHS.collectorStateDir)], user: UNIT_USERS.collector };
     return {
-      vmId: c.vm_id, role: 'collector' as const, stateDir: VM_PATHS.collectorStateDir, ownedDirs: ['/etc/vigil/collector'],
+      vmId: c.vm_id, role: 'collector' as const, stateDir: VM_PATHS.collectorStateDir, ownedDirs: ['/etc/vigil'],
       files: [
         { path: VM_PATHS.fleetKey, content: `${o.fleetPublicKey}\n`, mode: 0o644 },
         { path: VM_PATHS.collectorToken, content: `${c.enrollment_token}\n`, mode: 0o600 },

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/cli/config-file.js';
 import { AuthorityError, type AuthorityClient } from '../../src/installer/authority-client.js';
 import { selectCentral, staticInventoryProvider, type InventoryVm } from '../../src/installer/inventory.js';
 import { InstallDeclinedError, runInstall } from '../../src/installer/run-install.js';
-import { ScopeViolationError, directoryTransport, guardedTransport } from '../../src/installer/transport.js';
+import { ScopeViolationError, directoryTransport, guardedTransport, type VmTransport } from '../../src/installer/transport.js';
 import { sendSnapshot, startTestAuthority, type TestAuthority } from '../setup/harness.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -110,6 +110,71 @@ describe('installer against an in-process authority', () => {
     assert.ok(!grants.includes('lce_'), 'the central VM gets only token hashes');
     const status = await t.json(`/v1/setup-sessions/${result.sessionId}`, { browser: await t.signIn('alice') });
     assert.equal(status.body.status, 'completed');
+    d.cleanup();
+  });
+
+  it('under systemd creates the service user, hands it the config, restarts the unit and reads its state back', async () => {
+    const d = tempDir();
+    const inv = join(d.path, 'inventory.json');
+    writeFileSync(inv, JSON.stringify({ vms: [{ id: 'vm-1', os: 'linux' }, { id: 'vm-2', os: 'linux' }] }));
+    const created = await t.json('/v1/setup-sessions', { body: {}, browser: await t.signIn('alice') });
+    // An in-memory VM (root "/", parents made 0700) that records commands: `id -u` fails on vm-1 (no user yet) and succeeds on vm-2.
+    const files = new Map<string, { content: string; mode: number }>();
+    const runs: string[] = [];
+    const memory: VmTransport = {
+      root: () => '/',
+      async writeFile(vm, path, content, mode) { files.set(`${vm}:${path}`, { content, mode }); },
+      async makeDir(vm, path, mode) { files.set(`${vm}:${path}`, { content: '', mode }); },
+      async run(vm, argv) {
+        runs.push(`${vm}: ${argv.join(' ')}`);
+        if (argv[0] === 'id' && vm === 'vm-1') throw new Error('id: no such user');
+        return argv[1] === 'is-active' ? 'active\n' : '';
+      },
+      async modes(vm, paths) { return new Map(paths.map((p) => [p, files.get(`${vm}:${p}`)?.mode ?? 0o700])); },
+    };
+    const lines: Array<Record<string, unknown>> = [];
+    let snapshotSent = false;
+    await runInstall({
+      client: client(async (path) => {
+        if (!path.endsWith('/progress') || snapshotSent) return;
+        const cfg = JSON.parse(files.get('vm-1:/etc/vigil/vigil.config.json')!.content);
+        const { createPrivateKey, createPublicKey, sign } = await import('node:crypto');
+        const key = createPrivateKey(files.get('vm-1:/etc/vigil/secrets/deployment-identity.key')!.content);
+        const signer = { pem: createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString(), privateKey: key, sign: (b: Uint8Array) => sign(null, b, key).toString('base64') };
+        assert.equal((await sendSnapshot(t, cfg.deployment.deploymentId, signer)).status, 202);
+        snapshotSent = true;
+      }),
+      token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => memory,
+      confirm: async () => true, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'systemd', collectorFiles: [],
+      centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: (l) => lines.push(l),
+    });
+    assert.deepEqual(runs, [
+      'vm-1: id -u vigil',
+      'vm-1: useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin vigil',
+      'vm-1: chown -R vigil:vigil -- /etc/vigil /var/lib/vigil',
+      'vm-1: systemctl daemon-reload', 'vm-1: systemctl enable vigil.service', 'vm-1: systemctl restart vigil.service', 'vm-1: systemctl is-active vigil.service',
+      'vm-2: id -u vigil-collector',
+      'vm-2: chown -R vigil-collector:vigil-collector -- /etc/vigil /var/lib/vigil-collector',
+      'vm-2: systemctl daemon-reload', 'vm-2: systemctl enable vigil-collector.service', 'vm-2: systemctl restart vigil-collector.service', 'vm-2: systemctl is-active vigil-collector.service',
+    ]);
+    assert.deepEqual(lines.filter((l) => l.msg === 'service status').map((l) => [l.vm, l.unit, l.state]), [['vm-1', 'vigil.service', 'active'], ['vm-2', 'vigil-collector.service', 'active']]);
+    assert.match(files.get('vm-1:/etc/systemd/system/vigil.service')!.content, /^ExecStart=\/usr\/local\/bin\/vigil serve --config \/etc\/vigil\/vigil.config.json$/m);
+    d.cleanup();
+  });
+
+  it('stops when a secret reads back with other permissions than it was written with', async () => {
+    const d = tempDir();
+    const inv = join(d.path, 'inventory.json');
+    writeFileSync(inv, JSON.stringify({ vms: [{ id: 'vm-1', os: 'linux' }] }));
+    const created = await t.json('/v1/setup-sessions', { body: {}, browser: await t.signIn('alice') });
+    const inner = directoryTransport(join(d.path, 'vms'));
+    // A VM whose umask or ACLs widen what was written: the read-back must catch it.
+    const widening: VmTransport = { ...inner, async modes(vm, paths) { const m = new Map(await inner.modes(vm, paths)); m.set('/etc/vigil/secrets', 0o755); return m; } };
+    await assert.rejects(runInstall({
+      client: client(), token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => widening,
+      confirm: async () => true, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'none', collectorFiles: [],
+      centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: () => {},
+    }), /\/etc\/vigil\/secrets is 755, expected 700/);
     d.cleanup();
   });
 
