@@ -10,6 +10,7 @@ import { root } from './harness.js';
 import { normalizerBench } from './normalizers.js';
 import { overloadBench } from './overload.js';
 import { transparencyBench } from './transparency.js';
+import { exportBench } from './export.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   normalizers: () => normalizerBench(),
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   foundation: (r) => foundationBench(r),
   overload: () => overloadBench(),
   transparency: () => transparencyBench(),
+  export: () => exportBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

@@ -7,7 +7,7 @@ export type Role = (typeof ROLES)[number];
 export const PERMISSIONS = [
   'principal:read', 'console:read', 'health:read', 'graph:read', 'plan:read', 'rules:read', 'rules:write',
   'events:read', 'alerts:read', 'alerts:review', 'incidents:read', 'incidents:promote', 'ingest', 'collector:submit',
-  'audit:read', 'collectors:admin', 'log:read', 'log:cosign',
+  'audit:read', 'collectors:admin', 'log:read', 'log:cosign', 'exports:read',
 ] as const;
 /** One permission. */
 export type Permission = (typeof PERMISSIONS)[number];

@@ -4,7 +4,7 @@ import { generateKeyPair } from '../collector-protocol/ed25519.js';
 import { writeSecretFile, writeDurable } from '../auth/secret-files.js';
 import { loadOrCreateLogKey, logKeyPath } from '../log/log-key.js';
 import { verifyCheckpointConsistency, verifyExport, verifyRecordInclusion, openCheckpoint } from '../log/offline-verify.js';
-import { parseSignerKey, parseVerifierKey, signerKeyString, validKeyName, verifierKeyString, verifierOf, type NoteVerifier } from '../log/signed-note.js';
+import { COSIGNATURE_V1, parseSignerKey, parseVerifierKey, signerKeyString, validKeyName, verifierKeyString, verifierOf, type NoteVerifier } from '../log/signed-note.js';
 import { cosignCheckpoint } from '../log/witness.js';
 import { CliError } from './credentials.js';
 import { loadConfig } from './config-file.js';
@@ -103,7 +103,7 @@ export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv,
     case 'witness-key': {
       if (!a || !validKeyName(a) || !values.out) throw new CliError('usage: vigil log witness-key NAME --out FILE (NAME without spaces or +)', 2);
       if (existsSync(values.out)) throw new CliError(`${values.out} exists; refusing to overwrite a key`, 2);
-      const signer = { name: a, seed: generateKeyPair().seed };
+      const signer = { name: a, seed: generateKeyPair().seed, type: COSIGNATURE_V1 } as const;
       writeSecretFile(values.out, `${signerKeyString(signer)}\n`);
       out(verifierKeyString(verifierOf(signer)));
       return 0;
@@ -116,7 +116,7 @@ export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv,
       const note = read(a, 'CHECKPOINT');
       const last = existsSync(values.state) ? readFileSync(values.state, 'utf8') : undefined;
       const proof = last === undefined ? [] : await proofArg(values.proof, values.url, `/api/v1/log/proofs/consistency?from=${sizeOf(last, key)}&to=${sizeOf(note, key)}`, 'consistency_path', env);
-      const r = cosignCheckpoint({ note, logKey: key, witness, ...(last !== undefined ? { last } : {}), proof });
+      const r = cosignCheckpoint({ note, logKey: key, witness, time: Math.floor(Date.now() / 1000), ...(last !== undefined ? { last } : {}), proof });
       if (!r.ok) throw new CliError(r.reason, 1);
       writeDurable(values.state, r.note);
       process.stdout.write(r.note);

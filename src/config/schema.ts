@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { parseCidr } from '../net/cidr.js';
 import { MeshAllowlistSchema } from '../auth/mesh-allowlist.js';
 import { parseVerifierKey } from '../log/signed-note.js';
+import { ExportConfigSchema } from '../export/config.js';
 
 const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
 const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
@@ -84,6 +85,8 @@ export const ConfigSchema = v.strictObject({
     /** Verifier keys (`name+hash+key`) of witnesses whose cosignatures the instance accepts and serves. */
     witnesses: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(512), v.check((s) => parseVerifierKey(s) !== undefined, 'expected a signed-note verifier key name+hash+key'))), v.maxLength(64)), []),
   }), {}),
+  /** What leaves the machine (docs/export.md); absent: nothing does. */
+  export: v.optional(ExportConfigSchema, {}),
   detection: v.optional(v.strictObject({
     incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
     freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),

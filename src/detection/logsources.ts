@@ -103,7 +103,7 @@ function productLogsource(product: string, category: string | undefined, service
       if (service === 'network') return mapping(['tailscale:network']);
       return service === 'audit' || service === 'configuration' ? mapping(['tailscale:configuration']) : undefined;
     case 'vigil':
-      return (service === 'api' || service === 'collector') && category === undefined ? mapping([`vigil:${service}`]) : undefined;
+      return (service === 'api' || service === 'collector' || service === 'export') && category === undefined ? mapping([`vigil:${service}`]) : undefined;
     case 'opentelemetry':
       return service === undefined && category === undefined ? mapping(['otel']) : undefined;
     default:

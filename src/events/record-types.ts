@@ -43,6 +43,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'RequestsRefused':
     case 'CollectorSubmissionRejected':
     case 'CollectorEnrollmentRejected':
+    case 'ExportDestinationStateChanged':
       return [e.data.event];
     case 'ApiRequestAudited':
     case 'CollectorEnrollmentTokenIssued':
@@ -56,6 +57,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'AlertReviewed':
     case 'IncidentOpened':
     case 'IncidentAlertsAdded':
+    case 'ExportConfigurationRecorded':
       return NONE;
     default: {
       const _exhaustive: never = e;

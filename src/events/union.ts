@@ -5,9 +5,10 @@ import { COLLECTOR_EVENTS } from './collector-events.js';
 import { DETECTION_EVENTS } from './detection-events.js';
 import { EVIDENCE_EVENTS } from './evidence-events.js';
 import { SETUP_EVENTS } from './setup-events.js';
+import { EXPORT_EVENTS } from './export-events.js';
 
 /** The schema of every event the instance has ever written, by stored type name. */
-export const INSTANCE_EVENTS = { ...EVIDENCE_EVENTS, ...ACCESS_EVENTS, ...COLLECTOR_EVENTS, ...DETECTION_EVENTS } as const;
+export const INSTANCE_EVENTS = { ...EVIDENCE_EVENTS, ...ACCESS_EVENTS, ...COLLECTOR_EVENTS, ...DETECTION_EVENTS, ...EXPORT_EVENTS } as const;
 
 /** The schema of every event the setup authority has ever written, by stored type name. */
 export const AUTHORITY_EVENTS = SETUP_EVENTS;

@@ -9,6 +9,7 @@ import type { GraphPage, GraphQuery } from '../projections/graph-query.js';
 import type { IngestAdmission, IngestTicket } from './admission.js';
 import type { RefusalLedger } from './refusals.js';
 import type { Transparency } from '../log/checkpointer.js';
+import type { DestinationStatus } from '../export/destination.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
@@ -45,6 +46,8 @@ export interface AppDeps {
   readonly graph: (query: GraphQuery) => Promise<GraphPage | undefined>;
   /** Signed checkpoints and proofs of the log (absent where none are kept: the log routes answer 404). */
   readonly transparency?: Transparency;
+  /** Each export destination's delivery state (absent or empty: export is off). */
+  readonly exports?: () => DestinationStatus[];
 }
 
 /** The request-scoped values middleware sets. */

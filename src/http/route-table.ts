@@ -9,9 +9,10 @@ import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
+import { exportRoutes } from './routes/exports.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes];
+export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and

@@ -16,6 +16,7 @@ import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
+import { startExports } from '../export/start.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -52,6 +53,14 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     });
     if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
   }
+  const exports = await startExports(config.export, {
+    storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, writer: instance.writer,
+    detection: detectionSettingsOf(config), logLine: log,
+  }).catch(async (err: unknown) => {
+    await transparency.stop();
+    await instance.close();
+    throw err;
+  });
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }));
   const refusals = createRefusalLedger(config.limits);
   const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
@@ -70,6 +79,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     graph: (q) => instance.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
     transparency,
+    exports: () => exports.status(),
   });
   const server = await listen(app.fetch, config.server.host, config.server.port);
   server.requestTimeout = 120_000;
@@ -92,6 +102,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
           setTimeout(() => server.closeAllConnections(), 10_000).unref();
         });
         await summaries.stop();
+        await exports.stop();
         await transparency.stop();
         await instance.close();
       })();

@@ -4,18 +4,24 @@ import { publicKeyOf, publicKeyProblem, sign, verify } from '../collector-protoc
 /**
  * C2SP signed-note (https://c2sp.org/signed-note) with Ed25519 keys: text, a blank line, then
  * signature lines `— <name> <base64(key hash ‖ signature)>`; the key hash is the first four bytes
- * of SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key).
+ * of SHA-256(name ‖ 0x0A ‖ type ‖ public key). Type 0x01 signs the note text itself (the log's
+ * checkpoints); type 0x04 is a C2SP tlog-cosignature/v1 (a witness's): the signature is a
+ * big-endian u64 timestamp ‖ Ed25519 over `cosignature/v1\ntime <t>\n` ‖ the note text.
  */
 
-const ED25519 = 0x01;
+/** Signature type of a plain Ed25519 note signature. */
+export const ED25519 = 0x01;
+/** Signature type of a C2SP tlog-cosignature/v1 (timestamped Ed25519). */
+export const COSIGNATURE_V1 = 0x04;
+type KeyType = typeof ED25519 | typeof COSIGNATURE_V1;
 const DASH = '\u2014 ';
 const MAX_NOTE = 1 << 20;
 const MAX_SIGNATURES = 100;
 
-/** A signer: the key name and the 32-byte Ed25519 seed. */
-export interface NoteSigner { readonly name: string; readonly seed: Uint8Array }
-/** A verifier: the key name and the 32-byte Ed25519 public key. */
-export interface NoteVerifier { readonly name: string; readonly publicKey: Uint8Array }
+/** A signer: the key name, the 32-byte Ed25519 seed, and its signature type (0x01 when absent). */
+export interface NoteSigner { readonly name: string; readonly seed: Uint8Array; readonly type?: KeyType }
+/** A verifier: the key name, the 32-byte Ed25519 public key, and its signature type (0x01 when absent). */
+export interface NoteVerifier { readonly name: string; readonly publicKey: Uint8Array; readonly type?: KeyType }
 /** One signature line, verified or not. */
 export interface NoteSignature { readonly name: string; readonly keyHash: number; readonly signature: Uint8Array }
 
@@ -24,26 +30,28 @@ export function validKeyName(name: string): boolean {
   return name.length > 0 && name.length <= 256 && !/[\s+]/u.test(name);
 }
 
-/** The key hash (key ID) of an Ed25519 key under a name. */
-export function keyHash(name: string, publicKey: Uint8Array): number {
-  const h = createHash('sha256').update(name).update(Uint8Array.of(0x0a, ED25519)).update(publicKey).digest();
+/** The key hash (key ID) of an Ed25519 key of a signature type under a name. */
+export function keyHash(name: string, publicKey: Uint8Array, type: KeyType = ED25519): number {
+  const h = createHash('sha256').update(name).update(Uint8Array.of(0x0a, type)).update(publicKey).digest();
   return h.readUInt32BE(0);
 }
 
 const hex8 = (n: number) => n.toString(16).padStart(8, '0');
 
-/** The verifier key string `name+hash+base64(0x01 ‖ public key)` an outsider is given. */
+/** The verifier key string `name+hash+base64(type ‖ public key)` an outsider is given. */
 export function verifierKeyString(v: NoteVerifier): string {
-  return `${v.name}+${hex8(keyHash(v.name, v.publicKey))}+${Buffer.concat([Uint8Array.of(ED25519), v.publicKey]).toString('base64')}`;
+  const type = v.type ?? ED25519;
+  return `${v.name}+${hex8(keyHash(v.name, v.publicKey, type))}+${Buffer.concat([Uint8Array.of(type), v.publicKey]).toString('base64')}`;
 }
 
-/** The signer key string `PRIVATE+KEY+name+hash+base64(0x01 ‖ seed)` kept in the key file. */
+/** The signer key string `PRIVATE+KEY+name+hash+base64(type ‖ seed)` kept in the key file. */
 export function signerKeyString(s: NoteSigner): string {
   const pub = publicKeyOf(s.seed);
-  return `PRIVATE+KEY+${s.name}+${hex8(keyHash(s.name, pub))}+${Buffer.concat([Uint8Array.of(ED25519), s.seed]).toString('base64')}`;
+  const type = s.type ?? ED25519;
+  return `PRIVATE+KEY+${s.name}+${hex8(keyHash(s.name, pub, type))}+${Buffer.concat([Uint8Array.of(type), s.seed]).toString('base64')}`;
 }
 
-function keyParts(text: string, prefix: string): { name: string; hash: number; key: Uint8Array } | undefined {
+function keyParts(text: string, prefix: string): { name: string; hash: number; key: Uint8Array; type: KeyType } | undefined {
   const t = text.trim();
   if (!t.startsWith(prefix)) return undefined;
   // The key's base64 may itself hold '+': split on the first two only (a name holds none).
@@ -54,37 +62,66 @@ function keyParts(text: string, prefix: string): { name: string; hash: number; k
   const parts = [rest.slice(0, i), rest.slice(i + 1, j), rest.slice(j + 1)];
   if ( !validKeyName(parts[0]!) || !/^[0-9a-f]{8}$/.test(parts[1]!)) return undefined;
   const raw = Buffer.from(parts[2]!, 'base64');
-  if (raw.byteLength !== 33 || raw[0] !== ED25519 || raw.toString('base64') !== parts[2]) return undefined;
-  return { name: parts[0]!, hash: Number.parseInt(parts[1]!, 16), key: new Uint8Array(raw.subarray(1)) };
+  if (raw.byteLength !== 33 || (raw[0] !== ED25519 && raw[0] !== COSIGNATURE_V1) || raw.toString('base64') !== parts[2]) return undefined;
+  return { name: parts[0]!, hash: Number.parseInt(parts[1]!, 16), key: new Uint8Array(raw.subarray(1)), type: raw[0] as KeyType };
 }
 
 /** Parses a verifier key string, checking its hash; undefined when malformed. */
 export function parseVerifierKey(text: string): NoteVerifier | undefined {
   const p = keyParts(text, '');
-  if (!p || publicKeyProblem(p.key) || keyHash(p.name, p.key) !== p.hash) return undefined;
-  return { name: p.name, publicKey: p.key };
+  if (!p || publicKeyProblem(p.key) || keyHash(p.name, p.key, p.type) !== p.hash) return undefined;
+  return { name: p.name, publicKey: p.key, ...(p.type === COSIGNATURE_V1 ? { type: p.type } : {}) };
 }
 
 /** Parses a signer key string, checking its hash against the derived public key. */
 export function parseSignerKey(text: string): NoteSigner | undefined {
   const p = keyParts(text, 'PRIVATE+KEY+');
-  if (!p || keyHash(p.name, publicKeyOf(p.key)) !== p.hash) return undefined;
-  return { name: p.name, seed: p.key };
+  if (!p || keyHash(p.name, publicKeyOf(p.key), p.type) !== p.hash) return undefined;
+  return { name: p.name, seed: p.key, ...(p.type === COSIGNATURE_V1 ? { type: p.type } : {}) };
 }
 
 /** The verifier of a signer. */
 export function verifierOf(s: NoteSigner): NoteVerifier {
-  return { name: s.name, publicKey: publicKeyOf(s.seed) };
+  return { name: s.name, publicKey: publicKeyOf(s.seed), ...(s.type !== undefined ? { type: s.type } : {}) };
 }
 
-/** One signature line over `text` (which ends in a newline). */
-export function signatureLine(text: string, signer: NoteSigner): string {
+/** The message a tlog-cosignature/v1 at `time` (unix seconds) signs over a note's text. */
+export function cosignedMessage(text: string, time: bigint): Uint8Array {
+  return new TextEncoder().encode(`cosignature/v1\ntime ${time}\n${text}`);
+}
+
+/**
+ * One signature line over `text` (which ends in a newline). A cosignature/v1 signer stamps it with
+ * `time` (unix seconds: the caller's clock, so signing stays a pure function of its inputs).
+ */
+export function signatureLine(text: string, signer: NoteSigner, time?: number): string {
   const pub = publicKeyOf(signer.seed);
-  const sig = sign(new TextEncoder().encode(text), signer.seed);
-  const blob = Buffer.alloc(4 + 64);
-  blob.writeUInt32BE(keyHash(signer.name, pub), 0);
-  blob.set(sig, 4);
+  const type = signer.type ?? ED25519;
+  let blob: Buffer;
+  if (type === COSIGNATURE_V1) {
+    if (time === undefined || !Number.isSafeInteger(time) || time < 0) throw new Error('a cosignature needs its time in unix seconds');
+    blob = Buffer.alloc(4 + 8 + 64);
+    blob.writeBigUInt64BE(BigInt(time), 4);
+    blob.set(sign(cosignedMessage(text, BigInt(time)), signer.seed), 12);
+  } else {
+    blob = Buffer.alloc(4 + 64);
+    blob.set(sign(new TextEncoder().encode(text), signer.seed), 4);
+  }
+  blob.writeUInt32BE(keyHash(signer.name, pub, type), 0);
   return `${DASH}${signer.name} ${blob.toString('base64')}\n`;
+}
+
+/** Whether one signature of `v`'s key verifies over the note text, by the key's signature type. */
+function signatureVerifies(sig: Uint8Array, text: string, v: NoteVerifier): boolean {
+  if ((v.type ?? ED25519) === ED25519) return verify(sig, new TextEncoder().encode(text), v.publicKey);
+  if (sig.byteLength !== 8 + 64) return false;
+  const time = Buffer.from(sig.buffer, sig.byteOffset, 8).readBigUInt64BE(0);
+  return time < 2n ** 63n && verify(sig.subarray(8), cosignedMessage(text, time), v.publicKey);
+}
+
+/** The time (unix seconds) a cosignature/v1 signature states. */
+export function cosignatureTime(sig: Uint8Array): number | undefined {
+  return sig.byteLength === 72 ? Number(Buffer.from(sig.buffer, sig.byteOffset, 8).readBigUInt64BE(0)) : undefined;
 }
 
 /** Signs text into a note. */
@@ -119,9 +156,9 @@ export function parseNote(note: string): { ok: true; text: string; signatures: N
 export function openNote(note: string, v: NoteVerifier): { ok: true; text: string; signatures: NoteSignature[] } | { ok: false; error: string } {
   const parsed = parseNote(note);
   if (!parsed.ok) return parsed;
-  const hash = keyHash(v.name, v.publicKey);
+  const hash = keyHash(v.name, v.publicKey, v.type ?? ED25519);
   const mine = parsed.signatures.find((s) => s.name === v.name && s.keyHash === hash);
   if (!mine) return { ok: false, error: `no signature by ${v.name}` };
-  if (!verify(mine.signature, new TextEncoder().encode(parsed.text), v.publicKey)) return { ok: false, error: `the signature by ${v.name} does not verify` };
+  if (!signatureVerifies(mine.signature, parsed.text, v)) return { ok: false, error: `the signature by ${v.name} does not verify` };
   return parsed;
 }

@@ -1,16 +1,19 @@
 import { openCheckpoint } from './offline-verify.js';
 import { verifyConsistency } from './merkle.js';
-import { signatureLine, type NoteSigner, type NoteVerifier } from './signed-note.js';
+import { ED25519, keyHash, parseNote, signatureLine, verifierOf, type NoteSigner, type NoteVerifier } from './signed-note.js';
 
 /**
  * A witness's decision on a checkpoint: it cosigns only a checkpoint signed by the log's key that
  * is consistent with the last one it cosigned (its state), so the log cannot show two histories.
- * The cosignature is a plain Ed25519 signed-note line by the witness's key over the checkpoint text.
+ * The cosignature is a C2SP tlog-cosignature/v1 line (a witness key of type 0x04, stamped with
+ * `time`); a key of type 0x01, as earlier witnesses made, signs the checkpoint text plainly.
  */
 export function cosignCheckpoint(input: {
   readonly note: string;
   readonly logKey: NoteVerifier;
   readonly witness: NoteSigner;
+  /** The cosignature's time, unix seconds. */
+  readonly time: number;
   /** The last checkpoint this witness cosigned, if any. */
   readonly last?: string;
   /** The consistency proof from `last`'s size to the note's (base64 hashes). */
@@ -29,7 +32,9 @@ export function cosignCheckpoint(input: {
       return { ok: false, reason: `refusing: the checkpoint of ${to} records is not consistent with the cosigned one of ${from}` };
     }
   }
-  const line = signatureLine(text, input.witness);
-  if (input.note.includes(line.slice(0, line.indexOf(' ', 2) + 1))) return { ok: true, note: input.note, size: next.checkpoint.size };
+  const line = signatureLine(text, input.witness, input.time);
+  const hash = keyHash(input.witness.name, verifierOf(input.witness).publicKey, input.witness.type ?? ED25519);
+  const parsed = parseNote(input.note);
+  if (parsed.ok && parsed.signatures.some((s) => s.name === input.witness.name && s.keyHash === hash)) return { ok: true, note: input.note, size: next.checkpoint.size };
   return { ok: true, note: `${input.note}${line}`, size: next.checkpoint.size };
 }

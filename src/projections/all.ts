@@ -3,6 +3,7 @@ import { auditIndex } from './audit.js';
 import { collectorsProjection } from './collectors.js';
 import { detectionProjection } from './detection.js';
 import { evidenceIndex, evidenceReadIndex } from './evidence.js';
+import { exportsProjection } from './exports.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
 import { sourcesProjection } from './sources.js';
 import { statsProjection } from './stats.js';
@@ -13,7 +14,7 @@ import type { IndexProjection, Projection } from './types.js';
  * alerts, collectors) and small summaries (sources, stats). Folded by the writer, in step.
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
-  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection,
+  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection, exportsProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

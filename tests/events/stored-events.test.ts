@@ -9,6 +9,9 @@ import { schemaIssues } from '../helpers/stored-events.js';
 import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
 import { newKey, provision, sendSnapshot, startTestAuthority, type TestAuthority, type TestKey } from '../setup/harness.js';
 import { ENROLLMENT_DOMAIN, signedBytes } from '../../src/setup/identity-key.js';
+import { decideExportConfiguration, decideExportState } from '../../src/commands/export-state.js';
+import type { ExportsState } from '../../src/projections/exports.js';
+import { detectIn } from '../../src/alerting/detection-step.js';
 
 const WEBSHELL = `title: Webshell upload
 id: 11111111-2222-4333-8444-555555555555
@@ -77,6 +80,11 @@ describe('stored events of the instance', () => {
     t.setPeer('203.0.113.9');
     for (let i = 0; i < 3; i++) assert.equal((await t.request('/api/v1/me', { token: `vgl_guess${i}` })).status, 401);
     await t.flushRefusals();
+    // Export enabled, then a destination failing (the deciders the exporter runs at start and on a state change).
+    const ctx = { now: '2026-11-22T10:00:00.000Z', actor: { id: 'vigil', authentication: 'service' } };
+    const hook = { name: 'hook', kind: 'webhook' as const, target: 'https://tickets.example/hook', carries: ['alerts'], includeRaw: false };
+    await t.inst.writer.execute((m) => decideExportConfiguration(m.state<ExportsState>('exports'), [hook]), ctx);
+    await t.inst.writer.execute((m) => detectIn(m, decideExportState(m.state<ExportsState>('exports'), { destination: 'hook', kind: 'webhook', state: 'failing', reason: 'down', lagRecords: 3 }, ctx), [], ctx, { incidentWindowMs: 3_600_000 }), ctx);
 
     const records = [...t.inst.log.read(1)];
     assert.deepEqual(schemaIssues(records, INSTANCE_EVENTS), []);

@@ -35,6 +35,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
+  // What leaves the machine, and where, is the operator's to see (docs/export.md).
+  'GET /api/v1/exports': ['admin'],
 };
 
 const PATHS: Record<string, string> = { 'POST /api/v1/ingest/{normalizer}': '/api/v1/ingest/linux-journal' };

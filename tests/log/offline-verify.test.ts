@@ -9,6 +9,7 @@ import { verifyCheckpointConsistency, verifyExport, verifyRecordInclusion } from
 import { signNote, verifierOf } from '../../src/log/signed-note.js';
 import { formatCheckpoint } from '../../src/log/checkpoint.js';
 import { cosignCheckpoint } from '../../src/log/witness.js';
+import { COSIGNATURE_V1 } from '../../src/log/signed-note.js';
 import { tempDir } from '../helpers/temp.js';
 
 const signer = { name: 'vigil.log/test', seed: new Uint8Array(32).fill(7) };
@@ -100,12 +101,15 @@ describe('offline verification of an export, checkpoints and witnesses', () => {
       assert.equal(verifyCheckpointConsistency(old, forkLater, key, b64(fl.tree.consistency(37, 97))).ok, false);
 
       // A witness cosigns the consistent checkpoint and refuses the fork; the instance serves the cosignature.
-      const witness = { name: 'witness.example/w1', seed: new Uint8Array(32).fill(9) };
-      const first = cosignCheckpoint({ note: old, logKey: key, witness });
+      const witness = { name: 'witness.example/w1', seed: new Uint8Array(32).fill(9), type: COSIGNATURE_V1 } as const;
+      const first = cosignCheckpoint({ note: old, logKey: key, witness, time: 1_795_400_000 });
       assert.ok(first.ok);
-      const second = cosignCheckpoint({ note: now, logKey: key, witness, last: first.note, proof });
+      const second = cosignCheckpoint({ note: now, logKey: key, witness, time: 1_795_400_060, last: first.note, proof });
       assert.ok(second.ok);
-      const refused = cosignCheckpoint({ note: forkLater, logKey: key, witness, last: first.note, proof: b64(fl.tree.consistency(37, 97)) });
+      const again = cosignCheckpoint({ note: second.note, logKey: key, witness, time: 1_795_400_120 });
+      assert.ok(again.ok);
+      assert.equal(again.note, second.note, 'a second cosignature by the same witness is not added');
+      const refused = cosignCheckpoint({ note: forkLater, logKey: key, witness, time: 1_795_400_060, last: first.note, proof: b64(fl.tree.consistency(37, 97)) });
       assert.equal(refused.ok, false);
       const t2 = await startCheckpointer(store, log, signer, { everyRecords: 1000, everySeconds: 3600, witnesses: [verifierOf(witness)] });
       const accepted = await t2.cosign(second.note);

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import { formatCheckpoint, parseCheckpoint } from '../../src/log/checkpoint.js';
-import { openNote, parseSignerKey, parseVerifierKey, signNote, signerKeyString, verifierKeyString, verifierOf } from '../../src/log/signed-note.js';
+import { COSIGNATURE_V1, cosignatureTime, openNote, parseNote, parseSignerKey, parseVerifierKey, signNote, signatureLine, signerKeyString, verifierKeyString, verifierOf } from '../../src/log/signed-note.js';
 import { EMPTY_ROOT } from '../../src/log/merkle.js';
 
 const seed = new Uint8Array(32).map((_, i) => i + 1);
@@ -49,6 +49,38 @@ describe('signed-note and tlog-checkpoint', () => {
     const spki = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pub]), format: 'der', type: 'spki' });
     assert.equal(cryptoVerify(null, Buffer.from(body), spki, blob.subarray(4)), true);
     assert.equal(cryptoVerify(null, Buffer.from(body.replace('\n0\n', '\n1\n')), spki, blob.subarray(4)), false);
+  });
+
+  it('writes C2SP tlog-cosignature/v1 lines that node:crypto alone verifies, and opens them by key type', () => {
+    const witness = { name: 'witness.example/w1', seed: new Uint8Array(32).fill(7), type: COSIGNATURE_V1 } as const;
+    const note = signNote(formatCheckpoint({ origin: signer.name, size: 5, root: EMPTY_ROOT }), signer);
+    const body = note.slice(0, note.lastIndexOf('\n\n') + 1);
+    const cosigned = `${note}${signatureLine(body, witness, 1_679_315_147)}`;
+    // Independent of the project's code: the vkey has type 0x04, the key ID hashes 0x04, and the
+    // signature is u64 time || Ed25519 over "cosignature/v1\ntime <t>\n" || the checkpoint body.
+    const vkey = verifierKeyString(verifierOf(witness));
+    const [name, hash, keyB64] = [vkey.slice(0, vkey.indexOf('+')), vkey.split('+')[1]!, vkey.slice(vkey.indexOf('+', vkey.indexOf('+') + 1) + 1)];
+    const key = Buffer.from(keyB64, 'base64');
+    assert.equal(key[0], 0x04);
+    const pub = key.subarray(1);
+    assert.equal(hash, createHash('sha256').update(`${name}\n`).update(Buffer.of(0x04)).update(pub).digest().subarray(0, 4).toString('hex'));
+    const line = cosigned.trimEnd().split('\n').at(-1)!;
+    const blob = Buffer.from(line.split(' ').at(-1)!, 'base64');
+    assert.equal(blob.subarray(0, 4).toString('hex'), hash);
+    assert.equal(blob.readBigUInt64BE(4), 1_679_315_147n);
+    const spki = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pub]), format: 'der', type: 'spki' });
+    assert.equal(cryptoVerify(null, Buffer.from(`cosignature/v1\ntime 1679315147\n${body}`), spki, blob.subarray(12)), true);
+    // The project's verifier agrees, and refuses the line under the plain type or a changed time.
+    const v = parseVerifierKey(vkey)!;
+    assert.equal(v.type, COSIGNATURE_V1);
+    assert.ok(openNote(cosigned, v).ok);
+    assert.equal(openNote(cosigned, { ...v, type: undefined }).ok, false);
+    const parsed = parseNote(cosigned);
+    assert.ok(parsed.ok);
+    assert.equal(cosignatureTime(parsed.signatures[1]!.signature), 1_679_315_147);
+    const shifted = Buffer.from(blob); shifted.writeBigUInt64BE(1_679_315_148n, 4);
+    assert.equal(openNote(cosigned.replace(blob.toString('base64'), shifted.toString('base64')), v).ok, false);
+    assert.deepEqual(parseSignerKey(signerKeyString(witness)), witness);
   });
 
   it('parses a checkpoint and refuses a malformed one', () => {

@@ -135,11 +135,16 @@ describe('recognizeLinuxMessage', () => {
       ['sshd', `pam_unix(sshd:auth): authentication failure; ${'a= '.repeat(n / 3)}`],
       ['sshd', `pam_unix(sshd:session): session opened for user ${'('.repeat(n)}`],
     ];
+    // Quadratic matching of 100,000 characters takes seconds; linear takes about a millisecond. The
+    // best of five runs is compared, so a busy machine preempting one run cannot fail the test.
     for (const [program, message] of hostile) {
-      const start = performance.now();
-      recognizeLinuxMessage({ program, message });
-      recognizeLinuxMessage({ message });
-      assert.ok(performance.now() - start < 50, `${program} took too long`);
+      const runs = Array.from({ length: 5 }, () => {
+        const start = performance.now();
+        recognizeLinuxMessage({ program, message });
+        recognizeLinuxMessage({ message });
+        return performance.now() - start;
+      });
+      assert.ok(Math.min(...runs) < 200, `${program} took ${Math.min(...runs).toFixed(0)} ms at best`);
     }
   });
 

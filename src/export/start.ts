@@ -1,0 +1,84 @@
+import { detectIn } from '../alerting/detection-step.js';
+import type { DetectionSettings } from '../alerting/evaluate.js';
+import { decideExportConfiguration, decideExportState } from '../commands/export-state.js';
+import type { Writer } from '../commands/writer.js';
+import type { EventLog } from '../log/event-log.js';
+import type { ExportsState } from '../projections/exports.js';
+import { targetOf, type ExportConfig, type ExportDestination } from './config.js';
+import { fileCursor } from './cursor.js';
+import { startDestination, type DestinationRunner, type DestinationStatus } from './destination.js';
+import { createSender, type Sender } from './senders.js';
+
+/** The running export: each destination's status, and how to stop. */
+export interface Exports {
+  status(): DestinationStatus[];
+  stop(): Promise<void>;
+}
+
+/** What starting export needs from the instance. */
+export interface ExportDeps {
+  readonly storePath: string;
+  /** Names this instance in every delivered item's id (the log's checkpoint origin). */
+  readonly origin: string;
+  readonly log: Pick<EventLog, 'read' | 'head' | 'follow'>;
+  readonly writer: Writer;
+  readonly detection: DetectionSettings;
+  readonly logLine: (line: Record<string, unknown>) => void;
+  readonly now?: () => number;
+  /** Makes a destination's sender (tests replace it); by default the real one, reading its secrets now. */
+  readonly senderOf?: (d: ExportDestination) => Sender;
+}
+
+/** The destinations as the log records them: where each goes and what it carries, never a secret. */
+export function summaries(config: ExportConfig) {
+  return config.destinations.map((d) => ({
+    name: d.name, kind: d.kind, target: targetOf(d), carries: [...d.carries],
+    ...(d.events ? { events: { ...d.events } } : {}), includeRaw: d.includeRaw,
+  }));
+}
+
+const nowIso = (now: () => number) => new Date(now()).toISOString();
+
+/**
+ * Starts export as configured: records the configuration in force when it changed (so enabling,
+ * changing and disabling are audited), then one runner per destination following the durable log.
+ * With no destination nothing is started and nothing leaves the machine.
+ */
+export async function startExports(config: ExportConfig, deps: ExportDeps): Promise<Exports> {
+  const now = deps.now ?? Date.now;
+  const ctx = () => ({ now: nowIso(now), actor: { id: 'vigil', authentication: 'service' } });
+  // Senders first: a missing or group-readable secret file stops start-up before anything is recorded.
+  const senders = config.destinations.map((d) => (deps.senderOf ?? ((x) => createSender(x, deps.origin, now)))(d));
+  await deps.writer.execute((m) => decideExportConfiguration(m.state<ExportsState>('exports'), summaries(config)), ctx());
+  if (config.destinations.length === 0) {
+    deps.logLine({ level: 'info', msg: 'export: no destinations configured; nothing leaves this machine' });
+    return { status: () => [], stop: async () => undefined };
+  }
+  const head = deps.log.head().seq;
+  const runners: DestinationRunner[] = config.destinations.map((d, i) => startDestination({
+    destination: d,
+    origin: deps.origin,
+    read: (from, to) => deps.log.read(from, to),
+    head,
+    cursor: fileCursor(deps.storePath, d.name),
+    sender: senders[i]!,
+    now,
+    random: Math.random,
+    onState: (o) => {
+      deps.logLine({ level: o.state === 'failing' ? 'warn' : 'info', msg: `export destination ${o.destination} ${o.state}`, reason: o.reason, lagRecords: o.lagRecords });
+      const c = ctx();
+      // The state change carries a detectable event: the detection step lets the built-in rule raise its alert.
+      deps.writer.execute((m) => detectIn(m, decideExportState(m.state<ExportsState>('exports'), o, c), [], c, deps.detection), c)
+        .catch((err: unknown) => deps.logLine({ level: 'error', msg: 'export: recording a destination state failed', error: (err as Error).message }));
+    },
+  }));
+  const stopFollowing = deps.log.follow(head, (r) => { for (const runner of runners) runner.notify(r.seq); });
+  deps.logLine({ level: 'info', msg: 'export enabled', destinations: config.destinations.map((d) => `${d.name} (${d.kind} ${targetOf(d)}: ${d.carries.join(', ')}${d.includeRaw ? ', raw' : ''})`) });
+  return {
+    status: () => runners.map((r) => r.status()),
+    async stop() {
+      stopFollowing();
+      await Promise.all(runners.map((r) => r.stop()));
+    },
+  };
+}

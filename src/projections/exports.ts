@@ -1,0 +1,38 @@
+import type { EventData } from '../events/union.js';
+import { instanceProjection } from './types.js';
+
+/** One recorded destination summary. */
+export type ExportDestinationSummary = EventData<'ExportConfigurationRecorded'>['destinations'][number];
+
+/** What the log says of export: the configuration last recorded, and which destinations are failing. */
+export interface ExportsState {
+  /** The destinations of the last `ExportConfigurationRecorded` (none before any). */
+  configuration: ExportDestinationSummary[] | undefined;
+  /** Destination name -> the `at` of the record that marked it failing. */
+  failing: Map<string, string>;
+}
+
+/** Folds the export configuration in force and the failing destinations. */
+export const exportsProjection = instanceProjection<ExportsState>({
+  name: 'exports',
+  version: 1,
+  initial: () => ({ configuration: undefined, failing: new Map() }),
+  evolve(s, record) {
+    switch (record.type) {
+      case 'ExportConfigurationRecorded':
+        s.configuration = [...record.data.destinations];
+        return s;
+      case 'ExportDestinationStateChanged':
+        if (record.data.state === 'failing') s.failing.set(record.data.destination, record.at);
+        else s.failing.delete(record.data.destination);
+        return s;
+      default:
+        return s;
+    }
+  },
+  snapshot: (s) => ({ configuration: s.configuration ?? null, failing: [...s.failing] }),
+  restore: (data) => {
+    const d = data as { configuration: ExportDestinationSummary[] | null; failing: Array<[string, string]> };
+    return { configuration: d.configuration ?? undefined, failing: new Map(d.failing) };
+  },
+});
