@@ -47,12 +47,13 @@ export function planInstall(vms: readonly InventoryVm[], isOrchestrationHost: (a
 }
 
 /** The plan as text for a person to read before confirming. */
-export function formatPlan(plan: InstallPlan, source: string): string {
+export function formatPlan(plan: InstallPlan, source: string, recovery = false): string {
   const width = Math.max(4, ...plan.entries.map((e) => e.vmId.length));
   const lines = plan.entries.map((e) => `  ${e.vmId.padEnd(width)}  ${e.os.padEnd(7)}  ${(e.address ?? '-').padEnd(15)}  ${e.action}${e.orchestrationHost ? '  [this is the orchestration host; listed explicitly]' : ''}`);
   return [
     `Discovered ${plan.entries.length} VMs (${source}). Central VM: ${plan.scope.central_vm_id}. Scope to claim: ${plan.scope.vms.join(', ')}.`,
     ...lines,
+    ...(recovery ? ['Recovery: the scope approved at the first install binds this run; VMs discovered since are left untouched.'] : []),
     'Nothing outside the scope will be probed or changed.',
   ].join('\n');
 }

@@ -117,7 +117,7 @@ async function startService(o: InstallOptions, t: VmTransport, b: VmBundle): Pro
 export async function runInstall(o: InstallOptions): Promise<InstallResult> {
   const vms = await o.inventory.list();
   const plan = planInstall(vms, o.isOrchestrationHost);
-  if (!(await o.confirm(formatPlan(plan, o.inventory.name), plan))) throw new InstallDeclinedError('the plan was not confirmed; nothing was claimed or changed');
+  if (!(await o.confirm(formatPlan(plan, o.inventory.name, o.recovery), plan))) throw new InstallDeclinedError('the plan was not confirmed; nothing was claimed or changed');
   const identity = newIdentity();
   const c = await claim(o, plan.scope, identity.pem);
   const scope = c.installation_scope;

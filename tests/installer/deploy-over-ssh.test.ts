@@ -237,6 +237,7 @@ describe('deploy on three VMs over SSH, then recover the central VM', () => {
     const recovered = JSON.parse(recovery.output().trim().split('\n').at(-1)!);
     assert.equal(recovered.deploymentId, summary.deploymentId);
     assert.equal(recovered.enrollmentEpoch, 2);
+    assert.match(recovery.output(), /Recovery: the scope approved at the first install binds this run/);
 
     const second = loadWrittenFiles('vm-central', ['vm-db', 'vm-web']);
     assert.equal(second.grants.enrollment_epoch, 2);
