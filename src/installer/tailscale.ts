@@ -1,9 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import * as v from 'valibot';
 import { secretFileProblem } from '../auth/secret-files.js';
 import { formatIssues } from '../http/errors.js';
 import { CENTRAL_TAG, type InventoryProvider, type InventoryVm } from './inventory.js';
-import { readFileSync } from 'node:fs';
 
 /** The Tailscale API's base URL. */
 export const TAILSCALE_API_URL = 'https://api.tailscale.com';

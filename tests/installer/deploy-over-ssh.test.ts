@@ -224,6 +224,7 @@ describe('deploy on three VMs over SSH, then recover the central VM', () => {
     await waitFor('the central VM reinstalled', () => installedLine(recovery, 'vm-central') || (recovery.proc.exitCode !== null ? assert.fail(recovery.output()) : undefined), 240_000);
     assert.notEqual(readFileSync(onVm('vm-central', 'etc/vigil/secrets/deployment-identity.key'), 'utf8'), keyBefore, 'a new identity key');
     const viewer2 = runCli(['api-token-generate', 'test-viewer-2', 'viewer', '--config', onVm('vm-central', 'etc/vigil/vigil.config.json')]);
+    assert.equal(viewer2.status, 0, viewer2.stderr);
     const viewerToken2: string = JSON.parse(viewer2.stdout).token;
     central = startUnit('vm-central', 'vigil.service');
     await waitFor('both collectors reinstalled', () => installedLine(recovery, 'vm-web') && installedLine(recovery, 'vm-db'), 240_000);
