@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The test set-up's one step outside npm: the Debian packages some tests drive for real (a browser,
-// an SSH server, rsyslog). `npm test` runs this first; it installs what is missing with apt-get
+// an SSH server, rsyslog, systemd-analyze for the units). `npm test` runs this first; it installs what is missing with apt-get
 // (as root, as CI runs) and otherwise says exactly what to install. Each entry names the file the
 // tests look for, so a package that is already there costs nothing.
 import { execFileSync } from 'node:child_process';
@@ -15,6 +15,7 @@ const PACKAGES = {
   bsdutils: '/usr/bin/logger',
   openssl: '/usr/bin/openssl',
   'python3-minimal': '/usr/bin/python3',
+  systemd: '/usr/bin/systemd-analyze',
 };
 
 const missing = Object.entries(PACKAGES).filter(([, file]) => !existsSync(file)).map(([name]) => name);

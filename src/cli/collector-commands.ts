@@ -7,7 +7,7 @@ import { hashToken, generateToken } from '../auth/tokens.js';
 import { CollectorId } from '../collector-protocol/envelope.js';
 import { startAgent } from '../collector/agent.js';
 import { AgentConfigSchema, type AgentConfig } from '../collector/config.js';
-import { EnrollmentRefused, enroll } from '../collector/enroll.js';
+import { EnrollmentRefused, enroll, needsEnrollment } from '../collector/enroll.js';
 import { loadKey } from '../collector/keys.js';
 import { agentStatus } from '../collector/status.js';
 import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
@@ -43,7 +43,11 @@ export function loadAgentConfig(path: string): AgentConfig {
   if (!parsed.success) throw new CliError(`invalid agent config ${full}:\n  ${formatIssues(parsed.issues).join('\n  ')}`);
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(dirname(full), p));
   const c = parsed.output;
-  return { ...c, stateDir: abs(c.stateDir), files: c.files.map(abs), ...(c.bearerTokenFile ? { bearerTokenFile: abs(c.bearerTokenFile) } : {}) };
+  return {
+    ...c, stateDir: abs(c.stateDir), files: c.files.map(abs),
+    ...(c.bearerTokenFile ? { bearerTokenFile: abs(c.bearerTokenFile) } : {}),
+    ...(c.enrollmentTokenFile ? { enrollmentTokenFile: abs(c.enrollmentTokenFile) } : {}),
+  };
 }
 
 /** What to do after an enrollment refusal of this HTTP status. */
@@ -92,6 +96,13 @@ async function run(config: AgentConfig, env: NodeJS.ProcessEnv, out: Out): Promi
   const bearer = config.bearerTokenFile ? readSecretFile(config.bearerTokenFile, 'bearerTokenFile') : env.VIGIL_COLLECTOR_TOKEN;
   if (!bearer) throw new CliError('no bearer token: set bearerTokenFile in the agent config or VIGIL_COLLECTOR_TOKEN');
   const log = (level: string, msg: string, extra: Record<string, unknown> = {}) => out({ at: new Date().toISOString(), level, msg, ...extra });
+  if (config.enrollmentTokenFile) {
+    const enrollmentToken = readSecretFile(config.enrollmentTokenFile, 'enrollmentTokenFile');
+    if (needsEnrollment(config.stateDir, config.server, enrollmentToken)) {
+      const state = await enroll({ server: config.server, collectorId: config.collectorId, stateDir: config.stateDir, enrollmentToken, now: () => new Date() });
+      log('info', 'enrolled', { collectorId: state.collectorId, epoch: state.epoch, keyFingerprint: state.keyFingerprint });
+    }
+  }
   const agent = startAgent({ config, bearer, key: loadKey(config.stateDir), log });
   log('info', 'collector running', { collectorId: config.collectorId, server: config.server, files: config.files, journal: config.journal.enabled });
   await new Promise<void>((done) => {

@@ -1,14 +1,17 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { writeSecretFile } from '../auth/secret-files.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
 import { formatIssues } from '../http/errors.js';
 import { authorityClient } from '../installer/authority-client.js';
-import { staticInventoryProvider } from '../installer/inventory.js';
-import { runInstall } from '../installer/run-install.js';
+import { staticInventoryProvider, type InventoryProvider } from '../installer/inventory.js';
+import { runInstall, type ServiceManager } from '../installer/run-install.js';
+import { isOrchestrationHost, sshTransport } from '../installer/ssh-transport.js';
+import { tailscaleInventoryProvider } from '../installer/tailscale.js';
 import { directoryTransport } from '../installer/transport.js';
+import { execStart, renderUnit, UNIT_USERS } from '../installer/units.js';
 import { ACCOUNT_TOKEN_PREFIX, AccountSchema, readAccounts, writeAccounts } from '../setup/accounts.js';
 import { AuthorityConfigSchema, type AuthorityConfig } from '../setup/config.js';
 import { startAuthority } from '../setup/serve.js';
@@ -21,8 +24,15 @@ const USAGE = `usage:
   vigil setup-authority serve --config FILE
   vigil setup-authority account add <tenant> <user> --display-name NAME --email ADDRESS --config FILE
   vigil setup-authority account list | disable <tenant> <user> | enable <tenant> <user> --config FILE
-  vigil install --setup-url URL --token-file FILE|- --inventory FILE --transport directory:DIR --work-dir DIR
-      [--recovery] [--central-listen HOST:PORT] [--snapshot-interval SECONDS] [--wait-seconds SECONDS]`;
+  vigil setup-authority unit --config FILE [--vigil-exec PATH]      print the systemd unit of the authority
+  vigil install --setup-url URL --token-file FILE|- --work-dir DIR
+      (--inventory FILE | --tailscale-tailnet NAME --tailscale-api-key-file FILE [--tailscale-api-url URL])
+      (--transport ssh --ssh-key FILE [--known-hosts FILE] [--trust-on-first-use] | --transport directory:DIR)
+      [--yes] [--service-manager systemd|none] [--vigil-exec PATH] [--collector-file PATH]... [--recovery]
+      [--central-listen HOST:PORT] [--snapshot-interval SECONDS] [--wait-seconds SECONDS]`;
+
+/** Where `vigil` is installed on the VMs unless --vigil-exec says otherwise. */
+const DEFAULT_VIGIL_EXEC = '/usr/local/bin/vigil';
 
 /** Loads the authority config; relative paths resolve against the file's folder. */
 export function loadAuthorityConfig(path: string | undefined, cwd: string): AuthorityConfig {
@@ -72,7 +82,7 @@ async function serveAuthority(config: AuthorityConfig, env: NodeJS.ProcessEnv): 
   return new Promise<number>(() => {});
 }
 
-function accountCommand(config: AuthorityConfig, args: string[], values: Record<string, string | boolean | undefined>): number {
+function accountCommand(config: AuthorityConfig, args: string[], values: { 'display-name'?: string | undefined; email?: string | undefined }): number {
   const file = config.accounts.file;
   const [verb, tenantId, userId] = args;
   const accounts = readAccounts(file);
@@ -104,23 +114,84 @@ function readTokenFrom(source: string): string {
   return token;
 }
 
-async function install(values: Record<string, string | boolean | undefined>): Promise<number> {
+function inventoryFrom(values: Values): InventoryProvider {
+  const str = (k: string) => (typeof values[k] === 'string' ? values[k] as string : undefined);
+  const file = str('inventory');
+  const tailnet = str('tailscale-tailnet');
+  if ((file === undefined) === (tailnet === undefined)) throw new CliError(`name one discovery source: --inventory FILE or --tailscale-tailnet NAME\n${USAGE}`, 2);
+  if (file !== undefined) return staticInventoryProvider(resolve(file));
+  const apiKeyFile = str('tailscale-api-key-file');
+  if (!apiKeyFile) throw new CliError('--tailscale-api-key-file FILE is required with --tailscale-tailnet (the API key is never taken from the command line)', 2);
+  const apiUrl = str('tailscale-api-url');
+  return tailscaleInventoryProvider({ tailnet: tailnet!, apiKeyFile: resolve(apiKeyFile), ...(apiUrl ? { apiUrl } : {}) });
+}
+
+function collectorFiles(given: unknown): string[] {
+  const files = Array.isArray(given) ? given.map(String) : [];
+  for (const f of files) if (!f.startsWith('/') || posix.normalize(f) !== f) throw new CliError(`--collector-file ${f}: expected a normalized absolute path on the VMs`, 2);
+  if (files.length > 64) throw new CliError('--collector-file: at most 64 files', 2);
+  return files;
+}
+
+/** Asks on stdin (the plan goes to stderr); refuses when stdin carries the token, which then needs --yes. */
+function confirmer(values: Values): (planText: string) => Promise<boolean> {
+  return async (planText) => {
+    process.stderr.write(`${planText}\n`);
+    if (values.yes === true) return true;
+    if (values['token-file'] === '-') throw new CliError('the token came on stdin, so there is no one to ask: review the plan and pass --yes', 2);
+    process.stderr.write('Claim this scope and install? [y/N] ');
+    const answer = await new Promise<string>((done) => {
+      let text = '';
+      const onData = (c: Buffer) => { text += c.toString(); if (text.includes('\n')) finish(); };
+      const finish = () => { process.stdin.off('data', onData); process.stdin.off('end', finish); process.stdin.pause(); done(text.split('\n')[0] ?? ''); };
+      process.stdin.on('data', onData);
+      process.stdin.once('end', finish);
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  };
+}
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+async function install(values: Values): Promise<number> {
   const need = (k: string) => { const x = values[k]; if (typeof x !== 'string') throw new CliError(`--${k} is required\n${USAGE}`, 2); return x; };
   const transport = need('transport');
-  if (!transport.startsWith('directory:')) throw new CliError('--transport: only directory:DIR is available in this build', 2);
-  const [host, port] = (typeof values['central-listen'] === 'string' ? values['central-listen'] : '0.0.0.0:4173').split(/:(?=\d+$)/);
   const workDir = resolve(need('work-dir'));
+  const ssh = transport === 'ssh';
+  if (!ssh && !transport.startsWith('directory:')) throw new CliError('--transport: ssh or directory:DIR', 2);
+  const serviceManager = (values['service-manager'] ?? (ssh ? 'systemd' : 'none')) as ServiceManager;
+  if (serviceManager !== 'systemd' && serviceManager !== 'none') throw new CliError('--service-manager: systemd or none', 2);
+  const sshKey = ssh ? resolve(need('ssh-key')) : '';
+  const knownHosts = typeof values['known-hosts'] === 'string' ? resolve(values['known-hosts']) : join(workDir, 'known_hosts');
+  const [host, port] = (typeof values['central-listen'] === 'string' ? values['central-listen'] : '0.0.0.0:4173').split(/:(?=\d+$)/);
+  const progress = (line: Record<string, unknown>) => logLine({ level: 'info', ...line });
   const result = await runInstall({
     client: authorityClient(need('setup-url')), token: readTokenFrom(need('token-file')), recovery: values.recovery === true,
-    inventory: staticInventoryProvider(resolve(need('inventory'))), transport: directoryTransport(resolve(transport.slice('directory:'.length))),
+    inventory: inventoryFrom(values), confirm: confirmer(values), isOrchestrationHost,
+    transport: ssh
+      ? (approved, vms) => sshTransport({ approved, inventory: vms, identityFile: sshKey, knownHostsFile: knownHosts, trustOnFirstUse: values['trust-on-first-use'] === true, report: progress })
+      : () => directoryTransport(resolve(transport.slice('directory:'.length))),
+    vigilExec: typeof values['vigil-exec'] === 'string' ? values['vigil-exec'] : DEFAULT_VIGIL_EXEC, serviceManager, collectorFiles: collectorFiles(values['collector-file']),
     centralListen: { host: host ?? '0.0.0.0', port: Number(port ?? 4173) },
     snapshotIntervalSeconds: Number(values['snapshot-interval'] ?? 60), waitMs: Number(values['wait-seconds'] ?? 900) * 1000, pollMs: 1000,
-    progress: (line) => logLine({ level: 'info', ...line }),
-  }).catch((err: Error) => { throw new CliError(`install stopped: ${err.message}`); });
+    progress,
+  }).catch((err: Error) => { throw err instanceof CliError ? err : new CliError(`install stopped: ${err.message}`); });
   writeSecretFile(join(workDir, `${result.deploymentId}.console-credential.json`), `${JSON.stringify(result.consoleCredential, null, 2)}\n`);
-  const { consoleCredential, ...summary } = result;
-  out({ ...summary, consoleCredentialId: consoleCredential.id, consoleCredentialFile: join(workDir, `${result.deploymentId}.console-credential.json`) });
+  const { consoleCredential, notInstalled, ...summary } = result;
+  out({
+    ...summary, notInstalled: notInstalled.map((e) => ({ vm: e.vmId, os: e.os, reason: e.action })),
+    consoleCredentialId: consoleCredential.id, consoleCredentialFile: join(workDir, `${result.deploymentId}.console-credential.json`),
+  });
   return 0;
+}
+
+/** `vigil setup-authority unit`: the authority's sandboxed systemd unit for this config. */
+function authorityUnit(configPath: string | undefined, config: AuthorityConfig, vigilExec: string): string {
+  if (!configPath) throw new CliError('--config FILE is required: the unit starts the authority with it', 2);
+  const writable = [...new Set([dirname(config.storage.path), dirname(config.recovery.keyFile)])];
+  const unit = { vigilExec, configFile: resolve(configPath), writable, user: UNIT_USERS['setup-authority'] };
+  execStart('setup-authority', unit);
+  return renderUnit('setup-authority', unit);
 }
 
 /** Dispatches `vigil setup-authority ...` and `vigil install ...` (argv without the program). */
@@ -131,6 +202,9 @@ export async function runSetupCommand(argv: string[], env: NodeJS.ProcessEnv, cw
       config: { type: 'string' }, 'display-name': { type: 'string' }, email: { type: 'string' }, 'setup-url': { type: 'string' },
       'token-file': { type: 'string' }, inventory: { type: 'string' }, transport: { type: 'string' }, 'work-dir': { type: 'string' },
       recovery: { type: 'boolean' }, 'central-listen': { type: 'string' }, 'snapshot-interval': { type: 'string' }, 'wait-seconds': { type: 'string' },
+      'tailscale-tailnet': { type: 'string' }, 'tailscale-api-key-file': { type: 'string' }, 'tailscale-api-url': { type: 'string' },
+      'ssh-key': { type: 'string' }, 'known-hosts': { type: 'string' }, 'trust-on-first-use': { type: 'boolean' }, yes: { type: 'boolean' },
+      'service-manager': { type: 'string' }, 'vigil-exec': { type: 'string' }, 'collector-file': { type: 'string', multiple: true },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -138,5 +212,6 @@ export async function runSetupCommand(argv: string[], env: NodeJS.ProcessEnv, cw
   const config = loadAuthorityConfig(values.config, cwd);
   if (sub === 'serve') return serveAuthority(config, env);
   if (sub === 'account') return accountCommand(config, rest, values);
+  if (sub === 'unit') { process.stdout.write(authorityUnit(values.config, config, typeof values['vigil-exec'] === 'string' ? values['vigil-exec'] : DEFAULT_VIGIL_EXEC)); return 0; }
   throw new CliError(USAGE, 2);
 }

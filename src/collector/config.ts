@@ -12,6 +12,8 @@ export const AgentConfigSchema = v.strictObject({
   stateDir: PathText,
   /** File holding the bearer token of a `collector` credential (else VIGIL_COLLECTOR_TOKEN). */
   bearerTokenFile: v.optional(PathText),
+  /** File with the single-use `lce_` enrollment token: `collector run` enrolls with it whenever it holds a token not yet used here. */
+  enrollmentTokenFile: v.optional(PathText),
   journal: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), true), command: v.optional(PathText, 'journalctl') }), {}),
   /** Syslog-format files to tail across rotation. */
   files: v.optional(v.pipe(v.array(PathText), v.maxLength(64)), []),

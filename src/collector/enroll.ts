@@ -1,9 +1,10 @@
 import { join } from 'node:path';
+import { hashToken } from '../auth/tokens.js';
 import { keyFingerprint, spkiPemFromPublicKey } from '../collector-protocol/ed25519.js';
 import { createPendingKey, loadKey, promotePendingKey } from './keys.js';
 import { resequence } from './resequence.js';
 import { Spool } from './spool.js';
-import { ensurePrivateDir, writeDurable } from './state-files.js';
+import { ensurePrivateDir, readJsonFile, writeDurable } from './state-files.js';
 
 /** The server refused the enrollment: its status and ErrorResponse, for a message that says what to do. */
 export class EnrollmentRefused extends Error {
@@ -20,6 +21,8 @@ export interface EnrollmentState {
   readonly epoch: number;
   readonly keyFingerprint: string;
   readonly enrolledAt: string;
+  /** SHA-256 hex of the enrollment token used (absent in states written before it was recorded). */
+  readonly tokenSha256?: string;
 }
 
 /**
@@ -41,8 +44,22 @@ export async function enroll(o: { server: string; collectorId: string; enrollmen
     throw new EnrollmentRefused(`enrollment refused (HTTP ${res.status}): ${body.error ?? 'no error message'}${body.issues ? `; ${body.issues.join('; ')}` : ''}`, res.status);
   }
   promotePendingKey(o.stateDir);
-  const state: EnrollmentState = { collectorId: o.collectorId, server: o.server, epoch: body.epoch, keyFingerprint: keyFingerprint(key.publicKey), enrolledAt: o.now().toISOString() };
+  const state: EnrollmentState = { collectorId: o.collectorId, server: o.server, epoch: body.epoch, keyFingerprint: keyFingerprint(key.publicKey), enrolledAt: o.now().toISOString(), tokenSha256: hashToken(o.enrollmentToken) };
   writeDurable(join(o.stateDir, 'enrollment.json'), JSON.stringify(state, null, 2));
   resequence(new Spool(o.stateDir), 1, loadKey(o.stateDir));
   return state;
+}
+
+/** The local enrollment record, or undefined before the first enrollment. */
+export function readEnrollment(stateDir: string): EnrollmentState | undefined {
+  return readJsonFile<EnrollmentState>(join(stateDir, 'enrollment.json'));
+}
+
+/**
+ * Whether `token` still has to be redeemed here: no enrollment yet, one made with another token
+ * (the installer delivered a new epoch's token), or one made against another server.
+ */
+export function needsEnrollment(stateDir: string, server: string, token: string): boolean {
+  const current = readEnrollment(stateDir);
+  return current?.tokenSha256 !== hashToken(token) || current.server !== server;
 }

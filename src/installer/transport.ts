@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 
 /** Every action the installer takes on a VM goes through one transport. */
@@ -7,8 +7,12 @@ export interface VmTransport {
   root(vmId: string): string;
   /** Writes a file (parents created 0700) with the given mode; `path` is absolute on the VM. */
   writeFile(vmId: string, path: string, content: string, mode: number): Promise<void>;
-  /** Runs a command (argv, never a shell string) on the VM. */
-  run(vmId: string, argv: readonly string[]): Promise<void>;
+  /** Creates a directory (and parents) with the given mode. */
+  makeDir(vmId: string, path: string, mode: number): Promise<void>;
+  /** Runs a command (argv, never a shell string) on the VM and returns its standard output; a failure throws. */
+  run(vmId: string, argv: readonly string[]): Promise<string>;
+  /** Reads back the permission bits of files as they are on the VM (absent ones are left out). */
+  modes(vmId: string, paths: readonly string[]): Promise<ReadonlyMap<string, number>>;
 }
 
 /** An action on a VM outside the approved scope: refused before anything happens. */
@@ -36,7 +40,9 @@ export function guardedTransport(inner: VmTransport, approved: readonly string[]
     touched,
     root: (vmId) => { check(vmId); return inner.root(vmId); },
     async writeFile(vmId, path, content, mode) { check(vmId); checkPath(path); await inner.writeFile(vmId, path, content, mode); },
-    async run(vmId, argv) { check(vmId); await inner.run(vmId, argv); },
+    async makeDir(vmId, path, mode) { check(vmId); checkPath(path); await inner.makeDir(vmId, path, mode); },
+    async run(vmId, argv) { check(vmId); return inner.run(vmId, argv); },
+    async modes(vmId, paths) { check(vmId); paths.forEach(checkPath); return inner.modes(vmId, paths); },
   };
 }
 
@@ -54,10 +60,24 @@ export function directoryTransport(base: string): VmTransport {
       writeFileSync(full, content, { mode });
       chmodSync(full, mode);
     },
+    async makeDir(vmId, path, mode) {
+      const full = join(root(vmId), path);
+      mkdirSync(full, { recursive: true, mode });
+      chmodSync(full, mode);
+    },
     async run(vmId, argv) {
       const log = join(root(vmId), 'var', 'log', 'vigil-installer', 'commands.jsonl');
       mkdirSync(dirname(log), { recursive: true, mode: 0o700 });
       appendFileSync(log, `${JSON.stringify({ argv })}\n`, { mode: 0o600 });
+      return '';
+    },
+    async modes(vmId, paths) {
+      const found = new Map<string, number>();
+      for (const p of paths) {
+        const full = join(root(vmId), p);
+        if (existsSync(full)) found.set(p, statSync(full).mode & 0o7777);
+      }
+      return found;
     },
   };
 }

@@ -91,7 +91,7 @@ describe('setup authority pages in Chromium against a real installer run', () =>
     await page.evaluate(() => { (globalThis as unknown as { stayed: boolean }).stayed = true; });
 
     const port = await freePort();
-    const common = ['--setup-url', url, '--transport', `directory:${vms}`, '--work-dir', join(dir.path, 'work'), '--central-listen', `127.0.0.1:${port}`, '--snapshot-interval', '1', '--wait-seconds', '120'];
+    const common = ['--setup-url', url, '--yes', '--transport', `directory:${vms}`, '--work-dir', join(dir.path, 'work'), '--central-listen', `127.0.0.1:${port}`, '--snapshot-interval', '1', '--wait-seconds', '120'];
     const first = await installAndServe(vms, ['install', '--token-file', tokenFile('setup-token', setupToken), '--inventory', writeInventory(dir.path), ...common], undefined, undefined, children);
     assert.equal(await first.installer.exited, 0, first.installer.output());
 

@@ -61,7 +61,7 @@ describe('setup authority, installer and instance end to end', () => {
     const tokenFile = join(dir.path, 'secrets', 'setup-token');
     writeFileSync(tokenFile, `${created.body.setup_token}\n`, { mode: 0o600 });
     const port = await freePort();
-    const common = ['--setup-url', url, '--transport', `directory:${vms}`, '--work-dir', join(dir.path, 'work'), '--central-listen', `127.0.0.1:${port}`, '--snapshot-interval', '1', '--wait-seconds', '60'];
+    const common = ['--setup-url', url, '--yes', '--transport', `directory:${vms}`, '--work-dir', join(dir.path, 'work'), '--central-listen', `127.0.0.1:${port}`, '--snapshot-interval', '1', '--wait-seconds', '60'];
 
     const first = await installAndServe(['install', '--token-file', tokenFile, '--inventory', inventory(), ...common], undefined, undefined);
     assert.equal(await first.installer.exited, 0, first.installer.output());

@@ -26,7 +26,7 @@ export async function installAndServe(vms: string, args: string[], input: string
   const file = (path: string) => join(vms, 'vm-central', path);
   const config = file('etc/vigil/vigil.config.json');
   const keyFile = file('etc/vigil/secrets/deployment-identity.key');
-  await waitFor('the central instance config', () => existsSync(config) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') !== keyBefore && existsSync(file('var/log/vigil-installer/commands.jsonl')));
+  await waitFor('the central instance config', () => existsSync(config) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') !== keyBefore && existsSync(file('etc/systemd/system/vigil.service')));
   const instance = startChild(['serve', '--config', config]);
   children.push(instance);
   await listeningUrl(instance);
