@@ -84,7 +84,8 @@ describe('vigil serve with its store on a small filesystem that fills up', () =>
         const free = () => { const r = spawnSync('df', ['-B1', '--output=avail', join(dir.path, 'fs')], { encoding: 'utf8' }); return Number(r.stdout.trim().split('\n').pop()); };
         writeFileSync(join(dir.path, 'fs', 'ballast'), Buffer.alloc(Math.max(0, free() - 4 * MiB)));
         let refused: Response | undefined;
-        for (let i = 0; i < 100 && refused?.status !== 507; i++) { refused = await post(`flood-${i}`); await refused.text(); }
+        // The monitor samples the filesystem at most once a second: keep writing, a little apart, until it has seen the ballast.
+        for (let i = 0; i < 300 && refused?.status !== 507; i++) { refused = await post(`flood-${i}`); await refused.text(); if (refused.status !== 507) await new Promise((r) => setTimeout(r, 50)); }
         assert.equal(refused!.status, 507);
         assert.ok(refused!.headers.get('retry-after'));
         const reads = await fetch(`${serve.url}/api/v1/events?limit=5`, { headers: { authorization: `Bearer ${viewer}` } });

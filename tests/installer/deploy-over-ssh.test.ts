@@ -208,7 +208,7 @@ describe('deploy on three VMs over SSH, then recover the central VM', () => {
     for (const { vm } of collectors) await waitFor(`events from ${vm}`, async () => (await collectorEvents(instanceUrl, viewerToken, vm)).length > 0, 120_000);
     const status = await call(`/v1/setup-sessions/${summary.sessionId}`);
     assert.equal(status.body.status, 'completed');
-    assert.equal(status.body.dashboard_url, instanceUrl);
+    assert.equal(status.body.dashboard_url, `${instanceUrl}/`, 'the console at / of the central instance');
     const enrolledBefore = collectors.map(({ vm }) => JSON.parse(readFileSync(onVm(vm, 'var/lib/vigil-collector/enrollment.json'), 'utf8')));
 
     // The central VM dies: central_missing, a recovery token, a recovery install over SSH.
