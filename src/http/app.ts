@@ -33,6 +33,7 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     readSideApplied: () => deps.reads.seq(),
     openAlertSeverities: () => openSeverities(deps.reads.state<AlertsState>('alerts')),
     collectorLastSeen: () => [...deps.reads.state<CollectorsState>(COLLECTORS).collectors.values()].map((c) => c.lastAcceptedAt),
+    ...(deps.exports ? { exports: deps.exports } : {}),
     now: deps.now,
   });
   const app = new Hono<AppEnv>();

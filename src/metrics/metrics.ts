@@ -31,6 +31,8 @@ export interface MetricSources {
   readonly openAlertSeverities?: () => Iterable<number>;
   /** When each enrolled collector was last heard from (ISO 8601), or null when never. */
   readonly collectorLastSeen?: () => Iterable<string | null>;
+  /** Each configured export destination's delivery state (its name is from the configuration: a closed set). */
+  readonly exports?: () => ReadonlyArray<{ readonly name: string; readonly lagRecords: number; readonly state: string; readonly delivered: number }>;
   readonly now?: () => Date;
 }
 
@@ -93,6 +95,12 @@ export function createMetrics(): Metrics {
       }
       for (const [b, n] of counts) this.set({ last_seen: b }, n);
     } });
+  new Gauge({ name: 'vigil_export_lag_records', help: 'Log records not yet delivered to an export destination.', labelNames: ['destination'] as const, registers,
+    collect() { for (const d of sources.exports?.() ?? []) this.set({ destination: d.name }, d.lagRecords); } });
+  new Gauge({ name: 'vigil_export_failing', help: '1 when an export destination is marked failing (docs/export.md), else 0.', labelNames: ['destination'] as const, registers,
+    collect() { for (const d of sources.exports?.() ?? []) this.set({ destination: d.name }, d.state === 'failing' ? 1 : 0); } });
+  new Gauge({ name: 'vigil_export_delivered_items', help: 'Items delivered to an export destination since the service started.', labelNames: ['destination'] as const, registers,
+    collect() { for (const d of sources.exports?.() ?? []) this.set({ destination: d.name }, d.delivered); } });
   return {
     registry, ingested, writerBatchRecords, writerCommitSeconds, syslogMessages, syslogConnectionsRefused, syslogConnections, httpDuration,
     observe(s) {

@@ -211,6 +211,13 @@ describe('export (vigil serve end to end)', () => {
       assert.equal([...ids].filter((id) => id.length > 0).length >= 30, true, `${ids.size} events delivered`);
       assert.ok(hook.received.some((i) => i.type === 'alert.raised' && i.data.ruleId === FAILING_RULE_ID), 'the failing alert itself is exported once the destination recovers');
       assert.ok(!JSON.stringify(hook.received).includes('rawReference'), 'no rawReference without includeRaw');
+      // The same state in /metrics and on the console's overview (admin).
+      const metrics = await (await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${tokens.admin}` } })).text();
+      assert.match(metrics, /^vigil_export_lag_records\{destination="siem"\} 0$/m);
+      assert.match(metrics, /^vigil_export_failing\{destination="siem"\} 0$/m);
+      const overview = await (await fetch(`${serve.url}/`, { headers: { authorization: `Bearer ${tokens.admin}` } })).text();
+      assert.match(overview, /<h2>Export<\/h2>/);
+      assert.match(overview, /siem/);
     } finally {
       await stop(serve);
       await hook.close();
@@ -233,8 +240,13 @@ describe('export (vigil serve end to end)', () => {
     let syslogText = '';
     const syslog = createTcpServer((s) => s.on('data', (c: Buffer) => { syslogText += c.toString('utf8'); }));
     await new Promise<void>((r) => syslog.listen(0, '127.0.0.1', () => r()));
+    // A second Vigil receives through its own OTLP endpoint: a branch office exporting to headquarters.
+    const hq = await instance({});
+    const hqToken = (role: string) => (JSON.parse(runCli(['api-token-generate', `hq-${role}`, role, '--config', hq.config]).stdout) as { token: string }).token;
+    const [hqIngestor, hqViewer] = [hqToken('ingestor'), hqToken('viewer')];
     const dir = tempDir();
     const destinations = [
+      { name: 'headquarters', kind: 'otlp', url: `${hq.serve.url}/api/v1/otlp/v1/logs`, headersFile: secretFile(dir.path, 'hq.headers.json', JSON.stringify({ Authorization: `Bearer ${hqIngestor}` })), carries: ['alerts'] },
       { name: 'collector', kind: 'otlp', url: `http://127.0.0.1:${(otlp.address() as AddressInfo).port}/v1/logs`, headersFile: secretFile(dir.path, 'otlp.headers.json', JSON.stringify({ Authorization: 'Bearer otlp-token' })), carries: ['alerts'] },
       { name: 'syslog', kind: 'syslog', host: '127.0.0.1', port: (syslog.address() as AddressInfo).port, transport: 'tcp', carries: ['alerts'] },
     ];
@@ -257,7 +269,14 @@ describe('export (vigil serve end to end)', () => {
       }
       assert.equal(frames.length, 3);
       for (const f of frames) assert.match(f, /^<107>1 \d{4}-\d\d-\d\dT[^ ]+ \S+ vigil - alert\.raised \[vigil@32473 id="[^"]+" seq="\d+" origin="vigil\.log\/[0-9a-f]+"\] \uFEFF\{/);
+      // Headquarters stored the three alerts as OpenTelemetry log events, item ids and all.
+      const events = await (await fetch(`${hq.serve.url}/api/v1/events?adapter=opentelemetry-log&limit=100`, { headers: { authorization: `Bearer ${hqViewer}` } })).json() as { events: Array<{ attributes: Record<string, unknown> }> };
+      const received = JSON.stringify(events.events);
+      assert.equal(events.events.length, 3, received.slice(0, 500));
+      assert.match(received, /Webshell upload/);
+      assert.match(received, /vigil\.log\/[0-9a-f]+\/\d+\/0/);
     } finally {
+      await stop(hq.serve);
       await stop(serve);
       otlp.close();
       syslog.close();

@@ -33,6 +33,31 @@ function Deployment(props: { readonly d: ConsoleView['deployment'] }) {
   );
 }
 
+/** What leaves the machine (admin only, as `GET /api/v1/exports`): each destination's state and lag. */
+function Exports(props: { readonly destinations: ReturnType<NonNullable<PageScope['deps']['exports']>> }) {
+  const ds = props.destinations;
+  return (
+    <>
+      <h2>Export</h2>
+      {ds.length === 0 ? <p class="muted">Off: nothing leaves this machine (export.destinations is empty).</p> : (
+        <table class="data">
+          <thead><tr><th>Destination</th><th>Carries</th><th>State</th><th>Behind</th><th>Last success</th><th>Last error</th></tr></thead>
+          <tbody>{ds.map((d) => (
+            <tr>
+              <td>{d.name} <span class="muted">{d.kind}</span></td>
+              <td>{d.carries.join(', ')}{d.includeRaw ? ' + raw' : ''}</td>
+              <td class={d.state === 'failing' ? 'state-blocked' : d.state === 'retrying' ? 'state-degraded' : 'state-ready'}>{d.state}</td>
+              <td>{d.lagRecords} records</td>
+              <td>{d.lastSuccessAt ? shortTime(d.lastSuccessAt) : '—'}</td>
+              <td>{d.lastError ? `${shortTime(d.lastError.at)}: ${d.lastError.message}` : '—'}</td>
+            </tr>
+          ))}</tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
 /**
  * The overview: the console projection (spec 5.2) as a person wants to see it: what needs attention
  * (open alerts by severity and status, the most severe ones), charts of alerts and of events per
@@ -98,6 +123,7 @@ function Overview(props: { readonly scope: PageScope; readonly view: ConsoleView
           <p><span class="state-ready">{plan.ready} ready</span> · <span class="state-degraded">{plan.degraded} degraded</span> · <span class="state-blocked">{plan.blocked} blocked</span> · {plan.disabled} disabled{scope.can('plan:read') ? <> · <a href="/plan">the plan</a></> : null}</p>
           <h2>Deployment</h2>
           <Deployment d={view.deployment} />
+          {scope.can('exports:read') ? <Exports destinations={scope.deps.exports?.() ?? []} /> : null}
         </section>
       </div>
     </>
