@@ -138,7 +138,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   const listening = server;
   inFlight = trackInFlight(server);
-  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date() }).catch(async (err: unknown) => {
+  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date(), refusesWrites: () => monitor.refusesWrites() }).catch(async (err: unknown) => {
     clearInterval(registryPoll);
     await new Promise<void>((resolve) => listening.close(() => resolve()));
     await summaries.stop();

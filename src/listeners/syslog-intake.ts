@@ -35,7 +35,12 @@ export interface IntakeDeps {
   readonly metrics?: Metrics;
   readonly log: (line: Record<string, unknown>) => void;
   readonly batchMs: number;
+  /** Seconds to wait while the store's disk is past its flood mark (docs/monitoring.md), else undefined. */
+  readonly refusesWrites?: () => number | undefined;
 }
+
+/** While the disk is past its flood mark, held messages are offered to the writer again this often. */
+const FLOOD_RECHECK_MS = 1000;
 
 interface Pending {
   readonly record: ListenerRecord;
@@ -96,8 +101,15 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
    * executed (synchronously, here), so batches need not wait for each other: the next one is
    * normalized while the last one is being made durable, and batches staged together share a commit.
    */
-  function drain(): void {
+  function drain(force = false): void {
     timer = undefined;
+    // Past the flood mark nothing is written (as the routes answer 507): messages are held, so a TCP
+    // sender is paused once the intake is full and UDP datagrams are dropped and counted; writing
+    // resumes by itself when space returns. Stopping writes what is held (the mark leaves room).
+    if (!force && queue.length > 0 && deps.refusesWrites?.() !== undefined) {
+      timer = setTimeout(() => drain(), FLOOD_RECHECK_MS);
+      return;
+    }
     while (queue.length > 0) {
       const batch = queue.slice(0, MAX_BATCH);
       queue = queue.slice(batch.length);
@@ -127,7 +139,7 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
     },
     async flush() {
       if (timer) clearTimeout(timer);
-      drain();
+      drain(true);
       await Promise.all([...writing]);
     },
     async stop() {

@@ -20,6 +20,8 @@ export interface SyslogListenersDeps {
   readonly metrics?: Metrics;
   readonly log: (line: Record<string, unknown>) => void;
   readonly now: () => Date;
+  /** Seconds to wait while the store's disk is past its flood mark, else undefined (no gate when absent). */
+  readonly refusesWrites?: () => number | undefined;
 }
 
 /** Starts every configured listener (`syslog.listeners`), each with its own intake; all or none. */

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSyslogIntake } from '../../src/listeners/syslog-intake.js';
+import { MAX_PENDING_MESSAGES, createSyslogIntake } from '../../src/listeners/syslog-intake.js';
 import { syslogRejectionEvent } from '../../src/listeners/syslog-rejection.js';
 import { NormalizedEventSchema } from '../../src/events/normalized-event.js';
 import * as v from 'valibot';
@@ -42,5 +42,31 @@ describe('syslog intake', () => {
     assert.notEqual(a.id, b.id);
     assert.deepEqual(a.entityKeys, ['ip:::1']);
     assert.deepEqual(syslogRejectionEvent({ ...rec, peer: 'unknown' }, 'too_large', 'x', rec.receivedAt).entityKeys, []);
+  });
+  it('holds messages past the flood mark, pauses the sender once full, and writes them when space returns', async () => {
+    const t = await startTestInstance();
+    try {
+      let flooded: number | undefined = 30;
+      const intake = createSyslogIntake('edge', { writer: t.inst.writer, detection: { incidentWindowMs: 3_600_000 }, now: () => new Date('2026-11-22T10:00:00Z'), log: () => {}, batchMs: 10, refusesWrites: () => flooded });
+      const base = { receivedAt: '2026-11-22T10:00:00.000Z', peer: '192.0.2.5', listener: 'edge', transport: 'tcp' } as const;
+      const before = t.inst.log.head().seq;
+      let room = true;
+      for (let i = 0; i < MAX_PENDING_MESSAGES && room; i++) room = intake.add({ ...base, message: `<34>1 2026-11-22T09:59:59Z web-01 sshd 77 - - line ${i}` });
+      assert.equal(room, false, 'a full intake tells the stream to pause');
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal(t.inst.log.head().seq, before, 'nothing written past the flood mark');
+      let resumed = false;
+      intake.whenRoom(() => { resumed = true; });
+      flooded = undefined;
+      const deadline = Date.now() + 60_000;
+      while (!resumed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(resumed, 'the paused stream is resumed once space returns');
+      await intake.flush();
+      const events = [...t.inst.log.read(before + 1)].reduce((n, r) => n + ((r.data as { events?: unknown[] }).events?.length ?? 0), 0);
+      assert.equal(events, MAX_PENDING_MESSAGES, 'every held message is written');
+      await intake.stop();
+    } finally {
+      await t.close();
+    }
   });
 });
