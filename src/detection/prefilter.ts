@@ -95,6 +95,8 @@ export function conjunctionNeed(terms: ReadonlyArray<{ trigger?: Trigger }>): Ne
 export interface LiteralIndex {
   /** Calls `found` with the id of each literal occurring in `text` (possibly more than once). */
   scan(text: string, found: (id: number) => void): void;
+  /** Whether any literal occurs in `text` (the empty literal occurs in every text); stops at the first. */
+  any(text: string): boolean;
 }
 
 /** Builds the automaton; `literals[i]` has id i. */
@@ -141,6 +143,17 @@ export function literalIndex(literals: readonly string[]): LiteralIndex {
         const hits = out[node]!;
         for (let k = 0; k < hits.length; k++) found(hits[k]!);
       }
+    },
+    any(text) {
+      if (out[0]!.length > 0) return true;
+      let node = 0;
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        while (node !== 0 && !next[node]!.has(c)) node = fail[node]!;
+        node = next[node]!.get(c) ?? 0;
+        if (out[node]!.length > 0) return true;
+      }
+      return false;
     },
   };
 }

@@ -1,4 +1,5 @@
 import { lowerOf, type StringTest } from './wildcard.js';
+import { literalIndex } from './prefilter.js';
 
 /**
  * Long lists of literal values (a supply-chain rule lists tens of thousands of hashes) are matched
@@ -23,50 +24,10 @@ function byLength(values: readonly string[]): Array<[number, Set<string>]> {
   return [...map.entries()].sort((a, b) => a[0] - b[0]);
 }
 
-/** Aho-Corasick over UTF-16 code units: whether any value occurs in the text. */
+/** Aho-Corasick over UTF-16 code units (the prefilter's literal index): whether any value occurs in the text. */
 function automaton(values: readonly string[]): StringTest {
-  const next: Array<Map<number, number>> = [new Map()];
-  const fail: number[] = [0];
-  const terminal: boolean[] = [false];
-  for (const v of values) {
-    let node = 0;
-    for (let i = 0; i < v.length; i++) {
-      const c = v.charCodeAt(i);
-      let child = next[node]!.get(c);
-      if (child === undefined) {
-        child = next.length;
-        next.push(new Map());
-        fail.push(0);
-        terminal.push(false);
-        next[node]!.set(c, child);
-      }
-      node = child;
-    }
-    terminal[node] = true;
-  }
-  const queue: number[] = [...next[0]!.values()];
-  for (let head = 0; head < queue.length; head++) {
-    const node = queue[head]!;
-    for (const [c, child] of next[node]!) {
-      let f = fail[node]!;
-      while (f !== 0 && !next[f]!.has(c)) f = fail[f]!;
-      const target = next[f]!.get(c);
-      fail[child] = target !== undefined && target !== child ? target : 0;
-      if (terminal[fail[child]!]) terminal[child] = true;
-      queue.push(child);
-    }
-  }
-  if (terminal[0]) return () => true;
-  return (text) => {
-    let node = 0;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      while (node !== 0 && !next[node]!.has(c)) node = fail[node]!;
-      node = next[node]!.get(c) ?? 0;
-      if (terminal[node]) return true;
-    }
-    return false;
-  };
+  const index = literalIndex(values);
+  return (text) => index.any(text);
 }
 
 /** One test for a list of literal values (no wildcards) at a position, case-insensitive unless `cased`. */
