@@ -13,6 +13,7 @@ import { HttpError, parseOr400 } from '../errors.js';
 import { QueryLimit, canonicalIso } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
+import { runTargeted } from '../alerts-command.js';
 import { storedJson } from '../stored-json.js';
 import { alertsSlice } from '../../commands/slices.js';
 
@@ -76,9 +77,7 @@ const reviewAlertRoute = route({
   permission: 'alerts:review', audit: 'review_alert', params: AlertIdParams, body: { json: ReviewAlertBody },
   success: { status: 200, description: '`{id, status}`' }, errors: [400, 404, 415],
   handle: async (c, { deps }) => {
-    const body = parseOr400(ReviewAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideReviewAlert(alertsSlice(m), c.req.param('alertId'), body, ctx), 200);
+    const result = await runTargeted(c, deps, 'alertId', ReviewAlertBody, decideReviewAlert, 200);
     return c.json(result, 200);
   },
 });
@@ -89,9 +88,7 @@ const assignAlertRoute = route({
   permission: 'alerts:review', audit: 'assign_alert', params: AlertIdParams, body: { json: AssignAlertBody },
   success: { status: 200, description: '`{id, assignee}`' }, errors: [400, 404, 415],
   handle: async (c, { deps }) => {
-    const body = parseOr400(AssignAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideAssignAlert(alertsSlice(m), c.req.param('alertId'), body, ctx), 200);
+    const result = await runTargeted(c, deps, 'alertId', AssignAlertBody, decideAssignAlert, 200);
     return c.json(result, 200);
   },
 });
@@ -102,9 +99,7 @@ const addAlertNoteRoute = route({
   permission: 'alerts:review', audit: 'add_alert_note', params: AlertIdParams, body: { json: AddAlertNoteBody },
   success: { status: 201, description: '`{alertId, noteId}`' }, errors: [400, 404, 413, 415],
   handle: async (c, { deps }) => {
-    const body = parseOr400(AddAlertNoteBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideAddAlertNote(alertsSlice(m), c.req.param('alertId'), body, ctx), 201);
+    const result = await runTargeted(c, deps, 'alertId', AddAlertNoteBody, decideAddAlertNote, 201);
     return c.json(result, 201);
   },
 });

@@ -14,6 +14,7 @@ import { HttpError, parseOr400 } from '../errors.js';
 import { QueryLimit } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
+import { runTargeted } from '../alerts-command.js';
 import { storedJson } from '../stored-json.js';
 
 /** Incidents (write-side models), as of every write acknowledged before the request. */
@@ -61,9 +62,7 @@ const changeIncidentStatusRoute = route({
   permission: 'incidents:promote', audit: 'change_incident_status', params: IncidentIdParams, body: { json: ChangeIncidentStatusBody },
   success: { status: 200, description: '`{id, status}`' }, errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
-    const body = parseOr400(ChangeIncidentStatusBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideIncidentStatus(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    const result = await runTargeted(c, deps, 'id', ChangeIncidentStatusBody, decideIncidentStatus, 200);
     return c.json(result, 200);
   },
 });
@@ -74,9 +73,7 @@ const assignIncidentRoute = route({
   permission: 'incidents:promote', audit: 'assign_incident', params: IncidentIdParams, body: { json: AssignAlertBody },
   success: { status: 200, description: '`{id, assignee}`' }, errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
-    const body = parseOr400(AssignAlertBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideAssignIncident(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    const result = await runTargeted(c, deps, 'id', AssignAlertBody, decideAssignIncident, 200);
     return c.json(result, 200);
   },
 });
@@ -87,9 +84,7 @@ const mergeIncidentRoute = route({
   permission: 'incidents:promote', audit: 'merge_incident', params: IncidentIdParams, body: { json: MergeIncidentBody },
   success: { status: 200, description: '`{id, mergedInto, alertIds}`' }, errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
-    const body = parseOr400(MergeIncidentBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideMergeIncident(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    const result = await runTargeted(c, deps, 'id', MergeIncidentBody, decideMergeIncident, 200);
     return c.json(result, 200);
   },
 });
@@ -100,9 +95,7 @@ const addIncidentAlertsRoute = route({
   permission: 'incidents:promote', audit: 'add_incident_alerts', params: IncidentIdParams, body: { json: AddIncidentAlertsBody },
   success: { status: 200, description: 'Incident, as `GET /api/v1/incidents/{id}` answers it' }, errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
-    const body = parseOr400(AddIncidentAlertsBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideAddIncidentAlerts(alertsSlice(m), c.req.param('id'), body, ctx), 200);
+    const result = await runTargeted(c, deps, 'id', AddIncidentAlertsBody, decideAddIncidentAlerts, 200);
     return storedJson(c, written(deps, result.id), 200);
   },
 });
