@@ -4,10 +4,10 @@ import { decideExportConfiguration, decideExportState } from '../commands/export
 import type { Writer } from '../commands/writer.js';
 import type { EventLog } from '../log/event-log.js';
 import type { ExportsState } from '../projections/exports.js';
-import { targetOf, type ExportConfig, type ExportDestination } from './config.js';
+import { targetOf, type ExportConfig } from './config.js';
 import { fileCursor } from './cursor.js';
 import { startDestination, type DestinationRunner, type DestinationStatus } from './destination.js';
-import { createSender, type Sender } from './senders.js';
+import { createSender } from './senders.js';
 
 /** The running export: each destination's status, and how to stop. */
 export interface Exports {
@@ -25,8 +25,6 @@ export interface ExportDeps {
   readonly detection: DetectionSettings;
   readonly logLine: (line: Record<string, unknown>) => void;
   readonly now?: () => number;
-  /** Makes a destination's sender (tests replace it); by default the real one, reading its secrets now. */
-  readonly senderOf?: (d: ExportDestination) => Sender;
 }
 
 /** The destinations as the log records them: where each goes and what it carries, never a secret. */
@@ -48,7 +46,7 @@ export async function startExports(config: ExportConfig, deps: ExportDeps): Prom
   const now = deps.now ?? Date.now;
   const ctx = () => ({ now: nowIso(now), actor: { id: 'vigil', authentication: 'service' } });
   // Senders first: a missing or group-readable secret file stops start-up before anything is recorded.
-  const senders = config.destinations.map((d) => (deps.senderOf ?? ((x) => createSender(x, deps.origin, now)))(d));
+  const senders = config.destinations.map((d) => createSender(d, deps.origin, now));
   await deps.writer.execute((m) => decideExportConfiguration(m.state<ExportsState>('exports'), summaries(config)), ctx());
   if (config.destinations.length === 0) {
     deps.logLine({ level: 'info', msg: 'export: no destinations configured; nothing leaves this machine' });

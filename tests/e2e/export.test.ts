@@ -7,20 +7,9 @@ import { mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } fro
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
-const RULE = `title: Webshell upload
-id: 11111111-2222-4333-8444-555555555555
-status: test
-author: Test Author
-logsource: {product: zeek, service: http}
-detection:
-  sel:
-    method: PUT
-    uri|endswith: '.php'
-  condition: sel
-level: high
-`;
 const FAILING_RULE_ID = '6f0a1c52-3d7e-4c1b-9a31-0b7d6f1e2a61';
 
 /** A Zeek http record that raises one alert of its own (one affected host each). */
@@ -81,7 +70,7 @@ async function instance(extra: Record<string, unknown>) {
   const token = (role: string) => (JSON.parse(runCli(['api-token-generate', role, role, '--config', config]).stdout) as { token: string }).token;
   const tokens = { ingestor: token('ingestor'), admin: token('admin'), rule_admin: token('rule_admin') };
   const serve = await startServe(config, dir.path);
-  const res = await fetch(`${serve.url}/api/v1/rules`, { method: 'POST', headers: { authorization: `Bearer ${tokens.rule_admin}`, 'content-type': 'application/yaml' }, body: RULE });
+  const res = await fetch(`${serve.url}/api/v1/rules`, { method: 'POST', headers: { authorization: `Bearer ${tokens.rule_admin}`, 'content-type': 'application/yaml' }, body: WEBSHELL_RULE });
   assert.equal(res.status, 201, await res.text());
   return { dir, config, tokens, serve };
 }

@@ -14,21 +14,8 @@ import { newKey, provision, sendSnapshot, startTestAuthority, type TestAuthority
 import { ENROLLMENT_DOMAIN, signedBytes } from '../../src/setup/identity-key.js';
 import { decideExportConfiguration, decideExportState } from '../../src/commands/export-state.js';
 import type { ExportsState } from '../../src/projections/exports.js';
+import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
 import { detectIn } from '../../src/alerting/detection-step.js';
-
-const WEBSHELL = `title: Webshell upload
-id: 11111111-2222-4333-8444-555555555555
-status: test
-author: Test Author
-logsource: {product: zeek, service: http}
-detection:
-  sel:
-    method: PUT
-    uri|endswith: '.php'
-  condition: sel
-level: high
-tags: [attack.persistence]
-`;
 
 /** A Zeek http record from 198.51.100.7 to `host`, `sec` seconds after 2026-11-22T09:00:00Z. */
 const http = (host: string, uri: string, sec: number) => ({ ts: 1_795_338_000 + sec, uid: `C${host}${sec}`, 'id.orig_h': '198.51.100.7', 'id.orig_p': 40000 + sec, 'id.resp_h': host, 'id.resp_p': 80, method: 'PUT', uri, host: 'web' });
@@ -60,7 +47,7 @@ describe('stored events of the instance', () => {
       return r.json() as Promise<any>;
     };
     const ingestRaw = (logType: string, records: unknown[]) => t.request(`/api/v1/ingest/network-monitor?logType=${logType}`, { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify(records) });
-    await ok(t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: WEBSHELL, headers: { 'content-type': 'application/yaml' } }), 201);
+    await ok(t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: WEBSHELL_RULE, headers: { 'content-type': 'application/yaml' } }), 201);
     // A webshell alert on 10.0.0.8, grown by a later match, then a scan notice from the same host: a correlated incident.
     await ok(ingestRaw('http', [http('10.0.0.8', '/e.php', 10)]), 202);
     await ok(ingestRaw('http', [http('10.0.0.8', '/f.php', 11)]), 202);

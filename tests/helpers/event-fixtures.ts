@@ -72,3 +72,18 @@ export const enrollmentTokenIssued = (over: Partial<EventData<'CollectorEnrollme
 /** `CollectorEnrolled` of `publicKey` in `epoch`. */
 export const collectorEnrolled = (collectorId: string, publicKey: Uint8Array, epoch = 1, tokenId = 'cet_1') =>
   eventOf('CollectorEnrolled', { collectorId, epoch, tokenId, publicKey: encodeBase64(publicKey), keyFingerprint: keyFingerprint(publicKey) });
+
+/** A Sigma rule on Zeek http: a PUT of a `.php` path (a webshell upload), high, by `Test Author`. */
+export const WEBSHELL_RULE = `title: Webshell upload
+id: 11111111-2222-4333-8444-555555555555
+status: test
+author: Test Author
+logsource: {product: zeek, service: http}
+detection:
+  sel:
+    method: PUT
+    uri|endswith: '.php'
+  condition: sel
+level: high
+tags: [attack.persistence, attack.t1505.003]
+`;

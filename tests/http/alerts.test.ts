@@ -4,6 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fixturePath } from '../helpers/paths.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 import { decodeRecord } from '../../src/log/record.js';
+import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
 import { leafHash, verifyInclusion } from '../../src/log/merkle.js';
 
 type AlertDetail = {
@@ -13,20 +14,6 @@ type AlertDetail = {
   reviewHistory: Array<{ at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string }>; incidentId?: string;
 };
 
-const RULE = `title: Webshell upload
-id: 11111111-2222-4333-8444-555555555555
-status: test
-author: Test Author
-logsource: {product: zeek, service: http}
-detection:
-  sel:
-    method: PUT
-    uri|endswith: '.php'
-  condition: sel
-level: high
-tags: [attack.persistence, attack.t1505.003]
-`;
-
 const http = (host: string, uri: string, sec: number) => ({ ts: 1_795_338_000 + sec, uid: `C${host}${sec}`, 'id.orig_h': '198.51.100.7', 'id.orig_p': 40000 + sec, 'id.resp_h': host, 'id.resp_p': 80, method: 'PUT', uri, host: 'web' });
 
 describe('alerts, reviews, incidents and the detection plan', () => {
@@ -34,7 +21,7 @@ describe('alerts, reviews, incidents and the detection plan', () => {
   before(async () => {
     t = await startTestInstance({}, { builtinRules: true });
     t.setPeer('127.0.0.1');
-    const res = await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: RULE, headers: { 'content-type': 'application/yaml' } });
+    const res = await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: WEBSHELL_RULE, headers: { 'content-type': 'application/yaml' } });
     assert.equal(res.status, 201, await res.clone().text());
     assert.deepEqual(await res.json(), { ruleIds: ['11111111-2222-4333-8444-555555555555'] });
   });
