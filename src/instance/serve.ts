@@ -26,6 +26,7 @@ import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
+import { connectJetStreamNode } from './jetstream-node.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -61,7 +62,12 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   let server: Server | undefined;
   let inFlight: InFlight | undefined;
   const fatal = fatalDrain(() => server, () => inFlight, log, onFatal);
-  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal });
+  const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log) : undefined;
+  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal, ...(jetstream ? { openLog: jetstream.openLog } : {}) })
+    .catch(async (err: unknown) => {
+      await jetstream?.close();
+      throw err;
+    });
   const transparency = await startInstanceCheckpointer(instance, config).catch(async (err: unknown) => {
     await instance.close();
     throw err;
@@ -180,6 +186,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
         await exports.stop();
         await transparency.stop();
         await instance.close();
+        await jetstream?.close();
       })();
       return stopping;
     },
