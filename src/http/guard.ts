@@ -94,6 +94,8 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       return;
     }
     const records = c.get('auditRecords')(c.res.status);
-    await recordDetected(deps.writer, records, { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) }, detectionSettingsOf(deps.config));
+    const ctx = { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) };
+    const local = async () => { await recordDetected(deps.writer, records, ctx, detectionSettingsOf(deps.config)); };
+    await (deps.recordAccess ? deps.recordAccess(records, ctx, local) : local());
   };
 }

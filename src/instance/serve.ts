@@ -26,7 +26,8 @@ import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
-import { connectJetStreamNode } from './jetstream-node.js';
+import { clusterEdgeOf, connectJetStreamNode } from './jetstream-node.js';
+import type { ClusterEdge } from '../cluster/cluster-edge.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -72,16 +73,22 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await instance.close();
     throw err;
   });
-  const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
-  if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
-  const grantsFile = config.deployment?.enrollmentGrantsFile;
-  if (grantsFile) {
-    const imported = await importEnrollmentGrants(instance.writer, grantsFile, new Date().toISOString()).catch(async (err: unknown) => {
-      await instance.close();
-      throw err;
-    });
-    if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
-  }
+  // What the writer does at start; on a JetStream node, each time the node starts leading.
+  const startupWrites = async () => {
+    const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
+    if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
+    const grantsFile = config.deployment?.enrollmentGrantsFile;
+    if (grantsFile) {
+      const imported = await importEnrollmentGrants(instance.writer, grantsFile, new Date().toISOString());
+      if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
+    }
+  };
+  await (jetstream ? jetstream.start(instance.runtime, startupWrites) : startupWrites()).catch(async (err: unknown) => {
+    await transparency.stop();
+    await instance.close();
+    await jetstream?.close();
+    throw err;
+  });
   const exports = await startExports(config.export, {
     storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, writer: instance.writer,
     detection: detectionSettingsOf(config), logLine: log,
@@ -114,6 +121,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const dataFile = join(config.storage.path, 'data.mdb');
   metrics.observe({ logHead: () => ({ seq: instance.log.head().seq, bytes: fileSize(dataFile) }) });
   const writer = measuredWriter(instance.writer, metrics);
+  let edge: ClusterEdge | undefined;
   const app = createApp({
     metrics,
     writer,
@@ -128,13 +136,15 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     admission: createIngestAdmission(config.limits),
     reads: instance.reads,
     graph: (q) => instance.readSide.graph(q),
-    readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
+    readYourWrites: readYourWritesOf(jetstream ? () => jetstream.readYourWrites(() => instance.readYourWrites()) : () => instance.readYourWrites()),
     transparency,
     deployment: () => reporter?.status(),
     exports: () => exports.status(),
     monitor,
+    ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });
-  server = await listen(app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
+  edge = jetstream ? clusterEdgeOf(jetstream, instance, (req, env) => app.fetch(req, env as { incoming?: unknown }), writer, config, mesh) : undefined;
+  server = await listen(edge ? edge.fetch : app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
     clearInterval(registryPoll);
     await summaries.stop();
     await exports.stop();
@@ -172,6 +182,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     },
     stop() {
       stopping ??= (async () => {
+        await jetstream?.quiesce();
         clearInterval(registryPoll);
         await reporter?.stop();
         await syslog.stop();

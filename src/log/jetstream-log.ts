@@ -2,7 +2,7 @@ import type { Database } from 'lmdb';
 import { Packr } from 'msgpackr';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
-import { FatalStorageError, type LogHead } from './event-log.js';
+import { FatalStorageError, NotLeaderError, type LogHead } from './event-log.js';
 import type { JetStreamConnection } from './jetstream-connect.js';
 import { openLmdbLog, type InTransaction, type LmdbEventLog, type StagedBatch } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
@@ -30,18 +30,25 @@ export interface Replica {
 export interface JetStreamEventLog extends LmdbEventLog {
   /** The stream sequence of the last batch in the local copy. */
   position(): number;
-  /** Catches the local copy up with the stream, then lets this node append (it holds the lease). */
-  lead(): Promise<void>;
+  /**
+   * Stops following, catches the local copy (and the replica's models) up with the stream, then
+   * lets this node append while `holds()` (the lease) says it may.
+   */
+  lead(holds?: () => boolean): Promise<void>;
   /** Whether this node appends. */
   leading(): boolean;
+  /** Stops appending once the appends in flight are settled, then follows the stream again. */
+  stepDown(): Promise<void>;
   /** Applies the stream's new batches as they arrive, until the returned stop (or `lead`) is called. */
   replicate(replica: Replica): Promise<() => Promise<void>>;
+  /**
+   * Resolves once the local copy holds every batch the stream held when called (a follower's read
+   * waits for it); false when that took longer than `timeoutMs`. A leader holds them already.
+   */
+  caughtUpWithStream(timeoutMs: number): Promise<boolean>;
 }
 
-/** A write on a node that does not lead: retry on the leader. */
-export class NotLeaderError extends Error {
-  override readonly name = 'NotLeaderError';
-}
+export { NotLeaderError };
 
 // A batch message is a msgpack array of the records' stored bytes: the same bytes the chain hashes.
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
@@ -69,6 +76,8 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   }
   let failed: Error | undefined;
   let leads = false;
+  let holds: () => boolean = () => true;
+  let replica: Replica | undefined;
   let pendingHead: LogHead = inner.head();
   let expectedLast = position.streamSeq;
   let staging: Promise<unknown> = Promise.resolve();
@@ -101,6 +110,7 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     position = next;
     pendingHead = inner.head();
     expectedLast = streamSeq;
+    wake();
     return { records: staged.records, durable: staged.durable.then(() => replica?.settle(staged.records)) };
   }
 
@@ -135,7 +145,7 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
 
   function stage(batch: readonly NewRecord[], inTransaction?: InTransaction): StagedBatch {
     if (failed) throw failed;
-    if (!leads) throw new NotLeaderError('this node does not lead: the write goes to the leader');
+    if (!leads || !holds()) throw new NotLeaderError('this node does not lead: the write goes to the leader');
     const records: LogRecord[] = [];
     const encoded: Uint8Array[] = [];
     let { seq, hash } = pendingHead;
@@ -174,6 +184,37 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   }
 
   let stopReplica: (() => Promise<void>) | undefined;
+  const waiters = new Set<{ readonly streamSeq: number; readonly resolve: () => void }>();
+  function wake(): void {
+    for (const w of waiters) if (position.streamSeq >= w.streamSeq) { waiters.delete(w); w.resolve(); }
+  }
+
+  async function follow(r: Replica): Promise<() => Promise<void>> {
+    replica = r;
+    await stopReplica?.();
+    await catchUp(r);
+    const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
+    const messages = await consumer.consume();
+    const running = (async () => {
+      for await (const m of messages) {
+        if (leads) break;
+        if (m.seq <= position.streamSeq) continue;
+        try {
+          pending = applyMessage(m.seq, m.data, r).durable.catch(fail);
+        } catch (err) {
+          fail(err);
+        }
+      }
+    })().catch(() => undefined);
+    const stop = async () => {
+      await messages.close().catch(() => undefined);
+      await running;
+      await pending.catch(() => undefined);
+      if (stopReplica === stop) stopReplica = undefined;
+    };
+    stopReplica = stop;
+    return stop;
+  }
 
   const log: JetStreamEventLog = {
     ...inner,
@@ -185,34 +226,29 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
       return [...staged.records];
     },
     position: () => position.streamSeq,
-    leading: () => leads && !failed,
-    async lead() {
+    leading: () => leads && !failed && holds(),
+    async lead(holdsLease) {
       await stopReplica?.();
-      await catchUp();
+      await catchUp(replica);
+      holds = holdsLease ?? (() => true);
       leads = true;
     },
-    async replicate(replica) {
-      await catchUp(replica);
-      const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
-      const messages = await consumer.consume();
-      const running = (async () => {
-        for await (const m of messages) {
-          if (leads) break;
-          try {
-            pending = applyMessage(m.seq, m.data, replica).durable.catch(fail);
-          } catch (err) {
-            fail(err);
-          }
-        }
-      })().catch(() => undefined);
-      const stop = async () => {
-        await messages.close().catch(() => undefined);
-        await running;
-        await pending.catch(() => undefined);
-        if (stopReplica === stop) stopReplica = undefined;
-      };
-      stopReplica = stop;
-      return stop;
+    async stepDown() {
+      leads = false;
+      await staging.catch(() => undefined);
+      await pending.catch(() => undefined);
+      if (replica && !failed) await follow(replica);
+    },
+    replicate: (r) => follow(r),
+    async caughtUpWithStream(timeoutMs) {
+      if (leads) return true;
+      const last = (await conn.jsm.streams.info(conn.stream)).state.last_seq;
+      if (position.streamSeq >= last) return true;
+      return new Promise<boolean>((resolve) => {
+        const waiter = { streamSeq: last, resolve: () => { clearTimeout(timer); resolve(true); } };
+        const timer = setTimeout(() => { waiters.delete(waiter); resolve(false); }, timeoutMs);
+        waiters.add(waiter);
+      });
     },
     async close() {
       leads = false;

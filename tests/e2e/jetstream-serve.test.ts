@@ -55,7 +55,7 @@ describe('vigil serve with storage.backend "jetstream"', () => {
     cluster ??= await startNats(1);
     const dir = tempDir();
     try {
-      const config = writeTestConfig(dir.path, { limits: { bodyBytes: 8 * 1024 * 1024 }, storage: { path: 'store', backend: 'jetstream', jetstream: { servers: cluster.urls, stream: 'BIG', replicas: 1 } } });
+      const config = writeTestConfig(dir.path, { limits: { bodyBytes: 16 * 1024 * 1024 }, storage: { path: 'store', backend: 'jetstream', jetstream: { servers: cluster.urls, stream: 'BIG', replicas: 1 } } });
       await assert.rejects(startServe(config, dir.path), /max_payload/);
     } finally {
       dir.cleanup();

@@ -54,8 +54,8 @@ function natsServer(dir: string, name: string, port: number, cluster: { port: nu
   writeFileSync(conf, [
     `server_name: ${name}`,
     `listen: 127.0.0.1:${port}`,
-    // Batches are one message each: room for a large ingest request and its audit records.
-    'max_payload: 8MB',
+    // Batches are one message each: room for the largest request (a 5 MiB collector envelope) and its records.
+    'max_payload: 16MB',
     `jetstream { store_dir: "${join(dir, 'js')}" }`,
     ...(cluster ? [`cluster { name: vigil-test, listen: 127.0.0.1:${cluster.port}, routes: [${cluster.routes.map((r) => `nats-route://127.0.0.1:${r}`).join(', ')}] }`] : []),
   ].join('\n'));
