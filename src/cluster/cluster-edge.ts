@@ -5,10 +5,12 @@ import { isLoopback } from '../net/cidr.js';
 import { HttpError } from '../http/errors.js';
 import { forward, type Forwarded, type ForwardReply } from './forwarding.js';
 
-/** What the edge needs to know of the node: whether it leads and whether NATS is reachable. */
+/** What the edge needs to know of the node: whether it leads, whether NATS is reachable, and when the leader changes. */
 export interface NodeState {
   leading(): boolean;
   connected(): boolean;
+  /** Calls `listener` when the node seen holding the lease changes; returns the unsubscribe. */
+  onLeaderChange(listener: () => void): () => void;
 }
 
 /** The HTTP edge of a JetStream node: local reads, writes forwarded to the leader, and the leader's side of both. */
@@ -87,11 +89,19 @@ export function createClusterEdge(o: EdgeOptions): ClusterEdge {
   }
 
   async function toLeader(f: Forwarded): Promise<ForwardReply | Response> {
+    // A leader that dies leaves its requests unanswered: once another is seen they are answered
+    // at once (outcome unknown) rather than after the full timeout.
+    let unsubscribe = () => {};
+    const changed = new Promise<never>((_, reject) => { unsubscribe = o.node.onLeaderChange(() => reject(new Error('the leader changed while the request was under way'))); });
+    changed.catch(() => undefined);
     try {
-      const reply = await forward(o.nc, o.subject, f, o.timeoutMs);
+      const reply = await Promise.race([forward(o.nc, o.subject, f, o.timeoutMs), changed]);
+      unsubscribe();
       await reached(reply.seq);
       return reply;
     } catch (err) {
+      unsubscribe();
+      if (/leader changed/.test((err as Error)?.message ?? '')) return errorResponse(503, 'the leader changed while the request was under way: the outcome is unknown; retry (ingest is idempotent by event id)', 1);
       const name = (err as Error)?.name ?? '';
       const noLeader = /NoResponders/i.test(name) || /no responders/i.test((err as Error)?.message ?? '');
       // A request that timed out may have been carried out: the client retries (ingest is idempotent by event id).

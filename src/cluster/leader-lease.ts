@@ -23,6 +23,8 @@ export interface LeaseOptions {
   /** Runs when the lease is lost (not renewed in time, or taken): the node stops appending. */
   onLost(reason: string): void;
   readonly log: (line: Record<string, unknown>) => void;
+  /** Runs whenever the node seen holding the lease changes (undefined: none seen). */
+  onLeaderChange?(leader: string | undefined): void;
   /** Monotonic milliseconds; the lease is judged by elapsed time, never by wall clocks. */
   readonly now?: () => number;
 }
@@ -48,10 +50,17 @@ export async function startLeaderLease(opts: LeaseOptions): Promise<LeaderLease>
   let tick: Promise<void> = Promise.resolve();
   const value = JSON.stringify({ node: opts.node });
 
+  function see(leader: string | undefined): void {
+    if (leader === known) return;
+    known = leader;
+    opts.onLeaderChange?.(leader);
+  }
+
   function lose(reason: string): void {
     if (revision === undefined) return;
     revision = undefined;
     validUntil = 0;
+    see(undefined);
     opts.log({ level: 'warn', msg: 'leader lease lost: this node stops appending', node: opts.node, reason });
     opts.onLost(reason);
   }
@@ -72,13 +81,13 @@ export async function startLeaderLease(opts: LeaseOptions): Promise<LeaderLease>
       const won = await kv.create(KEY, value);
       revision = won;
       validUntil = sent + opts.ttlMs * 0.8;
-      known = opts.node;
+      see(opts.node);
       opts.log({ level: 'info', msg: 'leader lease won: catching up, then appending', node: opts.node });
       // Renewals go on while the node catches up: a long catch-up must not cost the lease.
       opts.onAcquired().catch((err: unknown) => lose(`could not take over: ${(err as Error)?.message}`));
     } catch {
       const entry = await kv.get(KEY).catch(() => null);
-      known = entry && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as { node?: string }).node : undefined;
+      see(entry && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as { node?: string }).node : undefined);
     }
   }
 

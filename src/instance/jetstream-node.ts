@@ -8,7 +8,7 @@ import { openJetStreamLog, type JetStreamEventLog } from '../log/jetstream-log.j
 import { forwardSubject, serveForwarded, type Forwarded, type ForwardReply } from '../cluster/forwarding.js';
 import type { Subscription } from '@nats-io/transport-node';
 import { createClusterEdge, type ClusterEdge } from '../cluster/cluster-edge.js';
-import type { EventLog, LogHead } from '../log/event-log.js';
+import { NotLeaderError, type EventLog, type LogHead } from '../log/event-log.js';
 import type { Writer } from '../commands/writer.js';
 import type { MeshIdentity } from '../auth/mesh-identity.js';
 import { detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
@@ -31,6 +31,8 @@ export interface JetStreamNode {
   leadership(): { readonly leading: boolean; readonly leader: string | undefined };
   /** Whether the connection to NATS is up. */
   connected(): boolean;
+  /** Calls `listener` when the node seen holding the lease changes; returns the unsubscribe. */
+  onLeaderChange(listener: () => void): () => void;
   /** The subject followers forward to; the node answers on it (with `handle`) while it leads. */
   readonly forwardSubject: string;
   answerForwarded(handle: (f: Forwarded) => Promise<ForwardReply>): void;
@@ -62,6 +64,9 @@ function largestBody(config: Config): number {
 export async function connectJetStreamNode(config: Config, logLine: (line: Record<string, unknown>) => void): Promise<JetStreamNode> {
   const js = config.storage.jetstream;
   if (!js) throw new Error('storage.backend is "jetstream" but storage.jetstream is missing');
+  // Both append from inside the node without a request to forward; on a cluster they are not supported yet.
+  if (config.export.destinations.length > 0) throw new Error('export destinations are not supported with storage.backend "jetstream" yet (docs/scale-out.md): remove export.destinations');
+  if (config.syslog.listeners.length > 0) throw new Error('syslog listeners are not supported with storage.backend "jetstream" yet (docs/scale-out.md): send syslog to an LMDB instance or over HTTP');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
   const conn = await connectJetStream(js, `vigil ${name}`);
   try {
@@ -99,12 +104,13 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
   // Leading and stepping down run one at a time, in the order the lease asked for them.
   let transitions: Promise<void> = Promise.resolve();
   let onFatal: (err: Error) => void = () => {};
+  const leaderListeners = new Set<() => void>();
   return {
     conn,
     name,
     async openLog(store, fatal) {
       onFatal = fatal ?? onFatal;
-      opened = await openJetStreamLog(store, conn, fatal);
+      opened = await openJetStreamLog(store, conn, fatal, js.publishTimeoutSeconds * 3000);
       return opened;
     },
     log: () => opened,
@@ -118,6 +124,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
       };
       lease = await startLeaderLease({
         nc: conn.nc, bucket: `${js.stream}_leader`, node: name, ttlMs: js.leaseSeconds * 1000, replicas: js.replicas, log: logLine,
+        onLeaderChange: () => { for (const l of [...leaderListeners]) l(); },
         onAcquired: () => transition(async () => {
           await log.lead(() => lease?.held() ?? false);
           logLine({ level: 'info', msg: 'leading: this node appends to the log', node: name, head: log.head().seq });
@@ -134,6 +141,10 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     },
     leadership: () => ({ leading: opened?.leading() ?? false, leader: lease?.leader() }),
     connected: () => connected && !conn.nc.isClosed(),
+    onLeaderChange(listener) {
+      leaderListeners.add(listener);
+      return () => leaderListeners.delete(listener);
+    },
     forwardSubject: subject,
     answerForwarded(handle) {
       handler = handle;
@@ -165,7 +176,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
 export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { head(): LogHead; follow: EventLog['follow'] } }, appFetch: (req: Request, env: unknown) => Response | Promise<Response>, writer: Writer, config: Config, mesh: MeshIdentity | undefined): ClusterEdge {
   const settings = detectionSettingsOf(config);
   const edge = createClusterEdge({
-    node: { leading: () => node.leadership().leading, connected: () => node.connected() },
+    node: { leading: () => node.leadership().leading, connected: () => node.connected(), onLeaderChange: (l) => node.onLeaderChange(l) },
     nc: node.conn.nc,
     subject: node.forwardSubject,
     log: instance.log,
@@ -178,4 +189,16 @@ export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { h
   });
   node.answerForwarded((f) => edge.handle(f));
   return edge;
+}
+
+/**
+ * A writer for work only the leader does (time-driven checks): on a follower its commands are
+ * answered with a conflict instead of reaching the log, where they would be refused anyway.
+ */
+export function leaderOnly(writer: Writer, leading: () => boolean): Writer {
+  return {
+    models: writer.models,
+    execute: (decide, ctx) => (leading() ? writer.execute(decide, ctx) : Promise.resolve({ ok: false, rejection: { kind: 'conflict', message: 'this node does not lead: the leader runs this command' } })),
+    record: (events, ctx) => (leading() ? writer.record(events, ctx) : Promise.reject(new NotLeaderError('this node does not lead'))),
+  };
 }

@@ -26,7 +26,7 @@ import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
-import { clusterEdgeOf, connectJetStreamNode } from './jetstream-node.js';
+import { clusterEdgeOf, connectJetStreamNode, leaderOnly } from './jetstream-node.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 
 /** A running instance: its URL and how to stop it. */
@@ -73,8 +73,11 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await instance.close();
     throw err;
   });
+  // Work for the writer once the service is wired (credential changes); it runs again whenever a JetStream node starts leading.
+  let whenLeading: () => void = () => {};
   // What the writer does at start; on a JetStream node, each time the node starts leading.
   const startupWrites = async () => {
+    whenLeading();
     const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
     if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
     const grantsFile = config.deployment?.enrollmentGrantsFile;
@@ -99,29 +102,39 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   // The CLI writes the credentials file; the service records what changed in it when it loads it,
   // so the log keeps one writer. The file is checked every second even when no request comes.
-  const onLoaded = (credentials: readonly Credential[]) => {
-    recordCredentialChanges(instance.writer, credentials, new Date().toISOString(), detectionSettingsOf(config)).then(
+  // On a JetStream node only the leader records them, again each time a node starts leading.
+  let loadedCredentials: readonly Credential[] | undefined;
+  const recordCredentials = () => {
+    if (!loadedCredentials || (jetstream && !jetstream.leadership().leading)) return;
+    recordCredentialChanges(instance.writer, loadedCredentials, new Date().toISOString(), detectionSettingsOf(config)).then(
       (changes) => { if (changes > 0) log({ level: 'info', msg: 'credential registry changes recorded', changes }); },
       (err: unknown) => log({ level: 'error', msg: 'credential registry changes not recorded', error: (err as Error).message }),
     );
   };
+  const onLoaded = (credentials: readonly Credential[]) => {
+    loadedCredentials = credentials;
+    recordCredentials();
+  };
+  whenLeading = recordCredentials;
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }), 500, onLoaded);
   registry.size();
   const registryPoll = setInterval(() => registry.size(), 1000);
   registryPoll.unref();
   const refusals = createRefusalLedger(config.limits);
   const monitor = createSelfMonitor({
-    writer: instance.writer, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
+    // Time-driven checks are the leader's: a follower's would only be refused.
+    writer: jetstream ? leaderOnly(instance.writer, () => jetstream.leadership().leading) : instance.writer, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
     progress: () => ({ headSeq: instance.log.head().seq, readSeq: instance.readSide.applied() }),
   });
-  const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
+  let edge: ClusterEdge | undefined;
+  const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config),
+    jetstream ? (facts, ctx, local) => edge ? edge.recordAccess(facts, ctx, local) : local() : undefined);
   // Bound once the server listens (the reporter needs the port); the console reads it through `deployment`.
   let reporter: DeploymentReporter | undefined;
   const metrics = createMetrics();
   const dataFile = join(config.storage.path, 'data.mdb');
   metrics.observe({ logHead: () => ({ seq: instance.log.head().seq, bytes: fileSize(dataFile) }) });
   const writer = measuredWriter(instance.writer, metrics);
-  let edge: ClusterEdge | undefined;
   const app = createApp({
     metrics,
     writer,

@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import { Packr } from 'msgpackr';
-import { DeliverPolicy } from '@nats-io/jetstream';
+import { DeliverPolicy, type PubAck } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
 import { FatalStorageError, NotLeaderError, type LogHead } from './event-log.js';
 import type { JetStreamConnection } from './jetstream-connect.js';
@@ -50,6 +50,11 @@ export interface JetStreamEventLog extends LmdbEventLog {
 
 export { NotLeaderError };
 
+/** How long an append retries a publish the stream did not take (a server restarting, a stream leader moving). */
+export const DEFAULT_RETRY_WINDOW_MS = 30_000;
+const RETRY_PAUSE_MS = 250;
+const FOLLOW_EXPIRES_MS = 5000;
+
 // A batch message is a msgpack array of the records' stored bytes: the same bytes the chain hashes.
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 
@@ -67,7 +72,7 @@ function toNew(r: LogRecord): NewRecord {
  * Opens the local copy kept in `store` and brings it up to the stream's last batch. A copy that is
  * not a prefix of the stream (another stream, a store that held an LMDB log) is refused.
  */
-export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}): Promise<JetStreamEventLog> {
+export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}, retryWindowMs = DEFAULT_RETRY_WINDOW_MS): Promise<JetStreamEventLog> {
   const inner = openLmdbLog(store, onFatal);
   const positions: Database<Position, string> = store.db('jetstream');
   let position: Position = positions.get('position') ?? { streamSeq: 0, seq: 0 };
@@ -121,7 +126,7 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     if (last < position.streamSeq) throw new Error(`the local copy holds stream message ${position.streamSeq} and the stream ${conn.stream} ends at ${last}: the stream is not the one this store copied`);
     if (last === position.streamSeq) return;
     const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
-    const messages = await consumer.consume();
+    const messages = await consumer.consume({ expires: FOLLOW_EXPIRES_MS });
     let staged: StagedBatch | undefined;
     try {
       for await (const m of messages) {
@@ -163,10 +168,14 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     h.set('Vigil-Seq', `${records[0]!.seq}-${seq}`);
     // The message id is the new head's hash: a retried publish is recognised as the same batch, and
     // a different batch (another writer's) never passes as a duplicate of this one.
-    const ack = conn.js.publish(conn.subject, packr.pack(encoded), { msgID: hash, headers: h, expect: { lastSequence: expect, streamName: conn.stream } });
+    const payload = packr.pack(encoded);
+    const publish = () => conn.js.publish(conn.subject, payload, { msgID: hash, headers: h, expect: { lastSequence: expect, streamName: conn.stream } });
+    const deadline = performance.now() + retryWindowMs;
+    // Sent at once, so batches pipeline; a failed first attempt is retried once the batch before it settled.
+    const ack = publish();
     ack.catch(() => undefined);
     const staged = staging.then(async () => {
-      const a = await ack;
+      const a = await ack.catch((err: unknown) => retry(publish, err, deadline));
       if (a.seq !== expect + 1) throw new FatalStorageError(`the stream stored batch ${records[0]!.seq}-${seq} at ${a.seq}, expected ${expect + 1}`);
       const next = { streamSeq: a.seq, seq };
       const local = inner.stage(batch, (recs) => {
@@ -184,6 +193,29 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   }
 
   let stopReplica: (() => Promise<void>) | undefined;
+
+  /**
+   * Publishes again (same message id, same expectation) until the stream answers or the retry
+   * window ends. Safe whatever became of the earlier attempts: one that was stored is answered as a
+   * duplicate with its sequence. A wrong last sequence now means another writer moved the stream on.
+   */
+  async function retry(publish: () => Promise<PubAck>, first: unknown, deadline: number): Promise<PubAck> {
+    let last = first;
+    let previousWrongSequence = false;
+    for (;;) {
+      const wrongSequence = /wrong last sequence/i.test((last as Error)?.message ?? '');
+      // The first attempt may have raced an earlier batch's retry; a second refusal is final.
+      if (wrongSequence && previousWrongSequence) throw new FatalStorageError(`another writer appended to the stream: ${(last as Error).message}`);
+      previousWrongSequence = wrongSequence;
+      if (performance.now() >= deadline) throw last;
+      if (!wrongSequence) await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS));
+      try {
+        return await publish();
+      } catch (err) {
+        last = err;
+      }
+    }
+  }
   const waiters = new Set<{ readonly streamSeq: number; readonly resolve: () => void }>();
   function wake(): void {
     for (const w of waiters) if (position.streamSeq >= w.streamSeq) { waiters.delete(w); w.resolve(); }
@@ -194,7 +226,9 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     await stopReplica?.();
     await catchUp(r);
     const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
-    const messages = await consumer.consume();
+    // Pulls that expire every 5 s (heartbeats every 2.5 s): a consumer lost with its server is
+    // noticed and recreated in seconds, not after the default 30 s.
+    const messages = await consumer.consume({ expires: FOLLOW_EXPIRES_MS });
     const running = (async () => {
       for await (const m of messages) {
         if (leads) break;

@@ -6,6 +6,7 @@ import { runCli, startServe, storedEventIds, writeTestConfig } from '../helpers/
 import { makeEvent } from '../helpers/instance.js';
 import { tempDir } from '../helpers/temp.js';
 import { startNats, type NatsCluster } from '../helpers/nats.js';
+import { until } from '../helpers/vigil-cluster.js';
 
 let cluster: NatsCluster | undefined;
 after(async () => { await cluster?.stop(); });
@@ -47,6 +48,47 @@ describe('vigil serve with storage.backend "jetstream"', () => {
       const verify = runCli(['log', 'verify', '--config', configB]);
       assert.equal(verify.status, 0, verify.stdout + verify.stderr);
     } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('answers 503 with Retry-After while NATS is unreachable, acknowledging nothing, and takes writes again once it is back', { timeout: 180_000 }, async () => {
+    const nats = await startNats(1);
+    const dir = tempDir();
+    try {
+      const config = writeTestConfig(dir.path, { storage: { path: 'store', backend: 'jetstream', jetstream: { servers: nats.urls, stream: 'OUTAGE', replicas: 1, leaseSeconds: 3 } } });
+      const { token } = JSON.parse(runCli(['api-token-generate', 'loader', 'ingestor', '--config', config]).stdout) as { token: string };
+      const viewer = (JSON.parse(runCli(['api-token-generate', 'reader', 'viewer', '--config', config]).stdout) as { token: string }).token;
+      const serve = await startServe(config, dir.path);
+      const post = (ids: string[]) => fetch(`${serve.url}/api/v1/events`, {
+        method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(ids.map((id) => makeEvent({ id, source: { adapter: 'e2e', instance: 'outage', recordId: id } }))),
+      });
+      try {
+        await nats.servers[0]!.kill();
+        await until(() => /"msg":"nats disconnect"/.test(serve.output()));
+        const refused = await post(['o-1']);
+        assert.equal(refused.status, 503);
+        assert.ok(Number(refused.headers.get('retry-after')) > 0);
+        assert.match((await refused.json() as { error: string }).error, /unreachable/);
+        await nats.servers[0]!.start();
+        // Back: the node reconnects, wins the lease again and takes the write.
+        let res: Response;
+        for (;;) {
+          res = await post(['o-2']);
+          if (res.status !== 503) break;
+          await res.arrayBuffer();
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        assert.equal(res.status, 202, await res.text());
+        const ids = await storedEventIds(serve.url, viewer, 'e2e');
+        assert.deepEqual([...ids], ['o-2'], 'the refused write was not stored');
+      } finally {
+        serve.proc.kill('SIGTERM');
+        await serve.exited;
+      }
+    } finally {
+      await nats.stop();
       dir.cleanup();
     }
   });

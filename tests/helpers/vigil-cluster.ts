@@ -8,6 +8,8 @@ export interface VigilNode {
   readonly name: string;
   current(): ServeProcess | undefined;
   start(): Promise<ServeProcess>;
+  /** Starts it, and again while a start fails (NATS unreachable at that moment), as systemd's Restart=always would. */
+  startUntilUp(): Promise<ServeProcess>;
   /** SIGKILL (no lease release, nothing flushed) and wait. */
   kill(): Promise<void>;
   /** SIGTERM and wait; resolves with the exit code. */
@@ -50,6 +52,16 @@ export function vigilCluster(servers: readonly string[], count: number, jetstrea
       async start() {
         proc = await startServe(c.config, c.home);
         return proc;
+      },
+      async startUntilUp() {
+        for (;;) {
+          try {
+            proc = await startServe(c.config, c.home);
+            return proc;
+          } catch {
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
       },
       async kill() {
         if (proc && proc.proc.exitCode === null && proc.proc.signalCode === null) proc.proc.kill('SIGKILL');
