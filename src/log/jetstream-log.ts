@@ -1,12 +1,12 @@
 import type { Database } from 'lmdb';
-import { Packr } from 'msgpackr';
-import { DeliverPolicy, type PubAck } from '@nats-io/jetstream';
+import { DeliverPolicy } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
 import { FatalStorageError, NotLeaderError, type LogHead } from './event-log.js';
 import type { JetStreamConnection } from './jetstream-connect.js';
 import { openLmdbLog, type InTransaction, type LmdbEventLog, type StagedBatch } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
 import { decodeRecord, encodeRecord, hashBytes, type LogRecord, type NewRecord } from './record.js';
+import { DEFAULT_RETRY_WINDOW_MS, FOLLOW_EXPIRES_MS, packBatch, republish, toNew, unpackBatch } from './jetstream-batch.js';
 
 /** Where the local copy stands in the stream: the last batch message it holds and the last record's seq. */
 interface Position {
@@ -49,24 +49,6 @@ export interface JetStreamEventLog extends LmdbEventLog {
 }
 
 export { NotLeaderError };
-
-/** How long an append retries a publish the stream did not take (a server restarting, a stream leader moving). */
-export const DEFAULT_RETRY_WINDOW_MS = 30_000;
-const RETRY_PAUSE_MS = 250;
-const FOLLOW_EXPIRES_MS = 5000;
-
-// A batch message is a msgpack array of the records' stored bytes: the same bytes the chain hashes.
-const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
-
-function unpackBatch(data: Uint8Array): Uint8Array[] {
-  const value: unknown = packr.unpack(data);
-  if (!Array.isArray(value) || value.length === 0 || !value.every((b) => b instanceof Uint8Array)) throw new Error('a stream message is not a Vigil batch');
-  return value as Uint8Array[];
-}
-
-function toNew(r: LogRecord): NewRecord {
-  return { type: r.type, at: r.at, ...(r.actor ? { actor: r.actor } : {}), data: r.data };
-}
 
 /**
  * Opens the local copy kept in `store` and brings it up to the stream's last batch. A copy that is
@@ -168,14 +150,14 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     h.set('Vigil-Seq', `${records[0]!.seq}-${seq}`);
     // The message id is the new head's hash: a retried publish is recognised as the same batch, and
     // a different batch (another writer's) never passes as a duplicate of this one.
-    const payload = packr.pack(encoded);
+    const payload = packBatch(encoded);
     const publish = () => conn.js.publish(conn.subject, payload, { msgID: hash, headers: h, expect: { lastSequence: expect, streamName: conn.stream } });
     const deadline = performance.now() + retryWindowMs;
     // Sent at once, so batches pipeline; a failed first attempt is retried once the batch before it settled.
     const ack = publish();
     ack.catch(() => undefined);
     const staged = staging.then(async () => {
-      const a = await ack.catch((err: unknown) => retry(publish, err, deadline));
+      const a = await ack.catch((err: unknown) => republish(publish, err, deadline));
       if (a.seq !== expect + 1) throw new FatalStorageError(`the stream stored batch ${records[0]!.seq}-${seq} at ${a.seq}, expected ${expect + 1}`);
       const next = { streamSeq: a.seq, seq };
       const local = inner.stage(batch, (recs) => {
@@ -194,28 +176,6 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
 
   let stopReplica: (() => Promise<void>) | undefined;
 
-  /**
-   * Publishes again (same message id, same expectation) until the stream answers or the retry
-   * window ends. Safe whatever became of the earlier attempts: one that was stored is answered as a
-   * duplicate with its sequence. A wrong last sequence now means another writer moved the stream on.
-   */
-  async function retry(publish: () => Promise<PubAck>, first: unknown, deadline: number): Promise<PubAck> {
-    let last = first;
-    let previousWrongSequence = false;
-    for (;;) {
-      const wrongSequence = /wrong last sequence/i.test((last as Error)?.message ?? '');
-      // The first attempt may have raced an earlier batch's retry; a second refusal is final.
-      if (wrongSequence && previousWrongSequence) throw new FatalStorageError(`another writer appended to the stream: ${(last as Error).message}`);
-      previousWrongSequence = wrongSequence;
-      if (performance.now() >= deadline) throw last;
-      if (!wrongSequence) await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS));
-      try {
-        return await publish();
-      } catch (err) {
-        last = err;
-      }
-    }
-  }
   const waiters = new Set<{ readonly streamSeq: number; readonly resolve: () => void }>();
   function wake(): void {
     for (const w of waiters) if (position.streamSeq >= w.streamSeq) { waiters.delete(w); w.resolve(); }
