@@ -18,7 +18,8 @@ function detach(s: AlertsState, alert: AlertView, to: string, at: string, seq: n
 function attach(s: AlertsState, incident: IncidentView, alertIds: readonly string[], at: string, seq: number, reason: string, by: By = {}): void {
   for (const id of alertIds) {
     const alert = s.alerts.get(id);
-    if (!alert || incident.alertIds.includes(id)) continue;
+    // An alert is in an incident's list exactly when its incidentId names it: look at the list only then.
+    if (!alert || (alert.incidentId === incident.id && incident.alertIds.includes(id))) continue;
     detach(s, alert, incident.id, at, seq, by);
     incident.alertIds.push(id);
     alert.incidentId = incident.id;
