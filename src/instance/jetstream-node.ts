@@ -63,17 +63,17 @@ function largestBody(config: Config): number {
  */
 export async function connectJetStreamNode(config: Config, logLine: (line: Record<string, unknown>) => void): Promise<JetStreamNode> {
   const js = config.storage.jetstream;
-  if (!js) throw new Error('storage.backend is "jetstream" but storage.jetstream is missing');
+  if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
   // Both append from inside the node without a request to forward; on a cluster they are not supported yet.
-  if (config.export.destinations.length > 0) throw new Error('export destinations are not supported with storage.backend "jetstream" yet (docs/scale-out.md): remove export.destinations');
-  if (config.syslog.listeners.length > 0) throw new Error('syslog listeners are not supported with storage.backend "jetstream" yet (docs/scale-out.md): send syslog to an LMDB instance or over HTTP');
+  if (config.export.destinations.length > 0) throw new Error('refusing to start: export destinations are not supported with storage.backend "jetstream" yet (docs/scale-out.md): remove export.destinations');
+  if (config.syslog.listeners.length > 0) throw new Error('refusing to start: syslog listeners are not supported with storage.backend "jetstream" yet (docs/scale-out.md): send syslog to an LMDB instance or over HTTP');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
   const conn = await connectJetStream(js, `vigil ${name}`);
   try {
     const maxPayload = conn.nc.info?.max_payload ?? 0;
     const needed = 2 * largestBody(config) + BATCH_OVERHEAD_BYTES;
     if (maxPayload < needed) {
-      throw new Error(`the NATS servers accept messages up to ${maxPayload} bytes and one batch may need ${needed} (2 x the largest request body, the larger of limits.bodyBytes and a 5 MiB collector envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`);
+      throw new Error(`refusing to start: the NATS servers accept messages up to ${maxPayload} bytes and one batch may need ${needed} (2 x the largest request body, the larger of limits.bodyBytes and a 5 MiB collector envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`);
     }
     await ensureStream(conn, js, maxPayload);
   } catch (err) {

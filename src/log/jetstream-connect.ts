@@ -18,7 +18,7 @@ export interface JetStreamConnection {
 /** Why a credentials file is unsafe to use, or nothing: group/other access is refused as for every secret. */
 function readSecret(path: string): Uint8Array {
   const problem = secretFileProblem(path);
-  if (problem) throw new Error(`refusing to connect to NATS: ${problem}`);
+  if (problem) throw new Error(`refusing to start: ${problem}`);
   return readFileSync(path);
 }
 
@@ -91,9 +91,9 @@ export async function ensureStream(conn: JetStreamConnection, config: JetStreamC
   const have = existing.config as unknown as Record<string, unknown>;
   const differences = REQUIRED.filter((k) => JSON.stringify(have[k]) !== JSON.stringify((wanted as Record<string, unknown>)[k]));
   if (differences.length > 0) {
-    throw new Error(`the stream ${config.stream} has settings a log cannot have: ${differences.map((k) => `${k}=${JSON.stringify(have[k])} (needs ${JSON.stringify((wanted as Record<string, unknown>)[k])})`).join(', ')}`);
+    throw new Error(`refusing to start: the stream ${config.stream} has settings a log cannot have: ${differences.map((k) => `${k}=${JSON.stringify(have[k])} (needs ${JSON.stringify((wanted as Record<string, unknown>)[k])})`).join(', ')}`);
   }
   if (existing.config.num_replicas !== config.replicas) {
-    throw new Error(`the stream ${config.stream} has ${existing.config.num_replicas} replicas and the configuration asks for ${config.replicas}: change one of them (nats stream edit --replicas)`);
+    throw new Error(`refusing to start: the stream ${config.stream} has ${existing.config.num_replicas} replicas and the configuration asks for ${config.replicas}: change one of them (nats stream edit --replicas)`);
   }
 }

@@ -59,7 +59,7 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   const positions: Database<Position, string> = store.db('jetstream');
   let position: Position = positions.get('position') ?? { streamSeq: 0, seq: 0 };
   if (position.seq !== inner.head().seq) {
-    throw new Error(`the store at ${store.path} holds ${inner.head().seq} records that did not come from a JetStream stream: a JetStream node needs its own store directory`);
+    throw new Error(`refusing to start: the store at ${store.path} holds ${inner.head().seq} records that did not come from a JetStream stream: a JetStream node needs its own store directory`);
   }
   let failed: Error | undefined;
   let leads = false;
@@ -126,7 +126,7 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     const stored = await conn.jsm.streams.getMessage(conn.stream, { seq: position.streamSeq });
     const encoded = stored ? unpackBatch(stored.data) : [];
     if (encoded.length === 0 || hashBytes(encoded[encoded.length - 1]!) !== inner.head().hash) {
-      throw new Error(`stream message ${position.streamSeq} of ${conn.stream} is not the batch this store holds: the stream is not the one this store copied`);
+      throw new Error(`refusing to start: stream message ${position.streamSeq} of ${conn.stream} is not the batch this store holds: the stream is not the one this store copied`);
     }
   }
 
