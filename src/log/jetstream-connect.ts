@@ -15,7 +15,7 @@ export interface JetStreamConnection {
   close(): Promise<void>;
 }
 
-/** Why a credentials file is unsafe to use, or nothing: group/other access is refused as for every secret. */
+/** Reads a credentials file, refusing one (or a folder) that group or others can reach, as for every secret. */
 function readSecret(path: string): Uint8Array {
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`refusing to start: ${problem}`);
