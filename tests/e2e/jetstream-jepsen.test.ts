@@ -144,7 +144,8 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
         const server = nats.servers[round % 3]!;
         await server.kill();
         mark('nats killed');
-        await progress(20);
+        // Down for a while under load (a fault schedule, not a wait for a condition), and writes must go on.
+        await Promise.all([progress(30), new Promise((r) => setTimeout(r, 2000))]);
         mark('writes went on');
         await server.start();
         await progress(20);
