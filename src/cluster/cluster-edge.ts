@@ -1,7 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
 import type { EventLog } from '../log/event-log.js';
-import { isLoopback } from '../net/cidr.js';
 import { HttpError } from '../http/errors.js';
 import { forward, type Forwarded, type ForwardReply } from './forwarding.js';
 
@@ -31,8 +30,6 @@ export interface EdgeOptions {
   readonly log: Pick<EventLog, 'head' | 'follow'>;
   readonly appFetch: (req: Request, env: unknown) => Response | Promise<Response>;
   readonly peerOf: (env: unknown) => string | undefined;
-  /** Mesh peers are identified by the leader's own daemon, so a forwarded one is never trusted. */
-  readonly meshCovers?: (peer: string) => boolean;
   /** Appends forwarded access records on the leader. */
   readonly record: (facts: readonly DomainEvent[], ctx: CommandContext) => Promise<void>;
   /** The largest request body a follower forwards (the larger of limits.bodyBytes and the collector envelope limit). */
@@ -134,10 +131,10 @@ export function createClusterEdge(o: EdgeOptions): ClusterEdge {
         await o.record(f.facts, f.ctx);
         return { status: 204, headers: [], body: new Uint8Array(), seq: o.log.head().seq };
       }
-      // Loopback and mesh identities belong to the node a client reached; a forwarded peer never gets them.
-      const peer = f.peer && !isLoopback(f.peer) && !o.meshCovers?.(f.peer) ? f.peer : undefined;
+      // The peer counts as the request's source address; loopback and mesh identities belong to the
+      // node a client reached, so a forwarded request never gets them (the guard sees `forwarded`).
       const req = new Request(`http://leader${f.path}`, { method: f.method, headers: f.headers as [string, string][], ...(f.body ? { body: f.body } : {}) });
-      const res = await o.appFetch(req, { incoming: { socket: { remoteAddress: peer } } });
+      const res = await o.appFetch(req, { incoming: { socket: { remoteAddress: f.peer } }, forwarded: true });
       const body = new Uint8Array(await res.arrayBuffer());
       const headers: [string, string][] = [];
       res.headers.forEach((value, key) => { if (!HOP_BY_HOP.has(key)) headers.push([key, value]); });

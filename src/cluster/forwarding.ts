@@ -10,7 +10,7 @@ export interface ForwardedHttp {
   readonly path: string;
   readonly headers: readonly (readonly [string, string])[];
   readonly body?: Uint8Array;
-  /** The TCP peer the follower saw (loopback and mesh peers are not forwarded: see docs/scale-out.md). */
+  /** The TCP peer the follower saw: the request's source address on the leader, never an identity (docs/scale-out.md). */
   readonly peer?: string;
 }
 

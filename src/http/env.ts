@@ -77,7 +77,8 @@ export interface AppVariables {
 /** Hono environment of the instance app. */
 export interface AppEnv {
   Variables: AppVariables;
-  Bindings: { incoming?: unknown };
+  /** `forwarded`: a request a JetStream follower forwarded to this leader (src/cluster): it never gets a loopback or mesh identity. */
+  Bindings: { incoming?: unknown; forwarded?: boolean };
 }
 
 /** Precomputed address sets of the config. */

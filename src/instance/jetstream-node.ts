@@ -10,7 +10,6 @@ import type { Subscription } from '@nats-io/transport-node';
 import { createClusterEdge, type ClusterEdge } from '../cluster/cluster-edge.js';
 import { NotLeaderError, type EventLog, type LogHead } from '../log/event-log.js';
 import type { Writer } from '../commands/writer.js';
-import type { MeshIdentity } from '../auth/mesh-identity.js';
 import { detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
 import { ENVELOPE_LIMITS } from '../collector-protocol/envelope.js';
 import { ReadSideLagging } from '../read-side/read-side.js';
@@ -173,7 +172,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
  * The HTTP edge of a JetStream node: writes reaching a follower go to the leader, reads stay
  * local and wait for the sequence the leader answered; the leader answers forwarded requests.
  */
-export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { head(): LogHead; follow: EventLog['follow'] } }, appFetch: (req: Request, env: unknown) => Response | Promise<Response>, writer: Writer, config: Config, mesh: MeshIdentity | undefined): ClusterEdge {
+export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { head(): LogHead; follow: EventLog['follow'] } }, appFetch: (req: Request, env: unknown) => Response | Promise<Response>, writer: Writer, config: Config): ClusterEdge {
   const settings = detectionSettingsOf(config);
   const edge = createClusterEdge({
     node: { leading: () => node.leadership().leading, connected: () => node.connected(), onLeaderChange: (l) => node.onLeaderChange(l) },
@@ -182,7 +181,6 @@ export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { h
     log: instance.log,
     appFetch,
     peerOf: (env) => (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
-    ...(mesh ? { meshCovers: (peer: string) => mesh.covers(peer) } : {}),
     record: async (facts, ctx) => { await recordDetected(writer, facts, ctx, settings); },
     bodyCap: largestBody(config),
     timeoutMs: 30_000,

@@ -156,7 +156,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     monitor,
     ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });
-  edge = jetstream ? clusterEdgeOf(jetstream, instance, (req, env) => app.fetch(req, env as { incoming?: unknown }), writer, config, mesh) : undefined;
+  edge = jetstream ? clusterEdgeOf(jetstream, instance, (req, env) => app.fetch(req, env as { incoming?: unknown; forwarded?: boolean }), writer, config) : undefined;
   server = await listen(edge ? edge.fetch : app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
     clearInterval(registryPoll);
     await summaries.stop();

@@ -22,7 +22,7 @@ function ingest(url: string, token: string, ids: readonly string[]): Promise<Res
 describe('three vigil serve nodes on one JetStream stream', () => {
   it('elects one leader, forwards writes from followers, reads its writes on every node, and fails over when the leader dies', { timeout: 240_000 }, async () => {
     nats = await startNats(1);
-    vigil = vigilCluster(nats.urls, 3);
+    vigil = vigilCluster(nats.urls, 3, {}, { server: { host: '127.0.0.1', port: 0, allowLoopbackAdmin: true } });
     const [a, b, c] = vigil.nodes as [typeof vigil.nodes[0], typeof vigil.nodes[0], typeof vigil.nodes[0]];
     const pa = await a.start();
     await until(() => a.leads());
@@ -37,6 +37,11 @@ describe('three vigil serve nodes on one JetStream stream', () => {
     assert.deepEqual([...await storedEventIds(pb.url, vigil.viewerToken, 'e2e')].sort(), [...first].sort(), 'read your write on the follower that took it');
     assert.deepEqual([...await storedEventIds(pc.url, vigil.viewerToken, 'e2e')].sort(), [...first].sort(), 'and on the other follower');
     assert.deepEqual([...await storedEventIds(pa.url, vigil.viewerToken, 'e2e')].sort(), [...first].sort(), 'and on the leader');
+
+    // Loopback administration belongs to the node a client reached: a read there, never a forwarded write.
+    assert.equal((await fetch(`${pb.url}/api/v1/me`)).status, 200);
+    const forwardedAsAdmin = await fetch(`${pb.url}/api/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([makeEvent({ id: 'no-token' })]) });
+    assert.equal(forwardedAsAdmin.status, 401, await forwardedAsAdmin.text());
 
     // The leader dies without a word: another node takes over within the lease, and writes go on.
     await a.kill();

@@ -28,13 +28,13 @@ export interface VigilCluster {
 }
 
 /** Creates `count` nodes on the NATS `servers` (each with its own store dir), starting none of them. */
-export function vigilCluster(servers: readonly string[], count: number, jetstream: Record<string, unknown> = {}): VigilCluster {
+export function vigilCluster(servers: readonly string[], count: number, jetstream: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): VigilCluster {
   const dir = tempDir('vigil-cluster-');
   const js = { servers: [...servers], stream: 'VIGIL_LOG', replicas: 1, leaseSeconds: 3, ...jetstream };
   const configs = Array.from({ length: count }, (_, i) => {
     const home = join(dir.path, `node${i}`);
     mkdirSync(home, { recursive: true });
-    return { home, config: writeTestConfig(home, { storage: { path: 'store', backend: 'jetstream', jetstream: { ...js, nodeName: `node${i}` } } }) };
+    return { home, config: writeTestConfig(home, { ...extra, storage: { path: 'store', backend: 'jetstream', jetstream: { ...js, nodeName: `node${i}` } } }) };
   });
   const first = configs[0]!;
   const ingestToken = (JSON.parse(runCli(['api-token-generate', 'loader', 'ingestor', '--config', first.config]).stdout) as { token: string }).token;
