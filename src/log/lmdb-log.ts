@@ -62,7 +62,13 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     const treeWrites = tree.stage(bytes);
     // A nested transactionSync is a child transaction: if anything in it throws, none of the
     // batch's writes survive, even though other work shares the outer batched transaction.
+    const first = stored[0]?.seq;
     const done = store.root.transaction(() => store.root.transactionSync(() => {
+      // A batch chains behind the one staged before it: if that one did not commit (its child
+      // transaction threw, or its commit failed), this one must not either, or the log has a hole.
+      if (first !== undefined && (records.doesExist(first) || (first > 1 && !records.doesExist(first - 1)))) {
+        throw new FatalStorageError(`record ${first - 1} was not committed: refusing to write record ${first} after it`);
+      }
       for (let i = 0; i < stored.length; i++) records.putSync(stored[i]!.seq, bytes[i]!);
       if (stored.length > 0) meta.putSync('head', newHead);
       treeWrites();
