@@ -30,6 +30,16 @@ export interface ProjectionRuntime extends ReadModels {
   checkpoint(): Promise<void>;
   /** Clears every read model and folds the log from record 1 (to `until` when given). */
   rebuild(until?: number, onProgress?: (seq: number) => void): Promise<number>;
+  /**
+   * Refolds the heap models from a retention cut being staged: the records carried forward first,
+   * then the live records from `firstSeq` (staged ones included), so they equal a replay from the cut.
+   */
+  refold(carried: readonly LogRecord[], firstSeq: number): void;
+}
+
+function* concat<T>(a: Iterable<T>, b: Iterable<T>): Iterable<T> {
+  yield* a;
+  yield* b;
 }
 
 /** Options of the runtime. */
@@ -40,6 +50,8 @@ export interface RuntimeOptions {
   readonly indexes: readonly IndexProjection[];
   /** Checkpoint heap projections after this many records (default 20,000). */
   readonly checkpointEvery?: number;
+  /** Records carried forward by retention, by original seq (a fold from the cut folds them first). */
+  readonly carried?: { get(seq: number): LogRecord | undefined; all(): LogRecord[] };
 }
 
 /**
@@ -73,7 +85,9 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       ix.clearOverlay();
       onProgress?.(last);
     };
-    for (const record of log.read(from, to)) {
+    // After a retention cut, a fold from the start folds the records carried forward first.
+    const carried = from <= log.first() && opts.carried ? opts.carried.all() : [];
+    for (const record of concat(carried, log.read(from, to))) {
       heap.fold(record);
       if (indexNames.size > 0) ix.collect(record, ops, indexNames);
       chunkLast = record.seq;
@@ -93,7 +107,7 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       const staged = stagedRecords.get(s);
       if (staged) return staged;
       for (const r of log.read(s, s)) return r;
-      return undefined;
+      return s < log.first() ? opts.carried?.get(s) : undefined;
     },
 
     async start() {
@@ -106,6 +120,9 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
         return !m || m.version !== i.version || m.seq !== head;
       }).map((i) => i.name);
       if (stale.length > 0) await log.commit(() => ix.clear(stale));
+      // A checkpoint from before the last cut still holds what the cut removed: refold from the cut.
+      const cutAt = log.cut()?.atSeq;
+      if (cutAt !== undefined && heap.lowestSeq() < cutAt) heap.reset();
       const from = Math.min(heap.lowestSeq(), head) + 1;
       const folded = await fold(stale.length > 0 ? 1 : from, head, new Set(stale));
       seq = head;
@@ -148,6 +165,14 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     async checkpoint() {
       const snap = heap.snapshot();
       await log.commit(() => heap.write(snap));
+    },
+
+    refold(carried, firstSeq) {
+      heap.reset();
+      let last = 0;
+      for (const r of carried) heap.fold(r);
+      for (const r of log.read(firstSeq)) { heap.fold(r); last = r.seq; }
+      for (const s of [...stagedRecords.keys()].sort((a, b) => a - b)) if (s > last) heap.fold(stagedRecords.get(s)!);
     },
 
     async rebuild(until, onProgress) {
