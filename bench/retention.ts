@@ -28,6 +28,8 @@ interface MonthRun {
   readonly sizeByDay: number[];
   /** Events/s ingested over days 8..30 (wall clock, expiry included when on). */
   readonly laterRate: number;
+  /** Events/s ingested by the simulated hours that ran while an expiry was in progress. */
+  readonly duringRate: number;
   readonly archives: number;
   readonly archiveBytes: number;
   readonly expiryMs: number[];
@@ -47,6 +49,8 @@ async function month(retain: boolean): Promise<MonthRun> {
   let n = 0;
   let laterEvents = 0;
   let laterMs = 0;
+  let duringEvents = 0;
+  let duringMs = 0;
   for (let hour = 0; hour < HOURS; hour++) {
     const now = new Date(T0 + hour * 3_600_000).toISOString();
     if (retain && hour % CHECK_EVERY_HOURS === 0 && !expiring) {
@@ -56,12 +60,14 @@ async function month(retain: boolean): Promise<MonthRun> {
         .finally(() => { expiring = undefined; });
     }
     const t0 = performance.now();
+    const during = expiring !== undefined;
     const ctx = { now };
     await Promise.all(Array.from({ length: RECORDS_PER_HOUR }, () => {
       const events = Array.from({ length: EVENTS_PER_RECORD }, () => { n++; return benchEvent(`m${n}`, n) as unknown as NormalizedEvent; });
       return inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, events), [], ctx, DEFAULT_DETECTION), ctx);
     }));
     if (hour >= 7 * 24) { laterMs += performance.now() - t0; laterEvents += RECORDS_PER_HOUR * EVENTS_PER_RECORD; }
+    if (during) { duringMs += performance.now() - t0; duringEvents += RECORDS_PER_HOUR * EVENTS_PER_RECORD; }
     if (hour % 24 === 23) sizeByDay.push(statSync(join(storePath, 'data.mdb')).size);
   }
   await expiring;
@@ -69,7 +75,7 @@ async function month(retain: boolean): Promise<MonthRun> {
   await inst.close();
   const files = retain ? readdirSync(archiveDir) : [];
   return {
-    sizeByDay, laterRate: laterEvents / (laterMs / 1000), archives: files.length,
+    sizeByDay, laterRate: laterEvents / (laterMs / 1000), duringRate: duringEvents / Math.max(duringMs / 1000, 1e-9), archives: files.length,
     archiveBytes: files.reduce((s, f) => s + statSync(join(archiveDir, f)).size, 0), expiryMs,
   };
 }
@@ -93,6 +99,8 @@ export async function retentionBench(): Promise<Figure[]> {
     { name: 'one expiry run (archive, cut, refold), median', value: Math.round(median(retain.expiryMs)), unit: 'ms', note: `${SEGMENT} records a segment` },
     { name: 'ingest days 8..30 without retention', value: Math.round(keep.laterRate), unit: 'events/s', note: `${RECORDS_PER_HOUR} records of ${EVENTS_PER_RECORD} events a simulated hour` },
     { name: 'ingest days 8..30 with expiry running', value: Math.round(retain.laterRate), unit: 'events/s' },
-    { name: 'ingest throughput change with expiry', value: Math.round((retain.laterRate / keep.laterRate - 1) * 1000) / 10, unit: '%', note: 'target: no more than 10 % lower' },
+    { name: 'ingest throughput change over days 8..30', value: Math.round((retain.laterRate / keep.laterRate - 1) * 1000) / 10, unit: '%', note: 'a simulated day takes about a second: a day of expiry work shares it' },
+    { name: 'ingest while an expiry run is in progress', value: Math.round(retain.duringRate), unit: 'events/s' },
+    { name: 'ingest change while an expiry run is in progress', value: Math.round((retain.duringRate / keep.laterRate - 1) * 1000) / 10, unit: '%', note: 'target: no more than 10 % lower' },
   ];
 }

@@ -20,8 +20,8 @@ export interface Writer {
   record(events: readonly DomainEvent[], ctx: CommandContext): Promise<readonly LogRecord[]>;
   /**
    * Appends the records of a retention cut and removes the log before it in the same transaction
-   * (src/retention/expire.ts); `inTransaction` adds the cut's own writes, and the heap models are
-   * refolded from the cut (`carried` first) before the next command is decided.
+   * (src/retention/expire.ts); `inTransaction` adds the cut's own writes; resolves once the heap
+   * models are refolded from the cut (`carried` first), which they are beside later commands.
    */
   cut(events: readonly DomainEvent[], ctx: CommandContext, cut: RetentionCut): Promise<readonly LogRecord[]>;
   readonly models: ReadModels;
@@ -44,8 +44,9 @@ export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Wri
     let inTxn: ((recs: readonly LogRecord[]) => void) | undefined;
     const staged = log.stage(batch, (recs) => { inTxn!(recs); cut?.inTransaction(recs); }, cut?.at);
     inTxn = runtime.apply(staged.records);
-    if (cut) runtime.refold(cut.carried, cut.at.firstSeq);
-    return { records: staged.records, durable: staged.durable.then(() => runtime.settle(staged.records)) };
+    const settled = staged.durable.then(() => runtime.settle(staged.records));
+    // The heap models are refolded from the cut once it is durable (the records before it are gone then).
+    return { records: staged.records, durable: cut ? settled.then(() => runtime.refold(cut.carried, cut.at.firstSeq)) : settled };
   }
 
   return {

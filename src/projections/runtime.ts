@@ -31,10 +31,13 @@ export interface ProjectionRuntime extends ReadModels {
   /** Clears every read model and folds the log from record 1 (to `until` when given). */
   rebuild(until?: number, onProgress?: (seq: number) => void): Promise<number>;
   /**
-   * Refolds the heap models from a retention cut being staged: the records carried forward first,
-   * then the live records from `firstSeq` (staged ones included), so they equal a replay from the cut.
+   * Refolds the heap models from a retention cut: the records carried forward first, then the live
+   * records from `firstSeq`, into fresh models, in chunks that let the writer go on; once they have
+   * caught up with every applied record (staged ones included) they replace the current models in
+   * one step, so they equal a replay from the cut. Until then decisions see the models as before
+   * the cut, and no checkpoint is written. Resolves once replaced.
    */
-  refold(carried: readonly LogRecord[], firstSeq: number): void;
+  refold(carried: readonly LogRecord[], firstSeq: number): Promise<void>;
 }
 
 function* concat<T>(a: Iterable<T>, b: Iterable<T>): Iterable<T> {
@@ -63,7 +66,9 @@ export interface RuntimeOptions {
 export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime {
   const { store, log, projections, indexes } = opts;
   const checkpointEvery = opts.checkpointEvery ?? 20_000;
-  const heap = createHeapModels(store, projections);
+  let heap = createHeapModels(store, projections);
+  /** A refold from a cut in progress: checkpoints wait, as the current models still hold what the cut removed. */
+  let refolding: Promise<void> | undefined;
   const ix = createIndexWrites(store, indexes);
   const allIndexNames = indexes.map((i) => i.name);
   const pendingOps = new Map<number, Op[]>();
@@ -100,7 +105,7 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
 
   const runtime: ProjectionRuntime = {
     index: ix.reader,
-    state: heap.state,
+    state: (name) => heap.state(name),
     db: <V>(name: string) => ix.db(name) as unknown as Database<V, IndexKey>,
     seq: () => seq,
     record: (s) => {
@@ -163,16 +168,34 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     },
 
     async checkpoint() {
+      if (refolding) return;
       const snap = heap.snapshot();
       await log.commit(() => heap.write(snap));
     },
 
     refold(carried, firstSeq) {
-      heap.reset();
-      let last = 0;
-      for (const r of carried) heap.fold(r);
-      for (const r of log.read(firstSeq)) { heap.fold(r); last = r.seq; }
-      for (const s of [...stagedRecords.keys()].sort((a, b) => a - b)) if (s > last) heap.fold(stagedRecords.get(s)!);
+      const fresh = createHeapModels(store, projections);
+      const run = (async () => {
+        for (const r of carried) fresh.fold(r);
+        let last = firstSeq - 1;
+        const CHUNK = 2000;
+        for (;;) {
+          // Committed records, a chunk per turn; the last step folds the staged ones and swaps at once.
+          let n = 0;
+          for (const r of log.read(last + 1, last + CHUNK)) { fresh.fold(r); last = r.seq; n++; }
+          if (n === CHUNK) { await new Promise((r) => setImmediate(r)); continue; }
+          for (const s of [...stagedRecords.keys()].sort((a, b) => a - b)) {
+            if (s > last + 1) break; // not readable yet: look again next turn, never fold past a gap
+            if (s === last + 1) { fresh.fold(stagedRecords.get(s)!); last = s; }
+          }
+          if (last >= seq) break;
+          await new Promise((r) => setImmediate(r));
+        }
+        heap = fresh;
+      })();
+      refolding = run.finally(() => { if (refolding === tracked) refolding = undefined; });
+      const tracked = refolding;
+      return refolding;
     },
 
     async rebuild(until, onProgress) {

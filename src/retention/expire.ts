@@ -80,11 +80,11 @@ async function expireSegment(deps: ExpiryDeps, { from, to }: { from: number; to:
   if (!checkpoint || !(checkpointSize >= to)) throw new Error(`no signed checkpoint covers record ${to} yet`);
   const raw = [...log.readRaw(from, to)];
   if (raw.length !== to - from + 1) throw new Error(`records ${from}..${to} are not all in the live store`);
-  const records: SegmentRecord[] = raw.map(({ bytes }) => ({ record: decodeRecord(bytes), hash: hashBytes(bytes) }));
+  const records: Array<SegmentRecord & { bytes: Uint8Array }> = raw.map(({ bytes }) => ({ record: decodeRecord(bytes), hash: hashBytes(bytes), bytes }));
   const file = archiveName(from, to);
-  const digest = writeArchive(deps.archiveDir, file, {
+  const digest = await writeArchive(deps.archiveDir, file, {
     archive: 'vigil-log-segment/1', origin: deps.origin, fromSeq: from, toSeq: to, prevHash: records[0]!.record.prev, checkpoint, checkpointSize,
-  }, raw);
+  }, records);
   // Decided now, in the same turn the writer stages it: nothing can change the models in between.
   const collectors = writer.models.state<CollectorsState>('collectors');
   const latest = (r: LogRecord) => {
