@@ -55,7 +55,7 @@ async function month(retain: boolean): Promise<MonthRun> {
     const now = new Date(T0 + hour * 3_600_000).toISOString();
     if (retain && hour % CHECK_EVERY_HOURS === 0 && !expiring) {
       const t0 = performance.now();
-      expiring = expireSegments({ log: inst.log, writer: inst.writer, carried: inst.carried, checkpoints: cp, origin: 'bench.log/r', settings, archiveDir }, { now })
+      expiring = expireSegments({ log: inst.log, writer: inst.writer, carried: inst.carried, checkpoints: cp, origin: 'bench.log/r', settings, archiveDir, storePath }, { now })
         .then((done) => { if (done.length > 0) expiryMs.push(performance.now() - t0); })
         .finally(() => { expiring = undefined; });
     }

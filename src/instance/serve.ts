@@ -89,7 +89,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   // Expiry waits for every export destination: a record leaves the live store only once delivered.
   const retention = await startRetention({
     log: instance.log, writer: instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
-    settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path),
+    settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
     delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
   }, () => new Date(), log);
   // The CLI writes the credentials file; the service records what changed in it when it loads it,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { exportLine } from '../log/export-line.js';
 import type { LogRecord } from '../log/record.js';
 
@@ -31,7 +32,7 @@ export function archiveName(from: number, to: number): string {
  * temporary file that is fsynced and renamed into place (then the folder is fsynced), so a crash
  * leaves either no archive or a whole one. Returns its SHA-256 (hex).
  */
-export async function writeArchive(dir: string, name: string, header: ArchiveHeader, records: Iterable<{ record: LogRecord; bytes: Uint8Array }>): Promise<string> {
+export async function writeArchive(dir: string, name: string, header: ArchiveHeader, records: Iterable<{ record: LogRecord; bytes: Uint8Array }>, yieldTurns = true): Promise<string> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = join(dir, `.${name}.tmp`);
   const hash = createHash('sha256');
@@ -47,7 +48,7 @@ export async function writeArchive(dir: string, name: string, header: ArchiveHea
     for (const { record, bytes } of records) {
       put(exportLine(record, bytes));
       // A turn for the writer now and then: archiving runs beside ingest, not instead of it.
-      if (++n % 256 === 0) await new Promise((r) => setImmediate(r));
+      if (yieldTurns && ++n % 256 === 0) await new Promise((r) => setImmediate(r));
     }
     fsyncSync(fd);
   } finally {
@@ -74,4 +75,14 @@ export function readArchive(path: string): ReadArchive {
   const header = JSON.parse(lines[0] ?? '{}') as ArchiveHeader;
   if (header.archive !== ARCHIVE_FORMAT) throw new Error(`${path} is not a ${ARCHIVE_FORMAT} archive`);
   return { header, lines: lines.slice(1), digest };
+}
+
+/** Writes an archive in a worker thread (archive-worker.ts), reading the records from the store at `storePath`; resolves with its SHA-256. */
+export function writeArchiveOffThread(storePath: string, dir: string, name: string, header: ArchiveHeader): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./archive-worker.js', import.meta.url), { workerData: { storePath, dir, name, header } });
+    worker.once('message', (m: { digest?: string; error?: string }) => (m.digest ? resolve(m.digest) : reject(new Error(m.error ?? 'archive worker failed'))));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`archive worker exited with ${code}`)));
+  });
 }

@@ -9,7 +9,7 @@ import { decodeRecord, hashBytes, type LogRecord } from '../log/record.js';
 import type { CollectorsState } from '../projections/collectors.js';
 import type { AlertsState } from '../projections/alerts.js';
 import { EVIDENCE_DBS, decodeStored } from '../projections/evidence.js';
-import { archiveName, writeArchive } from './archive.js';
+import { ARCHIVE_FORMAT, archiveName, writeArchive, writeArchiveOffThread } from './archive.js';
 import type { CarriedIndex } from './carried.js';
 import { retentionDays, shortestDays } from './kinds.js';
 import { asRecord, expiredBefore, expiringSegments, segmentFate, type SegmentRecord } from './plan.js';
@@ -27,6 +27,8 @@ export interface ExpiryDeps {
   readonly settings: RetentionSettings;
   /** Where archive files go. */
   readonly archiveDir: string;
+  /** The store's folder: archives are written by a worker thread that reads it (default: on this thread). */
+  readonly storePath?: string;
   /** The last seq every export destination has delivered: nothing past it expires (default: no bound). */
   readonly delivered?: () => number;
 }
@@ -82,9 +84,10 @@ async function expireSegment(deps: ExpiryDeps, { from, to }: { from: number; to:
   if (raw.length !== to - from + 1) throw new Error(`records ${from}..${to} are not all in the live store`);
   const records: Array<SegmentRecord & { bytes: Uint8Array }> = raw.map(({ bytes }) => ({ record: decodeRecord(bytes), hash: hashBytes(bytes), bytes }));
   const file = archiveName(from, to);
-  const digest = await writeArchive(deps.archiveDir, file, {
-    archive: 'vigil-log-segment/1', origin: deps.origin, fromSeq: from, toSeq: to, prevHash: records[0]!.record.prev, checkpoint, checkpointSize,
-  }, records);
+  const header = { archive: ARCHIVE_FORMAT, origin: deps.origin, fromSeq: from, toSeq: to, prevHash: records[0]!.record.prev, checkpoint, checkpointSize } as const;
+  const digest = deps.storePath !== undefined
+    ? await writeArchiveOffThread(deps.storePath, deps.archiveDir, file, header)
+    : await writeArchive(deps.archiveDir, file, header, records);
   // Decided now, in the same turn the writer stages it: nothing can change the models in between.
   const collectors = writer.models.state<CollectorsState>('collectors');
   const latest = (r: LogRecord) => {

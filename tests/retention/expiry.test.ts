@@ -16,7 +16,7 @@ import { verifyTree } from '../../src/log/verify-tree.js';
 import { verifyWithArchives } from '../../src/retention/verify-archives.js';
 import { startRetention } from '../../src/retention/scheduler.js';
 import { archiveDirOf } from '../../src/retention/expire.js';
-import { logVerify } from '../../src/cli/log-commands.js';
+import { logVerify, replay } from '../../src/cli/log-commands.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
@@ -84,7 +84,7 @@ describe('retention expiry', () => {
       const clock = day(40);
       const runner = await startRetention({
         log: inst.log, writer: inst.writer, carried: inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
-        settings: t.config.retention, archiveDir: archiveDirOf(t.config.retention, t.config.storage.path),
+        settings: t.config.retention, archiveDir: archiveDirOf(t.config.retention, t.config.storage.path), storePath: t.config.storage.path,
       }, () => new Date(clock), () => {});
       const policy = inst.runtime.state<RetentionState>(RETENTION).policy;
       assert.deepEqual(policy, { enabled: true, days: { evidence: 30, alerts: 365, reviews: 365, incidents: 365, access: 365, audit: 730 }, segmentRecords: 256 }, 'the policy in force is recorded');
@@ -174,6 +174,9 @@ describe('retention expiry', () => {
       const whole = await logVerify(path, {}, dir) as { ok: boolean; history?: { records: number; archives: number } };
       assert.equal(whole.ok, true, JSON.stringify(whole));
       assert.deepEqual([whole.history?.records, whole.history?.archives], [head, 2]);
+      const replayed = await replay(path, undefined);
+      assert.equal(replayed.until, head, 'vigil replay folds a cut store from the cut');
+      assert.equal((await logVerify(path)).ok, true, 'and leaves it verifiable');
       const missing = await logVerify(path, {}, join(path, 'no-such-dir'));
       assert.equal(missing.ok, false, 'without the archives the whole history cannot be verified');
       assert.ok(existsSync(dir));
