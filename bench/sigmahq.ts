@@ -100,32 +100,35 @@ export async function sigmahqBench(): Promise<Figure[]> {
     }
   }));
   const events = stream.flat().reduce((n, x) => n + x.events.length, 0);
-  let base = 0;
-  for (const loaded of [false, true]) {
-    const inst = await openInstanceStore(join(scratch(`sigmahq-${loaded ? 'all' : 'none'}`), 'store'));
-    if (loaded) {
-      const t0 = performance.now();
-      let imported = 0;
-      for (const batch of batches(files, 512 * 1024)) {
-        const r = await inst.writer.execute((m) => decideBulkImport(detectionSlice(m), batch, 'api'), { now: '2026-11-22T09:00:00.000Z' });
-        if (!r.ok) throw new Error(`SigmaHQ rules do not import: ${r.rejection.message}`);
-        imported += r.result.imported;
-      }
-      const seconds = (performance.now() - t0) / 1000;
-      figures.push({ name: `import SigmaHQ rules/ (${files.length} files, 512 KiB batches, through the writer)`, value: Math.round(seconds * 100) / 100, unit: 's', note: `${imported} rules imported; target < 10 s` });
-    }
-    const t0 = performance.now();
-    let alerts = 0;
-    for (const normalized of stream) {
-      const ctx = { now: ingestedAt };
-      const out = await inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
-      if (out.ok) alerts += out.result.detections.alerts.length;
-    }
-    const rate = events / ((performance.now() - t0) / 1000);
-    if (!loaded) base = rate;
-    figures.push({ name: `ingest + detect, ${loaded ? 'all SigmaHQ rules' : '0 rules'} (Zeek conn/dns/http, sshd journal, Windows with 1% recorded attacks; 1000/batch)`, value: Math.round(rate), unit: 'events/s', note: `${alerts} alerts raised or grown` });
-    if (loaded) figures.push({ name: '  all SigmaHQ rules as a share of 0 rules', value: Math.round((rate / base) * 1000) / 10, unit: '%', note: 'target >= 50%' });
-    await inst.close();
+  const none = await openInstanceStore(join(scratch('sigmahq-none'), 'store'));
+  const all = await openInstanceStore(join(scratch('sigmahq-all'), 'store'));
+  const t0 = performance.now();
+  let imported = 0;
+  for (const batch of batches(files, 512 * 1024)) {
+    const r = await all.writer.execute((m) => decideBulkImport(detectionSlice(m), batch, 'api'), { now: '2026-11-22T09:00:00.000Z' });
+    if (!r.ok) throw new Error(`SigmaHQ rules do not import: ${r.rejection.message}`);
+    imported += r.result.imported;
   }
+  figures.push({ name: `import SigmaHQ rules/ (${files.length} files, 512 KiB batches, through the writer)`, value: Math.round((performance.now() - t0) / 10) / 100, unit: 's', note: `${imported} rules imported; target < 10 s` });
+  // The two stores take the stream batch by batch in turn (the order swapped every batch), so
+  // whatever else the machine is doing weighs on both alike and the ratio holds under load.
+  const spent = new Map([[none, 0], [all, 0]]);
+  const alerts = new Map([[none, 0], [all, 0]]);
+  for (const [i, normalized] of stream.entries()) {
+    for (const inst of i % 2 === 0 ? [none, all] : [all, none]) {
+      const ctx = { now: ingestedAt };
+      const t = performance.now();
+      const out = await inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
+      spent.set(inst, spent.get(inst)! + performance.now() - t);
+      if (out.ok) alerts.set(inst, alerts.get(inst)! + out.result.detections.alerts.length);
+    }
+  }
+  const rate = (inst: typeof all) => events / (spent.get(inst)! / 1000);
+  const stream_ = 'Zeek conn/dns/http, sshd journal, Windows with 1% recorded attacks; 1000/batch';
+  figures.push({ name: `ingest + detect, 0 rules (${stream_})`, value: Math.round(rate(none)), unit: 'events/s', note: `${alerts.get(none)} alerts raised or grown` });
+  figures.push({ name: `ingest + detect, all SigmaHQ rules (${stream_})`, value: Math.round(rate(all)), unit: 'events/s', note: `${alerts.get(all)} alerts raised or grown` });
+  figures.push({ name: '  all SigmaHQ rules as a share of 0 rules', value: Math.round((rate(all) / rate(none)) * 1000) / 10, unit: '%', note: 'target >= 50%; batches alternate between the two stores' });
+  await none.close();
+  await all.close();
   return figures;
 }

@@ -58,6 +58,9 @@ export function alertingStateOf(models: ReadModels): AlertingState {
   };
 }
 
+/** A record this evaluation builds up before it is appended. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 const isoOfMs = (ms: number, fallback: string) => (Number.isFinite(ms) ? new Date(ms).toISOString() : fallback);
 
 function recordHits(hits: readonly RuleHit[], fieldsOf: (id: string) => readonly string[]): RecordedHit[] {
@@ -93,9 +96,9 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
   const find = (id: string) => byId.get(id) ?? state.storedEvent(id);
   const alertsState = state.alerts;
   // Alerts raised by this evaluation, by rule and group key (later matches of the batch join them).
-  const raisedHere = new Map<string, AlertRaised>();
+  const raisedHere = new Map<string, Mutable<AlertRaised>>();
   const raisedIds = new Set<string>();
-  const grown = new Map<string, AlertEvidenceAdded>();
+  const grown = new Map<string, Mutable<AlertEvidenceAdded>>();
   for (const m of matches) applyMatch(m);
   const raised = [...raisedHere.values()];
   events.push(...raised.map((data) => ({ type: DetectionRecord.AlertRaised, data })));
@@ -125,13 +128,21 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
     const refs = evs.map(evidenceOf);
     const local = raisedHere.get(key);
     const openId = local?.alertId ?? alertsState.openByKey.get(key);
+    // The records raised or grown here are this evaluation's own: later matches of the batch add to them in place.
     if (local) {
-      raisedHere.set(key, { ...local, evidence: [...local.evidence, ...refs], affectedSystems: [...new Set([...local.affectedSystems, ...systems])], lastSeen: last > local.lastSeen ? last : local.lastSeen, confidence: confidenceOf(rule, local.evidence.length + refs.length) });
+      local.evidence.push(...refs);
+      for (const sys of systems) if (!local.affectedSystems.includes(sys)) local.affectedSystems.push(sys);
+      if (last > local.lastSeen) local.lastSeen = last;
+      local.confidence = confidenceOf(rule, local.evidence.length);
     } else if (openId !== undefined) {
       const existing = alertsState.alerts.get(openId)!;
       const prior = grown.get(openId);
-      const evidenceRefs = [...(prior?.evidence ?? []), ...refs];
-      grown.set(openId, { alertId: openId, evidence: evidenceRefs, affectedSystems: [...new Set([...(prior?.affectedSystems ?? []), ...systems])], lastSeen: last > (prior?.lastSeen ?? '') ? last : prior!.lastSeen, confidence: confidenceOf(rule, existing.evidenceCount + evidenceRefs.length) });
+      if (prior) {
+        prior.evidence.push(...refs);
+        for (const sys of systems) if (!prior.affectedSystems.includes(sys)) prior.affectedSystems.push(sys);
+        if (last > prior.lastSeen) prior.lastSeen = last;
+        prior.confidence = confidenceOf(rule, existing.evidenceCount + prior.evidence.length);
+      } else grown.set(openId, { alertId: openId, evidence: refs, affectedSystems: [...new Set(systems)], lastSeen: last, confidence: confidenceOf(rule, existing.evidenceCount + refs.length) });
     } else {
       let alertId = alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now);
       for (let n = 2; alertsState.alerts.has(alertId) || raisedIds.has(alertId); n++) alertId = `${alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now)}-${n}`;

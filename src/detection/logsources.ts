@@ -243,6 +243,20 @@ function someText(value: unknown, test: (s: string) => boolean): boolean {
   return false;
 }
 
+/** The values a keyword search reads (someKeywordText), for the prefilter: strings, string lists, and what it skips anyway. */
+export function keywordValues(event: NormalizedEvent): unknown[] {
+  const a = event.attributes;
+  switch (event.source.adapter) {
+    case 'linux-journal': return [a['MESSAGE'], a['SYSLOG_IDENTIFIER']];
+    case 'syslog-rfc5424': return [a['MSG'], a['APP-NAME']];
+    case 'opentelemetry-log': if (typeof a['body'] === 'string') return [a['body']]; break;
+    default: break;
+  }
+  const out: unknown[] = [];
+  for (const key in a) out.push(a[key]);
+  return out;
+}
+
 /**
  * Whether a keyword test holds on some searchable text of the event: the message and program of a
  * Linux line (a raw auth.log line shows both), an OTLP string body, otherwise every string attribute.

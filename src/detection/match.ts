@@ -1,9 +1,9 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { bindCondition, parseConditionValue, referencedIdentifiers } from './condition.js';
 import { compileFieldTest, FIELD_LIMITS, type FieldTest } from './field-test.js';
-import { fieldAccessor, someKeywordText, type Accessor, type LogsourceMapping } from './logsources.js';
+import { fieldAccessor, keywordValues, someKeywordText, type Accessor, type LogsourceMapping } from './logsources.js';
 import { planModifiers } from './modifiers.js';
-import { conditionNeed, conjunctionNeed, fieldLiterals, type Need, type Trigger } from './prefilter.js';
+import { conditionNeed, conjunctionNeed, fieldLiterals, keywordLiterals, type Need, type Trigger } from './prefilter.js';
 import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';
 import { fail, ok, type MatchDetail, type Result } from './types.js';
 import { anchorPattern, compilePattern, parsePattern, type StringTest } from './wildcard.js';
@@ -29,6 +29,8 @@ interface KeywordTerm {
   readonly all: boolean;
   /** Whether one text holds any of the keywords: each searched text is read once for the whole list. */
   readonly anyIn: StringTest;
+  /** What the searched texts must contain for the term to hold (prefilter.ts), when that can be said. */
+  readonly trigger?: Trigger;
 }
 
 type Term = FieldTerm | KeywordTerm;
@@ -72,7 +74,8 @@ function keywordTerm(values: unknown[], all: boolean): KeywordTerm | string {
     for (const k of others) if (k.test(text)) return true;
     return false;
   };
-  return { kind: 'keywords', keywords, all, anyIn };
+  const literals = keywordLiterals(keywords.map((k) => k.text), all);
+  return { kind: 'keywords', keywords, all, anyIn, ...(literals ? { trigger: { field: '', via: 'keywords', get: keywordValues, literals } } : {}) };
 }
 
 function fieldTerm(key: string, raw: unknown, mapping: LogsourceMapping): Term | string {
@@ -128,9 +131,9 @@ function compileSelection(name: string, value: unknown, mapping: LogsourceMappin
   return typeof keywords === 'string' ? keywords : { name, alternatives: [[keywords]] };
 }
 
-/** A selection's need: any of its alternatives' needs (keywords-only alternatives have none). */
+/** A selection's need: any of its alternatives' needs. */
 function selectionNeed(selection: Selection): Need {
-  const needs: Need[] = selection.alternatives.map((terms) => conjunctionNeed(terms.map((t) => (t.kind === 'field' && t.trigger ? { trigger: t.trigger } : {}))));
+  const needs: Need[] = selection.alternatives.map((terms) => conjunctionNeed(terms.map((t) => (t.trigger ? { trigger: t.trigger } : {}))));
   if (needs.some((n) => n === undefined)) return undefined;
   return needs.flatMap((n) => n!);
 }

@@ -9,8 +9,9 @@ import { DASH_CHARACTERS, parsePattern } from './wildcard.js';
  * index key). From a rule's condition, a *trigger* is derived: fields and literal texts such that the
  * rule can only match when one of those fields contains one of its texts (case-insensitively). A
  * field test `Image|endswith: '\wmic.exe'` implies that Image contains `\wmic.exe`; `a and b` needs
- * what either needs; `a or b` needs what both need; `not`, regexes, comparisons and keywords give
- * no trigger, and such a rule is simply always tried. The engine then finds, per event and field,
+ * what either needs; `a or b` needs what both need; keywords need one of their texts in the texts a
+ * keyword search reads; `not`, regexes and comparisons give no trigger, and such a rule is simply
+ * always tried. The engine then finds, per event and field,
  * every literal present in one Aho-Corasick pass and tries only the rules they trigger.
  */
 
@@ -51,6 +52,19 @@ export function fieldLiterals(plan: FieldPlan, raw: unknown): string[] | undefin
   }
   // With `|all` every value must be found: the longest one alone is necessary.
   if (plan.all) return [literals.reduce((a, b) => (b.length > a.length ? b : a))];
+  return [...new Set(literals)];
+}
+
+/** The texts one of which a keyword search must find (with `|all`, the longest keyword's alone), or undefined. */
+export function keywordLiterals(keywords: readonly string[], all: boolean): string[] | undefined {
+  const literals: string[] = [];
+  for (const k of keywords) {
+    const lit = literalOf(k, false);
+    if (lit === undefined) return undefined;
+    literals.push(lit);
+  }
+  if (literals.length === 0) return undefined;
+  if (all) return [literals.reduce((a, b) => (b.length > a.length ? b : a))];
   return [...new Set(literals)];
 }
 

@@ -1,24 +1,38 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /**
  * RFC 9162 section 2.1 Merkle tree hashing, proofs and their verification, over any source of
  * complete-subtree hashes. Pure: the LMDB-backed tree (merkle-tree.ts) and offline verifiers share it.
  */
 
-const LEAF = Buffer.from([0x00]);
-const NODE = Buffer.from([0x01]);
-
 /** MTH of the empty tree: SHA-256 of nothing. */
 export const EMPTY_ROOT: Uint8Array = new Uint8Array(createHash('sha256').digest());
 
+/** The digest as a plain Uint8Array view (no copy). */
+const view = (d: Buffer): Uint8Array => new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+
+// Hashing is on the append path (a leaf and about one node a record): small inputs are laid out
+// in one scratch buffer and hashed one-shot, which costs a third less than a streaming hash.
+const SMALL = 4096;
+const scratch = Buffer.allocUnsafe(SMALL + 1);
+const pair = Buffer.allocUnsafe(65);
+
 /** The leaf hash of one entry: SHA-256(0x00 ‖ entry bytes). */
 export function leafHash(entry: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(LEAF).update(entry).digest());
+  if (entry.length > SMALL) return view(createHash('sha256').update(new Uint8Array([0x00])).update(entry).digest());
+  scratch[0] = 0x00;
+  scratch.set(entry, 1);
+  return view(hash('sha256', scratch.subarray(0, entry.length + 1), 'buffer'));
 }
 
 /** The hash of an interior node: SHA-256(0x01 ‖ left ‖ right). */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(NODE).update(left).update(right).digest());
+  // A proof from outside may hold hashes of another length: those take the general path (and fail to verify).
+  if (left.length !== 32 || right.length !== 32) return view(createHash('sha256').update(new Uint8Array([0x01])).update(left).update(right).digest());
+  pair[0] = 0x01;
+  pair.set(left, 1);
+  pair.set(right, 33);
+  return view(hash('sha256', pair, 'buffer'));
 }
 
 /**

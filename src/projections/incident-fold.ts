@@ -15,14 +15,32 @@ function detach(s: AlertsState, alert: AlertView, to: string, at: string, seq: n
   from.timeline.push({ at, what: `alert moved to incident ${to}: ${alert.title}`, kind: 'alert_left', seq, alertId: alert.id, to, ...byOf(by) });
 }
 
+// An incident's entities as a set, for membership tests (an incident over a busy network collects
+// thousands). A memo only: rebuilt whenever the list has changed size behind its back.
+const entitySets = new WeakMap<IncidentView, Set<string>>();
+function entitySet(incident: IncidentView): Set<string> {
+  let set = entitySets.get(incident);
+  if (!set || set.size !== incident.entities.length) {
+    set = new Set(incident.entities);
+    entitySets.set(incident, set);
+  }
+  return set;
+}
+
 function attach(s: AlertsState, incident: IncidentView, alertIds: readonly string[], at: string, seq: number, reason: string, by: By = {}): void {
+  const entities = entitySet(incident);
   for (const id of alertIds) {
     const alert = s.alerts.get(id);
-    if (!alert || incident.alertIds.includes(id)) continue;
+    // An alert is in an incident's list exactly when its incidentId names it: look at the list only then.
+    if (!alert || (alert.incidentId === incident.id && incident.alertIds.includes(id))) continue;
     detach(s, alert, incident.id, at, seq, by);
     incident.alertIds.push(id);
     alert.incidentId = incident.id;
-    for (const sys of alert.affectedSystems) if (!incident.entities.includes(sys)) incident.entities.push(sys);
+    for (const sys of alert.affectedSystems) {
+      if (entities.has(sys)) continue;
+      incident.entities.push(sys);
+      entities.add(sys);
+    }
     if (alert.firstSeen < incident.firstSeen) incident.firstSeen = alert.firstSeen;
     if (alert.lastSeen > incident.lastSeen) incident.lastSeen = alert.lastSeen;
     incident.timeline.push({ at, what: `alert joined: ${alert.title} (${reason})`, kind: 'alert_joined', seq, alertId: id, reason, ...byOf(by) });

@@ -32,8 +32,18 @@ export function jsonDocuments(raw: string): Json[] {
   return out;
 }
 
-/** The receiver's body for one rendered event; `eventDataShape` picks one of the receiver versions' `event_data` shapes. */
-export function receiverBody(doc: Json, eventDataShape: 'map' | 'array' = 'map'): Json {
+/** An element of the rendered XML as the receiver's `user_data` map: child elements by name, values as text, attributes left out. */
+function userDataMap(v: unknown): unknown {
+  if (!isMap(v)) return text(v);
+  return Object.fromEntries(Object.entries(v).filter(([k]) => k !== '#attributes').map(([k, c]) => [k, userDataMap(c)]));
+}
+
+/**
+ * The receiver's body for one rendered event; `eventDataShape` picks one of the receiver versions'
+ * `event_data` shapes. Receivers since March 2026 (contrib PR 46944) also send `<UserData>` as
+ * `user_data`; `withUserData: false` is what earlier receivers send.
+ */
+export function receiverBody(doc: Json, eventDataShape: 'map' | 'array' = 'map', withUserData = true): Json {
   const event = doc['Event'] as Json;
   const system = event['System'] as Json;
   const eventId = system['EventID'];
@@ -54,6 +64,7 @@ export function receiverBody(doc: Json, eventDataShape: 'map' | 'array' = 'map')
     event_data: eventDataShape === 'map'
       ? Object.fromEntries(data.map(([k, v]) => [k, text(v)]))
       : { data: data.map(([k, v]) => ({ [k]: text(v) })) },
+    ...(withUserData && isMap(event['UserData']) ? { user_data: userDataMap(event['UserData']) } : {}),
   };
 }
 

@@ -56,6 +56,21 @@ describe('opentelemetry-log: Windows Event Log records (windowseventlog receiver
     assert.equal(plain.events[0]!.attributes['Channel'], undefined);
   });
 
+  it('reads user_data (receivers since March 2026): leaf values by element name, attributes left out, event data first', () => {
+    const body = {
+      ...receiverBody(sysmon1), channel: 'Microsoft-Windows-WMI-Activity/Operational', event_id: { id: 5858, qualifiers: 0 },
+      event_data: { User: 'from-event-data' },
+      user_data: { Operation_ClientFailure: { '#attributes': { xmlns: 'http://manifests.microsoft.com/win/2006/windows/WMI' }, xmlns: 'x', Operation: 'ExecMethod cleareventlog', User: 'from-user-data', Nested: { Deeper: { Deepest: { TooDeep: 'no' } }, Inner: 'yes' } } },
+    };
+    const e = normalize(body);
+    assert.equal(e.attributes['Operation'], 'ExecMethod cleareventlog');
+    assert.equal(e.attributes['User'], 'from-event-data', 'event data wins a clash');
+    assert.equal(e.attributes['Inner'], 'yes');
+    assert.equal(e.attributes['TooDeep'], undefined, 'user_data is followed four levels deep');
+    assert.equal(e.attributes['xmlns'], undefined);
+    assert.equal(e.attributes['#attributes'], undefined);
+  });
+
   it('Sysmon registry events are categorised by EventType', () => {
     const base = receiverBody(sysmon1);
     const at = (id: number, eventType: string) => indexKeysForEvent(normalize({ ...base, event_id: { id, qualifiers: 0 }, event_data: { EventType: eventType, TargetObject: 'HKLM\\x' } })).filter((k) => k.startsWith('win:cat:'));

@@ -33,7 +33,7 @@ function firedBy(rule: CompiledRule, bodies: Array<Record<string, unknown>>): nu
   return createRuleSet([rule]).matchEvents(normalized.events).matches.filter((m) => m.ruleId === rule.id).length;
 }
 
-/** Records the receiver cannot carry: `UserData` is not part of its structured body (only of the raw XML). */
+/** Records whose values are only in `<UserData>`: receivers before March 2026 sent no `user_data`. */
 const USER_DATA_ONLY = (events: Array<Record<string, unknown>>): boolean =>
   events.every((e) => (e['Event'] as Record<string, unknown>)['EventData'] === undefined);
 
@@ -43,11 +43,10 @@ describe('SigmaHQ regression data through the windowseventlog receiver shape', (
     for (const c of cases) assert.match(c.ruleId, /^[0-9a-f-]{36}$/, c.eventFile);
   });
 
-  it('every event with EventData fires its rule, under both event_data shapes; the rule carries its author', () => {
+  it('every one of the 192 events fires its rule, under both event_data shapes; the rule carries its author', () => {
     const missed: string[] = [];
     let fired = 0;
     for (const c of cases) {
-      if (USER_DATA_ONLY(c.events)) continue;
       const rule = compileRule(c.rulePath);
       assert.equal(rule.id, c.ruleId, c.rulePath);
       assert.ok(rule.author && rule.author.length > 0, `${c.rulePath} has an author for the alert`);
@@ -58,12 +57,16 @@ describe('SigmaHQ regression data through the windowseventlog receiver shape', (
       }
     }
     assert.deepEqual(missed, []);
-    assert.equal(fired, 191, 'all but the one UserData-only record');
+    assert.equal(fired, 192);
   });
 
-  it('the one record whose data is only in UserData is named (the receiver does not send UserData)', () => {
-    const userDataOnly = cases.filter((c) => USER_DATA_ONLY(c.events)).map((c) => c.ruleId);
-    assert.deepEqual(userDataOnly, ['d4f1a2b3-7c8e-4d5f-b6a9-1e0c2d3f4e5b']);
+  it('the one record whose values are only in UserData fires through user_data, and cannot from a receiver without it', () => {
+    const userDataOnly = cases.filter((c) => USER_DATA_ONLY(c.events));
+    assert.deepEqual(userDataOnly.map((c) => c.ruleId), ['d4f1a2b3-7c8e-4d5f-b6a9-1e0c2d3f4e5b']);
+    const [c] = userDataOnly;
+    const rule = compileRule(c!.rulePath);
+    assert.equal(firedBy(rule, c!.events.map((e) => receiverBody(e, 'map', true))), 1);
+    assert.equal(firedBy(rule, c!.events.map((e) => receiverBody(e, 'map', false))), 0);
   });
 });
 

@@ -8,6 +8,10 @@ import { isObject } from './decoded.js';
  * `level`, `task`, `opcode`, `keywords`, `message` and `event_data`. `event_data` has had three
  * shapes across receiver versions, all read here: a map of the named `<Data>` elements (anonymous
  * ones as `param1`, `param2`, ...), or `{data: [{Name: value}, ...]}` (each element a one-key map).
+ * Receivers since March 2026 (contrib PR 46944) also send `user_data`: the record's `<UserData>`
+ * element as a map (its one child element, e.g. `Operation_ClientFailure`, holding the named
+ * values), which some providers use instead of `<EventData>` (WMI-Activity 5858, Eventlog 1102).
+ * Its leaf values are fields by their element names, as Sigma's Windows rules expect them.
  */
 
 /** What the normalizer keeps of a Windows record: Sigma's field names, ready to merge into attributes. */
@@ -50,6 +54,24 @@ function eventData(raw: unknown): Record<string, unknown> {
   return out;
 }
 
+/** How deep `user_data` is followed: the UserData element, its child, and nested values. */
+const MAX_USER_DATA_DEPTH = 4;
+
+/** The leaf values of `user_data` by their element names (attributes and namespaces left out); event data wins a clash. */
+function userData(raw: unknown, into: Record<string, unknown>): void {
+  let count = Object.keys(into).length;
+  const visit = (node: Record<string, unknown>, depth: number): void => {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '' || k.startsWith('#') || k.startsWith('@') || k === 'xmlns') continue;
+      if (isObject(v)) { if (depth < MAX_USER_DATA_DEPTH) visit(v, depth + 1); continue; }
+      if (count >= MAX_DATA_FIELDS || Object.hasOwn(into, k)) continue;
+      Object.defineProperty(into, k, { value: v, enumerable: true, writable: true, configurable: true });
+      count++;
+    }
+  };
+  if (isObject(raw)) visit(raw, 1);
+}
+
 /** The Windows record in a decoded OTLP body, or undefined when the body is not one. */
 export function windowsRecord(body: unknown): WindowsRecord | undefined {
   if (!isObject(body)) return undefined;
@@ -59,6 +81,7 @@ export function windowsRecord(body: unknown): WindowsRecord | undefined {
   if (channel === undefined || eventId === undefined || !isObject(body['provider']) || body['system_time'] === undefined) return undefined;
   const provider = body['provider'];
   const data = eventData(body['event_data']);
+  userData(body['user_data'], data);
   const system: Record<string, unknown> = {
     EventID: eventId,
     Channel: channel,
