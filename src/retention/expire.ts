@@ -126,7 +126,6 @@ async function expireSegment(deps: ExpiryDeps, { from, to }: { from: number; to:
   return { fromSeq: from, toSeq: to, file, carried: fate.carried.length, dropped: fate.dropped.length };
 }
 
-
 /** The alerts whose evidence leaves with the dropped records, and which of it. */
 function archivedAlertEvidence(alerts: AlertsState, dropped: readonly LogRecord[]): Array<{ alertId: string; eventIds: string[] }> {
   const leaving = new Set<string>();
