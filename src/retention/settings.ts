@@ -19,7 +19,7 @@ export const RetentionSchema = v.strictObject({
   accessDays: Days(365),
   /** API audit records, credential changes, console sessions. */
   auditDays: Days(730),
-  segmentRecords: v.optional(SegmentRecords, 65_536),
+  segmentRecords: v.optional(SegmentRecords, 1_048_576),
   /** Where archive files go (absolute); default `<storage.path>/archive`. */
   archiveDir: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.check((p) => p.startsWith('/'), 'expected an absolute path'))),
   /** How often `vigil serve` checks for segments to expire. */

@@ -5,7 +5,7 @@ import { eventOf } from '../../src/events/union.js';
 import { RETENTION, type RecordedPolicy, type RetentionState } from '../../src/projections/retention.js';
 import type { ReadModels } from '../../src/projections/runtime.js';
 
-const on: RecordedPolicy = { enabled: true, days: { evidence: 30, alerts: 365, reviews: 365, incidents: 365, access: 365, audit: 730 }, segmentRecords: 65_536 };
+const on: RecordedPolicy = { enabled: true, days: { evidence: 30, alerts: 365, reviews: 365, incidents: 365, access: 365, audit: 730 }, segmentRecords: 1_048_576 };
 const off: RecordedPolicy = { ...on, enabled: false };
 const record = (m: ReadModels, p: RecordedPolicy) => decideRetentionPolicy(m.state<RetentionState>(RETENTION), p);
 
