@@ -6,6 +6,7 @@ import { decideIngestRaw } from '../src/commands/ingest-raw.js';
 import { detectionSlice } from '../src/commands/slices.js';
 import { batches } from '../src/cli/rules-commands.js';
 import { DEFAULT_DETECTION, openInstanceStore } from '../src/instance/open.js';
+import { activeRuleSet, type DetectionState } from '../src/projections/detection.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { exportRequest, receiverBody, regressionCases } from '../tests/helpers/windows-events.js';
 import type { Figure } from './foundation.js';
@@ -109,25 +110,34 @@ export async function sigmahqBench(): Promise<Figure[]> {
     if (!r.ok) throw new Error(`SigmaHQ rules do not import: ${r.rejection.message}`);
     imported += r.result.imported;
   }
-  figures.push({ name: `import SigmaHQ rules/ (${files.length} files, 512 KiB batches, through the writer)`, value: Math.round((performance.now() - t0) / 10) / 100, unit: 's', note: `${imported} rules imported; target < 10 s` });
-  // The two stores take the stream batch by batch in turn (the order swapped every batch), so
-  // whatever else the machine is doing weighs on both alike and the ratio holds under load.
-  const spent = new Map([[none, 0], [all, 0]]);
+  // The rule set (logsource index, prefilter automata) is built once the rules are in, on first use: count it here.
+  activeRuleSet(all.reads.state<DetectionState>('detection'));
+  figures.push({ name: `import SigmaHQ rules/ (${files.length} files, 512 KiB batches, through the writer, then the rule set built)`, value: Math.round((performance.now() - t0) / 10) / 100, unit: 's', note: `${imported} rules imported; target < 10 s` });
+  // The two stores take the stream batch by batch in turn (the order swapped every batch), each
+  // batch followed by its read side catching up, and each store is charged the CPU time of its own
+  // batches (all threads of the process, so its read side too): what else the machine is doing
+  // then weighs on neither, and the ratio holds on a busy machine. Wall-clock time is given too.
+  const cpu = new Map([[none, 0], [all, 0]]);
+  const wall = new Map([[none, 0], [all, 0]]);
   const alerts = new Map([[none, 0], [all, 0]]);
   for (const [i, normalized] of stream.entries()) {
     for (const inst of i % 2 === 0 ? [none, all] : [all, none]) {
       const ctx = { now: ingestedAt };
       const t = performance.now();
+      const c = process.cpuUsage();
       const out = await inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
-      spent.set(inst, spent.get(inst)! + performance.now() - t);
+      await inst.readYourWrites(60_000);
+      const used = process.cpuUsage(c);
+      cpu.set(inst, cpu.get(inst)! + (used.user + used.system) / 1000);
+      wall.set(inst, wall.get(inst)! + performance.now() - t);
       if (out.ok) alerts.set(inst, alerts.get(inst)! + out.result.detections.alerts.length);
     }
   }
-  const rate = (inst: typeof all) => events / (spent.get(inst)! / 1000);
+  const rate = (inst: typeof all, spent: Map<typeof all, number>) => events / (spent.get(inst)! / 1000);
   const stream_ = 'Zeek conn/dns/http, sshd journal, Windows with 1% recorded attacks; 1000/batch';
-  figures.push({ name: `ingest + detect, 0 rules (${stream_})`, value: Math.round(rate(none)), unit: 'events/s', note: `${alerts.get(none)} alerts raised or grown` });
-  figures.push({ name: `ingest + detect, all SigmaHQ rules (${stream_})`, value: Math.round(rate(all)), unit: 'events/s', note: `${alerts.get(all)} alerts raised or grown` });
-  figures.push({ name: '  all SigmaHQ rules as a share of 0 rules', value: Math.round((rate(all) / rate(none)) * 1000) / 10, unit: '%', note: 'target >= 50%; batches alternate between the two stores' });
+  figures.push({ name: `ingest + detect, 0 rules (${stream_})`, value: Math.round(rate(none, cpu)), unit: 'events/CPU-s', note: `${Math.round(rate(none, wall))} events/s wall-clock; ${alerts.get(none)} alerts` });
+  figures.push({ name: `ingest + detect, all SigmaHQ rules (${stream_})`, value: Math.round(rate(all, cpu)), unit: 'events/CPU-s', note: `${Math.round(rate(all, wall))} events/s wall-clock; ${alerts.get(all)} alerts raised or grown` });
+  figures.push({ name: '  all SigmaHQ rules as a share of 0 rules', value: Math.round((rate(all, cpu) / rate(none, cpu)) * 1000) / 10, unit: '%', note: `target >= 50%; ${Math.round((rate(all, wall) / rate(none, wall)) * 1000) / 10} % wall-clock` });
   await none.close();
   await all.close();
   return figures;

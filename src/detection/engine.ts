@@ -57,12 +57,6 @@ function unresolvedOf(rules: readonly (CompiledRule | CompiledCorrelation)[], co
   return correlations.flatMap((c) => c.rules.filter((ref) => !known.has(ref)).map((reference) => ({ correlationId: c.id, reference })));
 }
 
-/** The rules of one index key: those always tried, and per field the literals that trigger the others. */
-interface Bucket {
-  readonly always: number[];
-  readonly groups: TriggerGroup[];
-}
-
 /** Rules triggered through one field (read alike): an automaton over their literals, literal id -> rules. */
 interface TriggerGroup {
   readonly get: Accessor;
@@ -70,31 +64,45 @@ interface TriggerGroup {
   readonly rulesOf: number[][];
 }
 
-function buildIndex(detections: readonly CompiledRule[]): Map<string, Bucket> {
-  const building = new Map<string, { always: number[]; groups: Map<string, { get: Accessor; literals: Map<string, number[]> }> }>();
+/**
+ * The rule index: per logsource key, the rules always tried and the trigger groups its rules use;
+ * the groups are shared by every key, so a field an event has is scanned once however many of the
+ * event's keys have rules on it.
+ */
+interface RuleIndex {
+  readonly always: Map<string, number[]>;
+  readonly groupsOf: Map<string, number[]>;
+  readonly groups: TriggerGroup[];
+}
+
+function buildIndex(detections: readonly CompiledRule[]): RuleIndex {
+  const always = new Map<string, number[]>();
+  const groupsOf = new Map<string, Set<number>>();
+  const building = new Map<string, { n: number; get: Accessor; literals: Map<string, number[]> }>();
   detections.forEach((rule, i) => {
-    for (const key of new Set(rule.indexKeys)) {
-      let bucket = building.get(key);
-      if (!bucket) building.set(key, (bucket = { always: [], groups: new Map() }));
-      if (!rule.triggers) { bucket.always.push(i); continue; }
-      for (const t of rule.triggers) {
-        const gk = `${t.field}\u0000${t.via}`;
-        let group = bucket.groups.get(gk);
-        if (!group) bucket.groups.set(gk, (group = { get: t.get, literals: new Map() }));
-        for (const lit of t.literals) {
-          const rules = group.literals.get(lit) ?? [];
-          if (rules[rules.length - 1] !== i) rules.push(i);
-          group.literals.set(lit, rules);
-        }
+    const keys = [...new Set(rule.indexKeys)];
+    if (!rule.triggers) {
+      for (const key of keys) always.set(key, [...(always.get(key) ?? []), i]);
+      return;
+    }
+    for (const t of rule.triggers) {
+      const gk = `${t.field}\u0000${t.via}`;
+      let group = building.get(gk);
+      if (!group) building.set(gk, (group = { n: building.size, get: t.get, literals: new Map() }));
+      for (const key of keys) {
+        let of = groupsOf.get(key);
+        if (!of) groupsOf.set(key, (of = new Set()));
+        of.add(group.n);
+      }
+      for (const lit of t.literals) {
+        const rules = group.literals.get(lit) ?? [];
+        if (rules[rules.length - 1] !== i) rules.push(i);
+        group.literals.set(lit, rules);
       }
     }
   });
-  const index = new Map<string, Bucket>();
-  for (const [key, b] of building) {
-    const groups = [...b.groups.values()].map((g) => ({ get: g.get, index: literalIndex([...g.literals.keys()]), rulesOf: [...g.literals.values()] }));
-    index.set(key, { always: b.always, groups });
-  }
-  return index;
+  const groups = [...building.values()].map((g) => ({ get: g.get, index: literalIndex([...g.literals.keys()]), rulesOf: [...g.literals.values()] }));
+  return { always, groupsOf: new Map([...groupsOf].map(([k, v]) => [k, [...v].sort((a, b) => a - b)])), groups };
 }
 
 function hitFieldsOf(rule: CompiledRule, correlations: readonly CompiledCorrelation[]): string[] {
@@ -118,6 +126,9 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
   const firesAlone = new Map(correlations.map((c) => [c.id, standalone(c, correlations)]));
   // Marks the rules already tried on the current event (a rule may share several keys with it).
   const tried = new Float64Array(detections.length);
+  // Marks the trigger groups already scanned for the current event, and the event's keys per rule check.
+  const scanned = new Float64Array(index.groups.length);
+  const ruleKeys = detections.map((r) => [...new Set(r.indexKeys)]);
   let pass = 0;
 
   function detect(event: NormalizedEvent, matches: RuleMatch[], hits: RuleHit[]): void {
@@ -132,15 +143,22 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
       if (raises[i]) matches.push({ ruleId: rule.id, kind: 'detection', eventIds: [event.id], groupKey: event.id, detail, timeMs });
       if (feeds[i]) hits.push({ ruleId: rule.id, eventId: event.id, timeMs, event, ...(rule.name !== undefined ? { ruleName: rule.name } : {}) });
     };
-    for (const key of indexKeysForEvent(event)) {
-      const bucket = index.get(key);
-      if (!bucket) continue;
-      for (const i of bucket.always) attempt(i);
+    const keys = indexKeysForEvent(event);
+    // A triggered rule is tried only when it shares a key with the event (groups serve every key).
+    const triggered = (i: number): void => {
+      if (tried[i] === pass) return;
+      for (const k of ruleKeys[i]!) if (keys.includes(k)) { attempt(i); return; }
+    };
+    for (const key of keys) {
+      for (const i of index.always.get(key) ?? []) attempt(i);
       // A rule with triggers is tried only when one of its literals occurs in its field (prefilter.ts).
-      for (const g of bucket.groups) {
+      for (const n of index.groupsOf.get(key) ?? []) {
+        if (scanned[n] === pass) continue;
+        scanned[n] = pass;
+        const g = index.groups[n]!;
         const value = g.get(event);
         if (value === undefined || value === null) continue;
-        textsOf(value, (text) => g.index.scan(lowerOf(text), (id) => { for (const i of g.rulesOf[id]!) attempt(i); }));
+        textsOf(value, (text) => g.index.scan(lowerOf(text), (id) => { for (const i of g.rulesOf[id]!) triggered(i); }));
       }
     }
   }
