@@ -16,6 +16,7 @@ import { sigmahqBench } from './sigmahq.js';
 import { exportBench } from './export.js';
 import { shippersBench } from './shippers.js';
 import { scaleoutBench } from './scaleout.js';
+import { retentionBench } from './retention.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   normalizers: () => normalizerBench(),
@@ -30,6 +31,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   'console-pages': () => consolePagesBench(),
   shippers: () => shippersBench(),
   scaleout: (r) => scaleoutBench(r),
+  retention: () => retentionBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

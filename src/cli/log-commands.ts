@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { decodeRecord } from '../log/record.js';
-import { openInstanceStore, type OpenOptions } from '../instance/open.js';
+import { openInstanceStore, type InstanceStore, type OpenOptions } from '../instance/open.js';
+import type { LogCut } from '../log/event-log.js';
+import { verifyWithArchives, type HistoryVerdict } from '../retention/verify-archives.js';
 import { exportLine } from '../log/export-line.js';
 import { loadOrCreateLogKey, logKeyPath } from '../log/log-key.js';
 import { verifierOf } from '../log/signed-note.js';
@@ -8,18 +10,39 @@ import { verifyLog, type VerifyResult } from '../log/verify.js';
 import { verifyTree, type TreeVerdict } from '../log/verify-tree.js';
 import type { Stats } from '../projections/stats.js';
 
-/** `vigil log verify`: walks the chain, then the Merkle tree and the stored checkpoints; resolves with the verdict. */
-export async function logVerify(storePath: string, opts: OpenOptions = {}): Promise<VerifyResult | (VerifyResult & { tree: TreeVerdict })> {
+/**
+ * `vigil log verify [--archives DIR]`: walks the chain (from the retention cut), then the Merkle
+ * tree and the stored checkpoints; with the archive folder, the whole history from record 1
+ * (src/retention/verify-archives.ts). Resolves with the verdict.
+ */
+export async function logVerify(storePath: string, opts: OpenOptions = {}, archives?: string): Promise<VerifyResult | (VerifyResult & { tree: TreeVerdict }) | (VerifyResult & { history: HistoryVerdict })> {
   const inst = await openInstanceStore(storePath, opts);
   try {
-    const chain = verifyLog(inst.log);
+    const cut = inst.log.cut();
+    const chain = verifyLog(inst.log, cut);
     if (!chain.ok) return chain;
+    if (cut && !cutRecorded(inst, cut)) return { ok: false, records: chain.records, badSeq: cut.firstSeq, reason: `no LogSegmentsExpired record in the log names the cut at ${cut.firstSeq}` };
     const keyFile = logKeyPath(storePath);
-    const tree = verifyTree(inst.store, inst.log, existsSync(keyFile) ? verifierOf(loadOrCreateLogKey(keyFile)) : undefined);
-    return tree.ok ? { ...chain, tree } : { ok: false, records: chain.records, badSeq: chain.records, reason: tree.reason, tree };
+    const key = existsSync(keyFile) ? verifierOf(loadOrCreateLogKey(keyFile)) : undefined;
+    const tree = verifyTree(inst.store, inst.log, key);
+    if (!tree.ok) return { ok: false, records: chain.records, badSeq: chain.records, reason: tree.reason, tree };
+    if (archives === undefined) return { ...chain, tree };
+    const stored = [...inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getRange({})].map(({ key: k, value }) => [k, value] as [number, string]);
+    const history = verifyWithArchives(inst.log, inst.carried, archives, stored, key);
+    return history.ok ? { ...chain, history } : { ok: false, records: chain.records, badSeq: history.badSeq ?? 0, reason: history.reason, history };
   } finally {
     await inst.close();
   }
+}
+
+/** Whether the live log holds the cut record that the log's cut mark says (same place, hash and root). */
+function cutRecorded(inst: InstanceStore, cut: LogCut): boolean {
+  if (cut.atSeq === undefined) return false;
+  for (const r of inst.log.read(cut.atSeq, cut.atSeq)) {
+    const d = r.data as { firstSeq?: number; prevHash?: string; treeRoot?: string };
+    return r.type === 'LogSegmentsExpired' && d.firstSeq === cut.firstSeq && d.prevHash === cut.prevHash && d.treeRoot === cut.treeRoot;
+  }
+  return false;
 }
 
 /**
@@ -49,7 +72,7 @@ export async function replay(storePath: string, until: number | undefined, opts:
     if (until !== undefined && (until < 0 || until > head)) throw new Error(`--until ${until} is outside the log (head is ${head})`);
     const started = performance.now();
     // The write side folds in this thread while the read side folds in its worker, at once.
-    const [records] = await Promise.all([inst.runtime.rebuild(until), inst.readSide.rebuild(until ?? head), until === undefined ? inst.log.tree.rebuild() : undefined]);
+    const [records] = await Promise.all([inst.runtime.rebuild(until), inst.readSide.rebuild(until ?? head), until === undefined && inst.log.first() === 1 ? inst.log.tree.rebuild() : undefined]);
     const seconds = (performance.now() - started) / 1000;
     const stats = inst.runtime.state<Stats>('stats');
     const graph = await inst.readSide.snapshot('graph') as { e: { key: unknown[] }; r: { from: unknown[] } };

@@ -20,7 +20,8 @@ const USAGE = `usage: vigil <command> [options]
       [--expires-at ISO] [--collector-id ID]
   credential list | disable <id> | enable <id> [--fingerprint F]
   replay [--until SEQ]                    rebuild every read model from record 1
-  log verify                              check the hash chain, the Merkle tree and the checkpoints
+  log verify [--archives DIR]             check the hash chain, the Merkle tree and the checkpoints
+                                          (from the retention cut; with DIR, the whole history)
   log export [--from SEQ] [--to SEQ] [--raw]  records as JSON lines (--raw: with their stored bytes)
   log public-key                          the verifier key of the signed checkpoints
   log verify --export F --checkpoint F --key K | verify-consistency | verify-inclusion
@@ -64,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       config: { type: 'string' }, 'expires-at': { type: 'string' }, 'collector-id': { type: 'string' },
-      fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, raw: { type: 'boolean' },
+      fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, raw: { type: 'boolean' }, archives: { type: 'string' },
       help: { type: 'boolean', short: 'h' }, host: { type: 'string' }, port: { type: 'string' },
     },
   });
@@ -135,7 +136,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'log': {
       if (args[0] === 'verify') {
-        const result = await logVerify(config.storage.path, storeOptions(config));
+        const result = await logVerify(config.storage.path, storeOptions(config), values.archives);
         out(result);
         return result.ok ? 0 : 1;
       }

@@ -3,6 +3,7 @@ import { openLmdbStore, type LmdbStore } from '../log/lmdb-store.js';
 import type { IndexProjection, Projection } from '../projections/types.js';
 import { createProjectionRuntime, type ProjectionRuntime } from '../projections/runtime.js';
 import { createWriter, type Writer } from './writer.js';
+import { openCarriedIndex, type CarriedIndex } from '../retention/carried.js';
 
 /** An opened store: the log, its read models and the single writer. */
 export interface EventStore {
@@ -10,6 +11,8 @@ export interface EventStore {
   readonly log: LmdbEventLog;
   readonly runtime: ProjectionRuntime;
   readonly writer: Writer;
+  /** Records carried forward by retention, by original seq. */
+  readonly carried: CarriedIndex;
   /** Records folded at start (the tail after the last checkpoint). */
   readonly folded: number;
   /** Checkpoints the read models and closes the store. */
@@ -38,15 +41,16 @@ export async function openEventStore(path: string, opts: EventStoreOptions): Pro
   const store = openLmdbStore(path);
   try {
     const log = await (opts.openLog ?? openLmdbLog)(store, opts.onFatal);
+    const carried = openCarriedIndex(store.root, (seq) => { for (const r of log.read(seq, seq)) return r; return undefined; });
     const runtime = createProjectionRuntime({
-      store, log, projections: opts.projections, indexes: opts.indexes,
+      store, log, projections: opts.projections, indexes: opts.indexes, carried,
       ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     });
     const folded = await runtime.start();
     const writer = createWriter(log, runtime);
     let closed = false;
     return {
-      store, log, runtime, writer, folded,
+      store, log, runtime, writer, folded, carried,
       async close() {
         if (closed) return;
         closed = true;

@@ -1,3 +1,4 @@
+import type { LogCut } from '../log/event-log.js';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
 import type { LogRecord, NewRecord } from '../log/record.js';
 import type { ProjectionRuntime, ReadModels } from '../projections/runtime.js';
@@ -17,7 +18,20 @@ export interface Writer {
   execute<R>(decide: (models: ReadModels) => Decision<R>, ctx: CommandContext): Promise<Outcome<R>>;
   /** Appends facts that need no decision (audit records); resolves once durable. */
   record(events: readonly DomainEvent[], ctx: CommandContext): Promise<readonly LogRecord[]>;
+  /**
+   * Appends the records of a retention cut and removes the log before it in the same transaction
+   * (src/retention/expire.ts); `inTransaction` adds the cut's own writes; resolves once the heap
+   * models are refolded from the cut (`carried` first), which they are beside later commands.
+   */
+  cut(events: readonly DomainEvent[], ctx: CommandContext, cut: RetentionCut): Promise<readonly LogRecord[]>;
   readonly models: ReadModels;
+}
+
+/** What a retention cut adds to its batch: where, what was carried, and its writes. */
+export interface RetentionCut {
+  readonly at: LogCut;
+  readonly carried: readonly LogRecord[];
+  readonly inTransaction: (records: readonly LogRecord[]) => void;
 }
 
 /**
@@ -25,12 +39,14 @@ export interface Writer {
  * command that carries evidence runs the detection step itself (src/alerting/detection-step.ts).
  */
 export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Writer {
-  function stage(events: readonly DomainEvent[], ctx: CommandContext): { records: readonly LogRecord[]; durable: Promise<void> } {
+  function stage(events: readonly DomainEvent[], ctx: CommandContext, cut?: RetentionCut): { records: readonly LogRecord[]; durable: Promise<void> } {
     const batch: NewRecord[] = events.map((e) => ({ type: e.type, at: ctx.now, ...(ctx.actor ? { actor: ctx.actor } : {}), data: e.data }));
     let inTxn: ((recs: readonly LogRecord[]) => void) | undefined;
-    const staged = log.stage(batch, (recs) => inTxn!(recs));
+    const staged = log.stage(batch, (recs) => { inTxn!(recs); cut?.inTransaction(recs); }, cut?.at);
     inTxn = runtime.apply(staged.records);
-    return { records: staged.records, durable: staged.durable.then(() => runtime.settle(staged.records)) };
+    const settled = staged.durable.then(() => runtime.settle(staged.records));
+    // The heap models are refolded from the cut once it is durable (the records before it are gone then).
+    return { records: staged.records, durable: cut ? settled.then(() => runtime.refold(cut.carried, cut.at.firstSeq)) : settled };
   }
 
   return {
@@ -41,6 +57,11 @@ export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Wri
       const staged = events.length > 0 ? stage(events, ctx) : undefined;
       if (staged) await staged.durable;
       return decision.ok ? { ok: true, result: decision.result, records: staged?.records ?? [] } : { ok: false, rejection: decision.rejection };
+    },
+    async cut(events, ctx, cut) {
+      const staged = stage(events, ctx, cut);
+      await staged.durable;
+      return staged.records;
     },
     async record(events, ctx) {
       if (events.length === 0) return [];

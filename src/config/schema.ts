@@ -6,6 +6,7 @@ import { ExportConfigSchema } from '../export/config.js';
 import { SyslogListenersSchema } from '../listeners/syslog-config.js';
 import { MonitoringSchema } from '../monitoring/settings.js';
 import { JetStreamConfigSchema } from '../log/jetstream-config.js';
+import { RetentionSchema } from '../retention/settings.js';
 
 const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
 const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
@@ -110,6 +111,8 @@ export const ConfigSchema = v.strictObject({
   }), {}),
   /** Silent sources, disk watermarks and health (docs/monitoring.md); reloaded on SIGHUP. */
   monitoring: v.optional(MonitoringSchema, {}),
+  /** Retention: what expires from the live store, archived first (docs/log.md "Retention"); off by default. */
+  retention: v.optional(RetentionSchema, {}),
 });
 
 /** The validated configuration with every default filled in. */

@@ -73,6 +73,9 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'SourceWentSilent':
     case 'SourceResumed':
     case 'DiskWatermarkCrossed':
+    case 'RetentionPolicyRecorded':
+    case 'RecordsCarriedForward':
+    case 'LogSegmentsExpired':
       return NONE;
     default: {
       const _exhaustive: never = e;

@@ -65,6 +65,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
   if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
   // Both append from inside the node without a request to forward; on a cluster they are not supported yet.
   if (config.export.destinations.length > 0) throw new Error('refusing to start: export destinations are not supported with storage.backend "jetstream" yet (docs/scale-out.md): remove export.destinations');
+  if (config.retention.enabled) throw new Error('refusing to start: retention is not supported with storage.backend "jetstream" yet (docs/scale-out.md): a cut would have to reach every copy through the stream');
   if (config.syslog.listeners.length > 0) throw new Error('refusing to start: syslog listeners are not supported with storage.backend "jetstream" yet (docs/scale-out.md): send syslog to an LMDB instance or over HTTP');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
   const conn = await connectJetStream(js, `vigil ${name}`);
@@ -198,5 +199,6 @@ export function leaderOnly(writer: Writer, leading: () => boolean): Writer {
     models: writer.models,
     execute: (decide, ctx) => (leading() ? writer.execute(decide, ctx) : Promise.resolve({ ok: false, rejection: { kind: 'conflict', message: 'this node does not lead: the leader runs this command' } })),
     record: (events, ctx) => (leading() ? writer.record(events, ctx) : Promise.reject(new NotLeaderError('this node does not lead'))),
+    cut: (events, ctx, cut) => (leading() ? writer.cut(events, ctx, cut) : Promise.reject(new NotLeaderError('this node does not lead'))),
   };
 }

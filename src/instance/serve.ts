@@ -28,6 +28,8 @@ import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
 import { clusterEdgeOf, connectJetStreamNode, leaderOnly } from './jetstream-node.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
+import { startRetention } from '../retention/scheduler.js';
+import { archiveDirOf } from '../retention/expire.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -100,6 +102,12 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await instance.close();
     throw err;
   });
+  // Expiry waits for every export destination: a record leaves the live store only once delivered.
+  const retention = await startRetention({
+    log: instance.log, writer: instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
+    settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
+    delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
+  }, () => new Date(), log);
   // The CLI writes the credentials file; the service records what changed in it when it loads it,
   // so the log keeps one writer. The file is checked every second even when no request comes.
   // On a JetStream node only the leader records them, again each time a node starts leading.
@@ -160,6 +168,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   server = await listen(edge ? edge.fetch : app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
     clearInterval(registryPoll);
     await summaries.stop();
+    await retention.stop();
     await exports.stop();
     await transparency.stop();
     await instance.close();
@@ -171,6 +180,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     clearInterval(registryPoll);
     await new Promise<void>((resolve) => listening.close(() => resolve()));
     await summaries.stop();
+    await retention.stop();
     await exports.stop();
     await transparency.stop();
     await instance.close();
@@ -207,6 +217,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
           setTimeout(() => server!.closeAllConnections(), 10_000).unref();
         });
         await summaries.stop();
+        await retention.stop();
         await exports.stop();
         await transparency.stop();
         await instance.close();

@@ -7,6 +7,19 @@ export interface LogHead {
 }
 
 /**
+ * Where a log was cut by retention (docs/log.md, "Retention"): records before `firstSeq` were
+ * archived and removed; record `firstSeq` links to `prevHash`, and `treeRoot` (base64) is the
+ * Merkle root of the first firstSeq − 1 records, whose tree nodes stay.
+ */
+export interface LogCut {
+  readonly firstSeq: number;
+  readonly prevHash: string;
+  readonly treeRoot: string;
+  /** The seq of the last record of the batch that made the cut (set by the log when it stores the cut). */
+  readonly atSeq?: number;
+}
+
+/**
  * The append-only log. Every backend (LMDB now) passes the same contract suite:
  * batches are atomic, seq is dense from 1, records are chained by hash, and an append
  * resolves only once its records are durable.
@@ -22,6 +35,11 @@ export interface EventLog {
   head(): LogHead;
   /** Calls `onRecord` for each record appended after `from` (including already stored ones); returns a stop function. */
   follow(from: number, onRecord: (record: LogRecord) => void): () => void;
+  /**
+   * Appends `batch` and removes every record before `cut.firstSeq`, atomically (retention; a
+   * backend without it keeps everything). Reads then start at `cut.firstSeq`.
+   */
+  removePrefix?(cut: LogCut, batch: readonly NewRecord[]): Promise<LogRecord[]>;
   /** Flushes and closes; pending appends finish first. */
   close(): Promise<void>;
 }

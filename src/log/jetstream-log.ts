@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
-import { FatalStorageError, NotLeaderError, type LogHead } from './event-log.js';
+import { FatalStorageError, NotLeaderError, type LogCut, type LogHead } from './event-log.js';
 import type { JetStreamConnection } from './jetstream-connect.js';
 import { openLmdbLog, type InTransaction, type LmdbEventLog, type StagedBatch } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
@@ -130,8 +130,10 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     }
   }
 
-  function stage(batch: readonly NewRecord[], inTransaction?: InTransaction): StagedBatch {
+  function stage(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): StagedBatch {
     if (failed) throw failed;
+    // A cut would have to travel in the stream to every copy; retention is refused at start on JetStream.
+    if (cut) throw new Error('retention cuts are not supported on the JetStream log');
     if (!leads || !holds()) throw new NotLeaderError('this node does not lead: the write goes to the leader');
     const records: LogRecord[] = [];
     const encoded: Uint8Array[] = [];
@@ -210,8 +212,10 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     return stop;
   }
 
+  // Everything but appending is the local copy's; removing a prefix (retention) is not offered.
+  const { removePrefix: _notOffered, ...local } = inner;
   const log: JetStreamEventLog = {
-    ...inner,
+    ...local,
     stage,
     head: () => pendingHead,
     async append(batch, inTransaction) {

@@ -1,5 +1,5 @@
 import type { Database } from 'lmdb';
-import { FatalStorageError, type EventLog, type LogHead } from './event-log.js';
+import { FatalStorageError, type EventLog, type LogCut, type LogHead } from './event-log.js';
 import type { LmdbStore } from './lmdb-store.js';
 import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
 import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, type LogRecord, type NewRecord } from './record.js';
@@ -21,7 +21,11 @@ export interface LmdbEventLog extends EventLog {
    * Assigns seq and links synchronously and queues the batch; batches staged in the same event
    * turn share one LMDB transaction and one flush (group commit).
    */
-  stage(batch: readonly NewRecord[], inTransaction?: InTransaction): StagedBatch;
+  stage(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): StagedBatch;
+  /** The first stored seq: 1, or the first record after the last cut. */
+  first(): number;
+  /** The last cut, when retention removed a prefix. */
+  cut(): LogCut | undefined;
   /** Runs writes in a durable transaction of their own (checkpoints, rebuilt read models). */
   commit(work: () => void): Promise<void>;
   /** The RFC 9162 Merkle tree over the records, maintained in their transactions (docs/log.md). */
@@ -32,6 +36,8 @@ export interface LmdbEventLog extends EventLog {
 export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = () => {}): LmdbEventLog {
   const records: Database<Uint8Array, number> = store.db('log', { encoding: 'binary', keyEncoding: 'uint32' });
   const meta: Database<LogHead, string> = store.db('log-meta');
+  const cutMeta = meta as unknown as Database<LogCut, string>;
+  let cut: LogCut | undefined = cutMeta.get('cut');
   const followers = new Set<(r: LogRecord) => void>();
   let head: LogHead = loadHead(records, meta);
   const tree = openMerkleTree(store, records, head.seq);
@@ -44,8 +50,11 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     throw failed;
   }
 
-  function stage(batch: readonly NewRecord[], inTransaction?: InTransaction): StagedBatch {
+  function stage(batch: readonly NewRecord[], inTransaction?: InTransaction, newCut?: LogCut): StagedBatch {
     if (failed) throw failed;
+    if (newCut && !(newCut.firstSeq > (cut?.firstSeq ?? 1) && newCut.firstSeq <= head.seq + 1)) throw new RangeError(`cannot cut the log at ${newCut.firstSeq}`);
+    const removeFrom = cut?.firstSeq ?? 1;
+    let storedCut: LogCut | undefined;
     // Seq and chain links are assigned now, synchronously, so concurrent appends chain in call order.
     const stored: LogRecord[] = [];
     const bytes: Uint8Array[] = [];
@@ -58,13 +67,25 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
       bytes.push(encoded);
     }
     const newHead = { seq, hash };
+    if (newCut) storedCut = { ...newCut, atSeq: seq };
     head = newHead;
     const treeWrites = tree.stage(bytes);
     // A nested transactionSync is a child transaction: if anything in it throws, none of the
     // batch's writes survive, even though other work shares the outer batched transaction.
+    const first = stored[0]?.seq;
     const done = store.root.transaction(() => store.root.transactionSync(() => {
+      // A batch chains behind the one staged before it: if that one did not commit (its child
+      // transaction threw, or its commit failed), this one must not either, or the log has a hole.
+      if (first !== undefined && (records.doesExist(first) || (first > 1 && !records.doesExist(first - 1)))) {
+        throw new FatalStorageError(`record ${first - 1} was not committed: refusing to write record ${first} after it`);
+      }
       for (let i = 0; i < stored.length; i++) records.putSync(stored[i]!.seq, bytes[i]!);
       if (stored.length > 0) meta.putSync('head', newHead);
+      if (newCut) {
+        // The records go, the tree's nodes stay: proofs and checkpoints of the whole log still hold.
+        for (let s = removeFrom; s < newCut.firstSeq; s++) records.removeSync(s);
+        cutMeta.putSync('cut', storedCut!);
+      }
       treeWrites();
       inTransaction?.(stored);
     }));
@@ -76,6 +97,7 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
         fail(err);
       }
       tree.settle(newHead.seq);
+      if (storedCut) cut = storedCut;
       for (const r of stored) for (const f of followers) f(r);
     })();
     pending = durable;
@@ -102,6 +124,13 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     read,
     readRaw,
     head: () => head,
+    first: () => cut?.firstSeq ?? 1,
+    cut: () => cut,
+    async removePrefix(c, batch) {
+      const staged = stage(batch, undefined, c);
+      await staged.durable;
+      return [...staged.records];
+    },
     tree,
     async commit(work) {
       if (failed) throw failed;

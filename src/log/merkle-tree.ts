@@ -27,6 +27,8 @@ export interface MerkleTree {
   inclusion(seq: number, size: number): Uint8Array[];
   /** The consistency path between trees of `from` and `to` records. */
   consistency(from: number, to: number): Uint8Array[];
+  /** The frontier of the first `size` records from stored nodes (a size past a retention cut needs no removed record when it is a multiple of 256). */
+  frontierAt(size: number): Frontier;
   /** Clears the stored nodes and hashes the whole log again (`vigil replay`); returns the size. */
   rebuild(): Promise<number>;
 }
@@ -91,6 +93,7 @@ export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, n
     root: (size = committed) => (size === frontier.size && size === committed ? frontierRoot(frontier) : rootAt(node, bounded(size))),
     inclusion: (seq, size) => inclusionPath(node, seq - 1, bounded(size)),
     consistency: (from, to) => consistencyPath(node, bounded(from), bounded(to)),
+    frontierAt: (size) => loadFrontier(node, bounded(size)),
     async rebuild() {
       const to = frontier.size;
       await store.root.transaction(() => { nodes.clearSync(); meta.removeSync('size'); });

@@ -6,18 +6,35 @@ import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
 
 /** The tree's verdict: ok with the root and checkpoints checked, or the first disagreement. */
 export type TreeVerdict =
-  | { readonly ok: true; readonly root: string; readonly checkpoints: number }
+  | { readonly ok: true; readonly root: string; readonly checkpoints: number; readonly checkpointsBeforeCut?: number }
   | { readonly ok: false; readonly reason: string };
 
 /**
  * Recomputes the Merkle root from every record's bytes and compares it with the stored tree, and
  * with each stored checkpoint at its size (its signature too, when the verifier key is given).
+ * After a retention cut the walk starts from the stored tree at the cut, which must have the root
+ * the cut recorded; checkpoints of sizes before the cut are checked with the archives
+ * (`vigil log verify --archives`), not here.
  */
 export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifier): TreeVerdict {
   const checkpoints = store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
+  const cut = log.cut();
+  const start = cut ? cut.firstSeq - 1 : 0;
   const due = new Map<number, string>();
-  for (const { key: size, value } of checkpoints.getRange({})) due.set(size, value);
-  const f: Frontier = { size: 0, roots: [] };
+  let beforeCut = 0;
+  for (const { key: size, value } of checkpoints.getRange({})) {
+    if (size < start) beforeCut++;
+    else due.set(size, value);
+  }
+  let f: Frontier = { size: 0, roots: [] };
+  if (cut) {
+    try {
+      f = log.tree.frontierAt(start);
+    } catch (err) {
+      return { ok: false, reason: `the stored Merkle tree at the cut (${start} records) is incomplete: ${(err as Error).message}` };
+    }
+    if (Buffer.from(frontierRoot(f)).toString('base64') !== cut.treeRoot) return { ok: false, reason: `the stored Merkle tree at the cut (${start} records) does not have the root the cut recorded` };
+  }
   let checked = 0;
   const check = (): string | undefined => {
     const note = due.get(f.size);
@@ -40,5 +57,5 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
   const root = frontierRoot(f);
   if (checked < due.size) return { ok: false, reason: `${due.size - checked} checkpoint(s) are of sizes beyond the log` };
   if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root))) return { ok: false, reason: 'the stored Merkle tree does not match the records (run vigil replay to rebuild it)' };
-  return { ok: true, root: Buffer.from(root).toString('base64'), checkpoints: checked };
+  return { ok: true, root: Buffer.from(root).toString('base64'), checkpoints: checked, ...(cut ? { checkpointsBeforeCut: beforeCut } : {}) };
 }

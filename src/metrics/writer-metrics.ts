@@ -14,6 +14,7 @@ export function measuredWriter(writer: Writer, metrics: Metrics): Writer {
       }
       return outcome;
     },
+    cut: (events, ctx, cut) => writer.cut(events, ctx, cut),
     async record(events, ctx) {
       const end = metrics.writerCommitSeconds.startTimer();
       const records = await writer.record(events, ctx);

@@ -11,6 +11,7 @@ import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from '.
 import { sourcesProjection } from './sources.js';
 import { monitoringProjection } from './monitoring.js';
 import { statsProjection } from './stats.js';
+import { retentionProjection } from './retention.js';
 import type { IndexProjection, Projection } from './types.js';
 
 /**
@@ -19,7 +20,7 @@ import type { IndexProjection, Projection } from './types.js';
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection, exportsProjection, activityProjection,
-  consoleSessionsProjection, monitoringProjection, credentialsProjection,
+  consoleSessionsProjection, monitoringProjection, credentialsProjection, retentionProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

@@ -30,6 +30,19 @@ export interface ProjectionRuntime extends ReadModels {
   checkpoint(): Promise<void>;
   /** Clears every read model and folds the log from record 1 (to `until` when given). */
   rebuild(until?: number, onProgress?: (seq: number) => void): Promise<number>;
+  /**
+   * Refolds the heap models from a retention cut: the records carried forward first, then the live
+   * records from `firstSeq`, into fresh models, in chunks that let the writer go on; once they have
+   * caught up with every applied record (staged ones included) they replace the current models in
+   * one step, so they equal a replay from the cut. Until then decisions see the models as before
+   * the cut, and no checkpoint is written. Resolves once replaced.
+   */
+  refold(carried: readonly LogRecord[], firstSeq: number): Promise<void>;
+}
+
+function* concat<T>(a: Iterable<T>, b: Iterable<T>): Iterable<T> {
+  yield* a;
+  yield* b;
 }
 
 /** Options of the runtime. */
@@ -40,6 +53,8 @@ export interface RuntimeOptions {
   readonly indexes: readonly IndexProjection[];
   /** Checkpoint heap projections after this many records (default 20,000). */
   readonly checkpointEvery?: number;
+  /** Records carried forward by retention, by original seq (a fold from the cut folds them first). */
+  readonly carried?: { get(seq: number): LogRecord | undefined; all(): LogRecord[] };
 }
 
 /**
@@ -51,7 +66,9 @@ export interface RuntimeOptions {
 export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime {
   const { store, log, projections, indexes } = opts;
   const checkpointEvery = opts.checkpointEvery ?? 20_000;
-  const heap = createHeapModels(store, projections);
+  let heap = createHeapModels(store, projections);
+  /** A refold from a cut in progress: checkpoints wait, as the current models still hold what the cut removed. */
+  let refolding: Promise<void> | undefined;
   const ix = createIndexWrites(store, indexes);
   const allIndexNames = indexes.map((i) => i.name);
   const pendingOps = new Map<number, Op[]>();
@@ -73,7 +90,9 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       ix.clearOverlay();
       onProgress?.(last);
     };
-    for (const record of log.read(from, to)) {
+    // After a retention cut, a fold from the start folds the records carried forward first.
+    const carried = from <= log.first() && opts.carried ? opts.carried.all() : [];
+    for (const record of concat(carried, log.read(from, to))) {
       heap.fold(record);
       if (indexNames.size > 0) ix.collect(record, ops, indexNames);
       chunkLast = record.seq;
@@ -86,14 +105,14 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
 
   const runtime: ProjectionRuntime = {
     index: ix.reader,
-    state: heap.state,
+    state: (name) => heap.state(name),
     db: <V>(name: string) => ix.db(name) as unknown as Database<V, IndexKey>,
     seq: () => seq,
     record: (s) => {
       const staged = stagedRecords.get(s);
       if (staged) return staged;
       for (const r of log.read(s, s)) return r;
-      return undefined;
+      return s < log.first() ? opts.carried?.get(s) : undefined;
     },
 
     async start() {
@@ -106,6 +125,9 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
         return !m || m.version !== i.version || m.seq !== head;
       }).map((i) => i.name);
       if (stale.length > 0) await log.commit(() => ix.clear(stale));
+      // A checkpoint from before the last cut still holds what the cut removed: refold from the cut.
+      const cutAt = log.cut()?.atSeq;
+      if (cutAt !== undefined && heap.lowestSeq() < cutAt) heap.reset();
       const from = Math.min(heap.lowestSeq(), head) + 1;
       const folded = await fold(stale.length > 0 ? 1 : from, head, new Set(stale));
       seq = head;
@@ -146,8 +168,34 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     },
 
     async checkpoint() {
+      if (refolding) return;
       const snap = heap.snapshot();
       await log.commit(() => heap.write(snap));
+    },
+
+    refold(carried, firstSeq) {
+      const fresh = createHeapModels(store, projections);
+      const run = (async () => {
+        for (const r of carried) fresh.fold(r);
+        let last = firstSeq - 1;
+        const CHUNK = 2000;
+        for (;;) {
+          // Committed records, a chunk per turn; the last step folds the staged ones and swaps at once.
+          let n = 0;
+          for (const r of log.read(last + 1, last + CHUNK)) { fresh.fold(r); last = r.seq; n++; }
+          if (n === CHUNK) { await new Promise((r) => setImmediate(r)); continue; }
+          for (const s of [...stagedRecords.keys()].sort((a, b) => a - b)) {
+            if (s > last + 1) break; // not readable yet: look again next turn, never fold past a gap
+            if (s === last + 1) { fresh.fold(stagedRecords.get(s)!); last = s; }
+          }
+          if (last >= seq) break;
+          await new Promise((r) => setImmediate(r));
+        }
+        heap = fresh;
+      })();
+      refolding = run.finally(() => { if (refolding === tracked) refolding = undefined; });
+      const tracked = refolding;
+      return refolding;
     },
 
     async rebuild(until, onProgress) {

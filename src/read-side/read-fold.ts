@@ -13,13 +13,16 @@ export const READ_SIDE_DIR = 'read-side';
 /** Bumped when the read side's layout changes: the whole read side is then rebuilt from the log. */
 const LAYOUT_VERSION = 1;
 
-interface Meta { layout: number; seq: number; versions: Record<string, number>; bootId: string; clean: boolean }
+interface Meta { layout: number; seq: number; versions: Record<string, number>; bootId: string; clean: boolean; origin?: number }
 interface Checkpoint { version: number; seq: number; state: Uint8Array }
 
 /** What the read side reads of the log: committed records and the head. */
 export interface LogReader {
   read(from: number, to: number): Iterable<LogRecord>;
   head(): { readonly seq: number };
+  /** The first stored seq (after a retention cut) and the records carried forward past it, by original seq. */
+  first?(): number;
+  carried?(): LogRecord[];
 }
 
 /** What the read side folds: LMDB index projections and heap projections (the graph). */
@@ -95,7 +98,10 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     seq = 0;
     for (const p of projections.heap) states.set(p.name, p.initial());
   }
-  meta.putSync('meta', { layout: LAYOUT_VERSION, seq, versions, bootId: boot, clean: false });
+  // The first seq the read models were folded from: a cut past it means they still hold what it removed.
+  let origin = seq === 0 ? log.first?.() ?? 1 : previous?.origin ?? 1;
+  const metaOf = (at: number, clean: boolean): Meta => ({ layout: LAYOUT_VERSION, seq: at, versions, bootId: boot, clean, origin });
+  meta.putSync('meta', metaOf(seq, false));
   let sinceCheckpoint = 0;
 
   const writer: IndexWriter = {
@@ -114,14 +120,24 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     while (seq < to) {
       const end = Math.min(to, seq + chunk);
       let last = seq;
+      let cut = false;
       env.transactionSync(() => {
-        for (const record of log.read(seq + 1, end)) {
+        // From the start of a cut log: the records carried forward first, as the originals they are.
+        const carried = seq === 0 && log.carried ? log.carried() : [];
+        for (const record of [...carried, ...log.read(seq + 1, end)]) {
+          if (record.type === 'LogSegmentsExpired' && (record.data as { firstSeq: number }).firstSeq > origin) {
+            cut = true;
+            break;
+          }
           applyOne(record);
           last = record.seq;
           n++;
         }
-        meta.putSync('meta', { layout: LAYOUT_VERSION, seq: last, versions, bootId: boot, clean: false });
+        if (!cut) meta.putSync('meta', metaOf(last, false));
       });
+      // A cut this fold has not started from: the read models are folded again from it (the
+      // evidence index and the graph then hold only what the live store holds).
+      if (cut) return n + rebuildFrom(to);
       if (last === seq) break;
       sinceCheckpoint += last - seq;
       seq = last;
@@ -142,25 +158,28 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     });
   }
 
+  function rebuildFrom(until: number): number {
+    env.transactionSync(() => {
+      for (const db of dbs.values()) db.clearSync();
+      checkpoints.clearSync();
+    });
+    for (const p of projections.heap) states.set(p.name, p.initial());
+    seq = 0;
+    origin = log.first?.() ?? 1;
+    const n = fold(until);
+    writeCheckpoints();
+    return n;
+  }
+
   return {
     applied: () => seq,
     catchUp: (to) => fold(to),
-    rebuild(until) {
-      env.transactionSync(() => {
-        for (const db of dbs.values()) db.clearSync();
-        checkpoints.clearSync();
-      });
-      for (const p of projections.heap) states.set(p.name, p.initial());
-      seq = 0;
-      const n = fold(until);
-      writeCheckpoints();
-      return n;
-    },
+    rebuild: rebuildFrom,
     state: <S>(name: string) => states.get(name) as S,
     checkpoint: writeCheckpoints,
     async close() {
       writeCheckpoints();
-      meta.putSync('meta', { layout: LAYOUT_VERSION, seq, versions, bootId: boot, clean: true });
+      meta.putSync('meta', metaOf(seq, true));
       await env.flushed;
       await env.close();
     },

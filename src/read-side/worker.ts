@@ -12,6 +12,8 @@ import { queryGraph } from '../projections/graph-query.js';
 import type { GraphState } from '../projections/graph.js';
 import { readProjections } from '../projections/all.js';
 import { openReadFold } from './read-fold.js';
+import { openCarriedIndex } from '../retention/carried.js';
+import type { LogCut } from '../log/event-log.js';
 import type { FromReadWorker, ReadWorkerData, ToReadWorker } from './protocol.js';
 
 const data = workerData as ReadWorkerData;
@@ -26,7 +28,10 @@ const log = {
     for (const { value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield decodeRecord(value);
   },
   head: () => logMeta.get('head') ?? { seq: 0 },
+  first: () => (logMeta.get('cut') as LogCut | undefined)?.firstSeq ?? 1,
+  carried: () => carried.all(),
 };
+const carried = openCarriedIndex(root, (seq) => { for (const r of log.read(seq, seq)) return r; return undefined; });
 
 // Ready before the (possibly long) restore of the graph, so the writer's thread does not wait for
 // it: reads wait for the read side through the applied seq instead.

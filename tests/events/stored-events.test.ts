@@ -16,6 +16,12 @@ import { decideExportConfiguration, decideExportState } from '../../src/commands
 import type { ExportsState } from '../../src/projections/exports.js';
 import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
 import { detectIn } from '../../src/alerting/detection-step.js';
+import * as v from 'valibot';
+import { decideIngestEvents } from '../../src/commands/ingest-events.js';
+import { RetentionSchema } from '../../src/retention/settings.js';
+import type { NormalizedEvent } from '../../src/events/normalized-event.js';
+import { startRetention } from '../../src/retention/scheduler.js';
+import { archiveDirOf } from '../../src/retention/expire.js';
 
 /** A Zeek http record from 198.51.100.7 to `host`, `sec` seconds after 2026-11-22T09:00:00Z. */
 const http = (host: string, uri: string, sec: number) => ({ ts: 1_795_338_000 + sec, uid: `C${host}${sec}`, 'id.orig_h': '198.51.100.7', 'id.orig_p': 40000 + sec, 'id.resp_h': host, 'id.resp_p': 80, method: 'PUT', uri, host: 'web' });
@@ -107,7 +113,18 @@ describe('stored events of the instance', () => {
     t.setNow('2026-11-24T10:01:00.000Z');
     await t.monitor.check();
 
-    const records = [...t.inst.log.read(1)];
+    // Retention: the policy recorded, then the oldest segment archived, what outlives it carried forward, and the cut.
+    const beforeExpiry = [...t.inst.log.read(1)];
+    await Promise.all(Array.from({ length: 300 }, (_, i) => t.inst.writer.execute((m) => decideIngestEvents(m, [makeEvent({ id: `fill-${i}` }) as unknown as NormalizedEvent]), ctx)));
+    const retention = v.parse(RetentionSchema, { enabled: true, evidenceDays: 0, segmentRecords: 256 });
+    const runner = await startRetention({
+      log: t.inst.log, writer: t.inst.writer, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
+      settings: retention, archiveDir: archiveDirOf(retention, t.config.storage.path),
+    }, () => new Date('2026-12-30T00:00:00.000Z'), () => {});
+    assert.ok((await runner.run()).length > 0, 'a segment expired');
+    await runner.stop();
+
+    const records = [...beforeExpiry, ...[...t.inst.log.read(1)].filter((r) => r.seq > beforeExpiry.length)];
     assert.deepEqual(schemaIssues(records, INSTANCE_EVENTS), []);
     assert.deepEqual(unwritten(records, INSTANCE_EVENTS, ['DetectionHits']), [], 'the flow writes every type the instance writes today');
     assert.ok(!records.some((r) => r.type === 'DetectionHits'), 'the legacy hits type is no longer written');

@@ -60,6 +60,27 @@ describe('LMDB log', () => {
     } finally { dir.cleanup(); }
   });
 
+  it('never leaves a hole: a batch staged behind one that failed is not committed either', async () => {
+    const dir = tempDir();
+    try {
+      let store = openLmdbStore(dir.path);
+      let log = openLmdbLog(store, () => {});
+      await log.append([{ type: 'A', at: '2026-01-01T00:00:00Z', data: 1 }]);
+      // Staged in the same turn, before the first one's failure is known: it chains behind it.
+      const failing = log.stage([{ type: 'B', at: '2026-01-01T00:00:00Z', data: 2 }], () => { throw new Error('disk on fire'); });
+      const behind = log.stage([{ type: 'C', at: '2026-01-01T00:00:00Z', data: 3 }]);
+      await assert.rejects(failing.durable, FatalStorageError);
+      await assert.rejects(behind.durable, FatalStorageError);
+      await store.close();
+      store = openLmdbStore(dir.path);
+      log = openLmdbLog(store);
+      assert.deepEqual([...log.read(1)].map((r) => `${r.seq} ${r.type}`), ['1 A']);
+      assert.equal(log.head().seq, 1);
+      assert.equal(log.tree.size(), 1);
+      await store.close();
+    } finally { dir.cleanup(); }
+  });
+
   it('refuses a second process on the same store with a clear message', async () => {
     const dir = tempDir();
     try {

@@ -28,6 +28,27 @@ export function logContract(backend: LogBackend): void {
       } finally { await h.close(); }
     });
 
+    it('removes a prefix atomically with the records that name the cut, and verifies from the cut (when the backend has retention)', async () => {
+      const h = await backend.open();
+      try {
+        if (!h.log.removePrefix) return;
+        await h.log.append(Array.from({ length: 300 }, (_, i) => rec('A', i)));
+        const at256 = [...h.log.read(257, 257)][0]!.prev;
+        const cut = { firstSeq: 257, prevHash: at256, treeRoot: 'root' };
+        const appended = await h.log.removePrefix(cut, [rec('Cut', { firstSeq: 257 })]);
+        assert.deepEqual(appended.map((r) => r.seq), [301]);
+        assert.equal([...h.log.read(1)][0]!.seq, 257);
+        assert.deepEqual([...h.log.read(1, 256)], []);
+        assert.deepEqual(verifyLog(h.log, cut), { ok: true, records: 45, head: h.log.head().hash, from: 257 });
+        assert.equal(verifyLog(h.log).ok, false, 'verified from record 1, the removed prefix is missing');
+        const log = await h.reopen();
+        assert.equal([...log.read(1)][0]!.seq, 257);
+        await log.append([rec('B', 1)]);
+        assert.deepEqual(verifyLog(log, cut), { ok: true, records: 46, head: log.head().hash, from: 257 });
+        await assert.rejects(log.removePrefix!({ ...cut, firstSeq: 200 }, [rec('Cut', {})]), /cannot cut the log at 200/);
+      } finally { await h.close(); }
+    });
+
     it('keeps records and head across a reopen', async () => {
       const h = await backend.open();
       try {

@@ -1,3 +1,4 @@
+import { RETENTION, type RetentionState } from '../../projections/retention.js';
 import * as v from 'valibot';
 import { ReviewAlertBody, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
@@ -67,7 +68,13 @@ const readAlertRoute = route({
   handle: async (c, { deps }) => {
     const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
-    return storedJson(c, { ...alert, timeline: alertTimeline(alert) });
+    // Evidence a retention cut archived still reads from the alert's references, marked with its archive.
+    const archived = deps.reads.state<RetentionState>(RETENTION).archivedEvidence;
+    const evidence = archived.size === 0 ? alert.evidence : alert.evidence.map((ref) => {
+      const file = archived.get(ref.eventId);
+      return file === undefined ? ref : { ...ref, archived: { file } };
+    });
+    return storedJson(c, { ...alert, evidence, timeline: alertTimeline(alert) });
   },
 });
 

@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { exportLine } from '../log/export-line.js';
+import type { LogRecord } from '../log/record.js';
+
+/** The format name on an archive's first line. */
+export const ARCHIVE_FORMAT = 'vigil-log-segment/1';
+
+/** An archive's first line: what it holds and the signed checkpoint that covers it. */
+export interface ArchiveHeader {
+  readonly archive: typeof ARCHIVE_FORMAT;
+  /** The log's origin (its checkpoint key's name). */
+  readonly origin: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** The hash record `fromSeq` links to. */
+  readonly prevHash: string;
+  /** A signed checkpoint (note text) of a tree that includes record `toSeq`. */
+  readonly checkpoint: string;
+  readonly checkpointSize: number;
+}
+
+/** The file name of the archive of records from..to (zero-padded, so names sort in log order). */
+export function archiveName(from: number, to: number): string {
+  return `segment-${String(from).padStart(12, '0')}-${String(to).padStart(12, '0')}.jsonl`;
+}
+
+/**
+ * Writes one archive durably: the header, then the records as `vigil log export --raw` lines, to a
+ * temporary file that is fsynced and renamed into place (then the folder is fsynced), so a crash
+ * leaves either no archive or a whole one. Returns its SHA-256 (hex).
+ */
+export async function writeArchive(dir: string, name: string, header: ArchiveHeader, records: Iterable<{ record: LogRecord; bytes: Uint8Array }>, yieldTurns = true): Promise<string> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = join(dir, `.${name}.tmp`);
+  const hash = createHash('sha256');
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    const put = (line: string) => {
+      const b = Buffer.from(line, 'utf8');
+      hash.update(b);
+      writeSync(fd, b);
+    };
+    put(`${JSON.stringify(header)}\n`);
+    let n = 0;
+    for (const { record, bytes } of records) {
+      put(exportLine(record, bytes));
+      // A turn for the writer now and then: archiving runs beside ingest, not instead of it.
+      if (yieldTurns && ++n % 256 === 0) await new Promise((r) => setImmediate(r));
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, join(dir, name));
+  const dfd = openSync(dir, 'r');
+  try { fsyncSync(dfd); } finally { closeSync(dfd); }
+  return hash.digest('hex');
+}
+
+/** An archive read back: its header, its record lines (still text) and its digest. */
+export interface ReadArchive {
+  readonly header: ArchiveHeader;
+  readonly lines: readonly string[];
+  readonly digest: string;
+}
+
+/** Reads an archive file; throws when its first line is not an archive header. */
+export function readArchive(path: string): ReadArchive {
+  const text = readFileSync(path);
+  const digest = createHash('sha256').update(text).digest('hex');
+  const lines = text.toString('utf8').split('\n').filter((l) => l.length > 0);
+  const header = JSON.parse(lines[0] ?? '{}') as ArchiveHeader;
+  if (header.archive !== ARCHIVE_FORMAT) throw new Error(`${path} is not a ${ARCHIVE_FORMAT} archive`);
+  return { header, lines: lines.slice(1), digest };
+}
+
+/** Writes an archive in a worker thread (archive-worker.ts), reading the records from the store at `storePath`; resolves with its SHA-256. */
+export function writeArchiveOffThread(storePath: string, dir: string, name: string, header: ArchiveHeader): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./archive-worker.js', import.meta.url), { workerData: { storePath, dir, name, header } });
+    worker.once('message', (m: { digest?: string; error?: string }) => (m.digest ? resolve(m.digest) : reject(new Error(m.error ?? 'archive worker failed'))));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`archive worker exited with ${code}`)));
+  });
+}

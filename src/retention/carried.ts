@@ -1,0 +1,47 @@
+import type { Database, RootDatabase } from 'lmdb';
+import type { LogRecord } from '../log/record.js';
+import { asRecord, type CarriedRecord } from './plan.js';
+
+/** Name of the database that finds carried records by their original seq. */
+export const CARRIED_DB = 'carried';
+
+/** Where a carried record now is: the seq of its `RecordsCarriedForward` record and its place in it. */
+type Place = [number, number];
+
+/** Carried records by original seq: reads for queries, and the folds that start at a cut. */
+export interface CarriedIndex {
+  /** The original record of `seq`, when it was carried forward. */
+  get(seq: number): LogRecord | undefined;
+  /** Every carried record still in the live store, by original seq: what a fold from the cut folds first. */
+  all(): LogRecord[];
+  /** The writes of one expiry (inside its transaction): carried records' new places, dropped ones forgotten. */
+  write(wrapperSeq: number | undefined, carried: readonly CarriedRecord[], dropped: readonly LogRecord[]): void;
+}
+
+/** Opens the carried-records database of `root`; `record` reads a live record by seq. */
+export function openCarriedIndex(root: RootDatabase, record: (seq: number) => LogRecord | undefined): CarriedIndex {
+  const db: Database<Place, number> = root.openDB({ name: CARRIED_DB, keyEncoding: 'uint32', cache: false });
+  const entry = ([wrapper, index]: Place): LogRecord | undefined => {
+    const w = record(wrapper);
+    const c = (w?.data as { records?: CarriedRecord[] } | undefined)?.records?.[index];
+    return c ? asRecord(c) : undefined;
+  };
+  return {
+    get(seq) {
+      const place = db.get(seq);
+      return place ? entry(place) : undefined;
+    },
+    all() {
+      const out: LogRecord[] = [];
+      for (const { value } of db.getRange({})) {
+        const r = entry(value);
+        if (r) out.push(r);
+      }
+      return out;
+    },
+    write(wrapperSeq, carried, dropped) {
+      for (const r of dropped) db.removeSync(r.seq);
+      if (wrapperSeq !== undefined) carried.forEach((c, i) => db.putSync(c.seq, [wrapperSeq, i]));
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type * as v from 'valibot';
+import type { CarriedRecordSchema } from '../events/retention-events.js';
+import type { LogRecord } from '../log/record.js';
+import { kindOf, type RetentionDays } from './kinds.js';
+
+/** A record carried forward: the original as stored, with the hash of its bytes. */
+export type CarriedRecord = v.InferOutput<typeof CarriedRecordSchema>;
+
+/** One record of an expiring segment, with the hash of its stored bytes. */
+export interface SegmentRecord {
+  readonly record: LogRecord;
+  readonly hash: string;
+}
+
+/** What becomes of an expiring segment's records: carried forward, or dropped with the segment. */
+export interface SegmentFate {
+  readonly carried: readonly CarriedRecord[];
+  readonly dropped: readonly LogRecord[];
+}
+
+const DAY_MS = 86_400_000;
+
+/** The record's time minus `days`, as ISO 8601 (the time before which a record of that kind has expired). */
+export function expiredBefore(now: string, days: number): string {
+  return new Date(Date.parse(now) - days * DAY_MS).toISOString();
+}
+
+/** Whether a record of this type and time is still within its kind's retention at `now`. */
+export function stillKept(type: string, at: string, days: RetentionDays, now: string): boolean {
+  const kind = kindOf(type);
+  if (kind === 'kept') return true;
+  const d = days[kind];
+  return d === null || Date.parse(at) + d * DAY_MS > Date.parse(now);
+}
+
+/** The seq ranges that expire, in order: whole segments from `first` whose newest record is older than `before`. */
+export function expiringSegments(first: number, head: number, segmentRecords: number, atOf: (seq: number) => string | undefined, before: string, max: number): Array<{ from: number; to: number }> {
+  const out: Array<{ from: number; to: number }> = [];
+  for (let from = first; out.length < max && from + segmentRecords - 1 <= head; from += segmentRecords) {
+    const to = from + segmentRecords - 1;
+    const at = atOf(to);
+    if (at === undefined || !(at < before)) break;
+    out.push({ from, to });
+  }
+  return out;
+}
+
+/**
+ * Sorts a segment's records: each is carried forward while its kind's policy keeps it (and a
+ * collector's latest accepted submission always, so its sequence survives), else dropped. A
+ * `RecordsCarriedForward` record is never carried itself: its records are judged one by one.
+ * Pure: `latestSubmission` says whether a submission is its collector's latest accepted one.
+ */
+export function segmentFate(records: Iterable<SegmentRecord>, days: RetentionDays, now: string, latestSubmission: (r: LogRecord) => boolean): SegmentFate {
+  const carried: CarriedRecord[] = [];
+  const dropped: LogRecord[] = [];
+  const judge = (r: LogRecord, hash: string) => {
+    if (stillKept(r.type, r.at, days, now) || (r.type === 'CollectorSubmissionAccepted' && latestSubmission(r))) {
+      carried.push({ seq: r.seq, hash, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: r.prev });
+    } else dropped.push(r);
+  };
+  for (const { record, hash } of records) {
+    if (record.type !== 'RecordsCarriedForward') judge(record, hash);
+    else for (const c of (record.data as { records: CarriedRecord[] }).records) judge(asRecord(c), c.hash);
+  }
+  return { carried, dropped };
+}
+
+/** A carried record as the log record it was (projections fold it exactly as the original). */
+export function asRecord(c: CarriedRecord): LogRecord {
+  return { seq: c.seq, at: c.at, type: c.type, ...(c.actor ? { actor: c.actor } : {}), data: c.data, prev: c.prev };
+}

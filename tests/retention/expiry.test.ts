@@ -1,0 +1,186 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Packr } from 'msgpackr';
+import { decideIngestEvents } from '../../src/commands/ingest-events.js';
+import { detectIn } from '../../src/alerting/detection-step.js';
+import { DEFAULT_DETECTION, type InstanceStore } from '../../src/instance/open.js';
+import type { NormalizedEvent } from '../../src/events/normalized-event.js';
+import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
+import type { AlertsState } from '../../src/projections/alerts.js';
+import { EVIDENCE_DBS, decodeStored, hasEvent } from '../../src/projections/evidence.js';
+import { RETENTION, type RetentionState } from '../../src/projections/retention.js';
+import { verifyLog } from '../../src/log/verify.js';
+import { verifyTree } from '../../src/log/verify-tree.js';
+import { verifyWithArchives } from '../../src/retention/verify-archives.js';
+import { startRetention } from '../../src/retention/scheduler.js';
+import { archiveDirOf } from '../../src/retention/expire.js';
+import { logVerify, replay } from '../../src/cli/log-commands.js';
+import { startTestInstance, type TestInstance } from '../helpers/instance.js';
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const DAY = 86_400_000;
+const T0 = Date.parse('2026-10-01T10:00:00Z');
+const day = (n: number) => new Date(T0 + n * DAY).toISOString();
+
+/** sshd failures from one address: enough of them trip the built-in brute-force rules. */
+function sshFailure(n: number, at: string): NormalizedEvent {
+  return {
+    schemaVersion: 1, id: `ssh-${at}-${n}`, category: 'identity', class: 'authentication', activity: 'logon', outcome: 'failure',
+    time: at, ingestedAt: at, severity: 5, source: { adapter: 'linux-journal', instance: 'bastion', recordId: String(n) },
+    entityKeys: ['ip:203.0.113.9', 'host:bastion', 'user:root'], actor: { user: 'root' }, sourceEndpoint: { ip: '203.0.113.9' }, destinationEndpoint: { host: 'bastion' },
+    attributes: { SYSLOG_IDENTIFIER: 'sshd', MESSAGE: 'Failed password', src_ip: '203.0.113.9', user: 'root' },
+  };
+}
+
+function dnsEvent(n: number, at: string, host: string): NormalizedEvent {
+  return {
+    schemaVersion: 1, id: `dns-${at}-${n}`, category: 'network', class: 'dns_query', activity: 'query', outcome: 'success',
+    time: at, ingestedAt: at, severity: 1, source: { adapter: 'prop', instance: 'x', recordId: String(n) },
+    entityKeys: [`host:${host}`, `domain:d${n % 7}.example`], sourceEndpoint: { ip: '10.0.0.1' }, destinationEndpoint: { ip: '10.0.0.2', port: 53 }, attributes: {},
+  };
+}
+
+/** Ingests `count` one-event records at `at`, in one group commit. */
+async function ingest(inst: InstanceStore, events: NormalizedEvent[], at: string): Promise<void> {
+  const ctx = { now: at };
+  await Promise.all(events.map((e) => inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, [e]), [], ctx, DEFAULT_DETECTION), ctx)));
+}
+
+/** Every read model, of both sides, as plain data (as the replay property test compares them). */
+async function dump(inst: InstanceStore): Promise<unknown> {
+  await inst.readYourWrites();
+  const heap = HEAP_PROJECTIONS.map((p) => [p.name, packr.unpack(packr.pack(p.snapshot ? p.snapshot(inst.runtime.state(p.name)) : inst.runtime.state(p.name)))]);
+  const read = readProjections();
+  const indexes = [...INDEX_PROJECTIONS, ...read.indexes].flatMap((ix) => ix.dbs.map((db) => [db, [...inst.reads.db(db).getRange({})].map(({ key, value }) => [key, value])]));
+  const readHeap = await Promise.all(read.heap.map(async (p) => [p.name, packr.unpack(packr.pack(await inst.readSide.snapshot(p.name)))]));
+  return { heap, indexes, readHeap };
+}
+
+/** An instance with a month-old history: sshd failures (an alert, reviewed), DNS evidence and API requests at day 0, fresh evidence at day 35. */
+async function history(): Promise<{ t: TestInstance; alertId: string; oldIds: string[]; newIds: string[] }> {
+  const t = await startTestInstance({ retention: { enabled: true, evidenceDays: 30, segmentRecords: 256 } }, { builtinRules: true });
+  t.setNow(day(0));
+  await ingest(t.inst, Array.from({ length: 40 }, (_, i) => sshFailure(i, day(0))), day(0));
+  const alerts = [...t.inst.runtime.state<AlertsState>('alerts').alerts.values()];
+  assert.ok(alerts.length > 0, 'the sshd failures raise an alert');
+  const alertId = alerts[0]!.id;
+  const review = await t.request(`/api/v1/alerts/${alertId}`, { method: 'PATCH', token: t.tokens.analyst, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'in_review', reason: 'looking' }) });
+  assert.equal(review.status, 200);
+  const old = Array.from({ length: 560 }, (_, i) => dnsEvent(i, day(0), i < 300 ? 'gone' : `h${i % 5}`));
+  await ingest(t.inst, old, day(0));
+  t.setNow(day(35));
+  const fresh = Array.from({ length: 300 }, (_, i) => dnsEvent(i, day(35), 'h0'));
+  await ingest(t.inst, fresh, day(35));
+  return { t, alertId, oldIds: old.map((e) => e.id), newIds: fresh.map((e) => e.id) };
+}
+
+describe('retention expiry', () => {
+  it('archives expired segments, removes them, carries what outlives them forward, and verifies from the cut and with the archives', async () => {
+    const { t, alertId, oldIds, newIds } = await history();
+    try {
+      const inst = t.inst;
+      const clock = day(40);
+      const runner = await startRetention({
+        log: inst.log, writer: inst.writer, carried: inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
+        settings: t.config.retention, archiveDir: archiveDirOf(t.config.retention, t.config.storage.path), storePath: t.config.storage.path,
+      }, () => new Date(clock), () => {});
+      const policy = inst.runtime.state<RetentionState>(RETENTION).policy;
+      assert.deepEqual(policy, { enabled: true, days: { evidence: 30, alerts: 365, reviews: 365, incidents: 365, access: 365, audit: 730 }, segmentRecords: 256 }, 'the policy in force is recorded');
+
+      const headBefore = inst.log.head().seq;
+      const seqOf = (id: string) => decodeStored(inst.runtime.index.get(EVIDENCE_DBS.byId, id) as Uint8Array).seq;
+      const expiring = oldIds.filter((id) => seqOf(id) <= 512);
+      const staying = oldIds.filter((id) => seqOf(id) > 512);
+      assert.ok(expiring.length > 300 && staying.length > 0);
+      const expired = await runner.run();
+      assert.deepEqual(expired.map((e) => [e.fromSeq, e.toSeq]), [[1, 256], [257, 512]], 'the two segments wholly older than 30 days expire; the one reaching day 35 stays');
+      assert.ok(expired[0]!.carried > 0 && expired.every((e) => e.dropped > 0), "the first segment carries the alert, its review and the API records forward");
+      const dir = archiveDirOf(t.config.retention, t.config.storage.path);
+      assert.deepEqual(readdirSync(dir).sort(), expired.map((e) => e.file));
+      assert.equal(inst.log.first(), 513);
+      assert.deepEqual([...inst.log.read(1, 512)], [], 'the expired records are gone from the live store');
+      assert.ok(inst.log.head().seq > headBefore, 'the carried records and the cuts were appended');
+      assert.deepEqual(await runner.run(), [], 'nothing more is old enough');
+
+      const cut = inst.log.cut()!;
+      const chain = verifyLog(inst.log, cut);
+      assert.equal(chain.ok, true, JSON.stringify(chain));
+      assert.equal(chain.records, inst.log.head().seq - 512);
+      const tree = verifyTree(inst.store, inst.log, t.transparency.verifier);
+      assert.equal(tree.ok, true, JSON.stringify(tree));
+      const stored = (store = inst.store): Array<[number, string]> => [...store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getRange({})].map(({ key, value }) => [key, value]);
+      const whole = verifyWithArchives(inst.log, inst.carried, dir, stored(), t.transparency.verifier);
+      assert.deepEqual(whole.ok && [whole.records, whole.archives], [inst.log.head().seq, 2], JSON.stringify(whole));
+      // Proofs of the whole log still work across the cut: the tree kept its nodes.
+      assert.equal(Buffer.from(inst.log.tree.root(512)).toString('base64'), cut.treeRoot);
+
+      // Read models follow: expired evidence is gone from the indexes, the alert still reads.
+      assert.equal(expiring.some((id) => hasEvent(inst.runtime, id)), false);
+      assert.equal([...staying, ...newIds].every((id) => hasEvent(inst.runtime, id)), true);
+      await inst.readYourWrites();
+      for (const { value } of inst.reads.db<Uint8Array>(EVIDENCE_DBS.byTime).getRange({})) {
+        const { seq } = decodeStored(value);
+        assert.ok(seq >= 513 || inst.carried.get(seq) !== undefined, `the event index points at record ${seq}, which is neither live nor carried`);
+      }
+      const graph = await inst.readSide.snapshot('graph') as { e: { key: string[] } };
+      assert.equal(graph.e.key.includes('host:gone'), false, 'an entity only expired evidence referred to is dropped');
+      assert.equal(graph.e.key.includes('host:h0'), true);
+      const res = await t.request(`/api/v1/alerts/${alertId}`, { token: t.tokens.viewer });
+      assert.equal(res.status, 200);
+      const alert = await res.json() as { matchReason: unknown; evidence: Array<{ eventId: string; archived?: { file: string } }>; reviewHistory: Array<{ to: string; seq: number }> };
+      assert.ok(alert.matchReason);
+      assert.ok(alert.evidence.length > 0 && alert.evidence.every((e) => e.archived?.file === expired[0]!.file), 'its evidence says which archive holds it');
+      assert.equal(alert.reviewHistory.at(-1)?.to, 'in_review');
+      const reviewed = inst.runtime.record(alert.reviewHistory.at(-1)!.seq);
+      assert.equal(reviewed?.type, 'AlertReviewed', 'a carried record still reads by its original seq');
+
+      // Replay from the cut reproduces the read models, and so does a restart.
+      const live = await dump(inst);
+      await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(inst.log.head().seq)]);
+      assert.deepEqual(await dump(inst), live, 'rebuilt from the cut');
+      await runner.stop();
+      await t.restart();
+      assert.deepEqual(await dump(t.inst), live, 'restored after a restart');
+
+      // A tampered archive fails the whole-history verification, naming it.
+      const file = join(dir, expired[1]!.file);
+      const lines = readFileSync(file, 'utf8').split('\n');
+      lines[3] = lines[3]!.replace('"dns-', '"dnz-');
+      writeFileSync(file, lines.join('\n'));
+      const bad = verifyWithArchives(t.inst.log, t.inst.carried, dir, stored(t.inst.store), t.transparency.verifier);
+      assert.equal(bad.ok, false);
+      assert.match((bad as { reason: string }).reason, /archive segment-000000000257-000000000512\.jsonl is not the file the cut recorded/);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('vigil log verify passes from the cut, and with --archives over the whole history', async () => {
+    const { t } = await history();
+    const dir = archiveDirOf(t.config.retention, t.config.storage.path);
+    const runner = await startRetention({
+      log: t.inst.log, writer: t.inst.writer, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
+      settings: t.config.retention, archiveDir: dir,
+    }, () => new Date(day(40)), () => {});
+    await runner.run();
+    await runner.stop();
+    const head = t.inst.log.head().seq;
+    await t.restart(async (path) => {
+      const fromCut = await logVerify(path);
+      assert.equal(fromCut.ok, true, JSON.stringify(fromCut));
+      assert.equal(fromCut.ok && fromCut.records, head - 512);
+      const whole = await logVerify(path, {}, dir) as { ok: boolean; history?: { records: number; archives: number } };
+      assert.equal(whole.ok, true, JSON.stringify(whole));
+      assert.deepEqual([whole.history?.records, whole.history?.archives], [head, 2]);
+      const replayed = await replay(path, undefined);
+      assert.equal(replayed.until, head, 'vigil replay folds a cut store from the cut');
+      assert.equal((await logVerify(path)).ok, true, 'and leaves it verifiable');
+      const missing = await logVerify(path, {}, join(path, 'no-such-dir'));
+      assert.equal(missing.ok, false, 'without the archives the whole history cannot be verified');
+      assert.ok(existsSync(dir));
+    });
+    await t.close();
+  });
+});
