@@ -104,7 +104,8 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   // Expiry waits for every export destination: a record leaves the live store only once delivered.
   const retention = await startRetention({
-    log: instance.log, writer: instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
+    // On a JetStream node (retention off there) only the leader records the policy in force.
+    log: instance.log, writer: jetstream ? leaderOnly(instance.writer, () => jetstream.leadership().leading) : instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
     settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
     delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
   }, () => new Date(), log);
