@@ -15,6 +15,7 @@ import { transparencyBench } from './transparency.js';
 import { sigmahqBench } from './sigmahq.js';
 import { exportBench } from './export.js';
 import { shippersBench } from './shippers.js';
+import { scaleoutBench } from './scaleout.js';
 import { retentionBench } from './retention.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
@@ -29,6 +30,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   export: () => exportBench(),
   'console-pages': () => consolePagesBench(),
   shippers: () => shippersBench(),
+  scaleout: (r) => scaleoutBench(r),
   retention: () => retentionBench(),
 };
 

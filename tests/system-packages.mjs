@@ -16,6 +16,7 @@ const PACKAGES = {
   openssl: '/usr/bin/openssl',
   'python3-minimal': '/usr/bin/python3',
   systemd: '/usr/bin/systemd-analyze',
+  'nats-server': '/usr/sbin/nats-server',
 };
 
 const missing = Object.entries(PACKAGES).filter(([, file]) => !existsSync(file)).map(([name]) => name);

@@ -78,6 +78,8 @@ async function issueToken(collectorId: string, expiresIn: string | undefined, co
   const lifetime = expiresIn === undefined ? TOKEN_LIFETIME.defaultMs : parseLifetime(expiresIn);
   if (lifetime === undefined) throw new CliError('--expires-in: expected a lifetime from 1m to 7d such as 15m, 1h, 2d', 2);
   const { config } = loadConfig(configPath, env, process.cwd());
+  // A JetStream node's store is a copy of the stream: a record appended to it here would be in no other copy.
+  if (config.storage.backend === 'jetstream') throw new CliError('storage.backend is "jetstream": issue the token through the admin API of a running node (POST /api/v1/collector/enrollment-tokens)', 2);
   // Writes through the store, so it needs the instance stopped (one process per store); the admin API route does the same online.
   const inst = await openInstanceStore(config.storage.path, storeOptions(config));
   try {

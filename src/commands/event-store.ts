@@ -26,7 +26,12 @@ export interface EventStoreOptions {
   readonly checkpointEvery?: number;
   /** Called when a write's outcome is unknown (I/O failure): the process must stop. */
   readonly onFatal?: (err: Error) => void;
+  /** Opens the log in the store; the LMDB log by default (a JetStream node passes its own, src/log/jetstream-log.ts). */
+  readonly openLog?: LogOpener;
 }
+
+/** Opens the log kept in (or copied into) an LMDB store. */
+export type LogOpener = (store: LmdbStore, onFatal?: (err: Error) => void) => LmdbEventLog | Promise<LmdbEventLog>;
 
 /**
  * Opens the store at `path` (one process per store), loads checkpoints and folds the tail of the
@@ -35,7 +40,7 @@ export interface EventStoreOptions {
 export async function openEventStore(path: string, opts: EventStoreOptions): Promise<EventStore> {
   const store = openLmdbStore(path);
   try {
-    const log = openLmdbLog(store, opts.onFatal);
+    const log = await (opts.openLog ?? openLmdbLog)(store, opts.onFatal);
     const carried = openCarriedIndex(store.root, (seq) => { for (const r of log.read(seq, seq)) return r; return undefined; });
     const runtime = createProjectionRuntime({
       store, log, projections: opts.projections, indexes: opts.indexes, carried,

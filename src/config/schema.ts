@@ -5,6 +5,7 @@ import { parseVerifierKey } from '../log/signed-note.js';
 import { ExportConfigSchema } from '../export/config.js';
 import { SyslogListenersSchema } from '../listeners/syslog-config.js';
 import { MonitoringSchema } from '../monitoring/settings.js';
+import { JetStreamConfigSchema } from '../log/jetstream-config.js';
 import { RetentionSchema } from '../retention/settings.js';
 
 const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
@@ -68,9 +69,12 @@ export const ConfigSchema = v.strictObject({
     credentialsFile: v.optional(PathText, 'data/credentials.json'),
     mesh: v.optional(MeshConfigSchema),
   }), {}),
-  storage: v.optional(v.strictObject({
+  storage: v.optional(v.pipe(v.strictObject({
     path: v.optional(PathText, 'data/store'),
-  }), {}),
+    /** Where the log lives: "lmdb" (this machine, the default) or "jetstream" (a NATS cluster, docs/scale-out.md). */
+    backend: v.optional(v.picklist(['lmdb', 'jetstream']), 'lmdb'),
+    jetstream: v.optional(JetStreamConfigSchema),
+  }), v.check((s) => s.backend !== 'jetstream' || s.jetstream !== undefined, 'storage.backend "jetstream" needs a storage.jetstream section (servers at least)')), {}),
   limits: v.optional(LimitsSchema, {}),
   /** Deployment snapshots to the setup authority (docs/setup-protocol.md); absent = not a managed deployment. */
   deployment: v.optional(v.strictObject({

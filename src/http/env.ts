@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../commands/decision.js';
+import type { CommandContext, DomainEvent } from '../commands/decision.js';
 import type { Writer } from '../commands/writer.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
 import type { MeshIdentity } from '../auth/mesh-identity.js';
@@ -57,6 +57,8 @@ export interface AppDeps {
   readonly metrics?: Metrics;
   /** Disk watermarks, silent sources and health detail (absent: no self-monitoring, health is `ok`). */
   readonly monitor?: SelfMonitor;
+  /** Appends a request's access records (a JetStream follower sends them to the leader); `local` appends them here. */
+  readonly recordAccess?: (facts: readonly DomainEvent[], ctx: CommandContext, local: () => Promise<void>) => Promise<void>;
 }
 
 /** The request-scoped values middleware sets. */
@@ -75,7 +77,8 @@ export interface AppVariables {
 /** Hono environment of the instance app. */
 export interface AppEnv {
   Variables: AppVariables;
-  Bindings: { incoming?: unknown };
+  /** `forwarded`: a request a JetStream follower forwarded to this leader (src/cluster): it never gets a loopback or mesh identity. */
+  Bindings: { incoming?: unknown; forwarded?: boolean };
 }
 
 /** Precomputed address sets of the config. */

@@ -57,7 +57,7 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
   return async (c, next) => {
     const started = performance.now();
     const peer = deps.peerOf(c.env?.incoming);
-    const forwarded = FORWARDING_HEADERS.some((h) => c.req.header(h) !== undefined);
+    const forwarded = FORWARDING_HEADERS.some((h) => c.req.header(h) !== undefined) || c.env?.forwarded === true;
     const source = clientAddress(peer, c.req.header('x-forwarded-for'), net.trustedProxies);
     c.set('sourceAddress', source);
     const at = deps.now();
@@ -94,6 +94,8 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       return;
     }
     const records = c.get('auditRecords')(c.res.status);
-    await recordDetected(deps.writer, records, { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) }, detectionSettingsOf(deps.config));
+    const ctx = { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) };
+    const local = async () => { await recordDetected(deps.writer, records, ctx, detectionSettingsOf(deps.config)); };
+    await (deps.recordAccess ? deps.recordAccess(records, ctx, local) : local());
   };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, ErrorHandler, MiddlewareHandler } from 'hono';
 import { HttpError, sendError } from './errors.js';
-import { FatalStorageError } from '../log/event-log.js';
+import { FatalStorageError, NotLeaderError } from '../log/event-log.js';
 
 /** Gives each request an id (`X-Request-Id` on every response) and sets the no-store, no-sniff headers. */
 export function requestIds(): MiddlewareHandler<{ Variables: { requestId: string } }> {
@@ -30,6 +30,8 @@ export function errorHandler(log: (line: Record<string, unknown>) => void): Erro
     // The store failed under this request: its write may or may not be durable, and the process is
     // stopping. Ingest is idempotent by event id, so the client can safely send the same batch again.
     if (err instanceof FatalStorageError) return sendError(c, new HttpError(503, STORAGE_FAILED));
+    // A JetStream node that stopped leading between the request's arrival and its write: nothing was written.
+    if (err instanceof NotLeaderError) return sendError(c, new HttpError(503, 'this node stopped leading while the request was under way: nothing was written; retry', undefined, { retryAfterSeconds: 2 }));
     const requestId = c.get('requestId') as string;
     log({ level: 'error', msg: 'unhandled error', requestId, error: (err as Error)?.name, detail: (err as Error)?.message?.slice(0, 500) });
     return sendError(c, new HttpError(500, `internal error; quote request id ${requestId}`));

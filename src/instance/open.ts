@@ -1,4 +1,4 @@
-import { openEventStore, type EventStore } from '../commands/event-store.js';
+import { openEventStore, type EventStore, type LogOpener } from '../commands/event-store.js';
 import type { DetectionSettings } from '../alerting/evaluate.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../projections/all.js';
 import { DEFAULT_GRAPH_LIMITS, type GraphLimits } from '../projections/graph.js';
@@ -34,6 +34,8 @@ export interface OpenOptions {
   readonly graph?: GraphLimits;
   /** Called when a write's outcome is unknown (I/O failure): the process must stop. */
   readonly onFatal?: (err: Error) => void;
+  /** Opens the log (LMDB unless given: a JetStream node passes its opener). */
+  readonly openLog?: LogOpener;
 }
 
 /** The store options a configuration asks for (detection settings, graph limits). */
@@ -51,6 +53,7 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
     indexes: INDEX_PROJECTIONS,
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
+    ...(opts.openLog ? { openLog: opts.openLog } : {}),
   });
   const graph = opts.graph ?? DEFAULT_GRAPH_LIMITS;
   const read = readProjections(graph);

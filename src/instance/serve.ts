@@ -26,6 +26,8 @@ import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
+import { clusterEdgeOf, connectJetStreamNode, leaderOnly } from './jetstream-node.js';
+import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import { startRetention } from '../retention/scheduler.js';
 import { archiveDirOf } from '../retention/expire.js';
 
@@ -63,21 +65,35 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   let server: Server | undefined;
   let inFlight: InFlight | undefined;
   const fatal = fatalDrain(() => server, () => inFlight, log, onFatal);
-  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal });
+  const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log) : undefined;
+  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal, ...(jetstream ? { openLog: jetstream.openLog } : {}) })
+    .catch(async (err: unknown) => {
+      await jetstream?.close();
+      throw err;
+    });
   const transparency = await startInstanceCheckpointer(instance, config).catch(async (err: unknown) => {
     await instance.close();
     throw err;
   });
-  const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
-  if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
-  const grantsFile = config.deployment?.enrollmentGrantsFile;
-  if (grantsFile) {
-    const imported = await importEnrollmentGrants(instance.writer, grantsFile, new Date().toISOString()).catch(async (err: unknown) => {
-      await instance.close();
-      throw err;
-    });
-    if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
-  }
+  // Work for the writer once the service is wired (credential changes); it runs again whenever a JetStream node starts leading.
+  let whenLeading: () => void = () => {};
+  // What the writer does at start; on a JetStream node, each time the node starts leading.
+  const startupWrites = async () => {
+    whenLeading();
+    const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
+    if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
+    const grantsFile = config.deployment?.enrollmentGrantsFile;
+    if (grantsFile) {
+      const imported = await importEnrollmentGrants(instance.writer, grantsFile, new Date().toISOString());
+      if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
+    }
+  };
+  await (jetstream ? jetstream.start(instance.runtime, startupWrites) : startupWrites()).catch(async (err: unknown) => {
+    await transparency.stop();
+    await instance.close();
+    await jetstream?.close();
+    throw err;
+  });
   const exports = await startExports(config.export, {
     storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, writer: instance.writer,
     detection: detectionSettingsOf(config), logLine: log,
@@ -88,28 +104,40 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   // Expiry waits for every export destination: a record leaves the live store only once delivered.
   const retention = await startRetention({
-    log: instance.log, writer: instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
+    // On a JetStream node (retention off there) only the leader records the policy in force.
+    log: instance.log, writer: jetstream ? leaderOnly(instance.writer, () => jetstream.leadership().leading) : instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
     settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
     delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
   }, () => new Date(), log);
   // The CLI writes the credentials file; the service records what changed in it when it loads it,
   // so the log keeps one writer. The file is checked every second even when no request comes.
-  const onLoaded = (credentials: readonly Credential[]) => {
-    recordCredentialChanges(instance.writer, credentials, new Date().toISOString(), detectionSettingsOf(config)).then(
+  // On a JetStream node only the leader records them, again each time a node starts leading.
+  let loadedCredentials: readonly Credential[] | undefined;
+  const recordCredentials = () => {
+    if (!loadedCredentials || (jetstream && !jetstream.leadership().leading)) return;
+    recordCredentialChanges(instance.writer, loadedCredentials, new Date().toISOString(), detectionSettingsOf(config)).then(
       (changes) => { if (changes > 0) log({ level: 'info', msg: 'credential registry changes recorded', changes }); },
       (err: unknown) => log({ level: 'error', msg: 'credential registry changes not recorded', error: (err as Error).message }),
     );
   };
+  const onLoaded = (credentials: readonly Credential[]) => {
+    loadedCredentials = credentials;
+    recordCredentials();
+  };
+  whenLeading = recordCredentials;
   const registry = openCredentialRegistry(config.auth.credentialsFile, (message) => log({ level: 'error', msg: message }), 500, onLoaded);
   registry.size();
   const registryPoll = setInterval(() => registry.size(), 1000);
   registryPoll.unref();
   const refusals = createRefusalLedger(config.limits);
   const monitor = createSelfMonitor({
-    writer: instance.writer, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
+    // Time-driven checks are the leader's: a follower's would only be refused.
+    writer: jetstream ? leaderOnly(instance.writer, () => jetstream.leadership().leading) : instance.writer, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
     progress: () => ({ headSeq: instance.log.head().seq, readSeq: instance.readSide.applied() }),
   });
-  const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config));
+  let edge: ClusterEdge | undefined;
+  const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config),
+    jetstream ? (facts, ctx, local) => edge ? edge.recordAccess(facts, ctx, local) : local() : undefined);
   // Bound once the server listens (the reporter needs the port); the console reads it through `deployment`.
   let reporter: DeploymentReporter | undefined;
   const metrics = createMetrics();
@@ -130,13 +158,15 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     admission: createIngestAdmission(config.limits),
     reads: instance.reads,
     graph: (q) => instance.readSide.graph(q),
-    readYourWrites: readYourWritesOf(() => instance.readYourWrites()),
+    readYourWrites: readYourWritesOf(jetstream ? () => jetstream.readYourWrites(() => instance.readYourWrites()) : () => instance.readYourWrites()),
     transparency,
     deployment: () => reporter?.status(),
     exports: () => exports.status(),
     monitor,
+    ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });
-  server = await listen(app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
+  edge = jetstream ? clusterEdgeOf(jetstream, instance, (req, env) => app.fetch(req, env as { incoming?: unknown; forwarded?: boolean }), writer, config) : undefined;
+  server = await listen(edge ? edge.fetch : app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
     clearInterval(registryPoll);
     await summaries.stop();
     await retention.stop();
@@ -176,6 +206,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     },
     stop() {
       stopping ??= (async () => {
+        await jetstream?.quiesce();
         clearInterval(registryPoll);
         await reporter?.stop();
         await syslog.stop();
@@ -191,6 +222,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
         await exports.stop();
         await transparency.stop();
         await instance.close();
+        await jetstream?.close();
       })();
       return stopping;
     },

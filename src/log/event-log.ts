@@ -49,6 +49,11 @@ export class FatalStorageError extends Error {
   override readonly name = 'FatalStorageError';
 }
 
+/** A write on a node that does not lead (a JetStream follower): nothing was written; retry on the leader. */
+export class NotLeaderError extends Error {
+  override readonly name = 'NotLeaderError';
+}
+
 /** Opening a store that another process holds. */
 export class StoreLockedError extends Error {
   override readonly name = 'StoreLockedError';

@@ -1,4 +1,4 @@
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
@@ -25,6 +25,11 @@ import { decideMergeIncident } from '../../src/commands/merge-incidents.js';
 import { decideAddIncidentAlerts } from '../../src/commands/add-incident-alerts.js';
 import { decideSilenceCheck } from '../../src/commands/check-silence.js';
 import { DEFAULT_MONITORING } from '../../src/monitoring/settings.js';
+import type { LmdbStore } from '../../src/log/lmdb-store.js';
+import { connectJetStream, ensureStream } from '../../src/log/jetstream-connect.js';
+import { openJetStreamLog } from '../../src/log/jetstream-log.js';
+import type { JetStreamConfig } from '../../src/log/jetstream-config.js';
+import { startNats, type NatsCluster } from '../helpers/nats.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -84,11 +89,44 @@ const commandArb = fc.oneof(
   fc.record({ kind: fc.constant('silence' as const), hours: fc.integer({ min: 0, max: 30 }) }),
 );
 
-describe('read models', () => {
+/** How a run opens its store: LMDB, or a copy of a fresh JetStream stream (each run its own). */
+interface Backend {
+  readonly name: string;
+  readonly runs: number;
+  /** A new log for one run; `open(path)` opens (or reopens) a store on it. */
+  fresh(): Promise<{ open(path: string): Promise<InstanceStore>; done(): Promise<void> }>;
+}
+
+const lmdbBackend: Backend = {
+  name: 'LMDB', runs: 40,
+  fresh: async () => ({ open: (path) => openInstanceStore(path, { checkpointEvery: 7 }), done: async () => {} }),
+};
+
+let nats: Promise<NatsCluster> | undefined;
+after(async () => { if (nats) await (await nats).stop(); });
+let streams = 0;
+const jetStreamBackend: Backend = {
+  name: 'JetStream', runs: 12,
+  async fresh() {
+    const { urls } = await (nats ??= startNats(1));
+    const config: JetStreamConfig = { servers: [...urls], stream: `R${process.pid}_${++streams}`, replicas: 1, leaseSeconds: 10, publishTimeoutSeconds: 30 };
+    const conn = await connectJetStream(config, 'replay');
+    await ensureStream(conn, config, 8 * 1024 * 1024);
+    const openLog = async (store: LmdbStore, onFatal?: (err: Error) => void) => {
+      const log = await openJetStreamLog(store, conn, onFatal);
+      await log.lead();
+      return log;
+    };
+    return { open: (path) => openInstanceStore(path, { checkpointEvery: 7, openLog }), done: () => conn.close() };
+  },
+};
+
+for (const backend of [lmdbBackend, jetStreamBackend]) describe(`read models (${backend.name})`, () => {
   it('equal the ones rebuilt from record 1, and the ones restored after a restart, for any command sequence', async () => {
     await fc.assert(fc.asyncProperty(fc.array(commandArb, { minLength: 1, maxLength: 25 }), async (commands) => {
       const dir = tempDir();
-      let inst = await openInstanceStore(`${dir.path}/store`, { checkpointEvery: 7 });
+      const log = await backend.fresh();
+      let inst = await log.open(`${dir.path}/store`);
       try {
         await installBuiltinRules(inst.writer, '2026-11-22T09:00:00Z');
         let i = 0;
@@ -134,14 +172,21 @@ describe('read models', () => {
         }));
         const live = await dump(inst);
         await inst.close();
-        inst = await openInstanceStore(`${dir.path}/store`, { checkpointEvery: 7 });
+        inst = await log.open(`${dir.path}/store`);
         assert.deepEqual(await dump(inst), live, 'restored from checkpoint + tail');
         await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(inst.log.head().seq)]);
         assert.deepEqual(await dump(inst), live, 'rebuilt from record 1');
+        if (backend === jetStreamBackend) {
+          // Another node: a fresh store that copies the stream folds the same read models.
+          await inst.close();
+          inst = await log.open(`${dir.path}/copy`);
+          assert.deepEqual(await dump(inst), live, 'copied from the stream into a fresh store');
+        }
       } finally {
         await inst.close();
+        await log.done();
         dir.cleanup();
       }
-    }), { numRuns: 40 });
+    }), { numRuns: backend.runs });
   });
 });

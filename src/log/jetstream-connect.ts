@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { connect, credsAuthenticator, tokenAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { secretFileProblem } from '../auth/secret-files.js';
+import type { JetStreamConfig } from './jetstream-config.js';
+
+/** An open connection to the NATS cluster that holds the log, with its JetStream clients. */
+export interface JetStreamConnection {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  /** The subject the log's batches are published on. */
+  readonly subject: string;
+  readonly stream: string;
+  close(): Promise<void>;
+}
+
+/** Reads a credentials file, refusing one (or a folder) that group or others can reach, as for every secret. */
+function readSecret(path: string): Uint8Array {
+  const problem = secretFileProblem(path);
+  if (problem) throw new Error(`refusing to start: ${problem}`);
+  return readFileSync(path);
+}
+
+/**
+ * Connects to the cluster with the credentials read from their files (never from argv or the
+ * URL), and retries for ever once connected: a server that goes away is replaced by another.
+ */
+export async function connectJetStream(config: JetStreamConfig, name: string): Promise<JetStreamConnection> {
+  const authenticator = config.credentialsFile
+    ? credsAuthenticator(readSecret(config.credentialsFile))
+    : config.tokenFile ? tokenAuthenticator(Buffer.from(readSecret(config.tokenFile)).toString('utf8').trim()) : undefined;
+  const nc = await connect({
+    servers: config.servers,
+    name,
+    ...(authenticator ? { authenticator } : {}),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    timeout: 10_000,
+  });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: config.publishTimeoutSeconds * 1000 });
+    const js = jetstream(nc, { timeout: config.publishTimeoutSeconds * 1000 });
+    return { nc, js, jsm, subject: `vigil.${config.stream}.batches`, stream: config.stream, close: () => nc.close() };
+  } catch (err) {
+    await nc.close();
+    throw err;
+  }
+}
+
+/** The duplicate window: a publish retried after a lost acknowledgement is recognised for this long. */
+const DUPLICATE_WINDOW_NS = 2 * 60 * 1_000_000_000;
+
+/** The stream settings the log needs; docs/scale-out.md says why each is set. */
+export function streamSettings(config: JetStreamConfig, subject: string, maxMessageBytes: number): Partial<StreamConfig> & { name: string } {
+  return {
+    name: config.stream,
+    subjects: [subject],
+    storage: 'file' as StreamConfig['storage'],
+    num_replicas: config.replicas,
+    retention: 'limits' as StreamConfig['retention'],
+    discard: 'new' as StreamConfig['discard'],
+    max_msgs: -1,
+    max_bytes: -1,
+    max_age: 0,
+    max_msg_size: maxMessageBytes,
+    duplicate_window: DUPLICATE_WINDOW_NS,
+    deny_delete: true,
+    deny_purge: true,
+    allow_rollup_hdrs: false,
+  };
+}
+
+/** Settings a stream must have to hold the log; any other value is refused rather than silently changed. */
+const REQUIRED: readonly (keyof StreamConfig)[] = ['subjects', 'storage', 'retention', 'max_msgs', 'max_bytes', 'max_age', 'deny_delete', 'deny_purge', 'allow_rollup_hdrs'];
+
+/**
+ * Creates the log's stream, or checks an existing one: a stream that could lose, reorder or
+ * purge records (a limit, a retention policy, memory storage) is refused with the difference.
+ */
+export async function ensureStream(conn: JetStreamConnection, config: JetStreamConfig, maxMessageBytes: number): Promise<void> {
+  const wanted = streamSettings(config, conn.subject, maxMessageBytes);
+  const existing = await conn.jsm.streams.info(config.stream).catch((err: unknown) => {
+    if ((err as { name?: string })?.name === 'StreamNotFoundError' || /stream not found/i.test((err as Error)?.message ?? '')) return undefined;
+    throw err;
+  });
+  if (!existing) {
+    await conn.jsm.streams.add(wanted);
+    return;
+  }
+  const have = existing.config as unknown as Record<string, unknown>;
+  const differences = REQUIRED.filter((k) => JSON.stringify(have[k]) !== JSON.stringify((wanted as Record<string, unknown>)[k]));
+  if (differences.length > 0) {
+    throw new Error(`refusing to start: the stream ${config.stream} has settings a log cannot have: ${differences.map((k) => `${k}=${JSON.stringify(have[k])} (needs ${JSON.stringify((wanted as Record<string, unknown>)[k])})`).join(', ')}`);
+  }
+  if (existing.config.num_replicas !== config.replicas) {
+    throw new Error(`refusing to start: the stream ${config.stream} has ${existing.config.num_replicas} replicas and the configuration asks for ${config.replicas}: change one of them (nats stream edit --replicas)`);
+  }
+}

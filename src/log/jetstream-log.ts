@@ -1,0 +1,261 @@
+import type { Database } from 'lmdb';
+import { DeliverPolicy } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
+import { FatalStorageError, NotLeaderError, type LogCut, type LogHead } from './event-log.js';
+import type { JetStreamConnection } from './jetstream-connect.js';
+import { openLmdbLog, type InTransaction, type LmdbEventLog, type StagedBatch } from './lmdb-log.js';
+import type { LmdbStore } from './lmdb-store.js';
+import { decodeRecord, encodeRecord, hashBytes, type LogRecord, type NewRecord } from './record.js';
+import { DEFAULT_RETRY_WINDOW_MS, FOLLOW_EXPIRES_MS, packBatch, republish, toNew, unpackBatch } from './jetstream-batch.js';
+
+/** Where the local copy stands in the stream: the last batch message it holds and the last record's seq. */
+interface Position {
+  readonly streamSeq: number;
+  readonly seq: number;
+}
+
+/** What a follower does with batches that arrive from the stream: the read models' writes, and their settling. */
+export interface Replica {
+  /** Applies the records to in-memory models; returns the writes to run in their transaction. */
+  apply(records: readonly LogRecord[]): InTransaction;
+  /** Called once the records are in the local copy. */
+  settle(records: readonly LogRecord[]): void;
+}
+
+/**
+ * The log kept in a JetStream stream, one message per batch, with a local LMDB copy that every read
+ * is served from. A batch is acknowledged once the stream has it (and then the local copy); only a
+ * node that leads appends, each publish carrying the stream's expected last sequence.
+ */
+export interface JetStreamEventLog extends LmdbEventLog {
+  /** The stream sequence of the last batch in the local copy. */
+  position(): number;
+  /**
+   * Stops following, catches the local copy (and the replica's models) up with the stream, then
+   * lets this node append while `holds()` (the lease) says it may.
+   */
+  lead(holds?: () => boolean): Promise<void>;
+  /** Whether this node appends. */
+  leading(): boolean;
+  /** Stops appending once the appends in flight are settled, then follows the stream again. */
+  stepDown(): Promise<void>;
+  /** Applies the stream's new batches as they arrive, until the returned stop (or `lead`) is called. */
+  replicate(replica: Replica): Promise<() => Promise<void>>;
+  /**
+   * Resolves once the local copy holds every batch the stream held when called (a follower's read
+   * waits for it); false when that took longer than `timeoutMs`. A leader holds them already.
+   */
+  caughtUpWithStream(timeoutMs: number): Promise<boolean>;
+}
+
+export { NotLeaderError };
+
+/**
+ * Opens the local copy kept in `store` and brings it up to the stream's last batch. A copy that is
+ * not a prefix of the stream (another stream, a store that held an LMDB log) is refused.
+ */
+export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}, retryWindowMs = DEFAULT_RETRY_WINDOW_MS): Promise<JetStreamEventLog> {
+  const inner = openLmdbLog(store, onFatal);
+  const positions: Database<Position, string> = store.db('jetstream');
+  let position: Position = positions.get('position') ?? { streamSeq: 0, seq: 0 };
+  if (position.seq !== inner.head().seq) {
+    throw new Error(`refusing to start: the store at ${store.path} holds ${inner.head().seq} records that did not come from a JetStream stream: a JetStream node needs its own store directory`);
+  }
+  let failed: Error | undefined;
+  let leads = false;
+  let holds: () => boolean = () => true;
+  let replica: Replica | undefined;
+  let pendingHead: LogHead = inner.head();
+  let expectedLast = position.streamSeq;
+  let staging: Promise<unknown> = Promise.resolve();
+  let pending: Promise<unknown> = Promise.resolve();
+
+  function fail(err: unknown): never {
+    failed ??= err instanceof FatalStorageError ? err : new FatalStorageError(`log write failed, outcome unknown: ${(err as Error)?.message ?? String(err)}`);
+    onFatal(failed);
+    throw failed;
+  }
+
+  /** Stages a batch that the stream holds at `streamSeq` into the local copy, checking its chain. */
+  function applyMessage(streamSeq: number, data: Uint8Array, replica?: Replica): StagedBatch {
+    if (streamSeq !== position.streamSeq + 1) throw new FatalStorageError(`the stream skipped from ${position.streamSeq} to ${streamSeq}`);
+    const encoded = unpackBatch(data);
+    const records = encoded.map((b) => decodeRecord(b));
+    let { seq, hash } = inner.head();
+    for (let i = 0; i < records.length; i++) {
+      if (records[i]!.seq !== seq + 1 || records[i]!.prev !== hash) throw new FatalStorageError(`stream message ${streamSeq} does not continue the local log at ${seq}`);
+      seq++;
+      hash = hashBytes(encoded[i]!);
+    }
+    const inTxn = replica?.apply(records);
+    const next = { streamSeq, seq };
+    const staged = inner.stage(records.map(toNew), (recs) => {
+      positions.putSync('position', next);
+      inTxn?.(recs);
+    });
+    if (inner.head().hash !== hash) throw new FatalStorageError(`stream message ${streamSeq} re-encodes to other bytes`);
+    position = next;
+    pendingHead = inner.head();
+    expectedLast = streamSeq;
+    wake();
+    return { records: staged.records, durable: staged.durable.then(() => replica?.settle(staged.records)) };
+  }
+
+  /** Applies every batch after the local position up to the stream's last message now. */
+  async function catchUp(replica?: Replica): Promise<void> {
+    const info = await conn.jsm.streams.info(conn.stream);
+    const last = info.state.last_seq;
+    if (last < position.streamSeq) throw new Error(`the local copy holds stream message ${position.streamSeq} and the stream ${conn.stream} ends at ${last}: the stream is not the one this store copied`);
+    if (last === position.streamSeq) return;
+    const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
+    const messages = await consumer.consume({ expires: FOLLOW_EXPIRES_MS });
+    let staged: StagedBatch | undefined;
+    try {
+      for await (const m of messages) {
+        staged = applyMessage(m.seq, m.data, replica);
+        if (m.seq >= last) break;
+      }
+    } finally {
+      await messages.close().catch(() => undefined);
+    }
+    await staged?.durable;
+  }
+
+  async function checkPosition(): Promise<void> {
+    if (position.streamSeq === 0) return;
+    const stored = await conn.jsm.streams.getMessage(conn.stream, { seq: position.streamSeq });
+    const encoded = stored ? unpackBatch(stored.data) : [];
+    if (encoded.length === 0 || hashBytes(encoded[encoded.length - 1]!) !== inner.head().hash) {
+      throw new Error(`refusing to start: stream message ${position.streamSeq} of ${conn.stream} is not the batch this store holds: the stream is not the one this store copied`);
+    }
+  }
+
+  function stage(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): StagedBatch {
+    if (failed) throw failed;
+    // A cut would have to travel in the stream to every copy; retention is refused at start on JetStream.
+    if (cut) throw new Error('retention cuts are not supported on the JetStream log');
+    if (!leads || !holds()) throw new NotLeaderError('this node does not lead: the write goes to the leader');
+    const records: LogRecord[] = [];
+    const encoded: Uint8Array[] = [];
+    let { seq, hash } = pendingHead;
+    for (const r of batch) {
+      const record: LogRecord = { seq: ++seq, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: hash };
+      const bytes = encodeRecord(record);
+      hash = hashBytes(bytes);
+      records.push(record);
+      encoded.push(bytes);
+    }
+    if (records.length === 0) return { records, durable: staging.then(() => undefined) };
+    pendingHead = { seq, hash };
+    const expect = expectedLast++;
+    const h = headers();
+    h.set('Vigil-Seq', `${records[0]!.seq}-${seq}`);
+    // The message id is the new head's hash: a retried publish is recognised as the same batch, and
+    // a different batch (another writer's) never passes as a duplicate of this one.
+    const payload = packBatch(encoded);
+    const publish = () => conn.js.publish(conn.subject, payload, { msgID: hash, headers: h, expect: { lastSequence: expect, streamName: conn.stream } });
+    const deadline = performance.now() + retryWindowMs;
+    // Sent at once, so batches pipeline; a failed first attempt is retried once the batch before it settled.
+    const ack = publish();
+    ack.catch(() => undefined);
+    const staged = staging.then(async () => {
+      const a = await ack.catch((err: unknown) => republish(publish, err, deadline));
+      if (a.seq !== expect + 1) throw new FatalStorageError(`the stream stored batch ${records[0]!.seq}-${seq} at ${a.seq}, expected ${expect + 1}`);
+      const next = { streamSeq: a.seq, seq };
+      const local = inner.stage(batch, (recs) => {
+        positions.putSync('position', next);
+        inTransaction?.(recs);
+      });
+      if (inner.head().hash !== hash) throw new FatalStorageError(`the local copy chained batch ${records[0]!.seq}-${seq} differently`);
+      position = next;
+      return local;
+    });
+    staging = staged;
+    const durable = staged.then((local) => local.durable).catch(fail);
+    pending = durable;
+    return { records, durable };
+  }
+
+  let stopReplica: (() => Promise<void>) | undefined;
+
+  const waiters = new Set<{ readonly streamSeq: number; readonly resolve: () => void }>();
+  function wake(): void {
+    for (const w of waiters) if (position.streamSeq >= w.streamSeq) { waiters.delete(w); w.resolve(); }
+  }
+
+  async function follow(r: Replica): Promise<() => Promise<void>> {
+    replica = r;
+    await stopReplica?.();
+    await catchUp(r);
+    const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
+    // Pulls that expire every 5 s (heartbeats every 2.5 s): a consumer lost with its server is
+    // noticed and recreated in seconds, not after the default 30 s.
+    const messages = await consumer.consume({ expires: FOLLOW_EXPIRES_MS });
+    const running = (async () => {
+      for await (const m of messages) {
+        if (leads) break;
+        if (m.seq <= position.streamSeq) continue;
+        try {
+          pending = applyMessage(m.seq, m.data, r).durable.catch(fail);
+        } catch (err) {
+          fail(err);
+        }
+      }
+    })().catch(() => undefined);
+    const stop = async () => {
+      await messages.close().catch(() => undefined);
+      await running;
+      await pending.catch(() => undefined);
+      if (stopReplica === stop) stopReplica = undefined;
+    };
+    stopReplica = stop;
+    return stop;
+  }
+
+  // Everything but appending is the local copy's; removing a prefix (retention) is not offered.
+  const { removePrefix: _notOffered, ...local } = inner;
+  const log: JetStreamEventLog = {
+    ...local,
+    stage,
+    head: () => pendingHead,
+    async append(batch, inTransaction) {
+      const staged = stage(batch, inTransaction);
+      await staged.durable;
+      return [...staged.records];
+    },
+    position: () => position.streamSeq,
+    leading: () => leads && !failed && holds(),
+    async lead(holdsLease) {
+      await stopReplica?.();
+      await catchUp(replica);
+      holds = holdsLease ?? (() => true);
+      leads = true;
+    },
+    async stepDown() {
+      leads = false;
+      await staging.catch(() => undefined);
+      await pending.catch(() => undefined);
+      if (replica && !failed) await follow(replica);
+    },
+    replicate: (r) => follow(r),
+    async caughtUpWithStream(timeoutMs) {
+      if (leads) return true;
+      const last = (await conn.jsm.streams.info(conn.stream)).state.last_seq;
+      if (position.streamSeq >= last) return true;
+      return new Promise<boolean>((resolve) => {
+        const waiter = { streamSeq: last, resolve: () => { clearTimeout(timer); resolve(true); } };
+        const timer = setTimeout(() => { waiters.delete(waiter); resolve(false); }, timeoutMs);
+        waiters.add(waiter);
+      });
+    },
+    async close() {
+      leads = false;
+      await stopReplica?.();
+      await pending.catch(() => undefined);
+      await inner.close();
+    },
+  };
+  await checkPosition();
+  await catchUp();
+  return log;
+}

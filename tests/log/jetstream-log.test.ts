@@ -1,0 +1,152 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { openLmdbStore, type LmdbStore } from '../../src/log/lmdb-store.js';
+import { connectJetStream, ensureStream, type JetStreamConnection } from '../../src/log/jetstream-connect.js';
+import { NotLeaderError, openJetStreamLog, type JetStreamEventLog } from '../../src/log/jetstream-log.js';
+import type { JetStreamConfig } from '../../src/log/jetstream-config.js';
+import { FatalStorageError } from '../../src/log/event-log.js';
+import { verifyLog } from '../../src/log/verify.js';
+import { tempDir } from '../helpers/temp.js';
+import { startNats, type NatsCluster } from '../helpers/nats.js';
+import { logContract } from './log-contract.js';
+
+let cluster: Promise<NatsCluster> | undefined;
+const nats = () => (cluster ??= startNats(1));
+after(async () => { if (cluster) await (await cluster).stop(); });
+
+let streams = 0;
+/** A fresh stream on the test server, R1. */
+async function freshConfig(): Promise<JetStreamConfig> {
+  const { urls } = await nats();
+  return { servers: [...urls], stream: `T${process.pid}_${++streams}`, replicas: 1, leaseSeconds: 10, publishTimeoutSeconds: 10 };
+}
+
+async function openNode(config: JetStreamConfig, path: string, onFatal?: (err: Error) => void): Promise<{ conn: JetStreamConnection; store: LmdbStore; log: JetStreamEventLog }> {
+  const conn = await connectJetStream(config, 'test');
+  await ensureStream(conn, config, 8 * 1024 * 1024);
+  const store = openLmdbStore(path);
+  const log = await openJetStreamLog(store, conn, onFatal);
+  return { conn, store, log };
+}
+
+async function closeNode(n: { conn: JetStreamConnection; store: LmdbStore; log: JetStreamEventLog }): Promise<void> {
+  await n.log.close();
+  await n.store.close();
+  await n.conn.close();
+}
+
+logContract({
+  name: 'JetStream',
+  async open() {
+    const config = await freshConfig();
+    const dir = tempDir();
+    let node = await openNode(config, dir.path);
+    await node.log.lead();
+    return {
+      log: node.log,
+      async reopen() {
+        await closeNode(node);
+        node = await openNode(config, dir.path);
+        await node.log.lead();
+        return node.log;
+      },
+      async tamper(seq, bytes) {
+        // The local copy is what reads and verification see: tamper with it.
+        const db = node.store.db<Uint8Array, number>('log', { encoding: 'binary', keyEncoding: 'uint32' });
+        if (bytes) await db.put(seq, bytes); else await db.remove(seq);
+      },
+      async close() {
+        await closeNode(node);
+        dir.cleanup();
+      },
+    };
+  },
+});
+
+const rec = (type: string, data: unknown) => ({ type, at: '2026-11-23T00:00:00Z', data });
+
+describe('JetStream log', () => {
+  it('keeps one batch in one stream message, and a fresh store copies the stream', async () => {
+    const config = await freshConfig();
+    const a = tempDir();
+    const b = tempDir();
+    try {
+      const writer = await openNode(config, a.path);
+      await writer.log.lead();
+      await writer.log.append([rec('A', 1), rec('B', 2), rec('C', 3)]);
+      await writer.log.append([rec('D', 4)]);
+      assert.equal(writer.log.position(), 2);
+      const info = await writer.conn.jsm.streams.info(config.stream);
+      assert.equal(info.state.messages, 2);
+      const copy = await openNode(config, b.path);
+      assert.deepEqual(copy.log.head(), writer.log.head());
+      assert.deepEqual([...copy.log.read(1)].map((r) => r.type), ['A', 'B', 'C', 'D']);
+      assert.deepEqual(verifyLog(copy.log), { ok: true, records: 4, head: writer.log.head().hash });
+      await closeNode(copy);
+      await closeNode(writer);
+    } finally { a.cleanup(); b.cleanup(); }
+  });
+
+  it('refuses a write on a node that does not lead', async () => {
+    const config = await freshConfig();
+    const dir = tempDir();
+    try {
+      const node = await openNode(config, dir.path);
+      assert.throws(() => node.log.stage([rec('A', 1)]), NotLeaderError);
+      await closeNode(node);
+    } finally { dir.cleanup(); }
+  });
+
+  it('fails a deposed writer whose stream moved on, and the stream keeps only the new writer\'s batch', async () => {
+    const config = await freshConfig();
+    const a = tempDir();
+    const b = tempDir();
+    try {
+      const old = await openNode(config, a.path, () => undefined);
+      await old.log.lead();
+      await old.log.append([rec('A', 1)]);
+      const next = await openNode(config, b.path);
+      await next.log.lead();
+      await next.log.append([rec('B', 2)]);
+      await assert.rejects(old.log.append([rec('X', 9)]), FatalStorageError);
+      const info = await next.conn.jsm.streams.info(config.stream);
+      assert.equal(info.state.messages, 2);
+      assert.deepEqual([...old.log.read(1)].map((r) => r.type), ['A'], 'the refused batch never reaches the local copy');
+      await closeNode(old);
+      const again = await openNode(config, a.path);
+      assert.deepEqual([...again.log.read(1)].map((r) => r.type), ['A', 'B']);
+      await closeNode(again);
+      await closeNode(next);
+    } finally { a.cleanup(); b.cleanup(); }
+  });
+
+  it('follows batches another node appends', async () => {
+    const config = await freshConfig();
+    const a = tempDir();
+    const b = tempDir();
+    try {
+      const leader = await openNode(config, a.path);
+      await leader.log.lead();
+      await leader.log.append([rec('A', 1)]);
+      const follower = await openNode(config, b.path);
+      const applied: number[] = [];
+      const stop = await follower.log.replicate({ apply: () => () => undefined, settle: (rs) => applied.push(...rs.map((r) => r.seq)) });
+      await leader.log.append([rec('B', 2), rec('C', 3)]);
+      while (follower.log.head().seq < 3) await new Promise((r) => setTimeout(r, 20));
+      await stop();
+      assert.deepEqual(applied, [2, 3]);
+      assert.deepEqual(follower.log.head(), leader.log.head());
+      await closeNode(follower);
+      await closeNode(leader);
+    } finally { a.cleanup(); b.cleanup(); }
+  });
+
+  it('refuses a stream whose settings could lose records', async () => {
+    const config = await freshConfig();
+    const conn = await connectJetStream(config, 'test');
+    try {
+      await conn.jsm.streams.add({ name: config.stream, subjects: [conn.subject], max_age: 60_000_000_000 });
+      await assert.rejects(ensureStream(conn, config, 1 << 20), /max_age|storage|deny_delete/);
+    } finally { await conn.close(); }
+  });
+});
