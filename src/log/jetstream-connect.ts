@@ -37,6 +37,9 @@ export async function connectJetStream(config: JetStreamConfig, name: string): P
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     timeout: 10_000,
+  }).catch((err: Error) => {
+    // Said as a start-up refusal (the CLI prints it as it is): which servers, and what to do.
+    throw new Error(`refusing to start: cannot reach NATS at ${config.servers.join(', ')} (${err.message}); start the NATS servers first, or check storage.jetstream.servers and the credentials file (docs/scale-out.md)`);
   });
   try {
     const jsm = await jetstreamManager(nc, { timeout: config.publishTimeoutSeconds * 1000 });

@@ -8,6 +8,7 @@ import { FatalStorageError } from '../../src/log/event-log.js';
 import { verifyLog } from '../../src/log/verify.js';
 import { tempDir } from '../helpers/temp.js';
 import { startNats, type NatsCluster } from '../helpers/nats.js';
+import { freePort } from '../setup/processes.js';
 import { logContract } from './log-contract.js';
 
 let cluster: Promise<NatsCluster> | undefined;
@@ -148,5 +149,18 @@ describe('JetStream log', () => {
       await conn.jsm.streams.add({ name: config.stream, subjects: [conn.subject], max_age: 60_000_000_000 });
       await assert.rejects(ensureStream(conn, config, 1 << 20), /max_age|storage|deny_delete/);
     } finally { await conn.close(); }
+  });
+});
+
+describe('connecting to NATS', () => {
+  it('refuses to start with the servers named and what to do when none answers', async () => {
+    const port = await freePort();
+    await assert.rejects(
+      connectJetStream({ servers: [`nats://127.0.0.1:${port}`], stream: 'T', replicas: 1, leaseSeconds: 10, publishTimeoutSeconds: 10 }, 'test'),
+      (err: Error) => {
+        assert.match(err.message, new RegExp(`^refusing to start: cannot reach NATS at nats://127\\.0\\.0\\.1:${port} \\(.+\\); start the NATS servers first`));
+        return true;
+      },
+    );
   });
 });
