@@ -125,12 +125,15 @@ export function createClusterEdge(o: EdgeOptions): ClusterEdge {
       if (o.node.leading()) return local();
       const reply = await toLeader({ kind: 'records', facts, ctx });
       if (reply instanceof Response) throw new HttpError(503, NO_LEADER, undefined, { retryAfterSeconds: 2 });
+      // Anything but "recorded" means the trail would miss this request: never answer it as if it were kept.
+      if (reply.status !== 204) throw new HttpError(503, `the leader did not record this request's access records (${reply.status}); retry`, undefined, { retryAfterSeconds: 2 });
     },
     async handle(f) {
       if (f.kind === 'records') {
         await o.record(f.facts, f.ctx);
         return { status: 204, headers: [], body: new Uint8Array(), seq: o.log.head().seq };
       }
+      if (f.body && f.body.byteLength > o.bodyCap) return { status: 413, headers: [['content-type', 'application/json']], body: Buffer.from(JSON.stringify({ error: `request body larger than ${o.bodyCap} bytes` })), seq: o.log.head().seq };
       // The peer counts as the request's source address; loopback and mesh identities belong to the
       // node a client reached, so a forwarded request never gets them (the guard sees `forwarded`).
       const req = new Request(`http://leader${f.path}`, { method: f.method, headers: f.headers as [string, string][], ...(f.body ? { body: f.body } : {}) });

@@ -1,4 +1,7 @@
 import { Packr } from 'msgpackr';
+import * as v from 'valibot';
+import { ACCESS_EVENTS } from '../events/access-events.js';
+import { IsoDateTime } from '../events/normalized-event.js';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
 
@@ -35,6 +38,46 @@ export interface ForwardReply {
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
+const Text = (max: number) => v.pipe(v.string(), v.maxLength(max));
+
+/**
+ * What a leader accepts on its subject: a forwarded write (bounded like an HTTP request), or the
+ * access and audit records of a follower's read, of those types only. The subject is open only to
+ * Vigil's NATS user (docs/scale-out.md), but a message is still input: it is checked before use.
+ */
+const ForwardedSchema = v.variant('kind', [
+  v.strictObject({
+    kind: v.literal('http'),
+    method: v.pipe(v.string(), v.regex(/^[A-Z]{1,16}$/)),
+    path: v.pipe(v.string(), v.startsWith('/'), v.maxLength(16_384)),
+    headers: v.pipe(v.array(v.tuple([Text(256), Text(16_384)])), v.maxLength(256)),
+    body: v.optional(v.instance(Uint8Array)),
+    peer: v.optional(Text(64)),
+  }),
+  v.strictObject({
+    kind: v.literal('records'),
+    facts: v.pipe(v.array(v.variant('type', Object.entries(ACCESS_EVENTS).map(([type, data]) => v.strictObject({ type: v.literal(type), data })) as unknown as [v.StrictObjectSchema<{ type: v.LiteralSchema<string, undefined>; data: v.GenericSchema }, undefined>])), v.maxLength(64)),
+    ctx: v.strictObject({
+      now: IsoDateTime,
+      actor: v.optional(v.strictObject({ id: Text(256), authentication: Text(64) })),
+      requestId: v.optional(Text(128)),
+    }),
+  }),
+]);
+
+/** A forwarded message as the leader may use it, or why not. */
+export function readForwarded(bytes: Uint8Array): { ok: true; value: Forwarded } | { ok: false; error: string } {
+  let raw: unknown;
+  try {
+    raw = packr.unpack(bytes);
+  } catch (err) {
+    return { ok: false, error: `not msgpack: ${(err as Error).message}` };
+  }
+  const checked = v.safeParse(ForwardedSchema, raw);
+  if (!checked.success) return { ok: false, error: checked.issues.slice(0, 3).map((i) => `${v.getDotPath(i) ?? '(message)'}: ${i.message}`).join('; ') };
+  return { ok: true, value: checked.output as unknown as Forwarded };
+}
+
 /** The subject the leader answers forwarded requests on (a queue group, so one leader answers even while two think they lead). */
 export function forwardSubject(stream: string): string {
   return `vigil.${stream}.leader`;
@@ -48,7 +91,13 @@ export function serveForwarded(nc: NatsConnection, subject: string, handle: (f: 
       void (async () => {
         let reply: ForwardReply;
         try {
-          reply = await handle(packr.unpack(m.data) as Forwarded);
+          const forwarded = readForwarded(m.data);
+          if (!forwarded.ok) {
+            log({ level: 'warn', msg: 'forwarded message refused', error: forwarded.error.slice(0, 500) });
+            m.respond(packr.pack({ status: 400, headers: [['content-type', 'application/json']], body: Buffer.from(JSON.stringify({ error: 'the forwarded request is malformed' })), seq: 0 } satisfies ForwardReply));
+            return;
+          }
+          reply = await handle(forwarded.value);
         } catch (err) {
           log({ level: 'warn', msg: 'forwarded request failed', error: (err as Error)?.message });
           const message = (err as Error)?.name === 'FatalStorageError'
