@@ -65,7 +65,9 @@ describe('Sigma regular expressions in JavaScript agree with Python re', () => {
   it('and keep agreeing under shrinking (one interpreter per case)', { timeout: 300_000 }, () => {
     fc.assert(fc.property(pattern, fc.array(text, { minLength: 6, maxLength: 6 }), (p, texts) => {
       assert.deepEqual(javascript(p, texts), python([[p, texts]])[0]);
-    }), { numRuns: 60 });
+    // A fixed seed, as above: generated nested quantifiers can make either engine backtrack for very
+    // long on an unlucky draw, and a synchronous engine cannot be interrupted by the test's timeout.
+    }), { numRuns: 60, seed: 21 });
   });
 
   it('translates the Python-only forms SigmaHQ rules use', () => {
