@@ -23,9 +23,10 @@ export interface JetStreamNode {
   log(): JetStreamEventLog | undefined;
   /**
    * Follows the stream into `runtime` and campaigns for the lease; `onLeading` runs each time this
-   * node starts leading (work only the writer does at start: the rule pack, imported grants).
+   * node starts leading (work only the writer does at start: the rule pack, imported grants, the
+   * export workers); `onFollowing` each time it stops leading, before it steps down.
    */
-  start(runtime: ProjectionRuntime, onLeading: () => Promise<void>): Promise<void>;
+  start(runtime: ProjectionRuntime, onLeading: () => Promise<void>, onFollowing?: () => Promise<void>): Promise<void>;
   /** Whether this node leads now, and which node does as far as it knows. */
   leadership(): { readonly leading: boolean; readonly leader: string | undefined };
   /** Whether the connection to NATS is up. */
@@ -63,8 +64,7 @@ function largestBody(config: Config): number {
 export async function connectJetStreamNode(config: Config, logLine: (line: Record<string, unknown>) => void): Promise<JetStreamNode> {
   const js = config.storage.jetstream;
   if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
-  // Both append from inside the node without a request to forward; on a cluster they are not supported yet.
-  if (config.export.destinations.length > 0) throw new Error('refusing to start: export destinations are not supported with storage.backend "jetstream" yet (docs/scale-out.md): remove export.destinations');
+  // Syslog listeners append from inside the node without a request to forward; on a cluster they are not supported yet.
   if (config.retention.enabled) throw new Error('refusing to start: retention is not supported with storage.backend "jetstream" yet (docs/scale-out.md): a cut would have to reach every copy through the stream');
   if (config.syslog.listeners.length > 0) throw new Error('refusing to start: syslog listeners are not supported with storage.backend "jetstream" yet (docs/scale-out.md): send syslog to an LMDB instance or over HTTP');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
@@ -114,7 +114,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
       return opened;
     },
     log: () => opened,
-    async start(runtime, onLeading) {
+    async start(runtime, onLeading, onFollowing) {
       const log = opened;
       if (!log) throw new Error('the log is not open');
       await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records) });
@@ -133,6 +133,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
         }),
         onLost: () => void transition(async () => {
           await stopAnswering();
+          await onFollowing?.();
           await log.stepDown();
           logLine({ level: 'info', msg: 'following: this node forwards writes to the leader', node: name, head: log.head().seq });
         }),

@@ -117,4 +117,18 @@ describe('vigil serve with storage.backend "jetstream"', () => {
       dir.cleanup();
     }
   });
+
+  it('checks export secrets at start on every node (not only once it leads)', { timeout: 120_000 }, async () => {
+    cluster ??= await startNats(1);
+    const dir = tempDir();
+    try {
+      const config = writeTestConfig(dir.path, {
+        export: { destinations: [{ name: 'hook', kind: 'webhook', url: 'https://tickets.example/hook', secretFile: `${dir.path}/missing.secret`, carries: ['alerts'] }] },
+        storage: { path: 'store', backend: 'jetstream', jetstream: { servers: cluster.urls, stream: 'EXPORTS', replicas: 1 } },
+      });
+      await assert.rejects(startServe(config, dir.path), /export destination hook secretFile/);
+    } finally {
+      dir.cleanup();
+    }
+  });
 });
