@@ -1,6 +1,7 @@
 import { Packr } from 'msgpackr';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
+import type { IngestRaw } from '../commands/ingest-raw.js';
 
 /** A write that reached a follower, sent to the leader as it came (the leader authenticates it again). */
 export interface ForwardedHttp {
@@ -21,8 +22,15 @@ export interface ForwardedRecords {
   readonly ctx: CommandContext;
 }
 
+/** A batch a follower's syslog listener received, normalized there, to be decided on the leader. */
+export interface ForwardedIngestRaw {
+  readonly kind: 'ingest-raw';
+  readonly cmd: IngestRaw;
+  readonly ctx: CommandContext;
+}
+
 /** What followers send the leader. */
-export type Forwarded = ForwardedHttp | ForwardedRecords;
+export type Forwarded = ForwardedHttp | ForwardedRecords | ForwardedIngestRaw;
 
 /** The leader's answer: the HTTP response (for a forwarded request) and the log head once it was durable. */
 export interface ForwardReply {

@@ -10,7 +10,9 @@ import type { Subscription } from '@nats-io/transport-node';
 import { createClusterEdge, type ClusterEdge } from '../cluster/cluster-edge.js';
 import { NotLeaderError, type EventLog, type LogHead } from '../log/event-log.js';
 import type { Writer } from '../commands/writer.js';
-import { detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
+import { detectIn, detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
+import { decideIngestRaw } from '../commands/ingest-raw.js';
+import type { SyslogCluster } from '../listeners/syslog-intake.js';
 import { ENVELOPE_LIMITS } from '../collector-protocol/envelope.js';
 import { ReadSideLagging } from '../read-side/read-side.js';
 
@@ -64,9 +66,7 @@ function largestBody(config: Config): number {
 export async function connectJetStreamNode(config: Config, logLine: (line: Record<string, unknown>) => void): Promise<JetStreamNode> {
   const js = config.storage.jetstream;
   if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
-  // Syslog listeners append from inside the node without a request to forward; on a cluster they are not supported yet.
   if (config.retention.enabled) throw new Error('refusing to start: retention is not supported with storage.backend "jetstream" yet (docs/scale-out.md): a cut would have to reach every copy through the stream');
-  if (config.syslog.listeners.length > 0) throw new Error('refusing to start: syslog listeners are not supported with storage.backend "jetstream" yet (docs/scale-out.md): send syslog to an LMDB instance or over HTTP');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
   const conn = await connectJetStream(js, `vigil ${name}`);
   try {
@@ -184,6 +184,7 @@ export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { h
     appFetch,
     peerOf: (env) => (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
     record: async (facts, ctx) => { await recordDetected(writer, facts, ctx, settings); },
+    ingestRaw: async (cmd, ctx) => { await writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, settings), ctx); },
     bodyCap: largestBody(config),
     timeoutMs: 30_000,
   });
@@ -201,5 +202,18 @@ export function leaderOnly(writer: Writer, leading: () => boolean): Writer {
     execute: (decide, ctx) => (leading() ? writer.execute(decide, ctx) : Promise.resolve({ ok: false, rejection: { kind: 'conflict', message: 'this node does not lead: the leader runs this command' } })),
     record: (events, ctx) => (leading() ? writer.record(events, ctx) : Promise.reject(new NotLeaderError('this node does not lead'))),
     cut: (events, ctx, cut) => (leading() ? writer.cut(events, ctx, cut) : Promise.reject(new NotLeaderError('this node does not lead'))),
+  };
+}
+
+/**
+ * How syslog listeners write on a JetStream node: a follower forwards each batch to the leader
+ * (cut to half the largest forwarded body, so it fits one NATS message), offered again through a
+ * leader change for three leases (at least 30 s).
+ */
+export function syslogClusterOf(edge: ClusterEdge, config: Config): SyslogCluster {
+  return {
+    submit: (cmd, ctx, local) => edge.ingestRaw(cmd, ctx, local),
+    batchBytes: Math.floor(largestBody(config) / 2),
+    retrySeconds: Math.max(30, 3 * (config.storage.jetstream?.leaseSeconds ?? 10)),
   };
 }

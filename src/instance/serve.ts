@@ -27,7 +27,7 @@ import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
-import { clusterEdgeOf, connectJetStreamNode, leaderOnly, type JetStreamNode } from './jetstream-node.js';
+import { clusterEdgeOf, connectJetStreamNode, leaderOnly, syslogClusterOf, type JetStreamNode } from './jetstream-node.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import { startRetention } from '../retention/scheduler.js';
 import { archiveDirOf } from '../retention/expire.js';
@@ -194,7 +194,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   const listening = server;
   inFlight = trackInFlight(server);
-  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date(), refusesWrites: () => monitor.refusesWrites() }).catch(async (err: unknown) => {
+  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date(), refusesWrites: () => monitor.refusesWrites(), ...(edge ? { cluster: syslogClusterOf(edge, config) } : {}) }).catch(async (err: unknown) => {
     clearInterval(registryPoll);
     await new Promise<void>((resolve) => listening.close(() => resolve()));
     await summaries.stop();
