@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
-import type { IngestRaw } from '../commands/ingest-raw.js';
+import type { SyslogPending } from '../listeners/syslog-intake.js';
 import type { EventLog } from '../log/event-log.js';
 import { HttpError } from '../http/errors.js';
 import { forward, type Forwarded, type ForwardReply } from './forwarding.js';
@@ -19,8 +19,8 @@ export interface ClusterEdge {
   fetch(req: Request, env: unknown): Promise<Response>;
   /** Appends a request's access records: here when leading, through the leader otherwise. */
   recordAccess(facts: readonly DomainEvent[], ctx: CommandContext, local: () => Promise<void>): Promise<void>;
-  /** Decides a syslog batch: here when leading, on the leader otherwise; resolves once durable (rejects when no leader took it). */
-  ingestRaw(cmd: IngestRaw, ctx: CommandContext, local: () => Promise<void>): Promise<void>;
+  /** Writes a syslog batch: here when leading, on the leader otherwise; resolves once durable (rejects when no leader took it). */
+  ingestSyslog(batch: readonly SyslogPending[], ctx: CommandContext, local: () => Promise<void>): Promise<void>;
   /** The leader's side: runs a forwarded request through the app, or appends forwarded records. */
   handle(f: Forwarded): Promise<ForwardReply>;
 }
@@ -35,8 +35,8 @@ export interface EdgeOptions {
   readonly peerOf: (env: unknown) => string | undefined;
   /** Appends forwarded access records on the leader. */
   readonly record: (facts: readonly DomainEvent[], ctx: CommandContext) => Promise<void>;
-  /** Decides a forwarded syslog batch on the leader (with the detection step). */
-  readonly ingestRaw: (cmd: IngestRaw, ctx: CommandContext) => Promise<void>;
+  /** Normalizes and decides a forwarded syslog batch on the leader (with the detection step). */
+  readonly ingestSyslog: (batch: readonly SyslogPending[], ctx: CommandContext) => Promise<void>;
   /** The largest request body a follower forwards (the larger of limits.bodyBytes and the collector envelope limit). */
   readonly bodyCap: number;
   readonly timeoutMs: number;
@@ -130,23 +130,26 @@ export function createClusterEdge(o: EdgeOptions): ClusterEdge {
       if (o.node.leading()) return local();
       const reply = await toLeader({ kind: 'records', facts, ctx });
       if (reply instanceof Response) throw new HttpError(503, NO_LEADER, undefined, { retryAfterSeconds: 2 });
+      // Anything but "recorded" means the trail would miss this request: never answer it as if it were kept.
+      if (reply.status !== 204) throw new HttpError(503, `the leader did not record this request's access records (${reply.status}); retry`, undefined, { retryAfterSeconds: 2 });
     },
-    async ingestRaw(cmd, ctx, local) {
+    async ingestSyslog(batch, ctx, local) {
       if (!o.node.connected()) throw new Error(UNREACHABLE);
       if (o.node.leading()) return local();
-      const reply = await toLeader({ kind: 'ingest-raw', cmd, ctx });
+      const reply = await toLeader({ kind: 'syslog', batch, ctx });
       if (reply instanceof Response) throw new Error((await reply.json() as { error: string }).error);
       if (reply.status !== 204) throw new Error(`the leader answered ${reply.status}`);
     },
     async handle(f) {
-      if (f.kind === 'ingest-raw') {
-        await o.ingestRaw(f.cmd, f.ctx);
+      if (f.kind === 'syslog') {
+        await o.ingestSyslog(f.batch, f.ctx);
         return { status: 204, headers: [], body: new Uint8Array(), seq: o.log.head().seq };
       }
       if (f.kind === 'records') {
         await o.record(f.facts, f.ctx);
         return { status: 204, headers: [], body: new Uint8Array(), seq: o.log.head().seq };
       }
+      if (f.body && f.body.byteLength > o.bodyCap) return { status: 413, headers: [['content-type', 'application/json']], body: Buffer.from(JSON.stringify({ error: `request body larger than ${o.bodyCap} bytes` })), seq: o.log.head().seq };
       // The peer counts as the request's source address; loopback and mesh identities belong to the
       // node a client reached, so a forwarded request never gets them (the guard sees `forwarded`).
       const req = new Request(`http://leader${f.path}`, { method: f.method, headers: f.headers as [string, string][], ...(f.body ? { body: f.body } : {}) });

@@ -12,7 +12,7 @@ import { NotLeaderError, type EventLog, type LogHead } from '../log/event-log.js
 import type { Writer } from '../commands/writer.js';
 import { detectIn, detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
 import { decideIngestRaw } from '../commands/ingest-raw.js';
-import type { SyslogCluster } from '../listeners/syslog-intake.js';
+import { syslogCommand, type SyslogCluster } from '../listeners/syslog-intake.js';
 import { ENVELOPE_LIMITS } from '../collector-protocol/envelope.js';
 import { ReadSideLagging } from '../read-side/read-side.js';
 
@@ -60,6 +60,15 @@ function largestBody(config: Config): number {
 }
 
 /**
+ * A start-up step the stream did not answer (a timeout while the NATS servers have no majority or
+ * no stream leader yet), said as a refusal with what to do; a refusal already worded is kept.
+ */
+export function unanswered(stream: string, err: Error): Error {
+  if (/^refusing to start: /.test(err.message)) return err;
+  return new Error(`refusing to start: the JetStream stream ${stream} did not answer (${err.message}): a majority of the NATS servers must be up and have elected the stream's leader; under systemd (Restart=always) the node tries again (docs/scale-out.md)`);
+}
+
+/**
  * Connects to the cluster, creates or checks the stream, and refuses a cluster whose largest
  * message (`max_payload`) could not hold the batch of one request of the largest allowed body.
  */
@@ -75,7 +84,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     if (maxPayload < needed) {
       throw new Error(`refusing to start: the NATS servers accept messages up to ${maxPayload} bytes and one batch may need ${needed} (2 x the largest request body, the larger of limits.bodyBytes and a 5 MiB collector envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`);
     }
-    await ensureStream(conn, js, maxPayload);
+    await ensureStream(conn, js, maxPayload).catch((err: Error) => { throw unanswered(js.stream, err); });
   } catch (err) {
     await conn.close();
     throw err;
@@ -110,14 +119,14 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     name,
     async openLog(store, fatal) {
       onFatal = fatal ?? onFatal;
-      opened = await openJetStreamLog(store, conn, fatal, js.publishTimeoutSeconds * 3000);
+      opened = await openJetStreamLog(store, conn, fatal, js.publishTimeoutSeconds * 3000).catch((err: Error) => { throw unanswered(js.stream, err); });
       return opened;
     },
     log: () => opened,
     async start(runtime, onLeading, onFollowing) {
       const log = opened;
       if (!log) throw new Error('the log is not open');
-      await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records) });
+      await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records) }).catch((err: Error) => { throw unanswered(js.stream, err); });
       const transition = (step: () => Promise<void>) => {
         transitions = transitions.then(step).catch((err: unknown) => onFatal(err instanceof Error ? err : new Error(String(err))));
         return transitions;
@@ -137,7 +146,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
           await log.stepDown();
           logLine({ level: 'info', msg: 'following: this node forwards writes to the leader', node: name, head: log.head().seq });
         }),
-      });
+      }).catch((err: Error) => { throw unanswered(`${js.stream} (its leader lease bucket)`, err); });
       await transitions;
     },
     leadership: () => ({ leading: opened?.leading() ?? false, leader: lease?.leader() }),
@@ -184,7 +193,10 @@ export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { h
     appFetch,
     peerOf: (env) => (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
     record: async (facts, ctx) => { await recordDetected(writer, facts, ctx, settings); },
-    ingestRaw: async (cmd, ctx) => { await writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, settings), ctx); },
+    ingestSyslog: async (batch, ctx) => {
+      const { cmd } = syslogCommand(batch, ctx.now);
+      await writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, settings), ctx);
+    },
     bodyCap: largestBody(config),
     timeoutMs: 30_000,
   });
@@ -212,7 +224,7 @@ export function leaderOnly(writer: Writer, leading: () => boolean): Writer {
  */
 export function syslogClusterOf(edge: ClusterEdge, config: Config): SyslogCluster {
   return {
-    submit: (cmd, ctx, local) => edge.ingestRaw(cmd, ctx, local),
+    submit: (batch, ctx, local) => edge.ingestSyslog(batch, ctx, local),
     batchBytes: Math.floor(largestBody(config) / 2),
     retrySeconds: Math.max(30, 3 * (config.storage.jetstream?.leaseSeconds ?? 10)),
   };

@@ -27,7 +27,7 @@ import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
-import { clusterEdgeOf, connectJetStreamNode, leaderOnly, syslogClusterOf, type JetStreamNode } from './jetstream-node.js';
+import { clusterEdgeOf, connectJetStreamNode, leaderOnly, syslogClusterOf, unanswered, type JetStreamNode } from './jetstream-node.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import { startRetention } from '../retention/scheduler.js';
 import { archiveDirOf } from '../retention/expire.js';
@@ -67,14 +67,17 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   let inFlight: InFlight | undefined;
   const fatal = fatalDrain(() => server, () => inFlight, log, onFatal);
   const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log) : undefined;
+  // On a JetStream node a start-up step the stream does not answer is said as a refusal with what to do.
+  const refusal = (err: unknown) => (jetstream && err instanceof Error ? unanswered(config.storage.jetstream!.stream, err) : err);
   const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal, ...(jetstream ? { openLog: jetstream.openLog } : {}) })
     .catch(async (err: unknown) => {
       await jetstream?.close();
-      throw err;
+      throw refusal(err);
     });
   const transparency = await startInstanceCheckpointer(instance, config).catch(async (err: unknown) => {
     await instance.close();
-    throw err;
+    await jetstream?.close();
+    throw refusal(err);
   });
   // Work for the writer once the service is wired (credential changes); it runs again whenever a JetStream node starts leading.
   let whenLeading: () => void = () => {};
@@ -112,7 +115,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await transparency.stop();
     await instance.close();
     await jetstream?.close();
-    throw err;
+    throw refusal(err);
   });
   const exports = leaderExports ?? await startExports(config.export, exportDeps).catch(async (err: unknown) => {
     await transparency.stop();

@@ -48,20 +48,43 @@ export interface IntakeDeps {
  * leader change) is offered again, with the same time, for up to `retrySeconds`.
  */
 export interface SyslogCluster {
-  submit(cmd: IngestRaw, ctx: CommandContext, local: () => Promise<void>): Promise<void>;
+  submit(batch: readonly SyslogPending[], ctx: CommandContext, local: () => Promise<void>): Promise<void>;
   readonly batchBytes: number;
   readonly retrySeconds: number;
 }
 
-/** What one message adds to a forwarded batch, at most: the raw record and its event both hold it. */
+/** What one message adds to a forwarded batch, at most: the raw record and, on the leader, its event both hold it. */
 const forwardedBytes = (p: { record: ListenerRecord }) => 2 * Buffer.byteLength(p.record.message) + 2048;
 
 /** While the disk is past its flood mark, held messages are offered to the writer again this often. */
 const FLOOD_RECHECK_MS = 1000;
 
-interface Pending {
+/** One message as a listener took it (and why it refused it, when it did). */
+export interface SyslogPending {
   readonly record: ListenerRecord;
-  readonly rejection?: { reason: SyslogRejectionReason; error: string };
+  readonly rejection?: { readonly reason: SyslogRejectionReason; readonly error: string };
+}
+type Pending = SyslogPending;
+
+/**
+ * The command of one batch (pure, given the time): each message through the syslog-rfc5424
+ * normalizer; one it refuses (or an oversized frame) becomes a rejection record. The leader of a
+ * cluster derives it again from a follower's forwarded batch.
+ */
+export function syslogCommand(batch: readonly SyslogPending[], ingestedAt: string): { cmd: IngestRaw; accepted: number; rejected: number } {
+  let accepted = 0;
+  let rejected = 0;
+  const normalized = batch.map(({ record, rejection }): { record: unknown; events: NormalizedEvent[] } => {
+    const r = rejection ? undefined : syslogRfc5424.normalize(record, { ingestedAt });
+    if (r?.ok) {
+      accepted++;
+      return { record, events: r.events };
+    }
+    rejected++;
+    const why = rejection ?? { reason: 'not_rfc5424' as const, error: r && !r.ok ? r.error : 'not RFC 5424' };
+    return { record, events: [syslogRejectionEvent(record, why.reason, why.error, ingestedAt)] };
+  });
+  return { cmd: { normalizer: syslogRfc5424.name, normalized }, accepted, rejected };
 }
 
 /**
@@ -77,27 +100,11 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
   let waiting: Array<() => void> = [];
   const actor = { id: `syslog:${listener}`, authentication: 'syslog-listener' };
 
-  function normalized(batch: readonly Pending[], ingestedAt: string) {
-    let accepted = 0;
-    let rejected = 0;
-    const out = batch.map(({ record, rejection }): { record: unknown; events: NormalizedEvent[] } => {
-      const r = rejection ? undefined : syslogRfc5424.normalize(record, { ingestedAt });
-      if (r?.ok) {
-        accepted++;
-        return { record, events: r.events };
-      }
-      rejected++;
-      const why = rejection ?? { reason: 'not_rfc5424' as const, error: r && !r.ok ? r.error : 'not RFC 5424' };
-      return { record, events: [syslogRejectionEvent(record, why.reason, why.error, ingestedAt)] };
-    });
-    deps.metrics?.syslogMessages.inc({ listener, outcome: 'accepted' }, accepted);
-    deps.metrics?.syslogMessages.inc({ listener, outcome: 'rejected' }, rejected);
-    return out;
-  }
-
   async function write(batch: readonly Pending[]): Promise<void> {
     const ctx: CommandContext = { now: deps.now().toISOString(), actor };
-    const cmd = { normalizer: syslogRfc5424.name, normalized: normalized(batch, ctx.now) };
+    const { cmd, accepted, rejected } = syslogCommand(batch, ctx.now);
+    deps.metrics?.syslogMessages.inc({ listener, outcome: 'accepted' }, accepted);
+    deps.metrics?.syslogMessages.inc({ listener, outcome: 'rejected' }, rejected);
     const local = async () => { await deps.writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, deps.detection), ctx); };
     try {
       const cluster = deps.cluster;
@@ -107,7 +114,7 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
         const until = Date.now() + cluster.retrySeconds * 1000;
         for (let attempt = 1; ; attempt++) {
           try {
-            await cluster.submit(cmd, ctx, local);
+            await cluster.submit(batch, ctx, local);
             break;
           } catch (err) {
             if (Date.now() > until) throw err;

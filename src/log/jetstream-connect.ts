@@ -47,7 +47,7 @@ export async function connectJetStream(config: JetStreamConfig, name: string): P
     return { nc, js, jsm, subject: `vigil.${config.stream}.batches`, stream: config.stream, close: () => nc.close() };
   } catch (err) {
     await nc.close();
-    throw err;
+    throw new Error(`refusing to start: JetStream at ${config.servers.join(', ')} did not answer (${(err as Error).message}): a majority of the NATS servers must be up with JetStream on; under systemd (Restart=always) the node tries again (docs/scale-out.md)`);
   }
 }
 

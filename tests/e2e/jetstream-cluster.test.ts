@@ -37,6 +37,12 @@ describe('three vigil serve nodes on one JetStream stream', () => {
     assert.deepEqual([...await storedEventIds(pb.url, vigil.viewerToken, 'e2e')].sort(), [...first].sort(), 'read your write on the follower that took it');
     assert.deepEqual([...await storedEventIds(pc.url, vigil.viewerToken, 'e2e')].sort(), [...first].sort(), 'and on the other follower');
     assert.deepEqual([...await storedEventIds(pa.url, vigil.viewerToken, 'e2e')].sort(), [...first].sort(), 'and on the leader');
+    // A follower's reads are recorded too (their access records go through the leader): each node's reads are in the trail.
+    await until(async () => {
+      const res = await fetch(`${pa.url}/api/v1/events?adapter=vigil&limit=1000`, { headers: { authorization: `Bearer ${vigil!.viewerToken}` } });
+      const page = await res.json() as { events: Array<{ class: string; attributes: Record<string, unknown> }> };
+      return page.events.filter((e) => e.class === 'api_access' && e.attributes['method'] === 'GET' && e.attributes['route'] === '/api/v1/events').length >= 3;
+    }, 250);
 
     // Loopback administration belongs to the node a client reached: a read there, never a forwarded write.
     assert.equal((await fetch(`${pb.url}/api/v1/me`)).status, 200);

@@ -78,9 +78,9 @@ describe('syslog intake', () => {
       const cluster = {
         batchBytes: 10_000,
         retrySeconds: 60,
-        async submit(cmd: { normalized: ReadonlyArray<{ record: unknown }> }, ctx: { now: string }, local: () => Promise<void>) {
+        async submit(batch: ReadonlyArray<{ record: { message: string } }>, ctx: { now: string }, local: () => Promise<void>) {
           const taken = refusals-- <= 0;
-          attempts.push({ first: (cmd.normalized[0]!.record as { message: string }).message, messages: cmd.normalized.length, now: ctx.now, taken });
+          attempts.push({ first: batch[0]!.record.message, messages: batch.length, now: ctx.now, taken });
           if (!taken) throw new Error('no leader answered');
           await local();
         },
