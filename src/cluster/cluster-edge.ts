@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
+import type { SyslogPending } from '../listeners/syslog-intake.js';
 import type { EventLog } from '../log/event-log.js';
 import { HttpError } from '../http/errors.js';
 import { forward, type Forwarded, type ForwardReply } from './forwarding.js';
@@ -18,6 +19,8 @@ export interface ClusterEdge {
   fetch(req: Request, env: unknown): Promise<Response>;
   /** Appends a request's access records: here when leading, through the leader otherwise. */
   recordAccess(facts: readonly DomainEvent[], ctx: CommandContext, local: () => Promise<void>): Promise<void>;
+  /** Writes a syslog batch: here when leading, on the leader otherwise; resolves once durable (rejects when no leader took it). */
+  ingestSyslog(batch: readonly SyslogPending[], ctx: CommandContext, local: () => Promise<void>): Promise<void>;
   /** The leader's side: runs a forwarded request through the app, or appends forwarded records. */
   handle(f: Forwarded): Promise<ForwardReply>;
 }
@@ -32,6 +35,8 @@ export interface EdgeOptions {
   readonly peerOf: (env: unknown) => string | undefined;
   /** Appends forwarded access records on the leader. */
   readonly record: (facts: readonly DomainEvent[], ctx: CommandContext) => Promise<void>;
+  /** Normalizes and decides a forwarded syslog batch on the leader (with the detection step). */
+  readonly ingestSyslog: (batch: readonly SyslogPending[], ctx: CommandContext) => Promise<void>;
   /** The largest request body a follower forwards (the larger of limits.bodyBytes and the collector envelope limit). */
   readonly bodyCap: number;
   readonly timeoutMs: number;
@@ -128,7 +133,18 @@ export function createClusterEdge(o: EdgeOptions): ClusterEdge {
       // Anything but "recorded" means the trail would miss this request: never answer it as if it were kept.
       if (reply.status !== 204) throw new HttpError(503, `the leader did not record this request's access records (${reply.status}); retry`, undefined, { retryAfterSeconds: 2 });
     },
+    async ingestSyslog(batch, ctx, local) {
+      if (!o.node.connected()) throw new Error(UNREACHABLE);
+      if (o.node.leading()) return local();
+      const reply = await toLeader({ kind: 'syslog', batch, ctx });
+      if (reply instanceof Response) throw new Error((await reply.json() as { error: string }).error);
+      if (reply.status !== 204) throw new Error(`the leader answered ${reply.status}`);
+    },
     async handle(f) {
+      if (f.kind === 'syslog') {
+        await o.ingestSyslog(f.batch, f.ctx);
+        return { status: 204, headers: [], body: new Uint8Array(), seq: o.log.head().seq };
+      }
       if (f.kind === 'records') {
         await o.record(f.facts, f.ctx);
         return { status: 204, headers: [], body: new Uint8Array(), seq: o.log.head().seq };

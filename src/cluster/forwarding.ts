@@ -4,6 +4,8 @@ import { ACCESS_EVENTS } from '../events/access-events.js';
 import { IsoDateTime } from '../events/normalized-event.js';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
+import type { SyslogPending } from '../listeners/syslog-intake.js';
+import type { SyslogRejectionReason } from '../listeners/syslog-rejection.js';
 
 /** A write that reached a follower, sent to the leader as it came (the leader authenticates it again). */
 export interface ForwardedHttp {
@@ -24,8 +26,15 @@ export interface ForwardedRecords {
   readonly ctx: CommandContext;
 }
 
+/** A batch a follower's syslog listener took, as it took it: the leader normalizes and decides it. */
+export interface ForwardedSyslog {
+  readonly kind: 'syslog';
+  readonly batch: readonly SyslogPending[];
+  readonly ctx: CommandContext;
+}
+
 /** What followers send the leader. */
-export type Forwarded = ForwardedHttp | ForwardedRecords;
+export type Forwarded = ForwardedHttp | ForwardedRecords | ForwardedSyslog;
 
 /** The leader's answer: the HTTP response (for a forwarded request) and the log head once it was durable. */
 export interface ForwardReply {
@@ -53,6 +62,25 @@ const ForwardedSchema = v.variant('kind', [
     headers: v.pipe(v.array(v.tuple([Text(256), Text(16_384)])), v.maxLength(256)),
     body: v.optional(v.instance(Uint8Array)),
     peer: v.optional(Text(64)),
+  }),
+  v.strictObject({
+    kind: v.literal('syslog'),
+    // As a listener's intake bounds a batch (2000 messages, each at most maxMessageBytes or a frame's head).
+    batch: v.pipe(v.array(v.strictObject({
+      record: v.strictObject({
+        message: Text(1024 * 1024),
+        receivedAt: IsoDateTime,
+        peer: Text(64),
+        listener: Text(32),
+        transport: v.picklist(['tcp', 'tls', 'udp']),
+        length: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+      }),
+      rejection: v.optional(v.strictObject({ reason: v.picklist(['not_rfc5424', 'too_large'] satisfies SyslogRejectionReason[]), error: Text(4096) })),
+    })), v.minLength(1), v.maxLength(2000)),
+    ctx: v.strictObject({
+      now: IsoDateTime,
+      actor: v.strictObject({ id: v.pipe(Text(64), v.startsWith('syslog:')), authentication: v.literal('syslog-listener') }),
+    }),
   }),
   v.strictObject({
     kind: v.literal('records'),

@@ -58,3 +58,9 @@ export function decideExportState(s: ExportsState, o: ExportObservation, ctx: Co
     ...(o.lastSuccessAt !== undefined ? { lastSuccessAt: o.lastSuccessAt } : {}),
   })], { changed: true });
 }
+
+/** Records that a destination's items up to `seq` were delivered; nothing when the log already says as much. */
+export function decideExportCursor(s: ExportsState, destination: string, seq: number): Decision<{ changed: boolean }> {
+  if (seq <= (s.cursors.get(destination) ?? 0)) return accept([], { changed: false });
+  return accept([eventOf('ExportCursorRecorded', { destination, seq })], { changed: true });
+}

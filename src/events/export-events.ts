@@ -38,8 +38,19 @@ export const ExportDestinationStateChangedSchema = v.strictObject({
   lastSuccessAt: v.optional(v.string()),
 });
 
+/**
+ * `ExportCursorRecorded`: every item of the records up to `seq` was delivered to `destination`.
+ * Only a node of a JetStream cluster records it (after each delivered batch), so the node that
+ * leads next resumes there; an LMDB instance keeps its cursor in a file (docs/export.md).
+ */
+export const ExportCursorRecordedSchema = v.strictObject({
+  destination: v.string(),
+  seq: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
+
 /** The export events of the instance, by stored type name. */
 export const EXPORT_EVENTS = {
   ExportConfigurationRecorded: ExportConfigurationRecordedSchema,
   ExportDestinationStateChanged: ExportDestinationStateChangedSchema,
+  ExportCursorRecorded: ExportCursorRecordedSchema,
 } as const;

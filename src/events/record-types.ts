@@ -70,6 +70,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'IncidentAssigned':
     case 'IncidentMerged':
     case 'ExportConfigurationRecorded':
+    case 'ExportCursorRecorded':
     case 'SourceWentSilent':
     case 'SourceResumed':
     case 'DiskWatermarkCrossed':

@@ -106,9 +106,9 @@ export function startDestination(deps: RunnerDeps): DestinationRunner {
     }
   };
 
-  const moveCursor = (seq: number) => {
+  const moveCursor = async (seq: number, afterDelivery: boolean) => {
     if (seq <= cursor) return;
-    deps.cursor.save(seq);
+    await deps.cursor.save(seq, afterDelivery);
     cursor = seq;
   };
 
@@ -130,7 +130,7 @@ export function startDestination(deps: RunnerDeps): DestinationRunner {
     while (!stopped) {
       fill();
       if (queue.length === 0) {
-        moveCursor(readSeq);
+        await moveCursor(readSeq, false);
         waitingSinceMs = undefined;
         if (failing && head - cursor <= d.maxLagRecords / 2) observe('delivering', 'caught up');
         if (readSeq >= head) await sleep();
@@ -142,7 +142,7 @@ export function startDestination(deps: RunnerDeps): DestinationRunner {
       const result = await deps.sender.send(batch);
       if (result.ok) {
         queue = queue.slice(batch.length);
-        moveCursor(queue.length === 0 ? readSeq : queue[0]!.seq - 1);
+        await moveCursor(queue.length === 0 ? readSeq : queue[0]!.seq - 1, true);
         delivered += batch.length;
         failedAttempts = 0;
         lastSuccessMs = deps.now();

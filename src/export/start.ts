@@ -5,7 +5,7 @@ import type { Writer } from '../commands/writer.js';
 import type { EventLog } from '../log/event-log.js';
 import type { ExportsState } from '../projections/exports.js';
 import { targetOf, type ExportConfig } from './config.js';
-import { fileCursor } from './cursor.js';
+import { fileCursor, type CursorStore } from './cursor.js';
 import { startDestination, type DestinationRunner, type DestinationStatus } from './destination.js';
 import { createSender } from './senders.js';
 
@@ -25,6 +25,8 @@ export interface ExportDeps {
   readonly detection: DetectionSettings;
   readonly logLine: (line: Record<string, unknown>) => void;
   readonly now?: () => number;
+  /** Where each destination's cursor is kept: a file under the store unless given (the log, on a cluster). */
+  readonly cursorOf?: (name: string) => CursorStore;
 }
 
 /** The destinations as the log records them: where each goes and what it carries, never a secret. */
@@ -58,7 +60,7 @@ export async function startExports(config: ExportConfig, deps: ExportDeps): Prom
     origin: deps.origin,
     read: (from, to) => deps.log.read(from, to),
     head,
-    cursor: fileCursor(deps.storePath, d.name),
+    cursor: deps.cursorOf ? deps.cursorOf(d.name) : fileCursor(deps.storePath, d.name),
     sender: senders[i]!,
     now,
     random: Math.random,
@@ -78,5 +80,34 @@ export async function startExports(config: ExportConfig, deps: ExportDeps): Prom
       stopFollowing();
       await Promise.all(runners.map((r) => r.stop()));
     },
+  };
+}
+
+/** Export that runs only while this node leads (a JetStream cluster): `lead` starts it, `follow` stops it. */
+export interface LeaderExports extends Exports {
+  lead(): Promise<void>;
+  follow(): Promise<void>;
+}
+
+/**
+ * Export on a node of a JetStream cluster: the destinations' secrets are checked now, on every
+ * node (a follower would otherwise find a missing file only when it takes over); the workers run
+ * while the node leads and resume from the cursors the log records (`deps.cursorOf`).
+ */
+export function exportsWhileLeading(config: ExportConfig, deps: ExportDeps): LeaderExports {
+  for (const d of config.destinations) createSender(d, deps.origin, deps.now).close();
+  let running: Exports | undefined;
+  const follow = async () => {
+    const r = running;
+    running = undefined;
+    await r?.stop();
+  };
+  return {
+    status: () => running?.status() ?? [],
+    async lead() {
+      running ??= await startExports(config, deps);
+    },
+    follow,
+    stop: follow,
   };
 }

@@ -10,7 +10,9 @@ import type { Subscription } from '@nats-io/transport-node';
 import { createClusterEdge, type ClusterEdge } from '../cluster/cluster-edge.js';
 import { NotLeaderError, type EventLog, type LogHead } from '../log/event-log.js';
 import type { Writer } from '../commands/writer.js';
-import { detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
+import { detectIn, detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
+import { decideIngestRaw } from '../commands/ingest-raw.js';
+import { syslogCommand, type SyslogCluster } from '../listeners/syslog-intake.js';
 import { ENVELOPE_LIMITS } from '../collector-protocol/envelope.js';
 import { ReadSideLagging } from '../read-side/read-side.js';
 
@@ -23,9 +25,10 @@ export interface JetStreamNode {
   log(): JetStreamEventLog | undefined;
   /**
    * Follows the stream into `runtime` and campaigns for the lease; `onLeading` runs each time this
-   * node starts leading (work only the writer does at start: the rule pack, imported grants).
+   * node starts leading (work only the writer does at start: the rule pack, imported grants, the
+   * export workers); `onFollowing` each time it stops leading, before it steps down.
    */
-  start(runtime: ProjectionRuntime, onLeading: () => Promise<void>): Promise<void>;
+  start(runtime: ProjectionRuntime, onLeading: () => Promise<void>, onFollowing?: () => Promise<void>): Promise<void>;
   /** Whether this node leads now, and which node does as far as it knows. */
   leadership(): { readonly leading: boolean; readonly leader: string | undefined };
   /** Whether the connection to NATS is up. */
@@ -72,10 +75,7 @@ export function unanswered(stream: string, err: Error): Error {
 export async function connectJetStreamNode(config: Config, logLine: (line: Record<string, unknown>) => void): Promise<JetStreamNode> {
   const js = config.storage.jetstream;
   if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
-  // Both append from inside the node without a request to forward; on a cluster they are not supported yet.
-  if (config.export.destinations.length > 0) throw new Error('refusing to start: export destinations are not supported with storage.backend "jetstream" yet (docs/scale-out.md): remove export.destinations');
   if (config.retention.enabled) throw new Error('refusing to start: retention is not supported with storage.backend "jetstream" yet (docs/scale-out.md): a cut would have to reach every copy through the stream');
-  if (config.syslog.listeners.length > 0) throw new Error('refusing to start: syslog listeners are not supported with storage.backend "jetstream" yet (docs/scale-out.md): send syslog to an LMDB instance or over HTTP');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
   const conn = await connectJetStream(js, `vigil ${name}`);
   try {
@@ -123,7 +123,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
       return opened;
     },
     log: () => opened,
-    async start(runtime, onLeading) {
+    async start(runtime, onLeading, onFollowing) {
       const log = opened;
       if (!log) throw new Error('the log is not open');
       await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records) }).catch((err: Error) => { throw unanswered(js.stream, err); });
@@ -142,6 +142,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
         }),
         onLost: () => void transition(async () => {
           await stopAnswering();
+          await onFollowing?.();
           await log.stepDown();
           logLine({ level: 'info', msg: 'following: this node forwards writes to the leader', node: name, head: log.head().seq });
         }),
@@ -192,6 +193,10 @@ export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { h
     appFetch,
     peerOf: (env) => (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
     record: async (facts, ctx) => { await recordDetected(writer, facts, ctx, settings); },
+    ingestSyslog: async (batch, ctx) => {
+      const { cmd } = syslogCommand(batch, ctx.now);
+      await writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, settings), ctx);
+    },
     bodyCap: largestBody(config),
     timeoutMs: 30_000,
   });
@@ -209,5 +214,18 @@ export function leaderOnly(writer: Writer, leading: () => boolean): Writer {
     execute: (decide, ctx) => (leading() ? writer.execute(decide, ctx) : Promise.resolve({ ok: false, rejection: { kind: 'conflict', message: 'this node does not lead: the leader runs this command' } })),
     record: (events, ctx) => (leading() ? writer.record(events, ctx) : Promise.reject(new NotLeaderError('this node does not lead'))),
     cut: (events, ctx, cut) => (leading() ? writer.cut(events, ctx, cut) : Promise.reject(new NotLeaderError('this node does not lead'))),
+  };
+}
+
+/**
+ * How syslog listeners write on a JetStream node: a follower forwards each batch to the leader
+ * (cut to half the largest forwarded body, so it fits one NATS message), offered again through a
+ * leader change for three leases (at least 30 s).
+ */
+export function syslogClusterOf(edge: ClusterEdge, config: Config): SyslogCluster {
+  return {
+    submit: (batch, ctx, local) => edge.ingestSyslog(batch, ctx, local),
+    batchBytes: Math.floor(largestBody(config) / 2),
+    retrySeconds: Math.max(30, 3 * (config.storage.jetstream?.leaseSeconds ?? 10)),
   };
 }

@@ -16,7 +16,8 @@ import { readYourWritesOf } from '../http/read-consistency.js';
 import { detectionSettingsOf } from '../alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
-import { startExports } from '../export/start.js';
+import { exportsWhileLeading, startExports, type ExportDeps, type LeaderExports } from '../export/start.js';
+import { logCursor } from '../export/cursor.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMetrics } from '../metrics/metrics.js';
@@ -26,7 +27,7 @@ import { createSelfMonitor, statfsSpace } from '../monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
-import { clusterEdgeOf, connectJetStreamNode, leaderOnly, unanswered } from './jetstream-node.js';
+import { clusterEdgeOf, connectJetStreamNode, leaderOnly, syslogClusterOf, unanswered, type JetStreamNode } from './jetstream-node.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import { startRetention } from '../retention/scheduler.js';
 import { archiveDirOf } from '../retention/expire.js';
@@ -91,16 +92,32 @@ export async function startInstance(config: Config, log: (line: Record<string, u
       if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
     }
   };
-  await (jetstream ? jetstream.start(instance.runtime, startupWrites) : startupWrites()).catch(async (err: unknown) => {
+  const exportDeps: ExportDeps = {
+    storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, writer: instance.writer,
+    detection: detectionSettingsOf(config), logLine: log,
+  };
+  // On a JetStream node export runs on the leader only, from the cursors the log records; items are
+  // named by the stream (the same on every node), so a receiver deduplicates a batch sent again.
+  let leaderExports: LeaderExports | undefined;
+  const startNode = async (node: JetStreamNode) => {
+    leaderExports = exportsWhileLeading(config.export, {
+      ...exportDeps, origin: `vigil.stream/${config.storage.jetstream?.stream ?? ''}`,
+      cursorOf: (name) => logCursor(instance.writer, name, Date.now, log),
+    });
+    const exportsOnLeader = leaderExports;
+    await node.start(instance.runtime, async () => {
+      await startupWrites();
+      await exportsOnLeader.lead();
+    }, () => exportsOnLeader.follow());
+  };
+  await (jetstream ? startNode(jetstream) : startupWrites()).catch(async (err: unknown) => {
+    await leaderExports?.stop();
     await transparency.stop();
     await instance.close();
     await jetstream?.close();
     throw refusal(err);
   });
-  const exports = await startExports(config.export, {
-    storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, writer: instance.writer,
-    detection: detectionSettingsOf(config), logLine: log,
-  }).catch(async (err: unknown) => {
+  const exports = leaderExports ?? await startExports(config.export, exportDeps).catch(async (err: unknown) => {
     await transparency.stop();
     await instance.close();
     throw err;
@@ -180,7 +197,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   const listening = server;
   inFlight = trackInFlight(server);
-  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date(), refusesWrites: () => monitor.refusesWrites() }).catch(async (err: unknown) => {
+  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date(), refusesWrites: () => monitor.refusesWrites(), ...(edge ? { cluster: syslogClusterOf(edge, config) } : {}) }).catch(async (err: unknown) => {
     clearInterval(registryPoll);
     await new Promise<void>((resolve) => listening.close(() => resolve()));
     await summaries.stop();

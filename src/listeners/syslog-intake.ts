@@ -1,7 +1,7 @@
 import type { DetectionSettings } from '../alerting/evaluate.js';
 import { detectIn } from '../alerting/detection-step.js';
 import type { CommandContext } from '../commands/decision.js';
-import { decideIngestRaw } from '../commands/ingest-raw.js';
+import { decideIngestRaw, type IngestRaw } from '../commands/ingest-raw.js';
 import type { Writer } from '../commands/writer.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -37,14 +37,54 @@ export interface IntakeDeps {
   readonly batchMs: number;
   /** Seconds to wait while the store's disk is past its flood mark (docs/monitoring.md), else undefined. */
   readonly refusesWrites?: () => number | undefined;
+  /** On a JetStream cluster (the same in syslog-listeners.ts): where a batch goes and how large one may be. */
+  readonly cluster?: SyslogCluster;
 }
+
+/**
+ * How a node of a JetStream cluster writes a batch: `submit` runs `local` on the leader and
+ * forwards the command to the leader otherwise, resolving once it is durable there. A batch is cut
+ * to about `batchBytes` (it travels as one NATS message), and one that no leader took (during a
+ * leader change) is offered again, with the same time, for up to `retrySeconds`.
+ */
+export interface SyslogCluster {
+  submit(batch: readonly SyslogPending[], ctx: CommandContext, local: () => Promise<void>): Promise<void>;
+  readonly batchBytes: number;
+  readonly retrySeconds: number;
+}
+
+/** What one message adds to a forwarded batch, at most: the raw record and, on the leader, its event both hold it. */
+const forwardedBytes = (p: { record: ListenerRecord }) => 2 * Buffer.byteLength(p.record.message) + 2048;
 
 /** While the disk is past its flood mark, held messages are offered to the writer again this often. */
 const FLOOD_RECHECK_MS = 1000;
 
-interface Pending {
+/** One message as a listener took it (and why it refused it, when it did). */
+export interface SyslogPending {
   readonly record: ListenerRecord;
-  readonly rejection?: { reason: SyslogRejectionReason; error: string };
+  readonly rejection?: { readonly reason: SyslogRejectionReason; readonly error: string };
+}
+type Pending = SyslogPending;
+
+/**
+ * The command of one batch (pure, given the time): each message through the syslog-rfc5424
+ * normalizer; one it refuses (or an oversized frame) becomes a rejection record. The leader of a
+ * cluster derives it again from a follower's forwarded batch.
+ */
+export function syslogCommand(batch: readonly SyslogPending[], ingestedAt: string): { cmd: IngestRaw; accepted: number; rejected: number } {
+  let accepted = 0;
+  let rejected = 0;
+  const normalized = batch.map(({ record, rejection }): { record: unknown; events: NormalizedEvent[] } => {
+    const r = rejection ? undefined : syslogRfc5424.normalize(record, { ingestedAt });
+    if (r?.ok) {
+      accepted++;
+      return { record, events: r.events };
+    }
+    rejected++;
+    const why = rejection ?? { reason: 'not_rfc5424' as const, error: r && !r.ok ? r.error : 'not RFC 5424' };
+    return { record, events: [syslogRejectionEvent(record, why.reason, why.error, ingestedAt)] };
+  });
+  return { cmd: { normalizer: syslogRfc5424.name, normalized }, accepted, rejected };
 }
 
 /**
@@ -60,29 +100,28 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
   let waiting: Array<() => void> = [];
   const actor = { id: `syslog:${listener}`, authentication: 'syslog-listener' };
 
-  function normalized(batch: readonly Pending[], ingestedAt: string) {
-    let accepted = 0;
-    let rejected = 0;
-    const out = batch.map(({ record, rejection }): { record: unknown; events: NormalizedEvent[] } => {
-      const r = rejection ? undefined : syslogRfc5424.normalize(record, { ingestedAt });
-      if (r?.ok) {
-        accepted++;
-        return { record, events: r.events };
-      }
-      rejected++;
-      const why = rejection ?? { reason: 'not_rfc5424' as const, error: r && !r.ok ? r.error : 'not RFC 5424' };
-      return { record, events: [syslogRejectionEvent(record, why.reason, why.error, ingestedAt)] };
-    });
-    deps.metrics?.syslogMessages.inc({ listener, outcome: 'accepted' }, accepted);
-    deps.metrics?.syslogMessages.inc({ listener, outcome: 'rejected' }, rejected);
-    return out;
-  }
-
   async function write(batch: readonly Pending[]): Promise<void> {
     const ctx: CommandContext = { now: deps.now().toISOString(), actor };
-    const cmd = { normalizer: syslogRfc5424.name, normalized: normalized(batch, ctx.now) };
+    const { cmd, accepted, rejected } = syslogCommand(batch, ctx.now);
+    deps.metrics?.syslogMessages.inc({ listener, outcome: 'accepted' }, accepted);
+    deps.metrics?.syslogMessages.inc({ listener, outcome: 'rejected' }, rejected);
+    const local = async () => { await deps.writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, deps.detection), ctx); };
     try {
-      await deps.writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, deps.detection), ctx);
+      const cluster = deps.cluster;
+      if (!cluster) await local();
+      else {
+        // Event ids derive from the raw record and the time is the same, so offering a batch again is idempotent.
+        const until = Date.now() + cluster.retrySeconds * 1000;
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await cluster.submit(batch, ctx, local);
+            break;
+          } catch (err) {
+            if (Date.now() > until) throw err;
+            await new Promise((r) => setTimeout(r, Math.min(2000, 250 * attempt)));
+          }
+        }
+      }
     } catch (err) {
       deps.log({ level: 'error', msg: 'syslog batch could not be written', listener, messages: batch.length, error: err instanceof Error ? err.message : String(err) });
     }
@@ -111,7 +150,16 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
       return;
     }
     while (queue.length > 0) {
-      const batch = queue.slice(0, MAX_BATCH);
+      let take = Math.min(queue.length, MAX_BATCH);
+      const budget = deps.cluster?.batchBytes;
+      if (budget !== undefined) {
+        let bytes = 0;
+        for (let i = 0; i < take; i++) {
+          bytes += forwardedBytes(queue[i]!);
+          if (bytes > budget && i > 0) { take = i; break; }
+        }
+      }
+      const batch = queue.slice(0, take);
       queue = queue.slice(batch.length);
       inFlight += batch.length;
       const written: Promise<void> = write(batch).finally(() => {

@@ -2,7 +2,7 @@ import type { DetectionSettings } from '../alerting/evaluate.js';
 import type { Writer } from '../commands/writer.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { SYSLOG_BATCH_MS, type SyslogListenerConfig } from './syslog-config.js';
-import { createSyslogIntake, type SyslogIntake } from './syslog-intake.js';
+import { createSyslogIntake, type SyslogCluster, type SyslogIntake } from './syslog-intake.js';
 import { startStreamListener, type RunningListener } from './syslog-stream.js';
 import { startUdpListener } from './syslog-udp.js';
 
@@ -22,6 +22,8 @@ export interface SyslogListenersDeps {
   readonly now: () => Date;
   /** Seconds to wait while the store's disk is past its flood mark, else undefined (no gate when absent). */
   readonly refusesWrites?: () => number | undefined;
+  /** On a JetStream cluster: batches reaching a follower go to the leader (syslog-intake.ts). */
+  readonly cluster?: SyslogCluster;
 }
 
 /** Starts every configured listener (`syslog.listeners`), each with its own intake; all or none. */

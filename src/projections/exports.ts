@@ -10,13 +10,15 @@ export interface ExportsState {
   configuration: ExportDestinationSummary[] | undefined;
   /** Destination name -> the `at` of the record that marked it failing. */
   failing: Map<string, string>;
+  /** Destination name -> the last `ExportCursorRecorded` seq (a JetStream cluster's delivery cursor). */
+  cursors: Map<string, number>;
 }
 
 /** Folds the export configuration in force and the failing destinations. */
 export const exportsProjection = instanceProjection<ExportsState>({
   name: 'exports',
-  version: 1,
-  initial: () => ({ configuration: undefined, failing: new Map() }),
+  version: 2,
+  initial: () => ({ configuration: undefined, failing: new Map(), cursors: new Map() }),
   evolve(s, record) {
     switch (record.type) {
       case 'ExportConfigurationRecorded':
@@ -26,13 +28,16 @@ export const exportsProjection = instanceProjection<ExportsState>({
         if (record.data.state === 'failing') s.failing.set(record.data.destination, record.at);
         else s.failing.delete(record.data.destination);
         return s;
+      case 'ExportCursorRecorded':
+        s.cursors.set(record.data.destination, Math.max(record.data.seq, s.cursors.get(record.data.destination) ?? 0));
+        return s;
       default:
         return s;
     }
   },
-  snapshot: (s) => ({ configuration: s.configuration ?? null, failing: [...s.failing] }),
+  snapshot: (s) => ({ configuration: s.configuration ?? null, failing: [...s.failing], cursors: [...s.cursors] }),
   restore: (data) => {
-    const d = data as { configuration: ExportDestinationSummary[] | null; failing: Array<[string, string]> };
-    return { configuration: d.configuration ?? undefined, failing: new Map(d.failing) };
+    const d = data as { configuration: ExportDestinationSummary[] | null; failing: Array<[string, string]>; cursors?: Array<[string, number]> };
+    return { configuration: d.configuration ?? undefined, failing: new Map(d.failing), cursors: new Map(d.cursors ?? []) };
   },
 });

@@ -40,6 +40,7 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   RuleEnabledChanged: 'kept',
   ExportConfigurationRecorded: 'kept',
   ExportDestinationStateChanged: 'kept',
+  ExportCursorRecorded: 'kept',
   SourceWentSilent: 'kept',
   SourceResumed: 'kept',
   DiskWatermarkCrossed: 'kept',

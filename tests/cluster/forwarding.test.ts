@@ -23,6 +23,17 @@ describe('forwarded messages on the leader', () => {
     assert.equal(readForwarded(new Uint8Array([0xc1])).ok, false, 'not msgpack');
   });
 
+  it('accepts a follower\'s syslog batch as its listener took it, and nothing that claims another actor or passes the bounds', () => {
+    const record = { message: '<13>1 - web-01 app - - - hello', receivedAt: '2026-11-23T12:00:00.000Z', peer: '10.0.0.7', listener: 'tcp', transport: 'tcp' };
+    const syslogCtx = { now: '2026-11-23T12:00:00.000Z', actor: { id: 'syslog:tcp', authentication: 'syslog-listener' } };
+    const ok = readForwarded(packr.pack({ kind: 'syslog', batch: [{ record }, { record: { ...record, length: 99_999 }, rejection: { reason: 'too_large', error: 'frame too large' } }], ctx: syslogCtx }));
+    assert.ok(ok.ok, ok.ok ? '' : ok.error);
+    assert.equal(readForwarded(packr.pack({ kind: 'syslog', batch: [{ record }], ctx })).ok, false, 'only a listener\'s actor');
+    assert.equal(readForwarded(packr.pack({ kind: 'syslog', batch: [], ctx: syslogCtx })).ok, false, 'not empty');
+    assert.equal(readForwarded(packr.pack({ kind: 'syslog', batch: Array.from({ length: 2001 }, () => ({ record })), ctx: syslogCtx })).ok, false, 'at most one intake batch');
+    assert.equal(readForwarded(packr.pack({ kind: 'syslog', batch: [{ record: { ...record, events: [] } }], ctx: syslogCtx })).ok, false, 'the record as taken, nothing more');
+  });
+
   it('never throws, whatever the bytes', () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 256 }), (bytes) => { readForwarded(bytes); }), { numRuns: 500 });
     fc.assert(fc.property(fc.anything(), (value) => { readForwarded(packr.pack(value)); }), { numRuns: 300 });

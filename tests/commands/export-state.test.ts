@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spec } from '../helpers/decider-spec.js';
-import { decideExportConfiguration, decideExportState, type ExportObservation } from '../../src/commands/export-state.js';
+import { decideExportConfiguration, decideExportCursor, decideExportState, type ExportObservation } from '../../src/commands/export-state.js';
 import type { ExportDestinationSummary, ExportsState } from '../../src/projections/exports.js';
 import type { ReadModels } from '../../src/projections/runtime.js';
 import { eventOf } from '../../src/events/union.js';
@@ -15,7 +15,7 @@ const observe = (m: ReadModels, o: ExportObservation) => decideExportState(expor
 
 /** The state-change event a destination's observation records (decided against no prior state). */
 const changed = (state: 'failing' | 'delivering') => {
-  const d = decideExportState({ configuration: undefined, failing: new Map(state === 'delivering' ? [['hook', NOW]] : []) }, { ...failing, state }, { now: NOW });
+  const d = decideExportState({ configuration: undefined, failing: new Map(state === 'delivering' ? [['hook', NOW]] : []), cursors: new Map() }, { ...failing, state }, { now: NOW });
   if (!d.ok || !d.events[0]) throw new Error('expected an event');
   return d.events[0];
 };
@@ -64,5 +64,16 @@ describe('export configuration and destination state (decider specs)', () => {
       assert.equal(events.length, 1);
       assert.equal((events[0]!.data as { state: string }).state, 'delivering');
     });
+  });
+
+  it('records a delivered cursor only when it moves forward, per destination', () => {
+    const deliver = (m: ReadModels, o: { destination: string; seq: number }) => decideExportCursor(exportsOf(m), o.destination, o.seq);
+    spec(deliver).given([]).when({ destination: 'hook', seq: 12 }).then([eventOf('ExportCursorRecorded', { destination: 'hook', seq: 12 })], { changed: true });
+    spec(deliver).given([]).when({ destination: 'hook', seq: 0 }).then([], { changed: false });
+    const given = [eventOf('ExportCursorRecorded', { destination: 'hook', seq: 12 })];
+    spec(deliver).given(given).when({ destination: 'hook', seq: 12 }).then([], { changed: false });
+    spec(deliver).given(given).when({ destination: 'hook', seq: 7 }).then([], { changed: false });
+    spec(deliver).given(given).when({ destination: 'hook', seq: 13 }).then([eventOf('ExportCursorRecorded', { destination: 'hook', seq: 13 })], { changed: true });
+    spec(deliver).given(given).when({ destination: 'siem', seq: 3 }).then([eventOf('ExportCursorRecorded', { destination: 'siem', seq: 3 })], { changed: true });
   });
 });

@@ -104,15 +104,15 @@ describe('vigil serve with storage.backend "jetstream"', () => {
     }
   });
 
-  it('refuses to start with syslog listeners, which append from inside a node with nothing to forward', { timeout: 120_000 }, async () => {
+  it('checks export secrets at start on every node (not only once it leads)', { timeout: 120_000 }, async () => {
     cluster ??= await startNats(1);
     const dir = tempDir();
     try {
       const config = writeTestConfig(dir.path, {
-        syslog: { listeners: [{ name: 'udp', protocol: 'udp', port: 0 }] },
-        storage: { path: 'store', backend: 'jetstream', jetstream: { servers: cluster.urls, stream: 'SYSLOG', replicas: 1 } },
+        export: { destinations: [{ name: 'hook', kind: 'webhook', url: 'https://tickets.example/hook', secretFile: `${dir.path}/missing.secret`, carries: ['alerts'] }] },
+        storage: { path: 'store', backend: 'jetstream', jetstream: { servers: cluster.urls, stream: 'EXPORTS', replicas: 1 } },
       });
-      await assert.rejects(startServe(config, dir.path), /syslog listeners are not supported with storage.backend "jetstream"/);
+      await assert.rejects(startServe(config, dir.path), /export destination hook secretFile/);
     } finally {
       dir.cleanup();
     }

@@ -12,7 +12,7 @@ import { schemaIssues } from '../helpers/stored-events.js';
 import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
 import { newKey, provision, sendSnapshot, startTestAuthority, type TestAuthority, type TestKey } from '../setup/harness.js';
 import { ENROLLMENT_DOMAIN, signedBytes } from '../../src/setup/identity-key.js';
-import { decideExportConfiguration, decideExportState } from '../../src/commands/export-state.js';
+import { decideExportConfiguration, decideExportCursor, decideExportState } from '../../src/commands/export-state.js';
 import type { ExportsState } from '../../src/projections/exports.js';
 import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
 import { detectIn } from '../../src/alerting/detection-step.js';
@@ -100,6 +100,8 @@ describe('stored events of the instance', () => {
     const hook = { name: 'hook', kind: 'webhook' as const, target: 'https://tickets.example/hook', carries: ['alerts'], includeRaw: false };
     await t.inst.writer.execute((m) => decideExportConfiguration(m.state<ExportsState>('exports'), [hook]), ctx);
     await t.inst.writer.execute((m) => detectIn(m, decideExportState(m.state<ExportsState>('exports'), { destination: 'hook', kind: 'webhook', state: 'failing', reason: 'down', lagRecords: 3 }, ctx), [], ctx, { incidentWindowMs: 3_600_000 }), ctx);
+    // A cluster's leader records a destination's cursor in the log after a delivered batch.
+    await t.inst.writer.execute((m) => decideExportCursor(m.state<ExportsState>('exports'), 'hook', t.inst.log.head().seq), ctx);
     // The self-monitor: the disk past its flood mark (a write refused, counted), every source silent a
     // day later, then space back and one source reporting again (both alerts resolved).
     t.setPeer('127.0.0.1');

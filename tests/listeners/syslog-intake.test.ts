@@ -69,4 +69,37 @@ describe('syslog intake', () => {
       await t.close();
     }
   });
+
+  it('on a cluster, cuts batches to the forwarded size and offers one no leader took again, with the same time, until one does', async () => {
+    const t = await startTestInstance();
+    try {
+      const attempts: Array<{ first: string; messages: number; now: string; taken: boolean }> = [];
+      let refusals = 2;
+      const cluster = {
+        batchBytes: 10_000,
+        retrySeconds: 60,
+        async submit(batch: ReadonlyArray<{ record: { message: string } }>, ctx: { now: string }, local: () => Promise<void>) {
+          const taken = refusals-- <= 0;
+          attempts.push({ first: batch[0]!.record.message, messages: batch.length, now: ctx.now, taken });
+          if (!taken) throw new Error('no leader answered');
+          await local();
+        },
+      };
+      const intake = createSyslogIntake('edge', { writer: t.inst.writer, detection: { incidentWindowMs: 3_600_000 }, now: () => new Date(), log: () => {}, batchMs: 60_000, cluster });
+      const base = { receivedAt: '2026-11-22T10:00:00.000Z', peer: '192.0.2.5', listener: 'edge', transport: 'tcp' } as const;
+      const before = t.inst.log.head().seq;
+      // A message counts 2 x its bytes + 2048: a 4000-byte one passes 10 000 alone (travels alone), four small ones fit together.
+      for (let i = 0; i < 3; i++) intake.add({ ...base, message: `<13>1 - web-01 app - - - ${String(i).padEnd(4000, 'x')}` });
+      for (let i = 0; i < 4; i++) intake.add({ ...base, message: `<13>1 - web-01 app - - - small ${i}` });
+      await intake.flush();
+      const taken = attempts.filter((a) => a.taken);
+      assert.deepEqual(taken.map((b) => b.messages).sort(), [1, 1, 1, 4], 'large messages travel alone, small ones together');
+      for (const refused of attempts.filter((a) => !a.taken)) {
+        assert.deepEqual(taken.filter((a) => a.first === refused.first).map((a) => a.now), [refused.now], 'a refused batch is taken once later, with its time (the same event ids)');
+      }
+      assert.equal([...t.inst.log.read(before + 1)].length, 4, 'each batch written once');
+    } finally {
+      await t.close();
+    }
+  });
 });
