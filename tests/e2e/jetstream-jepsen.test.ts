@@ -1,6 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { listedEventIds } from '../helpers/cli.js';
 import { makeEvent } from '../helpers/instance.js';
 import { startNats, type NatsCluster } from '../helpers/nats.js';
 import { until, vigilCluster, type VigilCluster, type VigilNode } from '../helpers/vigil-cluster.js';
@@ -69,20 +70,6 @@ async function get(url: string, token: string): Promise<Response> {
     refusedReads.set(why, (refusedReads.get(why) ?? 0) + 1);
     await new Promise((r) => setTimeout(r, 250));
   }
-}
-
-/** Every event id of the adapter as a node lists them, duplicates kept. */
-async function listedIds(url: string, token: string): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | null = null;
-  do {
-    const res: Response = await get(`${url}/api/v1/events?adapter=jepsen&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, token);
-    assert.equal(res.status, 200);
-    const page = await res.json() as { events: Array<{ id: string }>; nextCursor: string | null };
-    ids.push(...page.events.map((e) => e.id));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return ids;
 }
 
 async function readJson(url: string, path: string, token: string): Promise<unknown> {
@@ -173,7 +160,7 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     assert.ok(acknowledged.length >= 200, `only ${acknowledged.length} events acknowledged (${diagnostics()})`);
 
     // Every node lists every acknowledged event exactly once, and the same events.
-    const lists = await Promise.all(nodes.map((n) => listedIds(n.current()!.url, vigil!.viewerToken)));
+    const lists = await Promise.all(nodes.map((n) => listedEventIds(n.current()!.url, vigil!.viewerToken, 'jepsen', (u) => get(u, vigil!.viewerToken))));
     for (const [i, ids] of lists.entries()) {
       const seen = new Set(ids);
       assert.equal(seen.size, ids.length, `node${i} lists an event twice`);

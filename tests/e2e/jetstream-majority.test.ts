@@ -1,29 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { listedEventIds, runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { makeEvent } from '../helpers/instance.js';
 import { tempDir } from '../helpers/temp.js';
 import { startNats } from '../helpers/nats.js';
 
-/** Every stored event id of an adapter, as listed (a duplicate would be listed twice). */
-async function listedIds(url: string, viewer: string, adapter: string): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | null = null;
-  do {
-    let res: Response;
-    // A read answers 503 (Retry-After) while the node cannot confirm it holds the stream's head: retry as a client would.
-    for (let attempt = 1; ; attempt++) {
-      res = await fetch(`${url}/api/v1/events?adapter=${adapter}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${viewer}` } });
-      if (res.status !== 503 || attempt >= 60) break;
-      await res.arrayBuffer();
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    assert.equal(res.status, 200);
-    const page = await res.json() as { events: Array<{ id: string }>; nextCursor: string | null };
-    ids.push(...page.events.map((e) => e.id));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return ids;
+/** A read, retried while the node answers 503 (it cannot yet confirm it holds the stream's head), as a client would. */
+async function patientGet(url: string, viewer: string): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${viewer}` } });
+    if (res.status !== 503 || attempt >= 60) return res;
+    await res.arrayBuffer();
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 /** Starts the node as systemd (Restart=always) would: again after a refusal, which must say what is wrong. */
@@ -91,7 +80,7 @@ describe('a JetStream R3 stream that loses its majority', () => {
       let ids: string[];
       for (let attempt = 1; ; attempt++) {
         try {
-          ids = await listedIds(serve.url, viewer, 'e2e');
+          ids = await listedEventIds(serve.url, viewer, 'e2e', (u) => patientGet(u, viewer));
           break;
         } catch (err) {
           if (attempt >= 5 || serve.proc.exitCode === null) throw err;

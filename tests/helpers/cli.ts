@@ -52,15 +52,24 @@ export async function startServe(config: string, cwd: string, args: readonly str
   return { url, proc, output: () => out, exited };
 }
 
-/** The ids of every stored event of `adapter`, read page by page from a running instance. */
-export async function storedEventIds(url: string, viewerToken: string, adapter: string): Promise<Set<string>> {
-  const seen = new Set<string>();
+/**
+ * Every stored event id of `adapter` as a running instance lists them, page by page, duplicates
+ * kept (an event stored twice is listed twice). `get` fetches a page (a caller may retry 503s).
+ */
+export async function listedEventIds(url: string, viewerToken: string, adapter: string, get: (pageUrl: string) => Promise<Response> = (u) => fetch(u, { headers: { authorization: `Bearer ${viewerToken}` } })): Promise<string[]> {
+  const ids: string[] = [];
   let cursor: string | null = null;
   do {
-    const res: Response = await fetch(`${url}/api/v1/events?adapter=${encodeURIComponent(adapter)}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${viewerToken}` } });
+    const res: Response = await get(`${url}/api/v1/events?adapter=${encodeURIComponent(adapter)}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`);
+    if (res.status !== 200) throw new Error(`listing events answered ${res.status}: ${await res.text()}`);
     const page = await res.json() as { events: Array<{ id: string }>; nextCursor: string | null };
-    for (const e of page.events) seen.add(e.id);
+    ids.push(...page.events.map((e) => e.id));
     cursor = page.nextCursor;
   } while (cursor);
-  return seen;
+  return ids;
+}
+
+/** The ids of every stored event of `adapter`, read page by page from a running instance. */
+export async function storedEventIds(url: string, viewerToken: string, adapter: string): Promise<Set<string>> {
+  return new Set(await listedEventIds(url, viewerToken, adapter));
 }
