@@ -1,6 +1,7 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
+import { WEBSHELL_RULE, WEBSHELL_RULE_ID } from '../helpers/event-fixtures.js';
 
 /** The roles a console test signs in as. */
 export const CONSOLE_ROLES = ['analyst', 'viewer', 'console', 'admin', 'rule_admin', 'ingestor'] as const;
@@ -9,20 +10,8 @@ type ConsoleRole = (typeof CONSOLE_ROLES)[number];
 /** A marker only raw event attributes carry: a page that shows it shows evidence. */
 export const RAW_MARKER = 'raw-marker-user-agent-7f3a';
 
-/** The rule the seeded events match: a PUT of a .php file, over Zeek http logs. */
-export const WEBSHELL_RULE_ID = '11111111-2222-4333-8444-555555555555';
-const WEBSHELL = `title: Webshell upload
-id: ${WEBSHELL_RULE_ID}
-status: test
-author: Console Test
-logsource: {product: zeek, service: http}
-detection:
-  sel:
-    method: PUT
-    uri|endswith: '.php'
-  condition: sel
-level: high
-`;
+/** The rule the seeded events match: a PUT of a .php file, over Zeek http logs (tests/helpers/event-fixtures.ts). */
+export { WEBSHELL_RULE_ID };
 
 /** A real `vigil serve` on a free loopback port with one credential per role, and a headless Chromium. */
 export interface ConsoleHarness {
@@ -108,7 +97,7 @@ function http(orig: string, resp: string, uri: string, sec: number, base: number
  * The events are an hour old, so they fall in the overview's 24-hour charts.
  */
 export async function seedAlerts(h: ConsoleHarness, n: number): Promise<string[]> {
-  const imported = await h.api('rule_admin', '/api/v1/rules', { method: 'POST', body: WEBSHELL, headers: { 'content-type': 'application/yaml' } });
+  const imported = await h.api('rule_admin', '/api/v1/rules', { method: 'POST', body: WEBSHELL_RULE, headers: { 'content-type': 'application/yaml' } });
   if (imported.status !== 201) throw new Error(`rule import: ${imported.status} ${await imported.text()}`);
   const base = Math.floor(Date.now() / 1000) - 3600;
   for (let start = 0; start < n; start += 50) {

@@ -73,9 +73,12 @@ export const enrollmentTokenIssued = (over: Partial<EventData<'CollectorEnrollme
 export const collectorEnrolled = (collectorId: string, publicKey: Uint8Array, epoch = 1, tokenId = 'cet_1') =>
   eventOf('CollectorEnrolled', { collectorId, epoch, tokenId, publicKey: encodeBase64(publicKey), keyFingerprint: keyFingerprint(publicKey) });
 
+/** The id of WEBSHELL_RULE. */
+export const WEBSHELL_RULE_ID = '11111111-2222-4333-8444-555555555555';
+
 /** A Sigma rule on Zeek http: a PUT of a `.php` path (a webshell upload), high, by `Test Author`. */
 export const WEBSHELL_RULE = `title: Webshell upload
-id: 11111111-2222-4333-8444-555555555555
+id: ${WEBSHELL_RULE_ID}
 status: test
 author: Test Author
 logsource: {product: zeek, service: http}

@@ -1,18 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
-
-const WEBSHELL = `title: Webshell upload
-id: 11111111-2222-4333-8444-555555555555
-status: test
-logsource: {product: zeek, service: http}
-detection:
-  sel:
-    method: PUT
-    uri|endswith: '.php'
-  condition: sel
-level: high
-`;
+import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
 
 const http = (host: string, uri: string, sec: number) => ({ ts: 1_795_338_000 + sec, uid: `C${host}${sec}`, 'id.orig_h': '198.51.100.7', 'id.orig_p': 40000 + sec, 'id.resp_h': host, 'id.resp_p': 80, method: 'PUT', uri, host: 'web' });
 
@@ -27,7 +16,7 @@ describe('the incident workflow over HTTP', () => {
   before(async () => {
     t = await startTestInstance({}, { builtinRules: true });
     t.setPeer('127.0.0.1');
-    assert.equal((await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: WEBSHELL, headers: { 'content-type': 'application/yaml' } })).status, 201);
+    assert.equal((await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: WEBSHELL_RULE, headers: { 'content-type': 'application/yaml' } })).status, 201);
     const ingest = (logType: string, records: unknown[]) => t.request(`/api/v1/ingest/network-monitor?logType=${logType}`, { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify(records) });
     assert.equal((await ingest('http', [http('10.0.0.8', '/e.php', 10)])).status, 202);
     assert.equal((await ingest('notice', [{ ts: 1_795_338_020, uid: 'Cn1', 'id.orig_h': '10.0.0.8', 'id.orig_p': 1, 'id.resp_h': '10.0.0.9', 'id.resp_p': 22, note: 'Scan::Port_Scan', msg: 'scan' }])).status, 202);
