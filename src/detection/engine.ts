@@ -82,7 +82,11 @@ function buildIndex(detections: readonly CompiledRule[]): RuleIndex {
   detections.forEach((rule, i) => {
     const keys = [...new Set(rule.indexKeys)];
     if (!rule.triggers) {
-      for (const key of keys) always.set(key, [...(always.get(key) ?? []), i]);
+      for (const key of keys) {
+        const list = always.get(key);
+        if (list) list.push(i);
+        else always.set(key, [i]);
+      }
       return;
     }
     for (const t of rule.triggers) {

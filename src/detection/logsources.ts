@@ -243,7 +243,10 @@ function someText(value: unknown, test: (s: string) => boolean): boolean {
   return false;
 }
 
-/** The values a keyword search reads (someKeywordText), for the prefilter: strings, string lists, and what it skips anyway. */
+/**
+ * The values a keyword search reads: the message and program of a Linux line (a raw auth.log line
+ * shows both), an OTLP string body, otherwise every attribute (only strings and string lists count).
+ */
 export function keywordValues(event: NormalizedEvent): unknown[] {
   const a = event.attributes;
   switch (event.source.adapter) {
@@ -258,17 +261,10 @@ export function keywordValues(event: NormalizedEvent): unknown[] {
 }
 
 /**
- * Whether a keyword test holds on some searchable text of the event: the message and program of a
- * Linux line (a raw auth.log line shows both), an OTLP string body, otherwise every string attribute.
+ * Whether a keyword test holds on some searchable text of the event (the values keywordValues
+ * names, so the prefilter and the match read the same texts).
  */
 export function someKeywordText(event: NormalizedEvent, test: (s: string) => boolean): boolean {
-  const a = event.attributes;
-  switch (event.source.adapter) {
-    case 'linux-journal': return someText(a['MESSAGE'], test) || someText(a['SYSLOG_IDENTIFIER'], test);
-    case 'syslog-rfc5424': return someText(a['MSG'], test) || someText(a['APP-NAME'], test);
-    case 'opentelemetry-log': if (typeof a['body'] === 'string') return test(a['body']); break;
-    default: break;
-  }
-  for (const key in a) if (someText(a[key], test)) return true;
+  for (const value of keywordValues(event)) if (someText(value, test)) return true;
   return false;
 }
