@@ -61,7 +61,8 @@ function largestBody(config: Config): number {
 
 /**
  * A start-up step the stream did not answer (a timeout while the NATS servers have no majority or
- * no stream leader yet), said as a refusal with what to do; a refusal already worded is kept.
+ * no stream leader yet), said as a refusal with what to do; a refusal already worded is kept. The
+ * service wraps every start-up step of a JetStream node in it (src/instance/serve.ts).
  */
 export function unanswered(stream: string, err: Error): Error {
   if (/^refusing to start: /.test(err.message)) return err;
@@ -84,7 +85,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     if (maxPayload < needed) {
       throw new Error(`refusing to start: the NATS servers accept messages up to ${maxPayload} bytes and one batch may need ${needed} (2 x the largest request body, the larger of limits.bodyBytes and a 5 MiB collector envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`);
     }
-    await ensureStream(conn, js, maxPayload).catch((err: Error) => { throw unanswered(js.stream, err); });
+    await ensureStream(conn, js, maxPayload);
   } catch (err) {
     await conn.close();
     throw err;
@@ -119,14 +120,14 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     name,
     async openLog(store, fatal) {
       onFatal = fatal ?? onFatal;
-      opened = await openJetStreamLog(store, conn, fatal, js.publishTimeoutSeconds * 3000).catch((err: Error) => { throw unanswered(js.stream, err); });
+      opened = await openJetStreamLog(store, conn, fatal, js.publishTimeoutSeconds * 3000);
       return opened;
     },
     log: () => opened,
     async start(runtime, onLeading, onFollowing) {
       const log = opened;
       if (!log) throw new Error('the log is not open');
-      await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records) }).catch((err: Error) => { throw unanswered(js.stream, err); });
+      await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records) });
       const transition = (step: () => Promise<void>) => {
         transitions = transitions.then(step).catch((err: unknown) => onFatal(err instanceof Error ? err : new Error(String(err))));
         return transitions;
@@ -146,7 +147,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
           await log.stepDown();
           logLine({ level: 'info', msg: 'following: this node forwards writes to the leader', node: name, head: log.head().seq });
         }),
-      }).catch((err: Error) => { throw unanswered(`${js.stream} (its leader lease bucket)`, err); });
+      });
       await transitions;
     },
     leadership: () => ({ leading: opened?.leading() ?? false, leader: lease?.leader() }),

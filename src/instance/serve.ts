@@ -66,9 +66,9 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   let server: Server | undefined;
   let inFlight: InFlight | undefined;
   const fatal = fatalDrain(() => server, () => inFlight, log, onFatal);
-  const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log) : undefined;
   // On a JetStream node a start-up step the stream does not answer is said as a refusal with what to do.
-  const refusal = (err: unknown) => (jetstream && err instanceof Error ? unanswered(config.storage.jetstream!.stream, err) : err);
+  const refusal = (err: unknown) => (config.storage.backend === 'jetstream' && err instanceof Error ? unanswered(config.storage.jetstream?.stream ?? '(unnamed)', err) : err);
+  const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log).catch((err: unknown) => { throw refusal(err); }) : undefined;
   const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal, ...(jetstream ? { openLog: jetstream.openLog } : {}) })
     .catch(async (err: unknown) => {
       await jetstream?.close();
