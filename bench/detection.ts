@@ -1,13 +1,11 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { decideImportRules } from '../src/commands/import-rules.js';
-import { decideIngestRaw } from '../src/commands/ingest-raw.js';
-import { DEFAULT_DETECTION, openInstanceStore } from '../src/instance/open.js';
+import { openInstanceStore } from '../src/instance/open.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
-import { root, scratch } from './harness.js';
+import { ingestInTurn, root, scratch } from './harness.js';
 import type { Figure } from './foundation.js';
 import { journalEntry, zeekConn } from './normalizers.js';
-import { detectIn } from '../src/alerting/detection-step.js';
 import { detectionSlice } from '../src/commands/slices.js';
 import { activeRuleSet, type DetectionState } from '../src/projections/detection.js';
 
@@ -21,9 +19,8 @@ function rulePack(n: number): string {
 
 /**
  * Ingest + detect throughput, in-process through the writer, with 0, 100 and 1,000 rules (issue 4
- * targets). The three stores take the batches in turn (the order rotating every batch), each batch
- * followed by its read side catching up, and each store is charged the CPU time of its own batches
- * (all threads of the process): the ratios then hold on a busy machine. Wall-clock rates beside.
+ * targets). The three stores take the batches in turn and are charged the CPU time of their own
+ * batches (ingestInTurn): the ratios then hold on a busy machine. Wall-clock rates beside.
  */
 export async function detectionBench(): Promise<Figure[]> {
   const figures: Figure[] = [];
@@ -46,20 +43,8 @@ export async function detectionBench(): Promise<Figure[]> {
     const r = (k % 2 === 0 ? zeek : journal).normalize(record, { ingestedAt: '2026-11-22T10:00:00.000Z', ...(k % 2 === 0 ? { logType: 'conn' } : {}) });
     return { record, events: r.ok ? r.events : [] };
   }));
-  for (const [b, normalized] of batches.entries()) {
-    for (let j = 0; j < stores.length; j++) {
-      const s = stores[(b + j) % stores.length]!;
-      const ctx = { now: '2026-11-22T10:00:00.000Z' };
-      const t = performance.now();
-      const c = process.cpuUsage();
-      const out = await s.inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
-      await s.inst.readYourWrites(60_000);
-      const used = process.cpuUsage(c);
-      s.cpuMs += (used.user + used.system) / 1000;
-      s.wallMs += performance.now() - t;
-      if (out.ok) s.alerts += out.result.detections.alerts.length;
-    }
-  }
+  const spent = await ingestInTurn(stores.map((s) => s.inst), batches, '2026-11-22T10:00:00.000Z');
+  for (const s of stores) Object.assign(s, spent.get(s.inst)!);
   const base = stores[0]!;
   for (const s of stores) {
     const rate = 40_000 / (s.cpuMs / 1000);

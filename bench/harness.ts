@@ -3,6 +3,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { detectIn } from '../src/alerting/detection-step.js';
+import { decideIngestRaw } from '../src/commands/ingest-raw.js';
+import type { NormalizedEvent } from '../src/events/normalized-event.js';
+import { DEFAULT_DETECTION, type InstanceStore } from '../src/instance/open.js';
 
 /** The compiled repository root (bench runs from dist/bench). */
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -72,4 +76,33 @@ export function load(url: string, bodies: string[], eventsPerBody: number, opts:
   const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', 'load.js'), jobPath], { encoding: 'utf8', maxBuffer: 1 << 24 });
   if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as LoadResult;
+}
+
+/** What a store spent on its batches in `ingestInTurn`, and the alerts they raised or grew. */
+export interface TurnSpend { cpuMs: number; wallMs: number; alerts: number }
+
+/**
+ * Ingest + detect of the same batches into several stores in turn (the order rotating every batch),
+ * each batch followed by its read side catching up, and each store charged the CPU time (all the
+ * process's threads) and wall-clock time of its own batches: whatever else the machine is doing
+ * then weighs on every store alike, so their ratios hold on a busy machine.
+ */
+export async function ingestInTurn(stores: readonly InstanceStore[], batches: ReadonlyArray<Array<{ record: unknown; events: NormalizedEvent[] }>>, now: string): Promise<Map<InstanceStore, TurnSpend>> {
+  const spent = new Map(stores.map((s) => [s, { cpuMs: 0, wallMs: 0, alerts: 0 }]));
+  for (const [b, normalized] of batches.entries()) {
+    for (let j = 0; j < stores.length; j++) {
+      const inst = stores[(b + j) % stores.length]!;
+      const s = spent.get(inst)!;
+      const ctx = { now };
+      const t = performance.now();
+      const c = process.cpuUsage();
+      const out = await inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
+      await inst.readYourWrites(60_000);
+      const used = process.cpuUsage(c);
+      s.cpuMs += (used.user + used.system) / 1000;
+      s.wallMs += performance.now() - t;
+      if (out.ok) s.alerts += out.result.detections.alerts.length;
+    }
+  }
+  return spent;
 }

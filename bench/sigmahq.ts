@@ -1,16 +1,14 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { detectIn } from '../src/alerting/detection-step.js';
 import { decideBulkImport } from '../src/commands/bulk-import-rules.js';
-import { decideIngestRaw } from '../src/commands/ingest-raw.js';
 import { detectionSlice } from '../src/commands/slices.js';
 import { batches } from '../src/cli/rules-commands.js';
-import { DEFAULT_DETECTION, openInstanceStore } from '../src/instance/open.js';
+import { openInstanceStore } from '../src/instance/open.js';
 import { activeRuleSet, type DetectionState } from '../src/projections/detection.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { exportRequest, receiverBody, regressionCases } from '../tests/helpers/windows-events.js';
 import type { Figure } from './foundation.js';
-import { root, scratch } from './harness.js';
+import { ingestInTurn, root, scratch } from './harness.js';
 import { journalEntry, zeekConn } from './normalizers.js';
 
 /** SigmaHQ's rules/ as the CLI sends them: files with names relative to the directory. */
@@ -113,26 +111,11 @@ export async function sigmahqBench(): Promise<Figure[]> {
   // The rule set (logsource index, prefilter automata) is built once the rules are in, on first use: count it here.
   activeRuleSet(all.reads.state<DetectionState>('detection'));
   figures.push({ name: `import SigmaHQ rules/ (${files.length} files, 512 KiB batches, through the writer, then the rule set built)`, value: Math.round((performance.now() - t0) / 10) / 100, unit: 's', note: `${imported} rules imported; target < 10 s` });
-  // The two stores take the stream batch by batch in turn (the order swapped every batch), each
-  // batch followed by its read side catching up, and each store is charged the CPU time of its own
-  // batches (all threads of the process, so its read side too): what else the machine is doing
-  // then weighs on neither, and the ratio holds on a busy machine. Wall-clock time is given too.
-  const cpu = new Map([[none, 0], [all, 0]]);
-  const wall = new Map([[none, 0], [all, 0]]);
-  const alerts = new Map([[none, 0], [all, 0]]);
-  for (const [i, normalized] of stream.entries()) {
-    for (const inst of i % 2 === 0 ? [none, all] : [all, none]) {
-      const ctx = { now: ingestedAt };
-      const t = performance.now();
-      const c = process.cpuUsage();
-      const out = await inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
-      await inst.readYourWrites(60_000);
-      const used = process.cpuUsage(c);
-      cpu.set(inst, cpu.get(inst)! + (used.user + used.system) / 1000);
-      wall.set(inst, wall.get(inst)! + performance.now() - t);
-      if (out.ok) alerts.set(inst, alerts.get(inst)! + out.result.detections.alerts.length);
-    }
-  }
+  // The two stores take the stream in turn, each charged the CPU time of its own batches (ingestInTurn).
+  const spent = await ingestInTurn([none, all], stream, ingestedAt);
+  const cpu = new Map([...spent].map(([k, v]) => [k, v.cpuMs]));
+  const wall = new Map([...spent].map(([k, v]) => [k, v.wallMs]));
+  const alerts = new Map([...spent].map(([k, v]) => [k, v.alerts]));
   const rate = (inst: typeof all, spent: Map<typeof all, number>) => events / (spent.get(inst)! / 1000);
   const stream_ = 'Zeek conn/dns/http, sshd journal, Windows with 1% recorded attacks; 1000/batch';
   figures.push({ name: `ingest + detect, 0 rules (${stream_})`, value: Math.round(rate(none, cpu)), unit: 'events/CPU-s', note: `${Math.round(rate(none, wall))} events/s wall-clock; ${alerts.get(none)} alerts` });
