@@ -70,6 +70,12 @@ export const LogSegmentsExpiredSchema = v.strictObject({
   before: v.string(),
   carried: v.number(),
   dropped: v.number(),
+  /**
+   * Base64 roots of the complete subtrees of the first firstSeq − 1 records, largest first (RFC 9162
+   * frontier; its root is `treeRoot`): a JetStream node that starts behind the purged prefix starts
+   * its tree from them (docs/scale-out.md, "Retention"). Absent in cuts made before it existed.
+   */
+  treeFrontier: v.optional(v.array(v.string())),
 });
 
 /** The retention events of the instance, by stored type name. */

@@ -4,7 +4,8 @@ import type { LogOpener } from '../commands/event-store.js';
 import type { ProjectionRuntime } from '../projections/runtime.js';
 import { startLeaderLease, type LeaderLease } from '../cluster/leader-lease.js';
 import { connectJetStream, ensureStream, type JetStreamConnection } from '../log/jetstream-connect.js';
-import { openJetStreamLog, type JetStreamEventLog } from '../log/jetstream-log.js';
+import { openJetStreamLog, type JetStreamEventLog, type Replica } from '../log/jetstream-log.js';
+import { carriedWritesOfCut } from '../retention/carried.js';
 import { forwardSubject, serveForwarded, type Forwarded, type ForwardReply } from '../cluster/forwarding.js';
 import type { Subscription } from '@nats-io/transport-node';
 import { createClusterEdge, type ClusterEdge } from '../cluster/cluster-edge.js';
@@ -26,9 +27,10 @@ export interface JetStreamNode {
   /**
    * Follows the stream into `runtime` and campaigns for the lease; `onLeading` runs each time this
    * node starts leading (work only the writer does at start: the rule pack, imported grants, the
-   * export workers); `onFollowing` each time it stops leading, before it steps down.
+   * export workers); `onFollowing` each time it stops leading, before it steps down. A cut read
+   * from the stream (retention) is applied to the models through `onCut` (src/retention/follow-cut.ts).
    */
-  start(runtime: ProjectionRuntime, onLeading: () => Promise<void>, onFollowing?: () => Promise<void>): Promise<void>;
+  start(runtime: ProjectionRuntime, onLeading: () => Promise<void>, onFollowing?: () => Promise<void>, onCut?: Replica['cut']): Promise<void>;
   /** Whether this node leads now, and which node does as far as it knows. */
   leadership(): { readonly leading: boolean; readonly leader: string | undefined };
   /** Whether the connection to NATS is up. */
@@ -76,7 +78,6 @@ export function unanswered(stream: string, err: Error): Error {
 export async function connectJetStreamNode(config: Config, logLine: (line: Record<string, unknown>) => void): Promise<JetStreamNode> {
   const js = config.storage.jetstream;
   if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
-  if (config.retention.enabled) throw new Error('refusing to start: retention is not supported with storage.backend "jetstream" yet (docs/scale-out.md): a cut would have to reach every copy through the stream');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
   const conn = await connectJetStream(js, `vigil ${name}`);
   try {
@@ -85,7 +86,10 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     if (maxPayload < needed) {
       throw new Error(`refusing to start: the NATS servers accept messages up to ${maxPayload} bytes and one batch may need ${needed} (2 x the largest request body, the larger of limits.bodyBytes and a 5 MiB collector envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`);
     }
-    await ensureStream(conn, js, maxPayload);
+    const abilities = await ensureStream(conn, js, maxPayload);
+    if (config.retention.enabled && !abilities.retention) {
+      throw new Error(`refusing to start: retention.enabled needs a stream that can be purged up to a cut, and the stream ${js.stream} was created by an earlier version with deny_purge, which NATS cannot lift: keep retention off on this stream, or start a new stream (another storage.jetstream.stream, every node with an empty storage.path) (docs/scale-out.md, "Retention")`);
+    }
   } catch (err) {
     await conn.close();
     throw err;
@@ -120,14 +124,14 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     name,
     async openLog(store, fatal) {
       onFatal = fatal ?? onFatal;
-      opened = await openJetStreamLog(store, conn, fatal, js.publishTimeoutSeconds * 3000);
+      opened = await openJetStreamLog(store, conn, fatal, js.publishTimeoutSeconds * 3000, (records) => carriedWritesOfCut(store.root, records));
       return opened;
     },
     log: () => opened,
-    async start(runtime, onLeading, onFollowing) {
+    async start(runtime, onLeading, onFollowing, onCut) {
       const log = opened;
       if (!log) throw new Error('the log is not open');
-      await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records) });
+      await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records), ...(onCut ? { cut: onCut } : {}) });
       const transition = (step: () => Promise<void>) => {
         transitions = transitions.then(step).catch((err: unknown) => onFatal(err instanceof Error ? err : new Error(String(err))));
         return transitions;

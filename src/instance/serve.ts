@@ -31,6 +31,7 @@ import { clusterEdgeOf, connectJetStreamNode, leaderOnly, syslogClusterOf, unans
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import { startRetention } from '../retention/scheduler.js';
 import { archiveDirOf } from '../retention/expire.js';
+import { followCut } from '../retention/follow-cut.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -108,7 +109,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await node.start(instance.runtime, async () => {
       await startupWrites();
       await exportsOnLeader.lead();
-    }, () => exportsOnLeader.follow());
+    }, () => exportsOnLeader.follow(), followCut(instance.runtime, instance.carried, instance.log));
   };
   await (jetstream ? startNode(jetstream) : startupWrites()).catch(async (err: unknown) => {
     await leaderExports?.stop();
@@ -124,8 +125,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   // Expiry waits for every export destination: a record leaves the live store only once delivered.
   const retention = await startRetention({
-    // On a JetStream node (retention off there) only the leader records the policy in force.
+    // On a JetStream node only the leader records the policy in force and expires segments (archiving
+    // them on its machine); it completes a purge its predecessor left undone before each run.
     log: instance.log, writer: jetstream ? leaderOnly(instance.writer, () => jetstream.leadership().leading) : instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
+    ...(jetstream ? { leads: () => jetstream.leadership().leading, beforeRun: async () => { await jetstream.log()?.purgeBelowCut(); } } : {}),
     settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
     delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
   }, () => new Date(), log);

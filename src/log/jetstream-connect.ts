@@ -11,6 +11,8 @@ export interface JetStreamConnection {
   readonly jsm: JetStreamManager;
   /** The subject the log's batches are published on. */
   readonly subject: string;
+  /** The subject of batches that cut the log (retention): the stream's last cut is found by it (docs/scale-out.md). */
+  readonly cutSubject: string;
   readonly stream: string;
   close(): Promise<void>;
 }
@@ -44,7 +46,7 @@ export async function connectJetStream(config: JetStreamConfig, name: string): P
   try {
     const jsm = await jetstreamManager(nc, { timeout: config.publishTimeoutSeconds * 1000 });
     const js = jetstream(nc, { timeout: config.publishTimeoutSeconds * 1000 });
-    return { nc, js, jsm, subject: `vigil.${config.stream}.batches`, stream: config.stream, close: () => nc.close() };
+    return { nc, js, jsm, subject: `vigil.${config.stream}.batches`, cutSubject: `vigil.${config.stream}.cuts`, stream: config.stream, close: () => nc.close() };
   } catch (err) {
     await nc.close();
     throw new Error(`refusing to start: JetStream at ${config.servers.join(', ')} did not answer (${(err as Error).message}): a majority of the NATS servers must be up with JetStream on; under systemd (Restart=always) the node tries again (docs/scale-out.md)`);
@@ -55,10 +57,10 @@ export async function connectJetStream(config: JetStreamConfig, name: string): P
 const DUPLICATE_WINDOW_NS = 2 * 60 * 1_000_000_000;
 
 /** The stream settings the log needs; docs/scale-out.md says why each is set. */
-export function streamSettings(config: JetStreamConfig, subject: string, maxMessageBytes: number): Partial<StreamConfig> & { name: string } {
+export function streamSettings(config: JetStreamConfig, subjects: { subject: string; cutSubject: string }, maxMessageBytes: number): Partial<StreamConfig> & { name: string } {
   return {
     name: config.stream,
-    subjects: [subject],
+    subjects: [subjects.subject, subjects.cutSubject],
     storage: 'file' as StreamConfig['storage'],
     num_replicas: config.replicas,
     retention: 'limits' as StreamConfig['retention'],
@@ -69,34 +71,45 @@ export function streamSettings(config: JetStreamConfig, subject: string, maxMess
     max_msg_size: maxMessageBytes,
     duplicate_window: DUPLICATE_WINDOW_NS,
     deny_delete: true,
-    deny_purge: true,
+    // Retention removes the expired prefix with a purge up to a sequence, after the cut is in the
+    // stream; NATS cannot lift deny_purge once set, so a stream is created without it.
+    deny_purge: false,
     allow_rollup_hdrs: false,
   };
 }
 
+/** What an existing stream allows: retention needs the cuts subject and purges (streams of earlier versions have neither). */
+export interface StreamAbilities {
+  readonly retention: boolean;
+}
+
 /** Settings a stream must have to hold the log; any other value is refused rather than silently changed. */
-const REQUIRED: readonly (keyof StreamConfig)[] = ['subjects', 'storage', 'retention', 'max_msgs', 'max_bytes', 'max_age', 'deny_delete', 'deny_purge', 'allow_rollup_hdrs'];
+const REQUIRED: readonly (keyof StreamConfig)[] = ['storage', 'retention', 'max_msgs', 'max_bytes', 'max_age', 'deny_delete', 'allow_rollup_hdrs'];
 
 /**
  * Creates the log's stream, or checks an existing one: a stream that could lose, reorder or
  * purge records (a limit, a retention policy, memory storage) is refused with the difference.
  */
-export async function ensureStream(conn: JetStreamConnection, config: JetStreamConfig, maxMessageBytes: number): Promise<void> {
-  const wanted = streamSettings(config, conn.subject, maxMessageBytes);
+export async function ensureStream(conn: JetStreamConnection, config: JetStreamConfig, maxMessageBytes: number): Promise<StreamAbilities> {
+  const wanted = streamSettings(config, conn, maxMessageBytes);
   const existing = await conn.jsm.streams.info(config.stream).catch((err: unknown) => {
     if ((err as { name?: string })?.name === 'StreamNotFoundError' || /stream not found/i.test((err as Error)?.message ?? '')) return undefined;
     throw err;
   });
   if (!existing) {
     await conn.jsm.streams.add(wanted);
-    return;
+    return { retention: true };
   }
   const have = existing.config as unknown as Record<string, unknown>;
   const differences = REQUIRED.filter((k) => JSON.stringify(have[k]) !== JSON.stringify((wanted as Record<string, unknown>)[k]));
+  // A stream made by an earlier version has only the batches subject and deny_purge: it holds the log, without retention.
+  const subjects = JSON.stringify(existing.config.subjects);
+  if (subjects !== JSON.stringify([conn.subject]) && subjects !== JSON.stringify(wanted.subjects)) differences.push('subjects');
   if (differences.length > 0) {
     throw new Error(`refusing to start: the stream ${config.stream} has settings a log cannot have: ${differences.map((k) => `${k}=${JSON.stringify(have[k])} (needs ${JSON.stringify((wanted as Record<string, unknown>)[k])})`).join(', ')}`);
   }
   if (existing.config.num_replicas !== config.replicas) {
     throw new Error(`refusing to start: the stream ${config.stream} has ${existing.config.num_replicas} replicas and the configuration asks for ${config.replicas}: change one of them (nats stream edit --replicas)`);
   }
+  return { retention: subjects === JSON.stringify(wanted.subjects) && existing.config.deny_purge === false };
 }

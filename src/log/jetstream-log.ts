@@ -6,6 +6,9 @@ import type { JetStreamConnection } from './jetstream-connect.js';
 import { openLmdbLog, type InTransaction, type LmdbEventLog, type StagedBatch } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
 import { decodeRecord, encodeRecord, hashBytes, type LogRecord, type NewRecord } from './record.js';
+import type { StoredMsg } from '@nats-io/jetstream';
+import { frontierOfText, seedMerkleTree } from './merkle-tree.js';
+import { frontierRoot } from './merkle.js';
 import { DEFAULT_RETRY_WINDOW_MS, FOLLOW_EXPIRES_MS, packBatch, republish, toNew, unpackBatch } from './jetstream-batch.js';
 
 /** Where the local copy stands in the stream: the last batch message it holds and the last record's seq. */
@@ -20,7 +23,16 @@ export interface Replica {
   apply(records: readonly LogRecord[]): InTransaction;
   /** Called once the records are in the local copy. */
   settle(records: readonly LogRecord[]): void;
+  /**
+   * A batch that cuts the log (retention), called before it is staged, while the records it removes
+   * are still readable: the read models' writes that forget them (run in the batch's transaction),
+   * and the refold from the cut, run once the batch is in the local copy.
+   */
+  cut?(records: readonly LogRecord[], cut: LogCut): { readonly inTransaction: InTransaction; refold(): Promise<void> };
 }
+
+/** Writes beyond the log that a cut batch read from the stream needs in its transaction (the carried records' places); undefined for other batches. */
+export type CutWrites = (records: readonly LogRecord[]) => (() => void) | undefined;
 
 /**
  * The log kept in a JetStream stream, one message per batch, with a local LMDB copy that every read
@@ -46,6 +58,70 @@ export interface JetStreamEventLog extends LmdbEventLog {
    * waits for it); false when that took longer than `timeoutMs`. A leader holds them already.
    */
   caughtUpWithStream(timeoutMs: number): Promise<boolean>;
+  /**
+   * Purges the stream's messages wholly before the local copy's last cut (retention), when the
+   * stream still holds them: after each cut, and again when a node starts leading (its predecessor
+   * may have died between the cut and the purge). Idempotent; only the leader calls it.
+   */
+  purgeBelowCut(): Promise<void>;
+}
+
+/** The cut a batch makes: its `LogSegmentsExpired` record, as the log's cut. */
+export function cutOfBatch(records: readonly LogRecord[]): (LogCut & { readonly treeFrontier?: readonly string[] }) | undefined {
+  const r = records.find((x) => x.type === 'LogSegmentsExpired');
+  if (!r) return undefined;
+  const d = r.data as { firstSeq: number; prevHash: string; treeRoot: string; treeFrontier?: string[] };
+  return { firstSeq: d.firstSeq, prevHash: d.prevHash, treeRoot: d.treeRoot, atSeq: records.at(-1)!.seq, ...(d.treeFrontier ? { treeFrontier: d.treeFrontier } : {}) };
+}
+
+/** The records a batch message holds (header `Vigil-Seq: first-last`, or its records when the header is missing). */
+function rangeOf(m: StoredMsg): [number, number] {
+  const h = /^(\d+)-(\d+)$/.exec(m.header?.get('Vigil-Seq') ?? '');
+  if (h) return [Number(h[1]), Number(h[2])];
+  const encoded = unpackBatch(m.data);
+  return [decodeRecord(encoded[0]!).seq, decodeRecord(encoded.at(-1)!).seq];
+}
+
+/** The stream sequence of the message holding record `seq`, searched in [lo, hi] (log seqs grow with stream seqs). */
+async function messageHolding(conn: JetStreamConnection, seq: number, lo: number, hi: number): Promise<number> {
+  while (lo <= hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const m = await conn.jsm.streams.getMessage(conn.stream, { seq: mid });
+    if (!m) throw new Error(`stream message ${mid} of ${conn.stream} is missing`);
+    const [a, b] = rangeOf(m);
+    if (seq < a) hi = mid - 1;
+    else if (seq > b) lo = mid + 1;
+    else return mid;
+  }
+  throw new Error(`no message of the stream ${conn.stream} holds record ${seq}`);
+}
+
+/**
+ * Starts an empty store behind a purged stream prefix from the stream's last cut (found by the cuts
+ * subject): the head and cut at the cut's chain hash, the Merkle tree from the frontier it recorded,
+ * and the position just before the message that holds its first record. The records that follow
+ * are checked against that hash as they are copied.
+ */
+async function startFromCut(store: LmdbStore, conn: JetStreamConnection, firstStreamSeq: number): Promise<void> {
+  const last = await conn.jsm.streams.getMessage(conn.stream, { last_by_subj: conn.cutSubject });
+  const records = last ? unpackBatch(last.data).map((b) => decodeRecord(b)) : [];
+  const cut = cutOfBatch(records);
+  if (!last || !cut) throw new Error(`refusing to start: the stream ${conn.stream} starts at message ${firstStreamSeq} and records no cut (on ${conn.cutSubject}): it was purged by hand; this store cannot copy it`);
+  if (!cut.treeFrontier) throw new Error(`refusing to start: the last cut of ${conn.stream} does not record its Merkle frontier: this store cannot start from it`);
+  const size = cut.firstSeq - 1;
+  const frontier = frontierOfText(size, cut.treeFrontier);
+  if (size % 256 !== 0 || Buffer.from(frontierRoot(frontier)).toString('base64') !== cut.treeRoot) throw new Error(`refusing to start: the last cut of ${conn.stream} records a Merkle frontier that does not have its root`);
+  const streamSeq = await messageHolding(conn, cut.firstSeq, firstStreamSeq, last.seq);
+  seedMerkleTree(store, frontier);
+  const meta: Database<unknown, string> = store.db('log-meta');
+  const positions: Database<Position, string> = store.db('jetstream');
+  const { treeFrontier: _, ...logCut } = cut;
+  await store.root.transaction(() => {
+    meta.putSync('head', { seq: size, hash: cut.prevHash });
+    meta.putSync('cut', logCut);
+    positions.putSync('position', { streamSeq: streamSeq - 1, seq: size });
+  });
+  await store.root.flushed;
 }
 
 export { NotLeaderError };
@@ -54,9 +130,13 @@ export { NotLeaderError };
  * Opens the local copy kept in `store` and brings it up to the stream's last batch. A copy that is
  * not a prefix of the stream (another stream, a store that held an LMDB log) is refused.
  */
-export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}, retryWindowMs = DEFAULT_RETRY_WINDOW_MS): Promise<JetStreamEventLog> {
-  const inner = openLmdbLog(store, onFatal);
+export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, cutWrites?: CutWrites): Promise<JetStreamEventLog> {
   const positions: Database<Position, string> = store.db('jetstream');
+  const stateAtOpen = (await conn.jsm.streams.info(conn.stream)).state;
+  // An empty store behind a purged prefix (retention) starts from the stream's last cut.
+  const empty = positions.get('position') === undefined && store.db('log-meta').get('head') === undefined;
+  if (empty && stateAtOpen.messages > 0 && stateAtOpen.first_seq > 1) await startFromCut(store, conn, stateAtOpen.first_seq);
+  const inner = openLmdbLog(store, onFatal);
   let position: Position = positions.get('position') ?? { streamSeq: 0, seq: 0 };
   if (position.seq !== inner.head().seq) {
     throw new Error(`refusing to start: the store at ${store.path} holds ${inner.head().seq} records that did not come from a JetStream stream: a JetStream node needs its own store directory`);
@@ -79,26 +159,42 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   /** Stages a batch that the stream holds at `streamSeq` into the local copy, checking its chain. */
   function applyMessage(streamSeq: number, data: Uint8Array, replica?: Replica): StagedBatch {
     if (streamSeq !== position.streamSeq + 1) throw new FatalStorageError(`the stream skipped from ${position.streamSeq} to ${streamSeq}`);
-    const encoded = unpackBatch(data);
-    const records = encoded.map((b) => decodeRecord(b));
+    let encoded = unpackBatch(data);
+    let records = encoded.map((b) => decodeRecord(b));
     let { seq, hash } = inner.head();
+    // A copy started from a cut holds the first message after it only from the cut on: the record
+    // before the cut must be the one whose hash the cut recorded.
+    const skip = records.findIndex((r) => r.seq > seq);
+    if (skip > 0) {
+      if (records[skip - 1]!.seq !== seq || hashBytes(encoded[skip - 1]!) !== hash) throw new FatalStorageError(`stream message ${streamSeq} does not continue the local log at ${seq}`);
+      encoded = encoded.slice(skip);
+      records = records.slice(skip);
+    }
     for (let i = 0; i < records.length; i++) {
       if (records[i]!.seq !== seq + 1 || records[i]!.prev !== hash) throw new FatalStorageError(`stream message ${streamSeq} does not continue the local log at ${seq}`);
       seq++;
       hash = hashBytes(encoded[i]!);
     }
     const inTxn = replica?.apply(records);
+    // A cut (retention) read from the stream: the local copy drops the prefix as the leader's did.
+    const cut = cutOfBatch(records);
+    const cutting = cut && replica?.cut ? replica.cut(records, cut) : undefined;
+    const carriedWrites = cut ? cutWrites?.(records) : undefined;
+    const localCut = cut && cut.firstSeq > inner.first() ? { firstSeq: cut.firstSeq, prevHash: cut.prevHash, treeRoot: cut.treeRoot } : undefined;
     const next = { streamSeq, seq };
     const staged = inner.stage(records.map(toNew), (recs) => {
       positions.putSync('position', next);
       inTxn?.(recs);
-    });
+      carriedWrites?.();
+      cutting?.inTransaction(recs);
+    }, localCut);
     if (inner.head().hash !== hash) throw new FatalStorageError(`stream message ${streamSeq} re-encodes to other bytes`);
     position = next;
     pendingHead = inner.head();
     expectedLast = streamSeq;
     wake();
-    return { records: staged.records, durable: staged.durable.then(() => replica?.settle(staged.records)) };
+    const settled = staged.durable.then(() => replica?.settle(staged.records));
+    return { records: staged.records, durable: cutting ? settled.then(() => cutting.refold()) : settled };
   }
 
   /** Applies every batch after the local position up to the stream's last message now. */
@@ -123,17 +219,34 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
 
   async function checkPosition(): Promise<void> {
     if (position.streamSeq === 0) return;
+    // A copy started from a cut has no message at its position yet: the next one is checked against the cut's hash.
+    const c = inner.cut();
+    if (c && position.seq === c.firstSeq - 1) return;
     const stored = await conn.jsm.streams.getMessage(conn.stream, { seq: position.streamSeq });
-    const encoded = stored ? unpackBatch(stored.data) : [];
+    if (!stored && stateAtOpen.first_seq > position.streamSeq + 1) {
+      throw new Error(`refusing to start: the stream ${conn.stream} no longer holds the messages after this store's position (${position.streamSeq}): retention purged them up to ${stateAtOpen.first_seq - 1} while this node was away; move ${store.path} aside and start the node with an empty storage.path: it starts from the last cut (docs/scale-out.md)`);
+    }
+    if (!stored) return; // purged up to this very message: the next one is checked against the local head
+    const encoded = unpackBatch(stored.data);
     if (encoded.length === 0 || hashBytes(encoded[encoded.length - 1]!) !== inner.head().hash) {
       throw new Error(`refusing to start: stream message ${position.streamSeq} of ${conn.stream} is not the batch this store holds: the stream is not the one this store copied`);
     }
   }
 
+  /** The last purge: the cut it was for and the first stream message it kept. */
+  let purged: { readonly firstSeq: number; readonly keep: number } | undefined;
+  async function purgeBelowCut(): Promise<void> {
+    const c = inner.cut();
+    if (!c) return;
+    const { first_seq: first } = (await conn.jsm.streams.info(conn.stream)).state;
+    if (purged?.firstSeq === c.firstSeq && first >= purged.keep) return;
+    const keep = await messageHolding(conn, c.firstSeq, first, position.streamSeq);
+    if (first < keep) await conn.jsm.streams.purge(conn.stream, { seq: keep });
+    purged = { firstSeq: c.firstSeq, keep };
+  }
+
   function stage(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): StagedBatch {
     if (failed) throw failed;
-    // A cut would have to travel in the stream to every copy; retention is refused at start on JetStream.
-    if (cut) throw new Error('retention cuts are not supported on the JetStream log');
     if (!leads || !holds()) throw new NotLeaderError('this node does not lead: the write goes to the leader');
     const records: LogRecord[] = [];
     const encoded: Uint8Array[] = [];
@@ -153,7 +266,8 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     // The message id is the new head's hash: a retried publish is recognised as the same batch, and
     // a different batch (another writer's) never passes as a duplicate of this one.
     const payload = packBatch(encoded);
-    const publish = () => conn.js.publish(conn.subject, payload, { msgID: hash, headers: h, expect: { lastSequence: expect, streamName: conn.stream } });
+    // A cut goes on the cuts subject: a node that starts behind the purged prefix finds the last one by it.
+    const publish = () => conn.js.publish(cut ? conn.cutSubject : conn.subject, payload, { msgID: hash, headers: h, expect: { lastSequence: expect, streamName: conn.stream } });
     const deadline = performance.now() + retryWindowMs;
     // Sent at once, so batches pipeline; a failed first attempt is retried once the batch before it settled.
     const ack = publish();
@@ -165,13 +279,15 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
       const local = inner.stage(batch, (recs) => {
         positions.putSync('position', next);
         inTransaction?.(recs);
-      });
+      }, cut);
       if (inner.head().hash !== hash) throw new FatalStorageError(`the local copy chained batch ${records[0]!.seq}-${seq} differently`);
       position = next;
       return local;
     });
     staging = staged;
-    const durable = staged.then((local) => local.durable).catch(fail);
+    // Once the cut is in the stream and the local copy, the stream's prefix is purged; a failed
+    // purge is done again by the next expiry run or the next leader (purgeBelowCut).
+    const durable = staged.then((local) => local.durable).catch(fail).then(() => (cut ? purgeBelowCut().catch(() => undefined) : undefined));
     pending = durable;
     return { records, durable };
   }
@@ -212,8 +328,8 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     return stop;
   }
 
-  // Everything but appending is the local copy's; removing a prefix (retention) is not offered.
-  const { removePrefix: _notOffered, ...local } = inner;
+  // Everything but appending is the local copy's.
+  const local = inner;
   const log: JetStreamEventLog = {
     ...local,
     stage,
@@ -223,6 +339,12 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
       await staged.durable;
       return [...staged.records];
     },
+    async removePrefix(c, batch) {
+      const staged = stage(batch, undefined, c);
+      await staged.durable;
+      return [...staged.records];
+    },
+    purgeBelowCut,
     position: () => position.streamSeq,
     leading: () => leads && !failed && holds(),
     async lead(holdsLease) {
@@ -230,6 +352,8 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
       await catchUp(replica);
       holds = holdsLease ?? (() => true);
       leads = true;
+      // The previous leader may have died between a cut and its purge: the purge is completed now.
+      await purgeBelowCut().catch(() => undefined);
     },
     async stepDown() {
       leads = false;

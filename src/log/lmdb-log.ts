@@ -76,7 +76,8 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     const done = store.root.transaction(() => store.root.transactionSync(() => {
       // A batch chains behind the one staged before it: if that one did not commit (its child
       // transaction threw, or its commit failed), this one must not either, or the log has a hole.
-      if (first !== undefined && (records.doesExist(first) || (first > 1 && !records.doesExist(first - 1)))) {
+      // (The first record after a cut has no record before it: a JetStream copy can start there.)
+      if (first !== undefined && (records.doesExist(first) || (first > (cut?.firstSeq ?? 1) && !records.doesExist(first - 1)))) {
         throw new FatalStorageError(`record ${first - 1} was not committed: refusing to write record ${first} after it`);
       }
       for (let i = 0; i < stored.length; i++) records.putSync(stored[i]!.seq, bytes[i]!);

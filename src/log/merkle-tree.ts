@@ -43,8 +43,14 @@ export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, n
       if (!bytes) throw new Error(`record ${index + 1} is missing from the log`);
       return leafHash(bytes);
     }
+    if (level > TILE && level % TILE !== 0) {
+      // A frontier root a JetStream node started from (seedMerkleTree) is stored at its own level;
+      // any other node is hashed from its two children.
+      const pinned = nodes.get([level, index]);
+      return pinned ? Uint8Array.from(pinned) : nodeHash(node(level - 1, 2 * index), node(level - 1, 2 * index + 1));
+    }
     if (level % TILE !== 0) {
-      // Inside a tile: hash up from the stored level below (or the leaves), at most 2^7 children.
+      // Inside the lowest tile: hash up from the leaves, at most 2^7 of them.
       const base = level - (level % TILE);
       const width = 2 ** (level - base);
       let row = Array.from({ length: width }, (_, j) => node(base, index * width + j));
@@ -118,4 +124,50 @@ function loadFrontier(node: NodeSource, size: number): Frontier {
     }
   }
   return { size, roots };
+}
+
+/**
+ * Starts an empty store's tree at `frontier` (a JetStream node that starts behind a purged prefix,
+ * from the frontier its cut recorded): the frontier's roots are stored at their levels and the size
+ * set, so roots, checkpoints and proofs of the records after it work; proofs into the prefix do not.
+ */
+export function seedMerkleTree(store: LmdbStore, frontier: Frontier): void {
+  const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', { encoding: 'binary' }) as unknown as Database<Uint8Array, [number, number]>;
+  const meta: Database<number, string> = store.db('merkle-meta');
+  store.root.transactionSync(() => {
+    let start = 0;
+    for (let level = frontier.roots.length - 1; level >= 0; level--) {
+      const root = frontier.roots[level];
+      if (!root) continue;
+      nodes.putSync([level, start / 2 ** level], root);
+      start += 2 ** level;
+    }
+    if (start !== frontier.size) throw new Error(`a frontier of ${frontier.size} records has roots for ${start}`);
+    meta.putSync('size', frontier.size);
+  });
+}
+
+/** A frontier as a cut records it: base64 roots, largest first. */
+export function frontierText(f: Frontier): string[] {
+  const out: string[] = [];
+  for (let level = f.roots.length - 1; level >= 0; level--) {
+    const r = f.roots[level];
+    if (r) out.push(Buffer.from(r).toString('base64'));
+  }
+  return out;
+}
+
+/** The frontier of `size` records from the roots a cut recorded (largest first); throws when they do not fit the size. */
+export function frontierOfText(size: number, roots: readonly string[]): Frontier {
+  const f: Frontier = { size, roots: [] };
+  let i = 0;
+  for (let level = Math.floor(Math.log2(Math.max(size, 1))); level >= 0; level--) {
+    if (Math.floor(size / 2 ** level) % 2 === 1) {
+      const r = roots[i++];
+      if (r === undefined) throw new Error(`the recorded frontier has too few roots for ${size} records`);
+      f.roots[level] = Uint8Array.from(Buffer.from(r, 'base64'));
+    }
+  }
+  if (i !== roots.length || size === 0) throw new Error(`the recorded frontier does not fit ${size} records`);
+  return f;
 }

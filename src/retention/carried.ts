@@ -45,3 +45,24 @@ export function openCarriedIndex(root: RootDatabase, record: (seq: number) => Lo
     },
   };
 }
+
+/**
+ * The carried-records writes of a cut batch that a JetStream copy reads from the stream (the
+ * leader made them in its own transaction, src/retention/expire.ts): the batch's carried records
+ * get their new places, and entries whose `RecordsCarriedForward` record the cut removed are
+ * forgotten (every record of an expired segment was judged: carried again or dropped). Returns
+ * the writes to run in the batch's transaction, or undefined for a batch that cuts nothing.
+ */
+export function carriedWritesOfCut(root: RootDatabase, batch: readonly LogRecord[]): (() => void) | undefined {
+  const cut = batch.find((r) => r.type === 'LogSegmentsExpired');
+  if (!cut) return undefined;
+  const firstSeq = (cut.data as { firstSeq: number }).firstSeq;
+  const db: Database<Place, number> = root.openDB({ name: CARRIED_DB, keyEncoding: 'uint32', cache: false });
+  return () => {
+    const gone = [...db.getRange({})].filter(({ value }) => value[0] < firstSeq).map(({ key }) => key);
+    for (const key of gone) db.removeSync(key);
+    for (const r of batch) {
+      if (r.type === 'RecordsCarriedForward') (r.data as { records: CarriedRecord[] }).records.forEach((c, i) => db.putSync(c.seq, [r.seq, i]));
+    }
+  };
+}

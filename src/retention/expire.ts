@@ -6,6 +6,7 @@ import { eventsOfRecord } from '../events/record-types.js';
 import { eventOf } from '../events/union.js';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
 import { decodeRecord, hashBytes, type LogRecord } from '../log/record.js';
+import { frontierText } from '../log/merkle-tree.js';
 import type { CollectorsState } from '../projections/collectors.js';
 import type { AlertsState } from '../projections/alerts.js';
 import { EVIDENCE_DBS, decodeStored } from '../projections/evidence.js';
@@ -31,6 +32,10 @@ export interface ExpiryDeps {
   readonly storePath?: string;
   /** The last seq every export destination has delivered: nothing past it expires (default: no bound). */
   readonly delivered?: () => number;
+  /** Whether this node may expire (a JetStream node: only while it leads; default: always). */
+  readonly leads?: () => boolean;
+  /** Run before each expiry: a JetStream leader completes the purge of a cut its predecessor recorded. */
+  readonly beforeRun?: () => Promise<void>;
 }
 
 /** One segment expired: its range and archive. */
@@ -62,14 +67,15 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
   const { log, settings } = deps;
   const days = retentionDays(settings);
   const shortest = shortestDays(days);
-  if (!settings.enabled || shortest === undefined) return [];
+  if (!settings.enabled || shortest === undefined || deps.leads?.() === false) return [];
+  await deps.beforeRun?.();
   const before = expiredBefore(ctx.now, shortest);
   const atOf = (seq: number) => { for (const r of log.read(seq, seq)) return r.at; return undefined; };
   const done: ExpiredSegment[] = [];
   for (;;) {
     const committed = Math.min(deps.checkpoints.committedSize(), deps.delivered?.() ?? Infinity);
     const [segment] = expiringSegments(log.first(), committed, settings.segmentRecords, atOf, before, 1);
-    if (!segment || done.length >= MAX_SEGMENTS_PER_RUN) return done;
+    if (!segment || done.length >= MAX_SEGMENTS_PER_RUN || deps.leads?.() === false) return done;
     done.push(await expireSegment(deps, segment, before, ctx));
   }
 }
@@ -98,11 +104,12 @@ async function expireSegment(deps: ExpiryDeps, { from, to }: { from: number; to:
   const fate = segmentFate(records, retentionDays(settings), ctx.now, latest);
   const alertEvidence = archivedAlertEvidence(writer.models.state<AlertsState>('alerts'), fate.dropped);
   const cut = { firstSeq: to + 1, prevHash: records.at(-1)!.hash, treeRoot: Buffer.from(log.tree.root(to)).toString('base64') };
+  const treeFrontier = frontierText(log.tree.frontierAt(to));
   const evidence = writer.models.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
   const events = [
     ...(fate.carried.length > 0 ? [eventOf('RecordsCarriedForward', { records: [...fate.carried] })] : []),
     eventOf('LogSegmentsExpired', {
-      ...cut, before, carried: fate.carried.length, dropped: fate.dropped.length,
+      ...cut, before, carried: fate.carried.length, dropped: fate.dropped.length, treeFrontier,
       archives: [{ file, fromSeq: from, toSeq: to, digest, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) }],
     }),
   ];

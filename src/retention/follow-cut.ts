@@ -1,0 +1,44 @@
+import type { Database } from 'lmdb';
+import { eventsOfRecord } from '../events/record-types.js';
+import type { LogCut } from '../log/event-log.js';
+import type { Replica } from '../log/jetstream-log.js';
+import type { LmdbEventLog } from '../log/lmdb-log.js';
+import { decodeRecord, type LogRecord } from '../log/record.js';
+import { EVIDENCE_DBS, decodeStored } from '../projections/evidence.js';
+import type { ProjectionRuntime } from '../projections/runtime.js';
+import type { CarriedIndex } from './carried.js';
+import { asRecord, type CarriedRecord } from './plan.js';
+
+/**
+ * What a JetStream copy does when it reads a cut from the stream (docs/scale-out.md, "Retention"),
+ * as the leader did in the cut's transaction (src/retention/expire.ts): the evidence index forgets
+ * the events of every record the cut removed that it did not carry forward, and once the batch is
+ * in the local copy the heap models are refolded from the cut (the records carried forward first).
+ * Called before the batch is staged, while the removed records can still be read.
+ */
+export function followCut(runtime: ProjectionRuntime, carried: CarriedIndex, log: LmdbEventLog): NonNullable<Replica['cut']> {
+  return (records: readonly LogRecord[], cut: LogCut) => {
+    const kept = new Set<number>();
+    for (const r of records) if (r.type === 'RecordsCarriedForward') for (const c of (r.data as { records: CarriedRecord[] }).records) kept.add(c.seq);
+    // Every record of the removed segments was judged: carried forward again (kept), or dropped.
+    const dropped: LogRecord[] = [];
+    const judge = (r: LogRecord) => { if (!kept.has(r.seq)) dropped.push(r); };
+    for (const { bytes } of log.readRaw(log.first(), cut.firstSeq - 1)) {
+      const r = decodeRecord(bytes);
+      if (r.type !== 'RecordsCarriedForward') judge(r);
+      else for (const c of (r.data as { records: CarriedRecord[] }).records) judge(asRecord(c));
+    }
+    const evidence = runtime.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
+    return {
+      inTransaction() {
+        for (const r of dropped) {
+          for (const e of eventsOfRecord(r)) {
+            const at = evidence.get(e.id);
+            if (at && decodeStored(at).seq === r.seq) evidence.removeSync(e.id);
+          }
+        }
+      },
+      refold: () => runtime.refold(carried.all(), Math.max(cut.firstSeq, log.first())),
+    };
+  };
+}

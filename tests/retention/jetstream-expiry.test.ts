@@ -1,0 +1,265 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { Packr } from 'msgpackr';
+import { ConfigSchema, type Config } from '../../src/config/schema.js';
+import { decideIngestEvents } from '../../src/commands/ingest-events.js';
+import { detectIn } from '../../src/alerting/detection-step.js';
+import { DEFAULT_DETECTION, openInstanceStore, storeOptions, type InstanceStore } from '../../src/instance/open.js';
+import { connectJetStreamNode, leaderOnly, type JetStreamNode } from '../../src/instance/jetstream-node.js';
+import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
+import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
+import type { Transparency } from '../../src/log/checkpointer.js';
+import type { NormalizedEvent } from '../../src/events/normalized-event.js';
+import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
+import type { AlertsState } from '../../src/projections/alerts.js';
+import { verifyLog } from '../../src/log/verify.js';
+import { verifyTree } from '../../src/log/verify-tree.js';
+import { verifyWithArchives } from '../../src/retention/verify-archives.js';
+import { startRetention, type RetentionRunner } from '../../src/retention/scheduler.js';
+import { archiveDirOf } from '../../src/retention/expire.js';
+import { followCut } from '../../src/retention/follow-cut.js';
+import { logVerify } from '../../src/cli/log-commands.js';
+import { startNats, type NatsCluster } from '../helpers/nats.js';
+import { tempDir } from '../helpers/temp.js';
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const DAY = 86_400_000;
+const T0 = Date.parse('2026-10-01T10:00:00Z');
+const day = (n: number) => new Date(T0 + n * DAY).toISOString();
+
+let cluster: Promise<NatsCluster> | undefined;
+const nats = () => (cluster ??= startNats(1));
+after(async () => { if (cluster) await (await cluster).stop(); });
+let streams = 0;
+
+function sshFailure(n: number, at: string): NormalizedEvent {
+  return {
+    schemaVersion: 1, id: `ssh-${at}-${n}`, category: 'identity', class: 'authentication', activity: 'logon', outcome: 'failure',
+    time: at, ingestedAt: at, severity: 5, source: { adapter: 'linux-journal', instance: 'bastion', recordId: String(n) },
+    entityKeys: ['ip:203.0.113.9', 'host:bastion', 'user:root'], actor: { user: 'root' }, sourceEndpoint: { ip: '203.0.113.9' }, destinationEndpoint: { host: 'bastion' },
+    attributes: { SYSLOG_IDENTIFIER: 'sshd', MESSAGE: 'Failed password', src_ip: '203.0.113.9', user: 'root' },
+  };
+}
+
+function dnsEvent(n: number, at: string, host: string): NormalizedEvent {
+  return {
+    schemaVersion: 1, id: `dns-${at}-${n}`, category: 'network', class: 'dns_query', activity: 'query', outcome: 'success',
+    time: at, ingestedAt: at, severity: 1, source: { adapter: 'prop', instance: 'x', recordId: String(n) },
+    entityKeys: [`host:${host}`, `domain:d${n % 7}.example`], sourceEndpoint: { ip: '10.0.0.1' }, destinationEndpoint: { ip: '10.0.0.2', port: 53 }, attributes: {},
+  };
+}
+
+/** One `vigil serve` node of a JetStream cluster, in this process and wired as serve.ts wires it, with a clock the test moves. */
+interface Node {
+  readonly config: Config;
+  readonly node: JetStreamNode;
+  readonly inst: InstanceStore;
+  readonly transparency: Transparency;
+  /** The node's retention, as `vigil serve` starts it, with the time of `clock()`. */
+  retention(clock: () => string): Promise<RetentionRunner>;
+  close(): Promise<void>;
+}
+
+/** Starts a node on `stream` with its store in `home` (reused by a restart). */
+async function startNode(stream: string, name: string, home: string): Promise<Node> {
+  const { urls } = await nats();
+  const config = v.parse(ConfigSchema, {
+    auth: { credentialsFile: join(home, 'secrets', 'credentials.json') },
+    storage: { path: join(home, 'store'), backend: 'jetstream', jetstream: { servers: [...urls], stream, replicas: 1, leaseSeconds: 3, nodeName: name } },
+    retention: { enabled: true, evidenceDays: 30, segmentRecords: 256 },
+  });
+  const node = await connectJetStreamNode(config, () => {});
+  const inst = await openInstanceStore(config.storage.path, { ...storeOptions(config), openLog: node.openLog });
+  const transparency = await startInstanceCheckpointer(inst, config);
+  await node.start(inst.runtime, async () => { await installBuiltinRules(inst.writer, day(0)); }, undefined, followCut(inst.runtime, inst.carried, inst.log));
+  const runners: RetentionRunner[] = [];
+  return {
+    config, node, inst, transparency,
+    async retention(clock) {
+      const leading = () => node.leadership().leading;
+      const runner = await startRetention({
+        log: inst.log, writer: leaderOnly(inst.writer, leading), carried: inst.carried, checkpoints: transparency, origin: transparency.verifier.name,
+        settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
+        leads: leading, beforeRun: async () => { await node.log()?.purgeBelowCut(); },
+      }, () => new Date(clock()), () => {});
+      runners.push(runner);
+      return runner;
+    },
+    async close() {
+      for (const r of runners) await r.stop();
+      await node.quiesce();
+      await transparency.stop();
+      await inst.close();
+      await node.close();
+    },
+  };
+}
+
+/** Polls `check` until it holds (a loaded machine may take a while), failing with `what` after two minutes. */
+async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function ingest(inst: InstanceStore, events: NormalizedEvent[], at: string): Promise<void> {
+  const ctx = { now: at };
+  await Promise.all(events.map((e) => inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, [e]), [], ctx, DEFAULT_DETECTION), ctx)));
+}
+
+/** Every read model of both sides, as plain data (as tests/retention/expiry.test.ts compares them). */
+async function dump(inst: InstanceStore): Promise<unknown> {
+  await inst.readYourWrites();
+  const heap = HEAP_PROJECTIONS.map((p) => [p.name, packr.unpack(packr.pack(p.snapshot ? p.snapshot(inst.runtime.state(p.name)) : inst.runtime.state(p.name)))]);
+  const read = readProjections();
+  const indexes = [...INDEX_PROJECTIONS, ...read.indexes].flatMap((ix) => ix.dbs.map((db) => [db, [...inst.reads.db(db).getRange({})].map(({ key, value }) => [key, value])]));
+  const readHeap = await Promise.all(read.heap.map(async (p) => [p.name, packr.unpack(packr.pack(await inst.readSide.snapshot(p.name)))]));
+  return { heap, indexes, readHeap };
+}
+
+/** Waits until `b` holds `a`'s head and its read models equal `a`'s (a follower refolds beside the stream). */
+async function sameModels(a: Node, b: Node, what: string): Promise<void> {
+  await until(`${what} holds the leader's head`, () => b.inst.log.head().seq === a.inst.log.head().seq);
+  const expected = await dump(a.inst);
+  let last: unknown;
+  await until(`${what}'s read models equal the leader's`, async () => isDeepStrictEqual((last = await dump(b.inst)), expected)).catch(() => undefined);
+  assert.deepEqual(last, expected, `${what}'s read models equal the leader's`);
+}
+
+/** Alerts raised at day 0 (carried forward), `old` DNS events at day 0 (expiring), 300 fresh ones at day 35. */
+async function history(leader: Node, old: number): Promise<void> {
+  await ingest(leader.inst, Array.from({ length: 40 }, (_, i) => sshFailure(i, day(0))), day(0));
+  assert.ok(leader.inst.runtime.state<AlertsState>('alerts').alerts.size > 0, 'the sshd failures raise an alert');
+  await ingest(leader.inst, Array.from({ length: old }, (_, i) => dnsEvent(i, day(0), i < 150 ? 'gone' : `h${i % 5}`)), day(0));
+  await ingest(leader.inst, Array.from({ length: 300 }, (_, i) => dnsEvent(i, day(35), 'h0')), day(35));
+}
+
+const stored = (n: Node): Array<[number, string]> => [...n.inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getRange({})].map(({ key, value }) => [key, value]);
+
+describe('retention on the JetStream backend', () => {
+  it('the leader archives and cuts through the stream, purges the prefix, and every copy (a follower, a restarted one, a new one) folds the same models from the cut', async () => {
+    const stream = `RJ${process.pid}_${++streams}`;
+    const dirs = [tempDir(), tempDir(), tempDir()];
+    const nodes: Node[] = [];
+    try {
+      const a = await startNode(stream, 'a', dirs[0]!.path);
+      nodes.push(a);
+      await until('node a leads', () => a.node.leadership().leading);
+      let b = await startNode(stream, 'b', dirs[1]!.path);
+      nodes.push(b);
+      assert.equal(b.node.leadership().leading, false);
+      await history(a, 560);
+
+      // A follower's expiry does nothing: only the leader archives and cuts.
+      const onB = await b.retention(() => day(40));
+      assert.deepEqual(await onB.run(), []);
+      const runner = await a.retention(() => day(40));
+      const expired = await runner.run();
+      assert.deepEqual(expired.map((e) => [e.fromSeq, e.toSeq]), [[1, 256], [257, 512]]);
+      assert.equal(a.inst.log.first(), 513);
+
+      // The archives are the LMDB backend's, on the leader, and verify with the live store.
+      const dir = archiveDirOf(a.config.retention, a.config.storage.path);
+      assert.deepEqual(readdirSync(dir).sort(), expired.map((e) => e.file));
+      assert.equal(readdirSync(b.config.storage.path).includes('archive'), false, 'a follower writes no archive');
+      const whole = verifyWithArchives(a.inst.log, a.inst.carried, dir, stored(a), a.transparency.verifier);
+      assert.deepEqual(whole.ok && [whole.records, whole.archives], [a.inst.log.head().seq, 2], JSON.stringify(whole));
+
+      // The stream no longer holds the messages wholly before the cut.
+      const conn = a.node.conn;
+      const state = (await conn.jsm.streams.info(stream)).state;
+      assert.ok(state.first_seq > 1, 'the prefix is purged');
+      const first = await conn.jsm.streams.getMessage(stream, { seq: state.first_seq });
+      assert.ok(Number(first!.header.get('Vigil-Seq').split('-')[0]) <= 513 && Number(first!.header.get('Vigil-Seq').split('-')[1]) >= 513, 'the first message kept holds the first record after the cut');
+      assert.equal(await conn.jsm.streams.getMessage(stream, { seq: state.first_seq - 1 }), null);
+
+      // The follower applied the cut from the stream.
+      await sameModels(a, b, 'the follower');
+      assert.equal(b.inst.log.first(), 513);
+      assert.deepEqual([...b.inst.log.read(1, 512)], []);
+      assert.equal(verifyLog(b.inst.log, b.inst.log.cut()).ok, true);
+
+      // A new node starts from the cut; a restarted follower goes on from its copy.
+      const c = await startNode(stream, 'c', dirs[2]!.path);
+      nodes.push(c);
+      assert.equal(c.inst.log.first(), 513);
+      await sameModels(a, c, 'the new node');
+      await b.close();
+      nodes.splice(nodes.indexOf(b), 1);
+      b = await startNode(stream, 'b', dirs[1]!.path);
+      nodes.push(b);
+      await sameModels(a, b, 'the restarted follower');
+
+      // Appends after the cut reach every copy; each verifies from the cut, its tree included.
+      await ingest(a.inst, Array.from({ length: 20 }, (_, i) => dnsEvent(1000 + i, day(40), 'h1')), day(40));
+      await sameModels(a, c, 'the new node after more appends');
+      for (const n of [a, b, c]) {
+        assert.equal(verifyLog(n.inst.log, n.inst.log.cut()).ok, true);
+        await n.transparency.make();
+        const tree = verifyTree(n.inst.store, n.inst.log, n.transparency.verifier);
+        assert.equal(tree.ok, true, JSON.stringify(tree));
+        assert.equal(Buffer.from(n.inst.log.tree.root()).toString('base64'), Buffer.from(a.inst.log.tree.root()).toString('base64'), 'every copy has the same Merkle root');
+      }
+      const cPath = c.config.storage.path;
+      await c.close();
+      nodes.splice(nodes.indexOf(c), 1);
+      const verdict = await logVerify(cPath);
+      assert.equal(verdict.ok, true, `vigil log verify on a copy started from the cut: ${JSON.stringify(verdict)}`);
+    } finally {
+      for (const n of nodes.reverse()) await n.close();
+      for (const d of dirs) d.cleanup();
+    }
+  });
+
+  it('a leader lost between the cut and the purge leaves the cut in the stream, and the next leader completes the purge', async () => {
+    const stream = `RJ${process.pid}_${++streams}`;
+    const dirs = [tempDir(), tempDir(), tempDir()];
+    const nodes: Node[] = [];
+    try {
+      const a = await startNode(stream, 'a', dirs[0]!.path);
+      await until('node a leads', () => a.node.leadership().leading);
+      const b = await startNode(stream, 'b', dirs[1]!.path);
+      nodes.push(b);
+      // Only the first segment is wholly older than 30 days at day 40.
+      await history(a, 200);
+      // The leader's connection to NATS goes the moment the cut is in its copy: the purge never happens.
+      const stopWatching = a.inst.log.follow(a.inst.log.head().seq, (r) => { if (r.type === 'LogSegmentsExpired') void a.node.conn.nc.close(); });
+      const runner = await a.retention(() => day(40));
+      const expired = await runner.run();
+      stopWatching();
+      assert.deepEqual(expired.map((e) => [e.fromSeq, e.toSeq]), [[1, 256]]);
+      const leaderModels = await dump(a.inst);
+      const head = a.inst.log.head().seq;
+      await runner.stop();
+      // The node is gone (as after kill -9: nothing more of it reaches NATS).
+      await a.transparency.stop();
+      await a.inst.close();
+      await a.node.close();
+
+      const admin = await connectJetStreamNode(b.config, () => {});
+      try {
+        assert.equal((await admin.conn.jsm.streams.info(stream)).state.first_seq, 1, 'the cut is in the stream, the prefix not purged yet');
+        await until('node b leads', () => b.node.leadership().leading);
+        await until('the new leader has purged the prefix', async () => (await admin.conn.jsm.streams.info(stream)).state.first_seq > 1);
+      } finally {
+        await admin.close();
+      }
+      assert.equal(b.inst.log.first(), 257);
+      assert.equal(b.inst.log.head().seq, head, 'the new leader appended nothing of its own (the rule pack is installed)');
+      assert.deepEqual(await dump(b.inst), leaderModels, "the old leader's models after its cut are the new leader's");
+      const c = await startNode(stream, 'c', dirs[2]!.path);
+      nodes.push(c);
+      assert.equal(c.inst.log.first(), 257);
+      await sameModels(b, c, 'a node started after the purge');
+    } finally {
+      for (const n of nodes.reverse()) await n.close();
+      for (const d of dirs) d.cleanup();
+    }
+  });
+});
