@@ -5,17 +5,18 @@ import type { LogCut } from '../log/event-log.js';
 import { verifyWithArchives, type HistoryVerdict } from '../retention/verify-archives.js';
 import { exportLine } from '../log/export-line.js';
 import { loadOrCreateLogKey, logKeyPath } from '../log/log-key.js';
-import { verifierOf } from '../log/signed-note.js';
+import { parseVerifierKey, verifierOf, type NoteVerifier } from '../log/signed-note.js';
 import { verifyLog, type VerifyResult } from '../log/verify.js';
 import { verifyTree, type TreeVerdict } from '../log/verify-tree.js';
 import type { Stats } from '../projections/stats.js';
 
 /**
- * `vigil log verify [--archives DIR]`: walks the chain (from the retention cut), then the Merkle
- * tree and the stored checkpoints; with the archive folder, the whole history from record 1
- * (src/retention/verify-archives.ts). Resolves with the verdict.
+ * `vigil log verify [--archives DIR [--archive-keys FILE]]`: walks the chain (from the retention
+ * cut), then the Merkle tree and the stored checkpoints; with the archive folder, the whole history
+ * from record 1 (src/retention/verify-archives.ts), archives signed by other nodes' keys checked
+ * with `archiveKeys`. Resolves with the verdict.
  */
-export async function logVerify(storePath: string, opts: OpenOptions = {}, archives?: string): Promise<VerifyResult | (VerifyResult & { tree: TreeVerdict }) | (VerifyResult & { history: HistoryVerdict })> {
+export async function logVerify(storePath: string, opts: OpenOptions = {}, archives?: string, archiveKeys: readonly NoteVerifier[] = []): Promise<VerifyResult | (VerifyResult & { tree: TreeVerdict }) | (VerifyResult & { history: HistoryVerdict })> {
   const inst = await openInstanceStore(storePath, opts);
   try {
     const cut = inst.log.cut();
@@ -28,7 +29,7 @@ export async function logVerify(storePath: string, opts: OpenOptions = {}, archi
     if (!tree.ok) return { ok: false, records: chain.records, badSeq: chain.records, reason: tree.reason, tree };
     if (archives === undefined) return { ...chain, tree };
     const stored = [...inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getRange({})].map(({ key: k, value }) => [k, value] as [number, string]);
-    const history = verifyWithArchives(inst.log, inst.carried, archives, stored, key);
+    const history = verifyWithArchives(inst.log, inst.carried, archives, stored, key, archiveKeys);
     return history.ok ? { ...chain, history } : { ok: false, records: chain.records, badSeq: history.badSeq ?? 0, reason: history.reason, history };
   } finally {
     await inst.close();
@@ -85,4 +86,13 @@ export async function replay(storePath: string, until: number | undefined, opts:
   } finally {
     await inst.close();
   }
+}
+
+/** The verifier keys in a file, one a line (as `vigil log public-key` prints them); throws on a line that is not one. */
+export function readVerifierKeys(text: string): NoteVerifier[] {
+  return text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith('#')).map((l, i) => {
+    const k = parseVerifierKey(l);
+    if (!k) throw new Error(`line ${i + 1} of the archive keys is not a verifier key`);
+    return k;
+  });
 }

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, withListenOverrides } from './config-file.js';
 import { StartupError } from '../instance/startup-error.js';
 import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } from './credentials.js';
-import { logExport, logVerify, replay } from './log-commands.js';
+import { logExport, logVerify, readVerifierKeys, replay } from './log-commands.js';
+import { readFileSync } from 'node:fs';
 import { isLogProofCommand, runLogProofCommand } from './log-proof-commands.js';
 import { startInstance } from '../instance/serve.js';
 import { storeOptions } from '../instance/open.js';
@@ -21,7 +22,8 @@ const USAGE = `usage: vigil <command> [options]
   credential list | disable <id> | enable <id> [--fingerprint F]
   replay [--until SEQ]                    rebuild every read model from record 1
   log verify [--archives DIR]             check the hash chain, the Merkle tree and the checkpoints
-                                          (from the retention cut; with DIR, the whole history)
+      [--archive-keys FILE]               (from the retention cut; with DIR, the whole history;
+                                          FILE: verifier keys of the nodes that wrote archives)
   log export [--from SEQ] [--to SEQ] [--raw]  records as JSON lines (--raw: with their stored bytes)
   log public-key                          the verifier key of the signed checkpoints
   log verify --export F --checkpoint F --key K | verify-consistency | verify-inclusion
@@ -65,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       config: { type: 'string' }, 'expires-at': { type: 'string' }, 'collector-id': { type: 'string' },
-      fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, raw: { type: 'boolean' }, archives: { type: 'string' },
+      fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, raw: { type: 'boolean' }, archives: { type: 'string' }, 'archive-keys': { type: 'string' },
       help: { type: 'boolean', short: 'h' }, host: { type: 'string' }, port: { type: 'string' },
     },
   });
@@ -136,7 +138,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'log': {
       if (args[0] === 'verify') {
-        const result = await logVerify(config.storage.path, storeOptions(config), values.archives);
+        const keysFile = values['archive-keys'];
+        const result = await logVerify(config.storage.path, storeOptions(config), values.archives, keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : []);
         out(result);
         return result.ok ? 0 : 1;
       }

@@ -32,9 +32,11 @@ function archivesNamed(log: LmdbEventLog, carried: CarriedIndex): Map<string, Ar
  * Verifies the whole history, from record 1: every archive in `dir` must be one a cut names (same
  * SHA-256), the archives and the live store must chain without a gap from record 1 to the head,
  * each archive's checkpoint must sign the Merkle root recomputed at its size (so must the stored
- * checkpoints), and the root at the head must be the stored tree's.
+ * checkpoints), and the root at the head must be the stored tree's. An archive's checkpoint is
+ * checked with the key its origin names: `key` (this store's) or one of `archiveKeys` (on a
+ * JetStream cluster, the keys of the nodes that led when the archives were written).
  */
-export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir: string, checkpointsStored: Iterable<[number, string]>, key?: NoteVerifier): HistoryVerdict {
+export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir: string, checkpointsStored: Iterable<[number, string]>, key?: NoteVerifier, archiveKeys: readonly NoteVerifier[] = []): HistoryVerdict {
   const named = archivesNamed(log, carried);
   const archives: ReadArchive[] = [];
   let files: string[];
@@ -55,15 +57,20 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
     if (a.digest !== expected.digest) return { ok: false, badSeq: expected.fromSeq, reason: `archive ${file} is not the file the cut recorded (its SHA-256 differs): it was changed` };
     archives.push(a);
   }
-  const due = new Map<number, string>(checkpointsStored);
-  for (const a of archives) due.set(a.header.checkpointSize, a.header.checkpoint);
+  const due = new Map<number, { note: string; key: NoteVerifier | undefined }>();
+  for (const [size, note] of checkpointsStored) due.set(size, { note, key });
+  for (const a of archives) {
+    const signer = [...(key ? [key] : []), ...archiveKeys].find((k) => k.name === a.header.origin);
+    if (!signer && key) return { ok: false, badSeq: a.header.fromSeq, reason: `archive of ${a.header.fromSeq}..${a.header.toSeq} is signed by ${a.header.origin}, whose verifier key was not given (vigil log verify --archive-keys FILE, the keys \`vigil log public-key\` prints on each node)` };
+    due.set(a.header.checkpointSize, { note: a.header.checkpoint, key: signer });
+  }
   const f: Frontier = { size: 0, roots: [] };
   let prev = GENESIS_HASH;
   let checked = 0;
   const checkpointAt = (): string | undefined => {
-    const note = due.get(f.size);
-    if (note === undefined) return undefined;
-    const opened = key ? openNote(note, key) : parseNote(note);
+    const at = due.get(f.size);
+    if (at === undefined) return undefined;
+    const opened = at.key ? openNote(at.note, at.key) : parseNote(at.note);
     const cp = opened.ok ? parseCheckpoint(opened.text) : undefined;
     if (!cp?.ok || cp.checkpoint.size !== f.size) return `checkpoint of ${f.size} records: ${opened.ok ? 'does not parse' : opened.error}`;
     if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f)))) return `the root of ${f.size} records differs from its signed checkpoint`;

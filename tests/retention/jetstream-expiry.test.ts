@@ -10,6 +10,7 @@ import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import { detectIn } from '../../src/alerting/detection-step.js';
 import { DEFAULT_DETECTION, openInstanceStore, storeOptions, type InstanceStore } from '../../src/instance/open.js';
 import { connectJetStreamNode, leaderOnly, type JetStreamNode } from '../../src/instance/jetstream-node.js';
+import { streamSettings } from '../../src/log/jetstream-connect.js';
 import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
 import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
@@ -211,9 +212,40 @@ describe('retention on the JetStream backend', () => {
       nodes.splice(nodes.indexOf(c), 1);
       const verdict = await logVerify(cPath);
       assert.equal(verdict.ok, true, `vigil log verify on a copy started from the cut: ${JSON.stringify(verdict)}`);
+      // The whole history from the leader's archives and the new node's copy: the archives' checkpoints are the leader's.
+      const unkeyed = await logVerify(cPath, {}, dir);
+      assert.equal(unkeyed.ok, false);
+      assert.match((unkeyed as { reason: string }).reason, /signed by .*whose verifier key was not given/);
+      const fromArchives = await logVerify(cPath, {}, dir, [a.transparency.verifier]) as { ok: boolean; history?: { records: number; archives: number } };
+      assert.equal(fromArchives.ok, true, JSON.stringify(fromArchives));
+      assert.deepEqual([fromArchives.history?.records, fromArchives.history?.archives], [a.inst.log.head().seq, 2]);
     } finally {
       for (const n of nodes.reverse()) await n.close();
       for (const d of dirs) d.cleanup();
+    }
+  });
+
+  it('a stream an earlier version created (deny_purge, one subject) keeps working without retention, and refuses retention with what to do', async () => {
+    const stream = `RJ${process.pid}_${++streams}`;
+    const home = tempDir();
+    try {
+      const { urls } = await nats();
+      const configOf = (enabled: boolean) => v.parse(ConfigSchema, {
+        auth: { credentialsFile: join(home.path, 'secrets', 'credentials.json') },
+        storage: { path: join(home.path, 'store'), backend: 'jetstream', jetstream: { servers: [...urls], stream, replicas: 1, leaseSeconds: 3 } },
+        retention: { enabled },
+      });
+      const plain = await connectJetStreamNode(configOf(false), () => {});
+      const legacy = { ...streamSettings(configOf(false).storage.jetstream!, plain.conn, 16 * 1024 * 1024), subjects: [plain.conn.subject], deny_purge: true };
+      await plain.conn.jsm.streams.delete(stream);
+      await plain.conn.jsm.streams.add(legacy);
+      await plain.close();
+      const again = await connectJetStreamNode(configOf(false), () => {});
+      assert.deepEqual((await again.conn.jsm.streams.info(stream)).config.subjects, [again.conn.subject], 'the stream is left as it was');
+      await again.close();
+      await assert.rejects(connectJetStreamNode(configOf(true), () => {}), /retention\.enabled needs a stream that can be purged .*deny_purge/);
+    } finally {
+      home.cleanup();
     }
   });
 
@@ -226,6 +258,10 @@ describe('retention on the JetStream backend', () => {
       await until('node a leads', () => a.node.leadership().leading);
       const b = await startNode(stream, 'b', dirs[1]!.path);
       nodes.push(b);
+      // A node that copied the stream's beginning and then stopped, for longer than the retention.
+      const away = tempDir();
+      dirs.push(away);
+      await (await startNode(stream, 'away', away.path)).close();
       // Only the first segment is wholly older than 30 days at day 40.
       await history(a, 200);
       // The leader's connection to NATS goes the moment the cut is in its copy: the purge never happens.
@@ -257,6 +293,8 @@ describe('retention on the JetStream backend', () => {
       nodes.push(c);
       assert.equal(c.inst.log.first(), 257);
       await sameModels(b, c, 'a node started after the purge');
+      // The node that was away is refused with what to do: its next message was purged.
+      await assert.rejects(startNode(stream, 'away', away.path), /no longer holds the messages after this store's position .*start the node with an empty storage\.path/);
     } finally {
       for (const n of nodes.reverse()) await n.close();
       for (const d of dirs) d.cleanup();
