@@ -80,11 +80,13 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await jetstream?.close();
     throw refusal(err);
   });
-  // Work for the writer once the service is wired (credential changes); it runs again whenever a JetStream node starts leading.
+  // Work for the writer once the service is wired (credential changes, the retention policy); it runs again whenever a JetStream node starts leading.
   let whenLeading: () => void = () => {};
+  let recordRetentionPolicy: () => Promise<void> = async () => {};
   // What the writer does at start; on a JetStream node, each time the node starts leading.
   const startupWrites = async () => {
     whenLeading();
+    await recordRetentionPolicy();
     const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
     if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
     const grantsFile = config.deployment?.enrollmentGrantsFile;
@@ -132,6 +134,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
     delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
   }, () => new Date(), log);
+  recordRetentionPolicy = () => retention.recordPolicy();
   // The CLI writes the credentials file; the service records what changed in it when it loads it,
   // so the log keeps one writer. The file is checked every second even when no request comes.
   // On a JetStream node only the leader records them, again each time a node starts leading.

@@ -8,6 +8,8 @@ import type { RetentionSettings } from './settings.js';
 export interface RetentionRunner {
   /** Runs one expiry now (after the one in progress, if any); resolves with what expired. */
   run(): Promise<ExpiredSegment[]>;
+  /** Records the policy in force when it differs from the last one recorded (a JetStream node calls it each time it starts leading). */
+  recordPolicy(): Promise<void>;
   /** Stops the schedule and waits for an expiry in progress. */
   stop(): Promise<void>;
 }
@@ -23,9 +25,11 @@ export function recordedPolicy(s: RetentionSettings): RecordedPolicy {
  */
 export async function startRetention(deps: ExpiryDeps, now: () => Date, log: (line: Record<string, unknown>) => void): Promise<RetentionRunner> {
   const policy = recordedPolicy(deps.settings);
-  const at = { now: now().toISOString() };
-  const recorded = await deps.writer.execute((m) => decideRetentionPolicy(m.state<RetentionState>(RETENTION), policy), at);
-  if (recorded.ok && recorded.result.changed) log({ level: 'info', msg: 'retention policy recorded', ...policy });
+  const recordPolicy = async () => {
+    const recorded = await deps.writer.execute((m) => decideRetentionPolicy(m.state<RetentionState>(RETENTION), policy), { now: now().toISOString() });
+    if (recorded.ok && recorded.result.changed) log({ level: 'info', msg: 'retention policy recorded', ...policy });
+  };
+  await recordPolicy();
   let running: Promise<ExpiredSegment[]> = Promise.resolve([]);
   let stopped = false;
   const run = (): Promise<ExpiredSegment[]> => {
@@ -43,6 +47,7 @@ export async function startRetention(deps: ExpiryDeps, now: () => Date, log: (li
   timer?.unref();
   return {
     run,
+    recordPolicy,
     async stop() {
       if (timer) clearInterval(timer);
       stopped = true;
