@@ -111,7 +111,9 @@ async function startFromCut(store: LmdbStore, conn: JetStreamConnection, firstSt
   const size = cut.firstSeq - 1;
   const frontier = frontierOfText(size, cut.treeFrontier);
   if (size % 256 !== 0 || Buffer.from(frontierRoot(frontier)).toString('base64') !== cut.treeRoot) throw new Error(`refusing to start: the last cut of ${conn.stream} records a Merkle frontier that does not have its root`);
-  const streamSeq = await messageHolding(conn, cut.firstSeq, firstStreamSeq, last.seq);
+  const streamSeq = await messageHolding(conn, cut.firstSeq, firstStreamSeq, last.seq).catch((err: Error) => {
+    throw new Error(`refusing to start: the stream ${conn.stream} does not hold record ${cut.firstSeq}, the first after its last cut (${err.message}): it was purged past the cut by hand; this store cannot copy it`);
+  });
   seedMerkleTree(store, frontier);
   const meta: Database<unknown, string> = store.db('log-meta');
   const positions: Database<Position, string> = store.db('jetstream');
