@@ -74,7 +74,10 @@ async function startNode(stream: string, name: string, home: string): Promise<No
     retention: { enabled: true, evidenceDays: 30, segmentRecords: 256 },
   });
   const node = await connectJetStreamNode(config, () => {});
-  const inst = await openInstanceStore(config.storage.path, { ...storeOptions(config), openLog: node.openLog });
+  const inst = await openInstanceStore(config.storage.path, { ...storeOptions(config), openLog: node.openLog }).catch(async (err: unknown) => {
+    await node.close();
+    throw err;
+  });
   const transparency = await startInstanceCheckpointer(inst, config);
   await node.start(inst.runtime, async () => { await installBuiltinRules(inst.writer, day(0)); }, undefined, followCut(inst.runtime, inst.carried, inst.log));
   const runners: RetentionRunner[] = [];
