@@ -135,9 +135,14 @@ export { NotLeaderError };
 export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, cutWrites?: CutWrites): Promise<JetStreamEventLog> {
   const positions: Database<Position, string> = store.db('jetstream');
   const stateAtOpen = (await conn.jsm.streams.info(conn.stream)).state;
-  // An empty store behind a purged prefix (retention) starts from the stream's last cut.
-  const empty = positions.get('position') === undefined && store.db('log-meta').get('head') === undefined;
-  if (empty && stateAtOpen.messages > 0 && stateAtOpen.first_seq > 1) await startFromCut(store, conn, stateAtOpen.first_seq);
+  // An empty store behind a purged prefix (retention) starts from the stream's last cut; so does
+  // one that started from a cut and copied nothing yet, when the stream was purged again meanwhile.
+  const at = positions.get('position');
+  const meta = store.db('log-meta') as Database<LogHead | LogCut, string>;
+  const startedCut = meta.get('cut') as LogCut | undefined;
+  const startedOnly = at !== undefined && startedCut !== undefined && at.seq === startedCut.firstSeq - 1 && at.seq === (meta.get('head') as LogHead | undefined)?.seq;
+  const empty = at === undefined && meta.get('head') === undefined;
+  if ((empty || startedOnly) && stateAtOpen.messages > 0 && stateAtOpen.first_seq > (at?.streamSeq ?? 0) + 1) await startFromCut(store, conn, stateAtOpen.first_seq);
   const inner = openLmdbLog(store, onFatal);
   let position: Position = positions.get('position') ?? { streamSeq: 0, seq: 0 };
   if (position.seq !== inner.head().seq) {
@@ -331,9 +336,8 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   }
 
   // Everything but appending is the local copy's.
-  const local = inner;
   const log: JetStreamEventLog = {
-    ...local,
+    ...inner,
     stage,
     head: () => pendingHead,
     async append(batch, inTransaction) {
