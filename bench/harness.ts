@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +13,19 @@ export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 /** The compiled CLI. */
 export const cli = join(root, 'dist', 'src', 'cli', 'main.js');
 
-/** A fresh temp directory for one benchmark. */
-export const scratch = (name: string) => mkdtempSync(join(tmpdir(), `vigil-bench-${name}-`));
+/** Scratch directories of this process, removed when it exits (a section runs in a process of its own). */
+const scratchDirs: string[] = [];
+process.once('exit', () => {
+  // VIGIL_BENCH_KEEP=1 keeps them for inspection; otherwise a full run would leave tens of GiB behind.
+  if (process.env.VIGIL_BENCH_KEEP !== '1') for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temp directory for one benchmark, removed when the section's process exits. */
+export function scratch(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `vigil-bench-${name}-`));
+  scratchDirs.push(dir);
+  return dir;
+}
 
 /** Runs the CLI synchronously and returns stdout (throws on failure). */
 export function vigil(args: string[], cwd: string): string {

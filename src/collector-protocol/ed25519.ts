@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, verify as verifyNative, type KeyObject } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { decodeStrictBase64 } from './strict-base64.js';
 
@@ -80,15 +80,42 @@ export function sign(message: Uint8Array, seed: Uint8Array): Uint8Array {
   return ed.sign(message, seed);
 }
 
+/** Public keys already judged, as key objects (undefined: refused), so repeated verifications skip the curve decoding. */
+const judgedKeys = new Map<string, KeyObject | undefined>();
+const MAX_JUDGED_KEYS = 4096;
+
+function keyObjectOf(publicKey: Uint8Array): KeyObject | undefined {
+  const id = Buffer.from(publicKey).toString('latin1');
+  if (judgedKeys.has(id)) return judgedKeys.get(id);
+  const key = publicKeyProblem(publicKey) === undefined ? createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' }) : undefined;
+  if (judgedKeys.size >= MAX_JUDGED_KEYS) judgedKeys.clear();
+  judgedKeys.set(id, key);
+  return key;
+}
+
+/** The group order L of Ed25519, little-endian, for the `s < L` check. */
+const L_LE = Buffer.from('edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010', 'hex');
+
+/** Whether the little-endian scalar s (32 bytes) is below L. */
+function scalarBelowOrder(s: Uint8Array): boolean {
+  for (let i = 31; i >= 0; i--) if (s[i] !== L_LE[i]) return s[i]! < L_LE[i]!;
+  return false;
+}
+
 /**
- * Verifies strictly (RFC 8032 / FIPS 186-5, not ZIP-215): canonical R and A encodings, s < L,
- * small-order keys refused. Never throws: malformed input is simply not a valid signature.
+ * Verifies strictly (RFC 8032 / FIPS 186-5, not ZIP-215): the public key is a canonical encoding
+ * of a point not of small order (noble's strict decoding, remembered per key), `s < L`, and R
+ * canonical; the equation is OpenSSL's (Node's crypto), cofactorless, which compares the encoding
+ * of the computed R with the given one, so a non-canonical R never matches. Never throws:
+ * malformed input is simply not a valid signature.
  */
 export function verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
-  // noble's strict branch decodes A and R canonically and refuses a small-order A itself.
   if (signature.byteLength !== 64 || publicKey.byteLength !== 32) return false;
+  if (!scalarBelowOrder(signature.subarray(32))) return false;
+  const key = keyObjectOf(publicKey);
+  if (key === undefined) return false;
   try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
+    return verifyNative(null, message, key, signature);
   } catch {
     return false;
   }

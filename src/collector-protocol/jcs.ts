@@ -114,9 +114,26 @@ export function canonicalize(value: unknown): string {
     if (err !== UNSORTABLE) throw err;
     out = write(value);
   }
-  // Checked once on the output: well-formed JSON.stringify escapes exactly the lone surrogates this way.
-  if (ESCAPED_LONE_SURROGATE.test(out)) throw new CanonicalizationError('string contains a lone surrogate');
-  return out;
+  return withoutLoneSurrogates(out);
+}
+
+/**
+ * The JCS text of a value parsed from JSON text whose every object lists its keys in JCS order,
+ * unescaped and none an array index (strict-json.ts says so as `keysInOrder`): the parsed objects
+ * keep that order, so the engine's JSON.stringify alone writes RFC 8785. Text with `null` in it
+ * takes the general path, which tells a null from a number JSON.parse read as Infinity (`1e400`),
+ * which JSON.stringify would also write as `null`.
+ */
+export function canonicalizeInOrder(value: unknown): string {
+  const out = JSON.stringify(value);
+  return out.includes('null') ? canonicalize(value) : withoutLoneSurrogates(out);
+}
+
+/** Checked once on the output: well-formed JSON.stringify escapes exactly the lone surrogates this way. */
+function withoutLoneSurrogates(text: string): string {
+  // Most texts have no escaped surrogate at all: a native substring search rules that out first.
+  if (text.includes('\\ud') && ESCAPED_LONE_SURROGATE.test(text)) throw new CanonicalizationError('string contains a lone surrogate');
+  return text;
 }
 
 /** The JCS bytes (UTF-8) of a JSON value. */

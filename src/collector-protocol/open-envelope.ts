@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { formatIssues } from '../http/errors.js';
-import { CanonicalizationError, canonicalBytes } from './jcs.js';
+import { sign } from './ed25519.js';
+import { CanonicalizationError, canonicalBytes, canonicalizeInOrder } from './jcs.js';
 import { ENVELOPE_LIMITS, EnvelopeSchema, type Payload } from './envelope.js';
 import { PAYLOAD_TYPE, pae } from './pae.js';
-import { decodeStrictBase64 } from './strict-base64.js';
-import { parseStrictJson } from './strict-json.js';
+import { decodeStrictBase64, encodeBase64 } from './strict-base64.js';
+import { parseStrictJson, type StrictJsonResult } from './strict-json.js';
 
 /** An envelope whose form is sound, ready for signature verification against the collector's key. */
 export interface OpenedEnvelope {
@@ -34,9 +35,39 @@ export function signedBytesOf(payload: unknown): Uint8Array {
   return pae(PAYLOAD_TYPE, canonicalBytes(payload));
 }
 
+/**
+ * Signs a payload into an envelope that carries it in canonical member order, so that its JSON
+ * text (`JSON.stringify(envelope)`) holds the payload's members in JCS order and the server
+ * canonicalizes it in one native pass (docs/collector-protocol.md, "Verification"). Any member order verifies.
+ */
+export function sealEnvelope<P extends object>(payload: P, seed: Uint8Array): { algorithm: 'Ed25519'; payload: P; signature: string } {
+  const body = canonicalBytes(payload);
+  const signature = encodeBase64(sign(pae(PAYLOAD_TYPE, body), seed));
+  return { algorithm: 'Ed25519', payload: JSON.parse(Buffer.from(body).toString('utf8')) as P, signature };
+}
+
 function peekCollectorId(value: unknown): string | undefined {
   const id = (value as { payload?: { collectorId?: unknown } } | null)?.payload?.collectorId;
   return typeof id === 'string' && v.is(EnvelopeSchema.entries.payload.entries.collectorId, id) ? id : undefined;
+}
+
+/** How a canonical envelope's text begins: its members are exactly these three, in this order. */
+const CANONICAL_PREFIX = '{"algorithm":"Ed25519","payload":';
+
+/**
+ * The JCS bytes of the payload as received (not the schema's copy: that is what the collector
+ * signed), the cheapest way the envelope's text allows: its own bytes when the whole text is
+ * canonical (a sealed envelope without escapes), one native JSON.stringify when its keys are in
+ * order (a sealed envelope), else the general canonicalization.
+ */
+function canonicalPayload(bytes: Uint8Array, parsed: Extract<StrictJsonResult, { ok: true }>, signature: string): Uint8Array {
+  if (parsed.canonical) {
+    // Canonical text has no escapes: the signature's text is the string itself.
+    const suffix = `,"signature":"${signature}"}`;
+    if (parsed.text.startsWith(CANONICAL_PREFIX) && parsed.text.endsWith(suffix)) return bytes.subarray(CANONICAL_PREFIX.length, bytes.byteLength - Buffer.byteLength(suffix));
+  }
+  const received = (parsed.value as { payload: unknown }).payload;
+  return parsed.keysInOrder ? Buffer.from(canonicalizeInOrder(received), 'utf8') : canonicalBytes(received);
 }
 
 /**
@@ -54,8 +85,7 @@ export function openEnvelope(bytes: Uint8Array): OpenResult {
   if (!checked.success) return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: formatIssues(checked.issues), ...who };
   let signedBytes: Uint8Array;
   try {
-    // The payload as received (not the schema's copy) is what the collector signed.
-    signedBytes = signedBytesOf((parsed.value as { payload: unknown }).payload);
+    signedBytes = pae(PAYLOAD_TYPE, canonicalPayload(bytes, parsed, checked.output.signature));
   } catch (err) {
     if (!(err instanceof CanonicalizationError)) throw err;
     return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: [`payload: ${err.message}`], ...who };

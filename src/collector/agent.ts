@@ -1,7 +1,5 @@
 import { join } from 'node:path';
-import { sign } from '../collector-protocol/ed25519.js';
-import { signedBytesOf } from '../collector-protocol/open-envelope.js';
-import { encodeBase64 } from '../collector-protocol/strict-base64.js';
+import { sealEnvelope } from '../collector-protocol/open-envelope.js';
 import { PendingBatch } from './batch.js';
 import type { AgentConfig } from './config.js';
 import { FileTail } from './file-tail.js';
@@ -66,8 +64,7 @@ export function startAgent(o: AgentOptions): RunningAgent {
     const cut = pending.cut(Date.now());
     const sequence = spool.nextSequence();
     const payload = { schemaVersion: 1, collectorId: config.collectorId, sequence, collectedAt: now().toISOString(), facts: cut.facts, events: cut.events };
-    const signature = encodeBase64(sign(signedBytesOf(payload), o.key.seed));
-    spool.append({ sequence, envelope: { algorithm: 'Ed25519', payload, signature }, cursors: cut.cursors, events: cut.events.length });
+    spool.append({ sequence, envelope: sealEnvelope(payload, o.key.seed), cursors: cut.cursors, events: cut.events.length });
     wake();
   }
 

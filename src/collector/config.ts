@@ -12,7 +12,7 @@ export const AgentConfigSchema = v.strictObject({
   stateDir: PathText,
   /** File holding the bearer token of a `collector` credential (else VIGIL_COLLECTOR_TOKEN). */
   bearerTokenFile: v.optional(PathText),
-  /** File with the single-use `lce_` enrollment token: `collector run` enrolls with it whenever it holds a token not yet used here. */
+  /** File with the single-use enrollment token (`vce_` issued by the instance, `lce_` by the setup authority): `collector run` enrolls with it whenever it holds a token not yet used here. */
   enrollmentTokenFile: v.optional(PathText),
   journal: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), true), command: v.optional(PathText, 'journalctl') }), {}),
   /** Syslog-format files to tail across rotation. */

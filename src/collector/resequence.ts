@@ -1,13 +1,11 @@
-import { sign } from '../collector-protocol/ed25519.js';
-import { signedBytesOf } from '../collector-protocol/open-envelope.js';
-import { encodeBase64 } from '../collector-protocol/strict-base64.js';
+import { sealEnvelope } from '../collector-protocol/open-envelope.js';
 import type { AgentKey } from './keys.js';
 import type { Spool, SpoolEntry } from './spool.js';
 
 /** An entry with a new sequence, signed again. */
 export function resign(entry: SpoolEntry, sequence: number, key: AgentKey): SpoolEntry {
   const payload = { ...entry.envelope.payload, sequence };
-  return { ...entry, sequence, envelope: { algorithm: 'Ed25519', payload, signature: encodeBase64(sign(signedBytesOf(payload), key.seed)) } };
+  return { ...entry, sequence, envelope: sealEnvelope(payload, key.seed) };
 }
 
 /**

@@ -1,14 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fc from 'fast-check';
-import { canonicalize, CanonicalizationError } from '../../src/collector-protocol/jcs.js';
+import { canonicalize, canonicalizeInOrder, CanonicalizationError } from '../../src/collector-protocol/jcs.js';
 import { parseStrictJson } from '../../src/collector-protocol/strict-json.js';
 import { decodeStrictBase64 } from '../../src/collector-protocol/strict-base64.js';
 import { PAYLOAD_TYPE, pae } from '../../src/collector-protocol/pae.js';
 import {
   generateKeyPair, pkcs8PemFromSeed, publicKeyFromSpkiPem, publicKeyOf, publicKeyProblem, seedFromPkcs8Pem, sign, spkiPemFromPublicKey, verify,
 } from '../../src/collector-protocol/ed25519.js';
-import { openEnvelope, signedBytesOf } from '../../src/collector-protocol/open-envelope.js';
+import { openEnvelope, sealEnvelope, signedBytesOf } from '../../src/collector-protocol/open-envelope.js';
 import { VECTOR } from './vector.js';
 
 const hex = (h: string) => new Uint8Array(Buffer.from(h, 'hex'));
@@ -56,7 +56,46 @@ describe('strict JSON', () => {
       assert.equal(r.ok, false, text);
       assert.match((r as { error: string }).error, /duplicate key/);
     }
-    assert.deepEqual(parseStrictJson(utf8('{"a":{"a":1},"b":[{"a":2},{"a":3}],"c":"a"}')), { ok: true, value: { a: { a: 1 }, b: [{ a: 2 }, { a: 3 }], c: 'a' } });
+    const text = '{"a":{"a":1},"b":[{"a":2},{"a":3}],"c":"a"}';
+    assert.deepEqual(parseStrictJson(utf8(text)), { ok: true, value: { a: { a: 1 }, b: [{ a: 2 }, { a: 3 }], c: 'a' }, text, keysInOrder: true, canonical: true });
+    assert.deepEqual(parseStrictJson(utf8('{"a": 1.50}')), { ok: true, value: { a: 1.5 }, text: '{"a": 1.50}', keysInOrder: true, canonical: false });
+    assert.deepEqual(parseStrictJson(utf8('{"b":1,"a":2}')), { ok: true, value: { b: 1, a: 2 }, text: '{"b":1,"a":2}', keysInOrder: false, canonical: false });
+  });
+
+  it('says whether keys are in canonical order exactly when they are, and the ordered scan judges duplicates as the general one', () => {
+    // Objects as lists of members, so that duplicates and any order can be written; an independent oracle judges them.
+    type Json = { members: Array<[string, Json]> } | Json[] | string;
+    const keys = fc.constantFrom('a', 'b', 'ab', 'B', 'é', '\u0000', '"', '9', '10', '1a', '', '__proto__', '\ud83d\ude00');
+    const { json } = fc.letrec<{ json: Json }>((tie) => ({
+      json: fc.oneof({ depthSize: 'small', withCrossShrink: true },
+        fc.constantFrom('1', '-0', '0', '0.25', '1.50', '1e400', '1e21', '1e+21', '123456789012345', '12345678901234567', ' 7', 'null', 'true', '"x"', '"\\u0061"'),
+        fc.array(tie('json'), { maxLength: 3 }),
+        fc.record({ members: fc.array(fc.tuple(keys, tie('json')), { maxLength: 4 }) })),
+    }));
+    const text = (j: Json): string => typeof j === 'string' ? j
+      : Array.isArray(j) ? `[${j.map(text).join(',')}]`
+      : `{${j.members.map(([k, v]) => `${JSON.stringify(k)}:${text(v)}`).join(',')}}`;
+    const every = (j: Json, ok: (members: Array<[string, Json]>) => boolean): boolean => typeof j === 'string' ? true
+      : Array.isArray(j) ? j.every((x) => every(x, ok))
+      : ok(j.members) && j.members.every(([, v]) => every(v, ok));
+    const noDuplicates = (m: Array<[string, Json]>) => new Set(m.map(([k]) => k)).size === m.length;
+    const inOrder = (m: Array<[string, Json]>) => m.every(([k], i) => !/^(?:0|[1-9]\d{0,9})$/.test(k) && JSON.stringify(k) === `"${k}"` && (i === 0 || m[i - 1]![0] < k));
+    const canonical = (f: () => string) => { try { return f(); } catch (err) { return (err as Error).name; } };
+    fc.assert(fc.property(json, (j) => {
+      const r = parseStrictJson(utf8(text(j)));
+      assert.equal(r.ok, every(j, noDuplicates));
+      if (!r.ok) return;
+      assert.equal(r.keysInOrder, every(j, inOrder));
+      if (r.keysInOrder) assert.equal(canonical(() => canonicalizeInOrder(r.value)), canonical(() => canonicalize(r.value)));
+      if (r.canonical) assert.equal(r.text, canonicalize(r.value));
+    }), { numRuns: 3000 });
+    // Canonical texts are told as such, whatever they hold (numbers of every form included).
+    fc.assert(fc.property(fc.jsonValue(), (value) => {
+      const text = canonicalize(value);
+      const r = parseStrictJson(utf8(text));
+      assert.ok(r.ok);
+      assert.equal(r.canonical, !/\\|"(?:0|[1-9]\d{0,9})":/.test(text));
+    }), { numRuns: 2000 });
   });
 
   it('refuses invalid UTF-8, trailing data and excessive nesting', () => {
@@ -154,6 +193,17 @@ describe('Ed25519 keys and strict verification', () => {
 describe('openEnvelope', () => {
   const payload = JSON.parse(VECTOR.payloadText) as Record<string, unknown>;
 
+  it('seals payloads in canonical member order, which opens through the ordered path to the same signed bytes', () => {
+    const { seed, publicKey } = generateKeyPair();
+    const envelope = sealEnvelope({ ...payload, collectedAt: payload.collectedAt, schemaVersion: 1 }, seed);
+    const text = JSON.stringify(envelope);
+    assert.equal(parseStrictJson(utf8(text)).ok && (parseStrictJson(utf8(text)) as { keysInOrder: boolean }).keysInOrder, true);
+    const r = openEnvelope(utf8(text));
+    assert.ok(r.ok);
+    assert.deepEqual(r.envelope.signedBytes, signedBytesOf(payload));
+    assert.equal(verify(r.envelope.signature, r.envelope.signedBytes, publicKey), true);
+  });
+
   it('opens the worked example with its digest and signed bytes', () => {
     const r = openEnvelope(envelopeBytes(payload, VECTOR.signatureBase64));
     assert.ok(r.ok);
@@ -186,10 +236,15 @@ describe('openEnvelope', () => {
 
   it('never throws on arbitrary mutations of a valid envelope', () => {
     const bytes = envelopeBytes(payload, VECTOR.signatureBase64);
-    fc.assert(fc.property(fc.array(fc.tuple(fc.nat(bytes.length - 1), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }), (edits) => {
-      const b = bytes.slice();
-      for (const [i, v] of edits) b[i] = v;
-      openEnvelope(b);
-    }), { numRuns: 1000 });
+    const sealed = utf8(JSON.stringify(sealEnvelope(payload, generateKeyPair().seed)));
+    for (const original of [bytes, sealed]) {
+      fc.assert(fc.property(fc.array(fc.tuple(fc.nat(original.length - 1), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }), (edits) => {
+        const b = original.slice();
+        for (const [i, v] of edits) b[i] = v;
+        const r = openEnvelope(b);
+        // Whichever path opened it, the signed bytes are those of the payload as received.
+        if (r.ok) assert.deepEqual(Buffer.from(r.envelope.signedBytes), Buffer.from(signedBytesOf((JSON.parse(Buffer.from(b).toString('utf8')) as { payload: unknown }).payload)));
+      }), { numRuns: 1000 });
+    }
   });
 });
