@@ -17,6 +17,9 @@ import { asRecord, type CarriedRecord } from './plan.js';
  * Called before the batch is staged, while the removed records can still be read.
  */
 export function followCut(runtime: ProjectionRuntime, carried: CarriedIndex, log: LmdbEventLog): NonNullable<Replica['cut']> {
+  // One refold at a time, in the order of the cuts: a refold that a later cut overtook (its records
+  // removed under it) must not be the one that swaps its models in last.
+  let refolds: Promise<void> = Promise.resolve();
   return (records: readonly LogRecord[], cut: LogCut) => {
     const kept = new Set<number>();
     for (const r of records) if (r.type === 'RecordsCarriedForward') for (const c of (r.data as { records: CarriedRecord[] }).records) kept.add(c.seq);
@@ -38,7 +41,10 @@ export function followCut(runtime: ProjectionRuntime, carried: CarriedIndex, log
           }
         }
       },
-      refold: () => runtime.refold(carried.all(), Math.max(cut.firstSeq, log.first())),
+      refold() {
+        refolds = refolds.catch(() => undefined).then(() => runtime.refold(carried.all(), Math.max(cut.firstSeq, log.first())));
+        return refolds;
+      },
     };
   };
 }
