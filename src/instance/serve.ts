@@ -130,7 +130,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     // On a JetStream node only the leader records the policy in force and expires segments (archiving
     // them on its machine); it completes a purge its predecessor left undone before each run.
     log: instance.log, writer: jetstream ? leaderOnly(instance.writer, () => jetstream.leadership().leading) : instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
-    ...(jetstream ? { leads: () => jetstream.leadership().leading, beforeRun: async () => { await jetstream.log()?.purgeBelowCut(); } } : {}),
+    ...(jetstream ? { node: jetstream.name, leads: () => jetstream.leadership().leading, beforeRun: async () => { await jetstream.log()?.purgeBelowCut(); } } : {}),
     settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
     delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
   }, () => new Date(), log);

@@ -22,9 +22,13 @@ export interface ArchiveHeader {
   readonly checkpointSize: number;
 }
 
-/** The file name of the archive of records from..to (zero-padded, so names sort in log order). */
-export function archiveName(from: number, to: number): string {
-  return `segment-${String(from).padStart(12, '0')}-${String(to).padStart(12, '0')}.jsonl`;
+/**
+ * The file name of the archive of records from..to (zero-padded, so names sort in log order); a
+ * JetStream node adds its name, so the archives of several leaders gather into one folder without
+ * one's unused copy of a segment taking the place of the one a cut names.
+ */
+export function archiveName(from: number, to: number, node?: string): string {
+  return `segment-${String(from).padStart(12, '0')}-${String(to).padStart(12, '0')}${node ? `-${node}` : ''}.jsonl`;
 }
 
 /**

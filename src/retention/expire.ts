@@ -32,6 +32,8 @@ export interface ExpiryDeps {
   readonly storePath?: string;
   /** The last seq every export destination has delivered: nothing past it expires (default: no bound). */
   readonly delivered?: () => number;
+  /** A JetStream node's name, added to its archives' file names (archive.ts). */
+  readonly node?: string;
   /** Whether this node may expire (a JetStream node: only while it leads; default: always). */
   readonly leads?: () => boolean;
   /** Run before each expiry: a JetStream leader completes the purge of a cut its predecessor recorded. */
@@ -89,7 +91,7 @@ async function expireSegment(deps: ExpiryDeps, { from, to }: { from: number; to:
   const raw = [...log.readRaw(from, to)];
   if (raw.length !== to - from + 1) throw new Error(`records ${from}..${to} are not all in the live store`);
   const records: Array<SegmentRecord & { bytes: Uint8Array }> = raw.map(({ bytes }) => ({ record: decodeRecord(bytes), hash: hashBytes(bytes), bytes }));
-  const file = archiveName(from, to);
+  const file = archiveName(from, to, deps.node);
   const header = { archive: ARCHIVE_FORMAT, origin: deps.origin, fromSeq: from, toSeq: to, prevHash: records[0]!.record.prev, checkpoint, checkpointSize } as const;
   const digest = deps.storePath !== undefined
     ? await writeArchiveOffThread(deps.storePath, deps.archiveDir, file, header)

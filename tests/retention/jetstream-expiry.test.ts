@@ -88,7 +88,7 @@ async function startNode(stream: string, name: string, home: string): Promise<No
       const runner = await startRetention({
         log: inst.log, writer: leaderOnly(inst.writer, leading), carried: inst.carried, checkpoints: transparency, origin: transparency.verifier.name,
         settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
-        leads: leading, beforeRun: async () => { await node.log()?.purgeBelowCut(); },
+        node: name, leads: leading, beforeRun: async () => { await node.log()?.purgeBelowCut(); },
       }, () => new Date(clock()), () => {});
       runners.push(runner);
       return runner;
