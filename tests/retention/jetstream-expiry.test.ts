@@ -11,6 +11,8 @@ import { detectIn } from '../../src/alerting/detection-step.js';
 import { DEFAULT_DETECTION, openInstanceStore, storeOptions, type InstanceStore } from '../../src/instance/open.js';
 import { connectJetStreamNode, leaderOnly, type JetStreamNode } from '../../src/instance/jetstream-node.js';
 import { streamSettings } from '../../src/log/jetstream-connect.js';
+import { startFromCut } from '../../src/log/jetstream-cut.js';
+import { openLmdbStore } from '../../src/log/lmdb-store.js';
 import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
 import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
@@ -222,6 +224,40 @@ describe('retention on the JetStream backend', () => {
       const fromArchives = await logVerify(cPath, {}, dir, [a.transparency.verifier]) as { ok: boolean; history?: { records: number; archives: number } };
       assert.equal(fromArchives.ok, true, JSON.stringify(fromArchives));
       assert.deepEqual([fromArchives.history?.records, fromArchives.history?.archives], [a.inst.log.head().seq, 2]);
+    } finally {
+      for (const n of nodes.reverse()) await n.close();
+      for (const d of dirs) d.cleanup();
+    }
+  });
+
+  it('a store that started from a cut and copied nothing before the stream was purged again starts from the last cut', async () => {
+    const stream = `RJ${process.pid}_${++streams}`;
+    const dirs = [tempDir(), tempDir()];
+    const nodes: Node[] = [];
+    try {
+      const a = await startNode(stream, 'a', dirs[0]!.path);
+      nodes.push(a);
+      await until('node a leads', () => a.node.leadership().leading);
+      await history(a, 200);
+      const runner = await a.retention(() => day(40));
+      assert.deepEqual((await runner.run()).map((e) => [e.fromSeq, e.toSeq]), [[1, 256]]);
+      // A new node's store starts from that cut (as openJetStreamLog starts it), then the node stops before copying a message.
+      const firstAfterCut = (await a.node.conn.jsm.streams.info(stream)).state.first_seq;
+      const store = openLmdbStore(join(dirs[1]!.path, 'store'));
+      await startFromCut(store, a.node.conn, firstAfterCut);
+      await store.close();
+      // Meanwhile the leader cuts again (the day-35 records are past 30 days at day 66) and purges past the message it would copy first.
+      const later = await a.retention(() => day(66));
+      assert.deepEqual((await later.run()).map((e) => [e.fromSeq, e.toSeq]), [[257, 512]]);
+      await until('the second purge', async () => (await a.node.conn.jsm.streams.info(stream)).state.first_seq > firstAfterCut);
+      const d = await startNode(stream, 'd', dirs[1]!.path);
+      nodes.push(d);
+      assert.equal(d.inst.log.first(), 513);
+      await sameModels(a, d, 'the node started again from the last cut');
+      assert.equal(verifyLog(d.inst.log, d.inst.log.cut()).ok, true);
+      await d.transparency.make();
+      assert.equal(verifyTree(d.inst.store, d.inst.log, d.transparency.verifier).ok, true);
+      assert.equal(Buffer.from(d.inst.log.tree.root()).toString('base64'), Buffer.from(a.inst.log.tree.root()).toString('base64'));
     } finally {
       for (const n of nodes.reverse()) await n.close();
       for (const d of dirs) d.cleanup();
