@@ -123,16 +123,23 @@ async function expireSegment(deps: ExpiryDeps, { from, to }: { from: number; to:
     carried,
     inTransaction(recs) {
       deps.carried.write(fate.carried.length > 0 ? recs[0]!.seq : undefined, fate.carried, fate.dropped);
-      // The evidence index forgets the events that left with their records (not re-sent copies kept elsewhere).
-      for (const r of fate.dropped) {
-        eventsOfRecord(r).forEach((e) => {
-          const at = evidence.get(e.id);
-          if (at && decodeStored(at).seq === r.seq) evidence.removeSync(e.id);
-        });
-      }
+      forgetDroppedEvidence(evidence, fate.dropped);
     },
   });
   return { fromSeq: from, toSeq: to, file, carried: fate.carried.length, dropped: fate.dropped.length };
+}
+
+/**
+ * The evidence index forgets the events that left with their records (not re-sent copies stored
+ * with a later record): inside the transaction of a cut, on the leader and on every copy.
+ */
+export function forgetDroppedEvidence(evidence: Database<Uint8Array, string>, dropped: readonly LogRecord[]): void {
+  for (const r of dropped) {
+    for (const e of eventsOfRecord(r)) {
+      const at = evidence.get(e.id);
+      if (at && decodeStored(at).seq === r.seq) evidence.removeSync(e.id);
+    }
+  }
 }
 
 /** The alerts whose evidence leaves with the dropped records, and which of it. */

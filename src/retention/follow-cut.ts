@@ -1,12 +1,12 @@
 import type { Database } from 'lmdb';
-import { eventsOfRecord } from '../events/record-types.js';
 import type { LogCut } from '../log/event-log.js';
 import type { Replica } from '../log/jetstream-log.js';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
 import { decodeRecord, type LogRecord } from '../log/record.js';
-import { EVIDENCE_DBS, decodeStored } from '../projections/evidence.js';
+import { EVIDENCE_DBS } from '../projections/evidence.js';
 import type { ProjectionRuntime } from '../projections/runtime.js';
 import type { CarriedIndex } from './carried.js';
+import { forgetDroppedEvidence } from './expire.js';
 import { asRecord, type CarriedRecord } from './plan.js';
 
 /**
@@ -34,12 +34,7 @@ export function followCut(runtime: ProjectionRuntime, carried: CarriedIndex, log
     const evidence = runtime.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
     return {
       inTransaction() {
-        for (const r of dropped) {
-          for (const e of eventsOfRecord(r)) {
-            const at = evidence.get(e.id);
-            if (at && decodeStored(at).seq === r.seq) evidence.removeSync(e.id);
-          }
-        }
+        forgetDroppedEvidence(evidence, dropped);
       },
       refold() {
         refolds = refolds.catch(() => undefined).then(() => runtime.refold(carried.all(), Math.max(cut.firstSeq, log.first())));
