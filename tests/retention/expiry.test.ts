@@ -2,12 +2,6 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Packr } from 'msgpackr';
-import { decideIngestEvents } from '../../src/commands/ingest-events.js';
-import { detectIn } from '../../src/alerting/detection-step.js';
-import { DEFAULT_DETECTION, type InstanceStore } from '../../src/instance/open.js';
-import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { EVIDENCE_DBS, decodeStored, hasEvent } from '../../src/projections/evidence.js';
 import { RETENTION, type RetentionState } from '../../src/projections/retention.js';
@@ -18,45 +12,7 @@ import { startRetention } from '../../src/retention/scheduler.js';
 import { archiveDirOf } from '../../src/retention/expire.js';
 import { logVerify, replay } from '../../src/cli/log-commands.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
-
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
-const DAY = 86_400_000;
-const T0 = Date.parse('2026-10-01T10:00:00Z');
-const day = (n: number) => new Date(T0 + n * DAY).toISOString();
-
-/** sshd failures from one address: enough of them trip the built-in brute-force rules. */
-function sshFailure(n: number, at: string): NormalizedEvent {
-  return {
-    schemaVersion: 1, id: `ssh-${at}-${n}`, category: 'identity', class: 'authentication', activity: 'logon', outcome: 'failure',
-    time: at, ingestedAt: at, severity: 5, source: { adapter: 'linux-journal', instance: 'bastion', recordId: String(n) },
-    entityKeys: ['ip:203.0.113.9', 'host:bastion', 'user:root'], actor: { user: 'root' }, sourceEndpoint: { ip: '203.0.113.9' }, destinationEndpoint: { host: 'bastion' },
-    attributes: { SYSLOG_IDENTIFIER: 'sshd', MESSAGE: 'Failed password', src_ip: '203.0.113.9', user: 'root' },
-  };
-}
-
-function dnsEvent(n: number, at: string, host: string): NormalizedEvent {
-  return {
-    schemaVersion: 1, id: `dns-${at}-${n}`, category: 'network', class: 'dns_query', activity: 'query', outcome: 'success',
-    time: at, ingestedAt: at, severity: 1, source: { adapter: 'prop', instance: 'x', recordId: String(n) },
-    entityKeys: [`host:${host}`, `domain:d${n % 7}.example`], sourceEndpoint: { ip: '10.0.0.1' }, destinationEndpoint: { ip: '10.0.0.2', port: 53 }, attributes: {},
-  };
-}
-
-/** Ingests `count` one-event records at `at`, in one group commit. */
-async function ingest(inst: InstanceStore, events: NormalizedEvent[], at: string): Promise<void> {
-  const ctx = { now: at };
-  await Promise.all(events.map((e) => inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, [e]), [], ctx, DEFAULT_DETECTION), ctx)));
-}
-
-/** Every read model, of both sides, as plain data (as the replay property test compares them). */
-async function dump(inst: InstanceStore): Promise<unknown> {
-  await inst.readYourWrites();
-  const heap = HEAP_PROJECTIONS.map((p) => [p.name, packr.unpack(packr.pack(p.snapshot ? p.snapshot(inst.runtime.state(p.name)) : inst.runtime.state(p.name)))]);
-  const read = readProjections();
-  const indexes = [...INDEX_PROJECTIONS, ...read.indexes].flatMap((ix) => ix.dbs.map((db) => [db, [...inst.reads.db(db).getRange({})].map(({ key, value }) => [key, value])]));
-  const readHeap = await Promise.all(read.heap.map(async (p) => [p.name, packr.unpack(packr.pack(await inst.readSide.snapshot(p.name)))]));
-  return { heap, indexes, readHeap };
-}
+import { day, dnsEvent, dump, ingest, sshFailure } from './helpers.js';
 
 /** An instance with a month-old history: sshd failures (an alert, reviewed), DNS evidence and API requests at day 0, fresh evidence at day 35. */
 async function history(): Promise<{ t: TestInstance; alertId: string; oldIds: string[]; newIds: string[] }> {

@@ -4,11 +4,8 @@ import { readdirSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { Packr } from 'msgpackr';
 import { ConfigSchema, type Config } from '../../src/config/schema.js';
-import { decideIngestEvents } from '../../src/commands/ingest-events.js';
-import { detectIn } from '../../src/alerting/detection-step.js';
-import { DEFAULT_DETECTION, openInstanceStore, storeOptions, type InstanceStore } from '../../src/instance/open.js';
+import { openInstanceStore, storeOptions, type InstanceStore } from '../../src/instance/open.js';
 import { connectJetStreamNode, leaderOnly, type JetStreamNode } from '../../src/instance/jetstream-node.js';
 import { streamSettings } from '../../src/log/jetstream-connect.js';
 import { startFromCut } from '../../src/log/jetstream-cut.js';
@@ -16,8 +13,6 @@ import { openLmdbStore } from '../../src/log/lmdb-store.js';
 import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
 import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
-import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { verifyLog } from '../../src/log/verify.js';
 import { verifyTree } from '../../src/log/verify-tree.js';
@@ -28,33 +23,13 @@ import { followCut } from '../../src/retention/follow-cut.js';
 import { logVerify } from '../../src/cli/log-commands.js';
 import { startNats, type NatsCluster } from '../helpers/nats.js';
 import { tempDir } from '../helpers/temp.js';
+import { day, dnsEvent, dump, ingest, sshFailure } from './helpers.js';
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
-const DAY = 86_400_000;
-const T0 = Date.parse('2026-10-01T10:00:00Z');
-const day = (n: number) => new Date(T0 + n * DAY).toISOString();
 
 let cluster: Promise<NatsCluster> | undefined;
 const nats = () => (cluster ??= startNats(1));
 after(async () => { if (cluster) await (await cluster).stop(); });
 let streams = 0;
-
-function sshFailure(n: number, at: string): NormalizedEvent {
-  return {
-    schemaVersion: 1, id: `ssh-${at}-${n}`, category: 'identity', class: 'authentication', activity: 'logon', outcome: 'failure',
-    time: at, ingestedAt: at, severity: 5, source: { adapter: 'linux-journal', instance: 'bastion', recordId: String(n) },
-    entityKeys: ['ip:203.0.113.9', 'host:bastion', 'user:root'], actor: { user: 'root' }, sourceEndpoint: { ip: '203.0.113.9' }, destinationEndpoint: { host: 'bastion' },
-    attributes: { SYSLOG_IDENTIFIER: 'sshd', MESSAGE: 'Failed password', src_ip: '203.0.113.9', user: 'root' },
-  };
-}
-
-function dnsEvent(n: number, at: string, host: string): NormalizedEvent {
-  return {
-    schemaVersion: 1, id: `dns-${at}-${n}`, category: 'network', class: 'dns_query', activity: 'query', outcome: 'success',
-    time: at, ingestedAt: at, severity: 1, source: { adapter: 'prop', instance: 'x', recordId: String(n) },
-    entityKeys: [`host:${host}`, `domain:d${n % 7}.example`], sourceEndpoint: { ip: '10.0.0.1' }, destinationEndpoint: { ip: '10.0.0.2', port: 53 }, attributes: {},
-  };
-}
 
 /** One `vigil serve` node of a JetStream cluster, in this process and wired as serve.ts wires it, with a clock the test moves. */
 interface Node {
@@ -112,21 +87,6 @@ async function until(what: string, check: () => boolean | Promise<boolean>): Pro
     if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-async function ingest(inst: InstanceStore, events: NormalizedEvent[], at: string): Promise<void> {
-  const ctx = { now: at };
-  await Promise.all(events.map((e) => inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, [e]), [], ctx, DEFAULT_DETECTION), ctx)));
-}
-
-/** Every read model of both sides, as plain data (as tests/retention/expiry.test.ts compares them). */
-async function dump(inst: InstanceStore): Promise<unknown> {
-  await inst.readYourWrites();
-  const heap = HEAP_PROJECTIONS.map((p) => [p.name, packr.unpack(packr.pack(p.snapshot ? p.snapshot(inst.runtime.state(p.name)) : inst.runtime.state(p.name)))]);
-  const read = readProjections();
-  const indexes = [...INDEX_PROJECTIONS, ...read.indexes].flatMap((ix) => ix.dbs.map((db) => [db, [...inst.reads.db(db).getRange({})].map(({ key, value }) => [key, value])]));
-  const readHeap = await Promise.all(read.heap.map(async (p) => [p.name, packr.unpack(packr.pack(await inst.readSide.snapshot(p.name)))]));
-  return { heap, indexes, readHeap };
 }
 
 /** Waits until `b` holds `a`'s head and its read models equal `a`'s (a follower refolds beside the stream). */
