@@ -2,7 +2,10 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { unpackBatch } from '../../src/log/jetstream-batch.js';
 import { connectJetStream } from '../../src/log/jetstream-connect.js';
+import { cutOfBatch } from '../../src/log/jetstream-cut.js';
+import { decodeRecord } from '../../src/log/record.js';
 import { listedEventIds, runCli } from '../helpers/cli.js';
 import { makeEvent } from '../helpers/instance.js';
 import { startNats, type NatsCluster } from '../helpers/nats.js';
@@ -74,8 +77,8 @@ describe('retention on a JetStream cluster of vigil serve nodes', () => {
     const acknowledged: string[] = [];
     let batch = 0;
     /** Ingests through both nodes until `done`. */
-    const ingestUntil = async (urls: () => string[], done: () => boolean) => {
-      while (!done()) {
+    const ingestUntil = async (urls: () => string[], done: () => boolean | Promise<boolean>) => {
+      while (!(await done())) {
         for (const url of urls()) {
           const ids = Array.from({ length: 5 }, (_, i) => `b${batch}-e${i}`);
           batch++;
@@ -87,20 +90,27 @@ describe('retention on a JetStream cluster of vigil serve nodes', () => {
     // The leader expires two segments: archives on its machine, none on the follower's.
     await ingestUntil(() => [pa.url, pb.url], () => archivesIn(archiveDir(0)).length >= 2);
     assert.equal(archivesIn(archiveDir(1)).length, 0, 'a follower archives nothing');
-    const conn = await connectJetStream({ servers: [...nats.urls], stream: 'VIGIL_LOG', replicas: 1, leaseSeconds: 3, publishTimeoutSeconds: 10 }, 'test');
-    try {
-      await until(async () => (await conn.jsm.streams.info('VIGIL_LOG')).state.first_seq > 1, 200);
-    } finally {
-      await conn.close();
-    }
+    /** The first live record after the stream's last cut (1 before any cut). */
+    const firstLive = async () => {
+      const conn = await connectJetStream({ servers: [...nats!.urls], stream: 'VIGIL_LOG', replicas: 1, leaseSeconds: 3, publishTimeoutSeconds: 10 }, 'test');
+      try {
+        const last = await conn.jsm.streams.getMessage(conn.stream, { last_by_subj: conn.cutSubject });
+        return last ? cutOfBatch(unpackBatch(last.data).map((b) => decodeRecord(b)))?.firstSeq ?? 1 : 1;
+      } finally {
+        await conn.close();
+      }
+    };
+    await until(async () => (await firstLive()) > 1, 200);
 
     // The leader dies in the middle of it; the follower leads, the old leader comes back as a follower.
     await a.kill();
     await until(() => b.leads());
     pa = await a.start();
     assert.equal(a.leads(), false);
-    const before = archivesIn(archiveDir(1)).length;
-    await ingestUntil(() => [pb.url, pa.url], () => archivesIn(archiveDir(1)).length >= before + 1);
+    // The new leader goes on until it has archived and cut a segment the old one never archived
+    // (the old one may have archived a segment it did not live to cut: the new one archives it again).
+    const lastArchivedBy0 = Math.max(...archivesIn(archiveDir(0)).map((f) => Number(/^segment-\d{12}-(\d{12})-/.exec(f)?.[1])));
+    await ingestUntil(() => [pb.url, pa.url], async () => (await firstLive()) > lastArchivedBy0 + 1);
 
     // Both copies list the same live events (listed one after the other while the leader may still
     // expire a segment in between: until two listings agree); every acknowledged event is live or archived.
