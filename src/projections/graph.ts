@@ -66,10 +66,29 @@ export function adjacency(g: GraphState): Map<string, Set<string>> {
 /** The id of a relationship: `from|type|to`. */
 export const relationshipId = (r: { from: string; to: string; type: string }) => `${r.from}|${r.type}|${r.to}`;
 
+/**
+ * A live iterator over each map's keys, where the last eviction left it. Every key it has passed
+ * was deleted (evicted, or moved to the end for its second chance), so its next key is the map's
+ * first: `map.keys().next()` would be the same key, but V8 finds it by skipping every deleted slot
+ * from the start of the table, and at the limit, where each new entry evicts one, that is quadratic.
+ */
+const cursors = new WeakMap<Map<string, unknown>, Iterator<string>>();
+
+/** The first (oldest) key of `map`, which the caller deletes. */
+function oldestKey(map: Map<string, unknown>): string {
+  let next = cursors.get(map)?.next();
+  if (!next || next.done) {
+    const it = map.keys();
+    cursors.set(map, it);
+    next = it.next();
+  }
+  return next.value as string;
+}
+
 /** Forgets the least recently seen entries of `map` until it holds at most `max`. */
 function evict<V>(g: GraphState, map: Map<string, V>, seenAgain: Set<string>, max: number, forget: (key: string, value: V) => void): void {
   while (map.size > max) {
-    const key = map.keys().next().value as string;
+    const key = oldestKey(map);
     const value = map.get(key)!;
     map.delete(key);
     if (seenAgain.delete(key)) map.set(key, value);

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { RecordType } from '../../src/events/record-types.js';
 import type { LogRecord } from '../../src/log/record.js';
-import { createGraphProjection, type GraphState } from '../../src/projections/graph.js';
+import { createGraphProjection, touchEntity, type GraphState } from '../../src/projections/graph.js';
 import { queryGraph } from '../../src/projections/graph-query.js';
 import { makeEvent } from '../helpers/instance.js';
 
@@ -51,5 +51,34 @@ describe('the graph is bounded by configuration, not by history', () => {
       assert.deepEqual(p.snapshot!(resumed), p.snapshot!(live));
       for (const key of live.entities.keys()) assert.deepEqual(queryGraph(resumed, { entity: key, limit: 100 }), queryGraph(live, { entity: key, limit: 100 }));
     }), { numRuns: 300 });
+  });
+
+  it('forgets entities in the order of a plain CLOCK model, across many evictions (property)', () => {
+    /** The model: keys oldest first; past the limit the oldest goes, unless seen again at the limit (then it moves to the end once). */
+    const model = (keys: readonly number[], max: number): string[] => {
+      const order: string[] = [];
+      const again = new Set<string>();
+      for (const k of keys.map((n) => `host:h${n}`)) {
+        if (!order.includes(k)) {
+          order.push(k);
+          while (order.length > max) {
+            const oldest = order.shift()!;
+            if (again.delete(oldest)) order.push(oldest);
+          }
+        } else if (order.length >= max) again.add(k);
+      }
+      return order;
+    };
+    const run = (keys: readonly number[], max: number) => {
+      const g = createGraphProjection({ entities: max, relationships: 1 }).initial();
+      keys.forEach((n, i) => touchEntity(g, `host:h${n}`, new Date(Date.UTC(2026, 10, 22, 0, 0, i)).toISOString()));
+      return [...g.entities.keys()];
+    };
+    fc.assert(fc.property(fc.array(fc.nat(40), { maxLength: 600 }), fc.integer({ min: 1, max: 12 }), (keys, max) => {
+      assert.deepEqual(run(keys, max), model(keys, max));
+    }), { numRuns: 300 });
+    // Long enough for the map's table to be rebuilt many times under the iterator.
+    const long = Array.from({ length: 30_000 }, (_, i) => (i * 7919) % 3001);
+    assert.deepEqual(run(long, 500), model(long, 500));
   });
 });
