@@ -4,6 +4,8 @@ import { openLmdbLog } from '../src/log/lmdb-log.js';
 import { decodeRecord, encodeRecord } from '../src/log/record.js';
 import { openInstanceStore } from '../src/instance/open.js';
 import { RecordType } from '../src/events/record-types.js';
+import type { LogRecord } from '../src/log/record.js';
+import { createGraphProjection } from '../src/projections/graph.js';
 import { benchConfig, cli, load, peakRssMiB, scratch, startChild, stopChild, token, vigil } from './harness.js';
 import { benchEvent, eventBodies } from './events.js';
 import { rssNowMiB } from './overload.js';
@@ -68,6 +70,26 @@ async function replayRate(figures: Figure[], config: string): Promise<void> {
 }
 
 /**
+ * (g) the graph's fold alone (the read side's heap model), in process: 600,000 events in records of
+ * 1000, once from 50,000 source addresses (it stays under its limits) and once with every event
+ * from a new address (past 200,000 entities, each new one evicts the least recently seen).
+ */
+function graphFold(figures: Figure[]): void {
+  for (const distinct of [50_000, 600_000]) {
+    const p = createGraphProjection();
+    let g = p.initial();
+    const records: LogRecord[] = Array.from({ length: 600 }, (_, b) => ({
+      seq: b + 1, at: '2026-11-22T12:00:00.000Z', type: RecordType.EventsIngested, prev: '',
+      data: { events: Array.from({ length: 1000 }, (_, i) => benchEvent(`g-${b}-${i}`, (b * 1000 + i) % distinct)) },
+    }));
+    const t0 = performance.now();
+    for (const r of records) g = p.evolve(g, r);
+    const s = (performance.now() - t0) / 1000;
+    figures.push({ name: `g. graph fold, 600,000 events from ${distinct.toLocaleString('en')} source addresses`, value: Math.round(600_000 / s), unit: 'events/s', note: `${g.entities.size.toLocaleString('en')} entities kept, ${g.evicted.toLocaleString('en')} forgotten` });
+  }
+}
+
+/**
  * (e) start-to-ready with 1,000,000 records in the log, each one event. Restart cost follows the
  * graph's size, so it is measured twice: events from `distinct` source addresses (a realistic
  * network), and with every event from a new address (one million entities, the worst case).
@@ -96,6 +118,7 @@ export async function foundationBench(report: Record<string, unknown>): Promise<
   await rawAppend(figures);
   const config = await httpIngest(figures, report);
   await replayRate(figures, config);
+  graphFold(figures);
   await startWithMillion(figures, 50_000);
   await startWithMillion(figures, 1_000_000);
   return figures;
