@@ -1,7 +1,7 @@
 import { openLmdbLog, type LmdbEventLog } from '../log/lmdb-log.js';
 import { openLmdbStore, type LmdbStore } from '../log/lmdb-store.js';
 import type { IndexProjection, Projection } from '../projections/types.js';
-import { createProjectionRuntime, type ProjectionRuntime } from '../projections/runtime.js';
+import { createProjectionRuntime, type ProjectionRuntime, type RuntimeOptions } from '../projections/runtime.js';
 import { createWriter, type Writer } from './writer.js';
 import { openCarriedIndex, type CarriedIndex } from '../retention/carried.js';
 
@@ -28,6 +28,8 @@ export interface EventStoreOptions {
   readonly onFatal?: (err: Error) => void;
   /** Opens the log in the store; the LMDB log by default (a JetStream node passes its own, src/log/jetstream-log.ts). */
   readonly openLog?: LogOpener;
+  /** Folds the heap models from a retention cut off the writer's thread (src/projections/refold.ts). */
+  readonly foldFromCut?: RuntimeOptions['foldFromCut'];
 }
 
 /** Opens the log kept in (or copied into) an LMDB store. */
@@ -45,6 +47,7 @@ export async function openEventStore(path: string, opts: EventStoreOptions): Pro
     const runtime = createProjectionRuntime({
       store, log, projections: opts.projections, indexes: opts.indexes, carried,
       ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
+      ...(opts.foldFromCut ? { foldFromCut: opts.foldFromCut } : {}),
     });
     const folded = await runtime.start();
     const writer = createWriter(log, runtime);

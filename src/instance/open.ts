@@ -1,5 +1,6 @@
 import { openEventStore, type EventStore, type LogOpener } from '../commands/event-store.js';
 import type { DetectionSettings } from '../alerting/evaluate.js';
+import { foldFromCutOffThread } from '../projections/refold.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../projections/all.js';
 import { DEFAULT_GRAPH_LIMITS, type GraphLimits } from '../projections/graph.js';
 import type { ReadModels } from '../projections/runtime.js';
@@ -54,6 +55,8 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
     ...(opts.openLog ? { openLog: opts.openLog } : {}),
+    // The worker folds HEAP_PROJECTIONS, the projections passed here.
+    foldFromCut: (carried, firstSeq) => foldFromCutOffThread(path, carried, firstSeq),
   });
   const graph = opts.graph ?? DEFAULT_GRAPH_LIMITS;
   const read = readProjections(graph);

@@ -19,6 +19,8 @@ export interface HeapModels {
   fold(record: LogRecord): void;
   /** Restores every checkpoint that matches its projection's version and is not past `head`. */
   restore(head: number): void;
+  /** Takes the given checkpoints (one per projection, of its version, as `snapshot` makes them); throws when one is missing or of another version. */
+  load(checkpoints: ReadonlyArray<[string, Checkpoint]>): void;
   /** The lowest seq every projection has folded. */
   lowestSeq(): number;
   /** The checkpoints of the current states, packed now (written later, in a transaction). */
@@ -53,6 +55,19 @@ export function createHeapModels(store: LmdbStore, projections: readonly Project
           states.set(p.name, p.restore ? p.restore(data) : data);
           heapSeq.set(p.name, cp.seq);
         }
+      }
+    },
+    load(given) {
+      const byName = new Map(given);
+      for (const p of projections) {
+        const cp = byName.get(p.name);
+        if (!cp || cp.version !== p.version) throw new Error(`no checkpoint of ${p.name} version ${p.version} to load`);
+      }
+      for (const p of projections) {
+        const cp = byName.get(p.name)!;
+        const data = packr.unpack(cp.state);
+        states.set(p.name, p.restore ? p.restore(data) : data);
+        heapSeq.set(p.name, cp.seq);
       }
     },
     lowestSeq: () => Math.min(...heapSeq.values()),

@@ -2,7 +2,7 @@ import type { Database } from 'lmdb';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
 import type { LmdbStore } from '../log/lmdb-store.js';
 import type { LogRecord } from '../log/record.js';
-import { createHeapModels } from './heap-models.js';
+import { createHeapModels, type Checkpoint } from './heap-models.js';
 import { createIndexWrites, type Op } from './index-writes.js';
 import type { IndexKey, IndexProjection, IndexReader, Projection } from './types.js';
 
@@ -55,6 +55,12 @@ export interface RuntimeOptions {
   readonly checkpointEvery?: number;
   /** Records carried forward by retention, by original seq (a fold from the cut folds them first). */
   readonly carried?: { get(seq: number): LogRecord | undefined; all(): LogRecord[] };
+  /**
+   * Folds fresh heap models from a cut somewhere else (a worker thread, src/projections/refold.ts):
+   * the carried records, then the committed records from `firstSeq` to some `seq`, as checkpoints of
+   * `projections`. A refold then folds only what follows `seq` here; when it fails, all of it.
+   */
+  readonly foldFromCut?: (carried: readonly LogRecord[], firstSeq: number) => Promise<{ seq: number; checkpoints: Array<[string, Checkpoint]> }>;
 }
 
 /**
@@ -174,10 +180,22 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     },
 
     refold(carried, firstSeq) {
-      const fresh = createHeapModels(store, projections);
+      let fresh = createHeapModels(store, projections);
       const run = (async () => {
-        for (const r of carried) fresh.fold(r);
         let last = firstSeq - 1;
+        // Folded elsewhere when it can be (a failed worker costs only the time: all is folded here).
+        const elsewhere = await opts.foldFromCut?.(carried, firstSeq).catch(() => undefined);
+        let loaded = false;
+        if (elsewhere) {
+          try {
+            fresh.load(elsewhere.checkpoints);
+            last = elsewhere.seq;
+            loaded = true;
+          } catch {
+            fresh = createHeapModels(store, projections);
+          }
+        }
+        if (!loaded) for (const r of carried) fresh.fold(r);
         const CHUNK = 2000;
         for (;;) {
           // Committed records, a chunk per turn; the last step folds the staged ones and swaps at once.

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Packr } from 'msgpackr';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { EVIDENCE_DBS, decodeStored, hasEvent } from '../../src/projections/evidence.js';
 import { RETENTION, type RetentionState } from '../../src/projections/retention.js';
@@ -11,8 +12,11 @@ import { verifyWithArchives } from '../../src/retention/verify-archives.js';
 import { startRetention } from '../../src/retention/scheduler.js';
 import { archiveDirOf } from '../../src/retention/expire.js';
 import { logVerify, replay } from '../../src/cli/log-commands.js';
+import { foldFromCutOffThread } from '../../src/projections/refold.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 import { day, dnsEvent, dump, ingest, sshFailure } from './helpers.js';
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** An instance with a month-old history: sshd failures (an alert, reviewed), DNS evidence and API requests at day 0, fresh evidence at day 35. */
 async function history(): Promise<{ t: TestInstance; alertId: string; oldIds: string[]; newIds: string[] }> {
@@ -94,6 +98,10 @@ describe('retention expiry', () => {
 
       // Replay from the cut reproduces the read models, and so does a restart.
       const live = await dump(inst);
+      // The cut's refold of the writer's heap models ran in a worker thread; it folds what a replay does.
+      const offThread = await foldFromCutOffThread(t.config.storage.path, inst.carried.all(), inst.log.first());
+      assert.equal(offThread.seq, inst.log.head().seq);
+      assert.deepEqual(offThread.checkpoints.map(([name, cp]) => [name, packr.unpack(cp.state)]), (live as { heap: unknown }).heap);
       await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(inst.log.head().seq)]);
       assert.deepEqual(await dump(inst), live, 'rebuilt from the cut');
       await runner.stop();
