@@ -60,26 +60,39 @@ function load(nodes: readonly VigilNode[], token: string): { acknowledged(): num
 
 const refusedReads = new Map<string, number>();
 
-/** A GET, retried while the node answers 503 with Retry-After (a leader change, NATS catching up). */
-async function get(url: string, token: string): Promise<Response> {
+/**
+ * A GET from a node as a client of a supervised service sees it: retried while the node answers 503
+ * with Retry-After (a leader change, NATS catching up) and while it is down (it stopped itself, an
+ * outcome unknown; the supervisor starts it again, on a new port).
+ */
+async function getFrom(node: VigilNode, pathAndQuery: string, token: string): Promise<Response> {
   for (;;) {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-    if (res.status !== 503) return res;
-    assert.ok(res.headers.get('retry-after'), 'a 503 says when to retry');
-    const why = (await res.json() as { error: string }).error;
-    refusedReads.set(why, (refusedReads.get(why) ?? 0) + 1);
+    const url = node.current()?.url;
+    const res = url ? await fetch(`${url}${pathAndQuery}`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined) : undefined;
+    if (res && res.status !== 503) return res;
+    if (res) {
+      assert.ok(res.headers.get('retry-after'), 'a 503 says when to retry');
+      const why = (await res.json() as { error: string }).error;
+      refusedReads.set(why, (refusedReads.get(why) ?? 0) + 1);
+    } else refusedReads.set('down', (refusedReads.get('down') ?? 0) + 1);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
 
-async function readJson(url: string, path: string, token: string): Promise<unknown> {
-  const res = await get(`${url}${path}`, token);
+async function readJson(node: VigilNode, path: string, token: string): Promise<unknown> {
+  const res = await getFrom(node, path, token);
   assert.equal(res.status, 200, path);
   return res.json();
 }
 
+/** The node's events of the test, page by page (each page from wherever the node now listens). */
+const listedBy = (node: VigilNode, token: string) => listedEventIds('http://node', token, 'jepsen', (u) => {
+  const at = new URL(u);
+  return getFrom(node, at.pathname + at.search, token);
+});
+
 describe('a JetStream cluster under faults (Jepsen-like)', () => {
-  it('keeps every acknowledged event exactly once on every node while leaders and NATS servers are killed and restarted', { timeout: 300_000 }, async () => {
+  it('keeps every acknowledged event exactly once on every node while leaders and NATS servers are killed and restarted', { timeout: 300_000 }, async (t) => {
     const started = performance.now();
     nats = await startNats(3);
     vigil = vigilCluster(nats.urls, 3, { replicas: 3, publishTimeoutSeconds: 10 });
@@ -89,6 +102,14 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     await Promise.all(nodes.slice(1).map((n) => n.start()));
     // A supervisor, as systemd's Restart=always: a node that stopped itself (outcome unknown) comes back.
     let supervising = true;
+    // The test ended (the signal is aborted either way): supervision stops before the nodes are
+    // killed. Ended without finishing (timed out), the loops below would keep this file's process,
+    // and the whole run, alive for ever.
+    let finished = false;
+    t.signal.addEventListener('abort', () => {
+      supervising = false;
+      if (!finished) setTimeout(() => process.exit(1), 15_000).unref();
+    });
     let selfStopped = 0;
     const stoppedOutput: string[] = [];
     const down = new Set<VigilNode>();
@@ -111,6 +132,12 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     console.log(`set-up took ${Math.round(t0 - started)} ms`);
     const phases: string[] = [];
     const mark = (what: string) => phases.push(`${what}@${Math.round((performance.now() - t0) / 100) / 10}s`);
+    // Stuck somewhere (the test's timeout would say only that): where, and what the nodes last said.
+    const watchdog = setTimeout(() => console.log(JSON.stringify({
+      stuckAfter: phases, acknowledged: traffic.acknowledged(), answers: traffic.answers(), selfStopped,
+      nodes: nodes.map((n) => ({ name: n.name, up: n.current()?.proc.exitCode === null, leads: n.leads(), startError: n.lastStartError(), said: (n.current()?.output() ?? '').split('\n').filter((l) => /"level":"(fatal|error|warn)"/.test(l)).slice(-4) })),
+    })), 270_000);
+    watchdog.unref();
     try {
       await progress(50);
       for (let round = 0; round < 3; round++) {
@@ -139,28 +166,20 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
         mark('nats back');
       }
     } finally {
-      supervising = false;
-      await supervisor;
       // On a failure too: the clients must stop for the test process to end.
       await traffic.stop();
     }
     const acknowledged = await traffic.stop();
     mark('load stopped');
     const answers = traffic.answers();
-    // A node that stopped itself as the faults ended comes back before the checks.
-    for (const n of nodes) {
-      const p = n.current();
-      if (!p || p.proc.exitCode !== null || p.proc.signalCode !== null) {
-        selfStopped++;
-        await n.startUntilUp();
-      }
-    }
     const fatalLines = (n: VigilNode) => (n.current()?.output() ?? '').split('\n').filter((l) => /"level":"(fatal|error)"/.test(l)).slice(0, 5);
     const diagnostics = () => JSON.stringify({ answers, selfStopped, fatal: nodes.map(fatalLines) });
     assert.ok(acknowledged.length >= 200, `only ${acknowledged.length} events acknowledged (${diagnostics()})`);
 
     // Every node lists every acknowledged event exactly once, and the same events.
-    const lists = await Promise.all(nodes.map((n) => listedEventIds(n.current()!.url, vigil!.viewerToken, 'jepsen', (u) => get(u, vigil!.viewerToken))));
+    // The supervisor goes on through the checks: a node may still stop itself (a write of its own,
+    // such as an access record, whose outcome it cannot know) and come back.
+    const lists = await Promise.all(nodes.map((n) => listedBy(n, vigil!.viewerToken)));
     for (const [i, ids] of lists.entries()) {
       const seen = new Set(ids);
       assert.equal(seen.size, ids.length, `node${i} lists an event twice`);
@@ -171,10 +190,20 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     mark('events listed');
     // The read models agree.
     for (const path of ['/api/v1/alerts?limit=1000', '/api/v1/incidents', '/api/v1/rules']) {
-      const views = await Promise.all(nodes.map((n) => readJson(n.current()!.url, path, vigil!.viewerToken)));
+      const views = await Promise.all(nodes.map((n) => readJson(n, path, vigil!.viewerToken)));
       for (const v of views.slice(1)) assert.deepEqual(v, views[0], path);
     }
     mark('read models compared');
+    supervising = false;
+    await supervisor;
+    // One that stopped itself as supervision ended comes back, to be stopped cleanly.
+    for (const n of nodes) {
+      const p = n.current();
+      if (!p || p.proc.exitCode !== null || p.proc.signalCode !== null) {
+        selfStopped++;
+        await n.startUntilUp();
+      }
+    }
     for (const n of nodes) assert.equal(await n.stop(), 0, `${n.name} stops cleanly`);
     mark('nodes stopped');
 
@@ -196,6 +225,8 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     mark('copies verified');
     const shortest = Math.min(...heads.map((h) => h.seq));
     for (const h of heads.slice(1)) assert.equal(h.hashAt(shortest), heads[0]!.hashAt(shortest), 'the copies are one chain');
+    clearTimeout(watchdog);
+    finished = true;
     console.log(JSON.stringify({ acknowledged: acknowledged.length, answers, selfStopped, records: shortest, phases }));
     if (stoppedOutput.length > 0) console.log(stoppedOutput.join('\n---\n'));
     console.log(JSON.stringify([...refusedReads]));

@@ -16,6 +16,8 @@ export interface VigilNode {
   stop(): Promise<number | null>;
   /** Whether its output says it leads now (the last leadership line). */
   leads(): boolean;
+  /** Why the last failed start failed (the end of its output), for diagnostics. */
+  lastStartError(): string | undefined;
 }
 
 /** Nodes sharing one stream and one credentials file, and tokens to talk to them. */
@@ -46,6 +48,7 @@ export function vigilCluster(servers: readonly string[], count: number, jetstrea
   }
   const nodes = configs.map((c, i): VigilNode => {
     let proc: ServeProcess | undefined;
+    let startError: string | undefined;
     return {
       name: `node${i}`,
       current: () => proc,
@@ -58,7 +61,8 @@ export function vigilCluster(servers: readonly string[], count: number, jetstrea
           try {
             proc = await startServe(c.config, c.home);
             return proc;
-          } catch {
+          } catch (err) {
+            startError = (err as Error).message.slice(-600);
             await new Promise((r) => setTimeout(r, 500));
           }
         }
@@ -72,6 +76,7 @@ export function vigilCluster(servers: readonly string[], count: number, jetstrea
         if (proc.proc.exitCode === null && proc.proc.signalCode === null) proc.proc.kill('SIGTERM');
         return proc.exited;
       },
+      lastStartError: () => startError,
       leads() {
         if (!proc || proc.proc.exitCode !== null || proc.proc.signalCode !== null) return false;
         const out = proc.output();
