@@ -21,9 +21,15 @@ export interface CarriedIndex {
 /** Opens the carried-records database of `root`; `record` reads a live record by seq. */
 export function openCarriedIndex(root: RootDatabase, record: (seq: number) => LogRecord | undefined): CarriedIndex {
   const db: Database<Place, number> = root.openDB({ name: CARRIED_DB, keyEncoding: 'uint32', cache: false });
-  const entry = ([wrapper, index]: Place): LogRecord | undefined => {
-    const w = record(wrapper);
-    const c = (w?.data as { records?: CarriedRecord[] } | undefined)?.records?.[index];
+  /** The records a `RecordsCarriedForward` record holds (`wrappers` keeps each decoded once, within one call). */
+  const heldBy = (wrapper: number, wrappers?: Map<number, CarriedRecord[] | undefined>): CarriedRecord[] | undefined => {
+    if (wrappers?.has(wrapper)) return wrappers.get(wrapper);
+    const held = (record(wrapper)?.data as { records?: CarriedRecord[] } | undefined)?.records;
+    wrappers?.set(wrapper, held);
+    return held;
+  };
+  const entry = ([wrapper, index]: Place, wrappers?: Map<number, CarriedRecord[] | undefined>): LogRecord | undefined => {
+    const c = heldBy(wrapper, wrappers)?.[index];
     return c ? asRecord(c) : undefined;
   };
   return {
@@ -33,8 +39,10 @@ export function openCarriedIndex(root: RootDatabase, record: (seq: number) => Lo
     },
     all() {
       const out: LogRecord[] = [];
+      // Thousands of records share one wrapper: it is decoded once, not once for each of them.
+      const wrappers = new Map<number, CarriedRecord[] | undefined>();
       for (const { value } of db.getRange({})) {
-        const r = entry(value);
+        const r = entry(value, wrappers);
         if (r) out.push(r);
       }
       return out;
