@@ -51,6 +51,8 @@ export interface ExpiredSegment {
 
 /** Segments expired in one run at most (the next run takes the rest). */
 const MAX_SEGMENTS_PER_RUN = 16;
+/** Records one cut removes at most: due segments are expired together up to it (at least one each cut). */
+const MAX_RECORDS_PER_CUT = 65_536;
 
 /** The archive directory a configuration means (default `<storage.path>/archive`). */
 export function archiveDirOf(settings: RetentionSettings, storePath: string): string {
@@ -59,11 +61,13 @@ export function archiveDirOf(settings: RetentionSettings, storePath: string): st
 
 /**
  * Expires every whole segment whose newest record is older than the shortest retention at
- * `ctx.now` (docs/log.md, "Retention"), one segment at a time: the segment is archived first (its
- * records in export format and a signed checkpoint covering them, fsynced), then one transaction
- * of the single writer appends the records carried forward and the cut, and removes the segment
- * from the live store with its evidence index entries. A crash before that transaction leaves the
- * old state (and an archive the next run writes again), after it the new one.
+ * `ctx.now` (docs/log.md, "Retention"). Segments due together are expired by one cut (as many as
+ * fit in `MAX_RECORDS_PER_CUT` records, at least one), so the read models are refolded once for
+ * them: each segment is archived first (its records in export format and a signed checkpoint
+ * covering them, fsynced), then one transaction of the single writer appends the records carried
+ * forward and the cut, and removes the segments from the live store with their evidence index
+ * entries. A crash before that transaction leaves the old state (and archives the next run writes
+ * again), after it the new one.
  */
 export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Promise<ExpiredSegment[]> {
   const { log, settings } = deps;
@@ -73,29 +77,45 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
   await deps.beforeRun?.();
   const before = expiredBefore(ctx.now, shortest);
   const atOf = (seq: number) => { for (const r of log.read(seq, seq)) return r.at; return undefined; };
+  const perCut = Math.max(1, Math.floor(MAX_RECORDS_PER_CUT / settings.segmentRecords));
   const done: ExpiredSegment[] = [];
   for (;;) {
     const committed = Math.min(deps.checkpoints.committedSize(), deps.delivered?.() ?? Infinity);
-    const [segment] = expiringSegments(log.first(), committed, settings.segmentRecords, atOf, before, 1);
-    if (!segment || done.length >= MAX_SEGMENTS_PER_RUN || deps.leads?.() === false) return done;
-    done.push(await expireSegment(deps, segment, before, ctx));
+    const segments = expiringSegments(log.first(), committed, settings.segmentRecords, atOf, before, Math.min(perCut, MAX_SEGMENTS_PER_RUN - done.length));
+    if (segments.length === 0 || deps.leads?.() === false) return done;
+    done.push(...await expireTogether(deps, segments, before, ctx));
   }
 }
 
-async function expireSegment(deps: ExpiryDeps, { from, to }: { from: number; to: number }, before: string, ctx: CommandContext): Promise<ExpiredSegment> {
+/** One segment read for expiry: its range, its records, and its archive once written. */
+interface Expiring {
+  readonly from: number;
+  readonly to: number;
+  readonly records: Array<SegmentRecord & { bytes: Uint8Array }>;
+}
+
+/** Expires consecutive `segments` by one cut: archives each, then one transaction. */
+async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: number; to: number }>, before: string, ctx: CommandContext): Promise<ExpiredSegment[]> {
   const { log, writer, settings } = deps;
+  const last = segments.at(-1)!.to;
   await deps.checkpoints.make();
   const checkpoint = deps.checkpoints.checkpoint();
   const checkpointSize = Number(checkpoint?.split('\n')[1]);
-  if (!checkpoint || !(checkpointSize >= to)) throw new Error(`no signed checkpoint covers record ${to} yet`);
-  const raw = [...log.readRaw(from, to)];
-  if (raw.length !== to - from + 1) throw new Error(`records ${from}..${to} are not all in the live store`);
-  const records: Array<SegmentRecord & { bytes: Uint8Array }> = raw.map(({ bytes }) => ({ record: decodeRecord(bytes), hash: hashBytes(bytes), bytes }));
-  const file = archiveName(from, to, deps.node);
-  const header = { archive: ARCHIVE_FORMAT, origin: deps.origin, fromSeq: from, toSeq: to, prevHash: records[0]!.record.prev, checkpoint, checkpointSize } as const;
-  const digest = deps.storePath !== undefined
-    ? await writeArchiveOffThread(deps.storePath, deps.archiveDir, file, header)
-    : await writeArchive(deps.archiveDir, file, header, records);
+  if (!checkpoint || !(checkpointSize >= last)) throw new Error(`no signed checkpoint covers record ${last} yet`);
+  const read: Expiring[] = segments.map(({ from, to }) => {
+    const raw = [...log.readRaw(from, to)];
+    if (raw.length !== to - from + 1) throw new Error(`records ${from}..${to} are not all in the live store`);
+    return { from, to, records: raw.map(({ bytes }) => ({ record: decodeRecord(bytes), hash: hashBytes(bytes), bytes })) };
+  });
+  const archived: Array<{ file: string; digest: string }> = [];
+  for (const { from, to, records } of read) {
+    const file = archiveName(from, to, deps.node);
+    const header = { archive: ARCHIVE_FORMAT, origin: deps.origin, fromSeq: from, toSeq: to, prevHash: records[0]!.record.prev, checkpoint, checkpointSize } as const;
+    const digest = deps.storePath !== undefined
+      ? await writeArchiveOffThread(deps.storePath, deps.archiveDir, file, header)
+      : await writeArchive(deps.archiveDir, file, header, records);
+    archived.push({ file, digest });
+  }
   // Decided now, in the same turn the writer stages it: nothing can change the models in between.
   const collectors = writer.models.state<CollectorsState>('collectors');
   const latest = (r: LogRecord) => {
@@ -103,30 +123,34 @@ async function expireSegment(deps: ExpiryDeps, { from, to }: { from: number; to:
     const c = collectors.collectors.get(d.collectorId);
     return c !== undefined && c.epoch === d.epoch && c.lastSequence === d.sequence;
   };
-  const fate = segmentFate(records, retentionDays(settings), ctx.now, latest);
-  const alertEvidence = archivedAlertEvidence(writer.models.state<AlertsState>('alerts'), fate.dropped);
-  const cut = { firstSeq: to + 1, prevHash: records.at(-1)!.hash, treeRoot: Buffer.from(log.tree.root(to)).toString('base64') };
-  const treeFrontier = frontierText(log.tree.frontierAt(to));
+  const alerts = writer.models.state<AlertsState>('alerts');
+  const fates = read.map(({ records }) => segmentFate(records, retentionDays(settings), ctx.now, latest));
+  const carriedNow = fates.flatMap((f) => f.carried);
+  const droppedNow = fates.flatMap((f) => f.dropped);
+  const lastRecords = read.at(-1)!.records;
+  const cut = { firstSeq: last + 1, prevHash: lastRecords.at(-1)!.hash, treeRoot: Buffer.from(log.tree.root(last)).toString('base64') };
+  const treeFrontier = frontierText(log.tree.frontierAt(last));
   const evidence = writer.models.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
+  const archives = read.map(({ from, to }, i) => {
+    const alertEvidence = archivedAlertEvidence(alerts, fates[i]!.dropped);
+    return { ...archived[i]!, fromSeq: from, toSeq: to, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) };
+  });
   const events = [
-    ...(fate.carried.length > 0 ? [eventOf('RecordsCarriedForward', { records: [...fate.carried] })] : []),
-    eventOf('LogSegmentsExpired', {
-      ...cut, before, carried: fate.carried.length, dropped: fate.dropped.length, treeFrontier,
-      archives: [{ file, fromSeq: from, toSeq: to, digest, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) }],
-    }),
+    ...(carriedNow.length > 0 ? [eventOf('RecordsCarriedForward', { records: carriedNow })] : []),
+    eventOf('LogSegmentsExpired', { ...cut, before, carried: carriedNow.length, dropped: droppedNow.length, treeFrontier, archives }),
   ];
   // After the cut, the live store's carried records are those carried earlier by records it keeps, and these.
-  const judged = new Set([...fate.carried.map((c) => c.seq), ...fate.dropped.map((r) => r.seq)]);
-  const carried = [...deps.carried.all().filter((r) => !judged.has(r.seq)), ...fate.carried.map(asRecord)].sort((a, b) => a.seq - b.seq);
+  const judged = new Set([...carriedNow.map((c) => c.seq), ...droppedNow.map((r) => r.seq)]);
+  const carried = [...deps.carried.all().filter((r) => !judged.has(r.seq)), ...carriedNow.map(asRecord)].sort((a, b) => a.seq - b.seq);
   await writer.cut(events, ctx, {
     at: cut,
     carried,
     inTransaction(recs) {
-      deps.carried.write(fate.carried.length > 0 ? recs[0]!.seq : undefined, fate.carried, fate.dropped);
-      forgetDroppedEvidence(evidence, fate.dropped);
+      deps.carried.write(carriedNow.length > 0 ? recs[0]!.seq : undefined, carriedNow, droppedNow);
+      forgetDroppedEvidence(evidence, droppedNow);
     },
   });
-  return { fromSeq: from, toSeq: to, file, carried: fate.carried.length, dropped: fate.dropped.length };
+  return read.map(({ from, to }, i) => ({ fromSeq: from, toSeq: to, file: archived[i]!.file, carried: fates[i]!.carried.length, dropped: fates[i]!.dropped.length }));
 }
 
 /**

@@ -63,6 +63,8 @@ describe('retention expiry', () => {
       assert.deepEqual([...inst.log.read(1, 512)], [], 'the expired records are gone from the live store');
       assert.ok(inst.log.head().seq > headBefore, 'the carried records and the cuts were appended');
       assert.deepEqual(await runner.run(), [], 'nothing more is old enough');
+      const cuts = [...inst.log.read(inst.log.first())].filter((r) => r.type === 'LogSegmentsExpired');
+      assert.deepEqual(cuts.map((r) => (r.data as { archives: Array<{ file: string }> }).archives.map((a) => a.file)), [expired.map((e) => e.file)], 'segments due together expire by one cut, which names both archives');
 
       const cut = inst.log.cut()!;
       const chain = verifyLog(inst.log, cut);
