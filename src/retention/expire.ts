@@ -87,7 +87,7 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
   }
 }
 
-/** One segment read for expiry: its range, its records, and its archive once written. */
+/** One segment read for expiry: its range and its records (decoded, hashed, and as stored). */
 interface Expiring {
   readonly from: number;
   readonly to: number;
@@ -133,7 +133,7 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
   const evidence = writer.models.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
   const archives = read.map(({ from, to }, i) => {
     const alertEvidence = archivedAlertEvidence(alerts, fates[i]!.dropped);
-    return { ...archived[i]!, fromSeq: from, toSeq: to, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) };
+    return { file: archived[i]!.file, fromSeq: from, toSeq: to, digest: archived[i]!.digest, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) };
   });
   const events = [
     ...(carriedNow.length > 0 ? [eventOf('RecordsCarriedForward', { records: carriedNow })] : []),
