@@ -6,6 +6,17 @@ import type { Projection } from './types.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
+/** A projection's state packed for a checkpoint (its `snapshot`, or the state itself). */
+export function packState<S>(p: Projection<S>, state: S): Uint8Array {
+  return packr.pack(p.snapshot ? p.snapshot(state) : state);
+}
+
+/** A projection's state back from `packState`. */
+export function unpackState<S>(p: Projection<S>, packed: Uint8Array): S {
+  const data = packr.unpack(packed) as unknown;
+  return p.restore ? p.restore(data) : data as S;
+}
+
 /** A heap projection's checkpoint: its version, the last seq it folded and its packed state. */
 export interface Checkpoint { version: number; seq: number; state: Uint8Array }
 
@@ -19,8 +30,8 @@ export interface HeapModels {
   fold(record: LogRecord): void;
   /** Restores every checkpoint that matches its projection's version and is not past `head`. */
   restore(head: number): void;
-  /** Takes the given checkpoints (one per projection, of its version, as `snapshot` makes them); throws when one is missing or of another version. */
-  load(checkpoints: ReadonlyArray<[string, Checkpoint]>): void;
+  /** Takes the given checkpoints (one per projection, of its version, as `snapshot` makes them); false, changing nothing, when one is missing, of another version or unreadable. */
+  load(checkpoints: ReadonlyArray<[string, Checkpoint]>): boolean;
   /** The lowest seq every projection has folded. */
   lowestSeq(): number;
   /** The checkpoints of the current states, packed now (written later, in a transaction). */
@@ -51,29 +62,30 @@ export function createHeapModels(store: LmdbStore, projections: readonly Project
       for (const p of projections) {
         const cp = checkpoints.get(p.name);
         if (cp && cp.version === p.version && cp.seq <= head) {
-          const data = packr.unpack(cp.state);
-          states.set(p.name, p.restore ? p.restore(data) : data);
+          states.set(p.name, unpackState(p, cp.state));
           heapSeq.set(p.name, cp.seq);
         }
       }
     },
     load(given) {
       const byName = new Map(given);
-      for (const p of projections) {
-        const cp = byName.get(p.name);
-        if (!cp || cp.version !== p.version) throw new Error(`no checkpoint of ${p.name} version ${p.version} to load`);
+      let loaded: unknown[];
+      try {
+        loaded = projections.map((p) => {
+          const cp = byName.get(p.name);
+          if (!cp || cp.version !== p.version) throw new Error(`no checkpoint of ${p.name} version ${p.version}`);
+          return unpackState(p, cp.state);
+        });
+      } catch {
+        return false;
       }
-      for (const p of projections) {
-        const cp = byName.get(p.name)!;
-        const data = packr.unpack(cp.state);
-        states.set(p.name, p.restore ? p.restore(data) : data);
-        heapSeq.set(p.name, cp.seq);
-      }
+      projections.forEach((p, i) => { states.set(p.name, loaded[i]); heapSeq.set(p.name, byName.get(p.name)!.seq); });
+      return true;
     },
     lowestSeq: () => Math.min(...heapSeq.values()),
     snapshot: () => projections.map((p) => {
       const state = states.get(p.name);
-      return [p.name, { version: p.version, seq: heapSeq.get(p.name)!, state: packr.pack(p.snapshot ? p.snapshot(state) : state) }];
+      return [p.name, { version: p.version, seq: heapSeq.get(p.name)!, state: packState(p, state) }];
     }),
     write(snapshot) {
       for (const [name, cp] of snapshot) checkpoints.putSync(name, cp);

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { runWorkerJob } from '../log/worker-job.js';
 import type { LogRecord } from '../log/record.js';
 import type { Checkpoint } from './heap-models.js';
 
@@ -20,10 +20,5 @@ export interface RefoldResult {
  * (src/projections/refold-worker.ts), reading the store at `storePath`.
  */
 export function foldFromCutOffThread(storePath: string, carried: readonly LogRecord[], firstSeq: number): Promise<RefoldResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./refold-worker.js', import.meta.url), { workerData: { storePath, carried, firstSeq } satisfies RefoldJob });
-    worker.once('message', (m: RefoldResult | { error: string }) => ('error' in m ? reject(new Error(m.error)) : resolve(m)));
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`refold worker exited with ${code}`)));
-  });
+  return runWorkerJob<RefoldResult>(new URL('./refold-worker.js', import.meta.url), { storePath, carried, firstSeq } satisfies RefoldJob, 'refold worker');
 }

@@ -180,22 +180,13 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     },
 
     refold(carried, firstSeq) {
-      let fresh = createHeapModels(store, projections);
+      const fresh = createHeapModels(store, projections);
       const run = (async () => {
         let last = firstSeq - 1;
         // Folded elsewhere when it can be (a failed worker costs only the time: all is folded here).
         const elsewhere = await opts.foldFromCut?.(carried, firstSeq).catch(() => undefined);
-        let loaded = false;
-        if (elsewhere) {
-          try {
-            fresh.load(elsewhere.checkpoints);
-            last = elsewhere.seq;
-            loaded = true;
-          } catch {
-            fresh = createHeapModels(store, projections);
-          }
-        }
-        if (!loaded) for (const r of carried) fresh.fold(r);
+        if (elsewhere && fresh.load(elsewhere.checkpoints)) last = elsewhere.seq;
+        else for (const r of carried) fresh.fold(r);
         const CHUNK = 2000;
         for (;;) {
           // Committed records, a chunk per turn; the last step folds the staged ones and swaps at once.

@@ -1,11 +1,9 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { Packr } from 'msgpackr';
 import type { LogRecord } from '../log/record.js';
 import type { IndexKey, IndexProjection, IndexWriter, Projection } from '../projections/types.js';
-
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+import { packState, unpackState } from '../projections/heap-models.js';
 
 /** The read side's own LMDB environment, inside the store folder. */
 export const READ_SIDE_DIR = 'read-side';
@@ -87,7 +85,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
   let seq = stale ? 0 : previous!.seq;
   for (const p of projections.heap) {
     const cp = stale ? undefined : checkpoints.get(p.name);
-    if (cp && cp.version === p.version && cp.seq === seq) states.set(p.name, p.restore ? p.restore(packr.unpack(cp.state)) : packr.unpack(cp.state));
+    if (cp && cp.version === p.version && cp.seq === seq) states.set(p.name, unpackState(p, cp.state));
   }
   // Stale, or a heap model without a checkpoint at `seq`: everything is folded again from record 1.
   if (stale || projections.heap.some((p) => !states.has(p.name))) {
@@ -153,7 +151,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     env.transactionSync(() => {
       for (const p of projections.heap) {
         const s = states.get(p.name);
-        checkpoints.putSync(p.name, { version: p.version, seq, state: packr.pack(p.snapshot ? p.snapshot(s) : s) });
+        checkpoints.putSync(p.name, { version: p.version, seq, state: packState(p, s) });
       }
     });
   }

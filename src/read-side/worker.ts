@@ -5,9 +5,8 @@
  * and reports how far it has folded, so reads can wait for their own writes.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { open } from 'lmdb';
+import { openStoreInWorker } from '../log/worker-job.js';
 import { decodeRecord, type LogRecord } from '../log/record.js';
-import type { LogHead } from '../log/event-log.js';
 import { queryGraph } from '../projections/graph-query.js';
 import type { GraphState } from '../projections/graph.js';
 import { readProjections } from '../projections/all.js';
@@ -20,9 +19,7 @@ const data = workerData as ReadWorkerData;
 const port = parentPort!;
 const post = (m: FromReadWorker) => port.postMessage(m);
 
-const root = open({ path: data.storePath, maxDbs: 64, compression: false, cache: false });
-const records = root.openDB<Uint8Array, number>({ name: 'log', encoding: 'binary', keyEncoding: 'uint32', cache: false });
-const logMeta = root.openDB<LogHead, string>({ name: 'log-meta', cache: false });
+const { root, records, meta: logMeta } = openStoreInWorker(data.storePath);
 const log = {
   *read(from: number, to: number): Iterable<LogRecord> {
     for (const { value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield decodeRecord(value);

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { exportLine } from '../log/export-line.js';
+import { runWorkerJob } from '../log/worker-job.js';
 import type { LogRecord } from '../log/record.js';
 
 /** The format name on an archive's first line. */
@@ -83,10 +83,5 @@ export function readArchive(path: string): ReadArchive {
 
 /** Writes an archive in a worker thread (archive-worker.ts), reading the records from the store at `storePath`; resolves with its SHA-256. */
 export function writeArchiveOffThread(storePath: string, dir: string, name: string, header: ArchiveHeader): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./archive-worker.js', import.meta.url), { workerData: { storePath, dir, name, header } });
-    worker.once('message', (m: { digest?: string; error?: string }) => (m.digest ? resolve(m.digest) : reject(new Error(m.error ?? 'archive worker failed'))));
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`archive worker exited with ${code}`)));
-  });
+  return runWorkerJob<string>(new URL('./archive-worker.js', import.meta.url), { storePath, dir, name, header }, 'archive worker');
 }

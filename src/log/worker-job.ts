@@ -1,0 +1,57 @@
+/**
+ * One-shot jobs in worker threads that read the store (an archive, a refold from a cut): the
+ * parent's side starts one and waits for its one answer; the worker's side opens the store and
+ * answers with its result or its error.
+ */
+import { Worker, parentPort } from 'node:worker_threads';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { LogHead } from './event-log.js';
+import { decodeRecord, type LogRecord } from './record.js';
+
+/** Starts the worker at `url` with `data` and resolves with what it answers (`answerJob`). */
+export function runWorkerJob<T>(url: URL, data: unknown, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(url, { workerData: data });
+    worker.once('message', (m: { result: T } | { error: string }) => ('error' in m ? reject(new Error(m.error)) : resolve(m.result)));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`${what} exited with ${code}`)));
+  });
+}
+
+/** The store as a worker reads it: its root, the log's records and the log's head. */
+export interface WorkerStore {
+  readonly root: RootDatabase;
+  readonly records: Database<Uint8Array, number>;
+  readonly meta: Database<LogHead, string>;
+}
+
+/** Opens the store at `path` in a worker thread (the writer's environment, read only here). */
+export function openStoreInWorker(path: string): WorkerStore {
+  const root = open({ path, maxDbs: 64, compression: false, cache: false });
+  return {
+    root,
+    records: root.openDB<Uint8Array, number>({ name: 'log', encoding: 'binary', keyEncoding: 'uint32', cache: false }),
+    meta: root.openDB<LogHead, string>({ name: 'log-meta', cache: false }),
+  };
+}
+
+/** In a worker started by `runWorkerJob`: answers with `job`'s result, or with its error, then closes `store`. */
+export async function answerJob<T>(store: WorkerStore, job: () => T | Promise<T>): Promise<void> {
+  try {
+    parentPort!.postMessage({ result: await job() });
+  } catch (err) {
+    parentPort!.postMessage({ error: (err as Error).message });
+  } finally {
+    await store.root.close();
+  }
+}
+
+/** Records `from`..`to` of the store, decoded with their stored bytes; throws when one is missing. */
+export function* storedRange(store: WorkerStore, from: number, to: number): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
+  let expected = from;
+  for (const { key, value } of store.records.getRange({ start: from, end: to + 1 })) {
+    if (key !== expected++) throw new Error(`record ${expected - 1} is missing from the live store`);
+    yield { record: decodeRecord(value), bytes: value };
+  }
+  if (expected !== to + 1) throw new Error(`records ${expected}..${to} are missing from the live store`);
+}
