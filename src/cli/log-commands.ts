@@ -90,9 +90,11 @@ export async function replay(storePath: string, until: number | undefined, opts:
 
 /** The verifier keys in a file, one a line (as `vigil log public-key` prints them); throws on a line that is not one. */
 export function readVerifierKeys(text: string): NoteVerifier[] {
-  return text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith('#')).map((l, i) => {
+  return text.split('\n').flatMap((line, i) => {
+    const l = line.trim();
+    if (l.length === 0 || l.startsWith('#')) return [];
     const k = parseVerifierKey(l);
     if (!k) throw new Error(`line ${i + 1} of the archive keys is not a verifier key`);
-    return k;
+    return [k];
   });
 }
