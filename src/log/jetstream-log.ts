@@ -273,21 +273,20 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     return stop;
   }
 
+  /** Stages a batch and resolves with its records once it is durable (in the stream and the local copy). */
+  async function commit(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): Promise<LogRecord[]> {
+    const staged = stage(batch, inTransaction, cut);
+    await staged.durable;
+    return [...staged.records];
+  }
+
   // Everything but appending is the local copy's.
   const log: JetStreamEventLog = {
     ...inner,
     stage,
     head: () => pendingHead,
-    async append(batch, inTransaction) {
-      const staged = stage(batch, inTransaction);
-      await staged.durable;
-      return [...staged.records];
-    },
-    async removePrefix(c, batch) {
-      const staged = stage(batch, undefined, c);
-      await staged.durable;
-      return [...staged.records];
-    },
+    append: (batch, inTransaction) => commit(batch, inTransaction),
+    removePrefix: (c, batch) => commit(batch, undefined, c),
     purgeBelowCut,
     position: () => position.streamSeq,
     leading: () => leads && !failed && holds(),
