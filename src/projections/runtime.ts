@@ -7,6 +7,10 @@ import { createIndexWrites, type Op } from './index-writes.js';
 import type { IndexKey, IndexProjection, IndexReader, Projection } from './types.js';
 
 /** Read access to every read model, for deciders and queries. */
+/** Records read at a time by a refold from a cut, and the longest it folds before giving the writer a turn. */
+const REFOLD_CHUNK = 2000;
+const REFOLD_SLICE_MS = 10;
+
 export interface ReadModels {
   state<S>(name: string): S;
   readonly index: IndexReader;
@@ -187,12 +191,18 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
         const elsewhere = await opts.foldFromCut?.(carried, firstSeq).catch(() => undefined);
         if (elsewhere && fresh.load(elsewhere.checkpoints)) last = elsewhere.seq;
         else for (const r of carried) fresh.fold(r);
-        const CHUNK = 2000;
         for (;;) {
-          // Committed records, a chunk per turn; the last step folds the staged ones and swaps at once.
+          // Committed records, a slice of REFOLD_SLICE_MS per turn so ingest keeps its turns; the
+          // last step folds the staged ones and swaps at once.
+          const until = performance.now() + REFOLD_SLICE_MS;
           let n = 0;
-          for (const r of log.read(last + 1, last + CHUNK)) { fresh.fold(r); last = r.seq; n++; }
-          if (n === CHUNK) { await new Promise((r) => setImmediate(r)); continue; }
+          let more = false;
+          for (const r of log.read(last + 1, last + REFOLD_CHUNK)) {
+            fresh.fold(r);
+            last = r.seq;
+            if ((more = ++n % 16 === 0 && performance.now() >= until)) break;
+          }
+          if (more || n === REFOLD_CHUNK) { await new Promise((r) => setImmediate(r)); continue; }
           for (const s of [...stagedRecords.keys()].sort((a, b) => a - b)) {
             if (s > last + 1) break; // not readable yet: look again next turn, never fold past a gap
             if (s === last + 1) { fresh.fold(stagedRecords.get(s)!); last = s; }

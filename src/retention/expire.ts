@@ -94,6 +94,24 @@ interface Expiring {
   readonly records: Array<SegmentRecord & { bytes: Uint8Array }>;
 }
 
+/** Records decoded between two turns of the writer's thread while a segment is read. */
+const DECODE_SLICE = 256;
+
+/**
+ * A segment's records, decoded and hashed on the writer's thread in slices with a turn for the
+ * writer between them: a run of 16 segments is hundreds of thousands of events, seconds of work
+ * that would otherwise hold every ingest request for as long.
+ */
+async function readSegment(log: LmdbEventLog, from: number, to: number): Promise<Expiring['records']> {
+  const records: Expiring['records'] = [];
+  for (let at = from; at <= to; at += DECODE_SLICE) {
+    for (const { bytes } of log.readRaw(at, Math.min(to, at + DECODE_SLICE - 1))) records.push({ record: decodeRecord(bytes), hash: hashBytes(bytes), bytes });
+    await new Promise((r) => setImmediate(r));
+  }
+  if (records.length !== to - from + 1) throw new Error(`records ${from}..${to} are not all in the live store`);
+  return records;
+}
+
 /** Expires consecutive `segments` by one cut: archives each, then one transaction. */
 async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: number; to: number }>, before: string, ctx: CommandContext): Promise<ExpiredSegment[]> {
   const { log, writer, settings } = deps;
@@ -102,11 +120,8 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
   const checkpoint = deps.checkpoints.checkpoint();
   const checkpointSize = Number(checkpoint?.split('\n')[1]);
   if (!checkpoint || !(checkpointSize >= last)) throw new Error(`no signed checkpoint covers record ${last} yet`);
-  const read: Expiring[] = segments.map(({ from, to }) => {
-    const raw = [...log.readRaw(from, to)];
-    if (raw.length !== to - from + 1) throw new Error(`records ${from}..${to} are not all in the live store`);
-    return { from, to, records: raw.map(({ bytes }) => ({ record: decodeRecord(bytes), hash: hashBytes(bytes), bytes })) };
-  });
+  const read: Expiring[] = [];
+  for (const { from, to } of segments) read.push({ from, to, records: await readSegment(log, from, to) });
   const archived: Array<{ file: string; digest: string }> = [];
   for (const { from, to, records } of read) {
     const file = archiveName(from, to, deps.node);
@@ -116,21 +131,30 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
       : await writeArchive(deps.archiveDir, file, header, records);
     archived.push({ file, digest });
   }
-  // Decided now, in the same turn the writer stages it: nothing can change the models in between.
-  const collectors = writer.models.state<CollectorsState>('collectors');
   const latest = (r: LogRecord) => {
     const d = r.data as { collectorId: string; epoch: number; sequence: number };
-    const c = collectors.collectors.get(d.collectorId);
+    const c = writer.models.state<CollectorsState>('collectors').collectors.get(d.collectorId);
     return c !== undefined && c.epoch === d.epoch && c.lastSequence === d.sequence;
   };
+  const fatesNow = () => read.map(({ records }) => segmentFate(records, retentionDays(settings), ctx.now, latest));
+  // The evidence index entries that leave with the dropped records, looked up a slice per turn
+  // before the cut: inside its transaction they are only removed. A record judged dropped now
+  // stays dropped (a submission stops being its collector's latest, never the reverse).
+  const evidence = writer.models.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
+  const forget = new Map<number, string[]>();
+  for (const r of fatesNow().flatMap((f) => f.dropped)) {
+    forget.set(r.seq, [...droppedEvidenceIds(evidence, [r])]);
+    if (forget.size % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  // Decided now, in the same turn the writer stages it: nothing can change the models in between.
   const alerts = writer.models.state<AlertsState>('alerts');
-  const fates = read.map(({ records }) => segmentFate(records, retentionDays(settings), ctx.now, latest));
+  const fates = fatesNow();
   const carriedNow = fates.flatMap((f) => f.carried);
   const droppedNow = fates.flatMap((f) => f.dropped);
+  for (const r of droppedNow) if (!forget.has(r.seq)) forget.set(r.seq, [...droppedEvidenceIds(evidence, [r])]);
   const lastRecords = read.at(-1)!.records;
   const cut = { firstSeq: last + 1, prevHash: lastRecords.at(-1)!.hash, treeRoot: Buffer.from(log.tree.root(last)).toString('base64') };
   const treeFrontier = frontierText(log.tree.frontierAt(last));
-  const evidence = writer.models.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
   const archives = read.map(({ from, to }, i) => {
     const alertEvidence = archivedAlertEvidence(alerts, fates[i]!.dropped);
     return { file: archived[i]!.file, fromSeq: from, toSeq: to, digest: archived[i]!.digest, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) };
@@ -147,7 +171,7 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
     carried,
     inTransaction(recs) {
       deps.carried.write(carriedNow.length > 0 ? recs[0]!.seq : undefined, carriedNow, droppedNow);
-      forgetDroppedEvidence(evidence, droppedNow);
+      for (const r of droppedNow) for (const id of forget.get(r.seq)!) evidence.removeSync(id);
     },
   });
   return read.map(({ from, to }, i) => ({ fromSeq: from, toSeq: to, file: archived[i]!.file, carried: fates[i]!.carried.length, dropped: fates[i]!.dropped.length }));
@@ -158,10 +182,15 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
  * with a later record): inside the transaction of a cut, on the leader and on every copy.
  */
 export function forgetDroppedEvidence(evidence: Database<Uint8Array, string>, dropped: readonly LogRecord[]): void {
+  for (const id of [...droppedEvidenceIds(evidence, dropped)]) evidence.removeSync(id);
+}
+
+/** The ids of the evidence index that belong to `dropped` (an id re-sent later belongs to its later record). */
+function* droppedEvidenceIds(evidence: Database<Uint8Array, string>, dropped: readonly LogRecord[]): Iterable<string> {
   for (const r of dropped) {
     for (const e of eventsOfRecord(r)) {
       const at = evidence.get(e.id);
-      if (at && decodeStored(at).seq === r.seq) evidence.removeSync(e.id);
+      if (at && decodeStored(at).seq === r.seq) yield e.id;
     }
   }
 }
