@@ -8,6 +8,9 @@ import { packState, unpackState } from '../projections/heap-models.js';
 /** The read side's own LMDB environment, inside the store folder. */
 export const READ_SIDE_DIR = 'read-side';
 
+/** The longest one transaction of the fold reads the log for (then it commits and renews its snapshot). */
+const CHUNK_MS = 250;
+
 /** Bumped when the read side's layout changes: the whole read side is then rebuilt from the log. */
 const LAYOUT_VERSION = 1;
 
@@ -21,6 +24,12 @@ export interface LogReader {
   /** The first stored seq (after a retention cut) and the records carried forward past it, by original seq. */
   first?(): number;
   carried?(): LogRecord[];
+  /**
+   * Lets go of the log's read snapshot, so the next read starts a fresh one: pages the writer frees
+   * are reused only once no snapshot older than their freeing is open, so a long fold must not keep
+   * one (the store's file would grow by what is written meanwhile).
+   */
+  renew?(): void;
 }
 
 /** What the read side folds: LMDB index projections and heap projections (the graph). */
@@ -33,7 +42,7 @@ export interface ReadProjections {
 export interface ReadFold {
   /** The last seq folded into every read model. */
   applied(): number;
-  /** Folds records (applied, to], in transactions of at most `chunk` records; returns how many. */
+  /** Folds records (applied, to], in transactions of at most `chunk` records or `CHUNK_MS`; returns how many. */
   catchUp(to: number): number;
   /** Clears every read model and folds from record 1 to `until` (default: the head). */
   rebuild(until: number): number;
@@ -117,12 +126,20 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     let n = 0;
     while (seq < to) {
       const end = Math.min(to, seq + chunk);
+      const deadline = performance.now() + CHUNK_MS;
       let last = seq;
       let cut = false;
+      log.renew?.();
       env.transactionSync(() => {
         // From the start of a cut log: the records carried forward first, as the originals they are.
-        const carried = seq === 0 && log.carried ? log.carried() : [];
-        for (const record of [...carried, ...log.read(seq + 1, end)]) {
+        if (seq === 0 && log.carried) {
+          for (const record of log.carried()) {
+            applyOne(record);
+            last = record.seq;
+            n++;
+          }
+        }
+        for (const record of log.read(seq + 1, end)) {
           if (record.type === 'LogSegmentsExpired' && (record.data as { firstSeq: number }).firstSeq > origin) {
             cut = true;
             break;
@@ -130,6 +147,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
           applyOne(record);
           last = record.seq;
           n++;
+          if (performance.now() >= deadline) break;
         }
         if (!cut) meta.putSync('meta', metaOf(last, false));
       });

@@ -27,6 +27,7 @@ const log = {
   head: () => logMeta.get('head') ?? { seq: 0 },
   first: () => (logMeta.get('cut') as LogCut | undefined)?.firstSeq ?? 1,
   carried: () => carried.all(),
+  renew: () => root.resetReadTxn(),
 };
 const carried = openCarriedIndex(root, (seq) => { for (const r of log.read(seq, seq)) return r; return undefined; });
 

@@ -3,7 +3,9 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, wr
 import { join } from 'node:path';
 import { exportLineParts } from '../log/export-line.js';
 import { runWorkerJob } from '../log/worker-job.js';
-import type { LogRecord } from '../log/record.js';
+import { hashBytes, type LogRecord } from '../log/record.js';
+import type { RetentionDays } from './kinds.js';
+import { summarizeSegment, type SegmentSummary } from './plan.js';
 
 /** Bytes an archive is written in at a time. */
 const ARCHIVE_BUFFER = 8 << 20;
@@ -81,6 +83,37 @@ export async function writeArchive(dir: string, name: string, header: ArchiveHea
   return hash.digest('hex');
 }
 
+/** How an archived segment's records are judged for the cut: the policy's days at the expiry's time. */
+export interface SegmentJudge {
+  readonly days: RetentionDays;
+  readonly now: string;
+}
+
+/** An archived segment: the archive's SHA-256 and what the cut needs to know of its records. */
+export interface ArchivedSegment {
+  readonly digest: string;
+  readonly summary: SegmentSummary;
+}
+
+/**
+ * Writes the archive of the segment `header` names (`writeArchive`) and summarizes its records for
+ * the cut in the same pass (`summarizeSegment`). Throws when the records are not the whole segment.
+ */
+export async function archiveSegment(dir: string, name: string, header: ArchiveHeader, records: Iterable<{ record: LogRecord; bytes: Uint8Array }>, judge: SegmentJudge, yieldTurns = true): Promise<ArchivedSegment> {
+  const summary = summarizeSegment(judge.days, judge.now);
+  let expected = header.fromSeq;
+  function* summarized(): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
+    for (const r of records) {
+      if (r.record.seq !== expected++) throw new Error(`record ${expected - 1} is missing from the live store`);
+      summary.add({ record: r.record, hash: hashBytes(r.bytes) });
+      yield r;
+    }
+  }
+  const digest = await writeArchive(dir, name, header, summarized(), yieldTurns);
+  if (expected !== header.toSeq + 1) throw new Error(`records ${expected}..${header.toSeq} are not all in the live store`);
+  return { digest, summary: summary.summary() };
+}
+
 /** An archive read back: its header, its record lines (still text) and its digest. */
 export interface ReadArchive {
   readonly header: ArchiveHeader;
@@ -98,7 +131,7 @@ export function readArchive(path: string): ReadArchive {
   return { header, lines: lines.slice(1), digest };
 }
 
-/** Writes an archive in a worker thread (archive-worker.ts), reading the records from the store at `storePath`; resolves with its SHA-256. */
-export function writeArchiveOffThread(storePath: string, dir: string, name: string, header: ArchiveHeader): Promise<string> {
-  return runWorkerJob<string>(new URL('./archive-worker.js', import.meta.url), { storePath, dir, name, header }, 'archive worker');
+/** `archiveSegment` in a worker thread (archive-worker.ts), which reads the records from the store at `storePath`. */
+export function archiveSegmentOffThread(storePath: string, dir: string, name: string, header: ArchiveHeader, judge: SegmentJudge): Promise<ArchivedSegment> {
+  return runWorkerJob<ArchivedSegment>(new URL('./archive-worker.js', import.meta.url), { storePath, dir, name, header, judge }, 'archive worker');
 }

@@ -15,7 +15,7 @@ export interface CarriedIndex {
   /** Every carried record still in the live store, by original seq: what a fold from the cut folds first. */
   all(): LogRecord[];
   /** The writes of one expiry (inside its transaction): carried records' new places, dropped ones forgotten. */
-  write(wrapperSeq: number | undefined, carried: readonly CarriedRecord[], dropped: readonly LogRecord[]): void;
+  write(wrapperSeq: number | undefined, carried: readonly CarriedRecord[], dropped: ReadonlyArray<{ readonly seq: number }>): void;
 }
 
 /** Opens the carried-records database of `root`; `record` reads a live record by seq. */

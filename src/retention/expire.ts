@@ -5,15 +5,15 @@ import type { Writer } from '../commands/writer.js';
 import { eventsOfRecord } from '../events/record-types.js';
 import { eventOf } from '../events/union.js';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
-import { decodeRecord, hashBytes, type LogRecord } from '../log/record.js';
+import { decodeRecord, type LogRecord } from '../log/record.js';
 import { frontierText } from '../log/merkle-tree.js';
 import type { CollectorsState } from '../projections/collectors.js';
 import type { AlertsState } from '../projections/alerts.js';
 import { EVIDENCE_DBS, decodeStored } from '../projections/evidence.js';
-import { ARCHIVE_FORMAT, archiveName, writeArchive, writeArchiveOffThread } from './archive.js';
+import { ARCHIVE_FORMAT, archiveName, archiveSegment, archiveSegmentOffThread, type ArchivedSegment } from './archive.js';
 import type { CarriedIndex } from './carried.js';
 import { retentionDays, shortestDays } from './kinds.js';
-import { asRecord, expiredBefore, expiringSegments, segmentFate, type SegmentRecord } from './plan.js';
+import { asRecord, expiredBefore, expiringSegments, fateOfSummary } from './plan.js';
 import type { RetentionSettings } from './settings.js';
 
 /** What an expiry needs: the log, the single writer, the carried records and the checkpoints. */
@@ -80,6 +80,8 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
   const perCut = Math.max(1, Math.floor(MAX_RECORDS_PER_CUT / settings.segmentRecords));
   const done: ExpiredSegment[] = [];
   for (;;) {
+    // A checkpoint at the head first: only records a signed checkpoint covers can expire.
+    await deps.checkpoints.make();
     const committed = Math.min(deps.checkpoints.committedSize(), deps.delivered?.() ?? Infinity);
     const segments = expiringSegments(log.first(), committed, settings.segmentRecords, atOf, before, Math.min(perCut, MAX_SEGMENTS_PER_RUN - done.length));
     if (segments.length === 0 || deps.leads?.() === false) return done;
@@ -87,77 +89,65 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
   }
 }
 
-/** One segment read for expiry: its range and its records (decoded, hashed, and as stored). */
-interface Expiring {
-  readonly from: number;
-  readonly to: number;
-  readonly records: Array<SegmentRecord & { bytes: Uint8Array }>;
-}
+/** Segments whose dropped records' evidence entries are looked up between two turns of the writer. */
+const LOOKUP_SLICE = 64;
 
-/** Records decoded between two turns of the writer's thread while a segment is read. */
-const DECODE_SLICE = 256;
+/** The records `from`..`to` decoded, with their stored bytes (for an archive written on this thread). */
+function* decodedRange(log: LmdbEventLog, from: number, to: number): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
+  for (const { bytes } of log.readRaw(from, to)) yield { record: decodeRecord(bytes), bytes };
+}
 
 /**
- * A segment's records, decoded and hashed on the writer's thread in slices with a turn for the
- * writer between them: a run of 16 segments is hundreds of thousands of events, seconds of work
- * that would otherwise hold every ingest request for as long.
+ * Expires consecutive `segments` by one cut: archives each, then one transaction. The archive
+ * worker reads and judges the segments' records, so the writer's thread decodes none of them: a run
+ * of 16 segments is hundreds of thousands of events, seconds of work that would otherwise take
+ * turns from ingest.
  */
-async function readSegment(log: LmdbEventLog, from: number, to: number): Promise<Expiring['records']> {
-  const records: Expiring['records'] = [];
-  for (let at = from; at <= to; at += DECODE_SLICE) {
-    for (const { bytes } of log.readRaw(at, Math.min(to, at + DECODE_SLICE - 1))) records.push({ record: decodeRecord(bytes), hash: hashBytes(bytes), bytes });
-    await new Promise((r) => setImmediate(r));
-  }
-  if (records.length !== to - from + 1) throw new Error(`records ${from}..${to} are not all in the live store`);
-  return records;
-}
-
-/** Expires consecutive `segments` by one cut: archives each, then one transaction. */
 async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: number; to: number }>, before: string, ctx: CommandContext): Promise<ExpiredSegment[]> {
   const { log, writer, settings } = deps;
   const last = segments.at(-1)!.to;
-  await deps.checkpoints.make();
   const checkpoint = deps.checkpoints.checkpoint();
   const checkpointSize = Number(checkpoint?.split('\n')[1]);
   if (!checkpoint || !(checkpointSize >= last)) throw new Error(`no signed checkpoint covers record ${last} yet`);
-  const read: Expiring[] = [];
-  for (const { from, to } of segments) read.push({ from, to, records: await readSegment(log, from, to) });
-  const archived: Array<{ file: string; digest: string }> = [];
-  for (const { from, to, records } of read) {
+  const judge = { days: retentionDays(settings), now: ctx.now };
+  const archived: Array<{ from: number; to: number; file: string } & ArchivedSegment> = [];
+  for (const { from, to } of segments) {
     const file = archiveName(from, to, deps.node);
-    const header = { archive: ARCHIVE_FORMAT, origin: deps.origin, fromSeq: from, toSeq: to, prevHash: records[0]!.record.prev, checkpoint, checkpointSize } as const;
-    const digest = deps.storePath !== undefined
-      ? await writeArchiveOffThread(deps.storePath, deps.archiveDir, file, header)
-      : await writeArchive(deps.archiveDir, file, header, records);
-    archived.push({ file, digest });
+    let prevHash: string | undefined;
+    for (const r of log.read(from, from)) prevHash = r.prev;
+    if (prevHash === undefined) throw new Error(`record ${from} is not in the live store`);
+    const header = { archive: ARCHIVE_FORMAT, origin: deps.origin, fromSeq: from, toSeq: to, prevHash, checkpoint, checkpointSize } as const;
+    const done = deps.storePath !== undefined
+      ? await archiveSegmentOffThread(deps.storePath, deps.archiveDir, file, header, judge)
+      : await archiveSegment(deps.archiveDir, file, header, decodedRange(log, from, to), judge);
+    archived.push({ from, to, file, ...done });
   }
   const latest = (r: LogRecord) => {
     const d = r.data as { collectorId: string; epoch: number; sequence: number };
     const c = writer.models.state<CollectorsState>('collectors').collectors.get(d.collectorId);
     return c !== undefined && c.epoch === d.epoch && c.lastSequence === d.sequence;
   };
-  const fatesNow = () => read.map(({ records }) => segmentFate(records, retentionDays(settings), ctx.now, latest));
+  const fatesNow = () => archived.map(({ summary }) => fateOfSummary(summary, latest));
   // The evidence index entries that leave with the dropped records, looked up a slice per turn
   // before the cut: inside its transaction they are only removed. A record judged dropped now
   // stays dropped (a submission stops being its collector's latest, never the reverse).
   const evidence = writer.models.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
   const forget = new Map<number, string[]>();
   for (const r of fatesNow().flatMap((f) => f.dropped)) {
-    forget.set(r.seq, [...droppedEvidenceIds(evidence, [r])]);
-    if (forget.size % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+    forget.set(r.seq, ownedEvidence(evidence, r));
+    if (forget.size % LOOKUP_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
   }
   // Decided now, in the same turn the writer stages it: nothing can change the models in between.
   const alerts = writer.models.state<AlertsState>('alerts');
   const fates = fatesNow();
   const carriedNow = fates.flatMap((f) => f.carried);
   const droppedNow = fates.flatMap((f) => f.dropped);
-  for (const r of droppedNow) if (!forget.has(r.seq)) forget.set(r.seq, [...droppedEvidenceIds(evidence, [r])]);
-  const lastRecords = read.at(-1)!.records;
-  const cut = { firstSeq: last + 1, prevHash: lastRecords.at(-1)!.hash, treeRoot: Buffer.from(log.tree.root(last)).toString('base64') };
+  for (const r of droppedNow) if (!forget.has(r.seq)) forget.set(r.seq, ownedEvidence(evidence, r));
+  const cut = { firstSeq: last + 1, prevHash: archived.at(-1)!.summary.lastHash, treeRoot: Buffer.from(log.tree.root(last)).toString('base64') };
   const treeFrontier = frontierText(log.tree.frontierAt(last));
-  const archives = read.map(({ from, to }, i) => {
+  const archives = archived.map(({ from, to, file, digest }, i) => {
     const alertEvidence = archivedAlertEvidence(alerts, fates[i]!.dropped);
-    return { file: archived[i]!.file, fromSeq: from, toSeq: to, digest: archived[i]!.digest, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) };
+    return { file, fromSeq: from, toSeq: to, digest, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) };
   });
   const events = [
     ...(carriedNow.length > 0 ? [eventOf('RecordsCarriedForward', { records: carriedNow })] : []),
@@ -174,7 +164,15 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
       for (const r of droppedNow) for (const id of forget.get(r.seq)!) evidence.removeSync(id);
     },
   });
-  return read.map(({ from, to }, i) => ({ fromSeq: from, toSeq: to, file: archived[i]!.file, carried: fates[i]!.carried.length, dropped: fates[i]!.dropped.length }));
+  return archived.map(({ from, to, file }, i) => ({ fromSeq: from, toSeq: to, file, carried: fates[i]!.carried.length, dropped: fates[i]!.dropped.length }));
+}
+
+/** Which of a dropped record's event ids the evidence index holds for it (an id re-sent later belongs to its later record). */
+function ownedEvidence(evidence: Database<Uint8Array, string>, dropped: { readonly seq: number; readonly eventIds: readonly string[] }): string[] {
+  return dropped.eventIds.filter((id) => {
+    const at = evidence.get(id);
+    return at !== undefined && decodeStored(at).seq === dropped.seq;
+  });
 }
 
 /**
@@ -182,23 +180,13 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
  * with a later record): inside the transaction of a cut, on the leader and on every copy.
  */
 export function forgetDroppedEvidence(evidence: Database<Uint8Array, string>, dropped: readonly LogRecord[]): void {
-  for (const id of [...droppedEvidenceIds(evidence, dropped)]) evidence.removeSync(id);
-}
-
-/** The ids of the evidence index that belong to `dropped` (an id re-sent later belongs to its later record). */
-function* droppedEvidenceIds(evidence: Database<Uint8Array, string>, dropped: readonly LogRecord[]): Iterable<string> {
-  for (const r of dropped) {
-    for (const e of eventsOfRecord(r)) {
-      const at = evidence.get(e.id);
-      if (at && decodeStored(at).seq === r.seq) yield e.id;
-    }
-  }
+  for (const r of dropped) for (const id of ownedEvidence(evidence, { seq: r.seq, eventIds: eventsOfRecord(r).map((e) => e.id) })) evidence.removeSync(id);
 }
 
 /** The alerts whose evidence leaves with the dropped records, and which of it. */
-function archivedAlertEvidence(alerts: AlertsState, dropped: readonly LogRecord[]): Array<{ alertId: string; eventIds: string[] }> {
+function archivedAlertEvidence(alerts: AlertsState, dropped: ReadonlyArray<{ readonly eventIds: readonly string[] }>): Array<{ alertId: string; eventIds: string[] }> {
   const leaving = new Set<string>();
-  for (const r of dropped) for (const e of eventsOfRecord(r)) leaving.add(e.id);
+  for (const r of dropped) for (const id of r.eventIds) leaving.add(id);
   if (leaving.size === 0) return [];
   const out: Array<{ alertId: string; eventIds: string[] }> = [];
   for (const a of alerts.alerts.values()) {

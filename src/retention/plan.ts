@@ -1,5 +1,6 @@
 import type * as v from 'valibot';
 import type { CarriedRecordSchema } from '../events/retention-events.js';
+import { eventsOfRecord } from '../events/record-types.js';
 import type { LogRecord } from '../log/record.js';
 import { kindOf, type RetentionDays } from './kinds.js';
 
@@ -56,7 +57,7 @@ export function segmentFate(records: Iterable<SegmentRecord>, days: RetentionDay
   const dropped: LogRecord[] = [];
   const judge = (r: LogRecord, hash: string) => {
     if (stillKept(r.type, r.at, days, now) || (r.type === 'CollectorSubmissionAccepted' && latestSubmission(r))) {
-      carried.push({ seq: r.seq, hash, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: r.prev });
+      carried.push(carriedOf(r, hash));
     } else dropped.push(r);
   };
   for (const { record, hash } of records) {
@@ -64,6 +65,60 @@ export function segmentFate(records: Iterable<SegmentRecord>, days: RetentionDay
     else for (const c of (record.data as { records: CarriedRecord[] }).records) judge(asRecord(c), c.hash);
   }
   return { carried, dropped };
+}
+
+/**
+ * What an expiry needs to know of a segment besides its archive, gathered where the segment is
+ * read (the archive worker), so the writer's thread never decodes it: everything `segmentFate`
+ * decides except whether a submission is still its collector's latest, which only the writer's
+ * models know at the cut.
+ */
+export interface SegmentSummary {
+  /** The hash of the segment's last record (the cut links to it). */
+  readonly lastHash: string;
+  /**
+   * In the segment's order, the records their kind's policy still keeps and the submissions past
+   * theirs (`eventIds` set): those are carried only while the latest of their collector.
+   */
+  readonly candidates: ReadonlyArray<{ readonly record: CarriedRecord; readonly eventIds?: readonly string[] }>;
+  /** Records dropped with the segment, with the ids of the events they carried. */
+  readonly dropped: ReadonlyArray<{ readonly seq: number; readonly eventIds: readonly string[] }>;
+}
+
+/** A segment's records, gathered into a SegmentSummary as they are read. */
+export function summarizeSegment(days: RetentionDays, now: string): { add(r: SegmentRecord): void; summary(): SegmentSummary } {
+  let lastHash = '';
+  const candidates: Array<{ record: CarriedRecord; eventIds?: string[] }> = [];
+  const dropped: Array<{ seq: number; eventIds: string[] }> = [];
+  const ids = (r: LogRecord) => eventsOfRecord(r).map((e) => e.id);
+  const judge = (r: LogRecord, hash: string) => {
+    if (stillKept(r.type, r.at, days, now)) candidates.push({ record: carriedOf(r, hash) });
+    else if (r.type === 'CollectorSubmissionAccepted') candidates.push({ record: carriedOf(r, hash), eventIds: ids(r) });
+    else dropped.push({ seq: r.seq, eventIds: ids(r) });
+  };
+  return {
+    add({ record, hash }) {
+      lastHash = hash;
+      if (record.type !== 'RecordsCarriedForward') judge(record, hash);
+      else for (const c of (record.data as { records: CarriedRecord[] }).records) judge(asRecord(c), c.hash);
+    },
+    summary: () => ({ lastHash, candidates, dropped }),
+  };
+}
+
+/** The fate of a summarized segment, now that `latestSubmission` can be asked: `segmentFate`'s, with dropped records by seq and event ids. */
+export function fateOfSummary(s: SegmentSummary, latestSubmission: (r: LogRecord) => boolean): { carried: CarriedRecord[]; dropped: Array<{ seq: number; eventIds: readonly string[] }> } {
+  const carried: CarriedRecord[] = [];
+  const dropped = [...s.dropped];
+  for (const { record, eventIds } of s.candidates) {
+    if (eventIds === undefined || latestSubmission(asRecord(record))) carried.push(record);
+    else dropped.push({ seq: record.seq, eventIds });
+  }
+  return { carried, dropped };
+}
+
+function carriedOf(r: LogRecord, hash: string): CarriedRecord {
+  return { seq: r.seq, hash, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: r.prev };
 }
 
 /** A carried record as the log record it was (projections fold it exactly as the original). */

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { expiringSegments, segmentFate, stillKept, type SegmentRecord } from '../../src/retention/plan.js';
+import { expiringSegments, fateOfSummary, segmentFate, stillKept, summarizeSegment, type SegmentRecord } from '../../src/retention/plan.js';
 import { kindOf, type RetentionDays } from '../../src/retention/kinds.js';
 import type { LogRecord } from '../../src/log/record.js';
 
@@ -13,7 +13,7 @@ const recordArb = fc.record({ type: fc.constantFrom(...TYPES), ageDays: fc.integ
 
 function segment(items: Array<{ type: string; ageDays: number }>, now: number): SegmentRecord[] {
   return items.map((it, i) => {
-    const record: LogRecord = { seq: i + 1, at: new Date(now - it.ageDays * 86_400_000).toISOString(), type: it.type, data: { collectorId: 'c', epoch: 1, sequence: i }, prev: `p${i}` };
+    const record: LogRecord = { seq: i + 1, at: new Date(now - it.ageDays * 86_400_000).toISOString(), type: it.type, data: { collectorId: 'c', epoch: 1, sequence: i, events: [{ id: `e${i}` }], event: { id: `a${i}` } }, prev: `p${i}` };
     return { record, hash: `h${i}` };
   });
 }
@@ -38,6 +38,24 @@ describe('retention plan', () => {
       const again = segmentFate([wrapper], days, nowIso, (r) => r.seq === latestIndex + 1);
       assert.deepEqual(again.carried, fate.carried);
       assert.deepEqual(again.dropped, []);
+    }));
+  });
+
+  it('judges a segment summarized where it is read (the archive worker) exactly as segmentFate does', () => {
+    fc.assert(fc.property(fc.array(recordArb, { maxLength: 60 }), fc.integer({ min: 0, max: 59 }), fc.boolean(), (items, latestIndex, wrapped) => {
+      const now = T0 + 100 * 86_400_000;
+      const nowIso = new Date(now).toISOString();
+      let seg = segment(items, now);
+      const latest = (r: LogRecord) => r.seq === latestIndex + 1;
+      // Half the runs put the records behind a wrapper of carried records, as a later segment holds them.
+      if (wrapped) seg = [{ record: { seq: 999, at: nowIso, type: 'RecordsCarriedForward', data: { records: seg.map(({ record, hash }) => ({ ...record, hash })) }, prev: 'x' }, hash: 'w' }];
+      const summary = summarizeSegment(days, nowIso);
+      for (const r of seg) summary.add(r);
+      const fate = fateOfSummary(summary.summary(), latest);
+      const expected = segmentFate(seg, days, nowIso, latest);
+      assert.deepEqual(fate.carried, expected.carried);
+      assert.deepEqual(fate.dropped.map((d) => d.seq).sort((a, b) => a - b), expected.dropped.map((r) => r.seq).sort((a, b) => a - b));
+      assert.equal(summary.summary().lastHash, seg.at(-1)?.hash ?? '');
     }));
   });
 
