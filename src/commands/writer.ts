@@ -21,16 +21,15 @@ export interface Writer {
   /**
    * Appends the records of a retention cut and removes the log before it in the same transaction
    * (src/retention/expire.ts); `inTransaction` adds the cut's own writes; resolves once the heap
-   * models are refolded from the cut (`carried` first), which they are beside later commands.
+   * models are refolded from the cut (the records it carried first, as the carried index now lists them), which they are beside later commands.
    */
   cut(events: readonly DomainEvent[], ctx: CommandContext, cut: RetentionCut): Promise<readonly LogRecord[]>;
   readonly models: ReadModels;
 }
 
-/** What a retention cut adds to its batch: where, what was carried, and its writes. */
+/** What a retention cut adds to its batch: where, and its writes (the carried records' index among them). */
 export interface RetentionCut {
   readonly at: LogCut;
-  readonly carried: readonly LogRecord[];
   readonly inTransaction: (records: readonly LogRecord[]) => void;
 }
 
@@ -46,7 +45,7 @@ export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Wri
     inTxn = runtime.apply(staged.records);
     const settled = staged.durable.then(() => runtime.settle(staged.records));
     // The heap models are refolded from the cut once it is durable (the records before it are gone then).
-    return { records: staged.records, durable: cut ? settled.then(() => runtime.refold(cut.carried, cut.at.firstSeq)) : settled };
+    return { records: staged.records, durable: cut ? settled.then(() => runtime.refold(cut.at.firstSeq)) : settled };
   }
 
   return {

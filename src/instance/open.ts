@@ -56,7 +56,7 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
     ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
     ...(opts.openLog ? { openLog: opts.openLog } : {}),
     // The worker folds HEAP_PROJECTIONS, the projections passed here.
-    foldFromCut: (carried, firstSeq) => foldFromCutOffThread(path, carried, firstSeq),
+    foldFromCut: (firstSeq) => foldFromCutOffThread(path, firstSeq),
   });
   const graph = opts.graph ?? DEFAULT_GRAPH_LIMITS;
   const read = readProjections(graph);

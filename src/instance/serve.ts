@@ -111,7 +111,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await node.start(instance.runtime, async () => {
       await startupWrites();
       await exportsOnLeader.lead();
-    }, () => exportsOnLeader.follow(), followCut(instance.runtime, instance.carried, instance.log));
+    }, () => exportsOnLeader.follow(), followCut(instance.runtime, instance.log));
   };
   await (jetstream ? startNode(jetstream) : startupWrites()).catch(async (err: unknown) => {
     await leaderExports?.stop();

@@ -1,11 +1,9 @@
 import { runWorkerJob } from '../log/worker-job.js';
-import type { LogRecord } from '../log/record.js';
 import type { Checkpoint } from './heap-models.js';
 
-/** What the refold worker is given: the store, the records carried forward, and the cut's first seq. */
+/** What the refold worker is given: the store and the cut's first seq (it reads the records carried forward from the store). */
 export interface RefoldJob {
   readonly storePath: string;
-  readonly carried: readonly LogRecord[];
   readonly firstSeq: number;
 }
 
@@ -19,6 +17,6 @@ export interface RefoldResult {
  * Folds the instance's heap models (`HEAP_PROJECTIONS`) from a retention cut in a worker thread
  * (src/projections/refold-worker.ts), reading the store at `storePath`.
  */
-export function foldFromCutOffThread(storePath: string, carried: readonly LogRecord[], firstSeq: number): Promise<RefoldResult> {
-  return runWorkerJob<RefoldResult>(new URL('./refold-worker.js', import.meta.url), { storePath, carried, firstSeq } satisfies RefoldJob, 'refold worker');
+export function foldFromCutOffThread(storePath: string, firstSeq: number): Promise<RefoldResult> {
+  return runWorkerJob<RefoldResult>(new URL('./refold-worker.js', import.meta.url), { storePath, firstSeq } satisfies RefoldJob, 'refold worker');
 }

@@ -41,7 +41,7 @@ export interface ProjectionRuntime extends ReadModels {
    * one step, so they equal a replay from the cut. Until then decisions see the models as before
    * the cut, and no checkpoint is written. Resolves once replaced.
    */
-  refold(carried: readonly LogRecord[], firstSeq: number): Promise<void>;
+  refold(firstSeq: number): Promise<void>;
 }
 
 function* concat<T>(a: Iterable<T>, b: Iterable<T>): Iterable<T> {
@@ -61,10 +61,11 @@ export interface RuntimeOptions {
   readonly carried?: { get(seq: number): LogRecord | undefined; all(): LogRecord[] };
   /**
    * Folds fresh heap models from a cut somewhere else (a worker thread, src/projections/refold.ts):
-   * the carried records, then the committed records from `firstSeq` to some `seq`, as checkpoints of
-   * `projections`. A refold then folds only what follows `seq` here; when it fails, all of it.
+   * the carried records (as the store's carried index lists them), then the committed records from
+   * `firstSeq` to some `seq`, as checkpoints of `projections`. A refold then folds only what follows
+   * `seq` here; when it fails, all of it.
    */
-  readonly foldFromCut?: (carried: readonly LogRecord[], firstSeq: number) => Promise<{ seq: number; checkpoints: Array<[string, Checkpoint]> }>;
+  readonly foldFromCut?: (firstSeq: number) => Promise<{ seq: number; checkpoints: Array<[string, Checkpoint]> }>;
 }
 
 /**
@@ -183,14 +184,14 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       await log.commit(() => heap.write(snap));
     },
 
-    refold(carried, firstSeq) {
+    refold(firstSeq) {
       const fresh = createHeapModels(store, projections);
       const run = (async () => {
         let last = firstSeq - 1;
         // Folded elsewhere when it can be (a failed worker costs only the time: all is folded here).
-        const elsewhere = await opts.foldFromCut?.(carried, firstSeq).catch(() => undefined);
+        const elsewhere = await opts.foldFromCut?.(firstSeq).catch(() => undefined);
         if (elsewhere && fresh.load(elsewhere.checkpoints)) last = elsewhere.seq;
-        else for (const r of carried) fresh.fold(r);
+        else for (const r of opts.carried?.all() ?? []) fresh.fold(r);
         for (;;) {
           // Committed records, a slice of REFOLD_SLICE_MS per turn so ingest keeps its turns; the
           // last step folds the staged ones and swaps at once.

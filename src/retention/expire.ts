@@ -13,7 +13,7 @@ import { EVIDENCE_DBS, decodeStored } from '../projections/evidence.js';
 import { ARCHIVE_FORMAT, archiveName, archiveSegment, archiveSegmentOffThread, type ArchivedSegment } from './archive.js';
 import type { CarriedIndex } from './carried.js';
 import { retentionDays, shortestDays } from './kinds.js';
-import { asRecord, expiredBefore, expiringSegments, fateOfSummary } from './plan.js';
+import { expiredBefore, expiringSegments, fateOfSummary } from './plan.js';
 import type { RetentionSettings } from './settings.js';
 
 /** What an expiry needs: the log, the single writer, the carried records and the checkpoints. */
@@ -153,12 +153,8 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
     ...(carriedNow.length > 0 ? [eventOf('RecordsCarriedForward', { records: carriedNow })] : []),
     eventOf('LogSegmentsExpired', { ...cut, before, carried: carriedNow.length, dropped: droppedNow.length, treeFrontier, archives }),
   ];
-  // After the cut, the live store's carried records are those carried earlier by records it keeps, and these.
-  const judged = new Set([...carriedNow.map((c) => c.seq), ...droppedNow.map((r) => r.seq)]);
-  const carried = [...deps.carried.all().filter((r) => !judged.has(r.seq)), ...carriedNow.map(asRecord)].sort((a, b) => a.seq - b.seq);
   await writer.cut(events, ctx, {
     at: cut,
-    carried,
     inTransaction(recs) {
       deps.carried.write(carriedNow.length > 0 ? recs[0]!.seq : undefined, carriedNow, droppedNow);
       for (const r of droppedNow) for (const id of forget.get(r.seq)!) evidence.removeSync(id);

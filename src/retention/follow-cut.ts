@@ -5,7 +5,6 @@ import type { LmdbEventLog } from '../log/lmdb-log.js';
 import { decodeRecord, type LogRecord } from '../log/record.js';
 import { EVIDENCE_DBS } from '../projections/evidence.js';
 import type { ProjectionRuntime } from '../projections/runtime.js';
-import type { CarriedIndex } from './carried.js';
 import { forgetDroppedEvidence } from './expire.js';
 import { asRecord, type CarriedRecord } from './plan.js';
 
@@ -16,7 +15,7 @@ import { asRecord, type CarriedRecord } from './plan.js';
  * in the local copy the heap models are refolded from the cut (the records carried forward first).
  * Called before the batch is staged, while the removed records can still be read.
  */
-export function followCut(runtime: ProjectionRuntime, carried: CarriedIndex, log: LmdbEventLog): NonNullable<Replica['cut']> {
+export function followCut(runtime: ProjectionRuntime, log: LmdbEventLog): NonNullable<Replica['cut']> {
   // One refold at a time, in the order of the cuts: a refold that a later cut overtook (its records
   // removed under it) must not be the one that swaps its models in last.
   let refolds: Promise<void> = Promise.resolve();
@@ -37,7 +36,7 @@ export function followCut(runtime: ProjectionRuntime, carried: CarriedIndex, log
         forgetDroppedEvidence(evidence, dropped);
       },
       refold() {
-        refolds = refolds.catch(() => undefined).then(() => runtime.refold(carried.all(), Math.max(cut.firstSeq, log.first())));
+        refolds = refolds.catch(() => undefined).then(() => runtime.refold(Math.max(cut.firstSeq, log.first())));
         return refolds;
       },
     };

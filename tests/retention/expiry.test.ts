@@ -101,7 +101,7 @@ describe('retention expiry', () => {
       // Replay from the cut reproduces the read models, and so does a restart.
       const live = await dump(inst);
       // The cut's refold of the writer's heap models ran in a worker thread; it folds what a replay does.
-      const offThread = await foldFromCutOffThread(t.config.storage.path, inst.carried.all(), inst.log.first());
+      const offThread = await foldFromCutOffThread(t.config.storage.path, inst.log.first());
       assert.equal(offThread.seq, inst.log.head().seq);
       assert.deepEqual(offThread.checkpoints.map(([name, cp]) => [name, packr.unpack(cp.state)]), (live as { heap: unknown }).heap);
       await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(inst.log.head().seq)]);

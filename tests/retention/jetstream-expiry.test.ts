@@ -56,7 +56,7 @@ async function startNode(stream: string, name: string, home: string): Promise<No
     throw err;
   });
   const transparency = await startInstanceCheckpointer(inst, config);
-  await node.start(inst.runtime, async () => { await installBuiltinRules(inst.writer, day(0)); }, undefined, followCut(inst.runtime, inst.carried, inst.log));
+  await node.start(inst.runtime, async () => { await installBuiltinRules(inst.writer, day(0)); }, undefined, followCut(inst.runtime, inst.log));
   const runners: RetentionRunner[] = [];
   return {
     config, node, inst, transparency,
