@@ -6,11 +6,11 @@ import { createHeapModels, type Checkpoint } from './heap-models.js';
 import { createIndexWrites, type Op } from './index-writes.js';
 import type { IndexKey, IndexProjection, IndexReader, Projection } from './types.js';
 
-/** Read access to every read model, for deciders and queries. */
 /** Records read at a time by a refold from a cut, and the longest it folds before giving the writer a turn. */
 const REFOLD_CHUNK = 2000;
 const REFOLD_SLICE_MS = 10;
 
+/** Read access to every read model, for deciders and queries. */
 export interface ReadModels {
   state<S>(name: string): S;
   readonly index: IndexReader;

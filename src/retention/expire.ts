@@ -89,7 +89,7 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
   }
 }
 
-/** Segments whose dropped records' evidence entries are looked up between two turns of the writer. */
+/** Dropped records whose evidence entries are looked up between two turns of the writer. */
 const LOOKUP_SLICE = 64;
 
 /** The records `from`..`to` decoded, with their stored bytes (for an archive written on this thread). */
