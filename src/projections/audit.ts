@@ -33,6 +33,7 @@ export const auditIndex = instanceIndex({
   version: 2,
   dbs: [AUDIT_DB],
   readDbs: [],
+  recordOf: (_db, key) => key as number,
   apply(record, _read, write) {
     switch (record.type) {
       case 'ApiRequestAudited':

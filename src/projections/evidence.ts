@@ -118,6 +118,7 @@ export const evidenceReadIndex = instanceIndex({
   dbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   readDbs: [],
   binaryDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
+  recordOf: (_db, _key, value) => decodeStored(value as Uint8Array).seq,
   apply(record, _read, write) {
     const events = eventsCarried(record);
     for (let i = 0; i < events.length; i++) {

@@ -52,6 +52,11 @@ export interface IndexProjection {
   readonly binaryDbs?: readonly string[];
   /** Deterministic: the writes for one record, given what the index holds. */
   apply(record: LogRecord, read: IndexReader, write: IndexWriter): void;
+  /**
+   * The seq of the record an entry of `db` was written for. With it a retention cut forgets the
+   * entries of removed records by a sweep instead of folding the index again (src/read-side/read-fold.ts).
+   */
+  recordOf?(db: string, key: IndexKey, value: unknown): number;
 }
 
 /** A projection written over one service's typed records; `overRecords` makes it a runtime `Projection`. */

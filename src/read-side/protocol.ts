@@ -14,6 +14,7 @@ export type ToReadWorker =
   | { readonly kind: 'graph'; readonly id: number; readonly query: GraphQuery }
   | { readonly kind: 'snapshot'; readonly id: number; readonly name: string }
   | { readonly kind: 'rebuild'; readonly id: number; readonly until: number }
+  | { readonly kind: 'settle'; readonly id: number }
   | { readonly kind: 'close'; readonly id: number };
 
 /** Messages from the read-side worker. */

@@ -46,6 +46,15 @@ export interface ReadFold {
   catchUp(to: number): number;
   /** Clears every read model and folds from record 1 to `until` (default: the head). */
   rebuild(until: number): number;
+  /** Whether the read models still hold what a retention cut removed (see `expireStep`). */
+  expiring(): boolean;
+  /**
+   * Goes on forgetting what retention cuts removed, for at most `budgetMs`: the index entries of
+   * removed records (a sweep), and the heap models folded again from the cut beside the current
+   * ones, which they replace once caught up. Reads meanwhile skip entries whose record is gone and
+   * see the graph as it was. Returns whether it is done.
+   */
+  expireStep(budgetMs: number): boolean;
   state<S>(name: string): S;
   /** Writes the heap projections' checkpoints. */
   checkpoint(): void;
@@ -125,11 +134,13 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
   function fold(to: number): number {
     let n = 0;
     while (seq < to) {
+      log.renew?.();
+      // Records a cut removed before this fold read them (it was behind): the records it carried
+      // were never applied here, so everything is folded again from the cut.
+      if (seq > 0 && seq + 1 < (log.first?.() ?? 1)) return n + rebuildFrom(to);
       const end = Math.min(to, seq + chunk);
       const deadline = performance.now() + CHUNK_MS;
       let last = seq;
-      let cut = false;
-      log.renew?.();
       env.transactionSync(() => {
         // From the start of a cut log: the records carried forward first, as the originals they are.
         if (seq === 0 && log.carried) {
@@ -140,20 +151,13 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
           }
         }
         for (const record of log.read(seq + 1, end)) {
-          if (record.type === 'LogSegmentsExpired' && (record.data as { firstSeq: number }).firstSeq > origin) {
-            cut = true;
-            break;
-          }
           applyOne(record);
           last = record.seq;
           n++;
           if (performance.now() >= deadline) break;
         }
-        if (!cut) meta.putSync('meta', metaOf(last, false));
+        meta.putSync('meta', metaOf(last, false));
       });
-      // A cut this fold has not started from: the read models are folded again from it (the
-      // evidence index and the graph then hold only what the live store holds).
-      if (cut) return n + rebuildFrom(to);
       if (last === seq) break;
       sinceCheckpoint += last - seq;
       seq = last;
@@ -162,7 +166,77 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
         writeCheckpoints();
       }
     }
+    // A cut past the first seq the models were folded from: they forget what it removed, a step at a time.
+    const first = log.first?.() ?? 1;
+    if (expiry === undefined && first > origin) expiry = startExpiry(first);
     return n;
+  }
+
+  /** What a cut's expiry has done so far: the sweep's place, and the heap models folded again beside the current ones. */
+  interface Expiry {
+    readonly first: number;
+    readonly carried: ReadonlySet<number>;
+    sweep: number;
+    from: IndexKey | undefined;
+    fresh: Map<string, unknown> | undefined;
+    freshSeq: number;
+  }
+  let expiry: Expiry | undefined;
+  const swept = projections.indexes.flatMap((ix) => ix.dbs.map((name) => ({ name, recordOf: ix.recordOf })));
+
+  function startExpiry(first: number): Expiry | undefined {
+    // An index that cannot say which record wrote an entry is folded again with everything else.
+    if (swept.some((d) => d.recordOf === undefined)) {
+      rebuildFrom(seq);
+      return undefined;
+    }
+    return { first, carried: new Set((log.carried?.() ?? []).map((r) => r.seq)), sweep: 0, from: undefined, fresh: undefined, freshSeq: 0 };
+  }
+
+  function expireStep(budgetMs: number): boolean {
+    const x = expiry;
+    if (x === undefined) return true;
+    const deadline = performance.now() + budgetMs;
+    // 1. The sweep: entries of records before the cut that it did not carry forward go.
+    while (x.sweep < swept.length) {
+      const { name, recordOf } = swept[x.sweep]!;
+      const db = dbs.get(name)!;
+      const gone: IndexKey[] = [];
+      let stoppedAt: IndexKey | undefined;
+      let k = 0;
+      for (const { key, value } of db.getRange(x.from === undefined ? {} : { start: x.from })) {
+        if (++k % 256 === 0 && performance.now() >= deadline) { stoppedAt = key; break; }
+        const s = recordOf!(name, key, value);
+        if (s < x.first && !x.carried.has(s)) gone.push(key);
+      }
+      if (gone.length > 0) env.transactionSync(() => { for (const key of gone) db.removeSync(key as never); });
+      if (stoppedAt !== undefined) { x.from = stoppedAt; return false; }
+      x.sweep++;
+      x.from = undefined;
+    }
+    // 2. The heap models, folded again from the cut beside the current ones; swapped in once caught up.
+    if (x.fresh === undefined) {
+      x.fresh = new Map(projections.heap.map((p) => [p.name, p.initial()]));
+      for (const r of log.carried?.() ?? []) for (const p of projections.heap) x.fresh.set(p.name, p.evolve(x.fresh.get(p.name), r));
+      x.freshSeq = x.first - 1;
+    }
+    while (x.freshSeq < seq) {
+      log.renew?.();
+      for (const r of log.read(x.freshSeq + 1, seq)) {
+        for (const p of projections.heap) x.fresh.set(p.name, p.evolve(x.fresh.get(p.name), r));
+        x.freshSeq = r.seq;
+        if (performance.now() >= deadline) break;
+      }
+      if (x.freshSeq < seq && performance.now() >= deadline) return false;
+      // Records a later cut removed under the refold: the next expiry folds from that cut.
+      if (x.freshSeq < seq) x.freshSeq = seq;
+    }
+    for (const [name, state] of x.fresh) states.set(name, state);
+    origin = x.first;
+    expiry = undefined;
+    writeCheckpoints();
+    meta.putSync('meta', metaOf(seq, false));
+    return true;
   }
 
   function writeCheckpoints(): void {
@@ -182,6 +256,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     for (const p of projections.heap) states.set(p.name, p.initial());
     seq = 0;
     origin = log.first?.() ?? 1;
+    expiry = undefined;
     const n = fold(until);
     writeCheckpoints();
     return n;
@@ -191,6 +266,8 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     applied: () => seq,
     catchUp: (to) => fold(to),
     rebuild: rebuildFrom,
+    expiring: () => expiry !== undefined,
+    expireStep,
     state: <S>(name: string) => states.get(name) as S,
     checkpoint: writeCheckpoints,
     async close() {

@@ -31,6 +31,8 @@ export interface ReadSide {
   snapshot(name: string): Promise<unknown>;
   /** Clears the read side and folds the log from record 1 to `until`. */
   rebuild(until: number): Promise<number>;
+  /** Resolves once the read models have forgotten everything retention cuts removed (for tests; the worker does it a slice per turn). */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -149,6 +151,7 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
     graph: (query) => ask<GraphPage | null>({ kind: 'graph', id: nextId++, query }).then((p) => p ?? undefined),
     snapshot: (name) => ask<unknown>({ kind: 'snapshot', id: nextId++, name }),
     rebuild: (until) => ask<number>({ kind: 'rebuild', id: nextId++, until }),
+    settle: () => ask<null>({ kind: 'settle', id: nextId++ }).then(() => undefined),
     async close() {
       if (!failure) await ask<null>({ kind: 'close', id: nextId++ }).catch(() => undefined);
       await env.close();

@@ -37,6 +37,8 @@ post({ kind: 'ready', applied: 0 });
 const fold = openReadFold(data.storePath, log, readProjections(data.graph), data.checkpointEvery ? { checkpointEvery: data.checkpointEvery } : {});
 post({ kind: 'applied', seq: fold.applied() });
 let target = log.head().seq;
+/** The longest a turn of the worker forgets what a cut removed before it looks for new records and queries. */
+const EXPIRY_SLICE_MS = 50;
 let scheduled = false;
 let closing = false;
 
@@ -53,10 +55,12 @@ function step(): void {
     const before = fold.applied();
     if (before < target) fold.catchUp(Math.min(target, before + 20_000));
     if (fold.applied() !== before) post({ kind: 'applied', seq: fold.applied() });
+    // What a retention cut removed is forgotten a slice per turn, between folds and graph queries.
+    const expired = !fold.expiring() || fold.expireStep(EXPIRY_SLICE_MS);
     if (fold.applied() < target) {
       if (fold.applied() !== before) schedule();
       else setTimeout(schedule, 5); // announced but not visible yet: look again shortly
-    }
+    } else if (!expired) schedule();
   } catch (err) {
     post({ kind: 'failed', message: `read side fold failed: ${(err as Error).message}` });
   }
@@ -86,6 +90,10 @@ port.on('message', (m: ToReadWorker) => {
         post({ kind: 'reply', id: m.id, value: p?.snapshot ? p.snapshot(s) : s });
         return;
       }
+      case 'settle':
+        while (!fold.expireStep(Infinity));
+        post({ kind: 'reply', id: m.id, value: null });
+        return;
       case 'rebuild': {
         const n = fold.rebuild(m.until);
         target = Math.max(target, fold.applied());

@@ -82,6 +82,7 @@ describe('retention expiry', () => {
       assert.equal(expiring.some((id) => hasEvent(inst.runtime, id)), false);
       assert.equal([...staying, ...newIds].every((id) => hasEvent(inst.runtime, id)), true);
       await inst.readYourWrites();
+      await inst.readSide.settle();
       for (const { value } of inst.reads.db<Uint8Array>(EVIDENCE_DBS.byTime).getRange({})) {
         const { seq } = decodeStored(value);
         assert.ok(seq >= 513 || inst.carried.get(seq) !== undefined, `the event index points at record ${seq}, which is neither live nor carried`);
