@@ -13,12 +13,6 @@ export interface SegmentRecord {
   readonly hash: string;
 }
 
-/** What becomes of an expiring segment's records: carried forward, or dropped with the segment. */
-export interface SegmentFate {
-  readonly carried: readonly CarriedRecord[];
-  readonly dropped: readonly LogRecord[];
-}
-
 const DAY_MS = 86_400_000;
 
 /** The record's time minus `days`, as ISO 8601 (the time before which a record of that kind has expired). */
@@ -47,31 +41,12 @@ export function expiringSegments(first: number, head: number, segmentRecords: nu
 }
 
 /**
- * Sorts a segment's records: each is carried forward while its kind's policy keeps it (and a
- * collector's latest accepted submission always, so its sequence survives), else dropped. A
- * `RecordsCarriedForward` record is never carried itself: its records are judged one by one.
- * Pure: `latestSubmission` says whether a submission is its collector's latest accepted one.
- */
-export function segmentFate(records: Iterable<SegmentRecord>, days: RetentionDays, now: string, latestSubmission: (r: LogRecord) => boolean): SegmentFate {
-  const carried: CarriedRecord[] = [];
-  const dropped: LogRecord[] = [];
-  const judge = (r: LogRecord, hash: string) => {
-    if (stillKept(r.type, r.at, days, now) || (r.type === 'CollectorSubmissionAccepted' && latestSubmission(r))) {
-      carried.push(carriedOf(r, hash));
-    } else dropped.push(r);
-  };
-  for (const { record, hash } of records) {
-    if (record.type !== 'RecordsCarriedForward') judge(record, hash);
-    else for (const c of (record.data as { records: CarriedRecord[] }).records) judge(asRecord(c), c.hash);
-  }
-  return { carried, dropped };
-}
-
-/**
  * What an expiry needs to know of a segment besides its archive, gathered where the segment is
- * read (the archive worker), so the writer's thread never decodes it: everything `segmentFate`
- * decides except whether a submission is still its collector's latest, which only the writer's
- * models know at the cut.
+ * read (the archive worker), so the writer's thread never decodes it. Each record is carried
+ * forward while its kind's policy keeps it (and a collector's latest accepted submission always,
+ * so its sequence survives), else dropped; a `RecordsCarriedForward` record is never carried
+ * itself: its records are judged one by one. Only whether a submission is still its collector's
+ * latest is left to the cut, where the writer's models know it (`fateOfSummary`).
  */
 export interface SegmentSummary {
   /** The hash of the segment's last record (the cut links to it). */
@@ -106,7 +81,7 @@ export function summarizeSegment(days: RetentionDays, now: string): { add(r: Seg
   };
 }
 
-/** The fate of a summarized segment, now that `latestSubmission` can be asked: `segmentFate`'s, with dropped records by seq and event ids. */
+/** What becomes of a summarized segment's records, now that `latestSubmission` can be asked: carried forward, or dropped (by seq, with their event ids). */
 export function fateOfSummary(s: SegmentSummary, latestSubmission: (r: LogRecord) => boolean): { carried: CarriedRecord[]; dropped: Array<{ seq: number; eventIds: readonly string[] }> } {
   const carried: CarriedRecord[] = [];
   const dropped = [...s.dropped];

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { expiringSegments, fateOfSummary, segmentFate, stillKept, summarizeSegment, type SegmentRecord } from '../../src/retention/plan.js';
-import { kindOf, type RetentionDays } from '../../src/retention/kinds.js';
+import { eventsOfRecord } from '../../src/events/record-types.js';
+import { expiringSegments, fateOfSummary, stillKept, summarizeSegment, type SegmentRecord } from '../../src/retention/plan.js';
+import type { RetentionDays } from '../../src/retention/kinds.js';
 import type { LogRecord } from '../../src/log/record.js';
 
 const T0 = Date.parse('2026-10-01T00:00:00Z');
@@ -19,43 +20,42 @@ function segment(items: Array<{ type: string; ageDays: number }>, now: number): 
 }
 
 describe('retention plan', () => {
+  /** The fate of a segment as expiry decides it: summarized where it is read, then judged at the cut. */
+  const fateOf = (seg: readonly SegmentRecord[], nowIso: string, latest: (r: LogRecord) => boolean) => {
+    const summary = summarizeSegment(days, nowIso);
+    for (const r of seg) summary.add(r);
+    return { ...fateOfSummary(summary.summary(), latest), lastHash: summary.summary().lastHash };
+  };
+
   it('carries or drops every record of a segment exactly once, keeping exactly what its kind still keeps', () => {
     fc.assert(fc.property(fc.array(recordArb, { maxLength: 60 }), fc.integer({ min: 0, max: 59 }), (items, latestIndex) => {
       const now = T0 + 100 * 86_400_000;
       const seg = segment(items, now);
       const nowIso = new Date(now).toISOString();
-      const fate = segmentFate(seg, days, nowIso, (r) => r.seq === latestIndex + 1);
+      const latest = (r: LogRecord) => r.seq === latestIndex + 1;
+      const fate = fateOf(seg, nowIso, latest);
       assert.equal(fate.carried.length + fate.dropped.length, seg.length);
+      assert.deepEqual([...fate.carried.map((c) => c.seq), ...fate.dropped.map((d) => d.seq)].sort((a, b) => a - b), seg.map((r) => r.record.seq));
       for (const c of fate.carried) {
         const kept = stillKept(c.type, c.at, days, nowIso) || (c.type === 'CollectorSubmissionAccepted' && c.seq === latestIndex + 1);
         assert.ok(kept, `${c.type} of ${c.at} was carried`);
         assert.equal(c.hash, `h${c.seq - 1}`, 'a carried record names its original hash');
       }
-      for (const r of fate.dropped) assert.equal(stillKept(r.type, r.at, days, nowIso), false);
-      assert.ok(fate.carried.every((c) => kindOf(c.type) !== 'kept' || c.type !== 'RecordsCarriedForward'));
+      for (const d of fate.dropped) {
+        const { record } = seg[d.seq - 1]!;
+        assert.equal(stillKept(record.type, record.at, days, nowIso), false);
+        assert.deepEqual(d.eventIds, eventsOfRecord(record).map((e) => e.id), 'a dropped record names the events it takes with it');
+      }
+      assert.equal(fate.lastHash, seg.at(-1)?.hash ?? '');
       // Re-carrying is stable: a wrapper of carried records carries the same records again, judged by their own time.
       const wrapper: SegmentRecord = { record: { seq: 999, at: nowIso, type: 'RecordsCarriedForward', data: { records: fate.carried }, prev: 'x' }, hash: 'w' };
-      const again = segmentFate([wrapper], days, nowIso, (r) => r.seq === latestIndex + 1);
+      const again = fateOf([wrapper], nowIso, latest);
       assert.deepEqual(again.carried, fate.carried);
       assert.deepEqual(again.dropped, []);
-    }));
-  });
-
-  it('judges a segment summarized where it is read (the archive worker) exactly as segmentFate does', () => {
-    fc.assert(fc.property(fc.array(recordArb, { maxLength: 60 }), fc.integer({ min: 0, max: 59 }), fc.boolean(), (items, latestIndex, wrapped) => {
-      const now = T0 + 100 * 86_400_000;
-      const nowIso = new Date(now).toISOString();
-      let seg = segment(items, now);
-      const latest = (r: LogRecord) => r.seq === latestIndex + 1;
-      // Half the runs put the records behind a wrapper of carried records, as a later segment holds them.
-      if (wrapped) seg = [{ record: { seq: 999, at: nowIso, type: 'RecordsCarriedForward', data: { records: seg.map(({ record, hash }) => ({ ...record, hash })) }, prev: 'x' }, hash: 'w' }];
-      const summary = summarizeSegment(days, nowIso);
-      for (const r of seg) summary.add(r);
-      const fate = fateOfSummary(summary.summary(), latest);
-      const expected = segmentFate(seg, days, nowIso, latest);
-      assert.deepEqual(fate.carried, expected.carried);
-      assert.deepEqual(fate.dropped.map((d) => d.seq).sort((a, b) => a - b), expected.dropped.map((r) => r.seq).sort((a, b) => a - b));
-      assert.equal(summary.summary().lastHash, seg.at(-1)?.hash ?? '');
+      // Records behind a wrapper are judged as the originals they are.
+      const behind = fateOf([{ record: { seq: 999, at: nowIso, type: 'RecordsCarriedForward', data: { records: seg.map(({ record, hash }) => ({ ...record, hash })) }, prev: 'x' }, hash: 'w' }], nowIso, latest);
+      assert.deepEqual(behind.carried, fate.carried);
+      assert.deepEqual(behind.dropped, fate.dropped);
     }));
   });
 
