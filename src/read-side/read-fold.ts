@@ -137,8 +137,10 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
       log.renew?.();
       // Records a cut removed before this fold read them (it was behind): the records it carried
       // were never applied here, so everything is folded again from the cut.
-      if (seq > 0 && seq + 1 < (log.first?.() ?? 1)) return n + rebuildFrom(to);
-      const end = Math.min(to, seq + chunk);
+      if (seq >= origin - 1 && seq + 1 < (log.first?.() ?? 1)) return n + rebuildFrom(to);
+      // A fold from the start of a cut log reads the live records from the cut (after the carried ones).
+      const from = Math.max(seq + 1, origin);
+      const end = Math.min(to, from - 1 + chunk);
       const deadline = performance.now() + CHUNK_MS;
       let last = seq;
       env.transactionSync(() => {
@@ -150,7 +152,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
             n++;
           }
         }
-        for (const record of log.read(seq + 1, end)) {
+        for (const record of log.read(from, end)) {
           applyOne(record);
           last = record.seq;
           n++;

@@ -58,10 +58,10 @@ async function indexes(dir: string): Promise<unknown> {
 }
 
 /** The read side folded from scratch over the same log: what a replay from the cut gives. */
-async function replayed(log: LogReader): Promise<{ graph: unknown; indexes: unknown }> {
+async function replayed(log: LogReader, chunk?: number): Promise<{ graph: unknown; indexes: unknown }> {
   const dir = tempDir();
   try {
-    const fold = openReadFold(dir.path, log, readProjections());
+    const fold = openReadFold(dir.path, log, readProjections(), chunk ? { chunk } : {});
     fold.catchUp(log.head().seq);
     const graph = graphOf(fold);
     await fold.close();
@@ -102,6 +102,23 @@ describe('the read side after a retention cut', () => {
       const expected = await replayed(log.reader);
       assert.deepEqual(graph, expected.graph);
       assert.deepEqual(await indexes(dir.path), expected.indexes);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('folds a cut log from scratch however far past its chunk the cut lies', async () => {
+    const log = memoryLog();
+    log.ingest(40);
+    log.cut(31, [4]);
+    // Chunks of 5 records: the first live record (31) lies six chunks past record 1.
+    assert.deepEqual(await replayed(log.reader, 5), await replayed(log.reader));
+    const dir = tempDir();
+    try {
+      const fold = openReadFold(dir.path, log.reader, readProjections(), { chunk: 5 });
+      fold.catchUp(log.reader.head().seq);
+      assert.equal(fold.applied(), log.reader.head().seq);
+      await fold.close();
     } finally {
       dir.cleanup();
     }
