@@ -80,8 +80,6 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
   const perCut = Math.max(1, Math.floor(MAX_RECORDS_PER_CUT / settings.segmentRecords));
   const done: ExpiredSegment[] = [];
   for (;;) {
-    // A checkpoint at the head first: only records a signed checkpoint covers can expire.
-    await deps.checkpoints.make();
     const committed = Math.min(deps.checkpoints.committedSize(), deps.delivered?.() ?? Infinity);
     const segments = expiringSegments(log.first(), committed, settings.segmentRecords, atOf, before, Math.min(perCut, MAX_SEGMENTS_PER_RUN - done.length));
     if (segments.length === 0 || deps.leads?.() === false) return done;
@@ -106,6 +104,7 @@ function* decodedRange(log: LmdbEventLog, from: number, to: number): Iterable<{ 
 async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: number; to: number }>, before: string, ctx: CommandContext): Promise<ExpiredSegment[]> {
   const { log, writer, settings } = deps;
   const last = segments.at(-1)!.to;
+  await deps.checkpoints.make();
   const checkpoint = deps.checkpoints.checkpoint();
   const checkpointSize = Number(checkpoint?.split('\n')[1]);
   if (!checkpoint || !(checkpointSize >= last)) throw new Error(`no signed checkpoint covers record ${last} yet`);
