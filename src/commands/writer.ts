@@ -20,8 +20,9 @@ export interface Writer {
   record(events: readonly DomainEvent[], ctx: CommandContext): Promise<readonly LogRecord[]>;
   /**
    * Appends the records of a retention cut and removes the log before it in the same transaction
-   * (src/retention/expire.ts); `inTransaction` adds the cut's own writes; resolves once the heap
-   * models are refolded from the cut (the records it carried first, as the carried index now lists them), which they are beside later commands.
+   * (src/retention/expire.ts); `inTransaction` adds the cut's own writes (the carried records'
+   * index among them); resolves once the heap models are refolded from the cut (the records the
+   * carried index lists first), which they are beside later commands.
    */
   cut(events: readonly DomainEvent[], ctx: CommandContext, cut: RetentionCut): Promise<readonly LogRecord[]>;
   readonly models: ReadModels;
