@@ -32,7 +32,10 @@ export interface LogReader {
   renew?(): void;
 }
 
-/** What the read side folds: LMDB index projections and heap projections (the graph). */
+/**
+ * What the read side folds: LMDB index projections and heap projections (the graph). Every index
+ * says which record wrote an entry (`recordOf`), so a retention cut is forgotten by a sweep.
+ */
 export interface ReadProjections {
   readonly indexes: readonly IndexProjection[];
   readonly heap: readonly Projection<unknown>[];
@@ -52,7 +55,7 @@ export interface ReadFold {
    * Goes on forgetting what retention cuts removed, for at most `budgetMs`: the index entries of
    * removed records (a sweep), and the heap models folded again from the cut beside the current
    * ones, which they replace once caught up. Reads meanwhile skip entries whose record is gone and
-   * see the graph as it was. Returns whether it is done.
+   * see the graph as it was. Returns whether it is done (always, given `Infinity`).
    */
   expireStep(budgetMs: number): boolean;
   state<S>(name: string): S;
@@ -87,6 +90,8 @@ function openEnv(path: string): RootDatabase {
  */
 export function openReadFold(storePath: string, log: LogReader, projections: ReadProjections, opts: { chunk?: number; checkpointEvery?: number } = {}): ReadFold {
   const chunk = opts.chunk ?? 20_000;
+  const unswept = projections.indexes.find((ix) => ix.recordOf === undefined);
+  if (unswept) throw new Error(`read-side index ${unswept.name} does not say which record wrote an entry (recordOf)`);
   const checkpointEvery = opts.checkpointEvery ?? 50_000;
   const env = openEnv(join(storePath, READ_SIDE_DIR));
   const boot = bootId();
@@ -126,9 +131,14 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
   };
   const reader = { get: (db: string, key: IndexKey) => dbs.get(db)!.get(key as never) };
 
+  /** Folds `record` into the heap states in `into` (the current ones, or those folded again from a cut). */
+  function evolveHeap(into: Map<string, unknown>, record: LogRecord): void {
+    for (const p of projections.heap) into.set(p.name, p.evolve(into.get(p.name), record));
+  }
+
   function applyOne(record: LogRecord): void {
     for (const ix of projections.indexes) ix.apply(record, reader, writer);
-    for (const p of projections.heap) states.set(p.name, p.evolve(states.get(p.name), record));
+    evolveHeap(states, record);
   }
 
   function fold(to: number): number {
@@ -170,7 +180,9 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     }
     // A cut past the first seq the models were folded from: they forget what it removed, a step at a time.
     const first = log.first?.() ?? 1;
-    if (expiry === undefined && first > origin) expiry = startExpiry(first);
+    if (expiry === undefined && first > origin) {
+      expiry = { first, carried: new Set((log.carried?.() ?? []).map((r) => r.seq)), sweep: 0, from: undefined, fresh: undefined, freshSeq: 0 };
+    }
     return n;
   }
 
@@ -184,16 +196,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     freshSeq: number;
   }
   let expiry: Expiry | undefined;
-  const swept = projections.indexes.flatMap((ix) => ix.dbs.map((name) => ({ name, recordOf: ix.recordOf })));
-
-  function startExpiry(first: number): Expiry | undefined {
-    // An index that cannot say which record wrote an entry is folded again with everything else.
-    if (swept.some((d) => d.recordOf === undefined)) {
-      rebuildFrom(seq);
-      return undefined;
-    }
-    return { first, carried: new Set((log.carried?.() ?? []).map((r) => r.seq)), sweep: 0, from: undefined, fresh: undefined, freshSeq: 0 };
-  }
+  const swept = projections.indexes.flatMap((ix) => ix.dbs.map((name) => ({ name, recordOf: ix.recordOf! })));
 
   function expireStep(budgetMs: number): boolean {
     const x = expiry;
@@ -208,7 +211,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
       let k = 0;
       for (const { key, value } of db.getRange(x.from === undefined ? {} : { start: x.from })) {
         if (++k % 256 === 0 && performance.now() >= deadline) { stoppedAt = key; break; }
-        const s = recordOf!(name, key, value);
+        const s = recordOf(name, key, value);
         if (s < x.first && !x.carried.has(s)) gone.push(key);
       }
       if (gone.length > 0) env.transactionSync(() => { for (const key of gone) db.removeSync(key as never); });
@@ -219,13 +222,13 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     // 2. The heap models, folded again from the cut beside the current ones; swapped in once caught up.
     if (x.fresh === undefined) {
       x.fresh = new Map(projections.heap.map((p) => [p.name, p.initial()]));
-      for (const r of log.carried?.() ?? []) for (const p of projections.heap) x.fresh.set(p.name, p.evolve(x.fresh.get(p.name), r));
+      for (const r of log.carried?.() ?? []) evolveHeap(x.fresh, r);
       x.freshSeq = x.first - 1;
     }
     while (x.freshSeq < seq) {
       log.renew?.();
       for (const r of log.read(x.freshSeq + 1, seq)) {
-        for (const p of projections.heap) x.fresh.set(p.name, p.evolve(x.fresh.get(p.name), r));
+        evolveHeap(x.fresh, r);
         x.freshSeq = r.seq;
         if (performance.now() >= deadline) break;
       }

@@ -91,7 +91,7 @@ port.on('message', (m: ToReadWorker) => {
         return;
       }
       case 'settle':
-        while (!fold.expireStep(Infinity));
+        fold.expireStep(Infinity);
         post({ kind: 'reply', id: m.id, value: null });
         return;
       case 'rebuild': {
