@@ -69,13 +69,10 @@ export function createHeapModels(store: LmdbStore, projections: readonly Project
     },
     load(given) {
       const byName = new Map(given);
+      if (projections.some((p) => byName.get(p.name)?.version !== p.version)) return false;
       let loaded: unknown[];
       try {
-        loaded = projections.map((p) => {
-          const cp = byName.get(p.name);
-          if (!cp || cp.version !== p.version) throw new Error(`no checkpoint of ${p.name} version ${p.version}`);
-          return unpackState(p, cp.state);
-        });
+        loaded = projections.map((p) => unpackState(p, byName.get(p.name)!.state));
       } catch {
         return false;
       }

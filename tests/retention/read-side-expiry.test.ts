@@ -57,91 +57,79 @@ async function indexes(dir: string): Promise<unknown> {
   return out;
 }
 
-/** The read side folded from scratch over the same log: what a replay from the cut gives. */
-async function replayed(log: LogReader, chunk?: number): Promise<{ graph: unknown; indexes: unknown }> {
+/** Runs `body` with a fresh temporary directory, removed afterwards. */
+async function inTempDir<T>(body: (dir: string) => Promise<T>): Promise<T> {
   const dir = tempDir();
   try {
-    const fold = openReadFold(dir.path, log, readProjections(), chunk ? { chunk } : {});
-    fold.catchUp(log.head().seq);
-    const graph = graphOf(fold);
-    await fold.close();
-    return { graph, indexes: await indexes(dir.path) };
+    return await body(dir.path);
   } finally {
     dir.cleanup();
   }
 }
 
-describe('the read side after a retention cut', () => {
-  it('goes on folding new records while it forgets what the cut removed, then equals a replay from the cut, across a restart too', async () => {
-    const dir = tempDir();
-    const log = memoryLog();
-    try {
-      log.ingest(20);
-      let fold = openReadFold(dir.path, log.reader, readProjections());
-      fold.catchUp(20);
-      log.cut(11, [4]);
-      fold.catchUp(log.reader.head().seq);
-      assert.equal(fold.expiring(), true, 'the cut is forgotten a step at a time, not in the fold');
-      const graphKeys = () => (graphOf(fold) as { e: { key: string[] } }).e.key;
-      assert.ok(graphKeys().includes('host:gone'), 'until then graph queries see the graph as it was');
-      log.ingest(5);
-      fold.catchUp(log.reader.head().seq);
-      assert.equal(fold.applied(), 26, 'new records are folded, and read, meanwhile');
-      assert.equal(fold.expiring(), true);
+/** What a fold holds once closed: its applied seq, its graph and its indexes. */
+async function closed(fold: ReturnType<typeof openReadFold>, dir: string): Promise<{ applied: number; graph: unknown; indexes: unknown }> {
+  const applied = fold.applied();
+  const graph = graphOf(fold);
+  await fold.close();
+  return { applied, graph, indexes: await indexes(dir) };
+}
 
-      // A restart before it is done starts it again.
-      await fold.close();
-      fold = openReadFold(dir.path, log.reader, readProjections());
-      fold.catchUp(log.reader.head().seq);
-      assert.equal(fold.expiring(), true, 'the read side knows it still holds what the cut removed');
-      while (!fold.expireStep(1));
-      assert.equal(fold.expiring(), false);
-      assert.equal(graphKeys().includes('host:gone'), true, 'an entity a carried record names stays');
-      const graph = graphOf(fold);
-      await fold.close();
-      const expected = await replayed(log.reader);
-      assert.deepEqual(graph, expected.graph);
-      assert.deepEqual(await indexes(dir.path), expected.indexes);
-    } finally {
-      dir.cleanup();
-    }
+/** The read side folded from scratch over the same log: what a replay from the cut gives. */
+function replayed(log: LogReader, chunk?: number): Promise<{ applied: number; graph: unknown; indexes: unknown }> {
+  return inTempDir((dir) => {
+    const fold = openReadFold(dir, log, readProjections(), chunk ? { chunk } : {});
+    fold.catchUp(log.head().seq);
+    return closed(fold, dir);
   });
+}
+
+describe('the read side after a retention cut', () => {
+  it('goes on folding new records while it forgets what the cut removed, then equals a replay from the cut, across a restart too', () => inTempDir(async (dir) => {
+    const log = memoryLog();
+    log.ingest(20);
+    let fold = openReadFold(dir, log.reader, readProjections());
+    fold.catchUp(20);
+    log.cut(11, [4]);
+    fold.catchUp(log.reader.head().seq);
+    assert.equal(fold.expiring(), true, 'the cut is forgotten a step at a time, not in the fold');
+    const graphKeys = () => (graphOf(fold) as { e: { key: string[] } }).e.key;
+    assert.ok(graphKeys().includes('host:gone'), 'until then graph queries see the graph as it was');
+    log.ingest(5);
+    fold.catchUp(log.reader.head().seq);
+    assert.equal(fold.applied(), 26, 'new records are folded, and read, meanwhile');
+    assert.equal(fold.expiring(), true);
+
+    // A restart before it is done starts it again.
+    await fold.close();
+    fold = openReadFold(dir, log.reader, readProjections());
+    fold.catchUp(log.reader.head().seq);
+    assert.equal(fold.expiring(), true, 'the read side knows it still holds what the cut removed');
+    while (!fold.expireStep(1));
+    assert.equal(fold.expiring(), false);
+    assert.equal(graphKeys().includes('host:gone'), true, 'an entity a carried record names stays');
+    assert.deepEqual(await closed(fold, dir), await replayed(log.reader));
+  }));
 
   it('folds a cut log from scratch however far past its chunk the cut lies', async () => {
     const log = memoryLog();
     log.ingest(40);
     log.cut(31, [4]);
     // Chunks of 5 records: the first live record (31) lies six chunks past record 1.
-    assert.deepEqual(await replayed(log.reader, 5), await replayed(log.reader));
-    const dir = tempDir();
-    try {
-      const fold = openReadFold(dir.path, log.reader, readProjections(), { chunk: 5 });
-      fold.catchUp(log.reader.head().seq);
-      assert.equal(fold.applied(), log.reader.head().seq);
-      await fold.close();
-    } finally {
-      dir.cleanup();
-    }
+    const chunked = await replayed(log.reader, 5);
+    assert.equal(chunked.applied, log.reader.head().seq);
+    assert.deepEqual(chunked, await replayed(log.reader));
   });
 
-  it('drops an entity that only removed records named, and folds from the cut when it was behind the cut', async () => {
-    const dir = tempDir();
+  it('drops an entity that only removed records named, and folds from the cut when it was behind the cut', () => inTempDir(async (dir) => {
     const log = memoryLog();
-    try {
-      log.ingest(20);
-      const fold = openReadFold(dir.path, log.reader, readProjections());
-      fold.catchUp(5);
-      log.cut(11);
-      fold.catchUp(log.reader.head().seq);
-      assert.equal(fold.expiring(), false, 'records it never folded were removed: it folded again from the cut');
-      assert.equal((graphOf(fold) as { e: { key: string[] } }).e.key.includes('host:gone'), false);
-      const graph = graphOf(fold);
-      await fold.close();
-      const expected = await replayed(log.reader);
-      assert.deepEqual(graph, expected.graph);
-      assert.deepEqual(await indexes(dir.path), expected.indexes);
-    } finally {
-      dir.cleanup();
-    }
-  });
+    log.ingest(20);
+    const fold = openReadFold(dir, log.reader, readProjections());
+    fold.catchUp(5);
+    log.cut(11);
+    fold.catchUp(log.reader.head().seq);
+    assert.equal(fold.expiring(), false, 'records it never folded were removed: it folded again from the cut');
+    assert.equal((graphOf(fold) as { e: { key: string[] } }).e.key.includes('host:gone'), false);
+    assert.deepEqual(await closed(fold, dir), await replayed(log.reader));
+  }));
 });
