@@ -1,17 +1,25 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { eventsOfRecord } from '../events/record-types.js';
 import type { ReadModels } from './runtime.js';
-import { EVIDENCE_DBS, decodeStored, type EventDimension, type StoredEvent } from './evidence.js';
+import type { Database } from 'lmdb';
+import { EVIDENCE_DBS, bucketOf, forEachPosting, type EventDimension } from './evidence.js';
+import type { IndexKey } from './types.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
-/** Where the previous page stopped: event time (ms) and id. */
-export type EventCursor = [number, string];
+/**
+ * Where an event stands in the time order, and where a page stopped: its time (epoch ms), the seq
+ * of the record that carried it and its position there. Events of the same time are ordered by
+ * seq and position, the order they were stored in.
+ */
+export type EventCursor = [number, number, number];
 
 /** Decodes an events cursor; undefined when it is not one. */
 export function parseEventCursor(cursor: string): EventCursor | undefined {
   const c = decodeCursor<unknown>(cursor);
-  return Array.isArray(c) && c.length === 2 && typeof c[0] === 'number' && typeof c[1] === 'string' ? [c[0], c[1]] : undefined;
+  return Array.isArray(c) && c.length === 3 && c.every((x) => typeof x === 'number' && Number.isFinite(x)) ? [c[0], c[1], c[2]] : undefined;
 }
+
+const compare = (a: EventCursor, b: EventCursor): number => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
 /** Filters of `GET /api/v1/events`; times are epoch milliseconds. */
 export interface EventFilter {
@@ -29,8 +37,6 @@ export interface EventPage {
   readonly nextCursor: string | null;
 }
 
-const HIGH = '\uffff';
-
 function pickIndex(f: EventFilter): [EventDimension, string] | undefined {
   if (f.entityKey !== undefined) return ['entity', f.entityKey];
   if (f.class !== undefined) return ['class', f.class];
@@ -47,72 +53,92 @@ function matches(e: NormalizedEvent, f: EventFilter): boolean {
 }
 
 /**
+ * The events of the index entries under `prefix` with `lo <= time <= hi`, a second at a time: each
+ * second's entries are read whole and their events sorted by time, seq and position (newest first
+ * when `reverse`). The events themselves are not read.
+ */
+function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<string | number>, lo: number, hi: number, reverse: boolean): Generator<EventCursor[]> {
+  const n = prefix.length;
+  const range = reverse
+    ? { start: [...prefix, bucketOf(hi) + 1], end: [...prefix, bucketOf(lo)], reverse: true }
+    : { start: [...prefix, bucketOf(lo)], end: [...prefix, bucketOf(hi) + 1] };
+  const order = reverse ? (a: EventCursor, b: EventCursor) => compare(b, a) : compare;
+  let bucket: number | undefined;
+  let places: EventCursor[] = [];
+  for (const { key, value } of db.getRange(range)) {
+    const k = key as Array<string | number>;
+    const b = k[n] as number;
+    const seq = k[n + 1] as number;
+    if (b !== bucket) {
+      if (places.length > 0) yield places.sort(order);
+      places = [];
+      bucket = b;
+    }
+    forEachPosting(value, (t, index) => { if (t >= lo && t <= hi) places.push([t, seq, index]); });
+  }
+  if (places.length > 0) yield places.sort(order);
+}
+
+/** Reads stored events by their place, decoding each record once while a page stays within a few records. */
+function eventReader(models: Pick<ReadModels, 'record'>): (place: EventCursor) => NormalizedEvent | undefined {
+  const records = new Map<number, readonly NormalizedEvent[]>();
+  return ([, seq, index]) => {
+    let events = records.get(seq);
+    if (!events) {
+      const r = models.record(seq);
+      events = r ? eventsOfRecord(r) : [];
+      if (records.size > 64) records.clear();
+      records.set(seq, events);
+    }
+    return events[index];
+  };
+}
+
+/**
  * Lists events newest first from the LMDB indexes (never a log scan): the most selective index
  * for the filters is walked backwards in time and the other filters are checked per event.
- * A page stops after scanning `scanBudget` keys so one query cannot walk the whole store.
+ * A page stops after considering `scanBudget` events so one query cannot walk the whole store;
+ * its cursor then says where the next page goes on.
  */
 export function listEvents(models: ReadModels, filter: EventFilter, limit: number, after?: EventCursor, scanBudget = 20_000): EventPage {
   const dim = pickIndex(filter);
-  const upperT = after ? after[0] : filter.untilMs ?? Number.MAX_VALUE;
-  const upperId = after ? after[1] : HIGH;
-  const lowerT = filter.sinceMs ?? -Number.MAX_VALUE;
-  const prefix: Array<string | number> = dim ? [dim[0], dim[1]] : [];
+  const hi = Math.min(after ? after[0] : Number.MAX_VALUE, filter.untilMs ?? Number.MAX_VALUE);
+  const lo = filter.sinceMs ?? -Number.MAX_VALUE;
   const db = models.db<Uint8Array>(dim ? EVIDENCE_DBS.byDim : EVIDENCE_DBS.byTime);
-  // A page usually comes from a few records: decode each once.
-  const records = new Map<number, readonly NormalizedEvent[]>();
-  const load = (s: StoredEvent): NormalizedEvent | undefined => {
-    let events = records.get(s.seq);
-    if (!events) {
-      const r = models.record(s.seq);
-      events = r ? eventsOfRecord(r) : [];
-      if (records.size > 64) records.clear();
-      records.set(s.seq, events);
-    }
-    return events[s.index];
-  };
+  const read = eventReader(models);
   const events: NormalizedEvent[] = [];
   let scanned = 0;
-  let last: [number, string] | undefined;
-  for (const { key, value } of db.getRange({ start: [...prefix, upperT, upperId], end: [...prefix, lowerT], reverse: true })) {
-    const parts = key as Array<string | number>;
-    const t = parts[prefix.length] as number;
-    const id = parts[prefix.length + 1] as string;
-    if (after && t === after[0] && id === after[1]) continue;
-    last = [t, id];
-    if (++scanned > scanBudget) return { events, nextCursor: encodeCursor(last) };
-    const event = load(decodeStored(value));
-    if (!event || !matches(event, filter)) continue;
-    events.push(event);
-    if (events.length >= limit) return { events, nextCursor: encodeCursor(last) };
+  for (const second of secondsOf(db, dim ?? [], lo, hi, true)) {
+    for (const place of second) {
+      if (after && compare(place, after) >= 0) continue;
+      const event = read(place);
+      if (event && matches(event, filter)) {
+        events.push(event);
+        if (events.length >= limit) return { events, nextCursor: encodeCursor(place) };
+      }
+      if (++scanned >= scanBudget) return { events, nextCursor: encodeCursor(place) };
+    }
   }
   return { events, nextCursor: null };
 }
 
 /**
  * Up to `max` events with `sinceMs <= time <= untilMs`, oldest first, from the time index, starting
- * after `after` (the last key of the previous chunk). `last` is where to continue; undefined at the end.
+ * after `after` (the place of the last event of the previous chunk). `last` is where to continue;
+ * undefined at the end.
  */
 export function eventsInTimeOrder(models: ReadModels, sinceMs: number, untilMs: number, max: number, after?: EventCursor): { events: NormalizedEvent[]; last?: EventCursor } {
   const db = models.db<Uint8Array>(EVIDENCE_DBS.byTime);
-  const records = new Map<number, readonly NormalizedEvent[]>();
+  const read = eventReader(models);
   const events: NormalizedEvent[] = [];
-  let last: EventCursor | undefined;
-  let keys = 0;
-  for (const { key, value } of db.getRange({ start: after ? [after[0], after[1]] : [sinceMs], end: [untilMs, HIGH] })) {
-    const [t, id] = key as [number, string];
-    if (after && t === after[0] && id === after[1]) continue;
-    last = [t, id];
-    const s = decodeStored(value);
-    let carried = records.get(s.seq);
-    if (!carried) {
-      const r = models.record(s.seq);
-      carried = r ? eventsOfRecord(r) : [];
-      if (records.size > 64) records.clear();
-      records.set(s.seq, carried);
+  let n = 0;
+  for (const second of secondsOf(db, [], Math.max(sinceMs, after ? after[0] : sinceMs), untilMs, false)) {
+    for (const place of second) {
+      if (after && compare(place, after) <= 0) continue;
+      const event = read(place);
+      if (event) events.push(event);
+      if (++n >= max) return { events, last: place };
     }
-    const event = carried[s.index];
-    if (event) events.push(event);
-    if (++keys >= max) return { events, last };
   }
   return { events };
 }

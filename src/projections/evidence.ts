@@ -49,10 +49,43 @@ export function sameEvent(a: NormalizedEvent, b: NormalizedEvent): boolean {
   }
 }
 
-/** Milliseconds since the epoch of an event time (NaN-free: 0 for the unparseable, which the schema prevents). */
-export function eventTimeMs(event: NormalizedEvent): number {
-  const ns = nanosFromIso(event.time);
+/** Milliseconds since the epoch of an ISO time, to the microsecond, by the general parser (0 for the unparseable). */
+export function timeMsOfIso(text: string): number {
+  const ns = nanosFromIso(text);
   return ns === undefined ? 0 : Number(ns / 1000n) / 1000;
+}
+
+/** The whole second `eventTimeMs` parsed last and its epoch ms (-1 when the general parser must answer). */
+let lastSecond = { text: '', ms: -1 };
+
+/**
+ * Milliseconds since the epoch of an event time, to the microsecond (NaN-free: 0 for the
+ * unparseable, which the schema prevents). Stored times are canonical UTC
+ * (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`) and the events of a batch share their seconds: the whole
+ * second is parsed once for all of them and the fraction by hand, which equals `timeMsOfIso` (a
+ * property test holds them equal). Anything else goes to the general parser.
+ */
+export function eventTimeMs(event: NormalizedEvent): number {
+  const text = event.time;
+  const n = text.length;
+  if (n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46 /* . */)) {
+    if (text.charCodeAt(n - 1) !== 90 /* Z */) return timeMsOfIso(text);
+    const second = text.slice(0, 19);
+    if (second !== lastSecond.text) {
+      const ns = nanosFromIso(`${second}Z`);
+      lastSecond = { text: second, ms: ns === undefined || ns < 0n ? -1 : Number(ns / 1_000_000n) };
+    }
+    if (lastSecond.ms < 0) return timeMsOfIso(text);
+    let micros = 0;
+    for (let i = 20; i < n - 1; i++) {
+      const digit = text.charCodeAt(i) - 48;
+      if (digit < 0 || digit > 9) return timeMsOfIso(text);
+      if (i < 26) micros = micros * 10 + digit;
+    }
+    for (let i = Math.max(n - 1, 20); i < 26; i++) micros *= 10;
+    return (lastSecond.ms * 1000 + micros) / 1000;
+  }
+  return timeMsOfIso(text);
 }
 
 /** The slice of the read models that finds stored events: the evidence index and the records it points into. */
@@ -80,12 +113,6 @@ export function lookupEvent(models: EvidenceLookup, id: string, decoded = new Ma
   return events[at.index];
 }
 
-function dimensionValues(e: NormalizedEvent): Array<[EventDimension, string]> {
-  const out: Array<[EventDimension, string]> = [['category', e.category], ['class', e.class], ['adapter', e.source.adapter]];
-  for (const k of new Set(e.entityKeys)) out.push(['entity', k]);
-  return out;
-}
-
 /**
  * The write side's evidence index: every accepted event by id (where it is in the log), in LMDB in
  * the same transaction as its record, so deciders know exactly which ids are stored. Re-applying
@@ -107,26 +134,94 @@ export const evidenceIndex = instanceIndex({
   },
 });
 
+/** The span of event time one posting of the read side's evidence index covers. */
+export const POSTING_SPAN_MS = 1000;
+
+/** The second (POSTING_SPAN_MS) an event time falls in: the bucket part of an evidence-read key. */
+export const bucketOf = (timeMs: number): number => Math.floor(timeMs / POSTING_SPAN_MS);
+
+/** Encodes the posting list of events `positions` of a record: each one's time (float64, from `times`) and position (uint32), 12 bytes an entry. */
+export function encodePostings(times: Float64Array, positions: readonly number[]): Uint8Array {
+  const b = new Uint8Array(positions.length * 12);
+  const v = new DataView(b.buffer);
+  for (let i = 0; i < positions.length; i++) {
+    v.setFloat64(i * 12, times[positions[i]!]!);
+    v.setUint32(i * 12 + 8, positions[i]!);
+  }
+  return b;
+}
+
+/** Calls `fn` for each entry of an encoded posting list. */
+export function forEachPosting(b: Uint8Array, fn: (t: number, index: number) => void): void {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let o = 0; o + 12 <= b.byteLength; o += 12) fn(v.getFloat64(o), v.getUint32(o + 8));
+}
+
+/** The positions of a record's events that share one value: one number until a second event has it. */
+type Positions = number | number[];
+
+function note(into: Map<string, Positions>, value: string, position: number): void {
+  const seen = into.get(value);
+  if (seen === undefined) into.set(value, position);
+  else if (typeof seen === 'number') into.set(value, [seen, position]);
+  else seen.push(position);
+}
+
+/** Calls `fn` for each second (bucket) the events at `positions` fall in, with theirs, in order. */
+function bySecond(positions: Positions, buckets: Float64Array, fn: (bucket: number, positions: number[]) => void): void {
+  if (typeof positions === 'number') return fn(buckets[positions]!, [positions]);
+  const first = buckets[positions[0]!]!;
+  if (positions.every((p) => buckets[p] === first)) return fn(first, positions);
+  const seconds = new Map<number, number[]>();
+  for (const p of positions) {
+    const b = buckets[p]!;
+    const list = seconds.get(b);
+    if (list) list.push(p);
+    else seconds.set(b, [p]);
+  }
+  for (const [b, list] of seconds) fn(b, list);
+}
+
 /**
  * The read side's evidence index (folded behind the writer, in its own LMDB environment): events
- * by time and by category, class, adapter and entity key, each key's value the event's place in
- * the log. The write side refuses ids already stored, so every event of a record is new here.
+ * by time and by category, class, adapter and entity key. One entry holds the events of one record
+ * that share a value within one second: `[second, seq]` in the time database and
+ * `[dimension, value, second, seq]` in the dimension database, its value their times and positions
+ * in the record. A record of a thousand events from one source writes a few entries per value
+ * instead of one per event and value; an event is then found by reading the entries of its second
+ * (src/projections/evidence-query.ts). The write side refuses ids already stored, so every event of
+ * a record is new here.
  */
 export const evidenceReadIndex = instanceIndex({
   name: 'evidence-read',
-  version: 1,
+  version: 2,
   dbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   readDbs: [],
   binaryDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
-  recordOf: (_db, _key, value) => decodeStored(value as Uint8Array).seq,
+  recordOf: (_db, key) => (key as Array<string | number>).at(-1) as number,
   apply(record, _read, write) {
     const events = eventsCarried(record);
-    for (let i = 0; i < events.length; i++) {
+    const n = events.length;
+    if (n === 0) return;
+    const times = new Float64Array(n);
+    const buckets = new Float64Array(n);
+    const dims: Record<EventDimension, Map<string, Positions>> = { category: new Map(), class: new Map(), adapter: new Map(), entity: new Map() };
+    for (let i = 0; i < n; i++) {
       const e = events[i]!;
-      const t = eventTimeMs(e);
-      const at = encodeStored({ seq: record.seq, index: i });
-      write.put(EVIDENCE_DBS.byTime, [t, e.id], at);
-      for (const [dim, value] of dimensionValues(e)) write.put(EVIDENCE_DBS.byDim, [dim, value, t, e.id], at);
+      times[i] = eventTimeMs(e);
+      buckets[i] = bucketOf(times[i]!);
+      note(dims.category, e.category, i);
+      note(dims.class, e.class, i);
+      note(dims.adapter, e.source.adapter, i);
+      const keys = e.entityKeys;
+      for (let k = 0; k < keys.length; k++) if (keys.indexOf(keys[k]!) === k) note(dims.entity, keys[k]!, i);
+    }
+    const all = n === 1 ? 0 : Array.from({ length: n }, (_, i) => i);
+    bySecond(all, buckets, (b, ps) => write.put(EVIDENCE_DBS.byTime, [b, record.seq], encodePostings(times, ps)));
+    for (const dim of EVENT_DIMENSIONS) {
+      for (const [value, positions] of dims[dim]) {
+        bySecond(positions, buckets, (b, ps) => write.put(EVIDENCE_DBS.byDim, [dim, value, b, record.seq], encodePostings(times, ps)));
+      }
     }
   },
 });

@@ -105,13 +105,19 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
   for (const ix of projections.indexes) for (const name of ix.dbs) dbs.set(name, env.openDB({ name, encoding: binary.has(name) ? 'binary' : 'msgpack', cache: false }) as Database<unknown, IndexKey>);
   const checkpoints: Database<Checkpoint, string> = env.openDB({ name: 'read-checkpoints' });
   const states = new Map<string, unknown>();
+  /**
+   * Checkpointed heap states, unpacked on first use: a rebuild right after opening (`vigil replay`)
+   * never pays for them, and while they are packed the stored checkpoints are the current states.
+   */
+  const packed = new Map<string, Uint8Array>();
   let seq = stale ? 0 : previous!.seq;
   for (const p of projections.heap) {
     const cp = stale ? undefined : checkpoints.get(p.name);
-    if (cp && cp.version === p.version && cp.seq === seq) states.set(p.name, unpackState(p, cp.state));
+    if (cp && cp.version === p.version && cp.seq === seq) packed.set(p.name, cp.state);
   }
   // Stale, or a heap model without a checkpoint at `seq`: everything is folded again from record 1.
-  if (stale || projections.heap.some((p) => !states.has(p.name))) {
+  if (stale || projections.heap.some((p) => !packed.has(p.name))) {
+    packed.clear();
     env.transactionSync(() => {
       for (const db of dbs.values()) db.clearSync();
       checkpoints.clearSync();
@@ -131,6 +137,15 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
   };
   const reader = { get: (db: string, key: IndexKey) => dbs.get(db)!.get(key as never) };
 
+  /** The current heap states, unpacked from their checkpoints when still packed. */
+  function current(): Map<string, unknown> {
+    if (packed.size > 0) {
+      for (const p of projections.heap) states.set(p.name, unpackState(p, packed.get(p.name)!));
+      packed.clear();
+    }
+    return states;
+  }
+
   /** Folds `record` into the heap states in `into` (the current ones, or those folded again from a cut). */
   function evolveHeap(into: Map<string, unknown>, record: LogRecord): void {
     for (const p of projections.heap) into.set(p.name, p.evolve(into.get(p.name), record));
@@ -138,7 +153,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
 
   function applyOne(record: LogRecord): void {
     for (const ix of projections.indexes) ix.apply(record, reader, writer);
-    evolveHeap(states, record);
+    evolveHeap(current(), record);
   }
 
   function fold(to: number): number {
@@ -236,6 +251,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
       // Records a later cut removed under the refold: the next expiry folds from that cut.
       if (x.freshSeq < seq) x.freshSeq = seq;
     }
+    packed.clear();
     for (const [name, state] of x.fresh) states.set(name, state);
     origin = x.first;
     expiry = undefined;
@@ -245,6 +261,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
   }
 
   function writeCheckpoints(): void {
+    if (packed.size > 0) return; // nothing folded since they were read
     env.transactionSync(() => {
       for (const p of projections.heap) {
         const s = states.get(p.name);
@@ -258,13 +275,13 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
       for (const db of dbs.values()) db.clearSync();
       checkpoints.clearSync();
     });
+    packed.clear();
     for (const p of projections.heap) states.set(p.name, p.initial());
     seq = 0;
     origin = log.first?.() ?? 1;
     expiry = undefined;
-    const n = fold(until);
-    writeCheckpoints();
-    return n;
+    // Checkpoints follow at their usual cadence (every `checkpointEvery` records) and at close.
+    return fold(until);
   }
 
   return {
@@ -273,7 +290,7 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     rebuild: rebuildFrom,
     expiring: () => expiry !== undefined,
     expireStep,
-    state: <S>(name: string) => states.get(name) as S,
+    state: <S>(name: string) => current().get(name) as S,
     checkpoint: writeCheckpoints,
     async close() {
       writeCheckpoints();

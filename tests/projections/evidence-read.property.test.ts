@@ -1,0 +1,168 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { EVIDENCE_DBS, eventTimeMs, evidenceReadIndex, timeMsOfIso } from '../../src/projections/evidence.js';
+import { eventsInTimeOrder, listEvents, parseEventCursor, type EventCursor, type EventFilter } from '../../src/projections/evidence-query.js';
+import type { ReadModels } from '../../src/projections/runtime.js';
+import type { IndexKey } from '../../src/projections/types.js';
+import type { LogRecord } from '../../src/log/record.js';
+import type { NormalizedEvent } from '../../src/events/normalized-event.js';
+import { isoFromNanos } from '../../src/normalizers/time.js';
+import { normalizedEvent } from '../helpers/event-fixtures.js';
+import { tempDir } from '../helpers/temp.js';
+
+const BASE_NS = 1_795_000_000_000_000_000n; // 2026-11-17
+
+/** Event times close together, so seconds are shared and times tie; some with microseconds, a few long ago. */
+const timeArb = fc.oneof(
+  fc.integer({ min: 0, max: 12 }).map((k) => BASE_NS + BigInt(k) * 400_000_000n),
+  fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 999_999 })).map(([s, us]) => BASE_NS + BigInt(s) * 1_000_000_000n + BigInt(us) * 1000n),
+  fc.constant(-86_400_000_000_000n),
+).map(isoFromNanos);
+
+const eventArb = fc.record({
+  time: timeArb,
+  category: fc.constantFrom('network', 'identity'),
+  class: fc.constantFrom('network_connection', 'dns_query'),
+  adapter: fc.constantFrom('zeek', 'journal'),
+  keys: fc.array(fc.constantFrom('ip:10.0.0.1', 'ip:10.0.0.2', 'host:web', 'user:alice'), { maxLength: 4 }),
+});
+
+type Generated = fc.Arbitrary<Array<Array<{ time: string; category: string; class: string; adapter: string; keys: string[] }>>>;
+const recordsArb: Generated = fc.array(fc.array(eventArb, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 8 });
+
+const filterArb = fc.record({
+  category: fc.option(fc.constantFrom('network', 'identity'), { nil: undefined }),
+  class: fc.option(fc.constantFrom('network_connection', 'dns_query'), { nil: undefined }),
+  adapter: fc.option(fc.constantFrom('zeek', 'journal', 'none'), { nil: undefined }),
+  entityKey: fc.option(fc.constantFrom('ip:10.0.0.1', 'host:web', 'user:nobody'), { nil: undefined }),
+  sinceMs: fc.option(fc.integer({ min: -1, max: 6 }).map((s) => Number(BASE_NS / 1_000_000n) + s * 1000), { nil: undefined }),
+  untilMs: fc.option(fc.integer({ min: 0, max: 6 }).map((s) => Number(BASE_NS / 1_000_000n) + s * 1000 + 500), { nil: undefined }),
+}, { requiredKeys: [] });
+
+/** One stored event and its place in the time order. */
+interface Placed { event: NormalizedEvent; place: EventCursor }
+
+describe('the read side evidence index (postings by second)', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let env: RootDatabase;
+  let dbs: Record<string, Database<Uint8Array, IndexKey>>;
+  before(() => {
+    dir = tempDir();
+    env = open({ path: join(dir.path, 'read'), maxDbs: 4, compression: false });
+    dbs = Object.fromEntries([EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim].map((name) => [name, env.openDB<Uint8Array, IndexKey>({ name, encoding: 'binary' })]));
+  });
+  after(async () => {
+    await env.close();
+    dir.cleanup();
+  });
+
+  /** Folds the generated records into an empty index; returns the read models over it and every event placed. */
+  function fold(generated: Array<Array<{ time: string; category: string; class: string; adapter: string; keys: string[] }>>): { models: ReadModels; placed: Placed[] } {
+    const records = new Map<number, LogRecord>();
+    const placed: Placed[] = [];
+    env.transactionSync(() => {
+      for (const db of Object.values(dbs)) db.clearSync();
+      generated.forEach((events, r) => {
+        const seq = r + 3;
+        const data = {
+          events: events.map((e, i) => normalizedEvent({
+            id: `e-${seq}-${i}`, time: e.time, category: e.category as NormalizedEvent['category'], class: e.class,
+            source: { adapter: e.adapter, instance: 'x', recordId: `${seq}-${i}` }, entityKeys: e.keys,
+          })),
+        };
+        const record: LogRecord = { seq, at: '2026-11-22T00:00:00Z', type: 'EventsIngested', data, prev: '' };
+        records.set(seq, record);
+        data.events.forEach((event, i) => placed.push({ event, place: [timeMsOfIso(event.time), seq, i] }));
+        evidenceReadIndex.apply(record, { get: () => undefined }, {
+          put: (db, key, value) => { dbs[db]!.putSync(key as never, value as Uint8Array); },
+          remove: () => assert.fail('the index never removes'),
+        });
+      });
+    });
+    const models = { db: (name: string) => dbs[name]!, record: (seq: number) => records.get(seq) } as unknown as ReadModels;
+    return { models, placed };
+  }
+
+  const byPlace = (a: Placed, b: Placed) => a.place[0] - b.place[0] || a.place[1] - b.place[1] || a.place[2] - b.place[2];
+  const matches = (e: NormalizedEvent, f: EventFilter) => (f.category === undefined || e.category === f.category)
+    && (f.class === undefined || e.class === f.class) && (f.adapter === undefined || e.source.adapter === f.adapter)
+    && (f.entityKey === undefined || e.entityKeys.includes(f.entityKey));
+
+  it('pages every matching event exactly once, newest first, for any filter, page size and scan budget', () => {
+    fc.assert(fc.property(recordsArb, filterArb, fc.integer({ min: 1, max: 7 }), fc.integer({ min: 1, max: 30 }), (generated, filter, limit, budget) => {
+      const { models, placed } = fold(generated);
+      const expected = placed.filter((p) => matches(p.event, filter)
+        && (filter.sinceMs === undefined || p.place[0] >= filter.sinceMs) && (filter.untilMs === undefined || p.place[0] <= filter.untilMs))
+        .sort(byPlace).reverse().map((p) => p.event.id);
+      const seen: string[] = [];
+      let after: EventCursor | undefined;
+      for (let pages = 0; ; pages++) {
+        assert.ok(pages <= placed.length + 1, 'paging ends');
+        const page = listEvents(models, filter, limit, after, budget);
+        assert.ok(page.events.length <= limit);
+        seen.push(...page.events.map((e) => e.id));
+        if (page.nextCursor === null) break;
+        after = parseEventCursor(page.nextCursor);
+        assert.ok(after, 'the cursor parses');
+      }
+      assert.deepEqual(seen, expected);
+    }), { numRuns: 150 });
+  });
+
+  it('reads a time range oldest first in chunks, for any chunk size', () => {
+    fc.assert(fc.property(recordsArb, filterArb, fc.integer({ min: 1, max: 9 }), (generated, filter, max) => {
+      const { models, placed } = fold(generated);
+      const since = filter.sinceMs ?? -1e15;
+      const until = filter.untilMs ?? 1e15;
+      const expected = placed.filter((p) => p.place[0] >= since && p.place[0] <= until).sort(byPlace).map((p) => p.event.id);
+      const seen: string[] = [];
+      let after: EventCursor | undefined;
+      for (let chunks = 0; ; chunks++) {
+        assert.ok(chunks <= placed.length + 1, 'reading ends');
+        const chunk = eventsInTimeOrder(models, since, until, max, after);
+        assert.ok(chunk.events.length <= max);
+        seen.push(...chunk.events.map((e) => e.id));
+        if (chunk.last === undefined) break;
+        after = chunk.last;
+      }
+      assert.deepEqual(seen, expected);
+    }), { numRuns: 150 });
+  });
+
+  it('writes one entry per record, value and second, not one per event', () => {
+    const time = '2026-11-22T10:00:00.5Z';
+    const { models } = fold([Array.from({ length: 12 }, () => ({ time, category: 'network', class: 'dns_query', adapter: 'zeek', keys: ['host:web', 'host:web'] }))]);
+    const count = (name: string) => [...models.db(name).getKeys({})].length;
+    assert.equal(count(EVIDENCE_DBS.byTime), 1);
+    assert.equal(count(EVIDENCE_DBS.byDim), 4, 'category, class, adapter and the one entity key');
+  });
+
+  it('refuses cursors of another shape', () => {
+    assert.equal(parseEventCursor(Buffer.from(JSON.stringify([1, 'evt-1'])).toString('base64url')), undefined);
+    assert.equal(parseEventCursor(Buffer.from(JSON.stringify([1, 2, null])).toString('base64url')), undefined);
+    assert.deepEqual(parseEventCursor(Buffer.from(JSON.stringify([1.5, 2, 3])).toString('base64url')), [1.5, 2, 3]);
+  });
+});
+
+describe('eventTimeMs', () => {
+  const nanosArb = fc.bigInt({ min: -62135596800n * 1_000_000_000n, max: 253402300799999999999n });
+  const textArb = fc.oneof(
+    nanosArb.map(isoFromNanos),
+    // Canonical times with their fraction cut or padded to any length, another zone, a lowercase T, a stray character.
+    fc.tuple(nanosArb.map(isoFromNanos), fc.integer({ min: 0, max: 11 }), fc.constantFrom('Z', 'z', '+00:00', '-01:30', '')).map(([iso, digits, zone]) => {
+      const [whole, fraction = ''] = iso.slice(0, -1).split('.');
+      return `${whole}${digits === 0 ? '' : `.${fraction.padEnd(digits, '7').slice(0, digits)}`}${zone}`;
+    }),
+    fc.tuple(nanosArb.map(isoFromNanos), fc.nat(), fc.string({ maxLength: 1 })).map(([iso, at, c]) => iso.slice(0, at % iso.length) + c + iso.slice((at % iso.length) + 1)),
+    fc.string({ maxLength: 32 }),
+  );
+
+  it('equals the general parser for any text, called in any order', () => {
+    fc.assert(fc.property(fc.array(textArb, { minLength: 1, maxLength: 20 }), (texts) => {
+      for (const time of texts) assert.equal(eventTimeMs({ time } as NormalizedEvent), timeMsOfIso(time), time);
+    }), { numRuns: 2000 });
+  });
+});
