@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,44 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
 
 const [only, mode] = process.argv.slice(2);
 
+/** The longest a section may run (the longest takes about 6 minutes here); VIGIL_BENCH_SECTION_TIMEOUT_MIN overrides it. */
+const SECTION_TIMEOUT_MIN = Number(process.env.VIGIL_BENCH_SECTION_TIMEOUT_MIN ?? 30);
+
+/** What each thread of process `pid` waits in, from /proc; the first is the main thread (`do_epoll_wait`: an idle event loop, a `futex` wait: a lock). */
+function threadWaits(pid: number): string {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map((tid) => {
+      const read = (f: string) => { try { return readFileSync(`/proc/${pid}/task/${tid}/${f}`, 'utf8').trim(); } catch { return '?'; } };
+      return `${tid} ${read('comm')}: ${read('wchan')}`;
+    }).join('\n');
+  } catch {
+    return 'not readable';
+  }
+}
+
+/**
+ * Runs one section in a child process. A section that has not finished after SECTION_TIMEOUT_MIN
+ * is a defect, not a slow machine: what its threads wait in is printed, it is killed, and the run
+ * fails instead of waiting for ever.
+ */
+function runSection(name: string): Promise<{ status: number | null; stdout: string; timedOut: boolean }> {
+  return new Promise((resolveRun) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), name, '--child'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      process.stderr.write(`bench section ${name} has run for ${SECTION_TIMEOUT_MIN} minutes; its threads wait in:\n${threadWaits(child.pid!)}\n`);
+      child.kill('SIGKILL');
+    }, SECTION_TIMEOUT_MIN * 60_000);
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolveRun({ status, stdout, timedOut });
+    });
+  });
+}
+
 if (mode === '--child') {
   // One section in a fresh process, so the heap one section leaves behind does not slow the next.
   const report: Record<string, unknown> = {};
@@ -47,8 +85,8 @@ if (mode === '--child') {
   const sections: Array<[string, Figure[]]> = [];
   for (const name of names) {
     if (!SECTIONS[name]) throw new Error(`unknown section ${name}; one of ${Object.keys(SECTIONS).join(', ')}`);
-    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), name, '--child'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 });
-    if (child.status !== 0) throw new Error(`bench section ${name} failed`);
+    const child = await runSection(name);
+    if (child.status !== 0) throw new Error(`bench section ${name} failed${child.timedOut ? ` (no result after ${SECTION_TIMEOUT_MIN} minutes)` : ''}`);
     const out = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { figures: Figure[]; report: Record<string, unknown> };
     sections.push([name, out.figures]);
     Object.assign(report, out.report);
