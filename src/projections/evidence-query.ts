@@ -52,17 +52,36 @@ function matches(e: NormalizedEvent, f: EventFilter): boolean {
     && (f.entityKey === undefined || e.entityKeys.includes(f.entityKey));
 }
 
+/** Where a walk of the index starts and how far it goes, in the order it walks. */
+interface Walk {
+  readonly lo: number;
+  readonly hi: number;
+  readonly reverse: boolean;
+  /** The place of the last event already handed out (excluded). */
+  readonly after: EventCursor | undefined;
+  /** How many more events the walk can still hand out in this call. */
+  room(): number;
+}
+
 /**
- * The events of the index entries under `prefix` with `lo <= time <= hi`, a second at a time: each
- * second's entries are read whole and their events sorted by time, seq and position (newest first
- * when `reverse`). The events themselves are not read.
+ * The events of the index entries under `prefix` with `lo <= time <= hi` and past `after`, a second
+ * at a time, sorted by time, seq and position (newest first when `reverse`). Each second's entries
+ * are read whole, but only the first `room()` of its events are kept: memory stays bounded by what
+ * the page can still take, however many events share a second. The events themselves are not read.
  */
-function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<string | number>, lo: number, hi: number, reverse: boolean): Generator<EventCursor[]> {
+function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<string | number>, walk: Walk): Generator<EventCursor[]> {
+  const { lo, hi, reverse, after } = walk;
   const n = prefix.length;
   const range = reverse
     ? { start: [...prefix, bucketOf(hi) + 1], end: [...prefix, bucketOf(lo)], reverse: true }
     : { start: [...prefix, bucketOf(lo)], end: [...prefix, bucketOf(hi) + 1] };
   const order = reverse ? (a: EventCursor, b: EventCursor) => compare(b, a) : compare;
+  const pending = (p: EventCursor) => after === undefined || (reverse ? compare(p, after) < 0 : compare(p, after) > 0);
+  const kept = (places: EventCursor[]) => {
+    places.sort(order);
+    places.length = Math.min(places.length, walk.room());
+    return places;
+  };
   let bucket: number | undefined;
   let places: EventCursor[] = [];
   for (const { key, value } of db.getRange(range)) {
@@ -70,13 +89,17 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
     const b = k[n] as number;
     const seq = k[n + 1] as number;
     if (b !== bucket) {
-      if (places.length > 0) yield places.sort(order);
+      if (places.length > 0) yield kept(places);
       places = [];
       bucket = b;
     }
-    forEachPosting(value, (t, index) => { if (t >= lo && t <= hi) places.push([t, seq, index]); });
+    forEachPosting(value, (t, index) => {
+      const p: EventCursor = [t, seq, index];
+      if (t >= lo && t <= hi && pending(p)) places.push(p);
+    });
+    if (places.length > 2 * walk.room() + 64) kept(places);
   }
-  if (places.length > 0) yield places.sort(order);
+  if (places.length > 0) yield kept(places);
 }
 
 /** Reads stored events by their place, decoding each record once while a page stays within a few records. */
@@ -108,9 +131,10 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
   const read = eventReader(models);
   const events: NormalizedEvent[] = [];
   let scanned = 0;
-  for (const second of secondsOf(db, dim ?? [], lo, hi, true)) {
+  // The page stops at its scan budget at the latest (events that do not match count too).
+  const room = () => scanBudget - scanned;
+  for (const second of secondsOf(db, dim ?? [], { lo, hi, reverse: true, after, room })) {
     for (const place of second) {
-      if (after && compare(place, after) >= 0) continue;
       const event = read(place);
       if (event && matches(event, filter)) {
         events.push(event);
@@ -132,9 +156,8 @@ export function eventsInTimeOrder(models: ReadModels, sinceMs: number, untilMs: 
   const read = eventReader(models);
   const events: NormalizedEvent[] = [];
   let n = 0;
-  for (const second of secondsOf(db, [], Math.max(sinceMs, after ? after[0] : sinceMs), untilMs, false)) {
+  for (const second of secondsOf(db, [], { lo: Math.max(sinceMs, after ? after[0] : sinceMs), hi: untilMs, reverse: false, after, room: () => max - n })) {
     for (const place of second) {
-      if (after && compare(place, after) <= 0) continue;
       const event = read(place);
       if (event) events.push(event);
       if (++n >= max) return { events, last: place };

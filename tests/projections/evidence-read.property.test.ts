@@ -132,6 +132,26 @@ describe('the read side evidence index (postings by second)', () => {
     }), { numRuns: 150 });
   });
 
+  it('pages a second that holds far more events than a page keeps in memory', () => {
+    const crowded = Array.from({ length: 4 }, (_, r) => Array.from({ length: 150 }, (_, i) => ({
+      time: isoFromNanos(BASE_NS + BigInt((i * 7 + r * 13) % 50) * 1_000_000n), category: i % 3 === 0 ? 'identity' : 'network',
+      class: 'dns_query', adapter: 'zeek', keys: i % 2 === 0 ? ['host:web'] : [],
+    })));
+    const { models, placed } = fold(crowded);
+    for (const [filter, limit, budget] of [[{}, 3, 7], [{ category: 'identity' }, 5, 11], [{ entityKey: 'host:web', category: 'identity' }, 2, 9]] as const) {
+      const expected = placed.filter((p) => matches(p.event, filter)).sort(byPlace).reverse().map((p) => p.event.id);
+      const seen: string[] = [];
+      let after: EventCursor | undefined;
+      for (;;) {
+        const page = listEvents(models, filter, limit, after, budget);
+        seen.push(...page.events.map((e) => e.id));
+        if (page.nextCursor === null) break;
+        after = parseEventCursor(page.nextCursor);
+      }
+      assert.deepEqual(seen, expected, JSON.stringify(filter));
+    }
+  });
+
   it('writes one entry per record, value and second, not one per event', () => {
     const time = '2026-11-22T10:00:00.5Z';
     const { models } = fold([Array.from({ length: 12 }, () => ({ time, category: 'network', class: 'dns_query', adapter: 'zeek', keys: ['host:web', 'host:web'] }))]);
