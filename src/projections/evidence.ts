@@ -49,43 +49,13 @@ export function sameEvent(a: NormalizedEvent, b: NormalizedEvent): boolean {
   }
 }
 
-/** Milliseconds since the epoch of an ISO time, to the microsecond, by the general parser (0 for the unparseable). */
-export function timeMsOfIso(text: string): number {
-  const ns = nanosFromIso(text);
-  return ns === undefined ? 0 : Number(ns / 1000n) / 1000;
-}
-
-/** The whole second `eventTimeMs` parsed last and its epoch ms (-1 when the general parser must answer). */
-let lastSecond = { text: '', ms: -1 };
-
 /**
  * Milliseconds since the epoch of an event time, to the microsecond (NaN-free: 0 for the
- * unparseable, which the schema prevents). Stored times are canonical UTC
- * (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`) and the events of a batch share their seconds: the whole
- * second is parsed once for all of them and the fraction by hand, which equals `timeMsOfIso` (a
- * property test holds them equal). Anything else goes to the general parser.
+ * unparseable, which the schema prevents).
  */
-export function eventTimeMs(event: NormalizedEvent): number {
-  const text = event.time;
-  const n = text.length;
-  if (n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46 /* . */)) {
-    if (text.charCodeAt(n - 1) !== 90 /* Z */) return timeMsOfIso(text);
-    const second = text.slice(0, 19);
-    if (second !== lastSecond.text) {
-      const ns = nanosFromIso(`${second}Z`);
-      lastSecond = { text: second, ms: ns === undefined || ns < 0n ? -1 : Number(ns / 1_000_000n) };
-    }
-    if (lastSecond.ms < 0) return timeMsOfIso(text);
-    let micros = 0;
-    for (let i = 20; i < n - 1; i++) {
-      const digit = text.charCodeAt(i) - 48;
-      if (digit < 0 || digit > 9) return timeMsOfIso(text);
-      if (i < 26) micros = micros * 10 + digit;
-    }
-    for (let i = Math.max(n - 1, 20); i < 26; i++) micros *= 10;
-    return (lastSecond.ms * 1000 + micros) / 1000;
-  }
-  return timeMsOfIso(text);
+export function eventTimeMs(event: Pick<NormalizedEvent, 'time'>): number {
+  const ns = nanosFromIso(event.time);
+  return ns === undefined ? 0 : Number(ns / 1000n) / 1000;
 }
 
 /** The slice of the read models that finds stored events: the evidence index and the records it points into. */

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  isoFromNanos, nanosFromEpochMicros, nanosFromEpochMillis, nanosFromEpochNanos, nanosFromEpochSeconds, nanosFromIso,
+  isoFromNanos, nanosFromEpochMicros, nanosFromEpochMillis, nanosFromEpochNanos, nanosFromEpochSeconds, nanosFromIso, parseIsoNanos,
 } from '../../src/normalizers/time.js';
 
 describe('time', () => {
@@ -24,6 +24,22 @@ describe('time', () => {
     assert.equal(nanosFromIso('2003-10-11 22:14:15Z'), undefined);
     assert.equal(isoFromNanos(nanosFromIso('0050-01-01T00:00:00Z')!), '0050-01-01T00:00:00Z');
     assert.equal(nanosFromIso('0100-02-29T00:00:00Z'), undefined);
+  });
+  it('reads any text as the RFC 3339 pattern does, through its fast path for canonical times, in any order', () => {
+    const nanosArb = fc.bigInt({ min: -62135596800n * 1_000_000_000n, max: 253402300799999999999n });
+    const textArb = fc.oneof(
+      nanosArb.map(isoFromNanos),
+      // Canonical times with their fraction cut or padded to any length, another zone, a lowercase T or Z, a stray character.
+      fc.tuple(nanosArb.map(isoFromNanos), fc.integer({ min: 0, max: 11 }), fc.constantFrom('Z', 'z', '+00:00', '-01:30', '')).map(([iso, digits, zone]) => {
+        const [whole, fraction = ''] = iso.slice(0, -1).split('.');
+        return `${whole}${digits === 0 ? '' : `.${fraction.padEnd(digits, '7').slice(0, digits)}`}${zone}`;
+      }),
+      fc.tuple(nanosArb.map(isoFromNanos), fc.nat(), fc.string({ maxLength: 1 })).map(([iso, at, c]) => iso.slice(0, at % iso.length) + c + iso.slice((at % iso.length) + 1)),
+      fc.string({ maxLength: 32 }),
+    );
+    fc.assert(fc.property(fc.array(fc.tuple(textArb, fc.integer({ min: 0, max: 9 })), { minLength: 1, maxLength: 20 }), (texts) => {
+      for (const [text, digits] of texts) assert.equal(nanosFromIso(text, digits), parseIsoNanos(text, digits), `${text} (${digits} digits)`);
+    }), { numRuns: 2000 });
   });
   it('round-trips any in-range nanosecond instant', () => {
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: 253402300799999999999n }), (ns) => {

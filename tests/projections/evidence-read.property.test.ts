@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { EVIDENCE_DBS, eventTimeMs, evidenceReadIndex, timeMsOfIso } from '../../src/projections/evidence.js';
+import { EVIDENCE_DBS, eventTimeMs, evidenceReadIndex } from '../../src/projections/evidence.js';
 import { eventsInTimeOrder, listEvents, parseEventCursor, type EventCursor, type EventFilter } from '../../src/projections/evidence-query.js';
 import type { ReadModels } from '../../src/projections/runtime.js';
 import type { IndexKey } from '../../src/projections/types.js';
@@ -75,7 +75,7 @@ describe('the read side evidence index (postings by second)', () => {
         };
         const record: LogRecord = { seq, at: '2026-11-22T00:00:00Z', type: 'EventsIngested', data, prev: '' };
         records.set(seq, record);
-        data.events.forEach((event, i) => placed.push({ event, place: [timeMsOfIso(event.time), seq, i] }));
+        data.events.forEach((event, i) => placed.push({ event, place: [eventTimeMs(event), seq, i] }));
         evidenceReadIndex.apply(record, { get: () => undefined }, {
           put: (db, key, value) => { dbs[db]!.putSync(key as never, value as Uint8Array); },
           remove: () => assert.fail('the index never removes'),
@@ -164,25 +164,5 @@ describe('the read side evidence index (postings by second)', () => {
     assert.equal(parseEventCursor(Buffer.from(JSON.stringify([1, 'evt-1'])).toString('base64url')), undefined);
     assert.equal(parseEventCursor(Buffer.from(JSON.stringify([1, 2, null])).toString('base64url')), undefined);
     assert.deepEqual(parseEventCursor(Buffer.from(JSON.stringify([1.5, 2, 3])).toString('base64url')), [1.5, 2, 3]);
-  });
-});
-
-describe('eventTimeMs', () => {
-  const nanosArb = fc.bigInt({ min: -62135596800n * 1_000_000_000n, max: 253402300799999999999n });
-  const textArb = fc.oneof(
-    nanosArb.map(isoFromNanos),
-    // Canonical times with their fraction cut or padded to any length, another zone, a lowercase T, a stray character.
-    fc.tuple(nanosArb.map(isoFromNanos), fc.integer({ min: 0, max: 11 }), fc.constantFrom('Z', 'z', '+00:00', '-01:30', '')).map(([iso, digits, zone]) => {
-      const [whole, fraction = ''] = iso.slice(0, -1).split('.');
-      return `${whole}${digits === 0 ? '' : `.${fraction.padEnd(digits, '7').slice(0, digits)}`}${zone}`;
-    }),
-    fc.tuple(nanosArb.map(isoFromNanos), fc.nat(), fc.string({ maxLength: 1 })).map(([iso, at, c]) => iso.slice(0, at % iso.length) + c + iso.slice((at % iso.length) + 1)),
-    fc.string({ maxLength: 32 }),
-  );
-
-  it('equals the general parser for any text, called in any order', () => {
-    fc.assert(fc.property(fc.array(textArb, { minLength: 1, maxLength: 20 }), (texts) => {
-      for (const time of texts) assert.equal(eventTimeMs({ time } as NormalizedEvent), timeMsOfIso(time), time);
-    }), { numRuns: 2000 });
   });
 });
