@@ -94,8 +94,9 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
       bucket = b;
     }
     forEachPosting(value, (t, index) => {
+      if (t < lo || t > hi) return;
       const p: EventCursor = [t, seq, index];
-      if (t >= lo && t <= hi && pending(p)) places.push(p);
+      if (pending(p)) places.push(p);
     });
     if (places.length > 2 * walk.room() + 64) kept(places);
   }
@@ -156,7 +157,7 @@ export function eventsInTimeOrder(models: ReadModels, sinceMs: number, untilMs: 
   const read = eventReader(models);
   const events: NormalizedEvent[] = [];
   let n = 0;
-  for (const second of secondsOf(db, [], { lo: Math.max(sinceMs, after ? after[0] : sinceMs), hi: untilMs, reverse: false, after, room: () => max - n })) {
+  for (const second of secondsOf(db, [], { lo: after ? Math.max(sinceMs, after[0]) : sinceMs, hi: untilMs, reverse: false, after, room: () => max - n })) {
     for (const place of second) {
       const event = read(place);
       if (event) events.push(event);

@@ -105,13 +105,13 @@ export const evidenceIndex = instanceIndex({
 });
 
 /** The span of event time one posting of the read side's evidence index covers. */
-export const POSTING_SPAN_MS = 1000;
+const POSTING_SPAN_MS = 1000;
 
 /** The second (POSTING_SPAN_MS) an event time falls in: the bucket part of an evidence-read key. */
 export const bucketOf = (timeMs: number): number => Math.floor(timeMs / POSTING_SPAN_MS);
 
 /** Encodes the posting list of events `positions` of a record: each one's time (float64, from `times`) and position (uint32), 12 bytes an entry. */
-export function encodePostings(times: Float64Array, positions: readonly number[]): Uint8Array {
+function encodePostings(times: Float64Array, positions: readonly number[]): Uint8Array {
   const b = new Uint8Array(positions.length * 12);
   const v = new DataView(b.buffer);
   for (let i = 0; i < positions.length; i++) {

@@ -86,6 +86,28 @@ describe('the read side evidence index (postings by second)', () => {
     return { models, placed };
   }
 
+  /** Every event id `read` hands out, chunk after chunk from where the last stopped; the walk must end within `bound` chunks. */
+  function drain(bound: number, read: (after: EventCursor | undefined) => { events: NormalizedEvent[]; next: EventCursor | undefined }): string[] {
+    const seen: string[] = [];
+    let after: EventCursor | undefined;
+    for (let chunks = 0; ; chunks++) {
+      assert.ok(chunks <= bound, 'reading ends');
+      const chunk = read(after);
+      seen.push(...chunk.events.map((e) => e.id));
+      if (chunk.next === undefined) return seen;
+      after = chunk.next;
+    }
+  }
+
+  /** Every event `listEvents` lists, page after page. */
+  const listAll = (models: ReadModels, placed: readonly Placed[], filter: EventFilter, limit: number, budget: number) => drain(placed.length + 1, (after) => {
+    const page = listEvents(models, filter, limit, after, budget);
+    assert.ok(page.events.length <= limit);
+    const next = page.nextCursor === null ? undefined : parseEventCursor(page.nextCursor);
+    assert.ok(page.nextCursor === null || next, 'the cursor parses');
+    return { events: page.events, next };
+  });
+
   const byPlace = (a: Placed, b: Placed) => a.place[0] - b.place[0] || a.place[1] - b.place[1] || a.place[2] - b.place[2];
   const matches = (e: NormalizedEvent, f: EventFilter) => (f.category === undefined || e.category === f.category)
     && (f.class === undefined || e.class === f.class) && (f.adapter === undefined || e.source.adapter === f.adapter)
@@ -97,18 +119,7 @@ describe('the read side evidence index (postings by second)', () => {
       const expected = placed.filter((p) => matches(p.event, filter)
         && (filter.sinceMs === undefined || p.place[0] >= filter.sinceMs) && (filter.untilMs === undefined || p.place[0] <= filter.untilMs))
         .sort(byPlace).reverse().map((p) => p.event.id);
-      const seen: string[] = [];
-      let after: EventCursor | undefined;
-      for (let pages = 0; ; pages++) {
-        assert.ok(pages <= placed.length + 1, 'paging ends');
-        const page = listEvents(models, filter, limit, after, budget);
-        assert.ok(page.events.length <= limit);
-        seen.push(...page.events.map((e) => e.id));
-        if (page.nextCursor === null) break;
-        after = parseEventCursor(page.nextCursor);
-        assert.ok(after, 'the cursor parses');
-      }
-      assert.deepEqual(seen, expected);
+      assert.deepEqual(listAll(models, placed, filter, limit, budget), expected);
     }), { numRuns: 150 });
   });
 
@@ -118,16 +129,11 @@ describe('the read side evidence index (postings by second)', () => {
       const since = filter.sinceMs ?? -1e15;
       const until = filter.untilMs ?? 1e15;
       const expected = placed.filter((p) => p.place[0] >= since && p.place[0] <= until).sort(byPlace).map((p) => p.event.id);
-      const seen: string[] = [];
-      let after: EventCursor | undefined;
-      for (let chunks = 0; ; chunks++) {
-        assert.ok(chunks <= placed.length + 1, 'reading ends');
+      const seen = drain(placed.length + 1, (after) => {
         const chunk = eventsInTimeOrder(models, since, until, max, after);
         assert.ok(chunk.events.length <= max);
-        seen.push(...chunk.events.map((e) => e.id));
-        if (chunk.last === undefined) break;
-        after = chunk.last;
-      }
+        return { events: chunk.events, next: chunk.last };
+      });
       assert.deepEqual(seen, expected);
     }), { numRuns: 150 });
   });
@@ -140,15 +146,7 @@ describe('the read side evidence index (postings by second)', () => {
     const { models, placed } = fold(crowded);
     for (const [filter, limit, budget] of [[{}, 3, 7], [{ category: 'identity' }, 5, 11], [{ entityKey: 'host:web', category: 'identity' }, 2, 9]] as const) {
       const expected = placed.filter((p) => matches(p.event, filter)).sort(byPlace).reverse().map((p) => p.event.id);
-      const seen: string[] = [];
-      let after: EventCursor | undefined;
-      for (;;) {
-        const page = listEvents(models, filter, limit, after, budget);
-        seen.push(...page.events.map((e) => e.id));
-        if (page.nextCursor === null) break;
-        after = parseEventCursor(page.nextCursor);
-      }
-      assert.deepEqual(seen, expected, JSON.stringify(filter));
+      assert.deepEqual(listAll(models, placed, filter, limit, budget), expected, JSON.stringify(filter));
     }
   });
 
