@@ -103,18 +103,47 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
   if (places.length > 0) yield kept(places);
 }
 
-/** Reads stored events by their place, decoding each record once while a page stays within a few records. */
-function eventReader(models: Pick<ReadModels, 'record'>): (place: EventCursor) => NormalizedEvent | undefined {
-  const records = new Map<number, readonly NormalizedEvent[]>();
-  return ([, seq, index]) => {
-    let events = records.get(seq);
+/** Records a reader keeps decoded across seconds (the events of one record usually span a few). */
+const RECENT_RECORDS = 64;
+
+/**
+ * Reads the events of one second's places, in their order. Each record is decoded once per second
+ * however its events interleave with other records' (many senders at once), and only the events
+ * the places name are kept until handed out; the last few records decoded are reused by the next
+ * seconds of the same walk.
+ */
+function eventReader(models: Pick<ReadModels, 'record'>): (places: readonly EventCursor[]) => Generator<[EventCursor, NormalizedEvent | undefined]> {
+  const recent = new Map<number, readonly NormalizedEvent[]>();
+  const eventsOf = (seq: number): readonly NormalizedEvent[] => {
+    let events = recent.get(seq);
     if (!events) {
       const r = models.record(seq);
       events = r ? eventsOfRecord(r) : [];
-      if (records.size > 64) records.clear();
-      records.set(seq, events);
+      if (recent.size >= RECENT_RECORDS) recent.delete(recent.keys().next().value!);
+      recent.set(seq, events);
     }
-    return events[index];
+    return events;
+  };
+  return function* (places) {
+    const wanted = new Map<number, number[]>();
+    for (const [, seq, index] of places) {
+      const w = wanted.get(seq);
+      if (w) w.push(index);
+      else wanted.set(seq, [index]);
+    }
+    const picked = new Map<number, Map<number, NormalizedEvent | undefined>>();
+    for (const place of places) {
+      const [, seq, index] = place;
+      let got = picked.get(seq);
+      if (!got) {
+        const events = eventsOf(seq);
+        got = new Map(wanted.get(seq)!.map((i) => [i, events[i]]));
+        picked.set(seq, got);
+      }
+      const event = got.get(index);
+      got.delete(index);
+      yield [place, event];
+    }
   };
 }
 
@@ -135,8 +164,7 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
   // The page stops at its scan budget at the latest (events that do not match count too).
   const room = () => scanBudget - scanned;
   for (const second of secondsOf(db, dim ?? [], { lo, hi, reverse: true, after, room })) {
-    for (const place of second) {
-      const event = read(place);
+    for (const [place, event] of read(second)) {
       if (event && matches(event, filter)) {
         events.push(event);
         if (events.length >= limit) return { events, nextCursor: encodeCursor(place) };
@@ -158,8 +186,7 @@ export function eventsInTimeOrder(models: ReadModels, sinceMs: number, untilMs: 
   const events: NormalizedEvent[] = [];
   let n = 0;
   for (const second of secondsOf(db, [], { lo: after ? Math.max(sinceMs, after[0]) : sinceMs, hi: untilMs, reverse: false, after, room: () => max - n })) {
-    for (const place of second) {
-      const event = read(place);
+    for (const [place, event] of read(second)) {
       if (event) events.push(event);
       if (++n >= max) return { events, last: place };
     }

@@ -150,6 +150,24 @@ describe('the read side evidence index (postings by second)', () => {
     }
   });
 
+  it('decodes each record once for a second in which the events of many records interleave', () => {
+    // 200 senders' records, their events spread over the same second in turn: a record cache of a
+    // few dozen records would decode one for nearly every event.
+    const interleaved = Array.from({ length: 200 }, (_, r) => Array.from({ length: 5 }, (_, i) => ({
+      time: isoFromNanos(BASE_NS + BigInt(i * 200 + r) * 1_000_000n), category: 'network', class: 'dns_query', adapter: 'zeek', keys: [],
+    })));
+    const { models, placed } = fold(interleaved);
+    let decoded = 0;
+    const counting = { ...models, db: models.db, record: (seq: number) => { decoded++; return models.record(seq); } } as ReadModels;
+    const expected = placed.slice().sort(byPlace).reverse().map((p) => p.event.id);
+    assert.deepEqual(listAll(counting, placed, {}, 1000, 20_000), expected);
+    assert.equal(decoded, 200, 'one decode per record');
+    decoded = 0;
+    const oldestFirst = eventsInTimeOrder(counting, -1e15, 1e15, 1000);
+    assert.deepEqual(oldestFirst.events.map((e) => e.id), expected.slice().reverse());
+    assert.equal(decoded, 200, 'one decode per record, oldest first too');
+  });
+
   it('writes one entry per record, value and second, not one per event', () => {
     const time = '2026-11-22T10:00:00.5Z';
     const { models } = fold([Array.from({ length: 12 }, () => ({ time, category: 'network', class: 'dns_query', adapter: 'zeek', keys: ['host:web', 'host:web'] }))]);
