@@ -2,9 +2,20 @@
 // The test set-up's one step outside npm: the Debian packages some tests drive for real (a browser,
 // an SSH server, rsyslog, systemd-analyze for the units). `npm test` runs this first; it installs what is missing with apt-get
 // (as root, as CI runs) and otherwise says exactly what to install. Each entry names the file the
-// tests look for, so a package that is already there costs nothing.
+// tests look for, so a package that is already there costs nothing. It also refuses to start on a
+// nearly full temporary directory, where the end-to-end tests would fail in ways that hide why.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+
+/** Free space the suite needs in the temporary directory: its stores, a browser profile, servers' logs. */
+const NEEDED_MIB = 1024;
+const fs = statfsSync(tmpdir());
+const freeMiB = Math.floor((fs.bavail * fs.bsize) / 2 ** 20);
+if (freeMiB < NEEDED_MIB) {
+  console.error(`test set-up: only ${freeMiB} MiB free in ${tmpdir()}; the tests need about ${NEEDED_MIB} MiB there (LMDB stores, a browser profile). Free some space (old vigil-* directories left by an interrupted run or a benchmark), or point TMPDIR at a larger file system.`);
+  process.exit(1);
+}
 
 /** Debian package -> the file whose presence shows it is installed. Tests name these paths. */
 const PACKAGES = {
