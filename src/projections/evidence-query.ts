@@ -76,7 +76,12 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
     ? { start: [...prefix, bucketOf(hi) + 1], end: [...prefix, bucketOf(lo)], reverse: true }
     : { start: [...prefix, bucketOf(lo)], end: [...prefix, bucketOf(hi) + 1] };
   const order = reverse ? (a: EventCursor, b: EventCursor) => compare(b, a) : compare;
-  const pending = (p: EventCursor) => after === undefined || (reverse ? compare(p, after) < 0 : compare(p, after) > 0);
+  /** Whether the event at (t, seq, index) is still to come: past `after` in the walk's direction (compared before a place is made for it). */
+  const pending = (t: number, seq: number, index: number) => {
+    if (after === undefined) return true;
+    const c = t - after[0] || seq - after[1] || index - after[2];
+    return reverse ? c < 0 : c > 0;
+  };
   const kept = (places: EventCursor[]) => {
     places.sort(order);
     places.length = Math.min(places.length, walk.room());
@@ -95,8 +100,7 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
     }
     forEachPosting(value, (t, index) => {
       if (t < lo || t > hi) return;
-      const p: EventCursor = [t, seq, index];
-      if (pending(p)) places.push(p);
+      if (pending(t, seq, index)) places.push([t, seq, index]);
     });
     if (places.length > 2 * walk.room() + 64) kept(places);
   }
