@@ -23,6 +23,11 @@ export interface DestinationStatus {
   /** Items delivered since the service started. */
   readonly delivered: number;
   readonly failedAttempts: number;
+  /**
+   * On a JetStream cluster's follower: the leader delivers, and `cursor` and `state` are what the
+   * log records of its delivery (`delivered` and `failedAttempts` are this node's: 0).
+   */
+  readonly deliveredBy?: 'leader';
 }
 
 /** A destination following the log. */

@@ -83,6 +83,22 @@ export async function startExports(config: ExportConfig, deps: ExportDeps): Prom
   };
 }
 
+/**
+ * The destinations as the log records their delivery, for a node that does not deliver (a
+ * cluster's follower): the cursor of the last batch recorded as delivered and whether one is
+ * marked failing, against this node's log head.
+ */
+export function recordedStatus(config: ExportConfig, exports: ExportsState, head: number): DestinationStatus[] {
+  return summaries(config).map((d) => {
+    const cursor = Math.min(exports.cursors.get(d.name) ?? 0, head);
+    return {
+      name: d.name, kind: d.kind, target: d.target, carries: d.carries, includeRaw: d.includeRaw,
+      cursor, head, lagRecords: head - cursor, state: exports.failing.has(d.name) ? 'failing' : 'delivering',
+      delivered: 0, failedAttempts: 0, deliveredBy: 'leader',
+    };
+  });
+}
+
 /** Export that runs only while this node leads (a JetStream cluster): `lead` starts it, `follow` stops it. */
 export interface LeaderExports extends Exports {
   lead(): Promise<void>;
@@ -92,7 +108,8 @@ export interface LeaderExports extends Exports {
 /**
  * Export on a node of a JetStream cluster: the destinations' secrets are checked now, on every
  * node (a follower would otherwise find a missing file only when it takes over); the workers run
- * while the node leads and resume from the cursors the log records (`deps.cursorOf`).
+ * while the node leads and resume from the cursors the log records (`deps.cursorOf`). While the
+ * node follows, its status is what the log records (`recordedStatus`).
  */
 export function exportsWhileLeading(config: ExportConfig, deps: ExportDeps): LeaderExports {
   for (const d of config.destinations) createSender(d, deps.origin, deps.now).close();
@@ -103,7 +120,8 @@ export function exportsWhileLeading(config: ExportConfig, deps: ExportDeps): Lea
     await r?.stop();
   };
   return {
-    status: () => running?.status() ?? [],
+    // A follower shows what the log records of the leader's delivery, so every node tells the same story.
+    status: () => running?.status() ?? recordedStatus(config, deps.writer.models.state<ExportsState>('exports'), deps.log.head().seq),
     async lead() {
       running ??= await startExports(config, deps);
     },

@@ -69,7 +69,7 @@ async function ingest(url: string, token: string, ids: readonly string[]): Promi
   }
 }
 
-interface Status { enabled: boolean; destinations: Array<{ name: string; cursor: number; failedAttempts: number }> }
+interface Status { enabled: boolean; destinations: Array<{ name: string; cursor: number; head: number; lagRecords: number; state: string; delivered: number; failedAttempts: number; deliveredBy?: string }> }
 
 /** Export status through loopback administration on the node asked. */
 async function exportsOf(url: string): Promise<Status> {
@@ -104,8 +104,16 @@ describe('export on a JetStream cluster', () => {
     const lastSeq = Math.max(...hook.received.map((i) => i.seq));
     // The leader's cursor passes a delivered batch only once the log records it.
     await until(async () => ((await exportsOf(pa.url)).destinations[0]?.cursor ?? 0) >= lastSeq);
+    // A follower delivers nothing itself; its status is what the log records of the leader's delivery.
+    await until(async () => ((await exportsOf(pb.url)).destinations[0]?.cursor ?? 0) >= lastSeq);
     const follower = await exportsOf(pb.url);
-    assert.deepEqual(follower, { enabled: false, destinations: [] }, 'a follower delivers nothing (its status says so)');
+    assert.equal(follower.enabled, true);
+    const [seen] = follower.destinations;
+    assert.ok(seen);
+    assert.deepEqual({ name: seen.name, deliveredBy: seen.deliveredBy, state: seen.state, delivered: seen.delivered, failedAttempts: seen.failedAttempts },
+      { name: 'hook', deliveredBy: 'leader', state: 'delivering', delivered: 0, failedAttempts: 0 });
+    assert.equal(seen.lagRecords, seen.head - seen.cursor);
+    assert.equal((await exportsOf(pa.url)).destinations[0]!.deliveredBy, undefined, 'the leader delivers itself');
 
     // The receiver stops taking batches: what the leader takes now is never recorded as delivered.
     hook.refuse(true);

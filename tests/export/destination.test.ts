@@ -8,7 +8,8 @@ import type { ExportItem } from '../../src/export/items.js';
 import type { Sender, SendResult } from '../../src/export/senders.js';
 import type { ExportObservation } from '../../src/commands/export-state.js';
 import type { LogRecord } from '../../src/log/record.js';
-import type { ExportDestination } from '../../src/export/config.js';
+import type { ExportConfig, ExportDestination } from '../../src/export/config.js';
+import { recordedStatus } from '../../src/export/start.js';
 import { normalizedEvent, eventsIngested } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -132,5 +133,19 @@ describe('an export destination', () => {
       const ceiling = Math.min(60_000, 500 * 2 ** (attempt - 1));
       assert.ok(ms >= Math.floor(ceiling / 2) && ms <= ceiling, `${attempt}: ${ms}`);
     }));
+  });
+});
+
+describe('a follower\'s export status (what the log records of the leader\'s delivery)', () => {
+  it('shows each configured destination at its recorded cursor, failing when the log says so, delivered by the leader', () => {
+    const config = { destinations: [dest({ name: 'a' }), dest({ name: 'b' }), dest({ name: 'c' })] } as ExportConfig;
+    const state = { configuration: undefined, cursors: new Map([['a', 40], ['b', 99]]), failing: new Map([['b', '2026-11-24T00:00:00.000Z']]) };
+    const status = recordedStatus(config, state, 50);
+    assert.deepEqual(status.map((d) => [d.name, d.cursor, d.lagRecords, d.state, d.deliveredBy, d.delivered, d.failedAttempts]), [
+      ['a', 40, 10, 'delivering', 'leader', 0, 0],
+      ['b', 50, 0, 'failing', 'leader', 0, 0], // this node's copy is behind the recorded cursor
+      ['c', 0, 50, 'delivering', 'leader', 0, 0],
+    ]);
+    assert.deepEqual(status.map((d) => [d.kind, d.target, d.head]), [['webhook', 'http://127.0.0.1:1/', 50], ['webhook', 'http://127.0.0.1:1/', 50], ['webhook', 'http://127.0.0.1:1/', 50]]);
   });
 });

@@ -33,7 +33,7 @@ function Deployment(props: { readonly d: ConsoleView['deployment'] }) {
   );
 }
 
-/** What leaves the machine (admin only, as `GET /api/v1/exports`): each destination's state and lag. */
+/** What leaves the machine (admin only, as `GET /api/v1/exports`): each destination's state and lag (on a cluster's follower, as the log records the leader's delivery). */
 function Exports(props: { readonly destinations: ReturnType<NonNullable<PageScope['deps']['exports']>> }) {
   const ds = props.destinations;
   return (
@@ -46,7 +46,7 @@ function Exports(props: { readonly destinations: ReturnType<NonNullable<PageScop
             <tr>
               <td>{d.name} <span class="muted">{d.kind}</span></td>
               <td>{d.carries.join(', ')}{d.includeRaw ? ' + raw' : ''}</td>
-              <td class={d.state === 'failing' ? 'state-blocked' : d.state === 'retrying' ? 'state-degraded' : 'state-ready'}>{d.state}</td>
+              <td class={d.state === 'failing' ? 'state-blocked' : d.state === 'retrying' ? 'state-degraded' : 'state-ready'}>{d.state}{d.deliveredBy ? <span class="muted"> by the leader</span> : null}</td>
               <td>{d.lagRecords} records</td>
               <td>{d.lastSuccessAt ? shortTime(d.lastSuccessAt) : '—'}</td>
               <td>{d.lastError ? `${shortTime(d.lastError.at)}: ${d.lastError.message}` : '—'}</td>
