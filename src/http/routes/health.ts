@@ -38,7 +38,7 @@ const readHealthDetailRoute = route({
         collectors: { status: collectorsSilent.length > 0 ? 'silent' : 'ok', watched: sources?.watched.collector ?? 0, silent: collectorsSilent },
         exports: {
           status: exportStatus,
-          destinations: destinations.map((d) => ({ name: d.name, kind: d.kind, state: d.state, lagRecords: d.lagRecords, ...(d.lastSuccessAt !== undefined ? { lastSuccessAt: d.lastSuccessAt } : {}) })),
+          destinations: destinations.map((d) => ({ name: d.name, kind: d.kind, state: d.state, lagRecords: d.lagRecords, ...(d.lastSuccessAt !== undefined ? { lastSuccessAt: d.lastSuccessAt } : {}), ...(d.deliveredBy !== undefined ? { deliveredBy: d.deliveredBy } : {}) })),
         },
       },
     });
