@@ -67,7 +67,9 @@ interface Walk {
  * The events of the index entries under `prefix` with `lo <= time <= hi` and past `after`, a second
  * at a time, sorted by time, seq and position (newest first when `reverse`). Each second's entries
  * are read whole, but only the first `room()` of its events are kept: memory stays bounded by what
- * the page can still take, however many events share a second. The events themselves are not read.
+ * the page can still take, however many events share a second, and once that much is kept an event
+ * behind all of it is passed over without a place made for it, so a page of a crowded second costs
+ * a scan of its postings and a sort of what the page can take. The events themselves are not read.
  */
 function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<string | number>, walk: Walk): Generator<EventCursor[]> {
   const { lo, hi, reverse, after } = walk;
@@ -76,15 +78,26 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
     ? { start: [...prefix, bucketOf(hi) + 1], end: [...prefix, bucketOf(lo)], reverse: true }
     : { start: [...prefix, bucketOf(lo)], end: [...prefix, bucketOf(hi) + 1] };
   const order = reverse ? (a: EventCursor, b: EventCursor) => compare(b, a) : compare;
-  /** Whether the event at (t, seq, index) is still to come: past `after` in the walk's direction (compared before a place is made for it). */
+  /** Whether the event at (t, seq, index) comes before place `c` in the walk (compared before a place is made for it). */
+  const before = (t: number, seq: number, index: number, c: EventCursor) => {
+    const d = t - c[0] || seq - c[1] || index - c[2];
+    return reverse ? d > 0 : d < 0;
+  };
+  /** Whether the event at (t, seq, index) is still to come: past `after` in the walk's direction. */
   const pending = (t: number, seq: number, index: number) => {
     if (after === undefined) return true;
-    const c = t - after[0] || seq - after[1] || index - after[2];
-    return reverse ? c < 0 : c > 0;
+    const d = t - after[0] || seq - after[1] || index - after[2];
+    return reverse ? d < 0 : d > 0;
   };
+  /** Once a crowded second has kept all the room there is: the last place kept, which a later event must come before. */
+  let bar: EventCursor | undefined;
   const kept = (places: EventCursor[]) => {
     places.sort(order);
-    places.length = Math.min(places.length, walk.room());
+    const room = walk.room();
+    if (places.length >= room) {
+      places.length = room;
+      bar = places[room - 1];
+    }
     return places;
   };
   let bucket: number | undefined;
@@ -97,10 +110,12 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
       if (places.length > 0) yield kept(places);
       places = [];
       bucket = b;
+      bar = undefined;
     }
     forEachPosting(value, (t, index) => {
       if (t < lo || t > hi) return;
-      if (pending(t, seq, index)) places.push([t, seq, index]);
+      // Past `after` (still to come), and not behind everything a full second already keeps.
+      if (pending(t, seq, index) && (bar === undefined || before(t, seq, index, bar))) places.push([t, seq, index]);
     });
     if (places.length > 2 * walk.room() + 64) kept(places);
   }
