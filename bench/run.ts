@@ -17,6 +17,7 @@ import { exportBench } from './export.js';
 import { shippersBench } from './shippers.js';
 import { scaleoutBench } from './scaleout.js';
 import { retentionBench } from './retention.js';
+import { listingBench } from './listing.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   normalizers: () => normalizerBench(),
@@ -32,6 +33,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   shippers: () => shippersBench(),
   scaleout: (r) => scaleoutBench(r),
   retention: () => retentionBench(),
+  listing: () => listingBench(),
 };
 
 const [only, mode] = process.argv.slice(2);
