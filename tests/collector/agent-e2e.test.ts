@@ -14,10 +14,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // Generous: on a loaded 2-core machine each step (a CLI process per poll, the agent's batching and
 // retries) is many times slower than alone; the test checks what arrives, not how fast.
-async function until(check: () => boolean, ms = 600_000): Promise<void> {
+// The deadline is well inside the test's time-out, so a wait that never ends fails with what the
+// processes said (`explain`) instead of a bare time-out.
+async function until(check: () => boolean, explain: () => string, ms = 240_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    if (Date.now() > deadline) throw new Error(`condition not reached in time\n${explain()}`);
     await sleep(50);
   }
 }
@@ -41,9 +43,18 @@ function startAgent(config: string, env: NodeJS.ProcessEnv): { proc: ChildProces
   return { proc, output: () => out, exited: new Promise((r) => proc.once('exit', (code) => r(code))) };
 }
 
-async function kill(p: { proc: ChildProcess; exited: Promise<number | null> }, signal: NodeJS.Signals): Promise<void> {
+/** Signals a process and waits for it to exit; one still running after 30 s is killed and the test fails with what it said. */
+async function kill(p: { proc: ChildProcess; exited: Promise<number | null>; output: () => string }, signal: NodeJS.Signals): Promise<void> {
   p.proc.kill(signal);
-  await p.exited;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), 30_000); });
+  const outcome = await Promise.race([p.exited, late]);
+  clearTimeout(timer);
+  if (outcome === 'late') {
+    p.proc.kill('SIGKILL');
+    await p.exited;
+    throw new Error(`still running 30 s after ${signal}: ${p.output().slice(-3000)}`);
+  }
 }
 
 describe('collector agent end to end', () => {
@@ -83,7 +94,12 @@ describe('collector agent end to end', () => {
         }
       };
       await write(300);
-      await until(() => acked(agentConfig) > 0);
+      const started = agent;
+      await until(() => {
+        // An agent that exited will never acknowledge anything: say so at once.
+        if (started.proc.exitCode !== null) throw new Error(`the agent exited with ${started.proc.exitCode}: ${started.output().slice(-3000)}`);
+        return acked(agentConfig) > 0;
+      }, () => `agent: ${started.output().slice(-3000)}\nserve: ${serve.output().slice(-3000)}`);
       await write(100);
       await kill(agent, 'SIGKILL');
       await write(100);
@@ -127,8 +143,8 @@ describe('collector agent end to end', () => {
       const status = JSON.parse(runCli(['collector', 'status', '--config', agentConfig]).stdout) as { backlog: { envelopes: number; events: number }; lastAckedSequence: number };
       assert.ok(status.lastAckedSequence >= total / 40, JSON.stringify(status));
 
-      serve.proc.kill('SIGTERM');
-      assert.equal(await serve.exited, 0);
+      await kill(serve, 'SIGTERM');
+      assert.equal(serve.proc.exitCode, 0);
       const inst = await openInstanceStore(join(dir.path, 'store'));
       const ids: string[] = [];
       try {
