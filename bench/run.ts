@@ -39,7 +39,8 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
 const [only, mode] = process.argv.slice(2);
 
 /** The longest a section may run (the longest takes about 6 minutes here); VIGIL_BENCH_SECTION_TIMEOUT_MIN overrides it. */
-const SECTION_TIMEOUT_MIN = Number(process.env.VIGIL_BENCH_SECTION_TIMEOUT_MIN) > 0 ? Number(process.env.VIGIL_BENCH_SECTION_TIMEOUT_MIN) : 30;
+const timeoutSetting = Number(process.env.VIGIL_BENCH_SECTION_TIMEOUT_MIN);
+const SECTION_TIMEOUT_MIN = timeoutSetting > 0 ? timeoutSetting : 30;
 
 /** What each thread of process `pid` waits in, from /proc; the first is the main thread (`do_epoll_wait`: an idle event loop, a `futex` wait: a lock). */
 function threadWaits(pid: number): string {

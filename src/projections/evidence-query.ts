@@ -19,7 +19,6 @@ export function parseEventCursor(cursor: string): EventCursor | undefined {
   return Array.isArray(c) && c.length === 3 && c.every((x) => typeof x === 'number' && Number.isFinite(x)) ? [c[0], c[1], c[2]] : undefined;
 }
 
-const compare = (a: EventCursor, b: EventCursor): number => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
 /** Filters of `GET /api/v1/events`; times are epoch milliseconds. */
 export interface EventFilter {
@@ -77,18 +76,12 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
   const range = reverse
     ? { start: [...prefix, bucketOf(hi) + 1], end: [...prefix, bucketOf(lo)], reverse: true }
     : { start: [...prefix, bucketOf(lo)], end: [...prefix, bucketOf(hi) + 1] };
-  const order = reverse ? (a: EventCursor, b: EventCursor) => compare(b, a) : compare;
-  /** Whether the event at (t, seq, index) comes before place `c` in the walk (compared before a place is made for it). */
-  const before = (t: number, seq: number, index: number, c: EventCursor) => {
+  /** Where the event at (t, seq, index) stands against place `c` in the walk: above 0 after it, below 0 before it (no place is made to ask). */
+  const walked = (t: number, seq: number, index: number, c: EventCursor) => {
     const d = t - c[0] || seq - c[1] || index - c[2];
-    return reverse ? d > 0 : d < 0;
+    return reverse ? -d : d;
   };
-  /** Whether the event at (t, seq, index) is still to come: past `after` in the walk's direction. */
-  const pending = (t: number, seq: number, index: number) => {
-    if (after === undefined) return true;
-    const d = t - after[0] || seq - after[1] || index - after[2];
-    return reverse ? d < 0 : d > 0;
-  };
+  const order = (a: EventCursor, b: EventCursor) => walked(a[0], a[1], a[2], b);
   /** Once a crowded second has kept all the room there is: the last place kept, which a later event must come before. */
   let bar: EventCursor | undefined;
   const kept = (places: EventCursor[]) => {
@@ -115,7 +108,7 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
     forEachPosting(value, (t, index) => {
       if (t < lo || t > hi) return;
       // Past `after` (still to come), and not behind everything a full second already keeps.
-      if (pending(t, seq, index) && (bar === undefined || before(t, seq, index, bar))) places.push([t, seq, index]);
+      if ((after === undefined || walked(t, seq, index, after) > 0) && (bar === undefined || walked(t, seq, index, bar) < 0)) places.push([t, seq, index]);
     });
     if (places.length > 2 * walk.room() + 64) kept(places);
   }

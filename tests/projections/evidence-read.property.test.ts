@@ -158,7 +158,7 @@ describe('the read side evidence index (postings by second)', () => {
     })));
     const { models, placed } = fold(interleaved);
     let decoded = 0;
-    const counting = { ...models, db: models.db, record: (seq: number) => { decoded++; return models.record(seq); } } as ReadModels;
+    const counting = { ...models, record: (seq: number) => { decoded++; return models.record(seq); } } as ReadModels;
     const expected = placed.slice().sort(byPlace).reverse().map((p) => p.event.id);
     assert.deepEqual(listAll(counting, placed, {}, 1000, 20_000), expected);
     assert.equal(decoded, 200, 'one decode per record');
