@@ -40,25 +40,39 @@ export function nanosFromIso(text: string, maxFractionDigits = 9): bigint | unde
   return nanos;
 }
 
-/** The whole UTC second `canonicalIsoNanos` read last (`YYYY-MM-DDTHH:MM:SS`) and its epoch nanoseconds. */
-let lastSecond: { text: string; nanos: bigint } = { text: '', nanos: 0n };
+/**
+ * The whole UTC seconds (`YYYY-MM-DDTHH:MM:SS`) `canonicalIsoNanos` read lately and their epoch
+ * nanoseconds, the oldest replaced first. More than one: an event's `time` and `ingestedAt` take
+ * turns, and with one second kept each would evict the other at every event.
+ */
+const SECONDS_KEPT = 4;
+const keptSeconds: string[] = Array.from({ length: SECONDS_KEPT }, () => '');
+const keptNanos: bigint[] = Array.from({ length: SECONDS_KEPT }, () => 0n);
+let oldestKept = 0;
+
+/** Epoch nanoseconds of a whole UTC second `YYYY-MM-DDTHH:MM:SS`, or undefined when it is not one. */
+function secondNanos(second: string): bigint | undefined {
+  for (let i = 0; i < SECONDS_KEPT; i++) if (keptSeconds[i] === second) return keptNanos[i];
+  const nanos = parseIsoNanos(`${second}Z`, 0);
+  if (nanos === undefined) return undefined;
+  keptSeconds[oldestKept] = second;
+  keptNanos[oldestKept] = nanos;
+  oldestKept = (oldestKept + 1) % SECONDS_KEPT;
+  return nanos;
+}
 
 /**
  * The fast path of `nanosFromIso` for the canonical form Vigil stores and most sources send
- * (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`): events of a batch share their seconds, so the whole second
- * is parsed once (by `parseIsoNanos`) and the fraction by hand. Null for anything else, which the
- * general parser answers; a property test holds both equal for any text.
+ * (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`): events of a batch share their seconds, so a whole second
+ * is parsed once (by `parseIsoNanos`, kept by `secondNanos`) and the fraction by hand. Null for
+ * anything else, which the general parser answers; a property test holds both equal for any text.
  */
 function canonicalIsoNanos(text: string, maxFractionDigits: number): bigint | undefined | null {
   const n = text.length;
   if (!(n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46 /* . */)) || text.charCodeAt(n - 1) !== 90 /* Z */) return null;
   if (n > 20 && n - 21 > maxFractionDigits) return undefined;
-  const second = text.slice(0, 19);
-  if (second !== lastSecond.text) {
-    const nanos = parseIsoNanos(`${second}Z`, 0);
-    if (nanos === undefined) return null;
-    lastSecond = { text: second, nanos };
-  }
+  const second = secondNanos(text.slice(0, 19));
+  if (second === undefined) return null;
   let fraction = 0;
   for (let i = 20; i < n - 1; i++) {
     const digit = text.charCodeAt(i) - 48;
@@ -66,7 +80,7 @@ function canonicalIsoNanos(text: string, maxFractionDigits: number): bigint | un
     fraction = fraction * 10 + digit;
   }
   for (let i = Math.max(n - 1, 20); i < 29; i++) fraction *= 10;
-  return inRange(lastSecond.nanos + BigInt(fraction));
+  return inRange(second + BigInt(fraction));
 }
 
 /** `nanosFromIso` by the RFC 3339 pattern alone (exported for the property test of the fast path). */

@@ -41,6 +41,15 @@ describe('time', () => {
       for (const [text, digits] of texts) assert.equal(nanosFromIso(text, digits), parseIsoNanos(text, digits), `${text} (${digits} digits)`);
     }), { numRuns: 2000 });
   });
+  it('reads times taking turns between a few seconds (each event\'s time and ingestedAt) as the pattern does', () => {
+    const secondArb = fc.bigInt({ min: -62135596800n, max: 253402300799n }).map((s) => isoFromNanos(s * 1_000_000_000n).slice(0, 19));
+    fc.assert(fc.property(fc.array(secondArb, { minLength: 1, maxLength: 7 }), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 999_999_999 })), { minLength: 1, maxLength: 40 }), (seconds, picks) => {
+      for (const [at, fraction] of picks) {
+        const text = `${seconds[at % seconds.length]!}.${String(fraction).padStart(9, '0')}Z`;
+        assert.equal(nanosFromIso(text), parseIsoNanos(text, 9), text);
+      }
+    }), { numRuns: 1000 });
+  });
   it('round-trips any in-range nanosecond instant', () => {
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: 253402300799999999999n }), (ns) => {
       assert.equal(nanosFromIso(isoFromNanos(ns)), ns);
