@@ -11,15 +11,12 @@ import { consoleView } from '../src/projections/console-query.js';
 import type { DetectionState } from '../src/projections/detection.js';
 import type { SourcesState } from '../src/projections/sources.js';
 import type { Figure } from './foundation.js';
-import { scratch } from './harness.js';
+import { scratch, timeRuns } from './harness.js';
 
 const ALERTS = 100_000;
 
-/** The median of `runs` timings of `f`, in milliseconds. */
-function median(runs: number, f: () => unknown): number {
-  const times = Array.from({ length: runs }, () => { const t0 = performance.now(); f(); return performance.now() - t0; }).sort((a, b) => a - b);
-  return Math.round(times[Math.floor(runs / 2)]! * 10) / 10;
-}
+/** The median of `runs` timings of `f`, in milliseconds to a tenth. */
+const median = (runs: number, f: () => unknown): number => Math.round(timeRuns(runs, f).p50 * 10) / 10;
 
 /** The console projection and the alert queue's reads with 100,000 alerts stored (issue 12: pages under 200 ms). */
 export async function consoleBench(): Promise<Figure[]> {

@@ -34,6 +34,16 @@ export function vigil(args: string[], cwd: string): string {
   return r.stdout;
 }
 
+/** `runs` timings of `f` in milliseconds: the median and the slowest. */
+export function timeRuns(runs: number, f: () => unknown): { p50: number; max: number } {
+  const ms = Array.from({ length: runs }, () => {
+    const t0 = performance.now();
+    f();
+    return performance.now() - t0;
+  }).sort((a, b) => a - b);
+  return { p50: ms[Math.floor(runs / 2)]!, max: ms.at(-1)! };
+}
+
 /** Writes a config for a bench instance (port 0, no loopback admin) and returns its path. */
 export function benchConfig(dir: string, extra: Record<string, unknown> = {}): string {
   const path = join(dir, 'vigil.config.json');

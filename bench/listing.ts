@@ -8,7 +8,7 @@ import type { IndexKey } from '../src/projections/types.js';
 import { decodeRecord, encodeRecord, type LogRecord } from '../src/log/record.js';
 import { benchEvent } from './events.js';
 import type { Figure } from './foundation.js';
-import { scratch } from './harness.js';
+import { scratch, timeRuns } from './harness.js';
 
 const RUNS = 9;
 
@@ -32,16 +32,10 @@ function records(n: number, perRecord: number, time: (r: number, i: number) => s
   }));
 }
 
-/** Median and slowest of `RUNS` timings of `page`. */
-function time(page: () => unknown): { p50: number; max: number } {
-  const ms: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    page();
-    ms.push(performance.now() - t0);
-  }
-  ms.sort((a, b) => a - b);
-  return { p50: ms[Math.floor(RUNS / 2)]!, max: ms.at(-1)! };
+/** The figure of `RUNS` timings of a page: the median, and the slowest in its note. */
+function pageFigure(name: string, page: () => unknown): Figure {
+  const t = timeRuns(RUNS, page);
+  return { name, value: Math.round(t.p50), unit: 'ms', note: `slowest of ${RUNS}: ${Math.round(t.max)} ms` };
 }
 
 /**
@@ -56,21 +50,17 @@ export async function listingBench(): Promise<Figure[]> {
   const crowded = indexOf(scratch('listing-crowded'), records(1000, 1000, () => '2026-11-22T10:00:00.000Z'));
   let after: EventCursor | undefined;
   for (let p = 0; p < 5; p++) after = parseEventCursor(listEvents(crowded.models, {}, 100, after).nextCursor!);
-  const first = time(() => listEvents(crowded.models, {}, 100));
-  const sixth = time(() => listEvents(crowded.models, {}, 100, after));
-  const filtered = time(() => listEvents(crowded.models, { category: 'network' }, 100, after));
-  figures.push({ name: 'listing: first page of 100, 1,000,000 events in one second', value: Math.round(first.p50), unit: 'ms', note: `slowest of ${RUNS}: ${Math.round(first.max)} ms` });
-  figures.push({ name: 'listing: sixth page of 100 (cursor), same second', value: Math.round(sixth.p50), unit: 'ms', note: `slowest of ${RUNS}: ${Math.round(sixth.max)} ms` });
-  figures.push({ name: 'listing: sixth page of 100 by category, same second', value: Math.round(filtered.p50), unit: 'ms', note: `slowest of ${RUNS}: ${Math.round(filtered.max)} ms` });
+  figures.push(pageFigure('listing: first page of 100, 1,000,000 events in one second', () => listEvents(crowded.models, {}, 100)));
+  figures.push(pageFigure('listing: sixth page of 100 (cursor), same second', () => listEvents(crowded.models, {}, 100, after)));
+  figures.push(pageFigure('listing: sixth page of 100 by category, same second', () => listEvents(crowded.models, { category: 'network' }, 100, after)));
   await crowded.close();
 
   // 500 senders' records of 40 events, their events taking turns over the same few seconds.
   const mixed = indexOf(scratch('listing-interleaved'), records(500, 40, (r, i) => new Date(Date.UTC(2026, 10, 22, 10) + i * 100 + r * 0.1).toISOString()));
   let decoded = 0;
   const counting = { ...mixed.models, record: (seq: number) => { decoded++; return mixed.models.record(seq); } } as ReadModels;
-  const page = time(() => listEvents(counting, {}, 1000));
-  const perPage = decoded / RUNS;
-  figures.push({ name: 'listing: page of 1,000 where 500 records interleave', value: Math.round(page.p50), unit: 'ms', note: `${perPage} record decodes a page; slowest of ${RUNS}: ${Math.round(page.max)} ms` });
+  const figure = pageFigure('listing: page of 1,000 where 500 records interleave', () => listEvents(counting, {}, 1000));
+  figures.push({ ...figure, note: `${decoded / RUNS} record decodes a page; ${figure.note}` });
   await mixed.close();
   return figures;
 }

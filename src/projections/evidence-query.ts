@@ -19,7 +19,6 @@ export function parseEventCursor(cursor: string): EventCursor | undefined {
   return Array.isArray(c) && c.length === 3 && c.every((x) => typeof x === 'number' && Number.isFinite(x)) ? [c[0], c[1], c[2]] : undefined;
 }
 
-
 /** Filters of `GET /api/v1/events`; times are epoch milliseconds. */
 export interface EventFilter {
   readonly sinceMs?: number;
