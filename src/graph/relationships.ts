@@ -3,10 +3,16 @@ import type { NormalizedEvent } from '../events/normalized-event.js';
 /** How many entity keys of one event may be linked by the untyped `seen_with` fallback. */
 export const SEEN_WITH_LIMIT = 8;
 
+/** Entity kinds common enough to be returned as one shared string. */
+const COMMON_KINDS = ['ip', 'host', 'user', 'domain', 'service', 'process', 'file', 'node', 'meshnet'];
+
 /** The kind of an entity key: the prefix before the first colon (`ip:10.0.0.1` is an `ip`). */
 export function entityKind(key: string): string {
   const i = key.indexOf(':');
-  return i > 0 ? key.slice(0, i) : 'unknown';
+  if (i <= 0) return 'unknown';
+  // The common kinds without a new string for each entity (the graph holds one per entity).
+  for (const kind of COMMON_KINDS) if (i === kind.length && key.startsWith(kind)) return kind;
+  return key.slice(0, i);
 }
 
 function str(o: Record<string, unknown> | null | undefined, k: string): string | undefined {
@@ -14,11 +20,25 @@ function str(o: Record<string, unknown> | null | undefined, k: string): string |
   return typeof v === 'string' && v.length > 0 ? v : typeof v === 'number' ? String(v) : undefined;
 }
 
-function hostOrIp(o: Record<string, unknown> | null | undefined): string | undefined {
+/**
+ * The entity key `prefix + value` as the event's own entity keys hold it (the same string, whose hash
+ * the graph's maps have already computed), or undefined when the event has no such key.
+ */
+function keyOf(keys: readonly string[], prefix: string, value: string): string | undefined {
+  const length = prefix.length + value.length;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (k.length === length && k.startsWith(prefix) && k.endsWith(value)) return k;
+  }
+  return undefined;
+}
+
+/** The entity key of an endpoint: its host, else its address (the event's own key string when it has one). */
+function hostOrIp(o: Record<string, unknown> | null | undefined, keys: readonly string[]): string | undefined {
   const host = str(o, 'host');
-  if (host) return `host:${host}`;
+  if (host) return keyOf(keys, 'host:', host) ?? `host:${host}`;
   const ip = str(o, 'ip');
-  return ip ? `ip:${ip}` : undefined;
+  return ip ? keyOf(keys, 'ip:', ip) ?? `ip:${ip}` : undefined;
 }
 
 /**
@@ -30,41 +50,49 @@ function hostOrIp(o: Record<string, unknown> | null | undefined): string | undef
  * each other), the first few only, so one event adds a bounded number of edges.
  */
 export function forEachRelationship(e: NormalizedEvent, fn: (from: string, to: string, type: string) => void): void {
-  let anchor: string | undefined;
+  const keys = e.entityKeys;
+  let meshnet: string | undefined;
+  let firstHost: string | undefined;
+  let domains: string[] | undefined;
+  let nodes: string[] | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (k.startsWith('domain:')) (domains ??= []).push(k);
+    else if (k.startsWith('node:')) (nodes ??= []).push(k);
+    else if (k.startsWith('meshnet:')) meshnet ??= k;
+    else if (k.startsWith('host:')) firstHost ??= k;
+  }
+  // The entities a typed relationship explained, the first of them the anchor of `seen_with`.
   const linked: string[] = [];
   const add = (from: string | undefined, to: string | undefined, type: string) => {
     if (!from || !to || from === to) return;
-    anchor ??= from;
     if (!linked.includes(from)) linked.push(from);
     if (!linked.includes(to)) linked.push(to);
     fn(from, to, type);
   };
-  let meshnet: string | undefined;
-  let firstHost: string | undefined;
-  const domains: string[] = [];
-  const nodes: string[] = [];
-  for (const k of e.entityKeys) {
-    if (k.startsWith('domain:')) domains.push(k);
-    else if (k.startsWith('node:')) nodes.push(k);
-    else if (k.startsWith('meshnet:')) meshnet ??= k;
-    else if (k.startsWith('host:')) firstHost ??= k;
+  const src = hostOrIp(e.sourceEndpoint, keys);
+  const dst = hostOrIp(e.destinationEndpoint, keys);
+  if (e.category === 'identity') {
+    const user = str(e.actor, 'user');
+    const actorHost = str(e.actor, 'host');
+    if (user) add(`user:${user}`, dst ?? (actorHost ? `host:${actorHost}` : undefined), 'authenticated_to');
   }
-  const src = hostOrIp(e.sourceEndpoint);
-  const dst = hostOrIp(e.destinationEndpoint);
-  const user = str(e.actor, 'user');
-  const actorHost = str(e.actor, 'host');
-  if (user && e.category === 'identity') add(`user:${user}`, dst ?? (actorHost ? `host:${actorHost}` : undefined), 'authenticated_to');
   add(src, dst, 'connected_to');
-  if (e.category === 'network' && e.class.includes('dns')) for (const d of domains) add(src, d, 'resolved');
-  if (meshnet) for (const n of nodes) add(n, meshnet, 'member_of');
+  if (domains && e.category === 'network' && e.class.includes('dns')) for (const d of domains) add(src, d, 'resolved');
+  if (meshnet && nodes) for (const n of nodes) add(n, meshnet, 'member_of');
   const service = str(e.service, 'name');
-  if (service && e.entityKeys.includes(`service:${service}`)) add(dst ?? firstHost, `service:${service}`, 'runs');
-  const loose: string[] = [];
-  for (const k of e.entityKeys) {
-    if (loose.length >= SEEN_WITH_LIMIT) break;
-    if (!linked.includes(k) && !loose.includes(k)) loose.push(k);
+  if (service) {
+    const key = keyOf(keys, 'service:', service);
+    if (key) add(dst ?? firstHost, key, 'runs');
   }
-  const first = anchor;
+  const first = linked[0];
+  let loose: string[] | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (loose && loose.length >= SEEN_WITH_LIMIT) break;
+    if (!linked.includes(k) && !loose?.includes(k)) (loose ??= []).push(k);
+  }
+  if (!loose) return;
   for (let i = 0; i < loose.length; i++) {
     const k = loose[i]!;
     if (first) fn(first < k ? first : k, first < k ? k : first, 'seen_with');

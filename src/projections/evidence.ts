@@ -112,11 +112,12 @@ export const bucketOf = (timeMs: number): number => Math.floor(timeMs / POSTING_
 
 /** Encodes the posting list of events `positions` of a record: each one's time (float64, from `times`) and position (uint32), 12 bytes an entry. */
 function encodePostings(times: Float64Array, positions: readonly number[]): Uint8Array {
-  const b = new Uint8Array(positions.length * 12);
-  const v = new DataView(b.buffer);
+  // A Buffer (from Node's pool when small), written big-endian as a DataView would: a small
+  // Uint8Array's `.buffer` would have to be moved off the heap first, once per posting.
+  const b = Buffer.allocUnsafe(positions.length * 12);
   for (let i = 0; i < positions.length; i++) {
-    v.setFloat64(i * 12, times[positions[i]!]!);
-    v.setUint32(i * 12 + 8, positions[i]!);
+    b.writeDoubleBE(times[positions[i]!]!, i * 12);
+    b.writeUInt32BE(positions[i]!, i * 12 + 8);
   }
   return b;
 }
