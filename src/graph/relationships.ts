@@ -3,16 +3,10 @@ import type { NormalizedEvent } from '../events/normalized-event.js';
 /** How many entity keys of one event may be linked by the untyped `seen_with` fallback. */
 export const SEEN_WITH_LIMIT = 8;
 
-/** Entity kinds common enough to be returned as one shared string. */
-const COMMON_KINDS = ['ip', 'host', 'user', 'domain', 'service', 'process', 'file', 'node', 'meshnet'];
-
 /** The kind of an entity key: the prefix before the first colon (`ip:10.0.0.1` is an `ip`). */
 export function entityKind(key: string): string {
   const i = key.indexOf(':');
-  if (i <= 0) return 'unknown';
-  // The common kinds without a new string for each entity (the graph holds one per entity).
-  for (const kind of COMMON_KINDS) if (i === kind.length && key.startsWith(kind)) return kind;
-  return key.slice(0, i);
+  return i > 0 ? key.slice(0, i) : 'unknown';
 }
 
 function str(o: Record<string, unknown> | null | undefined, k: string): string | undefined {
