@@ -80,16 +80,17 @@ export function forEachRelationship(e: NormalizedEvent, fn: (from: string, to: s
     if (key) add(dst ?? firstHost, key, 'runs');
   }
   const first = linked[0];
+  // The keys no typed relationship explained, each once, the first SEEN_WITH_LIMIT of them.
   let loose: string[] | undefined;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
-    if (loose && loose.length >= SEEN_WITH_LIMIT) break;
-    if (!linked.includes(k) && !loose?.includes(k)) (loose ??= []).push(k);
+    if (linked.includes(k) || loose?.includes(k)) continue;
+    if ((loose ??= []).push(k) >= SEEN_WITH_LIMIT) break;
   }
   if (!loose) return;
   for (let i = 0; i < loose.length; i++) {
     const k = loose[i]!;
     if (first) fn(first < k ? first : k, first < k ? k : first, 'seen_with');
-    else for (let j = i + 1; j < loose.length; j++) if (k !== loose[j]) fn(k, loose[j]!, 'seen_with');
+    else for (let j = i + 1; j < loose.length; j++) fn(k, loose[j]!, 'seen_with');
   }
 }
