@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { decodeRecord } from '../log/record.js';
+import { asInstanceRecord } from '../events/read.js';
 import { openInstanceStore, type InstanceStore, type OpenOptions } from '../instance/open.js';
 import type { LogCut } from '../log/event-log.js';
 import { verifyWithArchives, type HistoryVerdict } from '../retention/verify-archives.js';
@@ -40,8 +41,8 @@ export async function logVerify(storePath: string, opts: OpenOptions = {}, archi
 function cutRecorded(inst: InstanceStore, cut: LogCut): boolean {
   if (cut.atSeq === undefined) return false;
   for (const r of inst.log.read(cut.atSeq, cut.atSeq)) {
-    const d = r.data as { firstSeq?: number; prevHash?: string; treeRoot?: string };
-    return r.type === 'LogSegmentsExpired' && d.firstSeq === cut.firstSeq && d.prevHash === cut.prevHash && d.treeRoot === cut.treeRoot;
+    const known = asInstanceRecord(r);
+    return known?.type === 'LogSegmentsExpired' && known.data.firstSeq === cut.firstSeq && known.data.prevHash === cut.prevHash && known.data.treeRoot === cut.treeRoot;
   }
   return false;
 }

@@ -5,7 +5,8 @@ import type { Writer } from '../commands/writer.js';
 import type { AlertsState } from '../projections/alerts.js';
 import { MONITORING, type DiskLevel, type MonitoringState, type SourceKind } from '../projections/monitoring.js';
 import type { ReadModels } from '../projections/runtime.js';
-import { eventsOfRecord } from '../events/record-types.js';
+import { asStoredInstanceEvent } from '../events/read.js';
+import { eventsCarried } from '../events/record-types.js';
 import { collectorKeyOf, sourceKeyOf } from '../projections/monitoring.js';
 import type { DiskWatermarks, MonitoringSettings } from './settings.js';
 
@@ -150,11 +151,13 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
     progress: o.progress,
     check,
     noteRecord(record) {
-      if (nudged || silentCount === 0 || (record.type !== 'EventsIngested' && record.type !== 'RawRecordsIngested' && record.type !== 'CollectorSubmissionAccepted')) return;
+      if (nudged || silentCount === 0) return;
+      const known = asStoredInstanceEvent(record);
+      if (known?.type !== 'EventsIngested' && known?.type !== 'RawRecordsIngested' && known?.type !== 'CollectorSubmissionAccepted') return;
       const sources = monitoringOf(o.writer.models).sources;
       const isSilent = (key: string) => sources.get(key)?.silent !== undefined;
-      const collectorId = (record.data as { collectorId?: unknown }).collectorId;
-      if (!(typeof collectorId === 'string' && isSilent(collectorKeyOf(collectorId))) && !eventsOfRecord(record).some((e) => isSilent(sourceKeyOf(e)))) return;
+      const collector = known.type === 'CollectorSubmissionAccepted' && isSilent(collectorKeyOf(known.data.collectorId));
+      if (!collector && !eventsCarried(known).some((e) => isSilent(sourceKeyOf(e)))) return;
       nudged = true;
       setImmediate(() => { nudged = false; void check(); });
     },

@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { InstanceRecord } from '../events/union.js';
 import { instanceProjection } from './types.js';
@@ -39,8 +40,18 @@ function evidenceOf(r: InstanceRecord): readonly NormalizedEvent[] {
     case 'RawRecordsIngested':
     case 'CollectorSubmissionAccepted':
       return r.data.events;
-    default:
+    // Nothing else is evidence from outside.
+    case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
+    case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionRejected':
+    case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+    case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+    case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+    case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+    case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
+    case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
       return [];
+    default:
+      return exhaustive(r, []);
   }
 }
 

@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import type {
   AlertAssigned, AlertDisposition, AlertNoteAdded, AlertRaised, AlertsBulkReviewed, AlertStatus, CorrelationReason, EvidenceRef,
   IncidentStatus,
@@ -218,8 +219,17 @@ export const alertsProjection = instanceProjection<AlertsState>({
       case 'IncidentMerged':
         merge(s, record.data, record.at, record.seq);
         return s;
-      default:
+      // Nothing else changes this model.
+      case 'EventsIngested': case 'RawRecordsIngested':
+      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
+      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
+      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
+      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
+      default:
+        return exhaustive(record, s);
     }
   },
   snapshot: (s) => ({ alerts: [...s.alerts.values()], incidents: [...s.incidents.values()] }),

@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import type { ApiRequestAudited, RequestsRefused } from '../events/record-types.js';
 import { instanceIndex } from './types.js';
 import type { ReadModels } from './runtime.js';
@@ -42,7 +43,19 @@ export const auditIndex = instanceIndex({
       case 'RequestsRefused':
         write.put(AUDIT_DB, record.seq, summaryEntry(record.seq, record.at, record.data));
         return;
+      // Nothing else changes this model.
+      case 'EventsIngested': case 'RawRecordsIngested':
+      case 'AccessRecorded':
+      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
+      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
+      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
+        return;
       default:
+        return exhaustive(record, undefined);
     }
   },
 });

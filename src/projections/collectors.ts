@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import type { CollectorEnrolled, SubmissionResult } from '../commands/collector-records.js';
 import { instanceProjection } from './types.js';
 
@@ -94,8 +95,19 @@ export const collectorsProjection = instanceProjection<CollectorsState>({
         if (c) Object.assign(c, { rejected: c.rejected + 1, lastRejection: { at: record.at, reason: d.reason } });
         return s;
       }
-      default:
+      // Nothing else changes this model.
+      case 'EventsIngested': case 'RawRecordsIngested':
+      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
+      case 'CollectorEnrollmentRejected':
+      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
+      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
+      default:
+        return exhaustive(record, s);
     }
   },
   snapshot: (s) => ({ collectors: [...s.collectors.values()], tokens: [...s.tokens.values()] }),

@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import { instanceProjection } from './types.js';
 
 /** One open console session: whose, until when, and since when. */
@@ -35,8 +36,19 @@ export const consoleSessionsProjection = instanceProjection<ConsoleSessions>({
       case 'ConsoleSessionEnded':
         delete s.byHash[record.data.sessionHash];
         return s;
-      default:
+      // Nothing else changes this model.
+      case 'EventsIngested': case 'RawRecordsIngested':
+      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
+      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
+      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+      case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
+      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
+      default:
+        return exhaustive(record, s);
     }
   },
 });

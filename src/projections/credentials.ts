@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import type { CredentialsChanged } from '../events/record-types.js';
 import { instanceProjection } from './types.js';
 
@@ -66,8 +67,19 @@ export const credentialsProjection = instanceProjection<CredentialsState>({
         }
         return s;
       }
-      default:
+      // Nothing else changes this model.
+      case 'EventsIngested': case 'RawRecordsIngested':
+      case 'AccessRecorded': case 'RequestsRefused':
+      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
+      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed':
+      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
+      default:
+        return exhaustive(record, s);
     }
   },
   snapshot: (s) => [...s.entries()],

@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import { compileSigma } from '../detection/compile.js';
 import { initialCorrelationState, type CorrelationState, type RuleHit } from '../detection/correlate.js';
 import { createRuleSet, type RuleSet } from '../detection/engine.js';
@@ -74,8 +75,18 @@ export const detectionProjection = instanceProjection<DetectionState>({
       case 'DetectionHitsRecorded':
         s.correlation = activeRuleSet(s).correlate(s.correlation, hitsFromRecord(record.data)).state;
         return s;
-      default:
+      // Nothing else changes this model.
+      case 'EventsIngested': case 'RawRecordsIngested':
+      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
+      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
+      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
+      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
+      default:
+        return exhaustive(record, s);
     }
   },
   snapshot: (s) => ({

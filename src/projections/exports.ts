@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import type { EventData } from '../events/union.js';
 import { instanceProjection } from './types.js';
 
@@ -31,8 +32,18 @@ export const exportsProjection = instanceProjection<ExportsState>({
       case 'ExportCursorRecorded':
         s.cursors.set(record.data.destination, Math.max(record.data.seq, s.cursors.get(record.data.destination) ?? 0));
         return s;
-      default:
+      // Nothing else changes this model.
+      case 'EventsIngested': case 'RawRecordsIngested':
+      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
+      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
+      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
+      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
+      default:
+        return exhaustive(record, s);
     }
   },
   snapshot: (s) => ({ configuration: s.configuration ?? null, failing: [...s.failing], cursors: [...s.cursors] }),

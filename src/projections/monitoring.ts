@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import type { DISK_LEVELS, SOURCE_KINDS } from '../events/monitor-events.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { GAPS_KEPT, MIN_GAP_MS } from '../monitoring/cadence.js';
@@ -89,8 +90,18 @@ export const monitoringProjection = instanceProjection<MonitoringState>({
         s.disk = { level: record.data.to, ...(alertId !== undefined ? { alertId } : {}) };
         return s;
       }
-      default:
+      // Nothing else changes this model.
+      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
+      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionRejected':
+      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'CredentialsChanged':
+      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
+      default:
+        return exhaustive(record, s);
     }
   },
   snapshot: (s) => ({ sources: [...s.sources.entries()], disk: s.disk }),

@@ -1,3 +1,4 @@
+import { exhaustive } from '../events/read.js';
 import type { EventData } from '../events/union.js';
 import { instanceProjection } from './types.js';
 
@@ -35,8 +36,19 @@ export const retentionProjection = instanceProjection<RetentionState>({
         for (const a of record.data.archives) for (const { eventIds } of a.alertEvidence ?? []) for (const id of eventIds) s.archivedEvidence.set(id, a.file);
         s.firstSeq = Math.max(s.firstSeq, record.data.firstSeq);
         return s;
-      default:
+      // Nothing else changes this model.
+      case 'EventsIngested': case 'RawRecordsIngested':
+      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
+      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
+      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
+      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
+      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
+      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
+      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
+      case 'RecordsCarriedForward':
         return s;
+      default:
+        return exhaustive(record, s);
     }
   },
   snapshot: (s) => ({ policy: s.policy ?? null, archives: s.archives, firstSeq: s.firstSeq, archivedEvidence: [...s.archivedEvidence] }),

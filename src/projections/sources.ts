@@ -1,5 +1,6 @@
 import { indexKeysForEvent } from '../detection/logsources.js';
 import { eventsCarried } from '../events/record-types.js';
+import type { InstanceRecord } from '../events/union.js';
 import { instanceProjection } from './types.js';
 
 /** Fields remembered per source (enough for any rule; a source with more is reported as such). */
@@ -10,12 +11,9 @@ const COLLECTOR_REFUSAL_FIELDS = ['reason', 'collectorId', 'message', 'sequence'
 const EXPORT_STATE_FIELDS = ['destination', 'destination_kind', 'state', 'reason', 'lag_records', 'last_success_at'];
 
 /** A record that shows a self-monitored part of Vigil in use: its source key and the fields of its events. */
-function selfMonitored(record: { type: string; data: unknown }): { key: string; fields: readonly string[] } | undefined {
+function selfMonitored(record: InstanceRecord): { key: string; fields: readonly string[] } | undefined {
   if (record.type === 'CollectorEnrolled' || record.type === 'CollectorSubmissionAccepted') return { key: 'vigil:collector', fields: COLLECTOR_REFUSAL_FIELDS };
-  if (record.type === 'ExportConfigurationRecorded') {
-    const destinations = (record.data as { destinations?: unknown[] }).destinations;
-    return Array.isArray(destinations) && destinations.length > 0 ? { key: 'vigil:export', fields: EXPORT_STATE_FIELDS } : undefined;
-  }
+  if (record.type === 'ExportConfigurationRecorded' && record.data.destinations.length > 0) return { key: 'vigil:export', fields: EXPORT_STATE_FIELDS };
   return undefined;
 }
 

@@ -1,4 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
+import { asInstanceRecord } from '../events/read.js';
 import type { LogRecord } from '../log/record.js';
 import { asRecord, type CarriedRecord } from './plan.js';
 
@@ -24,7 +25,9 @@ export function openCarriedIndex(root: RootDatabase, record: (seq: number) => Lo
   /** The records a `RecordsCarriedForward` record holds (`wrappers` keeps each decoded once, within one call). */
   const heldBy = (wrapper: number, wrappers?: Map<number, CarriedRecord[] | undefined>): CarriedRecord[] | undefined => {
     if (wrappers?.has(wrapper)) return wrappers.get(wrapper);
-    const held = (record(wrapper)?.data as { records?: CarriedRecord[] } | undefined)?.records;
+    const r = record(wrapper);
+    const known = r && asInstanceRecord(r);
+    const held = known?.type === 'RecordsCarriedForward' ? known.data.records : undefined;
     wrappers?.set(wrapper, held);
     return held;
   };
@@ -62,15 +65,16 @@ export function openCarriedIndex(root: RootDatabase, record: (seq: number) => Lo
  * the writes to run in the batch's transaction, or undefined for a batch that cuts nothing.
  */
 export function carriedWritesOfCut(root: RootDatabase, batch: readonly LogRecord[]): (() => void) | undefined {
-  const cut = batch.find((r) => r.type === 'LogSegmentsExpired');
-  if (!cut) return undefined;
-  const firstSeq = (cut.data as { firstSeq: number }).firstSeq;
+  const cut = batch.map(asInstanceRecord).find((r) => r?.type === 'LogSegmentsExpired');
+  if (cut?.type !== 'LogSegmentsExpired') return undefined;
+  const firstSeq = cut.data.firstSeq;
   const db: Database<Place, number> = root.openDB({ name: CARRIED_DB, keyEncoding: 'uint32', cache: false });
   return () => {
     const gone = [...db.getRange({})].filter(({ value }) => value[0] < firstSeq).map(({ key }) => key);
     for (const key of gone) db.removeSync(key);
     for (const r of batch) {
-      if (r.type === 'RecordsCarriedForward') (r.data as { records: CarriedRecord[] }).records.forEach((c, i) => db.putSync(c.seq, [r.seq, i]));
+      const known = asInstanceRecord(r);
+      if (known?.type === 'RecordsCarriedForward') known.data.records.forEach((c, i) => db.putSync(c.seq, [r.seq, i]));
     }
   };
 }

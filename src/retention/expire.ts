@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Database } from 'lmdb';
 import type { CommandContext } from '../commands/decision.js';
 import type { Writer } from '../commands/writer.js';
+import { asInstanceRecord } from '../events/read.js';
 import { eventsOfRecord } from '../events/record-types.js';
 import { eventOf } from '../events/union.js';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
@@ -122,7 +123,9 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
     archived.push({ from, to, file, ...done });
   }
   const latest = (r: LogRecord) => {
-    const d = r.data as { collectorId: string; epoch: number; sequence: number };
+    const known = asInstanceRecord(r);
+    if (known?.type !== 'CollectorSubmissionAccepted') return false;
+    const d = known.data;
     const c = writer.models.state<CollectorsState>('collectors').collectors.get(d.collectorId);
     return c !== undefined && c.epoch === d.epoch && c.lastSequence === d.sequence;
   };

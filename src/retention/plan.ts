@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import { asInstanceRecord } from '../events/read.js';
 import type { CarriedRecordSchema } from '../events/retention-events.js';
 import { eventsOfRecord } from '../events/record-types.js';
 import type { LogRecord } from '../log/record.js';
@@ -74,8 +75,9 @@ export function summarizeSegment(days: RetentionDays, now: string): { add(r: Seg
   return {
     add({ record, hash }) {
       lastHash = hash;
-      if (record.type !== 'RecordsCarriedForward') judge(record, hash);
-      else for (const c of (record.data as { records: CarriedRecord[] }).records) judge(asRecord(c), c.hash);
+      const known = asInstanceRecord(record);
+      if (known?.type !== 'RecordsCarriedForward') judge(record, hash);
+      else for (const c of known.data.records) judge(asRecord(c), c.hash);
     },
     summary: () => ({ lastHash, candidates, dropped }),
   };

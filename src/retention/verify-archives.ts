@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { asInstanceRecord } from '../events/read.js';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
 import { parseCheckpoint } from '../log/checkpoint.js';
 import { appendLeaf, frontierRoot, leafHash, type Frontier } from '../log/merkle.js';
@@ -20,8 +21,9 @@ interface ArchivedAt { readonly digest: string; readonly fromSeq: number; readon
 function archivesNamed(log: LmdbEventLog, carried: CarriedIndex): Map<string, ArchivedAt> {
   const named = new Map<string, ArchivedAt>();
   const take = (r: LogRecord) => {
-    if (r.type !== 'LogSegmentsExpired') return;
-    for (const a of (r.data as { archives: Array<ArchivedAt & { file: string }> }).archives) named.set(a.file, a);
+    const known = asInstanceRecord(r);
+    if (known?.type !== 'LogSegmentsExpired') return;
+    for (const a of known.data.archives) named.set(a.file, a);
   };
   for (const r of carried.all()) take(r);
   for (const r of log.read(log.first())) take(r);

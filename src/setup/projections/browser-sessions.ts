@@ -1,3 +1,4 @@
+import { exhaustive } from '../../events/read.js';
 import { authorityProjection } from '../../projections/types.js';
 
 /** A signed-in browser: who it is, its CSRF token hash and when the session ends. */
@@ -23,8 +24,14 @@ export const browserSessionsProjection = authorityProjection<BrowserSessionsStat
       case 'BrowserSignedOut':
         delete s.byHash[r.data.browserSessionHash];
         return s;
-      default:
+      // Nothing else changes this model.
+      case 'SetupSessionCreated': case 'SetupSessionConnected': case 'SetupSessionClaimed': case 'SetupSessionProven': case 'BootstrapKeyPublished': case 'SetupPhaseReported':
+      case 'DeploymentSnapshotReceived': case 'DeploymentCentralMissing':
+      case 'RecoveryTokenIssued': case 'RecoveryNoticeSent': case 'RecoveryNoticeFailed': case 'RecoveryTokenRevealed': case 'RecoveryClaimed':
+      case 'CollectorEnrollmentRedeemed': case 'CollectorEnrollmentRefused':
         return s;
+      default:
+        return exhaustive(r, s);
     }
   },
 });

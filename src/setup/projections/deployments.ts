@@ -1,3 +1,4 @@
+import { exhaustive } from '../../events/read.js';
 import type { AuthorityRecord } from '../../events/union.js';
 import { authorityProjection } from '../../projections/types.js';
 import type { SetupSessionProven } from '../events.js';
@@ -100,7 +101,14 @@ function evolveOne(s: DeploymentsState, r: AuthorityRecord): void {
       if (e && e.epoch === data.epoch) e.redeemed = { at: r.at, keyFingerprint: data.collectorKeyFingerprint };
       return;
     }
+    // Nothing else changes this model.
+    case 'BrowserSignedIn': case 'BrowserSignedOut':
+    case 'SetupSessionCreated': case 'SetupSessionConnected': case 'BootstrapKeyPublished': case 'SetupPhaseReported':
+    case 'RecoveryNoticeSent': case 'RecoveryNoticeFailed': case 'RecoveryTokenRevealed':
+    case 'CollectorEnrollmentRefused':
+      return;
     default:
+      return exhaustive(r, undefined);
   }
 }
 

@@ -1,3 +1,4 @@
+import { exhaustive } from '../../events/read.js';
 import { authorityProjection } from '../../projections/types.js';
 
 /** One recovery token: its hash (for claims), its ciphertext (for the owner), and what became of it. */
@@ -59,8 +60,14 @@ export const recoveryProjection = authorityProjection<RecoveryState>({
         if (view) { view.claimedAt = r.at; view.claimSessionId = d.sessionId; }
         return s;
       }
-      default:
+      // Nothing else changes this model.
+      case 'BrowserSignedIn': case 'BrowserSignedOut':
+      case 'SetupSessionCreated': case 'SetupSessionConnected': case 'SetupSessionClaimed': case 'SetupSessionProven': case 'BootstrapKeyPublished': case 'SetupPhaseReported':
+      case 'DeploymentSnapshotReceived': case 'DeploymentCentralMissing':
+      case 'CollectorEnrollmentRedeemed': case 'CollectorEnrollmentRefused':
         return s;
+      default:
+        return exhaustive(r, s);
     }
   },
 });

@@ -1,3 +1,4 @@
+import { exhaustive } from '../../events/read.js';
 import type { AuthorityRecord } from '../../events/union.js';
 import { authorityProjection } from '../../projections/types.js';
 
@@ -94,8 +95,14 @@ export const setupSessionsProjection = authorityProjection<SessionsState>({
         if (d.phase === 'completed') { view.status = 'completed'; view.completedAt = r.at; }
         return s;
       }
-      default:
+      // Nothing else changes this model.
+      case 'BrowserSignedIn': case 'BrowserSignedOut':
+      case 'DeploymentSnapshotReceived': case 'DeploymentCentralMissing':
+      case 'RecoveryTokenIssued': case 'RecoveryNoticeSent': case 'RecoveryNoticeFailed': case 'RecoveryTokenRevealed':
+      case 'CollectorEnrollmentRedeemed': case 'CollectorEnrollmentRefused':
         return s;
+      default:
+        return exhaustive(r, s);
     }
   },
 });
