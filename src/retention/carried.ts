@@ -1,7 +1,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { asInstanceRecord } from '../events/read.js';
 import type { LogRecord } from '../log/record.js';
-import { asRecord, type CarriedRecord } from './plan.js';
+import { asRecord, carriedBy, type CarriedRecord } from './plan.js';
 
 /** Name of the database that finds carried records by their original seq. */
 export const CARRIED_DB = 'carried';
@@ -23,15 +23,14 @@ export interface CarriedIndex {
 export function openCarriedIndex(root: RootDatabase, record: (seq: number) => LogRecord | undefined): CarriedIndex {
   const db: Database<Place, number> = root.openDB({ name: CARRIED_DB, keyEncoding: 'uint32', cache: false });
   /** The records a `RecordsCarriedForward` record holds (`wrappers` keeps each decoded once, within one call). */
-  const heldBy = (wrapper: number, wrappers?: Map<number, CarriedRecord[] | undefined>): CarriedRecord[] | undefined => {
+  const heldBy = (wrapper: number, wrappers?: Map<number, readonly CarriedRecord[] | undefined>): readonly CarriedRecord[] | undefined => {
     if (wrappers?.has(wrapper)) return wrappers.get(wrapper);
     const r = record(wrapper);
-    const known = r && asInstanceRecord(r);
-    const held = known?.type === 'RecordsCarriedForward' ? known.data.records : undefined;
+    const held = r && carriedBy(r);
     wrappers?.set(wrapper, held);
     return held;
   };
-  const entry = ([wrapper, index]: Place, wrappers?: Map<number, CarriedRecord[] | undefined>): LogRecord | undefined => {
+  const entry = ([wrapper, index]: Place, wrappers?: Map<number, readonly CarriedRecord[] | undefined>): LogRecord | undefined => {
     const c = heldBy(wrapper, wrappers)?.[index];
     return c ? asRecord(c) : undefined;
   };
@@ -43,7 +42,7 @@ export function openCarriedIndex(root: RootDatabase, record: (seq: number) => Lo
     all() {
       const out: LogRecord[] = [];
       // Thousands of records share one wrapper: it is decoded once, not once for each of them.
-      const wrappers = new Map<number, CarriedRecord[] | undefined>();
+      const wrappers = new Map<number, readonly CarriedRecord[] | undefined>();
       for (const { value } of db.getRange({})) {
         const r = entry(value, wrappers);
         if (r) out.push(r);
@@ -65,16 +64,14 @@ export function openCarriedIndex(root: RootDatabase, record: (seq: number) => Lo
  * the writes to run in the batch's transaction, or undefined for a batch that cuts nothing.
  */
 export function carriedWritesOfCut(root: RootDatabase, batch: readonly LogRecord[]): (() => void) | undefined {
-  const cut = batch.map(asInstanceRecord).find((r) => r?.type === 'LogSegmentsExpired');
+  const found = batch.find((r) => r.type === 'LogSegmentsExpired');
+  const cut = found && asInstanceRecord(found);
   if (cut?.type !== 'LogSegmentsExpired') return undefined;
   const firstSeq = cut.data.firstSeq;
   const db: Database<Place, number> = root.openDB({ name: CARRIED_DB, keyEncoding: 'uint32', cache: false });
   return () => {
     const gone = [...db.getRange({})].filter(({ value }) => value[0] < firstSeq).map(({ key }) => key);
     for (const key of gone) db.removeSync(key);
-    for (const r of batch) {
-      const known = asInstanceRecord(r);
-      if (known?.type === 'RecordsCarriedForward') known.data.records.forEach((c, i) => db.putSync(c.seq, [r.seq, i]));
-    }
+    for (const r of batch) carriedBy(r)?.forEach((c, i) => db.putSync(c.seq, [r.seq, i]));
   };
 }

@@ -1,5 +1,4 @@
 import type { Database } from 'lmdb';
-import { asInstanceRecord } from '../events/read.js';
 import type { LogCut } from '../log/event-log.js';
 import type { Replica } from '../log/jetstream-log.js';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
@@ -7,7 +6,7 @@ import { decodeRecord, type LogRecord } from '../log/record.js';
 import { EVIDENCE_DBS } from '../projections/evidence.js';
 import type { ProjectionRuntime } from '../projections/runtime.js';
 import { forgetDroppedEvidence } from './expire.js';
-import { asRecord } from './plan.js';
+import { asRecord, carriedBy } from './plan.js';
 
 /**
  * What a JetStream copy does when it reads a cut from the stream (docs/scale-out.md, "Retention"),
@@ -22,18 +21,15 @@ export function followCut(runtime: ProjectionRuntime, log: LmdbEventLog): NonNul
   let refolds: Promise<void> = Promise.resolve();
   return (records: readonly LogRecord[], cut: LogCut) => {
     const kept = new Set<number>();
-    for (const r of records) {
-      const known = asInstanceRecord(r);
-      if (known?.type === 'RecordsCarriedForward') for (const c of known.data.records) kept.add(c.seq);
-    }
+    for (const r of records) for (const c of carriedBy(r) ?? []) kept.add(c.seq);
     // Every record of the removed segments was judged: carried forward again (kept), or dropped.
     const dropped: LogRecord[] = [];
     const judge = (r: LogRecord) => { if (!kept.has(r.seq)) dropped.push(r); };
     for (const { bytes } of log.readRaw(log.first(), cut.firstSeq - 1)) {
       const r = decodeRecord(bytes);
-      const known = asInstanceRecord(r);
-      if (known?.type !== 'RecordsCarriedForward') judge(r);
-      else for (const c of known.data.records) judge(asRecord(c));
+      const held = carriedBy(r);
+      if (!held) judge(r);
+      else for (const c of held) judge(asRecord(c));
     }
     const evidence = runtime.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
     return {

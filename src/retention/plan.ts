@@ -75,9 +75,9 @@ export function summarizeSegment(days: RetentionDays, now: string): { add(r: Seg
   return {
     add({ record, hash }) {
       lastHash = hash;
-      const known = asInstanceRecord(record);
-      if (known?.type !== 'RecordsCarriedForward') judge(record, hash);
-      else for (const c of known.data.records) judge(asRecord(c), c.hash);
+      const held = carriedBy(record);
+      if (!held) judge(record, hash);
+      else for (const c of held) judge(asRecord(c), c.hash);
     },
     summary: () => ({ lastHash, candidates, dropped }),
   };
@@ -96,6 +96,12 @@ export function fateOfSummary(s: SegmentSummary, latestSubmission: (r: LogRecord
 
 function carriedOf(r: LogRecord, hash: string): CarriedRecord {
   return { seq: r.seq, hash, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: r.prev };
+}
+
+/** The records a `RecordsCarriedForward` record carries forward; `undefined` for any other record. */
+export function carriedBy(r: LogRecord): readonly CarriedRecord[] | undefined {
+  const known = asInstanceRecord(r);
+  return known?.type === 'RecordsCarriedForward' ? known.data.records : undefined;
 }
 
 /** A carried record as the log record it was (projections fold it exactly as the original). */
