@@ -6,7 +6,6 @@ import type { AlertsState } from '../projections/alerts.js';
 import { MONITORING, type DiskLevel, type MonitoringState, type SourceKind } from '../projections/monitoring.js';
 import type { ReadModels } from '../projections/runtime.js';
 import { asStoredInstanceEvent } from '../events/read.js';
-import { eventsCarried } from '../events/record-types.js';
 import { collectorKeyOf, sourceKeyOf } from '../projections/monitoring.js';
 import type { DiskWatermarks, MonitoringSettings } from './settings.js';
 
@@ -157,7 +156,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       const sources = monitoringOf(o.writer.models).sources;
       const isSilent = (key: string) => sources.get(key)?.silent !== undefined;
       const collector = known.type === 'CollectorSubmissionAccepted' && isSilent(collectorKeyOf(known.data.collectorId));
-      if (!collector && !eventsCarried(known).some((e) => isSilent(sourceKeyOf(e)))) return;
+      if (!collector && !known.data.events.some((e) => isSilent(sourceKeyOf(e)))) return;
       nudged = true;
       setImmediate(() => { nudged = false; void check(); });
     },
