@@ -99,32 +99,51 @@ function evict<V>(g: GraphState, map: Map<string, V>, seenAgain: Set<string>, ma
   }
 }
 
-/** Counts one more sighting of an entity (created with `kind`, by default the key's prefix). */
+/**
+ * A copy of `s` that keeps nothing else alive, for a string the graph keeps. The log's decoder
+ * returns most strings as slices of one longer string (a run of a record's strings it read at
+ * once), and V8 keeps a slice of 13 characters or more as a view of its parent: kept in the
+ * graph, an entity's time would keep every string of its event alive, about as much again as the
+ * graph itself. Prepending a character makes a new string, whose slice views only that.
+ */
+export function own(s: string): string {
+  return s.length < 13 ? s : ('_' + s).slice(1);
+}
+
+/**
+ * Counts one more sighting of an entity (created with `kind`, by default the key's prefix). `time`
+ * is kept as it is given, so it is an owned string (`own`); a new entity's key is copied here.
+ */
 export function touchEntity(g: GraphState, key: string, time: string, kind?: string): void {
   const e = g.entities.get(key);
   if (!e) {
-    g.entities.set(key, { key, kind: kind ?? entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
+    const owned = own(key);
+    g.entities.set(owned, { key: owned, kind: kind ?? entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
     if (g.entities.size > g.limits.entities) evict(g, g.entities, g.seenAgain.entities, g.limits.entities, () => undefined);
   } else {
     e.count++;
     if (time < e.firstSeen) e.firstSeen = time;
     if (time > e.lastSeen) e.lastSeen = time;
-    if (g.entities.size >= g.limits.entities) g.seenAgain.entities.add(key);
+    if (g.entities.size >= g.limits.entities) g.seenAgain.entities.add(e.key);
   }
 }
 
-/** Counts one more sighting of a known relationship, at `time`. */
+/** Counts one more sighting of a known relationship, at `time` (an owned string, see `own`). */
 export function touchRelationship(g: GraphState, id: string, r: Relationship, time: string): void {
   r.count++;
   if (time < r.firstSeen) r.firstSeen = time;
   if (time > r.lastSeen) r.lastSeen = time;
-  if (g.relationships.size >= g.limits.relationships) g.seenAgain.relationships.add(id);
+  if (g.relationships.size >= g.limits.relationships) g.seenAgain.relationships.add(own(id));
 }
 
-/** Adds a new relationship (and both its ends), forgetting the least recently seen one past the limit. */
-export function addRelationship(g: GraphState, id: string, r: Relationship): void {
-  if (!g.entities.has(r.from)) touchEntity(g, r.from, r.firstSeen);
-  if (!g.entities.has(r.to)) touchEntity(g, r.to, r.firstSeen);
+/**
+ * Adds a new relationship (and both its ends), forgetting the least recently seen one past the
+ * limit. Its ends are the entities' own key strings, its times kept as given.
+ */
+export function addRelationship(g: GraphState, r: Relationship): void {
+  r.from = entityKey(g, r.from, r.firstSeen);
+  r.to = entityKey(g, r.to, r.firstSeen);
+  const id = relationshipId(r);
   g.relationships.set(id, r);
   link(g, r.from, id);
   link(g, r.to, id);
@@ -134,6 +153,17 @@ export function addRelationship(g: GraphState, id: string, r: Relationship): voi
       g.adjacent?.get(rel.to)?.delete(old);
     });
   }
+}
+
+/** The graph's own copy of entity `key`, which is added (seen at `time`) when it is not there. */
+function entityKey(g: GraphState, key: string, time: string): string {
+  let e = g.entities.get(key);
+  if (!e) {
+    touchEntity(g, key, time);
+    e = g.entities.get(key);
+  }
+  // Gone already when adding the other end evicted it: the relationship keeps a copy of its own.
+  return e?.key ?? own(key);
 }
 
 /** Records that relationship `id` touches entity `key`. */
@@ -161,15 +191,16 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
     // Adjacency is built on the first query that needs it (folding keeps it current from then on).
     initial: () => emptyGraph(limits, undefined),
     evolve(g, record) {
-      if (record.type === 'CollectorSubmissionAccepted') foldCollectorFacts(g, record.data, record.at);
+      if (record.type === 'CollectorSubmissionAccepted') foldCollectorFacts(g, record.data, own(record.at));
       for (const e of eventsCarried(record)) {
         const keys = e.entityKeys;
-        for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, e.time);
+        const time = own(e.time);
+        for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, time);
         forEachRelationship(e, (from, to, type) => {
           const id = `${from}|${type}|${to}`;
           const existing = g.relationships.get(id);
-          if (existing) touchRelationship(g, id, existing, e.time);
-          else addRelationship(g, id, { from, to, type, firstSeen: e.time, lastSeen: e.time, count: 1 });
+          if (existing) touchRelationship(g, id, existing, time);
+          else addRelationship(g, { from, to, type, firstSeen: time, lastSeen: time, count: 1 });
         });
       }
       return g;

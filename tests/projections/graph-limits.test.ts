@@ -1,9 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { RecordType } from '../../src/events/record-types.js';
-import type { LogRecord } from '../../src/log/record.js';
+import { decodeRecord, type LogRecord } from '../../src/log/record.js';
 import { createGraphProjection, touchEntity, type GraphState } from '../../src/projections/graph.js';
 import { queryGraph } from '../../src/projections/graph-query.js';
 import { makeEvent } from '../helpers/instance.js';
@@ -80,5 +82,34 @@ describe('the graph is bounded by configuration, not by history', () => {
     // Long enough for the map's table to be rebuilt many times under the iterator.
     const long = Array.from({ length: 30_000 }, (_, i) => (i * 7919) % 3001);
     assert.deepEqual(run(long, 500), model(long, 500));
+  });
+});
+
+describe('the graph keeps only its own strings', () => {
+  it('does not keep the decoded records it folded alive', () => {
+    // The log's decoder returns strings as slices of longer ones; a graph keeping such a slice
+    // would keep its whole event alive. Here each event carries 1.2 KB of short strings (what the
+    // decoder reads in one run) that no graph model keeps.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const p = createGraphProjection();
+    const record = (seq: number): Uint8Array => packr.pack({
+      seq, at: '2026-11-22T09:00:00.000Z', type: RecordType.EventsIngested, prev: '',
+      data: { events: Array.from({ length: 1000 }, (_, i) => makeEvent({
+        id: `e${seq}-${i}`, time: new Date(Date.UTC(2026, 10, 22, 9, 0, 0, seq * 1000 + i)).toISOString(),
+        entityKeys: [`ip:10.${seq}.${i >> 8}.${i & 255}`, 'ip:192.0.2.10'], sourceEndpoint: { ip: `10.${seq}.${i >> 8}.${i & 255}` },
+        destinationEndpoint: { ip: '192.0.2.10', port: 443 }, attributes: Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`a${k}`, `${seq}-${i}-${k}-`.padEnd(30, 'x')])),
+      })) },
+    });
+    const bytes = Array.from({ length: 20 }, (_, i) => record(i + 1));
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let g = p.initial();
+    for (const b of bytes) g = p.evolve(g, decodeRecord(b));
+    gc();
+    const kept = process.memoryUsage().heapUsed - before;
+    assert.equal(g.entities.size, 20_001);
+    // 20,000 entities and relationships take about 10 MB; their events' attributes alone would be 24 MB.
+    assert.ok(kept < 25 * 1024 * 1024, `the graph of 20,000 events keeps ${(kept / 1048576).toFixed(1)} MiB`);
   });
 });
