@@ -118,7 +118,7 @@ export function touchEntity(g: GraphState, key: string, time: string, kind?: str
   const e = g.entities.get(key);
   if (!e) {
     const owned = own(key);
-    g.entities.set(owned, { key: owned, kind: kind ?? entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
+    g.entities.set(owned, { key: owned, kind: kind ?? entityKind(owned), firstSeen: time, lastSeen: time, count: 1 });
     if (g.entities.size > g.limits.entities) evict(g, g.entities, g.seenAgain.entities, g.limits.entities, () => undefined);
   } else {
     e.count++;
