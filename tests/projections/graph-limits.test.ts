@@ -5,7 +5,7 @@ import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { RecordType } from '../../src/events/record-types.js';
-import { decodeRecord, type LogRecord } from '../../src/log/record.js';
+import { decodeRecord, encodeRecord, type LogRecord } from '../../src/log/record.js';
 import { createGraphProjection, touchEntity, type GraphState } from '../../src/projections/graph.js';
 import { queryGraph } from '../../src/projections/graph-query.js';
 import { makeEvent } from '../helpers/instance.js';
@@ -93,7 +93,7 @@ describe('the graph keeps only its own strings', () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const p = createGraphProjection();
-    const record = (seq: number): Uint8Array => packr.pack({
+    const record = (seq: number): Uint8Array => encodeRecord({
       seq, at: '2026-11-22T09:00:00.000Z', type: RecordType.EventsIngested, prev: '',
       data: { events: Array.from({ length: 1000 }, (_, i) => makeEvent({
         id: `e${seq}-${i}`, time: new Date(Date.UTC(2026, 10, 22, 9, 0, 0, seq * 1000 + i)).toISOString(),
