@@ -157,6 +157,7 @@ describe('compiled schema checks agree with valibot (property)', () => {
       v.exactOptional(v.string()),
       v.pipe(v.string(), v.trim()),
       v.date(),
+      v.pipe(v.string(), v.regex(/a/g)),
     ]) assert.equal(compiledCheck(s as v.GenericSchema), undefined);
   });
 
