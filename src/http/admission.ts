@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Limits } from '../config/schema.js';
 import type { AppEnv } from './env.js';
 import { HttpError } from './errors.js';
@@ -62,15 +62,36 @@ export function createIngestAdmission(limits: Pick<Limits, 'ingestQueueBytes' | 
 /** Seconds a client is asked to wait when the queue is full. */
 export const QUEUE_RETRY_AFTER_SECONDS = 1;
 
+/** The connection a request came on (Node's socket), when it came over one. */
+function connectionOf(c: Context<AppEnv>): object | undefined {
+  const socket = (c.env?.incoming as { socket?: unknown } | undefined)?.socket;
+  return typeof socket === 'object' && socket !== null ? socket : undefined;
+}
+
 /**
  * Admits an ingest request into the queue before its body is read, or answers 429 with
  * Retry-After. Runs after the guard, so the refusal is attributed and counted.
+ *
+ * A connection that sends again before the Retry-After of its last refusal has passed is held,
+ * its body unread, until it has, and only then admitted or refused: a client that resends at once
+ * gets no more attempts than one that waits as asked, and costs no more than one body read and
+ * discarded per Retry-After. Refusal times are kept per connection, weakly (gone with it).
  */
 export function admitIngest(admission: IngestAdmission, bodyLimit: number): MiddlewareHandler<AppEnv> {
+  const lastRefused = new WeakMap<object, number>();
   return async (c, next) => {
     const declared = c.req.header('content-length');
     const size = declared !== undefined && /^\d{1,12}$/.test(declared) ? Math.min(Number(declared), bodyLimit) : bodyLimit;
-    const ticket = admission.admit(size);
+    let ticket = admission.admit(size);
+    const connection = ticket ? undefined : connectionOf(c);
+    if (connection) {
+      const early = (lastRefused.get(connection) ?? -Infinity) + QUEUE_RETRY_AFTER_SECONDS * 1000 - Date.now();
+      if (early > 0) {
+        await new Promise((resolve) => setTimeout(resolve, early));
+        ticket = admission.admit(size);
+      }
+      if (!ticket) lastRefused.set(connection, Date.now());
+    }
     if (!ticket) {
       throw new HttpError(429, 'ingest queue is full: retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds: QUEUE_RETRY_AFTER_SECONDS });
     }

@@ -125,6 +125,42 @@ describe('back-pressure on ingest', () => {
   });
 });
 
+describe('a connection that sends again before its Retry-After', () => {
+  it('is held, its body unread, until the Retry-After of its refusal has passed, then admitted if there is room', async () => {
+    const t = await startTestInstance({ limits: { ingestQueueBytes: 1024 } });
+    try {
+      // A first request whose body is still arriving holds the queue.
+      let finish!: () => void;
+      const body = new TextEncoder().encode(JSON.stringify([makeEvent({ id: 'held-1' })]));
+      const held = t.app.request('/api/v1/events', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.tokens.ingestor}`, 'content-type': 'application/json', 'content-length': String(body.byteLength) },
+        body: new ReadableStream({ start(controller) { finish = () => { controller.enqueue(body); controller.close(); }; } }),
+        duplex: 'half',
+      } as RequestInit);
+      await new Promise((r) => setImmediate(r));
+      // Two connections as Node's server would pass them (the socket is what is remembered).
+      const resender = { incoming: { socket: { remoteAddress: '198.51.100.7' } } };
+      const other = { incoming: { socket: { remoteAddress: '198.51.100.8' } } };
+      const send = async (id: string, env: unknown): Promise<Response> => t.app.request('/api/v1/events', { method: 'POST', headers: { authorization: `Bearer ${t.tokens.ingestor}`, 'content-type': 'application/json' }, body: JSON.stringify([makeEvent({ id })]) }, env as never);
+      assert.equal((await send('first-try', resender)).status, 429, 'a first refusal is answered at once');
+      assert.equal((await send('other-1', other)).status, 429, 'as on any other connection');
+      let answered: number | undefined;
+      const early = send('at-once', resender).then((r) => (answered = r.status));
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(answered, undefined, 'sent again at once, it is held instead of refused');
+      finish();
+      assert.equal((await held).status, 202);
+      await early;
+      assert.equal(answered, 202, 'once its Retry-After has passed, it is admitted into the queue that has room');
+      const listed = await t.request('/api/v1/events?limit=10', { token: t.tokens.viewer });
+      assert.deepEqual(new Set(((await listed.json()) as { events: Array<{ id: string }> }).events.map((e) => e.id)).has('at-once'), true);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('a read side too far behind', () => {
   it('is a 503 ErrorResponse with Retry-After, not a stale answer', async () => {
     const { Hono } = await import('hono');
