@@ -2,17 +2,18 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import * as v from 'valibot';
-import { compiledCheck } from '../../src/http/schema-check.js';
+import { compiledCheck } from '../../src/json/schema-check.js';
 import { validateRecords } from '../../src/http/batch.js';
 import { SubmittedEventSchema } from '../../src/http/routes/events.js';
 import { CATEGORIES, EVENT_LIMITS, NormalizedEventSchema, OUTCOMES } from '../../src/events/normalized-event.js';
+import { EnvelopeSchema } from '../../src/collector-protocol/envelope.js';
 
 /** Arbitrary JSON-like values, with the values JSON cannot carry but a caller might pass. */
 const { value } = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     fc.string({ maxLength: 12 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(undefined),
-    fc.constantFrom('', 'x'.repeat(300), 'vigil', 'collector', '2026-02-30T00:00:00Z', '2026-11-22T10:00:00Z', '__proto__', 'constructor', '12', 'ab', Number.NaN, Number.POSITIVE_INFINITY),
+    fc.constantFrom('', 'x'.repeat(300), 'vigil', 'collector', '2026-02-30T00:00:00Z', '2026-11-22T10:00:00Z', '__proto__', 'constructor', '12', 'ab', Number.NaN, Number.POSITIVE_INFINITY, 1.5, 7),
     fc.record({ a: fc.option(fc.string(), { nil: undefined }), b: fc.option(tie('value')), c: fc.array(fc.oneof(fc.boolean(), tie('value')), { maxLength: 2 }) }, { requiredKeys: ['b', 'c'] }),
     fc.array(fc.record({ k: tie('value') }), { maxLength: 2 }),
     fc.array(tie('value'), { maxLength: 3 }),
@@ -109,6 +110,41 @@ describe('compiled schema checks agree with valibot (property)', () => {
     assert.ok(passed > 100 && refused > 100, `${passed} passed, ${refused} refused`);
   });
 
+  it('never pass a collector envelope valibot refuses or would change', () => {
+    const kind = fc.constantFrom('host', 'user', 'process');
+    const fact = fc.oneof(
+      fc.tuple(kind, short).map(([k, id]) => ({ fact: 'entity', key: `${k}:${id}`, kind: k, attributes: { a: 1 } })),
+      fc.tuple(kind, short, kind, short).map(([a, x, b, y]) => ({ fact: 'relationship', from: `${a}:${x}`, to: `${b}:${y}`, type: 'runs_on' })),
+    );
+    const envelope = fc.record({
+      algorithm: fc.constant('Ed25519'),
+      payload: fc.record({
+        schemaVersion: fc.constant(1),
+        collectorId: fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,20}$/),
+        sequence: fc.oneof(fc.integer({ min: 1 }), fc.constant(Number.MAX_SAFE_INTEGER)),
+        collectedAt: time,
+        facts: fc.array(fact, { maxLength: 3 }),
+        events: fc.array(validEvent.map(({ category: _c, outcome: _o, ...rest }) => rest), { maxLength: 3 }),
+      }, { noNullPrototype: true }),
+      signature: fc.string({ maxLength: 128 }),
+    }, { noNullPrototype: true });
+    const paths = [
+      ['algorithm'], ['signature'], ['extra'], ['payload', 'sequence'], ['payload', 'collectorId'], ['payload', 'collectedAt'], ['payload', 'facts'], ['payload', 'events'],
+      ['payload', 'facts', '0', 'key'], ['payload', 'facts', '0', 'kind'], ['payload', 'facts', '0', 'attributes'], ['payload', 'facts', '0', 'fact'],
+      ['payload', 'events', '0', 'id'], ['payload', 'events', '0', 'category'], ['payload', 'events', '0', 'time'], ['payload', 'events', '0', 'attributes', 'constructor'],
+    ];
+    const sequences = fc.constantFrom(0, -1, 1.5, 2 ** 53, Number.NaN);
+    let passed = 0;
+    let refused = 0;
+    fc.assert(fc.property(envelope, fc.array(fc.tuple(fc.constantFrom(...paths), fc.oneof(value, sequences), fc.boolean()), { maxLength: 2 }), (e, changes) => {
+      const x = structuredClone(e) as Record<string, unknown>;
+      for (const [path, to, remove] of changes) mutate(x, path, to, remove);
+      if (agrees(EnvelopeSchema, x)) passed++;
+      else refused++;
+    }), { numRuns: 2000 });
+    assert.ok(passed > 100 && refused > 100, `${passed} passed, ${refused} refused`);
+  });
+
   it('never pass any other value valibot refuses or would change, for each kind of schema they compile', () => {
     const schemas: v.GenericSchema[] = [
       v.record(v.string(), v.unknown()),
@@ -118,6 +154,7 @@ describe('compiled schema checks agree with valibot (property)', () => {
       v.pipe(v.unknown(), v.check((x) => !Array.isArray(x)), v.record(v.string(), v.unknown())),
       v.custom<string>((x) => typeof x === 'string' && x.startsWith('a')),
       v.pipe(v.number(), v.minValue(0), v.maxValue(10)),
+      v.pipe(v.number(), v.integer()),
       v.pipe(v.string(), v.regex(/^\d+$/), v.minLength(2)),
       v.array(v.strictObject({ k: v.unknown() })),
       v.nullable(v.string()),
