@@ -3,8 +3,8 @@ import * as v from 'valibot';
 import { formatIssues } from '../http/errors.js';
 import { sign } from './ed25519.js';
 import { CanonicalizationError, canonicalBytes, canonicalizeInOrder } from './jcs.js';
-import { ENVELOPE_LIMITS, EnvelopeSchema, type Envelope, type Payload } from './envelope.js';
-import { compiledCheck } from '../json/schema-check.js';
+import { ENVELOPE_LIMITS, EnvelopeSchema, type Payload } from './envelope.js';
+import { safeParseChecked } from '../json/schema-check.js';
 import { PAYLOAD_TYPE, pae } from './pae.js';
 import { decodeStrictBase64, encodeBase64 } from './strict-base64.js';
 import { parseStrictJson, type StrictJsonResult } from './strict-json.js';
@@ -82,8 +82,7 @@ export function openEnvelope(bytes: Uint8Array): OpenResult {
   if (!parsed.ok) return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: [`(body): ${parsed.error}`] };
   const collectorId = peekCollectorId(parsed.value);
   const who = collectorId !== undefined ? { collectorId } : {};
-  // An envelope the compiled check passes is one valibot would copy unchanged (src/json/schema-check.ts).
-  const checked = compiledCheck(EnvelopeSchema)?.(parsed.value) ? { success: true as const, output: parsed.value as Envelope } : v.safeParse(EnvelopeSchema, parsed.value);
+  const checked = safeParseChecked(EnvelopeSchema, parsed.value);
   if (!checked.success) return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: formatIssues(checked.issues), ...who };
   let signedBytes: Uint8Array;
   try {

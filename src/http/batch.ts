@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { HttpError, formatIssues } from './errors.js';
-import { compiledCheck } from '../json/schema-check.js';
+import { safeParseChecked } from '../json/schema-check.js';
 
 /** A batch body: an array of records, or `{records, context}`. */
 export interface Batch {
@@ -57,13 +57,8 @@ export function batchOf(body: unknown, maxRecords: number): Batch {
 export function validateRecords<S extends v.GenericSchema>(schema: S, records: readonly unknown[]): v.InferOutput<S>[] {
   const out: v.InferOutput<S>[] = [];
   const issues: string[] = [];
-  const passes = compiledCheck(schema);
   for (let i = 0; i < records.length; i++) {
-    if (passes?.(records[i])) {
-      out.push(records[i] as v.InferOutput<S>);
-      continue;
-    }
-    const r = v.safeParse(schema, records[i]);
+    const r = safeParseChecked(schema, records[i]);
     if (r.success) out.push(r.output);
     else if (issues.length < 200) issues.push(...formatIssues(r.issues, `records[${i}]`));
   }

@@ -1,4 +1,4 @@
-import type * as v from 'valibot';
+import * as v from 'valibot';
 
 /**
  * A valibot schema compiled into a plain predicate, for the happy path of validating what clients
@@ -158,4 +158,13 @@ export function compiledCheck(s: v.GenericSchema): Check | undefined {
     compiled.set(s, c);
   }
   return c ?? undefined;
+}
+
+/**
+ * `v.safeParse(schema, value)`, with `value` itself as the output when the compiled check passes
+ * it (valibot's output would be an equal copy); valibot decides everything else.
+ */
+export function safeParseChecked<S extends v.GenericSchema>(schema: S, value: unknown): v.SafeParseResult<S> {
+  if (compiledCheck(schema)?.(value)) return { typed: true, success: true, output: value as v.InferOutput<S>, issues: undefined };
+  return v.safeParse(schema, value);
 }

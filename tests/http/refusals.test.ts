@@ -154,7 +154,7 @@ describe('a connection that sends again before its Retry-After', () => {
       await early;
       assert.equal(answered, 202, 'once its Retry-After has passed, it is admitted into the queue that has room');
       const listed = await t.request('/api/v1/events?limit=10', { token: t.tokens.viewer });
-      assert.deepEqual(new Set(((await listed.json()) as { events: Array<{ id: string }> }).events.map((e) => e.id)).has('at-once'), true);
+      assert.ok(((await listed.json()) as { events: Array<{ id: string }> }).events.some((e) => e.id === 'at-once'), 'the held request was stored');
     } finally {
       await t.close();
     }
