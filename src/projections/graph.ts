@@ -111,21 +111,23 @@ export function own(s: string): string {
 }
 
 /**
- * Counts one more sighting of an entity (created with `kind`, by default the key's prefix). `time`
- * is kept as it is given, so it is an owned string (`own`); a new entity's key is copied here.
+ * Counts one more sighting of an entity (created with `kind`, by default the key's prefix) and
+ * returns the graph's own copy of its key. `time` is kept as it is given, so it is an owned string
+ * (`own`); a new entity's key is copied here.
  */
-export function touchEntity(g: GraphState, key: string, time: string, kind?: string): void {
+export function touchEntity(g: GraphState, key: string, time: string, kind?: string): string {
   const e = g.entities.get(key);
   if (!e) {
     const owned = own(key);
     g.entities.set(owned, { key: owned, kind: kind ?? entityKind(owned), firstSeen: time, lastSeen: time, count: 1 });
     if (g.entities.size > g.limits.entities) evict(g, g.entities, g.seenAgain.entities, g.limits.entities, () => undefined);
-  } else {
-    e.count++;
-    if (time < e.firstSeen) e.firstSeen = time;
-    if (time > e.lastSeen) e.lastSeen = time;
-    if (g.entities.size >= g.limits.entities) g.seenAgain.entities.add(e.key);
+    return owned;
   }
+  e.count++;
+  if (time < e.firstSeen) e.firstSeen = time;
+  if (time > e.lastSeen) e.lastSeen = time;
+  if (g.entities.size >= g.limits.entities) g.seenAgain.entities.add(e.key);
+  return e.key;
 }
 
 /** Counts one more sighting of a known relationship, at `time` (an owned string, see `own`). */
@@ -157,13 +159,7 @@ export function addRelationship(g: GraphState, r: Relationship): void {
 
 /** The graph's own copy of entity `key`, which is added (seen at `time`) when it is not there. */
 function entityKey(g: GraphState, key: string, time: string): string {
-  let e = g.entities.get(key);
-  if (!e) {
-    touchEntity(g, key, time);
-    e = g.entities.get(key);
-  }
-  // Gone already when adding the other end evicted it: the relationship keeps a copy of its own.
-  return e?.key ?? own(key);
+  return g.entities.get(key)?.key ?? touchEntity(g, key, time);
 }
 
 /** Records that relationship `id` touches entity `key`. */
