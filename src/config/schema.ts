@@ -32,6 +32,11 @@ export const LimitsSchema = v.strictObject({
   graphEntities: v.optional(Count(100_000_000), 200_000),
   /** Relationships the in-memory graph keeps; past it the least recently seen is forgotten. */
   graphRelationships: v.optional(Count(100_000_000), 400_000),
+  /**
+   * How much lower than the writer the read side's thread is scheduled (a Linux nice value): when
+   * the CPU is short, acknowledging evidence goes first and reads wait for the read side. 0: the same.
+   */
+  readSideNice: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(19)), 10),
   /** Refused requests (failed authentication, throttled, overloaded) are logged as one summary per address and interval. */
   refusalSummarySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
 });

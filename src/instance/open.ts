@@ -37,6 +37,8 @@ export interface OpenOptions {
   readonly onFatal?: (err: Error) => void;
   /** Opens the log (LMDB unless given: a JetStream node passes its opener). */
   readonly openLog?: LogOpener;
+  /** How much lower than the writer the read side's thread is scheduled (src/read-side/read-side.ts); 0 when absent. */
+  readonly readSideNice?: number;
 }
 
 /** The store options a configuration asks for (detection settings, graph limits). */
@@ -73,6 +75,7 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
       dbs: [...readDbs],
       binaryDbs: read.indexes.flatMap((ix) => [...(ix.binaryDbs ?? []), ...(ix.keyOnlyDbs ?? [])]),
       ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
+      ...(opts.readSideNice ? { nice: opts.readSideNice } : {}),
     });
   } catch (err) {
     await es.close();

@@ -70,7 +70,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   // On a JetStream node a start-up step the stream does not answer is said as a refusal with what to do.
   const refusal = (err: unknown) => (config.storage.backend === 'jetstream' && err instanceof Error ? unanswered(config.storage.jetstream?.stream ?? '(unnamed)', err) : err);
   const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log).catch((err: unknown) => { throw refusal(err); }) : undefined;
-  const instance = await openInstanceStore(config.storage.path, { ...storeOptions(config), onFatal: fatal, ...(jetstream ? { openLog: jetstream.openLog } : {}) })
+  // Only a serving instance lowers its read side: there it shares the CPU with ingest, and the
+  // writer, which acknowledges evidence, goes first (one-shot commands such as replay wait for both).
+  const opened = { ...storeOptions(config), readSideNice: config.limits.readSideNice, onFatal: fatal, ...(jetstream ? { openLog: jetstream.openLog } : {}) };
+  const instance = await openInstanceStore(config.storage.path, opened)
     .catch(async (err: unknown) => {
       await jetstream?.close();
       throw refusal(err);

@@ -6,6 +6,8 @@ export interface ReadWorkerData {
   readonly storePath: string;
   readonly graph: GraphLimits;
   readonly checkpointEvery?: number;
+  /** How much lower than the writer's thread the worker's thread runs (a Linux nice value; 0: the same). */
+  readonly nice?: number;
 }
 
 /** Messages from the writer's thread to the read-side worker. */

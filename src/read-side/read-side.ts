@@ -43,13 +43,23 @@ export interface ReadSideOptions {
   readonly dbs: readonly string[];
   readonly binaryDbs: readonly string[];
   readonly checkpointEvery?: number;
+  /**
+   * How much lower than the writer the worker's thread is scheduled (a nice value, 0–19; on Linux,
+   * where it is per thread). When the CPU is short the writer, which acknowledges evidence and
+   * answers /health, goes first, and the read side catches up when it has room.
+   */
+  readonly nice?: number;
   /** Called when the worker fails: reads can no longer be trusted to catch up. */
   readonly onFailure?: (message: string) => void;
 }
 
 /** Starts the read-side worker; resolves once it has opened its environment. */
 export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
-  const workerData: ReadWorkerData = { storePath: opts.storePath, graph: opts.graph, ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}) };
+  const workerData: ReadWorkerData = {
+    storePath: opts.storePath, graph: opts.graph,
+    ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
+    ...(opts.nice ? { nice: opts.nice } : {}),
+  };
   const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData });
   let applied = 0;
   let nextId = 1;

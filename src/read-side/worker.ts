@@ -4,6 +4,7 @@
  * graph) into its own LMDB environment and heap, off the request thread. It answers graph queries
  * and reports how far it has folded, so reads can wait for their own writes.
  */
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStoreInWorker } from '../log/worker-job.js';
 import { decodeRecord, type LogRecord } from '../log/record.js';
@@ -18,6 +19,18 @@ import type { FromReadWorker, ReadWorkerData, ToReadWorker } from './protocol.js
 const data = workerData as ReadWorkerData;
 const port = parentPort!;
 const post = (m: FromReadWorker) => port.postMessage(m);
+
+// Linux keeps a nice value per thread, and `setPriority(0, …)` is this thread's alone (elsewhere it
+// would be the whole process's, the writer's too, so it is left as it is). The value is relative to
+// the writer's (which this thread inherited), so it only ever lowers the priority, which needs no
+// privilege. It is a scheduling preference: where it cannot be had, the read side runs as it is.
+if (data.nice && process.platform === 'linux') {
+  try {
+    setPriority(0, Math.min(19, getPriority(0) + data.nice));
+  } catch {
+    // left at the writer's priority
+  }
+}
 
 const { root, records, meta: logMeta } = openStoreInWorker(data.storePath);
 const log = {

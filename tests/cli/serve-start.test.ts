@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { CLI, runCli, startServe, writeTestConfig } from '../helpers/cli.js';
@@ -84,6 +85,38 @@ describe('vigil serve: where it listens and why it cannot', () => {
       const r = runCli(['serve', '--config', config]);
       assert.equal(r.status, 1);
       assert.match(r.stderr, /^vigil: cannot listen on 192\.0\.2\.1: it is not an address of this machine \(the host comes from server\.host in .*\); use 127\.0\.0\.1/);
+    } finally { dir.cleanup(); }
+  });
+});
+
+/** The nice value of each thread of process `pid`, by thread id (field 19 of /proc/PID/task/TID/stat). */
+function threadNice(pid: number): Map<number, number> {
+  const nice = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    nice.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return nice;
+}
+
+describe('vigil serve: the read side runs below the writer', { skip: process.platform !== 'linux' && 'thread nice values are Linux only' }, () => {
+  it('lowers the read side\'s thread alone by limits.readSideNice, and none with 0', async () => {
+    const dir = tempDir();
+    try {
+      for (const readSideNice of [7, 0]) {
+        const serve = await startServe(writeTestConfig(dir.path, { limits: { readSideNice } }), dir.path);
+        try {
+          const nice = threadNice(serve.proc.pid!);
+          // The writer is the process's main thread; every thread but the read side's keeps its value.
+          const writer = nice.get(serve.proc.pid!)!;
+          const lowered = [...nice].filter(([, n]) => n !== writer);
+          if (readSideNice === 0) assert.deepEqual(lowered, []);
+          else {
+            assert.equal(lowered.length, 1, `one thread below the writer: ${JSON.stringify([...nice])}`);
+            assert.equal(lowered[0]![1], Math.min(19, writer + readSideNice));
+          }
+        } finally { await stop(serve); }
+      }
     } finally { dir.cleanup(); }
   });
 });
