@@ -59,6 +59,9 @@ function fileSize(path: string): number {
   }
 }
 
+/** How long the exit after a storage failure waits for the read side's worker to stop between two folds. */
+const READ_SIDE_HALT_MS = 2000;
+
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
 export async function startInstance(config: Config, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void, origin: ListenOrigin = { host: 'server.host', port: 'server.port' }): Promise<RunningInstance> {
   checkCredentialsFile(config.auth.credentialsFile);
@@ -66,7 +69,12 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
   let server: Server | undefined;
   let inFlight: InFlight | undefined;
-  const fatal = fatalDrain(() => server, () => inFlight, log, onFatal);
+  // A storage failure ends the process without closing the store: the read side's worker is first
+  // stopped between two folds, as the exit ending it inside a write transaction hangs or aborts.
+  let haltReadSide: (() => Promise<void>) | undefined;
+  const fatal = fatalDrain(() => server, () => inFlight, log, (err) => {
+    void (haltReadSide?.() ?? Promise.resolve()).then(() => onFatal(err));
+  });
   // On a JetStream node a start-up step the stream does not answer is said as a refusal with what to do.
   const refusal = (err: unknown) => (config.storage.backend === 'jetstream' && err instanceof Error ? unanswered(config.storage.jetstream?.stream ?? '(unnamed)', err) : err);
   const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log).catch((err: unknown) => { throw refusal(err); }) : undefined;
@@ -78,6 +86,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
       await jetstream?.close();
       throw refusal(err);
     });
+  haltReadSide = () => instance.readSide.halt(READ_SIDE_HALT_MS);
   const transparency = await startInstanceCheckpointer(instance, config).catch(async (err: unknown) => {
     await instance.close();
     await jetstream?.close();

@@ -17,6 +17,7 @@ export type ToReadWorker =
   | { readonly kind: 'snapshot'; readonly id: number; readonly name: string }
   | { readonly kind: 'rebuild'; readonly id: number; readonly until: number }
   | { readonly kind: 'settle'; readonly id: number }
+  | { readonly kind: 'halt'; readonly id: number }
   | { readonly kind: 'close'; readonly id: number };
 
 /** Messages from the read-side worker. */

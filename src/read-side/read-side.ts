@@ -33,6 +33,13 @@ export interface ReadSide {
   rebuild(until: number): Promise<number>;
   /** Resolves once the read models have forgotten everything retention cuts removed (for tests; the worker does it a slice per turn). */
   settle(): Promise<void>;
+  /**
+   * Stops the worker's folding, for a process about to exit without closing (a storage failure).
+   * The worker takes the message between two folds, so it is then outside any LMDB transaction:
+   * ended inside one, LMDB's clean-up at the thread's exit deadlocks or aborts the process.
+   * Resolves once it has stopped, or after `timeoutMs` (a fold runs at most 250 ms at a time).
+   */
+  halt(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -162,6 +169,12 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
     snapshot: (name) => ask<unknown>({ kind: 'snapshot', id: nextId++, name }),
     rebuild: (until) => ask<number>({ kind: 'rebuild', id: nextId++, until }),
     settle: () => ask<null>({ kind: 'settle', id: nextId++ }).then(() => undefined),
+    async halt(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutMs); });
+      await Promise.race([ask<null>({ kind: 'halt', id: nextId++ }).catch(() => undefined), late]);
+      clearTimeout(timer);
+    },
     async close() {
       if (!failure) await ask<null>({ kind: 'close', id: nextId++ }).catch(() => undefined);
       await env.close();

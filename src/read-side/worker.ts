@@ -115,6 +115,11 @@ port.on('message', (m: ToReadWorker) => {
         schedule();
         return;
       }
+      case 'halt':
+        // Between two folds: nothing more is written, so the process may end this thread at any time.
+        closing = true;
+        post({ kind: 'reply', id: m.id, value: null });
+        return;
       case 'close':
         closing = true;
         void fold.close().then(() => root.close()).then(() => post({ kind: 'reply', id: m.id, value: null }));
