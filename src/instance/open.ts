@@ -39,6 +39,8 @@ export interface OpenOptions {
   readonly openLog?: LogOpener;
   /** How much lower than the writer the read side's thread is scheduled (src/read-side/read-side.ts); 0 when absent. */
   readonly readSideNice?: number;
+  /** Called when the read side's worker fails: reads are answered 503 from then on. */
+  readonly onReadSideFailure?: (message: string) => void;
 }
 
 /** The store options a configuration asks for (detection settings, graph limits). */
@@ -76,6 +78,7 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
       binaryDbs: read.indexes.flatMap((ix) => [...(ix.binaryDbs ?? []), ...(ix.keyOnlyDbs ?? [])]),
       ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
       ...(opts.readSideNice ? { nice: opts.readSideNice } : {}),
+      ...(opts.onReadSideFailure ? { onFailure: opts.onReadSideFailure } : {}),
     });
   } catch (err) {
     await es.close();

@@ -80,7 +80,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log).catch((err: unknown) => { throw refusal(err); }) : undefined;
   // Only a serving instance lowers its read side: there it shares the CPU with ingest, and the
   // writer, which acknowledges evidence, goes first (one-shot commands such as replay wait for both).
-  const opened = { ...storeOptions(config), readSideNice: config.limits.readSideNice, onFatal: fatal, ...(jetstream ? { openLog: jetstream.openLog } : {}) };
+  const opened = {
+    ...storeOptions(config), readSideNice: config.limits.readSideNice, onFatal: fatal, ...(jetstream ? { openLog: jetstream.openLog } : {}),
+    onReadSideFailure: (message: string) => log({ level: 'error', msg: 'the read side failed: reads are answered 503 until vigil serve is restarted', error: message }),
+  };
   const instance = await openInstanceStore(config.storage.path, opened)
     .catch(async (err: unknown) => {
       await jetstream?.close();

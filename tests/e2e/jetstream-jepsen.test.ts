@@ -134,7 +134,7 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     const mark = (what: string) => phases.push(`${what}@${Math.round((performance.now() - t0) / 100) / 10}s`);
     // Stuck somewhere (the test's timeout would say only that): where, and what the nodes last said.
     const watchdog = setTimeout(() => console.log(JSON.stringify({
-      stuckAfter: phases, acknowledged: traffic.acknowledged(), answers: traffic.answers(), selfStopped,
+      stuckAfter: phases, acknowledged: traffic.acknowledged(), answers: traffic.answers(), selfStopped, refusedReads: Object.fromEntries(refusedReads),
       nodes: nodes.map((n) => ({ name: n.name, up: n.current()?.proc.exitCode === null, leads: n.leads(), startError: n.lastStartError(), said: (n.current()?.output() ?? '').split('\n').filter((l) => /"level":"(fatal|error|warn)"/.test(l)).slice(-4) })),
     })), 270_000);
     watchdog.unref();
