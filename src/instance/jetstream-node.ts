@@ -124,7 +124,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     name,
     async openLog(store, fatal) {
       onFatal = fatal ?? onFatal;
-      opened = await openJetStreamLog(store, conn, fatal, js.publishTimeoutSeconds * 3000, (records) => carriedWritesOfCut(store.root, records));
+      opened = await openJetStreamLog(store, conn, fatal, { retryWindowMs: js.publishTimeoutSeconds * 3000, cutWrites: (records) => carriedWritesOfCut(store.root, records), notice: (line) => logLine({ ...line, node: name }) });
       return opened;
     },
     log: () => opened,

@@ -32,6 +32,25 @@ export interface Replica {
 /** Writes beyond the log that a cut batch read from the stream needs in its transaction (the carried records' places); undefined for other batches. */
 export type CutWrites = (records: readonly LogRecord[]) => (() => void) | undefined;
 
+/** Options of a JetStream log beyond its store and connection. */
+export interface JetStreamLogOptions {
+  /** How long a leader retries a publish whose outcome it does not know before the write fails. */
+  readonly retryWindowMs?: number;
+  readonly cutWrites?: CutWrites;
+  /** Where the log says what it did by itself (a follower that stalled and follows again). */
+  readonly notice?: (line: Record<string, unknown>) => void;
+  /** How long a follower's copy may stand still while the stream grows before its consumer is replaced (STALL_CHECK_MS). */
+  readonly stallCheckMs?: number;
+}
+
+/**
+ * How often a follower checks that its copy moves while the stream grows. A consumer can stall
+ * without ending (its NATS server killed during a pull, JetStream answering "not enabled" while
+ * its cluster recovers); one that made no progress for this long while the stream holds more is
+ * replaced. Twice the pull expiry: a healthy consumer has renewed its pull by then.
+ */
+const STALL_CHECK_MS = 2 * FOLLOW_EXPIRES_MS;
+
 /**
  * The log kept in a JetStream stream, one message per batch, with a local LMDB copy that every read
  * is served from. A batch is acknowledged once the stream has it (and then the local copy); only a
@@ -70,7 +89,8 @@ export { NotLeaderError };
  * Opens the local copy kept in `store` and brings it up to the stream's last batch. A copy that is
  * not a prefix of the stream (another stream, a store that held an LMDB log) is refused.
  */
-export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, cutWrites?: CutWrites): Promise<JetStreamEventLog> {
+export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}, opts: JetStreamLogOptions = {}): Promise<JetStreamEventLog> {
+  const { retryWindowMs = DEFAULT_RETRY_WINDOW_MS, cutWrites, notice = () => {}, stallCheckMs = STALL_CHECK_MS } = opts;
   const positions: Database<Position, string> = store.db('jetstream');
   const stateAtOpen = (await conn.jsm.streams.info(conn.stream)).state;
   // An empty store behind a purged prefix (retention) starts from the stream's last cut; so does
@@ -87,6 +107,9 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     throw new Error(`refusing to start: the store at ${store.path} holds ${inner.head().seq} records that did not come from a JetStream stream: a JetStream node needs its own store directory`);
   }
   let failed: Error | undefined;
+  let closing = false;
+  /** The consumer of a catch-up under way (closed with the log). */
+  let catching: { close(): Promise<void | Error> } | undefined;
   let leads = false;
   let holds: () => boolean = () => true;
   let replica: Replica | undefined;
@@ -144,22 +167,33 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
 
   /** Applies every batch after the local position up to the stream's last message now. */
   async function catchUp(replica?: Replica): Promise<void> {
-    const info = await conn.jsm.streams.info(conn.stream);
-    const last = info.state.last_seq;
+    const last = (await conn.jsm.streams.info(conn.stream)).state.last_seq;
     if (last < position.streamSeq) throw new Error(`the local copy holds stream message ${position.streamSeq} and the stream ${conn.stream} ends at ${last}: the stream is not the one this store copied`);
-    if (last === position.streamSeq) return;
-    const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
-    const messages = await consumer.consume({ expires: FOLLOW_EXPIRES_MS });
-    let staged: StagedBatch | undefined;
-    try {
-      for await (const m of messages) {
-        staged = applyMessage(m.seq, m.data, replica);
-        if (m.seq >= last) break;
+    // A consumer that delivers nothing for a check period stalled (see STALL_CHECK_MS): another one
+    // takes over from where the copy stands.
+    for (let attempt = 1; position.streamSeq < last; attempt++) {
+      if (failed) throw failed;
+      if (closing) return;
+      if (attempt > 1) notice({ level: 'warn', msg: 'catching up with the stream stalled: going on with a new consumer', position: position.streamSeq, streamLast: last, attempt });
+      const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
+      const messages = await consumer.consume({ expires: FOLLOW_EXPIRES_MS });
+      catching = messages;
+      const idle = setTimeout(() => { void messages.close().catch(() => undefined); }, stallCheckMs);
+      let staged: StagedBatch | undefined;
+      try {
+        for await (const m of messages) {
+          idle.refresh();
+          if (m.seq <= position.streamSeq) continue;
+          staged = applyMessage(m.seq, m.data, replica);
+          if (m.seq >= last) break;
+        }
+      } finally {
+        clearTimeout(idle);
+        catching = undefined;
+        await messages.close().catch(() => undefined);
       }
-    } finally {
-      await messages.close().catch(() => undefined);
+      await staged?.durable;
     }
-    await staged?.durable;
   }
 
   async function checkPosition(): Promise<void> {
@@ -244,10 +278,54 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     for (const w of waiters) if (position.streamSeq >= w.streamSeq) { waiters.delete(w); w.resolve(); }
   }
 
+  // Following, leading and replacing a stalled consumer run one at a time: two consumers applying
+  // batches at once would each see the other's as a skipped message.
+  let turn: Promise<unknown> = Promise.resolve();
+  function inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const next = turn.then(step);
+    turn = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Whether this node follows the stream (neither leading, about to lead, nor closed). */
+  let following = false;
+  let stallCheck: NodeJS.Timeout | undefined;
+  let seenAt = -1;
+  let refollowing = false;
+
+  /**
+   * Replaces the follower's consumer when the copy stayed at one position for a whole check
+   * period while the stream holds more (see STALL_CHECK_MS); a copy that moved is left alone.
+   */
+  async function checkProgress(): Promise<void> {
+    if (!following || leads || failed || refollowing) return;
+    const at = position.streamSeq;
+    if (at !== seenAt) {
+      seenAt = at;
+      return;
+    }
+    const last = (await conn.jsm.streams.info(conn.stream)).state.last_seq;
+    if (position.streamSeq !== at || last <= at) return;
+    refollowing = true;
+    try {
+      await inTurn(async () => {
+        if (!following || leads || failed || !replica || position.streamSeq !== at) return;
+        notice({ level: 'warn', msg: 'the local copy stopped following the stream: following again with a new consumer', position: at, streamLast: last, stalledForMs: stallCheckMs });
+        await follow(replica);
+      });
+    } finally {
+      refollowing = false;
+    }
+  }
+
   async function follow(r: Replica): Promise<() => Promise<void>> {
     replica = r;
     await stopReplica?.();
+    if (closing) return async () => {};
+    following = true;
+    stallCheck ??= setInterval(() => { checkProgress().catch(() => undefined); }, stallCheckMs).unref();
     await catchUp(r);
+    if (closing) return async () => {};
     const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
     // Pulls that expire every 5 s (heartbeats every 2.5 s): a consumer lost with its server is
     // noticed and recreated in seconds, not after the default 30 s.
@@ -262,7 +340,10 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
           fail(err);
         }
       }
-    })().catch(() => undefined);
+    })().catch((err: unknown) => {
+      // The consumer gave up (it could not be recreated): the progress check replaces it.
+      if (following && !failed) notice({ level: 'warn', msg: 'the stream consumer ended', error: (err as Error)?.message ?? String(err) });
+    });
     const stop = async () => {
       await messages.close().catch(() => undefined);
       await running;
@@ -291,10 +372,13 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     position: () => position.streamSeq,
     leading: () => leads && !failed && holds(),
     async lead(holdsLease) {
-      await stopReplica?.();
-      await catchUp(replica);
-      holds = holdsLease ?? (() => true);
-      leads = true;
+      following = false;
+      await inTurn(async () => {
+        await stopReplica?.();
+        await catchUp(replica);
+        holds = holdsLease ?? (() => true);
+        leads = true;
+      });
       // The previous leader may have died between a cut and its purge: the purge is completed now.
       await purgeBelowCut().catch(() => undefined);
     },
@@ -302,9 +386,9 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
       leads = false;
       await staging.catch(() => undefined);
       await pending.catch(() => undefined);
-      if (replica && !failed) await follow(replica);
+      if (replica && !failed) await inTurn(() => follow(replica!));
     },
-    replicate: (r) => follow(r),
+    replicate: (r) => inTurn(() => follow(r)),
     async caughtUpWithStream(timeoutMs) {
       if (leads) return true;
       const last = (await conn.jsm.streams.info(conn.stream)).state.last_seq;
@@ -317,6 +401,11 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     },
     async close() {
       leads = false;
+      following = false;
+      closing = true;
+      clearInterval(stallCheck);
+      await catching?.close().catch(() => undefined);
+      await turn;
       await stopReplica?.();
       await pending.catch(() => undefined);
       await inner.close();

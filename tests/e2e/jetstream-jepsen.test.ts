@@ -68,13 +68,15 @@ const refusedReads = new Map<string, number>();
 async function getFrom(node: VigilNode, pathAndQuery: string, token: string): Promise<Response> {
   for (;;) {
     const url = node.current()?.url;
-    const res = url ? await fetch(`${url}${pathAndQuery}`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined) : undefined;
-    if (res && res.status !== 503) return res;
-    if (res) {
+    // Bounded, so a read that hangs shows up as such (a node's request that never ends) and is tried again.
+    const res = url ? await fetch(`${url}${pathAndQuery}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(30_000) }).catch((err: unknown) => (err as Error).name === 'TimeoutError' ? 'timed out' as const : undefined) : undefined;
+    if (res && res !== 'timed out' && res.status !== 503) return res;
+    const refused = (why: string) => refusedReads.set(`${node.name}: ${why}`, (refusedReads.get(`${node.name}: ${why}`) ?? 0) + 1);
+    if (res === 'timed out') refused('no answer in 30 s');
+    else if (res) {
       assert.ok(res.headers.get('retry-after'), 'a 503 says when to retry');
-      const why = (await res.json() as { error: string }).error;
-      refusedReads.set(why, (refusedReads.get(why) ?? 0) + 1);
-    } else refusedReads.set('down', (refusedReads.get('down') ?? 0) + 1);
+      refused((await res.json() as { error: string }).error);
+    } else refused('down');
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -135,7 +137,8 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     // Stuck somewhere (the test's timeout would say only that): where, and what the nodes last said.
     const watchdog = setTimeout(() => console.log(JSON.stringify({
       stuckAfter: phases, acknowledged: traffic.acknowledged(), answers: traffic.answers(), selfStopped, refusedReads: Object.fromEntries(refusedReads),
-      nodes: nodes.map((n) => ({ name: n.name, up: n.current()?.proc.exitCode === null, leads: n.leads(), startError: n.lastStartError(), said: (n.current()?.output() ?? '').split('\n').filter((l) => /"level":"(fatal|error|warn)"/.test(l)).slice(-4) })),
+      nodes: nodes.map((n) => ({ name: n.name, up: n.current()?.proc.exitCode === null, leads: n.leads(), startError: n.lastStartError(), said: (n.current()?.output() ?? '').split('\n').filter((l) => l.trim() !== '').slice(-12) })),
+      nats: nats!.servers.map((s) => ({ name: s.name, running: s.running(), said: s.output().split('\n').filter((l) => /\[(ERR|WRN)\]/.test(l)).slice(-8) })),
     })), 270_000);
     watchdog.unref();
     try {
@@ -204,6 +207,8 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
         await n.startUntilUp();
       }
     }
+    // How often a node found its stream consumer stalled and replaced it (docs/scale-out.md).
+    const consumersReplaced = nodes.map((n) => (n.current()?.output() ?? '').split('\n').filter((l) => /following again|catching up with the stream stalled/.test(l)).length);
     for (const n of nodes) assert.equal(await n.stop(), 0, `${n.name} stops cleanly`);
     mark('nodes stopped');
 
@@ -227,7 +232,7 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     for (const h of heads.slice(1)) assert.equal(h.hashAt(shortest), heads[0]!.hashAt(shortest), 'the copies are one chain');
     clearTimeout(watchdog);
     finished = true;
-    console.log(JSON.stringify({ acknowledged: acknowledged.length, answers, selfStopped, records: shortest, phases }));
+    console.log(JSON.stringify({ acknowledged: acknowledged.length, answers, selfStopped, records: shortest, phases, consumersReplaced }));
     if (stoppedOutput.length > 0) console.log(stoppedOutput.join('\n---\n'));
     console.log(JSON.stringify([...refusedReads]));
   });

@@ -142,6 +142,55 @@ describe('JetStream log', () => {
     } finally { a.cleanup(); b.cleanup(); }
   });
 
+  it('replaces a consumer that stalls, while catching up and while following, and copies every batch', async () => {
+    const config = await freshConfig();
+    const a = tempDir();
+    const b = tempDir();
+    try {
+      const leader = await openNode(config, a.path);
+      await leader.log.lead();
+      await leader.log.append([rec('A', 1)]);
+      // The follower's consumers 1 (catching up at open) and 3 (following) deliver nothing and never
+      // end, as a pull consumer whose server went away mid-pull can; the others are the real ones.
+      const conn = await connectJetStream(config, 'stalling');
+      let consumes = 0;
+      const stalled = () => {
+        let end = () => {};
+        const ended = new Promise<void>((r) => { end = r; });
+        return { async *[Symbol.asyncIterator]() { await ended; }, close: async () => { end(); } };
+      };
+      const consumers = new Proxy(conn.js.consumers, {
+        get: (target, key) => key !== 'get' ? Reflect.get(target, key) : async (...args: Parameters<typeof target.get>) => {
+          const consumer = await target.get(...args);
+          return new Proxy(consumer, {
+            get: (c, k) => k !== 'consume' ? Reflect.get(c, k) : async (...o: Parameters<typeof c.consume>) => ([1, 3].includes(++consumes) ? stalled() : c.consume(...o)),
+          });
+        },
+      });
+      const js = new Proxy(conn.js, { get: (target, key) => (key === 'consumers' ? consumers : Reflect.get(target, key)) });
+      const notices: string[] = [];
+      const store = openLmdbStore(b.path);
+      const log = await openJetStreamLog(store, { ...conn, js }, undefined, { stallCheckMs: 300, notice: (line) => notices.push(String(line.msg)) });
+      assert.equal(log.head().seq, 1, 'caught up at open through a second consumer');
+      const stop = await log.replicate({ apply: () => () => undefined, settle: () => undefined });
+      await leader.log.append([rec('B', 2), rec('C', 3)]);
+      const deadline = Date.now() + 10_000;
+      while (log.head().seq < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await stop();
+      assert.deepEqual(log.head(), leader.log.head());
+      assert.ok(consumes >= 4, `${consumes} consumers`);
+      assert.deepEqual([...new Set(notices)], [
+        'catching up with the stream stalled: going on with a new consumer',
+        'the local copy stopped following the stream: following again with a new consumer',
+      ]);
+      assert.deepEqual(verifyLog(log), { ok: true, records: 3, head: leader.log.head().hash });
+      await log.close();
+      await store.close();
+      await conn.close();
+      await closeNode(leader);
+    } finally { a.cleanup(); b.cleanup(); }
+  });
+
   it('refuses a stream whose settings could lose records', async () => {
     const config = await freshConfig();
     const conn = await connectJetStream(config, 'test');
