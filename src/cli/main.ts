@@ -13,6 +13,9 @@ import { runSetupCommand } from './setup-commands.js';
 import { runCollectorCommand } from './collector-commands.js';
 import { runRulesCommand } from './rules-commands.js';
 
+/** How long `vigil serve` may take to stop after an unexpected error before it kills itself (the graceful stop gives connections 10 s). */
+const UNEXPECTED_STOP_MS = 20_000;
+
 const USAGE = `usage: vigil <command> [options]
 
   serve [--host H] [--port N]             start the instance (HTTP API); --host/--port (else VIGIL_HOST/
@@ -91,6 +94,21 @@ async function main(argv: string[]): Promise<number> {
         logLine({ level: 'fatal', msg: 'storage failure: stopping without acknowledging more writes', error: err.message });
         process.exit(70);
       };
+      // An error nothing caught (a bug) stops the process as SIGTERM does (requests in flight are
+      // answered, the store closed), then with status 70. Exiting at once is no option: Node's exit
+      // waits for LMDB's write thread, which waits for this thread inside a write transaction, for
+      // minutes. Should the stop itself hang, the process kills itself: a supervisor restarts it.
+      let dying = false;
+      process.on('uncaughtException', (err) => {
+        if (dying) return;
+        dying = true;
+        logLine({ level: 'fatal', msg: 'unexpected error: stopping as on SIGTERM, then exiting with status 70 (please report this line)', error: err?.message ?? String(err), stack: String(err?.stack ?? '').slice(0, 2000) });
+        setTimeout(() => {
+          logLine({ level: 'fatal', msg: `could not stop within ${UNEXPECTED_STOP_MS / 1000} s of the unexpected error: killing the process` });
+          process.kill(process.pid, 'SIGKILL');
+        }, UNEXPECTED_STOP_MS).unref();
+        void (running?.stop() ?? Promise.resolve()).catch(() => undefined).finally(() => process.exit(70));
+      });
       running = await startInstance(served, logLine, onFatal, from);
       logLine({
         level: 'info', msg: 'listening', url: running.url, config: loaded.source === '(defaults)' ? '(none: built-in defaults)' : loaded.source, listenFrom: from,

@@ -1,5 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runCli, startServe, storedEventIds, writeTestConfig } from '../helpers/cli.js';
 import { makeEvent } from '../helpers/instance.js';
 import { tempDir } from '../helpers/temp.js';
@@ -86,6 +88,38 @@ describe('vigil serve under kill -9', () => {
         .map((l) => JSON.parse(l) as { type: string; data: { events?: Array<{ id: string }> } });
       const stored = new Set(exported.filter((r) => r.type === 'EventsIngested').flatMap((r) => r.data.events!.map((e) => e.id)));
       assert.deepEqual(acknowledged.filter((id) => !stored.has(id)).slice(0, 5), []);
+      assert.equal(JSON.parse(runCli(['log', 'verify', '--config', config]).stdout).ok, true);
+    } finally {
+      serve.proc.kill('SIGKILL');
+      dir.cleanup();
+    }
+  });
+
+  it('stops as on SIGTERM, then with status 70 and a fatal line, on an error nothing caught during sustained ingestion, keeping every acknowledged event', async () => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path);
+    const { token } = JSON.parse(runCli(['api-token-generate', 'loader', 'ingestor', '--config', config]).stdout) as { token: string };
+    const viewer = (JSON.parse(runCli(['api-token-generate', 'reader', 'viewer', '--config', config]).stdout) as { token: string }).token;
+    // The bug is the test's own: a module loaded before Vigil throws from a callback on SIGUSR2,
+    // as any unexpected error in a timer or an event handler would.
+    const bug = join(dir.path, 'bug.mjs');
+    writeFileSync(bug, "process.on('SIGUSR2', () => setImmediate(() => { throw new Error('a bug the test put there'); }));\n");
+    let serve = await startServe(config, dir.path, [], { NODE_OPTIONS: `--import=${bug}` });
+    try {
+      const load = sustainedLoad(serve.url, token, { workers: 4, batch: 50, prefix: 'u', instance: 'bug' });
+      for (let i = 0; i < 1200 && load.acknowledged() <= 500; i++) await new Promise((r) => setTimeout(r, 100));
+      serve.proc.kill('SIGUSR2');
+      const code = await Promise.race([serve.exited, new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000).unref())]);
+      assert.equal(code, 70, serve.output().slice(-2000));
+      assert.equal(serve.proc.signalCode, null, 'the exit did not abort');
+      assert.match(serve.output(), /"level":"fatal","msg":"unexpected error: stopping as on SIGTERM, then exiting with status 70 \(please report this line\)","error":"a bug the test put there"/);
+      const acknowledged = await load.stop();
+
+      serve = await startServe(config, dir.path);
+      const seen = await storedEventIds(serve.url, viewer, 'e2e');
+      assert.deepEqual(acknowledged.filter((id) => !seen.has(id)).slice(0, 5), []);
+      serve.proc.kill('SIGTERM');
+      assert.equal(await serve.exited, 0);
       assert.equal(JSON.parse(runCli(['log', 'verify', '--config', config]).stdout).ok, true);
     } finally {
       serve.proc.kill('SIGKILL');
