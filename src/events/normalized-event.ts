@@ -70,3 +70,12 @@ export type Category = (typeof CATEGORIES)[number];
 export type Outcome = (typeof OUTCOMES)[number];
 /** A NormalizedEvent as it is stored, served and evaluated. */
 export type NormalizedEvent = v.InferOutput<typeof NormalizedEventSchema>;
+
+/**
+ * The fields of a NormalizedEvent that the read side's folds read: the evidence index (time,
+ * category, class, adapter, entity keys) and the graph (entity keys, endpoints, actor, service,
+ * through src/graph/relationships.ts; of the last four only `host`, `ip`, `user` and `name`). The
+ * read side decodes evidence records to these alone (src/read-side/folded-record.ts).
+ */
+export type FoldedEvent = Pick<NormalizedEvent, 'time' | 'category' | 'class' | 'entityKeys' | 'actor' | 'sourceEndpoint' | 'destinationEndpoint' | 'service'>
+  & { readonly source: Pick<NormalizedEvent['source'], 'adapter'> };

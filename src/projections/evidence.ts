@@ -1,5 +1,5 @@
 import { eventsCarried, eventsOfRecord } from '../events/record-types.js';
-import type { NormalizedEvent } from '../events/normalized-event.js';
+import type { FoldedEvent, NormalizedEvent } from '../events/normalized-event.js';
 import { stableStringify } from '../normalizers/record-id.js';
 import { nanosFromIso } from '../normalizers/time.js';
 import { instanceIndex } from './types.js';
@@ -171,7 +171,8 @@ export const evidenceReadIndex = instanceIndex({
   binaryDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   recordOf: (_db, key) => (key as Array<string | number>).at(-1) as number,
   apply(record, _read, write) {
-    const events = eventsCarried(record);
+    // The read side gives this index evidence records whose events hold only FoldedEvent's fields.
+    const events: readonly FoldedEvent[] = eventsCarried(record);
     const n = events.length;
     if (n === 0) return;
     const times = new Float64Array(n);

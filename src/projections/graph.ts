@@ -1,3 +1,4 @@
+import type { FoldedEvent } from '../events/normalized-event.js';
 import { eventsCarried } from '../events/record-types.js';
 import { entityKind, forEachRelationship } from '../graph/relationships.js';
 import { foldCollectorFacts } from './collector-facts.js';
@@ -188,7 +189,9 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
     initial: () => emptyGraph(limits, undefined),
     evolve(g, record) {
       if (record.type === 'CollectorSubmissionAccepted') foldCollectorFacts(g, record.data, own(record.at));
-      for (const e of eventsCarried(record)) {
+      // The read side gives this fold evidence records whose events hold only FoldedEvent's fields.
+      const events: readonly FoldedEvent[] = eventsCarried(record);
+      for (const e of events) {
         const keys = e.entityKeys;
         const time = own(e.time);
         for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, time);

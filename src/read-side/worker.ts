@@ -7,7 +7,8 @@
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStoreInWorker } from '../log/worker-job.js';
-import { decodeRecord, type LogRecord } from '../log/record.js';
+import type { LogRecord } from '../log/record.js';
+import { decodeForReadSide } from './folded-record.js';
 import { queryGraph } from '../projections/graph-query.js';
 import type { GraphState } from '../projections/graph.js';
 import { readProjections } from '../projections/all.js';
@@ -35,7 +36,7 @@ if (data.nice && process.platform === 'linux') {
 const { root, records, meta: logMeta } = openStoreInWorker(data.storePath);
 const log = {
   *read(from: number, to: number): Iterable<LogRecord> {
-    for (const { value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield decodeRecord(value);
+    for (const { value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield decodeForReadSide(value);
   },
   head: () => logMeta.get('head') ?? { seq: 0 },
   first: () => (logMeta.get('cut') as LogCut | undefined)?.firstSeq ?? 1,

@@ -1,0 +1,339 @@
+import { decodeRecord, type LogRecord } from '../log/record.js';
+import type { FoldedEvent, NormalizedEvent } from '../events/normalized-event.js';
+
+/** Thrown inside this module for bytes it does not read exactly as msgpackr would: the record is then decoded whole. */
+const UNREAD = new Error('not read here');
+
+const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
+const K = {
+  seq: ascii('seq'), at: ascii('at'), type: ascii('type'), data: ascii('data'), prev: ascii('prev'), actor: ascii('actor'),
+  events: ascii('events'), time: ascii('time'), class: ascii('class'), source: ascii('source'), service: ascii('service'),
+  category: ascii('category'), entityKeys: ascii('entityKeys'), sourceEndpoint: ascii('sourceEndpoint'),
+  destinationEndpoint: ascii('destinationEndpoint'), adapter: ascii('adapter'), host: ascii('host'), ip: ascii('ip'),
+  user: ascii('user'), name: ascii('name'),
+};
+
+/** The record types whose events are read field by field; every other type is decoded whole. */
+const EVIDENCE_TYPES: ReadonlySet<string> = new Set(['EventsIngested', 'RawRecordsIngested']);
+
+let buf: Buffer = Buffer.alloc(0);
+let pos = 0;
+
+/**
+ * Decodes a stored record for the read side. An `EventsIngested` or `RawRecordsIngested` record's
+ * events carry only the fields of `FoldedEvent` (and its data only `events`): decoding a record of
+ * a thousand events whole builds some forty values an event for the folds to read eight, and that
+ * building, not reading the bytes, is what decoding costs. Every other record, and any record this
+ * does not read exactly as msgpackr would (a non-ASCII string or an extension among the fields it
+ * builds, a 64-bit or 32-bit float number there, keys in another order, malformed bytes), is decoded
+ * whole by `decodeRecord`, so the folds see the same values either way (tests/read-side/folded-record.test.ts).
+ *
+ * The events of a record decoded here are typed as NormalizedEvents by the record union but hold
+ * only FoldedEvent's fields: only the read side's folds, which read no more (they take FoldedEvent),
+ * may be given its records.
+ */
+export function decodeForReadSide(bytes: Uint8Array): LogRecord {
+  let record: LogRecord | undefined;
+  try {
+    record = readEvidenceRecord(bytes);
+  } catch {
+    // UNREAD, or bytes out of range: decoded whole, which says what is wrong with bytes that are not MessagePack.
+  }
+  return record ?? decodeRecord(bytes);
+}
+
+function readEvidenceRecord(bytes: Uint8Array): LogRecord | undefined {
+  buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  pos = 0;
+  let seq: number | undefined;
+  let at: string | undefined;
+  let type: string | undefined;
+  let prev: string | undefined;
+  let actor: unknown;
+  let events: FoldedEvent[] | undefined;
+  for (let n = mapHeader(); n > 0; n--) {
+    const len = keyHeader();
+    if (len === 3 && eq(K.seq)) { pos += 3; seq = integer(); }
+    else if (len === 2 && eq(K.at)) { pos += 2; at = string(); }
+    else if (len === 4 && eq(K.type)) {
+      pos += 4;
+      type = string();
+      if (!EVIDENCE_TYPES.has(type)) return undefined;
+    } else if (len === 4 && eq(K.data)) {
+      // Written after the type by the log's encoder; in any other order the record is decoded whole.
+      if (type === undefined) throw UNREAD;
+      pos += 4;
+      events = data();
+    } else if (len === 4 && eq(K.prev)) { pos += 4; prev = string(); }
+    else if (len === 5 && eq(K.actor)) { pos += 5; actor = plain(0); }
+    else throw UNREAD;
+  }
+  if (pos !== buf.length || seq === undefined || at === undefined || type === undefined || prev === undefined || events === undefined) throw UNREAD;
+  const record: { seq: number; at: string; type: string; data: { events: FoldedEvent[] }; prev: string; actor?: unknown } = { seq, at, type, data: { events }, prev };
+  if (actor !== undefined) record.actor = actor;
+  return record as LogRecord;
+}
+
+/** An evidence record's data: its `events`, read field by field; every other entry stepped over. */
+function data(): FoldedEvent[] {
+  let events: FoldedEvent[] | undefined;
+  for (let n = mapHeader(); n > 0; n--) {
+    const len = keyHeader();
+    if (len === 6 && eq(K.events)) {
+      pos += 6;
+      const count = arrayHeader();
+      events = new Array<FoldedEvent>(count);
+      for (let i = 0; i < count; i++) events[i] = event();
+    } else {
+      pos += len;
+      skip();
+    }
+  }
+  if (events === undefined) throw UNREAD;
+  return events;
+}
+
+function event(): FoldedEvent {
+  const e = {
+    time: undefined as unknown as string, category: undefined as unknown as NormalizedEvent['category'], class: undefined as unknown as string,
+    source: undefined as unknown as { adapter: string }, entityKeys: undefined as unknown as string[],
+    actor: undefined as Picked | null | undefined, sourceEndpoint: undefined as Picked | null | undefined,
+    destinationEndpoint: undefined as Picked | null | undefined, service: undefined as Picked | null | undefined,
+  };
+  for (let n = mapHeader(); n > 0; n--) {
+    const len = keyHeader();
+    switch (len) {
+      case 4: if (eq(K.time)) { pos += 4; e.time = string(); continue; } break;
+      case 5:
+        if (eq(K.class)) { pos += 5; e.class = string(); continue; }
+        if (eq(K.actor)) { pos += 5; e.actor = picked(); continue; }
+        break;
+      case 6: if (eq(K.source)) { pos += 6; e.source = source(); continue; } break;
+      case 7: if (eq(K.service)) { pos += 7; e.service = picked(); continue; } break;
+      case 8: if (eq(K.category)) { pos += 8; e.category = string() as NormalizedEvent['category']; continue; } break;
+      case 10: if (eq(K.entityKeys)) { pos += 10; e.entityKeys = strings(); continue; } break;
+      case 14: if (eq(K.sourceEndpoint)) { pos += 14; e.sourceEndpoint = picked(); continue; } break;
+      case 19: if (eq(K.destinationEndpoint)) { pos += 19; e.destinationEndpoint = picked(); continue; } break;
+    }
+    pos += len;
+    skip();
+  }
+  return e;
+}
+
+function source(): { adapter: string } {
+  let adapter: string | undefined;
+  for (let n = mapHeader(); n > 0; n--) {
+    const len = keyHeader();
+    if (len === 7 && eq(K.adapter)) { pos += 7; adapter = string(); }
+    else { pos += len; skip(); }
+  }
+  return { adapter: adapter as string };
+}
+
+/** An endpoint, actor or service as the graph reads it: `host`, `ip`, `user` and `name` when they are strings or numbers. */
+type Picked = Record<string, unknown>;
+
+function picked(): Picked | null {
+  if (buf[pos] === 0xc0) { pos++; return null; }
+  const o: Picked = {};
+  for (let n = mapHeader(); n > 0; n--) {
+    const len = keyHeader();
+    const field = len === 4 ? (eq(K.host) ? 'host' : eq(K.user) ? 'user' : eq(K.name) ? 'name' : undefined) : len === 2 && eq(K.ip) ? 'ip' : undefined;
+    pos += len;
+    if (field === undefined) { skip(); continue; }
+    const b = buf[pos]!;
+    if ((b & 0xe0) === 0xa0 || b === 0xd9 || b === 0xda || b === 0xdb) o[field] = string();
+    else if (b <= 0x7f || b >= 0xe0 || (b >= 0xcc && b <= 0xce) || (b >= 0xd0 && b <= 0xd2) || b === 0xcb) o[field] = number();
+    else {
+      // Any other value reads as absent to the graph; a repeated key must still replace an earlier one.
+      delete o[field];
+      skip();
+    }
+  }
+  return o;
+}
+
+function strings(): string[] {
+  const n = arrayHeader();
+  const out = new Array<string>(n);
+  for (let i = 0; i < n; i++) out[i] = string();
+  return out;
+}
+
+/** Whether the key at `pos` (of the length already read) is `key`. */
+function eq(key: Uint8Array): boolean {
+  const bytes = buf;
+  const at = pos;
+  if (at + key.length > bytes.length) throw UNREAD;
+  for (let i = 0; i < key.length; i++) if (bytes[at + i] !== key[i]) return false;
+  return true;
+}
+
+/** A map key's header: its length (the key's bytes follow at `pos`). Only string keys are read here. */
+function keyHeader(): number {
+  const bytes = buf;
+  const b = bytes[pos]!;
+  if ((b & 0xe0) === 0xa0) { pos++; return b & 0x1f; }
+  if (b === 0xd9) { pos += 2; return buf[pos - 1]!; }
+  throw UNREAD;
+}
+
+/** An ASCII string (anything else is decoded whole, by msgpackr's own rules). */
+function string(): string {
+  const b = buf[pos]!;
+  let len: number;
+  if ((b & 0xe0) === 0xa0) { len = b & 0x1f; pos++; }
+  else if (b === 0xd9) { len = buf[pos + 1]!; pos += 2; }
+  else if (b === 0xda) { len = (buf[pos + 1]! << 8) | buf[pos + 2]!; pos += 3; }
+  else if (b === 0xdb) { len = buf.readUInt32BE(pos + 1); pos += 5; }
+  else throw UNREAD;
+  const end = pos + len;
+  const bytes = buf;
+  if (end > bytes.length) throw UNREAD;
+  let h = len;
+  for (let i = pos; i < end; i++) {
+    const c = bytes[i]!;
+    if (c > 0x7f) throw UNREAD;
+    h = (Math.imul(h, 31) + c) | 0;
+  }
+  if (len > INTERN_MAX) {
+    const s = latin1(pos, end);
+    pos = end;
+    return s;
+  }
+  // Most of an event's strings repeat from event to event (category, class, adapter, a server's
+  // address, a service): a string seen recently is taken again instead of being built anew.
+  const slot = h & (INTERNED - 1);
+  const seen = internedStrings[slot];
+  if (seen !== undefined && internedHashes[slot] === h && seen.length === len && sameAscii(seen, pos)) {
+    pos = end;
+    return seen;
+  }
+  const s = latin1(pos, end);
+  internedStrings[slot] = s;
+  internedHashes[slot] = h;
+  pos = end;
+  return s;
+}
+
+/** Strings up to this many bytes are interned. */
+const INTERN_MAX = 64;
+/** Slots of the intern table (a power of two): each holds the last string whose hash fell in it. */
+const INTERNED = 4096;
+const internedStrings = new Array<string | undefined>(INTERNED).fill(undefined);
+const internedHashes = new Int32Array(INTERNED);
+
+const latin1 = (start: number, end: number): string => (buf as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
+
+function sameAscii(s: string, at: number): boolean {
+  const bytes = buf;
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) !== bytes[at + i]) return false;
+  return true;
+}
+
+/** A number msgpackr reads the same way: integers of up to 32 bits and float64. */
+function number(): number {
+  const b = buf[pos]!;
+  if (b <= 0x7f) { pos++; return b; }
+  if (b >= 0xe0) { pos++; return b - 0x100; }
+  let v: number;
+  switch (b) {
+    case 0xcc: v = buf[pos + 1]!; pos += 2; return v;
+    case 0xcd: v = buf.readUInt16BE(pos + 1); pos += 3; return v;
+    case 0xce: v = buf.readUInt32BE(pos + 1); pos += 5; return v;
+    case 0xd0: v = buf.readInt8(pos + 1); pos += 2; return v;
+    case 0xd1: v = buf.readInt16BE(pos + 1); pos += 3; return v;
+    case 0xd2: v = buf.readInt32BE(pos + 1); pos += 5; return v;
+    case 0xcb: v = buf.readDoubleBE(pos + 1); pos += 9; return v;
+    default: throw UNREAD;
+  }
+}
+
+function integer(): number {
+  const b = buf[pos]!;
+  if (b === 0xcb) throw UNREAD;
+  return number();
+}
+
+function mapHeader(): number {
+  const bytes = buf;
+  const b = bytes[pos]!;
+  if ((b & 0xf0) === 0x80) { pos++; return b & 0x0f; }
+  if (b === 0xde) { pos += 3; return bytes.readUInt16BE(pos - 2); }
+  if (b === 0xdf) { pos += 5; return bytes.readUInt32BE(pos - 4); }
+  throw UNREAD;
+}
+
+function arrayHeader(): number {
+  const b = buf[pos]!;
+  if ((b & 0xf0) === 0x90) { pos++; return b & 0x0f; }
+  if (b === 0xdc) { pos += 3; return buf.readUInt16BE(pos - 2); }
+  if (b === 0xdd) { pos += 5; return buf.readUInt32BE(pos - 4); }
+  throw UNREAD;
+}
+
+/** A small plain value (the record's actor): maps, arrays, ASCII strings, numbers, nil and booleans. */
+function plain(depth: number): unknown {
+  if (depth > 4) throw UNREAD;
+  const b = buf[pos]!;
+  if ((b & 0xf0) === 0x80 || b === 0xde || b === 0xdf) {
+    const o: Record<string, unknown> = {};
+    for (let n = mapHeader(); n > 0; n--) {
+      const k = string();
+      if (k === '__proto__') throw UNREAD;
+      o[k] = plain(depth + 1);
+    }
+    return o;
+  }
+  if ((b & 0xf0) === 0x90 || b === 0xdc || b === 0xdd) {
+    const a: unknown[] = [];
+    for (let n = arrayHeader(); n > 0; n--) a.push(plain(depth + 1));
+    return a;
+  }
+  if (b === 0xc0) { pos++; return null; }
+  if (b === 0xc2 || b === 0xc3) { pos++; return b === 0xc3; }
+  if ((b & 0xe0) === 0xa0 || b === 0xd9 || b === 0xda || b === 0xdb) return string();
+  return number();
+}
+
+/** Steps over one value of any kind, however deeply nested (iteratively: nothing here recurses). */
+function skip(): void {
+  const bytes = buf;
+  let p = pos;
+  let pending = 1;
+  while (pending > 0) {
+    pending--;
+    if (p >= bytes.length) throw UNREAD;
+    const b = bytes[p]!;
+    if (b <= 0x7f || b >= 0xe0) { p++; continue; }
+    if (b <= 0x8f) { p++; pending += 2 * (b & 0x0f); continue; }
+    if (b <= 0x9f) { p++; pending += b & 0x0f; continue; }
+    if (b <= 0xbf) { p += 1 + (b & 0x1f); continue; }
+    switch (b) {
+      case 0xc0: case 0xc2: case 0xc3: p += 1; break;
+      case 0xc4: case 0xd9: p += 2 + bytes[p + 1]!; break;
+      case 0xc5: case 0xda: p += 3 + bytes.readUInt16BE(p + 1); break;
+      case 0xc6: case 0xdb: p += 5 + bytes.readUInt32BE(p + 1); break;
+      case 0xc7: p += 3 + bytes[p + 1]!; break;
+      case 0xc8: p += 4 + bytes.readUInt16BE(p + 1); break;
+      case 0xc9: p += 6 + bytes.readUInt32BE(p + 1); break;
+      case 0xcc: case 0xd0: p += 2; break;
+      case 0xcd: case 0xd1: p += 3; break;
+      case 0xca: case 0xce: case 0xd2: p += 5; break;
+      case 0xcb: case 0xcf: case 0xd3: p += 9; break;
+      case 0xd4: p += 3; break;
+      case 0xd5: p += 4; break;
+      case 0xd6: p += 6; break;
+      case 0xd7: p += 10; break;
+      case 0xd8: p += 18; break;
+      case 0xdc: pending += bytes.readUInt16BE(p + 1); p += 3; break;
+      case 0xdd: pending += bytes.readUInt32BE(p + 1); p += 5; break;
+      case 0xde: pending += 2 * bytes.readUInt16BE(p + 1); p += 3; break;
+      case 0xdf: pending += 2 * bytes.readUInt32BE(p + 1); p += 5; break;
+      default: throw UNREAD; // 0xc1 is never used
+    }
+  }
+  if (p > bytes.length) throw UNREAD;
+  pos = p;
+}

@@ -1,0 +1,157 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Packr } from 'msgpackr';
+import { decodeForReadSide } from '../../src/read-side/folded-record.js';
+import { decodeRecord, encodeRecord, type LogRecord } from '../../src/log/record.js';
+import { CATEGORIES } from '../../src/events/normalized-event.js';
+import { createGraphProjection } from '../../src/projections/graph.js';
+import { evidenceReadIndex } from '../../src/projections/evidence.js';
+import type { IndexKey } from '../../src/projections/types.js';
+
+const ascii = fc.string({ minLength: 1, maxLength: 24, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789.:-_'.split('')) });
+/** Strings the decoder builds itself (ASCII) and those it leaves to msgpackr (anything else). */
+const text = fc.oneof({ weight: 4, arbitrary: ascii }, { weight: 1, arbitrary: fc.string({ maxLength: 12, unit: 'binary' }) }, { weight: 1, arbitrary: fc.constant('x'.repeat(40)) });
+/** Values of the members the graph reads, of every kind MessagePack has for them. */
+const member = fc.oneof(
+  { weight: 4, arbitrary: text },
+  fc.integer(), fc.integer({ min: -(2 ** 31), max: 2 ** 32 }), fc.double(), fc.constant(2 ** 40), fc.constant(-(2 ** 40)),
+  fc.boolean(), fc.constant(null), fc.constant(''), fc.array(ascii, { maxLength: 2 }), fc.dictionary(ascii, ascii, { maxKeys: 2 }),
+);
+const { nested } = fc.letrec((tie) => ({
+  nested: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(tie('nested'), { maxLength: 3 }), fc.dictionary(ascii, tie('nested'), { maxKeys: 3 })),
+}));
+/** An endpoint, actor or service: what the graph reads (`host`, `ip`, `user`, `name`) among other members. */
+const part = fc.option(fc.record({ host: member, ip: member, user: member, name: member, port: fc.integer(), other: nested }, { requiredKeys: [] }), { nil: null });
+const time = fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2090-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
+
+const event = fc.record({
+  schemaVersion: fc.constant(1),
+  id: text,
+  category: fc.constantFrom(...CATEGORIES),
+  class: fc.oneof(text, fc.constantFrom('dns', 'network_connection', 'authentication')),
+  activity: text,
+  outcome: fc.constantFrom('success', 'failure'),
+  time,
+  ingestedAt: time,
+  severity: fc.double({ min: 0, max: 10, noNaN: true }),
+  source: fc.record({ adapter: text, instance: text, recordId: text }),
+  entityKeys: fc.array(fc.oneof(fc.constantFrom('ip:10.0.0.1', 'host:web', 'domain:example.org', 'node:n1', 'meshnet:m', 'service:https', 'user:root'), text.map((t) => `ip:${t}`)), { maxLength: 6 }),
+  actor: fc.option(part, { nil: undefined }),
+  sourceEndpoint: fc.option(part, { nil: undefined }),
+  destinationEndpoint: fc.option(part, { nil: undefined }),
+  service: fc.option(part, { nil: undefined }),
+  correlation: fc.option(fc.dictionary(ascii, nested, { maxKeys: 2 }), { nil: undefined }),
+  attributes: fc.dictionary(ascii, nested, { maxKeys: 5 }),
+}, { requiredKeys: ['schemaVersion', 'id', 'category', 'class', 'activity', 'outcome', 'time', 'ingestedAt', 'source', 'entityKeys', 'attributes'] });
+
+const record = fc.record({
+  seq: fc.integer({ min: 1, max: 2 ** 31 }),
+  type: fc.constantFrom('EventsIngested', 'RawRecordsIngested'),
+  events: fc.array(event, { maxLength: 6 }),
+  actor: fc.option(fc.record({ id: ascii, authentication: fc.constantFrom('token', 'loopback') }), { nil: undefined }),
+}).map(({ seq, type, events, actor }): LogRecord => ({
+  seq, at: '2026-11-27T10:00:00.000Z', type, prev: 'ab'.repeat(32),
+  data: type === 'EventsIngested' ? { events } : { normalizer: 'network-monitor', logType: 'conn', records: events.map(() => ({ raw: 1 })), events },
+  ...(actor ? { actor } : {}),
+}));
+
+/** What the read side's folds make of `records`: the graph's snapshot and every index entry written. */
+function folds(records: readonly LogRecord[]): { graph: unknown; index: Array<[string, IndexKey, string]> } {
+  const p = createGraphProjection();
+  let g = p.initial();
+  const index: Array<[string, IndexKey, string]> = [];
+  const writer = { put: (db: string, key: IndexKey, value: unknown) => { index.push([db, key, Buffer.from(value as Uint8Array).toString('hex')]); }, remove: () => assert.fail('no removal') };
+  for (const r of records) {
+    g = p.evolve(g, r);
+    evidenceReadIndex.apply(r, { get: () => undefined }, writer);
+  }
+  return { graph: p.snapshot!(g), index };
+}
+
+describe('decodeForReadSide', () => {
+  it('gives the read side\'s folds what a whole decode gives them, for any evidence record', () => {
+    fc.assert(fc.property(fc.array(record, { minLength: 1, maxLength: 4 }), (records) => {
+      const bytes = records.map((r) => encodeRecord(r));
+      assert.deepEqual(folds(bytes.map((b) => decodeForReadSide(b))), folds(bytes.map((b) => decodeRecord(b))));
+    }), { numRuns: 300 });
+  });
+
+  it('keeps the record\'s own fields and builds only the fields the folds read', () => {
+    const e = {
+      schemaVersion: 1, id: 'e1', category: 'network', class: 'network_connection', activity: 'traffic', outcome: 'success',
+      time: '2026-11-27T10:00:00.000Z', ingestedAt: '2026-11-27T10:00:01.000Z', severity: 1,
+      source: { adapter: 'network-monitor', instance: 'conn', recordId: 'C1' },
+      entityKeys: ['ip:10.0.0.1', 'ip:192.0.2.10', 'service:https'],
+      sourceEndpoint: { ip: '10.0.0.1', port: 40000 }, destinationEndpoint: { ip: '192.0.2.10', port: 443 },
+      service: { name: 'https', protocol: 'tcp', port: 443 }, actor: null, attributes: { uid: 'C1', orig_bytes: 512 },
+    };
+    const r: LogRecord = { seq: 7, at: '2026-11-27T10:00:02.000Z', type: 'EventsIngested', prev: 'f'.repeat(64), actor: { id: 'bench', authentication: 'token' }, data: { events: [e] } };
+    assert.deepEqual(decodeForReadSide(encodeRecord(r)), {
+      seq: 7, at: '2026-11-27T10:00:02.000Z', type: 'EventsIngested', prev: 'f'.repeat(64), actor: { id: 'bench', authentication: 'token' },
+      data: {
+        events: [{
+          time: e.time, category: 'network', class: 'network_connection', source: { adapter: 'network-monitor' }, entityKeys: e.entityKeys,
+          actor: null, sourceEndpoint: { ip: '10.0.0.1' }, destinationEndpoint: { ip: '192.0.2.10' }, service: { name: 'https' },
+        }],
+      },
+    });
+  });
+
+  it('steps over values of every kind in the fields it does not read, without decoding the record whole', () => {
+    const attributes = { f64: 0.25, f32: 1.5, big: 2 ** 40, negative: -(2 ** 40), small: -3, u8: 200, u16: 60_000, u32: 4_000_000_000, i32: -70_000, t: true, n: null, bin: new Uint8Array(300), s: 'x'.repeat(70_000), list: Array.from({ length: 20 }, (_, i) => i), map: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])) };
+    const r = encodeRecord({ seq: 1, at: 'a', type: 'EventsIngested', prev: 'p', data: { events: [{ id: 'x', time: 't', category: 'network', class: 'c', source: { adapter: 'a', instance: 'i' }, entityKeys: ['ip:1'], attributes }] } });
+    const e = (decodeForReadSide(r) as LogRecord<{ events: Array<Record<string, unknown>> }>).data.events[0]!;
+    assert.equal('attributes' in e, false, 'read field by field, not whole');
+    assert.deepEqual(e.entityKeys, ['ip:1']);
+  });
+
+  it('lets a repeated member replace an earlier one, as msgpackr does', () => {
+    const bytes = Buffer.from(encodeRecord({ seq: 1, at: 'a', type: 'EventsIngested', prev: 'p', data: { events: [{ time: 't', category: 'network', class: 'c', source: { adapter: 'a' }, entityKeys: ['ip:a', 'ip:b'], sourceEndpoint: { ip: 'a', iq: true }, destinationEndpoint: { ip: 'b' }, attributes: {} }] } }));
+    bytes.set(Buffer.from('ip'), bytes.indexOf('iq')); // {ip: 'a', ip: true}: the address reads as absent
+    assert.deepEqual(folds([decodeForReadSide(bytes)]), folds([decodeRecord(bytes)]));
+    assert.equal((decodeForReadSide(bytes) as LogRecord<{ events: Array<{ sourceEndpoint: object }> }>).data.events[0]!.sourceEndpoint.constructor, Object);
+    assert.deepEqual((decodeForReadSide(bytes) as LogRecord<{ events: Array<{ sourceEndpoint: object }> }>).data.events[0]!.sourceEndpoint, {});
+  });
+
+  it('decodes every other record whole, as decodeRecord does', () => {
+    const records: LogRecord[] = [
+      { seq: 1, at: '2026-11-27T10:00:00.000Z', type: 'ApiRequestAudited', prev: '0'.repeat(64), data: { requestId: 'r1', status: 202, route: '/api/v1/events' } },
+      { seq: 2, at: '2026-11-27T10:00:00.000Z', type: 'CollectorSubmissionAccepted', prev: '0'.repeat(64), data: { collectorId: 'c1', events: [], facts: [{ kind: 'host' }] } },
+      { seq: 3, at: '2026-11-27T10:00:00.000Z', type: 'AccessRecorded', prev: '0'.repeat(64), data: { event: { id: 'a', attributes: { x: 1 } } } },
+    ];
+    for (const r of records) assert.deepEqual(decodeForReadSide(encodeRecord(r)), decodeRecord(encodeRecord(r)));
+  });
+
+  it('decodes whole an evidence record with keys in another order or a field it does not read exactly', () => {
+    const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+    const e = { time: '2026-11-27T10:00:00.000Z', category: 'network', class: 'c', source: { adapter: 'a', instance: 'i', recordId: 'r' }, entityKeys: ['ip:1'], attributes: {}, id: 'x' };
+    const dataFirst = packr.pack({ data: { events: [e] }, seq: 1, at: 'a', type: 'EventsIngested', prev: 'p' });
+    assert.deepEqual(decodeForReadSide(dataFirst), decodeRecord(dataFirst));
+    const nonAscii = encodeRecord({ seq: 1, at: 'a', type: 'EventsIngested', prev: 'p', data: { events: [{ ...e, class: 'connexión' }] } });
+    assert.deepEqual(decodeForReadSide(nonAscii), decodeRecord(nonAscii));
+  });
+
+  it('throws for bytes that are not a record as decodeRecord does, and never reads past them', () => {
+    const good = encodeRecord({ seq: 1, at: 'a', type: 'EventsIngested', prev: 'p', data: { events: [{ time: 't', category: 'network', class: 'c', source: { adapter: 'a' }, entityKeys: ['ip:1'], attributes: {} }] } });
+    for (let cut = 1; cut < good.length; cut += 3) {
+      const bytes = good.subarray(0, cut);
+      let expected: unknown;
+      try { expected = decodeRecord(bytes); } catch (err) { expected = err; }
+      if (expected instanceof Error) assert.throws(() => decodeForReadSide(bytes));
+      else assert.deepEqual(decodeForReadSide(bytes), expected);
+    }
+  });
+
+  it('steps over attributes nested deeper than msgpackr follows', () => {
+    // {seq, at, type, data: {events: [{time, category, class, source, entityKeys, attributes: [[[…]]]}]}, prev}, built by hand.
+    const depth = 100_000;
+    const head = encodeRecord({ seq: 1, at: 'a', type: 'EventsIngested', prev: 'p', data: { events: [{ time: 't', category: 'network', class: 'c', source: { adapter: 'a' }, entityKeys: ['ip:1'], attributes: 0 }] } });
+    const at = head.lastIndexOf(0x00); // the `attributes: 0` value, the last zero byte before `prev`
+    const deep = Buffer.concat([head.subarray(0, at), Buffer.alloc(depth, 0x91), Buffer.from([0xc0]), head.subarray(at + 1)]);
+    const r = decodeForReadSide(deep) as LogRecord<{ events: Array<{ entityKeys: string[]; source: { adapter: string } }> }>;
+    assert.deepEqual(r.data.events[0]!.entityKeys, ['ip:1']);
+    assert.equal(r.data.events[0]!.source.adapter, 'a');
+    assert.equal(r.prev, 'p');
+  });
+});
