@@ -116,6 +116,8 @@ async function main(argv: string[]): Promise<number> {
         ...(served.server.allowLoopbackAdmin ? {} : { note: LOOPBACK_OFF }),
       });
       const stop = (signal: string) => {
+        // Already stopping after an unexpected error: that stop ends with status 70.
+        if (dying) return;
         logLine({ level: 'info', msg: 'stopping', signal });
         void running!.stop().then(() => { logLine({ level: 'info', msg: 'stopped' }); process.exit(0); });
       };
