@@ -265,12 +265,16 @@ function mapHeader(): number {
   throw UNREAD;
 }
 
+/** An array's length, never more than the bytes left (each element takes one at least). */
 function arrayHeader(): number {
   const b = buf[pos]!;
+  let n: number;
   if ((b & 0xf0) === 0x90) { pos++; return b & 0x0f; }
-  if (b === 0xdc) { pos += 3; return buf.readUInt16BE(pos - 2); }
-  if (b === 0xdd) { pos += 5; return buf.readUInt32BE(pos - 4); }
-  throw UNREAD;
+  if (b === 0xdc) { n = buf.readUInt16BE(pos + 1); pos += 3; }
+  else if (b === 0xdd) { n = buf.readUInt32BE(pos + 1); pos += 5; }
+  else throw UNREAD;
+  if (n > buf.length - pos) throw UNREAD;
+  return n;
 }
 
 /** A small plain value (the record's actor): maps, arrays, ASCII strings, numbers, nil and booleans. */
