@@ -1,4 +1,4 @@
-import type { NormalizedEvent } from '../events/normalized-event.js';
+import type { LogsourceEvent, NormalizedEvent } from '../events/normalized-event.js';
 import { fail, ok, type Logsource, type Result } from './types.js';
 import { auditdField, DNS_FIELDS, FIREWALL_FIELDS, PROCESS_CREATION_FIELDS, PROXY_FIELDS, WEBSERVER_FIELDS } from './logsource-fields.js';
 import { WINDOWS_CATEGORIES, WINDOWS_SERVICE_CHANNELS, windowsCategories } from './windows-logsources.js';
@@ -142,7 +142,7 @@ function firstText(value: unknown): string | undefined {
 }
 
 /** The program of a Linux log line, canonical and lower-case: `sshd[42]` and `/usr/sbin/sshd` are `sshd`. */
-export function eventProgram(event: NormalizedEvent): string | undefined {
+export function eventProgram(event: LogsourceEvent): string | undefined {
   const a = event.attributes;
   const raw = event.source.adapter === 'syslog-rfc5424' ? firstText(a['APP-NAME']) : firstText(a['SYSLOG_IDENTIFIER']) ?? firstText(a['_COMM']);
   if (raw === undefined || raw === '' || raw.length > 256) return undefined;
@@ -150,25 +150,25 @@ export function eventProgram(event: NormalizedEvent): string | undefined {
   return base === '' ? undefined : base.toLowerCase();
 }
 
-function facilityOf(event: NormalizedEvent): number {
+function facilityOf(event: LogsourceEvent): number {
   const a = event.attributes;
   const raw = event.source.adapter === 'syslog-rfc5424' ? a['FACILITY'] : firstText(a['SYSLOG_FACILITY']);
   return typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d{1,2}$/.test(raw) ? Number(raw) : -1;
 }
 
-function messageText(event: NormalizedEvent): string | undefined {
+function messageText(event: LogsourceEvent): string | undefined {
   return firstText(event.source.adapter === 'syslog-rfc5424' ? event.attributes['MSG'] : event.attributes['MESSAGE']);
 }
 
 /** auth.log holds the auth (4) and authpriv (10) facilities, the login programs, and PAM module lines. */
-function isAuth(event: NormalizedEvent, program: string | undefined): boolean {
+function isAuth(event: LogsourceEvent, program: string | undefined): boolean {
   const facility = facilityOf(event);
   if (facility === 4 || facility === 10) return true;
   if (program !== undefined && AUTH_PROGRAMS.has(program)) return true;
   return messageText(event)?.startsWith('pam_') ?? false;
 }
 
-function linuxKeys(event: NormalizedEvent): string[] {
+function linuxKeys(event: LogsourceEvent): string[] {
   const keys = ['linux', `linux:class:${event.class}`];
   const program = eventProgram(event);
   if (program !== undefined) keys.push(`linux:prog:${program}`);
@@ -178,12 +178,12 @@ function linuxKeys(event: NormalizedEvent): string[] {
 }
 
 /** Whether an event carries a Linux log line (journal fields: the collector's file and journal lines, normalized events). */
-function isLinuxLine(event: NormalizedEvent): boolean {
+function isLinuxLine(event: LogsourceEvent): boolean {
   return typeof event.attributes['MESSAGE'] === 'string' || typeof event.attributes['SYSLOG_IDENTIFIER'] === 'string';
 }
 
 /** A Windows Event Log record (opentelemetry-log, windowseventlog receiver): `win`, its channel and its categories. */
-function windowsKeys(event: NormalizedEvent): string[] {
+function windowsKeys(event: LogsourceEvent): string[] {
   const channel = event.attributes['Channel'];
   const id = event.attributes['EventID'];
   if (typeof channel !== 'string' || typeof id !== 'number') return [];
@@ -191,7 +191,7 @@ function windowsKeys(event: NormalizedEvent): string[] {
 }
 
 /** The index keys of an event: a rule is tried on an event only when they share a key. */
-export function indexKeysForEvent(event: NormalizedEvent): string[] {
+export function indexKeysForEvent(event: LogsourceEvent): string[] {
   const instance = event.source.instance;
   switch (event.source.adapter) {
     case 'network-monitor': return ['zeek', `zeek:${instance}`];

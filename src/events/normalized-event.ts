@@ -75,7 +75,17 @@ export type NormalizedEvent = v.InferOutput<typeof NormalizedEventSchema>;
  * The fields of a NormalizedEvent that the read side's folds read: the evidence index (time,
  * category, class, adapter, entity keys) and the graph (entity keys, endpoints, actor, service,
  * through src/graph/relationships.ts; of the last four only `host`, `ip`, `user` and `name`). The
- * read side decodes evidence records to these alone (src/read-side/folded-record.ts).
+ * read side decodes evidence records to these alone (src/log/evidence-fields.ts).
  */
-export type FoldedEvent = Pick<NormalizedEvent, 'time' | 'category' | 'class' | 'entityKeys' | 'actor' | 'sourceEndpoint' | 'destinationEndpoint' | 'service'>
+export type ReadSideEvent = Pick<NormalizedEvent, 'time' | 'category' | 'class' | 'entityKeys' | 'actor' | 'sourceEndpoint' | 'destinationEndpoint' | 'service'>
   & { readonly source: Pick<NormalizedEvent['source'], 'adapter'> };
+
+/** The fields of a NormalizedEvent that a detection source's index keys are made of (src/detection/logsources.ts). */
+export type LogsourceEvent = Pick<NormalizedEvent, 'source' | 'class' | 'attributes'>;
+
+/**
+ * The fields of a NormalizedEvent that the write side's models fold: its id (the evidence index),
+ * category and time (counts, sources, activity), its source and its detection source's index keys
+ * (sources, activity, monitoring). A replay or a restart decodes evidence records to these alone.
+ */
+export type WriteSideEvent = Pick<NormalizedEvent, 'id' | 'category' | 'time'> & LogsourceEvent;

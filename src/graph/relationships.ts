@@ -1,4 +1,4 @@
-import type { FoldedEvent } from '../events/normalized-event.js';
+import type { ReadSideEvent } from '../events/normalized-event.js';
 
 /** How many entity keys of one event may be linked by the untyped `seen_with` fallback. */
 export const SEEN_WITH_LIMIT = 8;
@@ -43,7 +43,7 @@ function hostOrIp(o: Record<string, unknown> | null | undefined, keys: readonly 
  * explains are linked to the first explained entity by `seen_with` (or, when there is none, to
  * each other), the first few only, so one event adds a bounded number of edges.
  */
-export function forEachRelationship(e: FoldedEvent, fn: (from: string, to: string, type: string) => void): void {
+export function forEachRelationship(e: ReadSideEvent, fn: (from: string, to: string, type: string) => void): void {
   const keys = e.entityKeys;
   let meshnet: string | undefined;
   let firstHost: string | undefined;

@@ -1,5 +1,5 @@
 import { exhaustive } from '../events/read.js';
-import type { NormalizedEvent } from '../events/normalized-event.js';
+import type { WriteSideEvent } from '../events/normalized-event.js';
 import type { InstanceRecord } from '../events/union.js';
 import { instanceProjection } from './types.js';
 
@@ -34,7 +34,7 @@ export interface ActivityState {
 }
 
 /** The evidence a record brought in from outside (not the instance's own access events). */
-function evidenceOf(r: InstanceRecord): readonly NormalizedEvent[] {
+function evidenceOf(r: InstanceRecord): readonly WriteSideEvent[] {
   switch (r.type) {
     case 'EventsIngested':
     case 'RawRecordsIngested':

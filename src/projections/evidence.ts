@@ -1,5 +1,5 @@
 import { eventsCarried, eventsOfRecord } from '../events/record-types.js';
-import type { FoldedEvent, NormalizedEvent } from '../events/normalized-event.js';
+import type { NormalizedEvent, ReadSideEvent, WriteSideEvent } from '../events/normalized-event.js';
 import { stableStringify } from '../normalizers/record-id.js';
 import { nanosFromIso } from '../normalizers/time.js';
 import { instanceIndex } from './types.js';
@@ -95,7 +95,8 @@ export const evidenceIndex = instanceIndex({
   readDbs: [EVIDENCE_DBS.byId],
   binaryDbs: [EVIDENCE_DBS.byId],
   apply(record, read, write) {
-    const events = eventsCarried(record);
+    // A replay or a restart gives this index evidence records whose events hold only WriteSideEvent's fields.
+    const events: readonly WriteSideEvent[] = eventsCarried(record);
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
       if (read.get(EVIDENCE_DBS.byId, e.id) !== undefined) continue;
@@ -171,8 +172,8 @@ export const evidenceReadIndex = instanceIndex({
   binaryDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   recordOf: (_db, key) => (key as Array<string | number>).at(-1) as number,
   apply(record, _read, write) {
-    // The read side gives this index evidence records whose events hold only FoldedEvent's fields.
-    const events: readonly FoldedEvent[] = eventsCarried(record);
+    // The read side gives this index evidence records whose events hold only ReadSideEvent's fields.
+    const events: readonly ReadSideEvent[] = eventsCarried(record);
     const n = events.length;
     if (n === 0) return;
     const times = new Float64Array(n);

@@ -1,4 +1,4 @@
-import type { FoldedEvent } from '../events/normalized-event.js';
+import type { ReadSideEvent } from '../events/normalized-event.js';
 import { eventsCarried } from '../events/record-types.js';
 import { entityKind, forEachRelationship } from '../graph/relationships.js';
 import { foldCollectorFacts } from './collector-facts.js';
@@ -189,8 +189,8 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
     initial: () => emptyGraph(limits, undefined),
     evolve(g, record) {
       if (record.type === 'CollectorSubmissionAccepted') foldCollectorFacts(g, record.data, own(record.at));
-      // The read side gives this fold evidence records whose events hold only FoldedEvent's fields.
-      const events: readonly FoldedEvent[] = eventsCarried(record);
+      // The read side gives this fold evidence records whose events hold only ReadSideEvent's fields.
+      const events: readonly ReadSideEvent[] = eventsCarried(record);
       for (const e of events) {
         const keys = e.entityKeys;
         const time = own(e.time);

@@ -23,10 +23,14 @@ export interface IndexWrites {
   collect(record: LogRecord, ops: Op[], only?: ReadonlySet<string>): void;
   /** Runs collected writes (inside a transaction) and records `lastSeq` for the named indexes. */
   write(ops: readonly Op[], lastSeq: number, names: readonly string[]): void;
+  /**
+   * Applies committed `records` to the named indexes straight into their databases and records
+   * `lastSeq` for them, inside one write transaction (a fold of the log): reads see the writes of
+   * the transaction itself, so no overlay is needed, and nothing is collected.
+   */
+  applyCommitted(records: readonly LogRecord[], lastSeq: number, names: ReadonlySet<string>): void;
   /** Forgets overlay entries of writes that are now committed. */
   settle(ops: readonly Op[]): void;
-  /** Forgets the whole overlay (after a fold of committed records). */
-  clearOverlay(): void;
   /** Empties the named indexes' databases and meta (inside a transaction). */
   clear(names: readonly string[]): void;
 }
@@ -54,6 +58,12 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
       if (o) return o.removed ? undefined : o.value;
       return dbOf(db).get(key as never);
     },
+  };
+
+  const committed: IndexReader = { get: (db, key) => dbOf(db).get(key as never) };
+  const direct: IndexWriter = {
+    put(db, key, value) { dbOf(db).putSync(key as never, value === null && keyOnly.has(db) ? EMPTY : value); },
+    remove(db, key) { dbOf(db).removeSync(key as never); },
   };
 
   return {
@@ -85,6 +95,11 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
       }
       for (const ix of indexes) if (names.includes(ix.name)) indexMeta.putSync(ix.name, { version: ix.version, seq: lastSeq });
     },
+    applyCommitted(records, lastSeq, names) {
+      const folded = indexes.filter((ix) => names.has(ix.name));
+      for (const record of records) for (const ix of folded) ix.apply(record, committed, direct);
+      for (const ix of folded) indexMeta.putSync(ix.name, { version: ix.version, seq: lastSeq });
+    },
     settle(ops) {
       for (const op of ops) {
         if (op.token === 0) continue;
@@ -92,7 +107,6 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
         if (overlay.get(k)?.token === op.token) overlay.delete(k);
       }
     },
-    clearOverlay: () => overlay.clear(),
     clear(names) {
       for (const ix of indexes) {
         if (!names.includes(ix.name)) continue;

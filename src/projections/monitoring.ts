@@ -1,6 +1,6 @@
 import { exhaustive } from '../events/read.js';
 import type { DISK_LEVELS, SOURCE_KINDS } from '../events/monitor-events.js';
-import type { NormalizedEvent } from '../events/normalized-event.js';
+import type { NormalizedEvent, WriteSideEvent } from '../events/normalized-event.js';
 import { GAPS_KEPT, MIN_GAP_MS } from '../monitoring/cadence.js';
 import { instanceProjection } from './types.js';
 
@@ -32,7 +32,7 @@ export interface MonitoringState {
 }
 
 /** The source key of a normalized event: `adapter/instance`. */
-export const sourceKeyOf = (e: NormalizedEvent): string => `${e.source.adapter}/${e.source.instance}`;
+export const sourceKeyOf = (e: Pick<NormalizedEvent, 'source'>): string => `${e.source.adapter}/${e.source.instance}`;
 /** The source key of a collector. */
 export const collectorKeyOf = (collectorId: string): string => `collector:${collectorId}`;
 
@@ -51,7 +51,7 @@ function seen(s: MonitoringState, key: string, kind: SourceKind, at: string): vo
   a.lastSeenAt = at;
 }
 
-function seenEvents(s: MonitoringState, events: readonly NormalizedEvent[], at: string): void {
+function seenEvents(s: MonitoringState, events: readonly WriteSideEvent[], at: string): void {
   const keys = new Set(events.map(sourceKeyOf));
   for (const key of keys) seen(s, key, 'source', at);
 }

@@ -2,6 +2,8 @@ import type { Database } from 'lmdb';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
 import type { LmdbStore } from '../log/lmdb-store.js';
 import type { LogRecord } from '../log/record.js';
+import { decodeForWriteSide } from '../log/evidence-fields.js';
+import { eventsOfRecord } from '../events/record-types.js';
 import { createHeapModels, type Checkpoint } from './heap-models.js';
 import { createIndexWrites, type Op } from './index-writes.js';
 import type { IndexKey, IndexProjection, IndexReader, Projection } from './types.js';
@@ -88,27 +90,43 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
   let seq = 0;
   let sinceCheckpoint = 0;
 
-  /** Folds records [from, to] into the heap models behind them and into the named indexes, in chunks. */
+  /**
+   * Committed records [from, to] as the folds below read them: an evidence record's events hold
+   * only the fields the write side's models fold (`WriteSideEvent`, src/log/evidence-fields.ts).
+   */
+  function* foldable(from: number, to: number): Iterable<LogRecord> {
+    for (const { bytes } of log.readRaw(from, to)) yield decodeForWriteSide(bytes);
+  }
+
+  /**
+   * Folds records [from, to] into the heap models behind them and into the named indexes, the
+   * indexes a chunk of records to a transaction (committed records: no decision reads their writes
+   * before they commit, so they go straight into the store).
+   */
   async function fold(from: number, to: number, indexNames: ReadonlySet<string>, onProgress?: (seq: number) => void): Promise<number> {
     let count = 0;
-    let ops: Op[] = [];
+    let chunk: LogRecord[] = [];
+    let chunkEvents = 0;
     let chunkLast = 0;
     const flush = async () => {
-      const batch = ops;
+      const records = chunk;
       const last = chunkLast;
-      ops = [];
-      if (indexNames.size > 0) await log.commit(() => ix.write(batch, last, [...indexNames]));
-      ix.clearOverlay();
+      chunk = [];
+      chunkEvents = 0;
+      if (indexNames.size > 0) await log.commit(() => ix.applyCommitted(records, last, indexNames));
       onProgress?.(last);
     };
     // After a retention cut, a fold from the start folds the records carried forward first.
     const carried = from <= log.first() && opts.carried ? opts.carried.all() : [];
-    for (const record of concat(carried, log.read(from, to))) {
+    for (const record of concat(carried, foldable(from, to))) {
       heap.fold(record);
-      if (indexNames.size > 0) ix.collect(record, ops, indexNames);
+      if (indexNames.size > 0) {
+        chunk.push(record);
+        chunkEvents += eventsOfRecord(record).length;
+      }
       chunkLast = record.seq;
       count++;
-      if (ops.length >= 50_000 || count % 20_000 === 0) await flush();
+      if (chunkEvents >= 50_000 || count % 20_000 === 0) await flush();
     }
     if (chunkLast > 0) await flush();
     return count;

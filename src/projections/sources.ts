@@ -1,3 +1,4 @@
+import type { WriteSideEvent } from '../events/normalized-event.js';
 import { indexKeysForEvent } from '../detection/logsources.js';
 import { eventsCarried } from '../events/record-types.js';
 import type { InstanceRecord } from '../events/union.js';
@@ -43,7 +44,8 @@ export const sourcesProjection = instanceProjection<SourcesState>({
       if (record.at > seen.lastIngestedAt) seen.lastIngestedAt = record.at;
       if (record.at > seen.lastEventTime) seen.lastEventTime = record.at;
     }
-    for (const e of eventsCarried(record)) {
+    const events: readonly WriteSideEvent[] = eventsCarried(record);
+    for (const e of events) {
       for (const key of indexKeysForEvent(e)) {
         let seen = s.get(key);
         if (!seen) s.set(key, (seen = { lastIngestedAt: record.at, lastEventTime: e.time, events: 0, fields: new Set() }));

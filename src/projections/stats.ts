@@ -1,3 +1,4 @@
+import type { WriteSideEvent } from '../events/normalized-event.js';
 import { eventsCarried } from '../events/record-types.js';
 import { instanceProjection } from './types.js';
 
@@ -17,7 +18,8 @@ export const statsProjection = instanceProjection<Stats>({
   initial: () => ({ records: {}, events: {} }),
   evolve(s, record) {
     s.records[record.type] = (s.records[record.type] ?? 0) + 1;
-    for (const e of eventsCarried(record)) s.events[e.category] = (s.events[e.category] ?? 0) + 1;
+    const events: readonly WriteSideEvent[] = eventsCarried(record);
+    for (const e of events) s.events[e.category] = (s.events[e.category] ?? 0) + 1;
     return s;
   },
 });

@@ -8,7 +8,7 @@ import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStoreInWorker } from '../log/worker-job.js';
 import type { LogRecord } from '../log/record.js';
-import { decodeForReadSide } from './folded-record.js';
+import { decodeForReadSide } from '../log/evidence-fields.js';
 import { queryGraph } from '../projections/graph-query.js';
 import type { GraphState } from '../projections/graph.js';
 import { readProjections } from '../projections/all.js';

@@ -1,4 +1,5 @@
 import { describe, it } from 'node:test';
+import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import assert from 'node:assert/strict';
 import { eventProgram, fieldAccessor, indexKeysForEvent, mapLogsource, someKeywordText } from '../../src/detection/logsources.js';
 import type { Logsource } from '../../src/detection/types.js';
@@ -123,7 +124,7 @@ describe('keyword search text', () => {
 });
 
 describe('the logsource table beyond the original sources', () => {
-  const fires = (logsource: Record<string, string>, detection: Record<string, unknown>, event: Parameters<typeof indexKeysForEvent>[0]): boolean => {
+  const fires = (logsource: Record<string, string>, detection: Record<string, unknown>, event: NormalizedEvent): boolean => {
     const compiled = compileSigma({ title: 't', logsource, detection: { ...detection, condition: 'sel' } });
     assert.ok(compiled.ok, compiled.ok ? '' : compiled.error);
     return createRuleSet([compiled.rule]).matchEvents([event]).matches.length > 0;

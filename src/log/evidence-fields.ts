@@ -1,5 +1,20 @@
-import { decodeRecord, type LogRecord } from '../log/record.js';
-import type { FoldedEvent, NormalizedEvent } from '../events/normalized-event.js';
+import { decodeRecord, type LogRecord } from './record.js';
+import type { NormalizedEvent, ReadSideEvent, WriteSideEvent } from '../events/normalized-event.js';
+
+/**
+ * Decoders of the log's evidence records (`EventsIngested`, `RawRecordsIngested`) to the fields of
+ * their events that one side's folds read. Decoding a record of a thousand events whole builds some
+ * forty values an event for the folds to read six or eight, and that building, not reading the
+ * bytes, is what decoding costs: these read the MessagePack themselves, build those fields and step
+ * over the rest. Every other record, and any record they do not read exactly as msgpackr would (a
+ * non-ASCII string, an extension, a float32 or 64-bit number among the fields they build, keys in
+ * another order, malformed bytes), is decoded whole by `decodeRecord`, so the folds see the same
+ * values either way (tests/log/evidence-fields.test.ts).
+ *
+ * The events of a record decoded here are typed as NormalizedEvents by the record union but hold
+ * only the side's fields: only that side's folds, which take `ReadSideEvent` or `WriteSideEvent`
+ * and so read no more, may be given its records.
+ */
 
 /** Thrown inside this module for bytes it does not read exactly as msgpackr would: the record is then decoded whole. */
 const UNREAD = new Error('not read here');
@@ -7,8 +22,8 @@ const UNREAD = new Error('not read here');
 const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
 const K = {
   seq: ascii('seq'), at: ascii('at'), type: ascii('type'), data: ascii('data'), prev: ascii('prev'), actor: ascii('actor'),
-  events: ascii('events'), time: ascii('time'), class: ascii('class'), source: ascii('source'), service: ascii('service'),
-  category: ascii('category'), entityKeys: ascii('entityKeys'), sourceEndpoint: ascii('sourceEndpoint'),
+  events: ascii('events'), id: ascii('id'), time: ascii('time'), class: ascii('class'), source: ascii('source'), service: ascii('service'),
+  category: ascii('category'), entityKeys: ascii('entityKeys'), attributes: ascii('attributes'), sourceEndpoint: ascii('sourceEndpoint'),
   destinationEndpoint: ascii('destinationEndpoint'), adapter: ascii('adapter'), host: ascii('host'), ip: ascii('ip'),
   user: ascii('user'), name: ascii('name'),
 };
@@ -19,30 +34,27 @@ const EVIDENCE_TYPES: ReadonlySet<string> = new Set(['EventsIngested', 'RawRecor
 let buf: Buffer = Buffer.alloc(0);
 let pos = 0;
 
-/**
- * Decodes a stored record for the read side. An `EventsIngested` or `RawRecordsIngested` record's
- * events carry only the fields of `FoldedEvent` (and its data only `events`): decoding a record of
- * a thousand events whole builds some forty values an event for the folds to read eight, and that
- * building, not reading the bytes, is what decoding costs. Every other record, and any record this
- * does not read exactly as msgpackr would (a non-ASCII string or an extension among the fields it
- * builds, a 64-bit or 32-bit float number there, keys in another order, malformed bytes), is decoded
- * whole by `decodeRecord`, so the folds see the same values either way (tests/read-side/folded-record.test.ts).
- *
- * The events of a record decoded here are typed as NormalizedEvents by the record union but hold
- * only FoldedEvent's fields: only the read side's folds, which read no more (they take FoldedEvent),
- * may be given its records.
- */
+/** Decodes a stored record for the read side: an evidence record's events hold ReadSideEvent's fields. */
 export function decodeForReadSide(bytes: Uint8Array): LogRecord {
+  return decodeEvidence(bytes, readSideEvent);
+}
+
+/** Decodes a stored record for the write side's folds: an evidence record's events hold WriteSideEvent's fields. */
+export function decodeForWriteSide(bytes: Uint8Array): LogRecord {
+  return decodeEvidence(bytes, writeSideEvent);
+}
+
+function decodeEvidence(bytes: Uint8Array, event: () => unknown): LogRecord {
   let record: LogRecord | undefined;
   try {
-    record = readEvidenceRecord(bytes);
+    record = readEvidenceRecord(bytes, event);
   } catch {
     // UNREAD, or bytes out of range: decoded whole, which says what is wrong with bytes that are not MessagePack.
   }
   return record ?? decodeRecord(bytes);
 }
 
-function readEvidenceRecord(bytes: Uint8Array): LogRecord | undefined {
+function readEvidenceRecord(bytes: Uint8Array, event: () => unknown): LogRecord | undefined {
   buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   pos = 0;
   let seq: number | undefined;
@@ -50,7 +62,7 @@ function readEvidenceRecord(bytes: Uint8Array): LogRecord | undefined {
   let type: string | undefined;
   let prev: string | undefined;
   let actor: unknown;
-  let events: FoldedEvent[] | undefined;
+  let events: unknown[] | undefined;
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
     if (len === 3 && eq(K.seq)) { pos += 3; seq = integer(); }
@@ -63,26 +75,26 @@ function readEvidenceRecord(bytes: Uint8Array): LogRecord | undefined {
       // Written after the type by the log's encoder; in any other order the record is decoded whole.
       if (type === undefined) throw UNREAD;
       pos += 4;
-      events = data();
+      events = data(event);
     } else if (len === 4 && eq(K.prev)) { pos += 4; prev = string(); }
     else if (len === 5 && eq(K.actor)) { pos += 5; actor = plain(0); }
     else throw UNREAD;
   }
   if (pos !== buf.length || seq === undefined || at === undefined || type === undefined || prev === undefined || events === undefined) throw UNREAD;
-  const record: { seq: number; at: string; type: string; data: { events: FoldedEvent[] }; prev: string; actor?: unknown } = { seq, at, type, data: { events }, prev };
+  const record: { seq: number; at: string; type: string; data: { events: unknown[] }; prev: string; actor?: unknown } = { seq, at, type, data: { events }, prev };
   if (actor !== undefined) record.actor = actor;
   return record as LogRecord;
 }
 
-/** An evidence record's data: its `events`, read field by field; every other entry stepped over. */
-function data(): FoldedEvent[] {
-  let events: FoldedEvent[] | undefined;
+/** An evidence record's data: its `events`, each read by `event`; every other entry stepped over. */
+function data(event: () => unknown): unknown[] {
+  let events: unknown[] | undefined;
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
     if (len === 6 && eq(K.events)) {
       pos += 6;
       const count = arrayHeader();
-      events = new Array<FoldedEvent>(count);
+      events = new Array<unknown>(count);
       for (let i = 0; i < count; i++) events[i] = event();
     } else {
       pos += len;
@@ -93,7 +105,7 @@ function data(): FoldedEvent[] {
   return events;
 }
 
-function event(): FoldedEvent {
+function readSideEvent(): ReadSideEvent {
   const e = {
     time: undefined as unknown as string, category: undefined as unknown as NormalizedEvent['category'], class: undefined as unknown as string,
     source: undefined as unknown as { adapter: string }, entityKeys: undefined as unknown as string[],
@@ -108,7 +120,7 @@ function event(): FoldedEvent {
         if (eq(K.class)) { pos += 5; e.class = string(); continue; }
         if (eq(K.actor)) { pos += 5; e.actor = picked(); continue; }
         break;
-      case 6: if (eq(K.source)) { pos += 6; e.source = source(); continue; } break;
+      case 6: if (eq(K.source)) { pos += 6; e.source = adapterOnly(); continue; } break;
       case 7: if (eq(K.service)) { pos += 7; e.service = picked(); continue; } break;
       case 8: if (eq(K.category)) { pos += 8; e.category = string() as NormalizedEvent['category']; continue; } break;
       case 10: if (eq(K.entityKeys)) { pos += 10; e.entityKeys = strings(); continue; } break;
@@ -121,7 +133,29 @@ function event(): FoldedEvent {
   return e;
 }
 
-function source(): { adapter: string } {
+function writeSideEvent(): WriteSideEvent {
+  const e = {
+    id: undefined as unknown as string, category: undefined as unknown as NormalizedEvent['category'], class: undefined as unknown as string,
+    time: undefined as unknown as string, source: undefined as unknown as NormalizedEvent['source'], attributes: undefined as unknown as NormalizedEvent['attributes'],
+  };
+  for (let n = mapHeader(); n > 0; n--) {
+    const len = keyHeader();
+    switch (len) {
+      case 2: if (eq(K.id)) { pos += 2; e.id = string(); continue; } break;
+      case 4: if (eq(K.time)) { pos += 4; e.time = string(); continue; } break;
+      case 5: if (eq(K.class)) { pos += 5; e.class = string(); continue; } break;
+      case 6: if (eq(K.source)) { pos += 6; e.source = plain(0) as NormalizedEvent['source']; continue; } break;
+      case 8: if (eq(K.category)) { pos += 8; e.category = string() as NormalizedEvent['category']; continue; } break;
+      case 10: if (eq(K.attributes)) { pos += 10; e.attributes = plain(0) as NormalizedEvent['attributes']; continue; } break;
+    }
+    pos += len;
+    skip();
+  }
+  return e;
+}
+
+/** An event's source, of which the read side reads only the adapter. */
+function adapterOnly(): { adapter: string } {
   let adapter: string | undefined;
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
@@ -277,9 +311,12 @@ function arrayHeader(): number {
   return n;
 }
 
-/** A small plain value (the record's actor): maps, arrays, ASCII strings, numbers, nil and booleans. */
+/** How deeply `plain` follows maps and arrays (deeper ones are decoded whole, where msgpackr's own bounds apply). */
+const PLAIN_DEPTH = 32;
+
+/** A plain value, built whole: maps, arrays, ASCII strings, numbers, nil and booleans. */
 function plain(depth: number): unknown {
-  if (depth > 4) throw UNREAD;
+  if (depth > PLAIN_DEPTH) throw UNREAD;
   const b = buf[pos]!;
   if ((b & 0xf0) === 0x80 || b === 0xde || b === 0xdf) {
     const o: Record<string, unknown> = {};

@@ -2,12 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
-import { decodeForReadSide } from '../../src/read-side/folded-record.js';
+import { decodeForReadSide, decodeForWriteSide } from '../../src/log/evidence-fields.js';
 import { decodeRecord, encodeRecord, type LogRecord } from '../../src/log/record.js';
 import { CATEGORIES } from '../../src/events/normalized-event.js';
 import { createGraphProjection } from '../../src/projections/graph.js';
-import { evidenceReadIndex } from '../../src/projections/evidence.js';
-import type { IndexKey } from '../../src/projections/types.js';
+import { evidenceIndex, evidenceReadIndex } from '../../src/projections/evidence.js';
+import { HEAP_PROJECTIONS } from '../../src/projections/all.js';
+import type { IndexKey, IndexProjection } from '../../src/projections/types.js';
 
 const ascii = fc.string({ minLength: 1, maxLength: 24, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789.:-_'.split('')) });
 /** Strings the decoder builds itself (ASCII) and those it leaves to msgpackr (anything else). */
@@ -25,6 +26,13 @@ const { nested } = fc.letrec((tie) => ({
 const part = fc.option(fc.record({ host: member, ip: member, user: member, name: member, port: fc.integer(), other: nested }, { requiredKeys: [] }), { nil: null });
 const time = fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2090-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
 
+/** Attributes the detection sources' index keys are made of (src/detection/logsources.ts), among others. */
+const logsourceAttributes = fc.record({
+  MESSAGE: fc.oneof(text, fc.constant('pam_unix(sshd:auth): failure')), SYSLOG_IDENTIFIER: fc.oneof(text, fc.constantFrom('sshd', '/usr/sbin/sshd[42]:', 'sudo')),
+  _COMM: text, SYSLOG_FACILITY: fc.constantFrom('4', '10', '3', ['4']), _TRANSPORT: fc.constantFrom('audit', 'journal'), 'APP-NAME': text, MSG: text, FACILITY: fc.constantFrom(4, 10, 1),
+  Channel: fc.constantFrom('Security', 'Microsoft-Windows-Sysmon/Operational', 'System'), EventID: fc.constantFrom(4624, 1, 7045, 4688), EventType: text, other: nested,
+}, { requiredKeys: [] });
+
 const event = fc.record({
   schemaVersion: fc.constant(1),
   id: text,
@@ -35,14 +43,14 @@ const event = fc.record({
   time,
   ingestedAt: time,
   severity: fc.double({ min: 0, max: 10, noNaN: true }),
-  source: fc.record({ adapter: text, instance: text, recordId: text }),
+  source: fc.record({ adapter: fc.oneof(text, fc.constantFrom('network-monitor', 'linux-journal', 'syslog-rfc5424', 'collector', 'mesh-vpn-logs', 'vigil', 'opentelemetry-log')), instance: text, recordId: text }),
   entityKeys: fc.array(fc.oneof(fc.constantFrom('ip:10.0.0.1', 'host:web', 'domain:example.org', 'node:n1', 'meshnet:m', 'service:https', 'user:root'), text.map((t) => `ip:${t}`)), { maxLength: 6 }),
   actor: fc.option(part, { nil: undefined }),
   sourceEndpoint: fc.option(part, { nil: undefined }),
   destinationEndpoint: fc.option(part, { nil: undefined }),
   service: fc.option(part, { nil: undefined }),
   correlation: fc.option(fc.dictionary(ascii, nested, { maxKeys: 2 }), { nil: undefined }),
-  attributes: fc.dictionary(ascii, nested, { maxKeys: 5 }),
+  attributes: fc.oneof(fc.dictionary(ascii, nested, { maxKeys: 5 }), logsourceAttributes),
 }, { requiredKeys: ['schemaVersion', 'id', 'category', 'class', 'activity', 'outcome', 'time', 'ingestedAt', 'source', 'entityKeys', 'attributes'] });
 
 const record = fc.record({
@@ -68,6 +76,43 @@ function folds(records: readonly LogRecord[]): { graph: unknown; index: Array<[s
   }
   return { graph: p.snapshot!(g), index };
 }
+
+/** What the write side's folds make of `records`: every heap model's snapshot and the evidence index's entries. */
+function writeFolds(records: readonly LogRecord[]): { models: unknown[]; index: Array<[string, IndexKey, string]> } {
+  const states = HEAP_PROJECTIONS.map((p) => p.initial());
+  const index: Array<[string, IndexKey, string]> = [];
+  const written = new Map<string, unknown>();
+  const writer = { put: (db: string, key: IndexKey, value: unknown) => { written.set(`${db} ${String(key)}`, value); index.push([db, key, Buffer.from(value as Uint8Array).toString('hex')]); }, remove: () => assert.fail('no removal') };
+  const reader = { get: (db: string, key: IndexKey) => written.get(`${db} ${String(key)}`) };
+  for (const r of records) {
+    HEAP_PROJECTIONS.forEach((p, i) => { states[i] = p.evolve(states[i], r); });
+    (evidenceIndex as IndexProjection).apply(r, reader, writer);
+  }
+  return { models: HEAP_PROJECTIONS.map((p, i) => (p.snapshot ? p.snapshot(states[i]) : states[i])), index };
+}
+
+describe('decodeForWriteSide', () => {
+  it('gives the write side\'s folds what a whole decode gives them, for any evidence record', () => {
+    fc.assert(fc.property(fc.array(record, { minLength: 1, maxLength: 4 }), (records) => {
+      const bytes = records.map((r) => encodeRecord(r));
+      assert.deepEqual(writeFolds(bytes.map((b) => decodeForWriteSide(b))), writeFolds(bytes.map((b) => decodeRecord(b))));
+    }), { numRuns: 300 });
+  });
+
+  it('builds an event\'s id, category, class, time, source and attributes, and nothing else', () => {
+    const e = {
+      schemaVersion: 1, id: 'e1', category: 'identity', class: 'authentication', activity: 'logon', outcome: 'failure',
+      time: '2026-11-27T10:00:00.000Z', ingestedAt: '2026-11-27T10:00:01.000Z',
+      source: { adapter: 'linux-journal', instance: 'web1', recordId: 'r1' }, entityKeys: ['user:root'], actor: { user: 'root' },
+      attributes: { MESSAGE: 'Failed password for root', SYSLOG_IDENTIFIER: 'sshd', PRIORITY: 5, list: ['a', 1, null], map: { k: true } },
+    };
+    const r: LogRecord = { seq: 3, at: '2026-11-27T10:00:02.000Z', type: 'RawRecordsIngested', prev: 'f'.repeat(64), data: { normalizer: 'linux-journal', records: [{}], events: [e] } };
+    assert.deepEqual(decodeForWriteSide(encodeRecord(r)), {
+      seq: 3, at: r.at, type: 'RawRecordsIngested', prev: r.prev,
+      data: { events: [{ id: 'e1', category: 'identity', class: 'authentication', time: e.time, source: e.source, attributes: e.attributes }] },
+    });
+  });
+});
 
 describe('decodeForReadSide', () => {
   it('gives the read side\'s folds what a whole decode gives them, for any evidence record', () => {
