@@ -46,15 +46,18 @@ export async function answerJob<T>(store: WorkerStore, job: () => T | Promise<T>
   }
 }
 
-/** Records `from`..`to` of the store, decoded with their stored bytes; throws when one is missing. */
-export function* storedRange(store: WorkerStore, from: number, to: number): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
+/**
+ * Records `from`..`to` of the store, decoded (whole, unless `decode` says otherwise) with their
+ * stored bytes; throws when one is missing.
+ */
+export function* storedRange(store: WorkerStore, from: number, to: number, decode: (bytes: Uint8Array) => LogRecord = decodeRecord): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
   let expected = from;
   // A slice of records per read snapshot: a snapshot held for the whole range (seconds for a week
   // of records) keeps the writer from reusing the pages it frees meanwhile, and the file grows.
   for (let at = from; at <= to; at += RANGE_SLICE) {
     for (const { key, value } of store.records.getRange({ start: at, end: Math.min(to, at + RANGE_SLICE - 1) + 1 })) {
       if (key !== expected++) throw new Error(`record ${expected - 1} is missing from the live store`);
-      yield { record: decodeRecord(value), bytes: value };
+      yield { record: decode(value), bytes: value };
     }
     store.root.resetReadTxn();
   }

@@ -8,6 +8,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import { decodeRecord, type LogRecord } from '../log/record.js';
+import { decodeForWriteSide } from '../log/evidence-fields.js';
 import { answerJob, openStoreInWorker, storedRange } from '../log/worker-job.js';
 import { HEAP_PROJECTIONS } from './all.js';
 import { packState } from './heap-models.js';
@@ -23,6 +24,7 @@ void answerJob(store, (): RefoldResult => {
   const fold = (r: LogRecord) => { for (let i = 0; i < states.length; i++) states[i] = HEAP_PROJECTIONS[i]!.evolve(states[i], r); };
   const record = (s: number): LogRecord | undefined => { const bytes = store.records.get(s); return bytes ? decodeRecord(bytes) : undefined; };
   for (const r of openCarriedIndex(store.root, record).all()) fold(r);
-  for (const { record } of storedRange(store, job.firstSeq, seq)) fold(record);
+  // Decoded as the write side's folds read them (src/log/evidence-fields.ts), as a replay does.
+  for (const { record } of storedRange(store, job.firstSeq, seq, decodeForWriteSide)) fold(record);
   return { seq, checkpoints: HEAP_PROJECTIONS.map((p, i) => [p.name, { version: p.version, seq, state: packState(p, states[i]) }]) };
 });
