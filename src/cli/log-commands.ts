@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { lowerThreadPriority } from '../read-side/thread-priority.js';
 import { decodeRecord } from '../log/record.js';
 import { asInstanceRecord } from '../events/read.js';
 import { openInstanceStore, type InstanceStore, type OpenOptions } from '../instance/open.js';
@@ -66,9 +67,16 @@ export async function logExport(storePath: string, from: number, to: number | un
   }
 }
 
-/** `vigil replay [--until SEQ]`: rebuilds every read model from record 1 and reports rate and counts. */
-export async function replay(storePath: string, until: number | undefined, opts: OpenOptions = {}): Promise<Record<string, unknown>> {
+/**
+ * `vigil replay [--until SEQ]`: rebuilds every read model from record 1 and reports rate and counts.
+ * With `yieldToReadSide` (nice steps; the command passes it, as it ends with the replay), this
+ * thread, which folds the write side, runs below the read side's worker once that has started: the
+ * read side's fold is the longer of the two, and on a machine whose cores are all busy it then gets
+ * the CPU first.
+ */
+export async function replay(storePath: string, until: number | undefined, opts: OpenOptions = {}, yieldToReadSide = 0): Promise<Record<string, unknown>> {
   const inst = await openInstanceStore(storePath, opts);
+  lowerThreadPriority(yieldToReadSide);
   try {
     const head = inst.log.head().seq;
     if (until !== undefined && (until < 0 || until > head)) throw new Error(`--until ${until} is outside the log (head is ${head})`);

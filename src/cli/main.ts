@@ -15,6 +15,8 @@ import { runRulesCommand } from './rules-commands.js';
 
 /** How long `vigil serve` may take to stop after an unexpected error before it kills itself (the graceful stop gives connections 10 s). */
 const UNEXPECTED_STOP_MS = 20_000;
+/** Nice steps the replay's write-side thread runs below its read side's worker (as `limits.readSideNice`'s default, the other way round). */
+const REPLAY_YIELD = 10;
 
 const USAGE = `usage: vigil <command> [options]
 
@@ -154,7 +156,9 @@ async function main(argv: string[]): Promise<number> {
       throw new CliError('usage: vigil credential list | disable <id> | enable <id> [--fingerprint F]', 2);
     }
     case 'replay':
-      out(await replay(config.storage.path, intOption(values.until, '--until'), storeOptions(config)));
+      // A one-shot command: the thread that folds the write side yields to the read side's worker
+      // (the longer fold) for the rest of the process.
+      out(await replay(config.storage.path, intOption(values.until, '--until'), storeOptions(config), REPLAY_YIELD));
       return 0;
     case 'log': {
       if (args[0] === 'verify') {

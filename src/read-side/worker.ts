@@ -4,7 +4,6 @@
  * graph) into its own LMDB environment and heap, off the request thread. It answers graph queries
  * and reports how far it has folded, so reads can wait for their own writes.
  */
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStoreInWorker } from '../log/worker-job.js';
 import type { LogRecord } from '../log/record.js';
@@ -13,6 +12,7 @@ import { queryGraph } from '../projections/graph-query.js';
 import type { GraphState } from '../projections/graph.js';
 import { readProjections } from '../projections/all.js';
 import { openReadFold } from './read-fold.js';
+import { lowerThreadPriority } from './thread-priority.js';
 import { openCarriedIndex } from '../retention/carried.js';
 import type { LogCut } from '../log/event-log.js';
 import type { FromReadWorker, ReadWorkerData, ToReadWorker } from './protocol.js';
@@ -21,17 +21,8 @@ const data = workerData as ReadWorkerData;
 const port = parentPort!;
 const post = (m: FromReadWorker) => port.postMessage(m);
 
-// Linux keeps a nice value per thread, and `setPriority(0, …)` is this thread's alone (elsewhere it
-// would be the whole process's, the writer's too, so it is left as it is). The value is relative to
-// the writer's (which this thread inherited), so it only ever lowers the priority, which needs no
-// privilege. It is a scheduling preference: where it cannot be had, the read side runs as it is.
-if (data.nice && process.platform === 'linux') {
-  try {
-    setPriority(0, Math.min(19, getPriority(0) + data.nice));
-  } catch {
-    // left at the writer's priority
-  }
-}
+// Relative to the writer's priority, which this thread inherited: it only ever runs below it.
+lowerThreadPriority(data.nice ?? 0);
 
 const { root, records, meta: logMeta } = openStoreInWorker(data.storePath);
 const log = {
