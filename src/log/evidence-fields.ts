@@ -165,7 +165,10 @@ function adapterOnly(): { adapter: string } {
   return { adapter: adapter as string };
 }
 
-/** An endpoint, actor or service as the graph reads it: `host`, `ip`, `user` and `name` when they are strings or numbers. */
+/**
+ * An endpoint, actor or service as the graph reads it: `host`, `ip`, `user` and `name` when they
+ * are strings or numbers (`str` in src/graph/relationships.ts), absent when they are anything else.
+ */
 type Picked = Record<string, unknown>;
 
 function picked(): Picked | null {
@@ -177,16 +180,22 @@ function picked(): Picked | null {
     pos += len;
     if (field === undefined) { skip(); continue; }
     const b = buf[pos]!;
-    if ((b & 0xe0) === 0xa0 || b === 0xd9 || b === 0xda || b === 0xdb) o[field] = string();
-    else if (b <= 0x7f || b >= 0xe0 || (b >= 0xcc && b <= 0xce) || (b >= 0xd0 && b <= 0xd2) || b === 0xcb) o[field] = number();
-    else {
-      // Any other value reads as absent to the graph; a repeated key must still replace an earlier one.
+    if (isString(b)) o[field] = string();
+    else if (isContainerOrConstant(b)) {
+      // Reads as absent to the graph; a repeated key must still replace an earlier one.
       delete o[field];
       skip();
-    }
+    } else o[field] = number(); // any number msgpackr would read otherwise (float32, 64-bit) is decoded whole
   }
   return o;
 }
+
+/** Whether the value at a type byte `b` is a string. */
+const isString = (b: number): boolean => (b & 0xe0) === 0xa0 || b === 0xd9 || b === 0xda || b === 0xdb;
+
+/** Whether the value at a type byte `b` is a map, an array, a binary, nil or a boolean: none reads as a string or a number. */
+const isContainerOrConstant = (b: number): boolean =>
+  (b >= 0x80 && b <= 0x9f) || b === 0xc0 || b === 0xc2 || b === 0xc3 || (b >= 0xc4 && b <= 0xc6) || (b >= 0xdc && b <= 0xdf);
 
 function strings(): string[] {
   const n = arrayHeader();
@@ -206,8 +215,7 @@ function eq(key: Uint8Array): boolean {
 
 /** A map key's header: its length (the key's bytes follow at `pos`). Only string keys are read here. */
 function keyHeader(): number {
-  const bytes = buf;
-  const b = bytes[pos]!;
+  const b = buf[pos]!;
   if ((b & 0xe0) === 0xa0) { pos++; return b & 0x1f; }
   if (b === 0xd9) { pos += 2; return buf[pos - 1]!; }
   throw UNREAD;
@@ -334,7 +342,7 @@ function plain(depth: number): unknown {
   }
   if (b === 0xc0) { pos++; return null; }
   if (b === 0xc2 || b === 0xc3) { pos++; return b === 0xc3; }
-  if ((b & 0xe0) === 0xa0 || b === 0xd9 || b === 0xda || b === 0xdb) return string();
+  if (isString(b)) return string();
   return number();
 }
 

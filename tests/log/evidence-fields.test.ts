@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Packr } from 'msgpackr';
+import { FLOAT32_OPTIONS, Packr } from 'msgpackr';
 import { decodeForReadSide, decodeForWriteSide } from '../../src/log/evidence-fields.js';
 import { decodeRecord, encodeRecord, type LogRecord } from '../../src/log/record.js';
 import { CATEGORIES } from '../../src/events/normalized-event.js';
@@ -157,6 +157,15 @@ describe('decodeForReadSide', () => {
     assert.deepEqual(folds([decodeForReadSide(bytes)]), folds([decodeRecord(bytes)]));
     assert.equal((decodeForReadSide(bytes) as LogRecord<{ events: Array<{ sourceEndpoint: object }> }>).data.events[0]!.sourceEndpoint.constructor, Object);
     assert.deepEqual((decodeForReadSide(bytes) as LogRecord<{ events: Array<{ sourceEndpoint: object }> }>).data.events[0]!.sourceEndpoint, {});
+  });
+
+  it('decodes whole a record whose endpoint holds a number it does not read (float32, 64-bit) rather than reading it as absent', () => {
+    const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true, useFloat32: FLOAT32_OPTIONS.ALWAYS });
+    const e = { time: 't', category: 'network', class: 'c', source: { adapter: 'a' }, entityKeys: [], attributes: {} };
+    for (const ip of [1.5, 2n ** 40n]) {
+      const bytes = packr.pack({ seq: 1, at: 'a', type: 'EventsIngested', data: { events: [{ ...e, sourceEndpoint: { ip }, destinationEndpoint: { ip: 'b' } }] }, prev: 'p' });
+      assert.deepEqual(folds([decodeForReadSide(bytes)]), folds([decodeRecord(bytes)]), String(ip));
+    }
   });
 
   it('decodes every other record whole, as decodeRecord does', () => {
