@@ -60,9 +60,15 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
     },
   };
 
+  /** The value stored for `value` in `db`: a key-only database holds an empty value. */
+  const stored = (db: string, value: unknown): unknown => (value === null && keyOnly.has(db) ? EMPTY : value);
+  /** Records that the indexes `has` names have folded up to `lastSeq`. */
+  const recordFolded = (lastSeq: number, has: (name: string) => boolean): void => {
+    for (const ix of indexes) if (has(ix.name)) indexMeta.putSync(ix.name, { version: ix.version, seq: lastSeq });
+  };
   const committed: IndexReader = { get: (db, key) => dbOf(db).get(key as never) };
   const direct: IndexWriter = {
-    put(db, key, value) { dbOf(db).putSync(key as never, value === null && keyOnly.has(db) ? EMPTY : value); },
+    put(db, key, value) { dbOf(db).putSync(key as never, stored(db, value)); },
     remove(db, key) { dbOf(db).removeSync(key as never); },
   };
 
@@ -77,7 +83,7 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
           put(db, key, value) {
             let t = 0;
             if (readable.has(db)) overlay.set(overlayKey(db, key), { value, removed: false, token: (t = ++token) });
-            ops.push({ db: dbOf(db), dbName: db, key, value: value === null && keyOnly.has(db) ? EMPTY : value, token: t });
+            ops.push({ db: dbOf(db), dbName: db, key, value: stored(db, value), token: t });
           },
           remove(db, key) {
             let t = 0;
@@ -93,12 +99,12 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
         if (op.remove) op.db.removeSync(op.key as never);
         else op.db.putSync(op.key as never, op.value);
       }
-      for (const ix of indexes) if (names.includes(ix.name)) indexMeta.putSync(ix.name, { version: ix.version, seq: lastSeq });
+      recordFolded(lastSeq, (name) => names.includes(name));
     },
     applyCommitted(records, lastSeq, names) {
       const folded = indexes.filter((ix) => names.has(ix.name));
       for (const record of records) for (const ix of folded) ix.apply(record, committed, direct);
-      for (const ix of folded) indexMeta.putSync(ix.name, { version: ix.version, seq: lastSeq });
+      recordFolded(lastSeq, (name) => names.has(name));
     },
     settle(ops) {
       for (const op of ops) {
