@@ -1,5 +1,6 @@
 import { decodeRecord, type LogRecord } from './record.js';
 import type { NormalizedEvent, ReadSideEvent, WriteSideEvent } from '../events/normalized-event.js';
+import { eventsOfRecord } from '../events/record-types.js';
 
 /**
  * Decoders of the log's evidence records (`EventsIngested`, `RawRecordsIngested`) to the fields of
@@ -14,6 +15,10 @@ import type { NormalizedEvent, ReadSideEvent, WriteSideEvent } from '../events/n
  * The events of a record decoded here are typed as NormalizedEvents by the record union but hold
  * only the side's fields: only that side's folds, which take `ReadSideEvent` or `WriteSideEvent`
  * and so read no more, may be given its records.
+ *
+ * The read side's graph keeps events' times and entity keys for as long as it keeps their entities,
+ * so `decodeForReadSide` returns those as strings of their own (see `own`), whichever way it decoded
+ * the record, and the graph keeps them as they are.
  */
 
 /** Thrown inside this module for bytes it does not read exactly as msgpackr would: the record is then decoded whole. */
@@ -34,24 +39,47 @@ const EVIDENCE_TYPES: ReadonlySet<string> = new Set(['EventsIngested', 'RawRecor
 let buf: Buffer = Buffer.alloc(0);
 let pos = 0;
 
-/** Decodes a stored record for the read side: an evidence record's events hold ReadSideEvent's fields. */
+/**
+ * Decodes a stored record for the read side: an evidence record's events hold ReadSideEvent's
+ * fields. The time and entity keys of every event the record carries are strings of their own.
+ */
 export function decodeForReadSide(bytes: Uint8Array): LogRecord {
-  return decodeEvidence(bytes, readSideEvent);
+  return readEvidence(bytes, readSideEvent) ?? withOwnedKeptStrings(decodeRecord(bytes));
 }
 
 /** Decodes a stored record for the write side's folds: an evidence record's events hold WriteSideEvent's fields. */
 export function decodeForWriteSide(bytes: Uint8Array): LogRecord {
-  return decodeEvidence(bytes, writeSideEvent);
+  return readEvidence(bytes, writeSideEvent) ?? decodeRecord(bytes);
 }
 
-function decodeEvidence(bytes: Uint8Array, event: () => unknown): LogRecord {
-  let record: LogRecord | undefined;
+/** The record read field by field, or undefined when it is to be decoded whole. */
+function readEvidence(bytes: Uint8Array, event: () => unknown): LogRecord | undefined {
   try {
-    record = readEvidenceRecord(bytes, event);
+    return readEvidenceRecord(bytes, event);
   } catch {
     // UNREAD, or bytes out of range: decoded whole, which says what is wrong with bytes that are not MessagePack.
+    return undefined;
   }
-  return record ?? decodeRecord(bytes);
+}
+
+/**
+ * A copy of `s` that keeps nothing else alive. msgpackr returns most strings as slices of one
+ * longer string (a run of a record's strings it read at once), and V8 keeps a slice of 13
+ * characters or more as a view of its parent: kept in the graph, an entity's time would keep every
+ * string of its event alive, about as much again as the graph itself. Prepending a character makes
+ * a new string, whose slice views only that. (This module's own reader builds every string anew.)
+ */
+export function own(s: string): string {
+  return s.length < 13 ? s : ('_' + s).slice(1);
+}
+
+/** `record` (decoded whole by msgpackr) with the strings the graph keeps of its events made their own. */
+function withOwnedKeptStrings(record: LogRecord): LogRecord {
+  for (const e of eventsOfRecord(record) as ReadonlyArray<{ time: unknown; entityKeys: unknown }>) {
+    if (typeof e.time === 'string') e.time = own(e.time);
+    if (Array.isArray(e.entityKeys)) e.entityKeys = e.entityKeys.map((k: unknown) => typeof k === 'string' ? own(k) : k);
+  }
+  return record;
 }
 
 function readEvidenceRecord(bytes: Uint8Array, event: () => unknown): LogRecord | undefined {

@@ -1,21 +1,23 @@
 import type { CollectorSubmissionAccepted } from '../commands/collector-records.js';
-import { addRelationship, own, relationshipId, touchEntity, touchRelationship, type GraphState } from './graph.js';
+import { own } from '../log/evidence-fields.js';
+import { addRelationship, relationshipId, touchEntity, touchRelationship, type GraphState } from './graph.js';
 
 /**
  * Folds the facts of an accepted collector submission into the graph: each entity fact touches
  * its entity (kind as stated), each relationship fact its typed relationship and both ends, at
- * the record's time (`at`, an owned string: see `own`). Pure in `g` (mutated and owned by the fold).
+ * the record's time (`at`, a string of its own: see `own`). The facts come decoded whole by msgpackr,
+ * so the strings the graph keeps of them are made its own here. Pure in `g` (mutated and owned by the fold).
  */
 export function foldCollectorFacts(g: GraphState, data: CollectorSubmissionAccepted, at: string): GraphState {
   for (const f of data.facts) {
     if (f.fact === 'entity') {
-      touchEntity(g, f.key, at, own(f.kind));
+      touchEntity(g, own(f.key), at, own(f.kind));
       continue;
     }
     const id = relationshipId(f);
     const r = g.relationships.get(id);
     if (r) touchRelationship(g, id, r, at);
-    else addRelationship(g, { from: f.from, to: f.to, type: own(f.type), firstSeen: at, lastSeen: at, count: 1 });
+    else addRelationship(g, { from: own(f.from), to: own(f.to), type: own(f.type), firstSeen: at, lastSeen: at, count: 1 });
   }
   return g;
 }

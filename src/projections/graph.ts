@@ -3,6 +3,7 @@ import { eventsCarried } from '../events/record-types.js';
 import { entityKind, forEachRelationship } from '../graph/relationships.js';
 import { foldCollectorFacts } from './collector-facts.js';
 import { instanceProjection, type Projection } from './types.js';
+import { own } from '../log/evidence-fields.js';
 
 /** An entity of the security graph: one entity key and when it was seen. */
 export interface Entity {
@@ -101,28 +102,17 @@ function evict<V>(g: GraphState, map: Map<string, V>, seenAgain: Set<string>, ma
 }
 
 /**
- * A copy of `s` that keeps nothing else alive, for a string the graph keeps. The log's decoder
- * returns most strings as slices of one longer string (a run of a record's strings it read at
- * once), and V8 keeps a slice of 13 characters or more as a view of its parent: kept in the
- * graph, an entity's time would keep every string of its event alive, about as much again as the
- * graph itself. Prepending a character makes a new string, whose slice views only that.
- */
-export function own(s: string): string {
-  return s.length < 13 ? s : ('_' + s).slice(1);
-}
-
-/**
  * Counts one more sighting of an entity (created with `kind`, by default the key's prefix) and
- * returns the graph's own copy of its key. `time` is kept as it is given, so it is an owned string
- * (`own`); a new entity's key is copied here.
+ * returns the graph's copy of its key. A new entity's `key` and `time` are kept as they are given,
+ * so they are strings of their own (see `own` in src/log/evidence-fields.ts), as the read side's
+ * decoder returns them.
  */
 export function touchEntity(g: GraphState, key: string, time: string, kind?: string): string {
   const e = g.entities.get(key);
   if (!e) {
-    const owned = own(key);
-    g.entities.set(owned, { key: owned, kind: kind ?? entityKind(owned), firstSeen: time, lastSeen: time, count: 1 });
+    g.entities.set(key, { key, kind: kind ?? entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
     if (g.entities.size > g.limits.entities) evict(g, g.entities, g.seenAgain.entities, g.limits.entities, () => undefined);
-    return owned;
+    return key;
   }
   e.count++;
   if (time < e.firstSeen) e.firstSeen = time;
@@ -131,7 +121,7 @@ export function touchEntity(g: GraphState, key: string, time: string, kind?: str
   return e.key;
 }
 
-/** Counts one more sighting of a known relationship, at `time` (an owned string, see `own`). */
+/** Counts one more sighting of a known relationship, at `time` (a string of its own, see `touchEntity`). */
 export function touchRelationship(g: GraphState, id: string, r: Relationship, time: string): void {
   r.count++;
   if (time < r.firstSeen) r.firstSeen = time;
@@ -189,11 +179,13 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
     initial: () => emptyGraph(limits, undefined),
     evolve(g, record) {
       if (record.type === 'CollectorSubmissionAccepted') foldCollectorFacts(g, record.data, own(record.at));
-      // The read side gives this fold evidence records whose events hold only ReadSideEvent's fields.
+      // The read side gives this fold records decoded by `decodeForReadSide`: evidence records'
+      // events hold only ReadSideEvent's fields, and every event's time and entity keys are strings
+      // of their own, which the graph keeps as they are.
       const events: readonly ReadSideEvent[] = eventsCarried(record);
       for (const e of events) {
         const keys = e.entityKeys;
-        const time = own(e.time);
+        const time = e.time;
         for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, time);
         forEachRelationship(e, (from, to, type) => {
           const id = `${from}|${type}|${to}`;
