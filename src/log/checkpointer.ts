@@ -4,6 +4,7 @@ import type { LmdbStore } from './lmdb-store.js';
 import { formatCheckpoint, parseCheckpoint } from './checkpoint.js';
 import { openNote, parseNote, signNote, verifierOf, type NoteSigner, type NoteVerifier } from './signed-note.js';
 import { leafHash } from './merkle.js';
+import { MissingRecordError } from './merkle-tree.js';
 
 /** When checkpoints are made: every so many records or seconds (whichever comes first), and at stop. */
 export interface CheckpointPolicy {
@@ -32,10 +33,19 @@ export interface Transparency {
 }
 
 /**
+ * A proof that needs the bytes of records a retention cut removed from the live store (inclusion of
+ * an expired record, consistency from a size inside an expired segment): it is made from the
+ * archive of their segment instead (docs/log.md, "Retention").
+ */
+export class ProofNeedsArchive extends Error {
+  override readonly name = 'ProofNeedsArchive';
+}
+
+/**
  * Starts checkpointing the log. Checkpoints live beside the log, in the `checkpoints` database
  * keyed by tree size (docs/log.md says why not in the log). At start the latest one must still
- * match the tree, and a new one is made at the head, so a checkpoint lost to a crash is replaced by
- * one consistent with everything published before it.
+ * match the tree (unless it is of a size before a retention cut), and a new one is made at the head,
+ * so a checkpoint lost to a crash is replaced by one consistent with everything published before it.
  */
 export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, signer: NoteSigner, policy: CheckpointPolicy): Promise<Transparency> {
   const db: Database<string, number> = store.db('checkpoints', { keyEncoding: 'uint32' });
@@ -48,8 +58,13 @@ export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, sig
   if (last) {
     const opened = openNote(last[1], verifier);
     const cp = opened.ok ? parseCheckpoint(opened.text) : undefined;
+    // The root at a size before a retention cut may need the bytes of records the cut removed (a
+    // process killed after the cut, before its next checkpoint): such a checkpoint is checked with
+    // the archives (`vigil log verify --archives`), as `vigil log verify` does.
+    const cut = log.cut();
+    const beforeCut = cut !== undefined && cp?.ok === true && cp.checkpoint.size < cut.firstSeq - 1;
     if (!cp?.ok || cp.checkpoint.size !== last[0] || cp.checkpoint.size > log.tree.committedSize()
-      || !Buffer.from(cp.checkpoint.root).equals(Buffer.from(log.tree.root(cp.checkpoint.size)))) {
+      || (!beforeCut && !Buffer.from(cp.checkpoint.root).equals(Buffer.from(log.tree.root(cp.checkpoint.size))))) {
       throw new Error(`the log no longer matches its checkpoint of ${last[0]} records: run vigil log verify`);
     }
   }
@@ -80,16 +95,29 @@ export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, sig
   const timer = setInterval(() => void make(), policy.everySeconds * 1000);
   timer.unref();
 
+  const needsArchive = (seq: number) => new ProofNeedsArchive(`the proof needs record ${seq}, which retention removed from the live log (it starts at record ${log.first()}): make it from the archive of the record's segment`);
+  /** A proof made from the tree, or ProofNeedsArchive when it needs a record a cut removed. */
+  function fromLiveRecords<T>(make: () => T): T {
+    try {
+      return make();
+    } catch (err) {
+      if (err instanceof MissingRecordError && err.seq < log.first()) throw needsArchive(err.seq);
+      throw err;
+    }
+  }
+
   return {
     verifier,
     checkpoint: (size) => (size === undefined ? latestStored()?.[1] : db.get(size)),
     committedSize: () => log.tree.committedSize(),
     inclusion(seq, size) {
+      if (seq > size) throw new RangeError(`record ${seq} is not in a tree of ${size}`);
       const bytes = log.readRaw(seq, seq)[Symbol.iterator]().next().value?.bytes;
-      if (!bytes || seq > size) throw new RangeError(`record ${seq} is not in a tree of ${size}`);
-      return { leafHash: leafHash(bytes), path: log.tree.inclusion(seq, size) };
+      if (!bytes && seq < log.first()) throw needsArchive(seq);
+      if (!bytes) throw new RangeError(`record ${seq} is not in a tree of ${size}`);
+      return { leafHash: leafHash(bytes), path: fromLiveRecords(() => log.tree.inclusion(seq, size)) };
     },
-    consistency: (from, to) => log.tree.consistency(from, to),
+    consistency: (from, to) => fromLiveRecords(() => log.tree.consistency(from, to)),
     async cosign(note) {
       const parsed = parseNote(note);
       if (!parsed.ok) return { ok: false, error: parsed.error, status: 400 };

@@ -33,6 +33,18 @@ export interface MerkleTree {
   rebuild(): Promise<number>;
 }
 
+/**
+ * A node of the tree that has to be hashed from a record the log does not hold: below a retention
+ * cut only the tiles' stored nodes remain, so a root, frontier or proof that needs a removed
+ * record's bytes cannot be made from the live store.
+ */
+export class MissingRecordError extends Error {
+  override readonly name = 'MissingRecordError';
+  constructor(readonly seq: number) {
+    super(`record ${seq} is missing from the log`);
+  }
+}
+
 /** Opens the tree over `records`; a log older than the tree (or a tree cut short) is caught up now. */
 export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, number>, headSeq: number): MerkleTree {
   const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', { encoding: 'binary' }) as unknown as Database<Uint8Array, [number, number]>;
@@ -40,7 +52,7 @@ export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, n
   const node: NodeSource = (level, index) => {
     if (level === 0) {
       const bytes = records.get(index + 1);
-      if (!bytes) throw new Error(`record ${index + 1} is missing from the log`);
+      if (!bytes) throw new MissingRecordError(index + 1);
       return leafHash(bytes);
     }
     if (level > TILE && level % TILE !== 0) {

@@ -77,6 +77,19 @@ describe('retention expiry', () => {
       assert.deepEqual(whole.ok && [whole.records, whole.archives], [inst.log.head().seq, 2], JSON.stringify(whole));
       // Proofs of the whole log still work across the cut: the tree kept its nodes.
       assert.equal(Buffer.from(inst.log.tree.root(512)).toString('base64'), cut.treeRoot);
+      // A proof that needs an expired record's bytes is a 404 that says where it is made, not a 500.
+      const size = t.transparency.committedSize();
+      const proofOf = async (query: string) => {
+        const res = await t.request(`/api/v1/log/proofs/${query}`, { token: t.tokens.viewer });
+        return { status: res.status, body: await res.json() as { error?: string; consistency_path?: string[]; inclusion_path?: string[] } };
+      };
+      for (const query of [`inclusion?seq=5&size=${size}`, `consistency?from=300&to=${size}`]) {
+        const { status, body } = await proofOf(query);
+        assert.equal(status, 404, query);
+        assert.match(body.error ?? '', /retention removed from the live log \(it starts at record 513\): make it from the archive/, query);
+      }
+      assert.equal((await proofOf(`consistency?from=512&to=${size}`)).status, 200, 'from the cut, a consistency proof needs only stored nodes');
+      assert.equal((await proofOf(`inclusion?seq=${size}&size=${size}`)).status, 200);
 
       // Read models follow: expired evidence is gone from the indexes, the alert still reads.
       assert.equal(expiring.some((id) => hasEvent(inst.runtime, id)), false);
