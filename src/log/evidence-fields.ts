@@ -41,7 +41,8 @@ let pos = 0;
 
 /**
  * Decodes a stored record for the read side: an evidence record's events hold ReadSideEvent's
- * fields. The time and entity keys of every event the record carries are strings of their own.
+ * fields. The time and entity keys of every event the record holds, and of the records it carries
+ * forward, are strings of their own.
  */
 export function decodeForReadSide(bytes: Uint8Array): LogRecord {
   return readEvidence(bytes, readSideEvent) ?? withOwnedKeptStrings(decodeRecord(bytes));
@@ -73,13 +74,25 @@ export function own(s: string): string {
   return s.length < 13 ? s : ('_' + s).slice(1);
 }
 
-/** `record` (decoded whole by msgpackr) with the strings the graph keeps of its events made their own. */
+/**
+ * `record` (decoded whole by msgpackr) with the strings the graph keeps of its events made their
+ * own, and those of the records it carries forward (retention), which the read side folds as the
+ * originals they are.
+ */
 function withOwnedKeptStrings(record: LogRecord): LogRecord {
+  ownKeptStrings(record);
+  if (record.type === 'RecordsCarriedForward') {
+    const carried = (record.data as { records?: unknown } | null)?.records;
+    if (Array.isArray(carried)) for (const c of carried as Array<{ type: string; data: unknown }>) ownKeptStrings(c);
+  }
+  return record;
+}
+
+function ownKeptStrings(record: { readonly type: string; readonly data: unknown }): void {
   for (const e of eventsOfRecord(record) as ReadonlyArray<{ time: unknown; entityKeys: unknown }>) {
     if (typeof e.time === 'string') e.time = own(e.time);
     if (Array.isArray(e.entityKeys)) e.entityKeys = e.entityKeys.map((k: unknown) => typeof k === 'string' ? own(k) : k);
   }
-  return record;
 }
 
 function readEvidenceRecord(bytes: Uint8Array, event: () => unknown): LogRecord | undefined {

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { RecordType, eventsOfRecord } from '../../src/events/record-types.js';
 import { decodeForReadSide } from '../../src/log/evidence-fields.js';
+import { asRecord, carriedBy } from '../../src/retention/plan.js';
 import { encodeRecord, type LogRecord } from '../../src/log/record.js';
 import { createGraphProjection, touchEntity, type GraphState } from '../../src/projections/graph.js';
 import { queryGraph } from '../../src/projections/graph-query.js';
@@ -89,34 +90,45 @@ describe('the graph is bounded by configuration, not by history', () => {
 describe('the graph keeps only its own strings', () => {
   // The log's decoder (msgpackr) returns strings as slices of longer ones; a graph keeping such a
   // slice would keep its whole event alive. The read side's decoder returns the strings the graph
-  // keeps as strings of their own, whether it read the record field by field or decoded it whole.
-  // Here each event carries 1.2 KB of short strings (what msgpackr reads in one run) that no graph
-  // model keeps.
+  // keeps as strings of their own, whether it read the record field by field or decoded it whole,
+  // and so for the records a retention cut carried forward. Here each event carries 1.2 KB of short
+  // strings (what msgpackr reads in one run) that no graph model keeps.
+  const event = (seq: number, i: number, userKey: string) => makeEvent({
+    id: `e${seq}-${i}`, time: new Date(Date.UTC(2026, 10, 22, 9, 0, 0, seq * 1000 + i)).toISOString(),
+    entityKeys: [`ip:10.${seq}.${i >> 8}.${i & 255}`, 'ip:192.0.2.10', ...(i === 0 ? [userKey] : [])], sourceEndpoint: { ip: `10.${seq}.${i >> 8}.${i & 255}` },
+    destinationEndpoint: { ip: '192.0.2.10', port: 443 }, attributes: Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`a${k}`, `${seq}-${i}-${k}-`.padEnd(30, 'x')])),
+  });
+  const evidence = (userKey: string) => (seq: number): Uint8Array => encodeRecord({
+    seq, at: '2026-11-22T09:00:00.000Z', type: RecordType.EventsIngested, prev: '',
+    data: { events: Array.from({ length: 1000 }, (_, i) => event(seq, i, userKey)) },
+  });
+  /** A record carrying forward a thousand access records of one event each, as a retention cut writes it. */
+  const carriedForward = (seq: number): Uint8Array => encodeRecord({
+    seq, at: '2026-11-22T09:00:00.000Z', type: 'RecordsCarriedForward', prev: '',
+    data: { records: Array.from({ length: 1000 }, (_, i) => ({ seq: seq * 1000 + i, hash: 'h', at: '2026-11-22T09:00:00.000Z', type: 'AccessRecorded', data: { event: event(seq, i, 'user:zoe') }, prev: '' })) },
+  });
   const cases = [
-    { name: 'read field by field', whole: false, userKey: 'user:zoe' },
+    { name: 'read field by field', make: evidence('user:zoe'), decodedWhole: false as boolean | undefined },
     // A non-ASCII string among the fields the read side builds: the record is decoded whole.
-    { name: 'decoded whole', whole: true, userKey: 'user:zoë' },
+    { name: 'decoded whole', make: evidence('user:zoë'), decodedWhole: true },
+    // The read side folds each carried record as the original it was.
+    { name: 'carried forward', make: carriedForward, decodedWhole: undefined },
   ];
-  for (const { name, whole, userKey } of cases) {
+  for (const { name, make, decodedWhole } of cases) {
     it(`does not keep the records it folded alive (${name})`, () => {
       setFlagsFromString('--expose-gc');
       const gc = runInNewContext('gc') as () => void;
       const p = createGraphProjection();
-      const record = (seq: number): Uint8Array => encodeRecord({
-        seq, at: '2026-11-22T09:00:00.000Z', type: RecordType.EventsIngested, prev: '',
-        data: { events: Array.from({ length: 1000 }, (_, i) => makeEvent({
-          id: `e${seq}-${i}`, time: new Date(Date.UTC(2026, 10, 22, 9, 0, 0, seq * 1000 + i)).toISOString(),
-          entityKeys: [`ip:10.${seq}.${i >> 8}.${i & 255}`, 'ip:192.0.2.10', ...(i === 0 ? [userKey] : [])], sourceEndpoint: { ip: `10.${seq}.${i >> 8}.${i & 255}` },
-          destinationEndpoint: { ip: '192.0.2.10', port: 443 }, attributes: Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`a${k}`, `${seq}-${i}-${k}-`.padEnd(30, 'x')])),
-        })) },
-      });
-      const bytes = Array.from({ length: 20 }, (_, i) => record(i + 1));
+      const bytes = Array.from({ length: 20 }, (_, i) => make(i + 1));
       // The case decodes as it says: only a record decoded whole holds its events' attributes.
-      assert.equal('attributes' in eventsOfRecord(decodeForReadSide(bytes[0]!))[0]!, whole);
+      if (decodedWhole !== undefined) assert.equal('attributes' in eventsOfRecord(decodeForReadSide(bytes[0]!))[0]!, decodedWhole);
       gc();
       const before = process.memoryUsage().heapUsed;
       let g = p.initial();
-      for (const b of bytes) g = p.evolve(g, decodeForReadSide(b));
+      for (const b of bytes) {
+        const r = decodeForReadSide(b);
+        for (const folded of carriedBy(r)?.map(asRecord) ?? [r]) g = p.evolve(g, folded);
+      }
       gc();
       const kept = process.memoryUsage().heapUsed - before;
       assert.equal(g.entities.size, 20_002);
