@@ -48,17 +48,57 @@ export function nanosFromIso(text: string, maxFractionDigits = 9): bigint | unde
 const SECONDS_KEPT = 4;
 const keptSeconds: string[] = Array.from({ length: SECONDS_KEPT }, () => '');
 const keptNanos: bigint[] = Array.from({ length: SECONDS_KEPT }, () => 0n);
+/** The same seconds in epoch milliseconds (`millisFromIso`). */
+const keptMillis: number[] = Array.from({ length: SECONDS_KEPT }, () => 0);
 let oldestKept = 0;
+
+/** The slot of `secondNanos`'s cache holding a whole UTC second `YYYY-MM-DDTHH:MM:SS`, or -1 when it is not one. */
+function secondSlot(second: string): number {
+  for (let i = 0; i < SECONDS_KEPT; i++) if (keptSeconds[i] === second) return i;
+  const nanos = parseIsoNanos(`${second}Z`, 0);
+  if (nanos === undefined) return -1;
+  const slot = oldestKept;
+  keptSeconds[slot] = second;
+  keptNanos[slot] = nanos;
+  keptMillis[slot] = Number(nanos / NS_PER_MS);
+  oldestKept = (oldestKept + 1) % SECONDS_KEPT;
+  return slot;
+}
 
 /** Epoch nanoseconds of a whole UTC second `YYYY-MM-DDTHH:MM:SS`, or undefined when it is not one. */
 function secondNanos(second: string): bigint | undefined {
-  for (let i = 0; i < SECONDS_KEPT; i++) if (keptSeconds[i] === second) return keptNanos[i];
-  const nanos = parseIsoNanos(`${second}Z`, 0);
-  if (nanos === undefined) return undefined;
-  keptSeconds[oldestKept] = second;
-  keptNanos[oldestKept] = nanos;
-  oldestKept = (oldestKept + 1) % SECONDS_KEPT;
-  return nanos;
+  const slot = secondSlot(second);
+  return slot < 0 ? undefined : keptNanos[slot];
+}
+
+/**
+ * Epoch milliseconds, to the microsecond, of an ISO date-time string (`Number(ns / 1000n) / 1000` of
+ * `nanosFromIso(text)`), or undefined where that is undefined. The read side's event index reads
+ * every event's time: the canonical form from 1970 on (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`) is read
+ * here without bigints; anything else through `nanosFromIso`. A property test holds both equal.
+ */
+export function millisFromIso(text: string): number | undefined {
+  const n = text.length;
+  if ((n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46 /* . */)) && text.charCodeAt(n - 1) === 90 /* Z */) {
+    const slot = secondSlot(text.slice(0, 19));
+    const ms = slot < 0 ? -1 : keptMillis[slot]!;
+    if (ms >= 0) {
+      // The first six digits of the fraction are the microseconds; the rest are cut, as ns / 1000n cuts them.
+      let micros = 0;
+      let digits = true;
+      for (let i = 20; i < n - 1 && digits; i++) {
+        const digit = text.charCodeAt(i) - 48;
+        digits = digit >= 0 && digit <= 9;
+        if (i < 26) micros = micros * 10 + digit;
+      }
+      if (digits) {
+        for (let i = Math.max(n - 1, 20); i < 26; i++) micros *= 10;
+        return (ms * 1000 + micros) / 1000;
+      }
+    }
+  }
+  const ns = nanosFromIso(text);
+  return ns === undefined ? undefined : Number(ns / 1000n) / 1000;
 }
 
 /**

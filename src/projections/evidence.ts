@@ -1,7 +1,7 @@
 import { eventsCarried, eventsOfRecord } from '../events/record-types.js';
 import type { NormalizedEvent, ReadSideEvent, WriteSideEvent } from '../events/normalized-event.js';
 import { stableStringify } from '../normalizers/record-id.js';
-import { nanosFromIso } from '../normalizers/time.js';
+import { millisFromIso } from '../normalizers/time.js';
 import { instanceIndex } from './types.js';
 import type { ReadModels } from './runtime.js';
 
@@ -54,8 +54,7 @@ export function sameEvent(a: NormalizedEvent, b: NormalizedEvent): boolean {
  * unparseable, which the schema prevents).
  */
 export function eventTimeMs(event: Pick<NormalizedEvent, 'time'>): number {
-  const ns = nanosFromIso(event.time);
-  return ns === undefined ? 0 : Number(ns / 1000n) / 1000;
+  return millisFromIso(event.time) ?? 0;
 }
 
 /** The slice of the read models that finds stored events: the evidence index and the records it points into. */

@@ -131,12 +131,12 @@ export function touchRelationship(g: GraphState, id: string, r: Relationship, ti
 
 /**
  * Adds a new relationship (and both its ends), forgetting the least recently seen one past the
- * limit. Its ends are the entities' own key strings, its times kept as given.
+ * limit. Its ends are the entities' own key strings, its times kept as given. `id` is its
+ * `relationshipId` when the caller has built it already (of strings the graph may keep).
  */
-export function addRelationship(g: GraphState, r: Relationship): void {
+export function addRelationship(g: GraphState, r: Relationship, id = relationshipId(r)): void {
   r.from = entityKey(g, r.from, r.firstSeen);
   r.to = entityKey(g, r.to, r.firstSeen);
-  const id = relationshipId(r);
   g.relationships.set(id, r);
   link(g, r.from, id);
   link(g, r.to, id);
@@ -191,7 +191,7 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
           const id = `${from}|${type}|${to}`;
           const existing = g.relationships.get(id);
           if (existing) touchRelationship(g, id, existing, time);
-          else addRelationship(g, { from, to, type, firstSeen: time, lastSeen: time, count: 1 });
+          else addRelationship(g, { from, to, type, firstSeen: time, lastSeen: time, count: 1 }, id);
         });
       }
       return g;

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  isoFromNanos, nanosFromEpochMicros, nanosFromEpochMillis, nanosFromEpochNanos, nanosFromEpochSeconds, nanosFromIso, parseIsoNanos,
+  isoFromNanos, millisFromIso, nanosFromEpochMicros, nanosFromEpochMillis, nanosFromEpochNanos, nanosFromEpochSeconds, nanosFromIso, parseIsoNanos,
 } from '../../src/normalizers/time.js';
 
 describe('time', () => {
@@ -49,6 +49,29 @@ describe('time', () => {
         assert.equal(nanosFromIso(text), parseIsoNanos(text, 9), text);
       }
     }), { numRuns: 1000 });
+  });
+  it('reads epoch milliseconds to the microsecond as the nanoseconds say, canonical or not (property)', () => {
+    const nanosArb = fc.bigInt({ min: -62135596800n * 1_000_000_000n, max: 253402300799999999999n });
+    const textArb = fc.oneof(
+      nanosArb.map(isoFromNanos),
+      fc.bigInt({ min: 0n, max: 4102444800n * 1_000_000_000n }).map(isoFromNanos),
+      // Canonical times with their fraction cut or padded to any length, another zone, a stray character.
+      fc.tuple(nanosArb.map(isoFromNanos), fc.integer({ min: 0, max: 11 }), fc.constantFrom('Z', 'z', '+00:00', '')).map(([iso, digits, zone]) => {
+        const [whole, fraction = ''] = iso.slice(0, -1).split('.');
+        return `${whole}${digits === 0 ? '' : `.${fraction.padEnd(digits, '7').slice(0, digits)}`}${zone}`;
+      }),
+      fc.tuple(nanosArb.map(isoFromNanos), fc.nat(), fc.string({ maxLength: 1 })).map(([iso, at, c]) => iso.slice(0, at % iso.length) + c + iso.slice((at % iso.length) + 1)),
+      fc.string({ maxLength: 32 }),
+    );
+    fc.assert(fc.property(fc.array(textArb, { minLength: 1, maxLength: 20 }), (texts) => {
+      for (const text of texts) {
+        const ns = nanosFromIso(text);
+        assert.equal(millisFromIso(text), ns === undefined ? undefined : Number(ns / 1000n) / 1000, text);
+      }
+    }), { numRuns: 3000 });
+    assert.equal(millisFromIso('2026-11-22T00:00:00.0071239Z'), 1795305600007.123);
+    assert.equal(millisFromIso('1970-01-01T00:00:00Z'), 0);
+    assert.equal(millisFromIso('1969-12-31T23:59:59.9999995Z'), 0, 'cut toward zero, as the bigint division cuts');
   });
   it('round-trips any in-range nanosecond instant', () => {
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: 253402300799999999999n }), (ns) => {
