@@ -41,18 +41,18 @@ export function nanosFromIso(text: string, maxFractionDigits = 9): bigint | unde
 }
 
 /**
- * The whole UTC seconds (`YYYY-MM-DDTHH:MM:SS`) `canonicalIsoNanos` read lately and their epoch
- * nanoseconds, the oldest replaced first. More than one: an event's `time` and `ingestedAt` take
+ * The whole UTC seconds (`YYYY-MM-DDTHH:MM:SS`) `canonicalSecond` read lately and their epoch
+ * nanoseconds (and milliseconds), the oldest replaced first. More than one: an event's `time` and `ingestedAt` take
  * turns, and with one second kept each would evict the other at every event.
  */
 const SECONDS_KEPT = 4;
 const keptSeconds: string[] = Array.from({ length: SECONDS_KEPT }, () => '');
 const keptNanos: bigint[] = Array.from({ length: SECONDS_KEPT }, () => 0n);
-/** The same seconds in epoch milliseconds (`millisFromIso`). */
+/** The same seconds in epoch milliseconds (for `millisFromIso`, which then needs no bigint). */
 const keptMillis: number[] = Array.from({ length: SECONDS_KEPT }, () => 0);
 let oldestKept = 0;
 
-/** The slot of `secondNanos`'s cache holding a whole UTC second `YYYY-MM-DDTHH:MM:SS`, or -1 when it is not one. */
+/** The slot of the cache holding a whole UTC second `YYYY-MM-DDTHH:MM:SS`, or -1 when it is not one. */
 function secondSlot(second: string): number {
   for (let i = 0; i < SECONDS_KEPT; i++) if (keptSeconds[i] === second) return i;
   const nanos = parseIsoNanos(`${second}Z`, 0);
@@ -65,62 +65,58 @@ function secondSlot(second: string): number {
   return slot;
 }
 
-/** Epoch nanoseconds of a whole UTC second `YYYY-MM-DDTHH:MM:SS`, or undefined when it is not one. */
-function secondNanos(second: string): bigint | undefined {
-  const slot = secondSlot(second);
-  return slot < 0 ? undefined : keptNanos[slot];
+/** `canonicalSecond`'s answers besides a slot: not the canonical form, or more fraction digits than allowed. */
+const NOT_CANONICAL = -1;
+const TOO_PRECISE = -2;
+/** The fraction, in nanoseconds, of the text `canonicalSecond` last read (a number: nothing is allocated per time). */
+let canonicalFraction = 0;
+
+/**
+ * Reads the canonical form Vigil stores and most sources send (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`)
+ * by hand: events of a batch share their seconds, so a whole second is parsed once (by
+ * `parseIsoNanos`, kept in the cache) and the fraction digit by digit. Answers the cache slot of
+ * the second, with the fraction in `canonicalFraction`; NOT_CANONICAL for anything else, which the
+ * general parser answers; TOO_PRECISE past `maxFractionDigits`.
+ */
+function canonicalSecond(text: string, maxFractionDigits: number): number {
+  const n = text.length;
+  if (!(n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46 /* . */)) || text.charCodeAt(n - 1) !== 90 /* Z */) return NOT_CANONICAL;
+  if (n > 20 && n - 21 > maxFractionDigits) return TOO_PRECISE;
+  const slot = secondSlot(text.slice(0, 19));
+  if (slot < 0) return NOT_CANONICAL;
+  let fraction = 0;
+  for (let i = 20; i < n - 1; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return NOT_CANONICAL;
+    fraction = fraction * 10 + digit;
+  }
+  for (let i = Math.max(n - 1, 20); i < 29; i++) fraction *= 10;
+  canonicalFraction = fraction;
+  return slot;
+}
+
+/**
+ * The fast path of `nanosFromIso` (`canonicalSecond`): undefined past `maxFractionDigits`, null
+ * for anything not canonical; a property test holds it equal to the general parser for any text.
+ */
+function canonicalIsoNanos(text: string, maxFractionDigits: number): bigint | undefined | null {
+  const slot = canonicalSecond(text, maxFractionDigits);
+  if (slot === TOO_PRECISE) return undefined;
+  return slot < 0 ? null : inRange(keptNanos[slot]! + BigInt(canonicalFraction));
 }
 
 /**
  * Epoch milliseconds, to the microsecond, of an ISO date-time string (`Number(ns / 1000n) / 1000` of
  * `nanosFromIso(text)`), or undefined where that is undefined. The read side's event index reads
- * every event's time: the canonical form from 1970 on (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`) is read
- * here without bigints; anything else through `nanosFromIso`. A property test holds both equal.
+ * every event's time: the canonical form from 1970 on is read without bigints (`canonicalSecond`;
+ * the microseconds cut as ns / 1000n cuts them); anything else through `nanosFromIso`. A property
+ * test holds both equal.
  */
 export function millisFromIso(text: string): number | undefined {
-  const n = text.length;
-  if ((n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46 /* . */)) && text.charCodeAt(n - 1) === 90 /* Z */) {
-    const slot = secondSlot(text.slice(0, 19));
-    const ms = slot < 0 ? -1 : keptMillis[slot]!;
-    if (ms >= 0) {
-      // The first six digits of the fraction are the microseconds; the rest are cut, as ns / 1000n cuts them.
-      let micros = 0;
-      let digits = true;
-      for (let i = 20; i < n - 1 && digits; i++) {
-        const digit = text.charCodeAt(i) - 48;
-        digits = digit >= 0 && digit <= 9;
-        if (i < 26) micros = micros * 10 + digit;
-      }
-      if (digits) {
-        for (let i = Math.max(n - 1, 20); i < 26; i++) micros *= 10;
-        return (ms * 1000 + micros) / 1000;
-      }
-    }
-  }
+  const slot = canonicalSecond(text, 9);
+  if (slot >= 0 && keptMillis[slot]! >= 0) return (keptMillis[slot]! * 1000 + Math.floor(canonicalFraction / 1000)) / 1000;
   const ns = nanosFromIso(text);
   return ns === undefined ? undefined : Number(ns / 1000n) / 1000;
-}
-
-/**
- * The fast path of `nanosFromIso` for the canonical form Vigil stores and most sources send
- * (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`): events of a batch share their seconds, so a whole second
- * is parsed once (by `parseIsoNanos`, kept by `secondNanos`) and the fraction by hand. Null for
- * anything else, which the general parser answers; a property test holds both equal for any text.
- */
-function canonicalIsoNanos(text: string, maxFractionDigits: number): bigint | undefined | null {
-  const n = text.length;
-  if (!(n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46 /* . */)) || text.charCodeAt(n - 1) !== 90 /* Z */) return null;
-  if (n > 20 && n - 21 > maxFractionDigits) return undefined;
-  const second = secondNanos(text.slice(0, 19));
-  if (second === undefined) return null;
-  let fraction = 0;
-  for (let i = 20; i < n - 1; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return null;
-    fraction = fraction * 10 + digit;
-  }
-  for (let i = Math.max(n - 1, 20); i < 29; i++) fraction *= 10;
-  return inRange(second + BigInt(fraction));
 }
 
 /** `nanosFromIso` by the RFC 3339 pattern alone (exported for the property test of the fast path). */
