@@ -1,6 +1,7 @@
 import { decodeRecord, type LogRecord } from './record.js';
 import type { NormalizedEvent, ReadSideEvent, WriteSideEvent } from '../events/normalized-event.js';
 import { eventsOfRecord } from '../events/record-types.js';
+import { carriedBy } from '../retention/plan.js';
 
 /**
  * Decoders of the log's evidence records (`EventsIngested`, `RawRecordsIngested`) to the fields of
@@ -81,10 +82,7 @@ export function own(s: string): string {
  */
 function withOwnedKeptStrings(record: LogRecord): LogRecord {
   ownKeptStrings(record);
-  if (record.type === 'RecordsCarriedForward') {
-    const carried = (record.data as { records?: unknown } | null)?.records;
-    if (Array.isArray(carried)) for (const c of carried as Array<{ type: string; data: unknown }>) ownKeptStrings(c);
-  }
+  for (const c of carriedBy(record) ?? []) ownKeptStrings(c);
   return record;
 }
 
