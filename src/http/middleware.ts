@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context, ErrorHandler, MiddlewareHandler } from 'hono';
 import { HttpError, sendError } from './errors.js';
 import { FatalStorageError, NotLeaderError } from '../log/event-log.js';
+import { ProofNeedsArchive } from '../log/checkpointer.js';
 
 /** Gives each request an id (`X-Request-Id` on every response) and sets the no-store, no-sniff headers. */
 export function requestIds(): MiddlewareHandler<{ Variables: { requestId: string } }> {
@@ -32,6 +33,8 @@ export function errorHandler(log: (line: Record<string, unknown>) => void): Erro
     if (err instanceof FatalStorageError) return sendError(c, new HttpError(503, STORAGE_FAILED));
     // A JetStream node that stopped leading between the request's arrival and its write: nothing was written.
     if (err instanceof NotLeaderError) return sendError(c, new HttpError(503, 'this node stopped leading while the request was under way: nothing was written; retry', undefined, { retryAfterSeconds: 2 }));
+    // A log proof that needs records retention removed: made from their segment's archive, not here.
+    if (err instanceof ProofNeedsArchive) return sendError(c, new HttpError(404, err.message));
     const requestId = c.get('requestId') as string;
     log({ level: 'error', msg: 'unhandled error', requestId, error: (err as Error)?.name, detail: (err as Error)?.message?.slice(0, 500) });
     return sendError(c, new HttpError(500, `internal error; quote request id ${requestId}`));

@@ -22,6 +22,7 @@ export interface Transparency {
   checkpoint(size?: number): string | undefined;
   /** Records covered by durable tree nodes: proofs may be asked up to here. */
   committedSize(): number;
+  /** Proofs from the live tree; one that needs a record a retention cut removed throws ProofNeedsArchive. */
   inclusion(seq: number, size: number): { leafHash: Uint8Array; path: Uint8Array[] };
   consistency(from: number, to: number): Uint8Array[];
   /** Adds the verified cosignatures of configured witnesses to the stored checkpoint they sign. */
