@@ -115,14 +115,39 @@ export function parseJsonLines(bytes: Uint8Array): unknown[] {
  * A body in neither shape is a 400 that names the accepted shapes; another media type is a 415.
  */
 export async function readBatchBody(c: Context, limit: number): Promise<unknown> {
+  return (await readBatchBodyText(c, limit)).value;
+}
+
+/** A batch body as parsed, with its bytes when it is one JSON array. */
+export interface BatchBody {
+  readonly value: unknown;
+  /** The body's JSON array text without the whitespace around it, when the body is one JSON array. */
+  readonly arrayText?: Uint8Array;
+}
+
+const isJsonSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/** The bytes of a JSON document that parsed to an array, without the whitespace around it (undefined after a byte-order mark). */
+function arrayTextOf(bytes: Uint8Array): Uint8Array | undefined {
+  let start = 0;
+  let end = bytes.length;
+  while (start < end && isJsonSpace(bytes[start]!)) start++;
+  while (end > start && isJsonSpace(bytes[end - 1]!)) end--;
+  return bytes[start] === 0x5b && bytes[end - 1] === 0x5d ? bytes.subarray(start, end) : undefined;
+}
+
+/** readBatchBody, also answering the bytes of a body that is one JSON array (see BatchBody). */
+export async function readBatchBodyText(c: Context, limit: number): Promise<BatchBody> {
   const type = c.req.header('content-type');
-  if (type !== undefined && isJsonLinesType(type)) return parseJsonLines(await readBodyBytes(c, limit));
+  if (type !== undefined && isJsonLinesType(type)) return { value: parseJsonLines(await readBodyBytes(c, limit)) };
   if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
     throw new HttpError(415, `expected Content-Type: application/json or application/x-ndjson (${BATCH_SHAPES})`);
   }
   const bytes = await readBodyBytes(c, limit);
   try {
-    return parseJsonBytes(bytes);
+    const value = parseJsonBytes(bytes);
+    const arrayText = Array.isArray(value) ? arrayTextOf(bytes) : undefined;
+    return arrayText ? { value, arrayText } : { value };
   } catch (err) {
     if (!(err instanceof HttpError) || err.message !== 'malformed JSON') throw err;
     let lines: unknown[];
@@ -132,7 +157,7 @@ export async function readBatchBody(c: Context, limit: number): Promise<unknown>
       throw new HttpError(400, `malformed JSON; expected ${BATCH_SHAPES}`, err.issues);
     }
     // One value per line reads as JSON lines only when there are several lines of objects.
-    if (lines.length > 1 && lines.every((l) => l !== null && typeof l === 'object' && !Array.isArray(l))) return lines;
+    if (lines.length > 1 && lines.every((l) => l !== null && typeof l === 'object' && !Array.isArray(l))) return { value: lines };
     throw new HttpError(400, `malformed JSON; expected ${BATCH_SHAPES}`, err.issues);
   }
 }

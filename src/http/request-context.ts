@@ -37,17 +37,29 @@ export async function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decid
   return outcome.result;
 }
 
+/** The opening of an ingestion answer whose `accepted` is the request's own JSON text. */
+const ACCEPTED_OPEN = Buffer.from('{"accepted":');
+
 /**
  * The 202 answer of an ingest route: the ingestion result with what its evidence raised. A client
  * sending `Prefer: return=minimal` (RFC 7240) gets it without the echoed events: `accepted` is
  * replaced by its count, `acceptedCount`, and the answer says `Preference-Applied`.
+ *
+ * `acceptedJson`, when given, is JSON text of exactly `accepted`: the request's own array, which
+ * the events route passes when every record of it was accepted as parsed. The answer then carries
+ * those bytes instead of serializing the same events again (for a batch of 1,000 events, the
+ * largest cost of an answer).
  */
-export function ingestionAnswer<T extends { accepted: unknown[]; alerts: unknown[]; incidents: unknown[] }>(c: Context<AppEnv>, r: { result: T; detections: Detections }): Response {
-  const body = withDetections(r);
-  if (!/(^|[,\s])return=minimal\b/i.test(c.req.header('prefer') ?? '')) return c.json(body, 202);
-  const { accepted, ...rest } = body;
-  c.header('Preference-Applied', 'return=minimal');
-  return c.json({ acceptedCount: accepted.length, ...rest }, 202);
+export function ingestionAnswer<T extends { accepted: unknown[]; alerts: unknown[]; incidents: unknown[] }>(c: Context<AppEnv>, r: { result: T; detections: Detections }, acceptedJson?: Uint8Array): Response {
+  const { accepted, ...rest } = withDetections(r);
+  if (/(^|[,\s])return=minimal\b/i.test(c.req.header('prefer') ?? '')) {
+    c.header('Preference-Applied', 'return=minimal');
+    return c.json({ acceptedCount: accepted.length, ...rest }, 202);
+  }
+  if (!acceptedJson) return c.json({ accepted, ...rest }, 202);
+  // `rest` serialized is `{"duplicates":…}`: its members follow `accepted` in one object.
+  const members = Buffer.from(`,${JSON.stringify(rest).slice(1)}`);
+  return c.body(Buffer.concat([ACCEPTED_OPEN, acceptedJson, members]), 202, { 'Content-Type': 'application/json' });
 }
 
 /** An ingestion result with the alerts and incidents its evidence raised (spec 2.2). */

@@ -4,7 +4,7 @@ import { CATEGORIES, IsoDateTime, NormalizedEventSchema } from '../../events/nor
 import { listEvents, parseEventCursor } from '../../projections/evidence-query.js';
 import { epochMillisOf } from '../../normalizers/time.js';
 import { batchOf, validateRecords } from '../batch.js';
-import { readBatchBody } from '../body.js';
+import { readBatchBodyText } from '../body.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { QueryLimit } from '../query.js';
 import { executeAudited, ingestionAnswer } from '../request-context.js';
@@ -39,10 +39,14 @@ const ingestEventsRoute = route({
   middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes)],
   success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 409, 413, 415, 429],
   handle: async (c, { deps }) => {
-    const batch = batchOf(await readBatchBody(c, deps.config.limits.bodyBytes), deps.config.limits.recordsPerRequest);
+    const body = await readBatchBodyText(c, deps.config.limits.bodyBytes);
+    const batch = batchOf(body.value, deps.config.limits.recordsPerRequest);
     c.get('ingestTicket').records(batch.records.length);
     const events = validateRecords(SubmittedEventSchema, batch.records);
-    return ingestionAnswer(c, await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202));
+    // Every event is echoed (duplicates too), so the body's own array is the echo when validation
+    // kept each record as parsed (src/json/schema-check.ts); a record valibot rebuilt is echoed as stored.
+    const asSent = body.arrayText !== undefined && events.every((e, i) => e === batch.records[i]);
+    return ingestionAnswer(c, await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202), asSent ? body.arrayText : undefined);
   },
 });
 
