@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { nanosFromIso } from '../normalizers/time.js';
+import { isIsoDateTime } from '../normalizers/time.js';
 
 /** The nine event categories of spec 2.12. */
 export const CATEGORIES = [
@@ -24,7 +24,7 @@ export const IsoDateTime = v.pipe(
   v.string(),
   v.regex(ISO_DATE_TIME, 'expected ISO 8601 date-time'),
   // Calendar-checked with the same integer parser the normalizers use (Date.parse rolls 02-30 over).
-  v.check((s) => nanosFromIso(s) !== undefined, 'expected ISO 8601 date-time'),
+  v.check((s) => isIsoDateTime(s), 'expected ISO 8601 date-time'),
 );
 
 const ShortString = v.pipe(v.string(), v.minLength(1), v.maxLength(EVENT_LIMITS.shortString));

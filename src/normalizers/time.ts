@@ -119,6 +119,17 @@ export function millisFromIso(text: string): number | undefined {
   return ns === undefined ? undefined : Number(ns / 1000n) / 1000;
 }
 
+/**
+ * Whether `nanosFromIso(text, maxFractionDigits)` is defined, without its bigints for the
+ * canonical form: what the NormalizedEvent schema checks of every event's `time` and
+ * `ingestedAt`. A second `canonicalSecond` reads is in range, and so is any fraction of it.
+ */
+export function isIsoDateTime(text: string, maxFractionDigits = 9): boolean {
+  const slot = canonicalSecond(text, maxFractionDigits);
+  if (slot >= 0) return true;
+  return slot === NOT_CANONICAL && nanosFromIso(text, maxFractionDigits) !== undefined;
+}
+
 /** `nanosFromIso` by the RFC 3339 pattern alone (exported for the property test of the fast path). */
 export function parseIsoNanos(text: string, maxFractionDigits: number): bigint | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/.exec(text);
@@ -187,8 +198,14 @@ function nanosFromIntegerUnit(value: number | string, unit: bigint): bigint | un
   return inRange(BigInt(value) * unit);
 }
 
-/** Nanoseconds of an ISO string for comparisons (ordering, windows); NaN-free: undefined when invalid. */
+/**
+ * Whole epoch milliseconds of an ISO string for comparisons (ordering, windows), cut toward zero
+ * (`Number(ns / 1_000_000n)`); undefined when invalid. Detection reads every event's time: the
+ * canonical form from 1970 on is read without bigints, as `millisFromIso` reads it.
+ */
 export function epochMillisOf(iso: string): number | undefined {
+  const slot = canonicalSecond(iso, 9);
+  if (slot >= 0 && keptMillis[slot]! >= 0) return keptMillis[slot]! + Math.floor(canonicalFraction / 1_000_000);
   const ns = nanosFromIso(iso);
   return ns === undefined ? undefined : Number(ns / NS_PER_MS);
 }

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  isoFromNanos, millisFromIso, nanosFromEpochMicros, nanosFromEpochMillis, nanosFromEpochNanos, nanosFromEpochSeconds, nanosFromIso, parseIsoNanos,
+  epochMillisOf, isIsoDateTime, isoFromNanos, millisFromIso, nanosFromEpochMicros, nanosFromEpochMillis, nanosFromEpochNanos, nanosFromEpochSeconds, nanosFromIso, parseIsoNanos,
 } from '../../src/normalizers/time.js';
 
 describe('time', () => {
@@ -50,7 +50,7 @@ describe('time', () => {
       }
     }), { numRuns: 1000 });
   });
-  it('reads epoch milliseconds to the microsecond as the nanoseconds say, canonical or not (property)', () => {
+  it('reads epoch milliseconds (to the microsecond, and whole) and validity as the nanoseconds say, canonical or not (property)', () => {
     const nanosArb = fc.bigInt({ min: -62135596800n * 1_000_000_000n, max: 253402300799999999999n });
     const textArb = fc.oneof(
       nanosArb.map(isoFromNanos),
@@ -67,6 +67,8 @@ describe('time', () => {
       for (const text of texts) {
         const ns = nanosFromIso(text);
         assert.equal(millisFromIso(text), ns === undefined ? undefined : Number(ns / 1000n) / 1000, text);
+        assert.equal(epochMillisOf(text), ns === undefined ? undefined : Number(ns / 1_000_000n), text);
+        for (const digits of [9, 6, 3, 0]) assert.equal(isIsoDateTime(text, digits), nanosFromIso(text, digits) !== undefined, `${text} (${digits} digits)`);
       }
     }), { numRuns: 3000 });
     assert.equal(millisFromIso('2026-11-22T00:00:00.0071239Z'), 1795305600007.123);
