@@ -4,7 +4,8 @@ import { eventsOfRecord } from '../events/record-types.js';
 import { carriedBy } from '../retention/plan.js';
 
 /**
- * Decoders of the log's evidence records (`EventsIngested`, `RawRecordsIngested`) to the fields of
+ * Decoders of the log's evidence records (`EventsIngested`, `RawRecordsIngested`, and for the read
+ * side `CollectorSubmissionAccepted`, whose other data is built whole) to the fields of
  * their events that one side's folds read. Decoding a record of a thousand events whole builds some
  * forty values an event for the folds to read six or eight, and that building, not reading the
  * bytes, is what decoding costs: these read the MessagePack themselves, build those fields and step
@@ -36,6 +37,13 @@ const K = {
 
 /** The record types whose events are read field by field; every other type is decoded whole. */
 const EVIDENCE_TYPES: ReadonlySet<string> = new Set(['EventsIngested', 'RawRecordsIngested']);
+/**
+ * The read side also reads the events of an accepted signed submission field by field; the rest of
+ * its data (the collector, its facts, the result) is built whole, since the graph folds the facts.
+ */
+const READ_SIDE_TYPES: ReadonlySet<string> = new Set([...EVIDENCE_TYPES, 'CollectorSubmissionAccepted']);
+/** The record types whose data is kept besides its events (the others' is stepped over). */
+const WHOLE_DATA_TYPES: ReadonlySet<string> = new Set(['CollectorSubmissionAccepted']);
 
 let buf: Buffer = Buffer.alloc(0);
 let pos = 0;
@@ -46,18 +54,18 @@ let pos = 0;
  * forward, are strings of their own.
  */
 export function decodeForReadSide(bytes: Uint8Array): LogRecord {
-  return readEvidence(bytes, readSideEvent) ?? withOwnedKeptStrings(decodeRecord(bytes));
+  return readEvidence(bytes, readSideEvent, READ_SIDE_TYPES) ?? withOwnedKeptStrings(decodeRecord(bytes));
 }
 
 /** Decodes a stored record for the write side's folds: an evidence record's events hold WriteSideEvent's fields. */
 export function decodeForWriteSide(bytes: Uint8Array): LogRecord {
-  return readEvidence(bytes, writeSideEvent) ?? decodeRecord(bytes);
+  return readEvidence(bytes, writeSideEvent, EVIDENCE_TYPES) ?? decodeRecord(bytes);
 }
 
 /** The record read field by field, or undefined when it is to be decoded whole. */
-function readEvidence(bytes: Uint8Array, event: () => unknown): LogRecord | undefined {
+function readEvidence(bytes: Uint8Array, event: () => unknown, types: ReadonlySet<string>): LogRecord | undefined {
   try {
-    return readEvidenceRecord(bytes, event);
+    return readEvidenceRecord(bytes, event, types);
   } catch {
     // UNREAD, or bytes out of range: decoded whole, which says what is wrong with bytes that are not MessagePack.
     return undefined;
@@ -93,7 +101,7 @@ function ownKeptStrings(record: { readonly type: string; readonly data: unknown 
   }
 }
 
-function readEvidenceRecord(bytes: Uint8Array, event: () => unknown): LogRecord | undefined {
+function readEvidenceRecord(bytes: Uint8Array, event: () => unknown, types: ReadonlySet<string>): LogRecord | undefined {
   buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   pos = 0;
   let seq: number | undefined;
@@ -101,7 +109,7 @@ function readEvidenceRecord(bytes: Uint8Array, event: () => unknown): LogRecord 
   let type: string | undefined;
   let prev: string | undefined;
   let actor: unknown;
-  let events: unknown[] | undefined;
+  let recordData: { events: unknown[] } | undefined;
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
     if (len === 3 && eq(K.seq)) { pos += 3; seq = integer(); }
@@ -109,39 +117,50 @@ function readEvidenceRecord(bytes: Uint8Array, event: () => unknown): LogRecord 
     else if (len === 4 && eq(K.type)) {
       pos += 4;
       type = string();
-      if (!EVIDENCE_TYPES.has(type)) return undefined;
+      if (!types.has(type)) return undefined;
     } else if (len === 4 && eq(K.data)) {
       // Written after the type by the log's encoder; in any other order the record is decoded whole.
       if (type === undefined) throw UNREAD;
       pos += 4;
-      events = data(event);
+      recordData = data(event, WHOLE_DATA_TYPES.has(type));
     } else if (len === 4 && eq(K.prev)) { pos += 4; prev = string(); }
     else if (len === 5 && eq(K.actor)) { pos += 5; actor = plain(0); }
     else throw UNREAD;
   }
-  if (pos !== buf.length || seq === undefined || at === undefined || type === undefined || prev === undefined || events === undefined) throw UNREAD;
-  const record: { seq: number; at: string; type: string; data: { events: unknown[] }; prev: string; actor?: unknown } = { seq, at, type, data: { events }, prev };
+  if (pos !== buf.length || seq === undefined || at === undefined || type === undefined || prev === undefined || recordData === undefined) throw UNREAD;
+  const record: { seq: number; at: string; type: string; data: { events: unknown[] }; prev: string; actor?: unknown } = { seq, at, type, data: recordData, prev };
   if (actor !== undefined) record.actor = actor;
   return record as LogRecord;
 }
 
-/** An evidence record's data: its `events`, each read by `event`; every other entry stepped over. */
-function data(event: () => unknown): unknown[] {
+/**
+ * An evidence record's data: its `events`, each read by `event`; every other entry built whole
+ * when `whole`, else stepped over.
+ */
+function data(event: () => unknown, whole: boolean): { events: unknown[] } {
+  const out: Record<string, unknown> = {};
   let events: unknown[] | undefined;
   for (let n = mapHeader(); n > 0; n--) {
+    const at = pos;
     const len = keyHeader();
     if (len === 6 && eq(K.events)) {
       pos += 6;
       const count = arrayHeader();
       events = new Array<unknown>(count);
       for (let i = 0; i < count; i++) events[i] = event();
+      out.events = events;
+    } else if (whole) {
+      pos = at;
+      const key = string();
+      if (key === '__proto__') throw UNREAD;
+      out[key] = plain(0);
     } else {
       pos += len;
       skip();
     }
   }
   if (events === undefined) throw UNREAD;
-  return events;
+  return out as { events: unknown[] };
 }
 
 function readSideEvent(): ReadSideEvent {

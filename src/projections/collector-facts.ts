@@ -5,8 +5,9 @@ import { addRelationship, relationshipId, touchEntity, touchRelationship, type G
 /**
  * Folds the facts of an accepted collector submission into the graph: each entity fact touches
  * its entity (kind as stated), each relationship fact its typed relationship and both ends, at
- * the record's time (`at`, a string of its own: see `own`). The facts come decoded whole by msgpackr,
- * so the strings the graph keeps of them are made its own here. Pure in `g` (mutated and owned by the fold).
+ * the record's time (`at`, a string of its own: see `own`). The facts may come decoded whole by
+ * msgpackr (a record the read side's own reader leaves to it), so the strings the graph keeps of
+ * them are made its own here. Pure in `g` (mutated and owned by the fold).
  */
 export function foldCollectorFacts(g: GraphState, data: CollectorSubmissionAccepted, at: string): GraphState {
   for (const f of data.facts) {

@@ -53,16 +53,33 @@ const event = fc.record({
   attributes: fc.oneof(fc.dictionary(ascii, nested, { maxKeys: 5 }), logsourceAttributes),
 }, { requiredKeys: ['schemaVersion', 'id', 'category', 'class', 'activity', 'outcome', 'time', 'ingestedAt', 'source', 'entityKeys', 'attributes'] });
 
+const entityKey = fc.oneof(fc.constantFrom('ip:10.0.0.1', 'host:web', 'user:root', 'service:ssh'), text.map((t) => `host:${t}`));
+/** A signed collector's graph facts (src/collector-protocol/envelope.ts). */
+const fact = fc.oneof(
+  fc.record({ fact: fc.constant('entity'), key: entityKey, kind: text, attributes: fc.dictionary(ascii, nested, { maxKeys: 2 }) }),
+  fc.record({ fact: fc.constant('relationship'), from: entityKey, to: entityKey, type: text, attributes: fc.dictionary(ascii, nested, { maxKeys: 2 }) }),
+);
+
 const record = fc.record({
   seq: fc.integer({ min: 1, max: 2 ** 31 }),
-  type: fc.constantFrom('EventsIngested', 'RawRecordsIngested'),
+  type: fc.constantFrom('EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted'),
   events: fc.array(event, { maxLength: 6 }),
+  facts: fc.array(fact, { maxLength: 4 }),
+  collectorId: text,
   actor: fc.option(fc.record({ id: ascii, authentication: fc.constantFrom('token', 'loopback') }), { nil: undefined }),
-}).map(({ seq, type, events, actor }): LogRecord => ({
+}).map(({ seq, type, events, facts, collectorId, actor }): LogRecord => ({
   seq, at: '2026-11-27T10:00:00.000Z', type, prev: 'ab'.repeat(32),
-  data: type === 'EventsIngested' ? { events } : { normalizer: 'network-monitor', logType: 'conn', records: events.map(() => ({ raw: 1 })), events },
+  data: type === 'EventsIngested' ? { events }
+    : type === 'RawRecordsIngested' ? { normalizer: 'network-monitor', logType: 'conn', records: events.map(() => ({ raw: 1 })), events }
+    : collectorData(collectorId, seq, facts, events),
   ...(actor ? { actor } : {}),
 }));
+
+/** The data of an accepted signed submission, in the order its decider writes it (src/commands/collector-submit.ts). */
+function collectorData(collectorId: string, sequence: number, facts: unknown[], events: unknown[]): Record<string, unknown> {
+  const result = { collectorId, sequence, graph: { entities: facts.length, relationships: 0 }, acceptedEvents: events.length };
+  return { collectorId, epoch: 2, sequence, digest: 'cd'.repeat(32), signature: `${'A'.repeat(86)}==`, collectedAt: '2026-11-27T09:59:59.123Z', facts, events, result };
+}
 
 /** What the read side's folds make of `records`: the graph's snapshot and every index entry written. */
 function folds(records: readonly LogRecord[]): { graph: unknown; index: Array<[string, IndexKey, string]> } {
@@ -170,10 +187,21 @@ describe('decodeForReadSide', () => {
     }
   });
 
+  it('reads a signed submission\'s events field by field and builds the rest of its data whole', () => {
+    const e = { schemaVersion: 1, id: 'e1', category: 'system', class: 'process_start', activity: 'start', outcome: 'success', time: '2026-11-27T10:00:00.000Z', ingestedAt: '2026-11-27T10:00:00.000Z', source: { adapter: 'collector', instance: 'c1', recordId: 'r1' }, entityKeys: ['host:web'], attributes: { pid: 4 } };
+    const facts = [{ fact: 'entity', key: 'host:web', kind: 'host', attributes: { os: 'linux', cores: 2 } }, { fact: 'relationship', from: 'host:web', to: 'service:ssh', type: 'runs', attributes: {} }];
+    const r: LogRecord = { seq: 9, at: '2026-11-27T10:00:01.000Z', type: 'CollectorSubmissionAccepted', prev: 'f'.repeat(64), actor: { id: 'c1-token', authentication: 'token' }, data: collectorData('c1', 9, facts, [e]) };
+    const { events, ...rest } = r.data as { events: unknown[] };
+    assert.deepEqual(decodeForReadSide(encodeRecord(r)), {
+      ...r, data: { ...rest, events: [{ time: e.time, category: 'system', class: 'process_start', source: { adapter: 'collector' }, entityKeys: ['host:web'], actor: undefined, sourceEndpoint: undefined, destinationEndpoint: undefined, service: undefined }] },
+    });
+    assert.deepEqual(decodeForWriteSide(encodeRecord(r)), decodeRecord(encodeRecord(r)), 'the write side decodes it whole');
+  });
+
   it('decodes every other record whole, as decodeRecord does', () => {
     const records: LogRecord[] = [
       { seq: 1, at: '2026-11-27T10:00:00.000Z', type: 'ApiRequestAudited', prev: '0'.repeat(64), data: { requestId: 'r1', status: 202, route: '/api/v1/events' } },
-      { seq: 2, at: '2026-11-27T10:00:00.000Z', type: 'CollectorSubmissionAccepted', prev: '0'.repeat(64), data: { collectorId: 'c1', events: [], facts: [{ kind: 'host' }] } },
+      { seq: 2, at: '2026-11-27T10:00:00.000Z', type: 'CollectorSubmissionRejected', prev: '0'.repeat(64), data: { reason: 'replay', collectorId: 'c1', event: { id: 'x' } } },
       { seq: 3, at: '2026-11-27T10:00:00.000Z', type: 'AccessRecorded', prev: '0'.repeat(64), data: { event: { id: 'a', attributes: { x: 1 } } } },
     ];
     for (const r of records) assert.deepEqual(decodeForReadSide(encodeRecord(r)), decodeRecord(encodeRecord(r)));
