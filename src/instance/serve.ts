@@ -70,10 +70,18 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   let server: Server | undefined;
   let inFlight: InFlight | undefined;
   // A storage failure ends the process without closing the store: the read side's worker is first
-  // stopped between two folds, as the exit ending it inside a write transaction hangs or aborts.
-  let haltReadSide: (() => Promise<void>) | undefined;
+  // stopped between two transactions, as the exit ending it inside one hangs in lmdb-js's clean-up.
+  // A worker that does not stop in time is not waited for: the process is killed instead (exit
+  // status 137, not 70) rather than left hanging, answering nothing, with its port closed.
+  let haltReadSide: (() => Promise<boolean>) | undefined;
   const fatal = fatalDrain(() => server, () => inFlight, log, (err) => {
-    void (haltReadSide?.() ?? Promise.resolve()).then(() => onFatal(err));
+    void (haltReadSide?.() ?? Promise.resolve(true)).then((halted) => {
+      if (!halted) {
+        log({ level: 'fatal', msg: `the read side did not stop within ${READ_SIDE_HALT_MS} ms: killing the process, whose exit would wait for it forever`, error: err.message });
+        process.kill(process.pid, 'SIGKILL');
+      }
+      onFatal(err);
+    });
   });
   // On a JetStream node a start-up step the stream does not answer is said as a refusal with what to do.
   const refusal = (err: unknown) => (config.storage.backend === 'jetstream' && err instanceof Error ? unanswered(config.storage.jetstream?.stream ?? '(unnamed)', err) : err);

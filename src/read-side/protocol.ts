@@ -8,6 +8,11 @@ export interface ReadWorkerData {
   readonly checkpointEvery?: number;
   /** How much lower than the writer's thread the worker's thread runs (a Linux nice value; 0: the same). */
   readonly nice?: number;
+  /**
+   * One Int32 the writer's thread sets to 1 to halt the worker (a storage failure's exit): the fold
+   * reads it between two transactions, where a message would wait for the whole turn.
+   */
+  readonly halt: SharedArrayBuffer;
 }
 
 /** Messages from the writer's thread to the read-side worker. */

@@ -45,7 +45,10 @@ export interface ReadProjections {
 export interface ReadFold {
   /** The last seq folded into every read model. */
   applied(): number;
-  /** Folds records (applied, to], in transactions of at most `chunk` records or `CHUNK_MS`; returns how many. */
+  /**
+   * Folds records (applied, to], in transactions of at most `chunk` records or `CHUNK_MS`; returns
+   * how many. Stops between two transactions once `halted` (an option of openReadFold) says so.
+   */
   catchUp(to: number): number;
   /** Clears every read model and folds from record 1 to `until` (default: the head). */
   rebuild(until: number): number;
@@ -88,8 +91,9 @@ function openEnv(path: string): RootDatabase {
  * fsync (it can always be rebuilt from the log): after an operating-system crash while it was open
  * (another boot id, no clean shutdown) it is rebuilt; after a process crash the OS kept its writes.
  */
-export function openReadFold(storePath: string, log: LogReader, projections: ReadProjections, opts: { chunk?: number; checkpointEvery?: number } = {}): ReadFold {
+export function openReadFold(storePath: string, log: LogReader, projections: ReadProjections, opts: { chunk?: number; checkpointEvery?: number; halted?: () => boolean } = {}): ReadFold {
   const chunk = opts.chunk ?? 20_000;
+  const halted = opts.halted ?? (() => false);
   const unswept = projections.indexes.find((ix) => ix.recordOf === undefined);
   if (unswept) throw new Error(`read-side index ${unswept.name} does not say which record wrote an entry (recordOf)`);
   const checkpointEvery = opts.checkpointEvery ?? 50_000;
@@ -158,7 +162,8 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
 
   function fold(to: number): number {
     let n = 0;
-    while (seq < to) {
+    // Halted (a storage failure's exit): no transaction is begun after the one that has committed.
+    while (seq < to && !halted()) {
       log.renew?.();
       // Records a cut removed before this fold read them (it was behind): the records it carried
       // were never applied here, so everything is folded again from the cut.

@@ -35,11 +35,13 @@ export interface ReadSide {
   settle(): Promise<void>;
   /**
    * Stops the worker's folding, for a process about to exit without closing (a storage failure).
-   * The worker takes the message between two folds, so it is then outside any LMDB transaction:
-   * ended inside one, LMDB's clean-up at the thread's exit deadlocks or aborts the process.
-   * Resolves once it has stopped, or after `timeoutMs` (a fold runs at most 250 ms at a time).
+   * Ended inside an LMDB write transaction, the thread's exit deadlocks in lmdb-js's clean-up (the
+   * transaction's lock is never let go), and the process never exits. The fold reads a shared flag
+   * between two transactions (each at most 250 ms of reading), and the worker answers the halt at
+   * the end of its turn: then nothing more is written. Resolves true once it has answered (or has
+   * exited), false when `timeoutMs` passed first.
    */
-  halt(timeoutMs: number): Promise<void>;
+  halt(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -62,8 +64,9 @@ export interface ReadSideOptions {
 
 /** Starts the read-side worker; resolves once it has opened its environment. */
 export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
+  const haltFlag = new SharedArrayBuffer(4);
   const workerData: ReadWorkerData = {
-    storePath: opts.storePath, graph: opts.graph,
+    storePath: opts.storePath, graph: opts.graph, halt: haltFlag,
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.nice ? { nice: opts.nice } : {}),
   };
@@ -71,6 +74,7 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
   let applied = 0;
   let nextId = 1;
   let failure: string | undefined;
+  let exited = false;
   let envRef: RootDatabase | undefined;
   const replies = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   const waiters = new Set<{ seq: number; resolve: () => void }>();
@@ -111,6 +115,12 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
           return;
       }
     });
+  });
+  worker.once('exit', () => {
+    exited = true;
+    // A halt waiting for an answer has it: there is no thread left to end inside a transaction.
+    for (const r of [...replies.values()]) r.resolve(null);
+    replies.clear();
   });
   worker.on('error', (err) => {
     failure = err.message;
@@ -170,10 +180,21 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
     rebuild: (until) => ask<number>({ kind: 'rebuild', id: nextId++, until }),
     settle: () => ask<null>({ kind: 'settle', id: nextId++ }).then(() => undefined),
     async halt(timeoutMs) {
+      Atomics.store(new Int32Array(haltFlag), 0, 1);
+      if (exited) return true;
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutMs); });
-      await Promise.race([ask<null>({ kind: 'halt', id: nextId++ }).catch(() => undefined), late]);
+      const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+      // Asked even after a failure: a worker whose fold failed goes on taking turns, and a later
+      // turn may be inside a transaction.
+      const answered = new Promise<boolean>((resolve) => {
+        const id = nextId++;
+        hold();
+        replies.set(id, { resolve: () => { release(); resolve(true); }, reject: () => { release(); resolve(true); } });
+        worker.postMessage({ kind: 'halt', id } satisfies ToReadWorker);
+      });
+      const halted = await Promise.race([answered, late]);
       clearTimeout(timer);
+      return halted;
     },
     async close() {
       if (!failure) await ask<null>({ kind: 'close', id: nextId++ }).catch(() => undefined);

@@ -39,7 +39,12 @@ const carried = openCarriedIndex(root, (seq) => { for (const r of log.read(seq, 
 // Ready before the (possibly long) restore of the graph, so the writer's thread does not wait for
 // it: reads wait for the read side through the applied seq instead.
 post({ kind: 'ready', applied: 0 });
-const fold = openReadFold(data.storePath, log, readProjections(data.graph), data.checkpointEvery ? { checkpointEvery: data.checkpointEvery } : {});
+const haltFlag = new Int32Array(data.halt);
+const halted = () => Atomics.load(haltFlag, 0) !== 0;
+const fold = openReadFold(data.storePath, log, readProjections(data.graph), {
+  ...(data.checkpointEvery ? { checkpointEvery: data.checkpointEvery } : {}),
+  halted,
+});
 post({ kind: 'applied', seq: fold.applied() });
 let target = log.head().seq;
 /** The longest a turn of the worker forgets what a cut removed before it looks for new records and queries. */
@@ -54,12 +59,13 @@ let closing = false;
  */
 function step(): void {
   scheduled = false;
-  if (closing) return;
+  if (closing || halted()) return;
   try {
     root.resetReadTxn();
     const before = fold.applied();
     if (before < target) fold.catchUp(Math.min(target, before + 20_000));
     if (fold.applied() !== before) post({ kind: 'applied', seq: fold.applied() });
+    if (halted()) return;
     // What a retention cut removed is forgotten a slice per turn, between folds and graph queries.
     const expired = !fold.expiring() || fold.expireStep(EXPIRY_SLICE_MS);
     if (fold.applied() < target) {

@@ -2,6 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openInstanceStore } from '../../src/instance/open.js';
+import { openReadFold, type LogReader } from '../../src/read-side/read-fold.js';
+import { readProjections } from '../../src/projections/all.js';
+import type { LogRecord } from '../../src/log/record.js';
 import { RecordType } from '../../src/events/record-types.js';
 import { makeEvent } from '../helpers/instance.js';
 import { tempDir } from '../helpers/temp.js';
@@ -20,8 +23,8 @@ describe('the read side halted before a storage failure\'s exit', () => {
 
       // A timeout far past any fold: the halt resolves by the worker's answer, not by the timer.
       const asked = performance.now();
-      await inst.readSide.halt(120_000);
-      assert.ok(performance.now() - asked < 120_000, 'the worker answered the halt');
+      assert.equal(await inst.readSide.halt(120_000), true, 'the worker answered the halt');
+      assert.ok(performance.now() - asked < 120_000);
 
       await inst.writer.record([{ type: RecordType.EventsIngested, data: { events: [makeEvent({ id: 'after-halt' })] } }], { now: NOW });
       assert.ok(inst.log.head().seq > folded, 'the writer appends after the halt');
@@ -29,6 +32,25 @@ describe('the read side halted before a storage failure\'s exit', () => {
       assert.equal(inst.readSide.applied(), folded, 'the halted worker folds nothing more');
     } finally {
       await inst.close();
+      dir.cleanup();
+    }
+  });
+
+  it('stops folding between two transactions once halted, however far behind it is', async () => {
+    const dir = tempDir();
+    const records: LogRecord[] = Array.from({ length: 50 }, (_, i) => ({ seq: i + 1, at: NOW, type: RecordType.EventsIngested, prev: '0'.repeat(64), data: { events: [makeEvent({ id: `fold-${i}` })] } }));
+    const log: LogReader = { *read(from, to) { for (const r of records) if (r.seq >= from && r.seq <= to) yield r; }, head: () => ({ seq: records.length }) };
+    // Asked before each transaction: the first two go ahead, then the flag is up.
+    let asked = 0;
+    let halted = true;
+    const fold = openReadFold(join(dir.path, 'store'), log, readProjections(), { chunk: 10, halted: () => asked++ >= 2 && halted });
+    try {
+      assert.equal(fold.catchUp(50), 20, 'two transactions of ten records, then none');
+      assert.equal(fold.applied(), 20);
+      halted = false;
+      assert.equal(fold.catchUp(50), 30, 'the rest once no longer halted');
+    } finally {
+      await fold.close();
       dir.cleanup();
     }
   });
