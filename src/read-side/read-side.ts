@@ -116,11 +116,11 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
       }
     });
   });
+  // A halt waiting for the worker's answer has it once the worker is gone: no thread is left to end inside a transaction.
+  const haltWaiters = new Set<() => void>();
   worker.once('exit', () => {
     exited = true;
-    // A halt waiting for an answer has it: there is no thread left to end inside a transaction.
-    for (const r of [...replies.values()]) r.resolve(null);
-    replies.clear();
+    for (const w of [...haltWaiters]) w();
   });
   worker.on('error', (err) => {
     failure = err.message;
@@ -186,14 +186,19 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
       const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
       // Asked even after a failure: a worker whose fold failed goes on taking turns, and a later
       // turn may be inside a transaction.
+      let waiter: (() => void) | undefined;
       const answered = new Promise<boolean>((resolve) => {
         const id = nextId++;
         hold();
-        replies.set(id, { resolve: () => { release(); resolve(true); }, reject: () => { release(); resolve(true); } });
+        waiter = () => resolve(true);
+        haltWaiters.add(waiter);
+        replies.set(id, { resolve: () => resolve(true), reject: () => resolve(true) });
         worker.postMessage({ kind: 'halt', id } satisfies ToReadWorker);
       });
       const halted = await Promise.race([answered, late]);
       clearTimeout(timer);
+      haltWaiters.delete(waiter!);
+      release();
       return halted;
     },
     async close() {
