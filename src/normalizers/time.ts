@@ -106,6 +106,16 @@ function canonicalIsoNanos(text: string, maxFractionDigits: number): bigint | un
 }
 
 /**
+ * The cache slot of a canonical time from 1970 on (its fraction in `canonicalFraction`), or -1:
+ * the case the millisecond readers take without bigints (before 1970, `ns / n` cuts toward zero,
+ * which `Math.floor` would not).
+ */
+function slotFrom1970(text: string): number {
+  const slot = canonicalSecond(text, 9);
+  return slot >= 0 && keptMillis[slot]! >= 0 ? slot : -1;
+}
+
+/**
  * Epoch milliseconds, to the microsecond, of an ISO date-time string (`Number(ns / 1000n) / 1000` of
  * `nanosFromIso(text)`), or undefined where that is undefined. The read side's event index reads
  * every event's time: the canonical form from 1970 on is read without bigints (`canonicalSecond`;
@@ -113,8 +123,8 @@ function canonicalIsoNanos(text: string, maxFractionDigits: number): bigint | un
  * test holds both equal.
  */
 export function millisFromIso(text: string): number | undefined {
-  const slot = canonicalSecond(text, 9);
-  if (slot >= 0 && keptMillis[slot]! >= 0) return (keptMillis[slot]! * 1000 + Math.floor(canonicalFraction / 1000)) / 1000;
+  const slot = slotFrom1970(text);
+  if (slot >= 0) return (keptMillis[slot]! * 1000 + Math.floor(canonicalFraction / 1000)) / 1000;
   const ns = nanosFromIso(text);
   return ns === undefined ? undefined : Number(ns / 1000n) / 1000;
 }
@@ -204,8 +214,8 @@ function nanosFromIntegerUnit(value: number | string, unit: bigint): bigint | un
  * canonical form from 1970 on is read without bigints, as `millisFromIso` reads it.
  */
 export function epochMillisOf(iso: string): number | undefined {
-  const slot = canonicalSecond(iso, 9);
-  if (slot >= 0 && keptMillis[slot]! >= 0) return keptMillis[slot]! + Math.floor(canonicalFraction / 1_000_000);
+  const slot = slotFrom1970(iso);
+  if (slot >= 0) return keptMillis[slot]! + Math.floor(canonicalFraction / 1_000_000);
   const ns = nanosFromIso(iso);
   return ns === undefined ? undefined : Number(ns / NS_PER_MS);
 }

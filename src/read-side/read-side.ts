@@ -64,9 +64,9 @@ export interface ReadSideOptions {
 
 /** Starts the read-side worker; resolves once it has opened its environment. */
 export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
-  const haltFlag = new SharedArrayBuffer(4);
+  const haltFlag = new Int32Array(new SharedArrayBuffer(4));
   const workerData: ReadWorkerData = {
-    storePath: opts.storePath, graph: opts.graph, halt: haltFlag,
+    storePath: opts.storePath, graph: opts.graph, halt: haltFlag.buffer as SharedArrayBuffer,
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.nice ? { nice: opts.nice } : {}),
   };
@@ -116,11 +116,12 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
       }
     });
   });
-  // A halt waiting for the worker's answer has it once the worker is gone: no thread is left to end inside a transaction.
-  const haltWaiters = new Set<() => void>();
+  // A request still waiting when the worker exits gets no answer from it: the exit refuses it.
+  const gone = () => new Error('the read side\'s worker has exited');
   worker.once('exit', () => {
     exited = true;
-    for (const w of [...haltWaiters]) w();
+    for (const r of replies.values()) r.reject(gone());
+    replies.clear();
   });
   worker.on('error', (err) => {
     failure = err.message;
@@ -136,12 +137,15 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
   const binary = new Set(opts.binaryDbs);
   const dbs = new Map(opts.dbs.map((name) => [name, env.openDB({ name, encoding: binary.has(name) ? 'binary' : 'msgpack', cache: false }) as Database<unknown, IndexKey>]));
 
-  const ask = <T>(m: ToReadWorker & { id: number }): Promise<T> => new Promise<T>((resolve, reject) => {
-    if (failure) return reject(new Error(failure));
+  /** Posts a request to the worker and resolves with its answer; refused once the worker has exited. */
+  const request = <T>(m: ToReadWorker & { id: number }): Promise<T> => new Promise<T>((resolve, reject) => {
+    if (exited) return reject(gone());
     hold();
     replies.set(m.id, { resolve: (v) => { release(); resolve(v as T); }, reject: (e) => { release(); reject(e); } });
     worker.postMessage(m);
   });
+  /** A request, refused at once after a failure: the worker's answers can no longer be trusted. */
+  const ask = <T>(m: ToReadWorker & { id: number }): Promise<T> => (failure ? Promise.reject(new Error(failure)) : request<T>(m));
 
   return {
     applied: () => applied,
@@ -180,25 +184,14 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
     rebuild: (until) => ask<number>({ kind: 'rebuild', id: nextId++, until }),
     settle: () => ask<null>({ kind: 'settle', id: nextId++ }).then(() => undefined),
     async halt(timeoutMs) {
-      Atomics.store(new Int32Array(haltFlag), 0, 1);
-      if (exited) return true;
+      Atomics.store(haltFlag, 0, 1);
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
-      // Asked even after a failure: a worker whose fold failed goes on taking turns, and a later
-      // turn may be inside a transaction.
-      let waiter: (() => void) | undefined;
-      const answered = new Promise<boolean>((resolve) => {
-        const id = nextId++;
-        hold();
-        waiter = () => resolve(true);
-        haltWaiters.add(waiter);
-        replies.set(id, { resolve: () => resolve(true), reject: () => resolve(true) });
-        worker.postMessage({ kind: 'halt', id } satisfies ToReadWorker);
-      });
+      // Asked even after a failure (a worker whose fold failed goes on taking turns, and a later one
+      // may be inside a transaction); refused, it has exited, and no thread is left inside one.
+      const answered = request<null>({ kind: 'halt', id: nextId++ }).then(() => true, () => true);
       const halted = await Promise.race([answered, late]);
       clearTimeout(timer);
-      haltWaiters.delete(waiter!);
-      release();
       return halted;
     },
     async close() {

@@ -114,8 +114,8 @@ port.on('message', (m: ToReadWorker) => {
         return;
       }
       case 'halt':
-        // Between two folds: nothing more is written, so the process may end this thread at any time.
-        closing = true;
+        // Taken between two turns, with the halt flag up: no fold begins another transaction, so
+        // the process may end this thread at any time.
         post({ kind: 'reply', id: m.id, value: null });
         return;
       case 'close':

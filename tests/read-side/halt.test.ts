@@ -36,6 +36,19 @@ describe('the read side halted before a storage failure\'s exit', () => {
     }
   });
 
+  it('counts a worker that has exited as halted, and refuses what would wait for it', { timeout: 20_000 }, async () => {
+    const dir = tempDir();
+    const inst = await openInstanceStore(join(dir.path, 'store'));
+    try {
+      await inst.close();
+      // A timeout past the test's own: the halt resolves because the worker is gone.
+      assert.equal(await inst.readSide.halt(60_000), true);
+      await assert.rejects(inst.readSide.settle(), /worker has exited/);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
   it('stops folding between two transactions once halted, however far behind it is', async () => {
     const dir = tempDir();
     const records: LogRecord[] = Array.from({ length: 50 }, (_, i) => ({ seq: i + 1, at: NOW, type: RecordType.EventsIngested, prev: '0'.repeat(64), data: { events: [makeEvent({ id: `fold-${i}` })] } }));
