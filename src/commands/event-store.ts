@@ -57,6 +57,7 @@ export async function openEventStore(path: string, opts: EventStoreOptions): Pro
       async close() {
         if (closed) return;
         closed = true;
+        runtime.stop();
         await log.close();
         await runtime.checkpoint().catch(() => undefined);
         await store.close();

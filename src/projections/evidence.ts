@@ -93,6 +93,7 @@ export const evidenceIndex = instanceIndex({
   dbs: [EVIDENCE_DBS.byId],
   readDbs: [EVIDENCE_DBS.byId],
   binaryDbs: [EVIDENCE_DBS.byId],
+  filteredDbs: [EVIDENCE_DBS.byId],
   apply(record, read, write) {
     // A replay or a restart gives this index evidence records whose events hold only WriteSideEvent's fields.
     const events: readonly WriteSideEvent[] = eventsCarried(record);

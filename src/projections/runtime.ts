@@ -11,6 +11,8 @@ import type { IndexKey, IndexProjection, IndexReader, Projection } from './types
 /** Records read at a time by a refold from a cut, and the longest it folds before giving the writer a turn. */
 const REFOLD_CHUNK = 2000;
 const REFOLD_SLICE_MS = 10;
+/** The longest a turn fills an index's key filter from its database (src/projections/key-filter.ts). */
+const FILTER_SLICE_MS = 10;
 
 /** Read access to every read model, for deciders and queries. */
 export interface ReadModels {
@@ -44,6 +46,8 @@ export interface ProjectionRuntime extends ReadModels {
    * the cut, and no checkpoint is written. Resolves once replaced.
    */
   refold(firstSeq: number): Promise<void>;
+  /** Stops work the runtime does between commands (filling key filters): the store is closing. */
+  stop(): void;
 }
 
 function* concat<T>(a: Iterable<T>, b: Iterable<T>): Iterable<T> {
@@ -89,6 +93,23 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
   const stagedRecords = new Map<number, LogRecord>();
   let seq = 0;
   let sinceCheckpoint = 0;
+  let stopped = false;
+  let filling = false;
+
+  /**
+   * Fills the indexes' key filters from their databases a slice per turn, while there is one to
+   * fill (after opening a store, or once a filter is past its capacity): until a filter is full,
+   * reads of its database go to LMDB as before.
+   */
+  function fillFilters(): void {
+    if (filling || stopped || !ix.warming()) return;
+    filling = true;
+    const step = () => {
+      if (stopped || ix.warmStep(FILTER_SLICE_MS)) filling = false;
+      else setImmediate(step);
+    };
+    setImmediate(step);
+  }
 
   /**
    * Committed records [from, to] as the folds below read them: an evidence record's events hold
@@ -160,6 +181,7 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       const from = Math.min(heap.lowestSeq(), head) + 1;
       const folded = await fold(stale.length > 0 ? 1 : from, head, new Set(stale));
       seq = head;
+      fillFilters();
       return folded;
     },
 
@@ -173,6 +195,7 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       }
       const last = records.at(-1)?.seq;
       if (last !== undefined) pendingOps.set(last, ops);
+      fillFilters();
       sinceCheckpoint += records.length;
       if (sinceCheckpoint >= checkpointEvery) {
         sinceCheckpoint = 0;
@@ -234,6 +257,10 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       refolding = run.finally(() => { if (refolding === tracked) refolding = undefined; });
       const tracked = refolding;
       return refolding;
+    },
+
+    stop() {
+      stopped = true;
     },
 
     async rebuild(until, onProgress) {

@@ -50,6 +50,12 @@ export interface IndexProjection {
   readonly keyOnlyDbs?: readonly string[];
   /** Databases whose values are bytes the projection encodes itself (`Uint8Array`). */
   readonly binaryDbs?: readonly string[];
+  /**
+   * Read databases with string keys that are mostly looked up for keys they do not hold (the
+   * evidence index by id: every new event's id is). The write side keeps a Bloom filter of their
+   * keys in memory (src/projections/key-filter.ts), so such a lookup costs no LMDB read.
+   */
+  readonly filteredDbs?: readonly string[];
   /** Deterministic: the writes for one record, given what the index holds. */
   apply(record: LogRecord, read: IndexReader, write: IndexWriter): void;
   /**
