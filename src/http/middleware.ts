@@ -10,12 +10,27 @@ export function requestIds(): MiddlewareHandler<{ Variables: { requestId: string
     const requestId = randomBytes(8).toString('hex');
     c.set('requestId', requestId);
     await next();
-    c.header('X-Request-Id', requestId);
-    c.header('Cache-Control', 'no-store');
-    c.header('X-Content-Type-Options', 'nosniff');
+    setHeader(c, 'X-Request-Id', requestId);
+    setHeader(c, 'Cache-Control', 'no-store');
+    setHeader(c, 'X-Content-Type-Options', 'nosniff');
     // Pages set their own (same-origin, so a browser's form POST carries its Origin); the API sends none.
-    if (!c.res.headers.has('Referrer-Policy')) c.header('Referrer-Policy', 'no-referrer');
+    if (!c.res.headers.has('Referrer-Policy')) setHeader(c, 'Referrer-Policy', 'no-referrer');
   };
+}
+
+/**
+ * Sets a header of the finished response in place. Hono's `c.header` on a finished response
+ * builds the response again around its body, and @hono/node-server then streams that body
+ * instead of writing the bytes it was given (for a 636 KB ingestion answer, a copy and a web
+ * stream per header; docs/benchmarks.md). A response whose headers cannot change (one passed on
+ * from `fetch`) still goes that way.
+ */
+function setHeader(c: Context, name: string, value: string): void {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    c.header(name, value);
+  }
 }
 
 /** The answer to a request in flight when the store failed. */

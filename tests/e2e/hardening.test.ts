@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { runCli, startServe, storedEventIds, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { repoPath } from '../helpers/paths.js';
+import { normalizedEvent } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** Sends raw bytes over TCP and resolves with everything the server answered before closing. */
@@ -64,6 +65,41 @@ describe('vigil serve hardening', () => {
         status = await me();
       }
       assert.equal(status, 200, 'and recovers once fixed');
+    } finally {
+      await stop(serve);
+      dir.cleanup();
+    }
+  });
+
+  it('sends the request id and the no-store, no-sniff and referrer headers with every kind of answer, the ingestion answer byte for byte', async () => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path);
+    const ingestor = token(config, 'shipper', 'ingestor');
+    const serve = await startServe(config, dir.path);
+    try {
+      const common = (r: Response, what: string, referrer = 'no-referrer') => {
+        assert.match(r.headers.get('x-request-id') ?? '', /^[0-9a-f]{16}$/, what);
+        assert.equal(r.headers.get('cache-control'), 'no-store', what);
+        assert.equal(r.headers.get('x-content-type-options'), 'nosniff', what);
+        assert.equal(r.headers.get('referrer-policy'), referrer, what);
+      };
+      const sent = JSON.stringify([normalizedEvent({ id: 'hdr-1' }), normalizedEvent({ id: 'hdr-2' })]);
+      const ingested = await fetch(`${serve.url}/api/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${ingestor}`, 'content-type': 'application/json' }, body: sent });
+      assert.equal(ingested.status, 202);
+      common(ingested, 'ingestion answer');
+      const text = await ingested.text();
+      assert.equal(Number(ingested.headers.get('content-length')), Buffer.byteLength(text));
+      assert.ok(text.startsWith(`{"accepted":${sent},`), 'the events as sent');
+      // An answer another handler replaced (the OTLP route answers in its own format), an error, a page.
+      const otlp = await fetch(`${serve.url}/api/v1/otlp/v1/logs`, { method: 'POST', headers: { authorization: `Bearer ${ingestor}`, 'content-type': 'application/json' }, body: '{not json' });
+      assert.equal(otlp.status, 400);
+      common(otlp, 'OTLP answer');
+      const refused = await fetch(`${serve.url}/api/v1/events`, { method: 'POST', body: sent });
+      assert.equal(refused.status, 401);
+      common(refused, 'error');
+      const page = await fetch(`${serve.url}/sign-in`);
+      assert.equal(page.status, 200);
+      common(page, 'page', 'same-origin');
     } finally {
       await stop(serve);
       dir.cleanup();
