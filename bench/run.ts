@@ -86,10 +86,19 @@ if (mode === '--child') {
   const names = only ? [only] : Object.keys(SECTIONS);
   const report: Record<string, unknown> = { at: new Date().toISOString(), node: process.version, cpus: cpus().length };
   const sections: Array<[string, Figure[]]> = [];
+  const failed: string[] = [];
   for (const name of names) {
     if (!SECTIONS[name]) throw new Error(`unknown section ${name}; one of ${Object.keys(SECTIONS).join(', ')}`);
+  }
+  for (const name of names) {
     const child = await runSection(name);
-    if (child.status !== 0) throw new Error(`bench section ${name} failed${child.timedOut ? ` (no result after ${SECTION_TIMEOUT_MIN} minutes)` : ''}`);
+    // A failed section is reported and the others still run: one broken section does not cost the
+    // figures of the rest, and the run still fails at the end.
+    if (child.status !== 0) {
+      failed.push(name);
+      process.stdout.write(`\n## ${name}\nFAILED${child.timedOut ? ` (no result after ${SECTION_TIMEOUT_MIN} minutes)` : ` (exit ${child.status}; its error is above)`}\n`);
+      continue;
+    }
     const out = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { figures: Figure[]; report: Record<string, unknown> };
     sections.push([name, out.figures]);
     Object.assign(report, out.report);
@@ -98,9 +107,14 @@ if (mode === '--child') {
     for (const f of out.figures) process.stdout.write(`${f.name.padEnd(width)}  ${String(f.value).padStart(10)} ${f.unit}${f.note ? `  (${f.note})` : ''}\n`);
   }
   report.sections = Object.fromEntries(sections);
+  if (failed.length > 0) report.failed = failed;
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`\nreport: ${file}\n`);
+  if (failed.length > 0) {
+    process.stderr.write(`bench sections failed: ${failed.join(', ')}\n`);
+    process.exitCode = 1;
+  }
 }
