@@ -9,6 +9,7 @@ import { createGraphProjection } from '../src/projections/graph.js';
 import { benchConfig, cli, load, peakRssMiB, scratch, startChild, stopChild, token, vigil } from './harness.js';
 import { benchEvent, eventBodies } from './events.js';
 import { rssNowMiB } from './overload.js';
+import { coreBalance } from './machine.js';
 
 /** One measured figure. */
 export interface Figure { name: string; value: number; unit: string; note?: string }
@@ -114,7 +115,8 @@ async function startWithMillion(figures: Figure[], distinct: number): Promise<vo
 
 /** The foundation section of `npm run bench` (issue 2). */
 export async function foundationBench(report: Record<string, unknown>): Promise<Figure[]> {
-  const figures: Figure[] = [];
+  // (b) and (c) use both cores at once: how evenly they work is measured right before them.
+  const figures: Figure[] = await coreBalance('cores at the start of this section');
   await rawAppend(figures);
   const config = await httpIngest(figures, report);
   await replayRate(figures, config);

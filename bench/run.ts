@@ -18,8 +18,10 @@ import { shippersBench } from './shippers.js';
 import { scaleoutBench } from './scaleout.js';
 import { retentionBench } from './retention.js';
 import { listingBench } from './listing.js';
+import { machineBench } from './machine.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
+  machine: () => machineBench(),
   normalizers: () => normalizerBench(),
   detection: () => detectionBench(),
   collector: (r) => collectorBench(r),
