@@ -116,7 +116,7 @@ async function startWithMillion(figures: Figure[], distinct: number): Promise<vo
 /** The foundation section of `npm run bench` (issue 2). */
 export async function foundationBench(report: Record<string, unknown>): Promise<Figure[]> {
   // (b) and (c) use both cores at once: how evenly they work is measured right before them.
-  const figures: Figure[] = await coreBalance('cores at the start of this section');
+  const figures: Figure[] = await coreBalance('machine at the start of this section');
   await rawAppend(figures);
   const config = await httpIngest(figures, report);
   await replayRate(figures, config);
