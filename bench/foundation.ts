@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { openLmdbStore } from '../src/log/lmdb-store.js';
 import { openLmdbLog } from '../src/log/lmdb-log.js';
 import { decodeRecord, encodeRecord } from '../src/log/record.js';
@@ -54,20 +55,29 @@ async function httpIngest(figures: Figure[], report: Record<string, unknown>): P
   return config;
 }
 
+/** User and system time of a `process.cpuUsage()` difference, in seconds. */
+const cpuSeconds = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1e6;
+
 /** (c) replay rate against a raw range read + decode of the same log. */
 async function replayRate(figures: Figure[], config: string): Promise<void> {
   const dir = join(config, '..');
   const store = openLmdbStore(join(dir, 'store'));
   const log = openLmdbLog(store);
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   let n = 0;
   for (const { bytes } of log.readRaw(1)) { decodeRecord(bytes); n++; }
-  const rawRate = n / ((performance.now() - t0) / 1000);
+  const rawSeconds = (performance.now() - t0) / 1000;
+  const rawRate = n / rawSeconds;
+  const rawCpu = cpuSeconds(process.cpuUsage(cpu0));
   await store.close();
-  const replay = JSON.parse(vigil(['replay', '--config', config], dir)) as { recordsPerSecond: number; records: number };
-  figures.push({ name: 'c. raw LMDB range read + decode', value: Math.round(rawRate), unit: 'records/s', note: `${n} records` });
-  figures.push({ name: 'c. vigil replay (every read model from record 1)', value: replay.recordsPerSecond, unit: 'records/s' });
+  const replay = JSON.parse(vigil(['replay', '--config', config], dir)) as { recordsPerSecond: number; records: number; seconds: number; cpuSeconds: number };
+  figures.push({ name: 'c. raw LMDB range read + decode', value: Math.round(rawRate), unit: 'records/s', note: `${n} records; ${rawCpu.toFixed(2)} CPU s` });
+  figures.push({ name: 'c. vigil replay (every read model from record 1)', value: replay.recordsPerSecond, unit: 'records/s', note: `${replay.seconds.toFixed(2)} s; ${replay.cpuSeconds.toFixed(2)} CPU s on all its threads` });
   figures.push({ name: 'c. replay as a share of raw read', value: Math.round((replay.recordsPerSecond / rawRate) * 1000) / 10, unit: '%' });
+  // The most the wall-clock share could be with replay's CPU time spread evenly over every core.
+  const bound = (availableParallelism() * rawSeconds * (replay.records / n)) / replay.cpuSeconds;
+  figures.push({ name: 'c. replay CPU time / raw read CPU time', value: Math.round((replay.cpuSeconds / rawCpu) * 10) / 10, unit: 'x', note: `with it, replay / raw read cannot pass ${Math.round(bound * 1000) / 10} % on ${availableParallelism()} cores` });
 }
 
 /**

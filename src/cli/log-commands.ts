@@ -81,14 +81,18 @@ export async function replay(storePath: string, until: number | undefined, opts:
     const head = inst.log.head().seq;
     if (until !== undefined && (until < 0 || until > head)) throw new Error(`--until ${until} is outside the log (head is ${head})`);
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     // The write side folds in this thread while the read side folds in its worker, at once.
     const [records] = await Promise.all([inst.runtime.rebuild(until), inst.readSide.rebuild(until ?? head), until === undefined && inst.log.first() === 1 ? inst.log.tree.rebuild() : undefined]);
     const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
     const stats = inst.runtime.state<Stats>('stats');
     const graph = await inst.readSide.snapshot('graph') as { e: { key: unknown[] }; r: { from: unknown[] } };
     if (until !== undefined) await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(head)]);
     return {
       records, until: until ?? head, seconds: Number(seconds.toFixed(3)), recordsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
+      // Every thread of the process (both folds, the tree, V8's helpers), user and system time.
+      cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(3)),
       recordsByType: stats.records, eventsByCategory: stats.events,
       graph: { entities: graph.e.key.length, relationships: graph.r.from.length },
     };

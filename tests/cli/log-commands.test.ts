@@ -23,10 +23,11 @@ describe('vigil replay and vigil log export', () => {
       assert.equal(await serve.exited, 0);
     }
     try {
-      const full = JSON.parse(runCli(['replay', '--config', config]).stdout) as { records: number; recordsByType: Record<string, number>; eventsByCategory: Record<string, number>; recordsPerSecond: number };
+      const full = JSON.parse(runCli(['replay', '--config', config]).stdout) as { records: number; recordsByType: Record<string, number>; eventsByCategory: Record<string, number>; recordsPerSecond: number; cpuSeconds: number };
       assert.equal(full.recordsByType.EventsIngested, 3);
       assert.equal(full.eventsByCategory.network, 2);
       assert.ok(full.recordsPerSecond > 0);
+      assert.ok(Number.isFinite(full.cpuSeconds) && full.cpuSeconds > 0);
       const lines = runCli(['log', 'export', '--config', config]).stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; type: string; prev: string });
       assert.equal(lines.length, full.records);
       assert.deepEqual(lines.map((l) => l.seq), lines.map((_, i) => i + 1));
