@@ -1,4 +1,4 @@
-import { after, describe, it } from 'node:test';
+import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openLmdbStore, type LmdbStore } from '../../src/log/lmdb-store.js';
 import { connectJetStream, ensureStream, type JetStreamConnection } from '../../src/log/jetstream-connect.js';
@@ -13,7 +13,29 @@ import { logContract } from './log-contract.js';
 
 let cluster: Promise<NatsCluster> | undefined;
 const nats = () => (cluster ??= startNats(1));
+
+/**
+ * Connections a test opened and has not closed: a test that fails midway leaves its nodes open,
+ * and a NATS client reconnects for ever (as the service's must) once the server is stopped, which
+ * would keep this file's process alive and the whole run waiting. Each is closed after its test.
+ */
+const open = new Set<{ close(): Promise<void> }>();
+async function connect(config: JetStreamConfig, name: string): Promise<JetStreamConnection> {
+  const conn = await connectJetStream(config, name);
+  const entry = { close: () => conn.close() };
+  open.add(entry);
+  const close = conn.close.bind(conn);
+  conn.close = async () => { open.delete(entry); await close(); };
+  return conn;
+}
+afterEach(async () => {
+  for (const c of [...open]) await c.close().catch(() => undefined);
+  open.clear();
+});
 after(async () => { if (cluster) await (await cluster).stop(); });
+
+/** A test that waits on NATS fails after this long instead of holding the run. */
+const TEST_TIMEOUT_MS = 120_000;
 
 let streams = 0;
 /** A fresh stream on the test server, R1. */
@@ -23,14 +45,23 @@ async function freshConfig(): Promise<JetStreamConfig> {
 }
 
 async function openNode(config: JetStreamConfig, path: string, onFatal?: (err: Error) => void): Promise<{ conn: JetStreamConnection; store: LmdbStore; log: JetStreamEventLog }> {
-  const conn = await connectJetStream(config, 'test');
+  const conn = await connect(config, 'test');
   await ensureStream(conn, config, 8 * 1024 * 1024);
   const store = openLmdbStore(path);
   const log = await openJetStreamLog(store, conn, onFatal);
-  return { conn, store, log };
+  const node = { conn, store, log };
+  // Left open by a failed test: the log (its lease timer) and the store go before the connection.
+  const entry = { close: async () => { open.delete(entry); await log.close().catch(() => undefined); await store.close().catch(() => undefined); await conn.close(); } };
+  open.add(entry);
+  nodes.set(node, entry);
+  return node;
 }
 
+const nodes = new WeakMap<object, { close(): Promise<void> }>();
+
 async function closeNode(n: { conn: JetStreamConnection; store: LmdbStore; log: JetStreamEventLog }): Promise<void> {
+  const entry = nodes.get(n);
+  if (entry) open.delete(entry);
   await n.log.close();
   await n.store.close();
   await n.conn.close();
@@ -66,7 +97,7 @@ logContract({
 
 const rec = (type: string, data: unknown) => ({ type, at: '2026-11-23T00:00:00Z', data });
 
-describe('JetStream log', () => {
+describe('JetStream log', { timeout: TEST_TIMEOUT_MS }, () => {
   it('keeps one batch in one stream message, and a fresh store copies the stream', async () => {
     const config = await freshConfig();
     const a = tempDir();
@@ -152,7 +183,7 @@ describe('JetStream log', () => {
       await leader.log.append([rec('A', 1)]);
       // The follower's consumers 1 (catching up at open) and 3 (following) deliver nothing and never
       // end, as a pull consumer whose server went away mid-pull can; the others are the real ones.
-      const conn = await connectJetStream(config, 'stalling');
+      const conn = await connect(config, 'stalling');
       let consumes = 0;
       const stalled = () => {
         let end = () => {};
@@ -172,10 +203,13 @@ describe('JetStream log', () => {
       const store = openLmdbStore(b.path);
       const log = await openJetStreamLog(store, { ...conn, js }, undefined, { stallCheckMs: 300, notice: (line) => notices.push(String(line.msg)) });
       assert.equal(log.head().seq, 1, 'caught up at open through a second consumer');
-      const stop = await log.replicate({ apply: () => () => undefined, settle: () => undefined });
+      // Waits for the batches to be in the local copy (settled), not only staged: the head counts a
+      // batch from when it is staged, and a loaded machine commits it a while later.
+      let settled = 0;
+      const stop = await log.replicate({ apply: () => () => undefined, settle: (rs) => { settled = Math.max(settled, ...rs.map((r) => r.seq)); } });
       await leader.log.append([rec('B', 2), rec('C', 3)]);
       const deadline = Date.now() + 10_000;
-      while (log.head().seq < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (settled < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       await stop();
       assert.deepEqual(log.head(), leader.log.head());
       assert.ok(consumes >= 4, `${consumes} consumers`);
@@ -193,7 +227,7 @@ describe('JetStream log', () => {
 
   it('refuses a stream whose settings could lose records', async () => {
     const config = await freshConfig();
-    const conn = await connectJetStream(config, 'test');
+    const conn = await connect(config, 'test');
     try {
       await conn.jsm.streams.add({ name: config.stream, subjects: [conn.subject], max_age: 60_000_000_000 });
       await assert.rejects(ensureStream(conn, config, 1 << 20), /max_age|storage|deny_delete/);
@@ -201,7 +235,7 @@ describe('JetStream log', () => {
   });
 });
 
-describe('connecting to NATS', () => {
+describe('connecting to NATS', { timeout: TEST_TIMEOUT_MS }, () => {
   it('refuses to start with the servers named and what to do when none answers', async () => {
     const port = await freePort();
     await assert.rejects(
