@@ -42,7 +42,7 @@ export interface RunningAgent {
 export function startAgent(o: AgentOptions): RunningAgent {
   const now = o.now ?? (() => new Date());
   const { config } = o;
-  const spool = new Spool(config.stateDir);
+  const spool = new Spool(config.stateDir).recover();
   const resume = spool.resumeCursors();
   const pending = new PendingBatch(resume, config.batch);
   const ack = spool.ack();

@@ -46,7 +46,7 @@ export async function enroll(o: { server: string; collectorId: string; enrollmen
   promotePendingKey(o.stateDir);
   const state: EnrollmentState = { collectorId: o.collectorId, server: o.server, epoch: body.epoch, keyFingerprint: keyFingerprint(key.publicKey), enrolledAt: o.now().toISOString(), tokenSha256: hashToken(o.enrollmentToken) };
   writeDurable(join(o.stateDir, 'enrollment.json'), JSON.stringify(state, null, 2));
-  resequence(new Spool(o.stateDir), 1, loadKey(o.stateDir));
+  resequence(new Spool(o.stateDir).recover(), 1, loadKey(o.stateDir));
   return state;
 }
 

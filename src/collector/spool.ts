@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, readJsonFile, syncDir, writeDurable } from './state-files.js';
 
@@ -35,11 +35,27 @@ export class Spool {
   readonly dir: string;
   private readonly ackPath: string;
 
+  /**
+   * Opens the spool without changing it: `vigil collector status` reads a spool that a running
+   * agent is writing, so only its owner (the agent at start, enrollment) calls `recover`.
+   */
   constructor(stateDir: string) {
     this.dir = join(stateDir, 'spool');
     this.ackPath = join(stateDir, 'acked.json');
     ensurePrivateDir(this.dir);
-    this.dropAcknowledged();
+  }
+
+  /**
+   * Finishes what a crash interrupted: drops entries at or below the acknowledged sequence (a crash
+   * between ack and delete) and half-written temp files. Only the spool's owner may call it, never
+   * while an agent runs on the same state directory: the temp file it would delete may be that
+   * agent's write in progress.
+   */
+  recover(): this {
+    for (const n of readdirSync(this.dir)) if (/\.tmp-\d+$/.test(n)) unlinkSync(join(this.dir, n));
+    const { lastAcked } = this.ack();
+    for (const s of this.sequences()) if (s <= lastAcked) this.remove(s);
+    return this;
   }
 
   /** The acknowledgement state (lastAcked 0 and no cursors at first). */
@@ -55,6 +71,29 @@ export class Spool {
   /** One spooled entry. */
   read(sequence: number): SpoolEntry {
     return JSON.parse(readFileSync(join(this.dir, nameOf(sequence)), 'utf8')) as SpoolEntry;
+  }
+
+  /**
+   * What the spool holds now, read from outside the agent: entries the running agent removes
+   * (acknowledged) between the listing and the read are left out, not an error.
+   */
+  backlog(): { envelopes: number; events: number; bytes: number; oldestSequence: number | null; newestSequence: number | null } {
+    const held: Array<{ sequence: number; events: number; bytes: number }> = [];
+    for (const sequence of this.sequences()) {
+      try {
+        const text = readFileSync(join(this.dir, nameOf(sequence)), 'utf8');
+        held.push({ sequence, events: (JSON.parse(text) as SpoolEntry).events, bytes: Buffer.byteLength(text) });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    return {
+      envelopes: held.length,
+      events: held.reduce((n, h) => n + h.events, 0),
+      bytes: held.reduce((n, h) => n + h.bytes, 0),
+      oldestSequence: held[0]?.sequence ?? null,
+      newestSequence: held.at(-1)?.sequence ?? null,
+    };
   }
 
   /** The next sequence to assign. */
@@ -96,17 +135,5 @@ export class Spool {
   remove(sequence: number): void {
     const path = join(this.dir, nameOf(sequence));
     if (existsSync(path)) { unlinkSync(path); syncDir(this.dir); }
-  }
-
-  /** Bytes held in the spool. */
-  bytes(): number {
-    return this.sequences().reduce((n, s) => n + statSync(join(this.dir, nameOf(s))).size, 0);
-  }
-
-  /** Removes entries at or below the acknowledged sequence (a crash between ack and delete) and half-written temp files. */
-  private dropAcknowledged(): void {
-    for (const n of readdirSync(this.dir)) if (/\.tmp-\d+$/.test(n)) unlinkSync(join(this.dir, n));
-    const { lastAcked } = this.ack();
-    for (const s of this.sequences()) if (s <= lastAcked) this.remove(s);
   }
 }

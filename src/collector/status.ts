@@ -9,15 +9,13 @@ import type { EnrollmentState } from './enroll.js';
  */
 export function agentStatus(stateDir: string): Record<string, unknown> {
   const spool = new Spool(stateDir);
-  const seqs = spool.sequences();
   const ack = spool.ack();
-  const events = seqs.reduce((n, s) => n + spool.read(s).events, 0);
   const live = readJsonFile<Record<string, unknown>>(join(stateDir, 'status.json'));
   return {
     enrollment: readJsonFile<EnrollmentState>(join(stateDir, 'enrollment.json')) ?? null,
     lastAckedSequence: ack.lastAcked,
     lastAckedAt: ack.ackedAt ?? null,
-    backlog: { envelopes: seqs.length, events, bytes: spool.bytes(), oldestSequence: seqs[0] ?? null, newestSequence: seqs.at(-1) ?? null },
+    backlog: spool.backlog(),
     agent: live ?? null,
   };
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { FileTail } from '../../src/collector/file-tail.js';
 import { resequence } from '../../src/collector/resequence.js';
 import { backoffMs, retryAfterMs, sendOldest, type SendStatus } from '../../src/collector/sender.js';
 import { Spool } from '../../src/collector/spool.js';
+import { agentStatus } from '../../src/collector/status.js';
 import { syslogLineEvent } from '../../src/collector/syslog-line.js';
 import { categoryOf } from '../../src/commands/collector-categories.js';
 import { tempDir } from '../helpers/temp.js';
@@ -77,6 +78,45 @@ describe('PendingBatch', () => {
     assert.equal(b.due(500), false);
     assert.equal(b.due(1000), true);
     assert.deepEqual(b.cut(1000).cursors.journal, 'c3');
+  });
+});
+
+describe('the spool seen from outside the agent', () => {
+  const entry = (sequence: number) => ({ sequence, envelope: { algorithm: 'Ed25519' as const, payload: { sequence, events: ['e'] }, signature: '' }, cursors: {}, events: 3 });
+
+  it('status changes nothing: a running agent\'s temp file and acknowledged entries stay until the agent recovers', () => {
+    const dir = tempDir();
+    try {
+      const agent = new Spool(dir.path).recover();
+      for (const s of [1, 2, 3]) agent.append(entry(s));
+      agent.setLastAcked(1);
+      // The agent between opening its temp file and renaming it (CI once saw status delete it there).
+      writeFileSync(join(agent.dir, '000000000004.json.tmp-4242'), '{');
+      const before = readdirSync(agent.dir).sort();
+      const status = agentStatus(dir.path) as { backlog: { envelopes: number; events: number; oldestSequence: number; newestSequence: number; bytes: number } };
+      assert.deepEqual(readdirSync(agent.dir).sort(), before);
+      assert.deepEqual({ ...status.backlog, bytes: status.backlog.bytes > 0 }, { envelopes: 3, events: 9, bytes: true, oldestSequence: 1, newestSequence: 3 });
+      new Spool(dir.path).recover();
+      assert.deepEqual(readdirSync(agent.dir).sort(), ['000000000002.json', '000000000003.json']);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('leaves out of the backlog an entry the agent removed between listing and reading', () => {
+    const dir = tempDir();
+    try {
+      const spool = new Spool(dir.path);
+      for (const s of [1, 2]) spool.append(entry(s));
+      const sequences = spool.sequences.bind(spool);
+      // The listing still names sequence 1, which the agent has acknowledged and deleted since.
+      spool.sequences = () => { const listed = sequences(); unlinkSync(join(spool.dir, '000000000001.json')); return listed; };
+      const backlog = spool.backlog();
+      assert.equal(backlog.envelopes, 1);
+      assert.equal(backlog.oldestSequence, 2);
+    } finally {
+      dir.cleanup();
+    }
   });
 });
 
