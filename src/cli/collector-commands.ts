@@ -9,6 +9,7 @@ import { startAgent } from '../collector/agent.js';
 import { AgentConfigSchema, type AgentConfig } from '../collector/config.js';
 import { EnrollmentRefused, enroll, needsEnrollment } from '../collector/enroll.js';
 import { loadKey } from '../collector/keys.js';
+import { StateDirInUse, lockStateDir } from '../collector/state-files.js';
 import { agentStatus } from '../collector/status.js';
 import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
 import { TOKEN_LIFETIME, parseLifetime } from '../commands/collector-token-lifetime.js';
@@ -59,6 +60,22 @@ function enrollmentHint(status: number, collectorId: string): string {
   return 'see the instance\'s log for this request';
 }
 
+/** Runs `fn` holding the agent's state directory; another agent or enrollment holding it is a CLI error. */
+async function holdingStateDir<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
+  let release: () => void;
+  try {
+    release = lockStateDir(stateDir);
+  } catch (err) {
+    if (err instanceof StateDirInUse) throw new CliError(err.message);
+    throw err;
+  }
+  try {
+    return await fn();
+  } finally {
+    release();
+  }
+}
+
 /** Enrolls, turning a refusal or an unreachable server into a message that says what to do. */
 async function enrollOrExplain(o: Parameters<typeof enroll>[0]): Promise<unknown> {
   try {
@@ -95,6 +112,10 @@ async function issueToken(collectorId: string, expiresIn: string | undefined, co
 }
 
 async function run(config: AgentConfig, env: NodeJS.ProcessEnv, out: Out): Promise<number> {
+  return holdingStateDir(config.stateDir, () => runHolding(config, env, out));
+}
+
+async function runHolding(config: AgentConfig, env: NodeJS.ProcessEnv, out: Out): Promise<number> {
   const bearer = config.bearerTokenFile ? readSecretFile(config.bearerTokenFile, 'bearerTokenFile') : env.VIGIL_COLLECTOR_TOKEN;
   if (!bearer) throw new CliError('no bearer token: set bearerTokenFile in the agent config or VIGIL_COLLECTOR_TOKEN');
   const log = (level: string, msg: string, extra: Record<string, unknown> = {}) => out({ at: new Date().toISOString(), level, msg, ...extra });
@@ -139,7 +160,8 @@ export async function runCollectorCommand(argv: readonly string[], env: NodeJS.P
       const collectorId = values['collector-id'] ?? agentConfig?.collectorId;
       const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
       if (!server || !collectorId || !stateDir || !values['token-file']) throw new CliError(USAGE, 2);
-      out(await enrollOrExplain({ server, collectorId, stateDir, enrollmentToken: readSecretFile(values['token-file'], '--token-file'), now: () => new Date() }));
+      const enrollmentToken = readSecretFile(values['token-file'], '--token-file');
+      out(await holdingStateDir(stateDir, () => enrollOrExplain({ server, collectorId, stateDir, enrollmentToken, now: () => new Date() })));
       return 0;
     }
     case 'run':

@@ -12,12 +12,11 @@ function alive(pid: number): boolean {
 }
 
 /**
- * Takes the store's lock file (`vigil.lock`, holding the owner's pid) or throws StoreLockedError.
- * LMDB itself allows several processes; Vigil's one-writer design does not, so a second process
- * is refused. A lock left by a process that no longer exists (kill -9) is taken over.
+ * Takes the lock file at `path` (holding the owner's pid), or throws what `inUse` makes of the pid of
+ * the live process that holds it. A lock left by a process that no longer exists (kill -9) is taken
+ * over. Returns the release.
  */
-export function acquireStoreLock(dir: string): () => void {
-  const path = join(dir, 'vigil.lock');
+export function acquirePidFileLock(path: string, inUse: (owner: number) => Error): () => void {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
@@ -29,11 +28,20 @@ export function acquireStoreLock(dir: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-      if (Number.isInteger(owner) && owner !== process.pid && alive(owner)) {
-        throw new StoreLockedError(`the store at ${dir} is in use by process ${owner}; stop it first (one Vigil process per store)`);
-      }
+      if (Number.isInteger(owner) && owner !== process.pid && alive(owner)) throw inUse(owner);
       unlinkSync(path);
     }
   }
-  throw new StoreLockedError(`could not take the lock on the store at ${dir}`);
+  throw inUse(Number.NaN);
+}
+
+/**
+ * Takes the store's lock file (`vigil.lock`, holding the owner's pid) or throws StoreLockedError.
+ * LMDB itself allows several processes; Vigil's one-writer design does not, so a second process
+ * is refused. A lock left by a process that no longer exists (kill -9) is taken over.
+ */
+export function acquireStoreLock(dir: string): () => void {
+  return acquirePidFileLock(join(dir, 'vigil.lock'), (owner) => new StoreLockedError(Number.isNaN(owner)
+    ? `could not take the lock on the store at ${dir}`
+    : `the store at ${dir} is in use by process ${owner}; stop it first (one Vigil process per store)`));
 }

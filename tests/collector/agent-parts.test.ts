@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readdirSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -12,6 +14,9 @@ import { resequence } from '../../src/collector/resequence.js';
 import { backoffMs, retryAfterMs, sendOldest, type SendStatus } from '../../src/collector/sender.js';
 import { Spool } from '../../src/collector/spool.js';
 import { agentStatus } from '../../src/collector/status.js';
+import { StateDirInUse, lockStateDir } from '../../src/collector/state-files.js';
+import { runCli } from '../helpers/cli.js';
+import { repoPath } from '../helpers/paths.js';
 import { syslogLineEvent } from '../../src/collector/syslog-line.js';
 import { categoryOf } from '../../src/commands/collector-categories.js';
 import { tempDir } from '../helpers/temp.js';
@@ -115,6 +120,41 @@ describe('the spool seen from outside the agent', () => {
       assert.equal(backlog.envelopes, 1);
       assert.equal(backlog.oldestSequence, 2);
     } finally {
+      dir.cleanup();
+    }
+  });
+});
+
+describe('one agent per state directory', () => {
+  it('refuses a second agent or an enrollment while a live process holds it, and takes over from a killed one', async () => {
+    const dir = tempDir();
+    const state = join(dir.path, 'state');
+    // A real process holding the state directory, as a running `vigil collector run` does.
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+      const { lockStateDir } = await import(${JSON.stringify(repoPath('dist', 'src', 'collector', 'state-files.js'))});
+      lockStateDir(process.argv[1]);
+      process.stdout.write('held\\n');
+      setInterval(() => {}, 1000);
+    `, state], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const [first] = await once(holder.stdout!, 'data') as [Buffer];
+      assert.equal(first.toString(), 'held\n');
+      assert.throws(() => lockStateDir(state), (err: Error) => err instanceof StateDirInUse && err.message.includes(`in use by process ${holder.pid}`));
+      const tokenFile = join(dir.path, 'enroll.token');
+      writeFileSync(tokenFile, 'vgl_enroll_x\n', { mode: 0o600 });
+      const enroll = runCli(['collector', 'enroll', '--server', 'http://127.0.0.1:9', '--collector-id', 'web-01', '--state-dir', state, '--token-file', tokenFile]);
+      assert.equal(enroll.status, 1);
+      assert.match(enroll.stderr, new RegExp(`^vigil: the collector state directory .* is in use by process ${holder.pid} `));
+      // Status only reads: it works beside the holder.
+      assert.equal(runCli(['collector', 'status', '--state-dir', state]).status, 0);
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+      const release = lockStateDir(state);
+      assert.equal(readFileSync(join(state, 'agent.lock'), 'utf8'), String(process.pid));
+      release();
+      assert.equal(existsSync(join(state, 'agent.lock')), false);
+    } finally {
+      holder.kill('SIGKILL');
       dir.cleanup();
     }
   });
