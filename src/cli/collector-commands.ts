@@ -112,10 +112,6 @@ async function issueToken(collectorId: string, expiresIn: string | undefined, co
 }
 
 async function run(config: AgentConfig, env: NodeJS.ProcessEnv, out: Out): Promise<number> {
-  return holdingStateDir(config.stateDir, () => runHolding(config, env, out));
-}
-
-async function runHolding(config: AgentConfig, env: NodeJS.ProcessEnv, out: Out): Promise<number> {
   const bearer = config.bearerTokenFile ? readSecretFile(config.bearerTokenFile, 'bearerTokenFile') : env.VIGIL_COLLECTOR_TOKEN;
   if (!bearer) throw new CliError('no bearer token: set bearerTokenFile in the agent config or VIGIL_COLLECTOR_TOKEN');
   const log = (level: string, msg: string, extra: Record<string, unknown> = {}) => out({ at: new Date().toISOString(), level, msg, ...extra });
@@ -166,7 +162,7 @@ export async function runCollectorCommand(argv: readonly string[], env: NodeJS.P
     }
     case 'run':
       if (!agentConfig) throw new CliError(USAGE, 2);
-      return run(agentConfig, env, out);
+      return holdingStateDir(agentConfig.stateDir, () => run(agentConfig, env, out));
     case 'status': {
       const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
       if (!stateDir) throw new CliError(USAGE, 2);

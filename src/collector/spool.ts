@@ -78,22 +78,22 @@ export class Spool {
    * (acknowledged) between the listing and the read are left out, not an error.
    */
   backlog(): { envelopes: number; events: number; bytes: number; oldestSequence: number | null; newestSequence: number | null } {
-    const held: Array<{ sequence: number; events: number; bytes: number }> = [];
+    const backlog = { envelopes: 0, events: 0, bytes: 0, oldestSequence: null as number | null, newestSequence: null as number | null };
     for (const sequence of this.sequences()) {
+      let text: string;
       try {
-        const text = readFileSync(join(this.dir, nameOf(sequence)), 'utf8');
-        held.push({ sequence, events: (JSON.parse(text) as SpoolEntry).events, bytes: Buffer.byteLength(text) });
+        text = readFileSync(join(this.dir, nameOf(sequence)), 'utf8');
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
       }
+      backlog.envelopes++;
+      backlog.events += (JSON.parse(text) as SpoolEntry).events;
+      backlog.bytes += Buffer.byteLength(text);
+      backlog.oldestSequence ??= sequence;
+      backlog.newestSequence = sequence;
     }
-    return {
-      envelopes: held.length,
-      events: held.reduce((n, h) => n + h.events, 0),
-      bytes: held.reduce((n, h) => n + h.bytes, 0),
-      oldestSequence: held[0]?.sequence ?? null,
-      newestSequence: held.at(-1)?.sequence ?? null,
-    };
+    return backlog;
   }
 
   /** The next sequence to assign. */
