@@ -10,7 +10,7 @@ import { AgentConfigSchema, type AgentConfig } from '../collector/config.js';
 import { EnrollmentRefused, enroll, needsEnrollment } from '../collector/enroll.js';
 import { loadKey } from '../collector/keys.js';
 import { StateDirInUse, lockStateDir } from '../collector/state-files.js';
-import { agentStatus } from '../collector/status.js';
+import { NoStateDirectory, agentStatus } from '../collector/status.js';
 import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
 import { TOKEN_LIFETIME, parseLifetime } from '../commands/collector-token-lifetime.js';
 import { formatIssues } from '../http/errors.js';
@@ -166,7 +166,12 @@ export async function runCollectorCommand(argv: readonly string[], env: NodeJS.P
     case 'status': {
       const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
       if (!stateDir) throw new CliError(USAGE, 2);
-      out(agentStatus(stateDir));
+      try {
+        out(agentStatus(stateDir));
+      } catch (err) {
+        if (err instanceof NoStateDirectory) throw new CliError(err.message);
+        throw err;
+      }
       return 0;
     }
     default:

@@ -36,22 +36,23 @@ export class Spool {
   private readonly ackPath: string;
 
   /**
-   * Opens the spool without changing it: `vigil collector status` reads a spool that a running
-   * agent is writing, so only its owner (the agent at start, enrollment) calls `recover`.
+   * Opens the spool without changing anything on disk: `vigil collector status` reads a spool that a
+   * running agent is writing, so only its owner (the agent at start, enrollment) calls `recover`,
+   * which also makes the directory. A spool whose directory is not there yet is empty.
    */
   constructor(stateDir: string) {
     this.dir = join(stateDir, 'spool');
     this.ackPath = join(stateDir, 'acked.json');
-    ensurePrivateDir(this.dir);
   }
 
   /**
-   * Finishes what a crash interrupted: drops entries at or below the acknowledged sequence (a crash
-   * between ack and delete) and half-written temp files. Only the spool's owner may call it, never
-   * while an agent runs on the same state directory: the temp file it would delete may be that
-   * agent's write in progress.
+   * Makes the spool's directory (owner-only) if need be and finishes what a crash interrupted: drops
+   * entries at or below the acknowledged sequence (a crash between ack and delete) and half-written
+   * temp files. Only the spool's owner may call it, never while an agent runs on the same state
+   * directory: the temp file it would delete may be that agent's write in progress.
    */
   recover(): this {
+    ensurePrivateDir(this.dir);
     for (const n of readdirSync(this.dir)) if (/\.tmp-\d+$/.test(n)) unlinkSync(join(this.dir, n));
     const { lastAcked } = this.ack();
     for (const s of this.sequences()) if (s <= lastAcked) this.remove(s);
@@ -65,7 +66,17 @@ export class Spool {
 
   /** Spooled sequences, oldest first. */
   sequences(): number[] {
-    return readdirSync(this.dir).map((n) => NAME.exec(n)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+    return this.names().map((n) => NAME.exec(n)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+  }
+
+  /** The names in the spool's directory (none before its owner made it). */
+  private names(): string[] {
+    try {
+      return readdirSync(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
   }
 
   /** One spooled entry. */

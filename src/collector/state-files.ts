@@ -31,7 +31,7 @@ export class StateDirInUse extends Error {
  */
 export function lockStateDir(stateDir: string): () => void {
   ensurePrivateDir(stateDir);
-  return acquirePidFileLock(join(stateDir, 'agent.lock'), (owner) => new StateDirInUse(Number.isNaN(owner)
+  return acquirePidFileLock(join(stateDir, 'agent.lock'), (owner) => new StateDirInUse(owner === undefined
     ? `could not take the lock on the collector state directory ${stateDir}`
     : `the collector state directory ${stateDir} is in use by process ${owner} (a running agent or enrollment); stop it first (one agent per state directory)`));
 }

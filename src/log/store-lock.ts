@@ -13,10 +13,10 @@ function alive(pid: number): boolean {
 
 /**
  * Takes the lock file at `path` (holding the owner's pid), or throws what `inUse` makes of the pid of
- * the live process that holds it. A lock left by a process that no longer exists (kill -9) is taken
- * over. Returns the release.
+ * the live process that holds it (`undefined` when the file kept changing hands, three attempts in a
+ * row). A lock left by a process that no longer exists (kill -9) is taken over. Returns the release.
  */
-export function acquirePidFileLock(path: string, inUse: (owner: number) => Error): () => void {
+export function acquirePidFileLock(path: string, inUse: (owner: number | undefined) => Error): () => void {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
@@ -32,7 +32,7 @@ export function acquirePidFileLock(path: string, inUse: (owner: number) => Error
       unlinkSync(path);
     }
   }
-  throw inUse(Number.NaN);
+  throw inUse(undefined);
 }
 
 /**
@@ -41,7 +41,7 @@ export function acquirePidFileLock(path: string, inUse: (owner: number) => Error
  * is refused. A lock left by a process that no longer exists (kill -9) is taken over.
  */
 export function acquireStoreLock(dir: string): () => void {
-  return acquirePidFileLock(join(dir, 'vigil.lock'), (owner) => new StoreLockedError(Number.isNaN(owner)
+  return acquirePidFileLock(join(dir, 'vigil.lock'), (owner) => new StoreLockedError(owner === undefined
     ? `could not take the lock on the store at ${dir}`
     : `the store at ${dir} is in use by process ${owner}; stop it first (one Vigil process per store)`));
 }

@@ -108,10 +108,26 @@ describe('the spool seen from outside the agent', () => {
     }
   });
 
+  it('makes nothing: a state directory that is not there is named, and one without a spool yet is empty', () => {
+    const dir = tempDir();
+    try {
+      const missing = join(dir.path, 'no-such-state');
+      const r = runCli(['collector', 'status', '--state-dir', missing]);
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /^vigil: there is no collector state directory at .*no-such-state: check --state-dir/);
+      assert.equal(existsSync(missing), false);
+      const status = agentStatus(dir.path) as { lastAckedSequence: number; backlog: { envelopes: number } };
+      assert.deepEqual([status.lastAckedSequence, status.backlog.envelopes], [0, 0]);
+      assert.deepEqual(readdirSync(dir.path), [], 'status made no spool directory');
+    } finally {
+      dir.cleanup();
+    }
+  });
+
   it('leaves out of the backlog an entry the agent removed between listing and reading', () => {
     const dir = tempDir();
     try {
-      const spool = new Spool(dir.path);
+      const spool = new Spool(dir.path).recover();
       for (const s of [1, 2]) spool.append(entry(s));
       const sequences = spool.sequences.bind(spool);
       // The listing still names sequence 1, which the agent has acknowledged and deleted since.
@@ -165,7 +181,7 @@ describe('resequence', () => {
     const dir = tempDir();
     try {
       const key = generateKeyPair();
-      const spool = new Spool(dir.path);
+      const spool = new Spool(dir.path).recover();
       for (const s of [3, 4, 5]) spool.append({ sequence: s, envelope: { algorithm: 'Ed25519', payload: { sequence: s, events: [`e${s}`] }, signature: '' }, cursors: {}, events: 1 });
       for (const first of [4, 9, 1]) {
         resequence(spool, first, key);
@@ -233,7 +249,7 @@ describe('Retry-After', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
-      const spool = new Spool(dir.path);
+      const spool = new Spool(dir.path).recover();
       spool.append({ sequence: 1, envelope: { algorithm: 'Ed25519', payload: { sequence: 1, events: [] }, signature: '' }, cursors: {}, events: 0 });
       const status: SendStatus = { lastAttemptAt: null, lastAckedAt: null, lastAckedSequence: 0, lastError: null, consecutiveFailures: 0 };
       const r = await sendOldest({ spool, server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bearer: 'vgl_x', key: generateKeyPair(), retry: { initialMs: 10, maxMs: 100 }, log: () => {}, now: () => new Date(), status }, new AbortController().signal);
