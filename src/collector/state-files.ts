@@ -24,7 +24,7 @@ export class StateDirInUse extends Error {
 }
 
 /**
- * Takes the state directory for this process (`agent.lock`, holding its pid): one agent per state
+ * Takes the state directory for this process (`agent.lock`, naming it by pid, boot id and start time): one agent per state
  * directory, since two would hand out the same sequences and each one's crash recovery would delete
  * the other's spool write in progress. A lock left by a process that is gone is taken over. Returns
  * the release. `vigil collector status` only reads, and takes no lock.

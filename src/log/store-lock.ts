@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StoreLockedError } from './event-log.js';
 
@@ -12,33 +12,87 @@ function alive(pid: number): boolean {
 }
 
 /**
- * Takes the lock file at `path` (holding the owner's pid), or throws what `inUse` makes of the pid of
- * the live process that holds it (`undefined` when the file kept changing hands, three attempts in a
- * row). A lock left by a process that no longer exists (kill -9) is taken over. Returns the release.
+ * Who a process is, beyond its pid, which the kernel hands out again: this boot's id and the
+ * process's start time (field 22 of `/proc/<pid>/stat`, in clock ticks since boot). Undefined
+ * where /proc does not say (another OS, a hidden pid).
  */
-export function acquirePidFileLock(path: string, inUse: (owner: number | undefined) => Error): () => void {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => {
-        try { unlinkSync(path); } catch { /* already gone: nothing to release */ }
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-      if (Number.isInteger(owner) && owner !== process.pid && alive(owner)) throw inUse(owner);
-      unlinkSync(path);
-    }
+function identity(pid: number): string | undefined {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
+    const started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return started === undefined ? undefined : `${boot}:${started}`;
+  } catch {
+    return undefined;
   }
-  throw inUse(undefined);
+}
+
+/** A file's text, or undefined once it is gone. */
+function readOrGone(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /**
- * Takes the store's lock file (`vigil.lock`, holding the owner's pid) or throws StoreLockedError.
+ * Whether the lock file's holder still runs: its pid is alive and, where the file recorded who it
+ * was, the process with that pid now is the same one. After a reboot or a long run, a dead holder's
+ * pid may belong to another process; the recorded boot id and start time tell it apart.
+ */
+function held(content: string): number | undefined {
+  const [pidText, recorded] = content.trim().split(' ');
+  const owner = Number.parseInt(pidText ?? '', 10);
+  // This process's own pid: an earlier holder's (a container's pid 1 started again), or a store this
+  // process closes and opens again (lmdb-js shares one environment within a process).
+  if (!Number.isInteger(owner) || owner <= 0 || owner === process.pid || !alive(owner)) return undefined;
+  if (recorded === undefined) return owner;
+  const now = identity(owner);
+  return now !== undefined && now !== recorded ? undefined : owner;
+}
+
+/**
+ * Takes the lock file at `path` (holding the owner's pid, then its boot id and start time), or
+ * throws what `inUse` makes of the pid of the live process that holds it (`undefined` when the file
+ * kept changing hands, three attempts in a row). A lock left by a process that no longer exists
+ * (kill -9, a power loss) is taken over, even when its pid has since gone to another process.
+ * Returns the release.
+ */
+export function acquirePidFileLock(path: string, inUse: (owner: number | undefined) => Error): () => void {
+  const me = identity(process.pid);
+  // Written whole beside the lock, then linked into place: no one ever reads a lock file half written.
+  const mine = `${path}.${process.pid}.tmp`;
+  writeFileSync(mine, me === undefined ? String(process.pid) : `${process.pid} ${me}`, { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        linkSync(mine, path);
+        return () => {
+          try { unlinkSync(path); } catch { /* already gone: nothing to release */ }
+        };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const stale = readOrGone(path);
+        if (stale === undefined) continue;
+        const owner = held(stale);
+        if (owner !== undefined) throw inUse(owner);
+        // Another process may have taken it over meanwhile: only the very file judged stale goes.
+        if (readOrGone(path) === stale) rmSync(path, { force: true });
+      }
+    }
+    throw inUse(undefined);
+  } finally {
+    rmSync(mine, { force: true });
+  }
+}
+
+/**
+ * Takes the store's lock file (`vigil.lock`, naming its holder) or throws StoreLockedError.
  * LMDB itself allows several processes; Vigil's one-writer design does not, so a second process
- * is refused. A lock left by a process that no longer exists (kill -9) is taken over.
+ * is refused. A lock left by a process that no longer exists (kill -9, a power loss) is taken over.
  */
 export function acquireStoreLock(dir: string): () => void {
   return acquirePidFileLock(join(dir, 'vigil.lock'), (owner) => new StoreLockedError(owner === undefined
