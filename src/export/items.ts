@@ -6,7 +6,11 @@ import type { ExportDestination } from './config.js';
 
 /** One delivered item: a fact of the log as a destination receives it. */
 export interface ExportItem {
-  /** Stable across retries and restarts: `<origin>/<seq>/<index>`; receivers deduplicate by it. */
+  /**
+   * `<origin>/<seq>/<place>`, `place` the item's place in the record itself (before any
+   * destination's filter): the same item has the same id on every destination, under any filter,
+   * across retries and restarts, and two different items never share one; receivers deduplicate by it.
+   */
   readonly id: string;
   readonly seq: number;
   readonly type: string;
@@ -33,12 +37,16 @@ const INCIDENT_ITEMS: Readonly<Record<string, string>> = {
   IncidentMerged: 'incident.merged',
 };
 
+/** An item before it is named: `place` is its place in the record, whatever a destination's filter leaves out. */
+interface Picked { readonly place: number; readonly type: string; readonly data: unknown }
+
 /** A bulk review leaves as one `alert.reviewed` per alert, as if each had been reviewed alone (marked `bulk`). */
-function bulkReviewItems(record: LogRecord): Array<{ type: string; data: unknown }> {
+function bulkReviewItems(record: LogRecord): Picked[] {
   const known = asInstanceRecord(record);
   if (known?.type !== 'AlertsBulkReviewed') return [];
   const { reviews, to, disposition, reason, principal, authentication } = known.data;
-  return reviews.map((r) => ({
+  return reviews.map((r, place) => ({
+    place,
     type: 'alert.reviewed',
     data: { alertId: r.alertId, from: r.from, to, reason, principal, authentication, ...(disposition !== undefined ? { disposition } : {}), bulk: true },
   }));
@@ -60,15 +68,17 @@ function outgoing(event: NormalizedEvent, includeRaw: boolean): NormalizedEvent 
   return rest;
 }
 
-function evidenceItems(record: LogRecord, f: Filter): Array<{ type: string; data: unknown }> {
+function evidenceItems(record: LogRecord, f: Filter): Picked[] {
   const known = asInstanceRecord(record);
   if (!known) return [];
   // Vigil's own detectable facts (access, refusals, export state) are audit, not evidence: they
-  // leave only when the filter names the `vigil` adapter.
-  const events: Array<{ type: string; data: unknown }> = eventsCarried(known).filter((e) => wanted(e, f)).map((e) => ({ type: 'event', data: outgoing(e, f.includeRaw) }));
+  // leave only when the filter names the `vigil` adapter. An event keeps its place in the record
+  // (not its place among what the filter kept), and the raw item comes after every event.
+  const carried = eventsCarried(known);
+  const events: Picked[] = carried.flatMap((e, place) => (wanted(e, f) ? [{ place, type: 'event', data: outgoing(e, f.includeRaw) }] : []));
   if (f.includeRaw && known.type === 'RawRecordsIngested' && events.length > 0) {
     const { normalizer, logType, records } = known.data;
-    events.push({ type: 'raw', data: { normalizer, ...(logType !== undefined ? { logType } : {}), records } });
+    events.push({ place: carried.length, type: 'raw', data: { normalizer, ...(logType !== undefined ? { logType } : {}), records } });
   }
   return events;
 }
@@ -79,15 +89,15 @@ function evidenceItems(record: LogRecord, f: Filter): Array<{ type: string; data
  * events lose `rawReference`, and raw records are sent, only as `includeRaw` says.
  */
 export function exportItems(record: LogRecord, f: Filter, origin: string): ExportItem[] {
-  const picked: Array<{ type: string; data: unknown }> = [];
+  const picked: Picked[] = [];
   const alertType = ALERT_ITEMS[record.type];
   const incidentType = INCIDENT_ITEMS[record.type];
-  if (alertType !== undefined && f.carries.includes('alerts')) picked.push({ type: alertType, data: record.data });
+  if (alertType !== undefined && f.carries.includes('alerts')) picked.push({ place: 0, type: alertType, data: record.data });
   else if (record.type === 'AlertsBulkReviewed' && f.carries.includes('alerts')) picked.push(...bulkReviewItems(record));
-  else if (incidentType !== undefined && f.carries.includes('incidents')) picked.push({ type: incidentType, data: record.data });
+  else if (incidentType !== undefined && f.carries.includes('incidents')) picked.push({ place: 0, type: incidentType, data: record.data });
   else if (f.carries.includes('events')) picked.push(...evidenceItems(record, f));
-  return picked.map((p, i) => ({
-    id: `${origin}/${record.seq}/${i}`, seq: record.seq, type: p.type, at: record.at,
+  return picked.map((p) => ({
+    id: `${origin}/${record.seq}/${p.place}`, seq: record.seq, type: p.type, at: record.at,
     ...(record.actor ? { actor: record.actor } : {}), data: p.data,
   }));
 }

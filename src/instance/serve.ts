@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { openCredentialRegistry, type Credential } from '../auth/registry.js';
@@ -123,11 +124,14 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     detection: detectionSettingsOf(config), logLine: log,
   };
   // On a JetStream node export runs on the leader only, from the cursors the log records; items are
-  // named by the stream (the same on every node), so a receiver deduplicates a batch sent again.
+  // named by the stream (the same on every node), so a receiver deduplicates a batch sent again. The
+  // stream's creation time tells apart two deployments that use the same stream name (the default
+  // VIGIL_LOG) and a stream recreated under its old name, whose sequences start again at 1.
   let leaderExports: LeaderExports | undefined;
   const startNode = async (node: JetStreamNode) => {
+    const { created } = await node.conn.jsm.streams.info(node.conn.stream);
     leaderExports = exportsWhileLeading(config.export, {
-      ...exportDeps, origin: `vigil.stream/${config.storage.jetstream?.stream ?? ''}`,
+      ...exportDeps, origin: `vigil.stream/${node.conn.stream}/${createHash('sha256').update(created).digest('hex').slice(0, 32)}`,
       cursorOf: (name) => logCursor(instance.writer, name, Date.now, log),
     });
     const exportsOnLeader = leaderExports;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { fixturePath } from '../helpers/paths.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
-import { normalizedEvent, eventsIngested } from '../helpers/event-fixtures.js';
+import { normalizedEvent, eventsIngested, rawRecordsIngested } from '../helpers/event-fixtures.js';
 import { exportItems } from '../../src/export/items.js';
 import type { LogRecord } from '../../src/log/record.js';
 import type { ExportDestination } from '../../src/export/config.js';
@@ -114,6 +114,40 @@ describe('export items', () => {
     assert.deepEqual(a.map((i) => i.id), b.map((i) => i.id));
     assert.equal(new Set(a.map((i) => i.id)).size, a.length);
     assert.ok(a.every((i) => i.id.startsWith(`vigil.log/abc/${i.seq}/`)));
+  });
+
+  it('names an item by its place in the record, so two filters never give one id to different items (property)', () => {
+    const arbEvent = fc.record({ category: fc.constantFrom(...CATEGORIES), cls: fc.constantFrom('a', 'b'), adapter: fc.constantFrom('zeek', 'vigil') });
+    const arbFilter = fc.record({
+      categories: fc.option(fc.subarray([...CATEGORIES], { minLength: 1 }), { nil: undefined }),
+      classes: fc.option(fc.subarray(['a', 'b'], { minLength: 1 }), { nil: undefined }),
+      adapters: fc.option(fc.subarray(['zeek', 'vigil'], { minLength: 1 }), { nil: undefined }),
+    }).map((f) => Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)));
+    fc.assert(fc.property(fc.array(arbEvent, { minLength: 1, maxLength: 8 }), arbFilter, arbFilter, fc.boolean(), fc.boolean(), (specs, f1, f2, raw1, raw2) => {
+      const events = specs.map((s, i) => normalizedEvent({ id: `e${i}`, category: s.category, class: s.cls, source: { adapter: s.adapter, instance: 'x', recordId: `r${i}` } }));
+      const r = rawRecordsIngested('network-monitor', [{ n: 1 }], events);
+      const record: LogRecord = { seq: 7, at: '2026-11-23T00:00:00.000Z', type: r.type, data: r.data, prev: '0'.repeat(64) };
+      const what = (i: { type: string; data: unknown }) => (i.type === 'raw' ? 'raw' : (i.data as { id: string }).id);
+      const byId = new Map<string, string>();
+      for (const f of [{ carries: ['events'] as const, includeRaw: raw1, events: f1 }, { carries: ['events'] as const, includeRaw: raw2, events: f2 }]) {
+        for (const item of exportItems(record, { ...f, carries: [...f.carries] }, 'o')) {
+          const seen = byId.get(item.id);
+          assert.ok(seen === undefined || seen === what(item), `${item.id} names both ${seen} and ${what(item)}`);
+          byId.set(item.id, what(item));
+        }
+      }
+    }));
+  });
+
+  it('gives an event the same id under any filter: a widened filter sends again what it sent under the same id', () => {
+    const login = normalizedEvent({ id: 'login', category: 'identity', class: 'authentication', source: { adapter: 'zeek', instance: 'x', recordId: 'r1' } });
+    const conn = normalizedEvent({ id: 'conn', category: 'network', class: 'network_connection', source: { adapter: 'zeek', instance: 'x', recordId: 'r2' } });
+    const e = eventsIngested(login, conn);
+    const record: LogRecord = { seq: 7, at: '2026-11-23T00:00:00.000Z', type: e.type, data: e.data, prev: '0'.repeat(64) };
+    const ids = (categories: Array<(typeof CATEGORIES)[number]>) => exportItems(record, { carries: ['events'], includeRaw: false, events: { categories } }, 'o').map((i) => [i.id, (i.data as { id: string }).id]);
+    assert.deepEqual(ids(['identity']), [['o/7/0', 'login']]);
+    assert.deepEqual(ids(['network']), [['o/7/1', 'conn']]);
+    assert.deepEqual(ids(['identity', 'network']), [['o/7/0', 'login'], ['o/7/1', 'conn']]);
   });
 
   it('follows the filter and strips rawReference for any event (property)', () => {
