@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import { Packr } from 'msgpackr';
 import type { LmdbStore } from '../log/lmdb-store.js';
-import type { LogRecord } from '../log/record.js';
+import { unpackKeepingKeys, type LogRecord } from '../log/record.js';
 import type { Projection } from './types.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
@@ -13,7 +13,8 @@ export function packState<S>(p: Projection<S>, state: S): Uint8Array {
 
 /** A projection's state back from `packState`. */
 export function unpackState<S>(p: Projection<S>, packed: Uint8Array): S {
-  const data = packr.unpack(packed) as unknown;
+  // A model may hold client-chosen keys (an alert's evidence): `__proto__` among them comes back as it was.
+  const data = unpackKeepingKeys(packed);
   return p.restore ? p.restore(data) : data as S;
 }
 
