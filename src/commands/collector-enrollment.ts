@@ -1,6 +1,7 @@
 import { keyFingerprint } from '../collector-protocol/ed25519.js';
 import { encodeBase64 } from '../collector-protocol/strict-base64.js';
 import { RecordType } from '../events/record-types.js';
+import { nanosFromIso } from '../normalizers/time.js';
 import type { CollectorsState } from '../projections/collectors.js';
 import type { CollectorEnrolled, CollectorEnrollmentRejected, CollectorEnrollmentTokenIssued, EnrollmentRejectionReason } from './collector-records.js';
 import { refusalEvent } from './collector-rejection.js';
@@ -60,6 +61,12 @@ function refuse(cmd: Enroll, reason: EnrollmentRejectionReason, message: string)
   return reject(KIND_OF[reason], shown, { events: [{ type: RecordType.CollectorEnrollmentRejected, data }] });
 }
 
+/** Whether instant `a` is strictly before `b` (as instants, not text); false when either is unreadable. */
+function isBefore(a: string, b: string): boolean {
+  const x = nanosFromIso(a), y = nanosFromIso(b);
+  return x !== undefined && y !== undefined && x < y;
+}
+
 /**
  * Redeems an enrollment token: it must exist, be unused and unexpired, and name this collector id;
  * the key must be new to this collector. The token is consumed by the first valid use (the single
@@ -70,7 +77,7 @@ export function decideEnroll(s: CollectorsState, cmd: Enroll): Decision<Enrollme
   const token = tokenId === undefined ? undefined : s.tokens.get(tokenId);
   if (!token) return refuse(cmd, 'unknown_token', 'unknown enrollment token');
   if (token.usedAt !== null) return refuse(cmd, 'token_used', `enrollment token ${token.tokenId} was already used`);
-  if (token.expiresAt <= cmd.at) return refuse(cmd, 'token_expired', `enrollment token ${token.tokenId} expired`);
+  if (!isBefore(cmd.at, token.expiresAt)) return refuse(cmd, 'token_expired', `enrollment token ${token.tokenId} expired`);
   if (token.collectorId !== cmd.collectorId) return refuse(cmd, 'collector_mismatch', 'this enrollment token was issued for another collector id');
   const fingerprint = keyFingerprint(cmd.publicKey);
   const previous = s.collectors.get(cmd.collectorId);

@@ -4,6 +4,7 @@ import { secretFileProblem } from '../auth/secret-files.js';
 import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
 import type { Writer } from '../commands/writer.js';
 import { IsoDateTime } from '../events/normalized-event.js';
+import { nanosFromIso } from '../normalizers/time.js';
 import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
 
 /** The grants file the installer writes on the central VM (docs/setup-protocol.md): token hashes only. */
@@ -33,8 +34,14 @@ export async function importEnrollmentGrants(writer: Writer, path: string, now: 
   const grants = parsed.output;
   let imported = 0;
   for (const g of grants.collectors) {
-    if (g.expires_at <= now || writer.models.state<CollectorsState>(COLLECTORS).tokenByHash.has(g.token_sha256)) continue;
-    const cmd = { tokenId: `grant-e${grants.enrollment_epoch}-${g.collector_id}`, collectorId: g.collector_id, tokenHash: g.token_sha256, expiresAt: g.expires_at };
+    // Compared as instants and recorded in the canonical UTC form the deciders compare (an offset
+    // or a finer fraction would otherwise be compared as text); cut to the millisecond, never later.
+    const expiresNs = nanosFromIso(g.expires_at)!;
+    const expiresAt = new Date(Number(expiresNs / 1_000_000n)).toISOString();
+    if (expiresNs <= nanosFromIso(now)! || writer.models.state<CollectorsState>(COLLECTORS).tokenByHash.has(g.token_sha256)) continue;
+    // The id names this grant's token (its hash), not only epoch and collector: another deployment's
+    // grants (a new install on the same VMs) have the same epoch and collector ids.
+    const cmd = { tokenId: `grant-e${grants.enrollment_epoch}-${g.collector_id}-${g.token_sha256.slice(0, 16)}`, collectorId: g.collector_id, tokenHash: g.token_sha256, expiresAt };
     const outcome = await writer.execute(() => decideIssueEnrollmentToken(cmd), { now, actor: { id: 'setup-authority', authentication: 'enrollment-grant' } });
     if (outcome.ok) imported++;
   }

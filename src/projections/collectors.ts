@@ -75,6 +75,10 @@ export const collectorsProjection = instanceProjection<CollectorsState>({
       case 'CollectorEnrollmentTokenIssued': {
         const d = record.data;
         pruneExpired(s, record.at);
+        // A token id issued again replaces its token: the replaced token's hash must never redeem
+        // the new one (logs written before grant token ids were unique hold such re-issues).
+        const replaced = s.tokens.get(d.tokenId);
+        if (replaced) s.tokenByHash.delete(replaced.tokenHash);
         s.tokens.set(d.tokenId, { ...d, issuedAt: record.at, usedAt: null });
         s.tokenByHash.set(d.tokenHash, d.tokenId);
         return s;

@@ -39,4 +39,37 @@ describe('enrollment grants from the setup authority', () => {
       await t.close();
     }
   });
+
+  it('never redeems a used token again when grants of another deployment reuse its epoch and collector id, nor after its expiry', async () => {
+    const t = await startTestInstance();
+    try {
+      const dir = join(t.dir, 'grants');
+      mkdirSync(dir, { mode: 0o700 });
+      const file = (name: string, deployment: string, token: string, expiresAt: string) => {
+        const path = join(dir, name);
+        writeFileSync(path, JSON.stringify({ deployment_id: deployment, enrollment_epoch: 1, collectors: [{ collector_id: 'vm-web', vm_id: 'vm-web', token_sha256: hashToken(token), expires_at: expiresAt }] }), { mode: 0o600 });
+        return path;
+      };
+      const enroll = (enrollmentToken: string) => t.request('/api/v1/collector/enrollments', { method: 'POST', body: JSON.stringify({ collectorId: 'vm-web', enrollmentToken, publicKey: spki() }) });
+      const first = generateToken('lce_');
+      assert.equal(await importEnrollmentGrants(t.inst.writer, file('a.json', 'dep_a', first, '2026-11-23T00:00:00Z'), '2026-11-22T10:00:00.000Z'), 1);
+      assert.equal((await enroll(first)).status, 201);
+      // A new install on the same VMs: another deployment, epoch 1 again, a new token for vm-web.
+      const second = generateToken('lce_');
+      assert.equal(await importEnrollmentGrants(t.inst.writer, file('b.json', 'dep_b', second, '2026-11-23T12:00:00Z'), '2026-11-22T12:00:00.000Z'), 1);
+      t.setNow('2026-11-23T06:00:00.000Z');
+      assert.equal((await enroll(first)).status, 401, 'the used (and by now expired) first token stays dead');
+      await t.restart();
+      assert.equal((await enroll(first)).status, 401, 'also after a checkpoint restore');
+      await t.inst.runtime.rebuild();
+      assert.equal((await enroll(first)).status, 401, 'and after a replay from record 1');
+      assert.equal((await enroll(second)).status, 201, 'the token of the new deployment enrolls');
+      // An expiry written with an offset is an instant: 20:00+14:00 is 06:00Z, before now.
+      const late = generateToken('lce_');
+      assert.equal(await importEnrollmentGrants(t.inst.writer, file('c.json', 'dep_c', late, '2026-11-23T20:00:00+14:00'), '2026-11-23T06:00:00.000Z'), 0);
+      assert.equal((await enroll(late)).status, 401);
+    } finally {
+      await t.close();
+    }
+  });
 });
