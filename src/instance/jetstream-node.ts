@@ -21,6 +21,8 @@ import { ReadSideLagging } from '../read-side/read-side.js';
 export interface JetStreamNode {
   readonly conn: JetStreamConnection;
   readonly name: string;
+  /** When the log's stream was created: with its name, what tells this stream from any other (export item ids). */
+  readonly streamCreated: string;
   readonly openLog: LogOpener;
   /** The opened log, once `openLog` ran. */
   log(): JetStreamEventLog | undefined;
@@ -80,6 +82,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
   if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
   const conn = await connectJetStream(js, `vigil ${name}`);
+  let streamCreated: string;
   try {
     const maxPayload = conn.nc.info?.max_payload ?? 0;
     const needed = 2 * largestBody(config) + BATCH_OVERHEAD_BYTES;
@@ -87,6 +90,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
       throw new Error(`refusing to start: the NATS servers accept messages up to ${maxPayload} bytes and one batch may need ${needed} (2 x the largest request body, the larger of limits.bodyBytes and a 5 MiB collector envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`);
     }
     const abilities = await ensureStream(conn, js, maxPayload);
+    streamCreated = abilities.created;
     if (config.retention.enabled && !abilities.retention) {
       throw new Error(`refusing to start: retention.enabled needs a stream that can be purged up to a cut, and the stream ${js.stream} was created by an earlier version with deny_purge, which NATS cannot lift: keep retention off on this stream, or start a new stream (another storage.jetstream.stream, every node with an empty storage.path) (docs/scale-out.md, "Retention")`);
     }
@@ -122,6 +126,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
   return {
     conn,
     name,
+    streamCreated,
     async openLog(store, fatal) {
       onFatal = fatal ?? onFatal;
       opened = await openJetStreamLog(store, conn, fatal, { retryWindowMs: js.publishTimeoutSeconds * 3000, cutWrites: (records) => carriedWritesOfCut(store.root, records), notice: (line) => logLine({ ...line, node: name }) });

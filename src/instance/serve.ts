@@ -129,9 +129,8 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   // VIGIL_LOG) and a stream recreated under its old name, whose sequences start again at 1.
   let leaderExports: LeaderExports | undefined;
   const startNode = async (node: JetStreamNode) => {
-    const { created } = await node.conn.jsm.streams.info(node.conn.stream);
     leaderExports = exportsWhileLeading(config.export, {
-      ...exportDeps, origin: `vigil.stream/${node.conn.stream}/${createHash('sha256').update(created).digest('hex').slice(0, 32)}`,
+      ...exportDeps, origin: `vigil.stream/${node.conn.stream}/${createHash('sha256').update(node.streamCreated).digest('hex').slice(0, 32)}`,
       cursorOf: (name) => logCursor(instance.writer, name, Date.now, log),
     });
     const exportsOnLeader = leaderExports;

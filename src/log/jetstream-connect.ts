@@ -81,6 +81,8 @@ export function streamSettings(config: JetStreamConfig, subjects: { subject: str
 /** What an existing stream allows: retention needs the cuts subject and purges (streams of earlier versions have neither). */
 export interface StreamAbilities {
   readonly retention: boolean;
+  /** When the stream was created (as the servers keep it, the same for every node): it names the stream's export items. */
+  readonly created: string;
 }
 
 /** Settings a stream must have to hold the log; any other value is refused rather than silently changed. */
@@ -97,8 +99,8 @@ export async function ensureStream(conn: JetStreamConnection, config: JetStreamC
     throw err;
   });
   if (!existing) {
-    await conn.jsm.streams.add(wanted);
-    return { retention: true };
+    const added = await conn.jsm.streams.add(wanted);
+    return { retention: true, created: added.created };
   }
   const have = existing.config as unknown as Record<string, unknown>;
   const differences = REQUIRED.filter((k) => JSON.stringify(have[k]) !== JSON.stringify((wanted as Record<string, unknown>)[k]));
@@ -111,5 +113,5 @@ export async function ensureStream(conn: JetStreamConnection, config: JetStreamC
   if (existing.config.num_replicas !== config.replicas) {
     throw new Error(`refusing to start: the stream ${config.stream} has ${existing.config.num_replicas} replicas and the configuration asks for ${config.replicas}: change one of them (nats stream edit --replicas)`);
   }
-  return { retention: subjects === JSON.stringify(wanted.subjects) && existing.config.deny_purge === false };
+  return { retention: subjects === JSON.stringify(wanted.subjects) && existing.config.deny_purge === false, created: existing.created };
 }
