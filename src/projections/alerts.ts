@@ -90,8 +90,10 @@ export interface IncidentView {
 /** Alerts and incidents, with the indexes deciders need. */
 export interface AlertsState {
   alerts: Map<string, AlertView>;
-  /** `ruleId \0 groupKey` -> the alert that is not dismissed, so matches join it. */
+  /** `ruleId \0 groupKey` -> the alert that is not dismissed, so matches join it: the newest such alert of the key. */
   openByKey: Map<string, string>;
+  /** `ruleId \0 groupKey` -> every alert of that rule and group, in the order raised (not in the snapshot: rebuilt on restore). */
+  byKey: Map<string, string[]>;
   /** affected system -> alert ids, for incident correlation. */
   bySystem: Map<string, Set<string>>;
   incidents: Map<string, IncidentView>;
@@ -113,6 +115,24 @@ function addSystems(s: AlertsState, alert: AlertView, systems: readonly string[]
   }
 }
 
+/**
+ * Points `openByKey` at the newest alert of `key` that is not dismissed (or at none): the alert a
+ * match joins. The same rule holds live and after a checkpoint is restored (restore below).
+ */
+function rekey(s: AlertsState, key: string): void {
+  const ids = s.byKey.get(key) ?? [];
+  for (let i = ids.length - 1; i >= 0; i--) {
+    if (s.alerts.get(ids[i]!)?.status !== 'dismissed') { s.openByKey.set(key, ids[i]!); return; }
+  }
+  s.openByKey.delete(key);
+}
+
+function keyAlert(s: AlertsState, key: string, alertId: string): void {
+  const ids = s.byKey.get(key);
+  if (ids) ids.push(alertId);
+  else s.byKey.set(key, [alertId]);
+}
+
 function raise(s: AlertsState, d: AlertRaised): void {
   const alert: AlertView = {
     id: d.alertId, status: 'open', ruleId: d.ruleId, groupKey: d.groupKey, title: d.title, ...(d.author !== undefined ? { author: d.author } : {}),
@@ -121,6 +141,7 @@ function raise(s: AlertsState, d: AlertRaised): void {
     attack: d.tags.filter((t) => t.startsWith('attack.')), reviewHistory: [], assignmentHistory: [], notes: [],
   };
   s.alerts.set(d.alertId, alert);
+  keyAlert(s, alertKey(d.ruleId, d.groupKey), d.alertId);
   s.openByKey.set(alertKey(d.ruleId, d.groupKey), d.alertId);
   addSystems(s, alert, d.affectedSystems);
 }
@@ -137,9 +158,7 @@ function review(s: AlertsState, d: Review, at: string, seq: number): void {
     at, seq, principal: d.principal, authentication: d.authentication, from: d.from, to: d.to, reason: d.reason,
     ...(d.disposition !== undefined ? { disposition: d.disposition } : {}), ...(d.bulk ? { bulk: true } : {}),
   });
-  const key = alertKey(alert.ruleId, alert.groupKey);
-  if (alert.status === 'dismissed') { if (s.openByKey.get(key) === alert.id) s.openByKey.delete(key); }
-  else if (!s.openByKey.has(key)) s.openByKey.set(key, alert.id);
+  rekey(s, alertKey(alert.ruleId, alert.groupKey));
   if (alert.incidentId) {
     s.incidents.get(alert.incidentId)?.timeline.push({
       at, what: `alert ${d.from} -> ${d.to}: ${d.reason}`, kind: 'alert_reviewed', seq, alertId: alert.id, principal: d.principal,
@@ -174,8 +193,9 @@ export const alertsProjection = instanceProjection<AlertsState>({
   name: 'alerts',
   // 2: review-history entries carry their record's seq. 3: assignment, notes, dispositions.
   // 4: the incident lifecycle; an alert promoted elsewhere leaves its incident.
-  version: 4,
-  initial: () => ({ alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map() }),
+  // 5: a match joins the newest alert of its rule and group that is not dismissed, live as after a restore.
+  version: 5,
+  initial: () => ({ alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), incidents: new Map() }),
   evolve(s, record) {
     switch (record.type) {
       case 'AlertRaised':
@@ -235,9 +255,11 @@ export const alertsProjection = instanceProjection<AlertsState>({
   snapshot: (s) => ({ alerts: [...s.alerts.values()], incidents: [...s.incidents.values()] }),
   restore(data) {
     const d = data as { alerts: AlertView[]; incidents: IncidentView[] };
-    const s: AlertsState = { alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map(d.incidents.map((i) => [i.id, i])) };
+    const s: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), incidents: new Map(d.incidents.map((i) => [i.id, i])) };
+    // Alerts come in the order raised, so the last one of a key that is not dismissed holds it (as rekey decides live).
     for (const a of d.alerts) {
       s.alerts.set(a.id, a);
+      keyAlert(s, alertKey(a.ruleId, a.groupKey), a.id);
       if (a.status !== 'dismissed') s.openByKey.set(alertKey(a.ruleId, a.groupKey), a.id);
       for (const sys of a.affectedSystems) indexSystem(s, sys, a.id);
     }

@@ -14,7 +14,7 @@ const alertArb = fc.record({
 });
 
 function stateOf(rows: ReadonlyArray<{ level: number; status: string; rule: string; system: string; minute: number; assignee: string | undefined; title: string }>): AlertsState {
-  const s: AlertsState = { alerts: new Map(), openByKey: new Map(), bySystem: new Map(), incidents: new Map() };
+  const s: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), incidents: new Map() };
   rows.forEach((r, i) => {
     const [level, severity] = LEVELS[r.level]!;
     const at = `2026-11-22T10:${String(r.minute).padStart(2, '0')}:00.000Z`;

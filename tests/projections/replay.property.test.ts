@@ -41,7 +41,9 @@ async function dump(inst: InstanceStore): Promise<unknown> {
   const read = readProjections();
   const indexes = [...INDEX_PROJECTIONS, ...read.indexes].flatMap((ix) => ix.dbs.map((db) => [db, [...inst.reads.db(db).getRange({})].map(({ key, value }) => [key, value])]));
   const readHeap = await Promise.all(read.heap.map(async (p) => [p.name, packr.unpack(packr.pack(await inst.readSide.snapshot(p.name)))]));
-  return { heap, indexes, plan, readHeap };
+  // Not in the snapshot, but decides which alert a match joins: live, rebuilt and restored must agree.
+  const openByKey = [...inst.runtime.state<AlertsState>('alerts').openByKey].sort();
+  return { heap, indexes, plan, readHeap, openByKey };
 }
 
 /** sshd-like journal events: enough of them from one address trip the built-in brute-force rules. */

@@ -161,7 +161,8 @@ const AssignForm = v.object({
   scope: v.optional(v.picklist(['selected', 'matching']), 'selected'),
   ids: Ids,
   ...FilterFields,
-  assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128)), ''),
+  /** Empty clears the assignee; otherwise a principal id as the API takes it (no control characters). */
+  assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128), v.check((x) => !/\p{Cc}/u.test(x), 'no control characters')), ''),
   /** Sent by the "Assign to me" button: the signed-in principal. */
   me: optionalField(v.pipe(v.string(), v.maxLength(128))),
   back: v.optional(v.string()),
@@ -175,7 +176,8 @@ const bulkAssignRoute: PageRoute = {
     const assignee = form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee;
     const { result } = await executeAudited(c, scope.deps, (m) => {
       const alerts = alertsSlice(m);
-      const ids = form.scope === 'matching' ? matchingAlerts(alerts, carriedFilter(form)).map((a) => a.id) : (form.ids ?? []);
+      // Each alert once: a repeated id would record a second assignment with a stale `from`.
+      const ids = form.scope === 'matching' ? matchingAlerts(alerts, carriedFilter(form)).map((a) => a.id) : [...new Set(form.ids ?? [])];
       if (ids.length === 0) return accept([], 0) as Decision<number>;
       if (ids.length > BULK_REVIEW_MAX) return { ok: false, rejection: { kind: 'too_large', message: `at most ${BULK_REVIEW_MAX} alerts at once` } } as Decision<number>;
       const events: DomainEvent[] = [];

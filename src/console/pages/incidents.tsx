@@ -148,7 +148,7 @@ function incidentAction<T>(path: string, audit: string, parse: (fields: unknown)
 }
 
 const splitIds = (text: string) => text.split(/[\s,]+/).filter((x) => x !== '');
-const AssignIncidentForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128)), ''), me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
+const AssignIncidentForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128), v.check((x) => !/\p{Cc}/u.test(x), 'no control characters')), ''), me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
 const AddAlertsForm = v.object({ ids: v.pipe(v.string(), v.maxLength(65_536)), reason: v.string() });
 
 const statusRoute = incidentAction('/incidents/{id}/status', 'console_incident_status', (f) => parseForm(ChangeIncidentStatusBody, { status: (f as Record<string, unknown>)['status'], reason: (f as Record<string, unknown>)['reason'] }),
