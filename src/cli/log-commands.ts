@@ -4,7 +4,7 @@ import { decodeRecord } from '../log/record.js';
 import { asInstanceRecord } from '../events/read.js';
 import { openInstanceStore, type InstanceStore, type OpenOptions } from '../instance/open.js';
 import type { LogCut } from '../log/event-log.js';
-import { verifyWithArchives, type HistoryVerdict } from '../retention/verify-archives.js';
+import { carriedCopyProblem, verifyWithArchives, type HistoryVerdict } from '../retention/verify-archives.js';
 import { exportLine } from '../log/export-line.js';
 import { loadOrCreateLogKey, logKeyPath } from '../log/log-key.js';
 import { parseVerifierKey, verifierOf, type NoteVerifier } from '../log/signed-note.js';
@@ -25,8 +25,18 @@ export async function logVerify(storePath: string, opts: OpenOptions = {}, archi
     const chain = verifyLog(inst.log, cut);
     if (!chain.ok) return chain;
     if (cut && !cutRecorded(inst, cut)) return { ok: false, records: chain.records, badSeq: cut.firstSeq, reason: `no LogSegmentsExpired record in the log names the cut at ${cut.firstSeq}` };
+    if (cut) {
+      for (const r of inst.log.read(cut.firstSeq)) {
+        const bad = carriedCopyProblem(r);
+        if (bad) return { ok: false, records: chain.records, badSeq: r.seq, reason: bad };
+      }
+    }
     const keyFile = logKeyPath(storePath);
+    // Without the key a checkpoint's signature cannot be checked: say so rather than count it as verified.
     const key = existsSync(keyFile) ? verifierOf(loadOrCreateLogKey(keyFile)) : undefined;
+    if (!key && inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getKeysCount() > 0) {
+      return { ok: false, records: chain.records, badSeq: chain.records, reason: `the checkpoint signing key ${keyFile} is missing: the stored checkpoints' signatures cannot be verified` };
+    }
     const tree = verifyTree(inst.store, inst.log, key);
     if (!tree.ok) return { ok: false, records: chain.records, badSeq: chain.records, reason: tree.reason, tree };
     if (archives === undefined) return { ...chain, tree };

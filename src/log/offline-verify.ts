@@ -49,15 +49,17 @@ export function readExportLine(line: string, expectedSeq: number): Verdict<{ byt
  * compares them with a signed checkpoint. Names the first record that is changed, missing, out of
  * place or cut off.
  */
-export function verifyExport(lines: Iterable<string>, note: string, key: NoteVerifier): Verdict<{ size: number; root: string }> {
+export function verifyExport(lines: Iterable<string>, note: string, key: NoteVerifier): Verdict<{ size: number; root: string; beyond: number }> {
   const opened = openCheckpoint(note, key);
   if (!opened.ok) return opened;
   const { size, root } = opened.checkpoint;
   const f: Frontier = { size: 0, roots: [] };
   let prev = GENESIS_HASH;
+  let sizeRoot: Uint8Array | undefined = size === 0 ? frontierRoot(f) : undefined;
   for (const line of lines) {
-    if (f.size === size) break;
     if (line.trim() === '') continue;
+    // Lines past the checkpoint are not covered by its signature, but they must still chain on:
+    // an export is never reported as verified while holding lines that were not checked.
     const seq = f.size + 1;
     const r = readExportLine(line, seq);
     if (!r.ok) return r;
@@ -67,13 +69,14 @@ export function verifyExport(lines: Iterable<string>, note: string, key: NoteVer
     if (r.record.prev !== prev) return { ok: false, badSeq: seq - 1, reason: `record ${seq - 1} does not hash to the link record ${seq} holds: it was changed` };
     prev = hashBytes(r.bytes);
     appendLeaf(f, leafHash(r.bytes));
+    if (f.size === size) sizeRoot = frontierRoot(f);
   }
   if (f.size < size) return { ok: false, badSeq: f.size + 1, reason: `the export ends after record ${f.size}; the checkpoint covers ${size}` };
-  if (!Buffer.from(frontierRoot(f)).equals(Buffer.from(root))) {
+  if (!Buffer.from(sizeRoot!).equals(Buffer.from(root))) {
     // Every link held, so only the last record can differ from what was checkpointed (or the whole log was rewritten).
     return { ok: false, badSeq: size, reason: `the root of ${size} records differs from the checkpoint's: record ${size} was changed or the log was rewritten` };
   }
-  return { ok: true, size, root: Buffer.from(root).toString('base64') };
+  return { ok: true, size, root: Buffer.from(root).toString('base64'), beyond: f.size - size };
 }
 
 const hashes = (path: readonly string[]) => path.map((h) => new Uint8Array(Buffer.from(h, 'base64')));

@@ -5,10 +5,36 @@ import type { LmdbEventLog } from '../log/lmdb-log.js';
 import { parseCheckpoint } from '../log/checkpoint.js';
 import { appendLeaf, frontierRoot, leafHash, type Frontier } from '../log/merkle.js';
 import { readExportLine } from '../log/offline-verify.js';
-import { GENESIS_HASH, decodeRecord, hashBytes, type LogRecord } from '../log/record.js';
+import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, type LogRecord } from '../log/record.js';
 import { openNote, parseNote, type NoteVerifier } from '../log/signed-note.js';
 import { readArchive, type ReadArchive } from './archive.js';
 import type { CarriedIndex } from './carried.js';
+import type { RetentionDays } from './kinds.js';
+import { asRecord, carriedBy, stillKept } from './plan.js';
+
+/**
+ * Why a `RecordsCarriedForward` record's copies are not what they claim, or undefined: each copy
+ * must re-encode to the bytes whose hash it names (so a copy cannot say something its original did not).
+ */
+export function carriedCopyProblem(r: LogRecord): string | undefined {
+  const held = carriedBy(r);
+  if (!held) return undefined;
+  for (const c of held) {
+    if (!(c.seq < r.seq)) return `record ${r.seq} carries a record ${c.seq} that is not before it`;
+    if (hashBytes(encodeRecord(asRecord(c))) !== c.hash) return `record ${r.seq} carries a copy of record ${c.seq} that does not hash to the hash it names: the copy differs from the original`;
+  }
+  return undefined;
+}
+
+/** One cut as the log recorded it: what it expired, what it carried forward, and the policy it had to honour. */
+interface CutCheck {
+  readonly seq: number;
+  readonly at: string;
+  readonly days: RetentionDays | undefined;
+  readonly ranges: ReadonlyArray<readonly [number, number]>;
+  /** Original seq → hash of every copy the cut's RecordsCarriedForward holds (deleted as matched). */
+  readonly carried: Map<number, string>;
+}
 
 /** The verdict on the whole history: ok with what was checked, or the first problem. */
 export type HistoryVerdict =
@@ -59,6 +85,67 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
     if (a.digest !== expected.digest) return { ok: false, badSeq: expected.fromSeq, reason: `archive ${file} is not the file the cut recorded (its SHA-256 differs): it was changed` };
     archives.push(a);
   }
+  // First pass, over the few records that say what each cut did: the policy in force, the copies
+  // carried forward, the ranges expired. The second pass (the chain walk) holds every expired record to them.
+  const cuts: CutCheck[] = [];
+  {
+    let days: RetentionDays | undefined;
+    let wrapper: LogRecord | undefined;
+    const note = (r: LogRecord): string | undefined => {
+      const known = asInstanceRecord(r);
+      if (known?.type === 'RetentionPolicyRecorded') days = known.data.enabled ? known.data.days : undefined;
+      if (known?.type === 'RecordsCarriedForward') {
+        const bad = carriedCopyProblem(r);
+        if (bad) return bad;
+        wrapper = r;
+      }
+      if (known?.type === 'LogSegmentsExpired') {
+        const carried = new Map<number, string>();
+        if (wrapper?.seq === r.seq - 1) for (const c of carriedBy(wrapper)!) carried.set(c.seq, c.hash);
+        cuts.push({ seq: r.seq, at: r.at, days, ranges: known.data.archives.map((x) => [x.fromSeq, x.toSeq] as const), carried });
+      }
+      return undefined;
+    };
+    const CUT_TYPES = /^\{"seq":\d+,"at":"[^"]*","type":"(RetentionPolicyRecorded|RecordsCarriedForward|LogSegmentsExpired)"/;
+    for (const a of archives) {
+      for (const line of a.lines) {
+        if (!CUT_TYPES.test(line)) continue;
+        const r = readExportLine(line, 0);
+        const bad = r.ok ? note(r.record) : undefined;
+        if (bad) return { ok: false, badSeq: r.ok ? r.record.seq : undefined, reason: bad } as HistoryVerdict;
+      }
+    }
+    for (const r of log.read(log.first())) {
+      const bad = note(r);
+      if (bad) return { ok: false, badSeq: r.seq, reason: bad };
+    }
+  }
+  let cutAt = 0;
+  const cutOf = (seq: number): CutCheck | undefined => {
+    while (cutAt < cuts.length && cuts[cutAt]!.ranges.every(([, to]) => to < seq)) cutAt++;
+    const c = cuts[cutAt];
+    return c?.ranges.some(([from, to]) => from <= seq && seq <= to) ? c : undefined;
+  };
+  /** Whether an expired record (or a copy it carried) was carried forward intact, or dropped as the recorded policy allowed. */
+  const judge = (cut: CutCheck, r: LogRecord, hash: string): string | undefined => {
+    const copy = cut.carried.get(r.seq);
+    if (copy !== undefined) {
+      if (copy !== hash) return `the cut at record ${cut.seq} carried forward a copy of record ${r.seq} that differs from the original`;
+      cut.carried.delete(r.seq);
+      return undefined;
+    }
+    const held = carriedBy(r);
+    if (held) {
+      for (const c of held) {
+        const bad = judge(cut, asRecord(c), c.hash);
+        if (bad) return bad;
+      }
+      return undefined;
+    }
+    if (!cut.days) return `the cut at record ${cut.seq} expired records under no retention policy recorded before it`;
+    if (stillKept(r.type, r.at, cut.days, cut.at)) return `the cut at record ${cut.seq} dropped record ${r.seq} (${r.type}), which the retention policy recorded before it keeps`;
+    return undefined;
+  };
   const due = new Map<number, { note: string; key: NoteVerifier | undefined }>();
   for (const [size, note] of checkpointsStored) due.set(size, { note, key });
   for (const a of archives) {
@@ -85,6 +172,9 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
     if (record.prev !== prev) return { ok: false, badSeq: seq, reason: `chain broken: record ${seq} does not link to the hash of record ${seq - 1}` };
     prev = hashBytes(bytes);
     appendLeaf(f, leafHash(bytes));
+    const cut = cutOf(seq);
+    const dropped = cut ? judge(cut, record, prev) : undefined;
+    if (dropped) return { ok: false, badSeq: seq, reason: dropped };
     const bad = checkpointAt();
     return bad ? { ok: false, badSeq: seq, reason: bad } : undefined;
   };
@@ -105,6 +195,10 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
     const record = decodeRecord(bytes);
     const bad = step(seq, record, bytes);
     if (bad) return bad;
+  }
+  for (const cut of cuts) {
+    const [stray] = cut.carried.keys();
+    if (stray !== undefined) return { ok: false, badSeq: stray, reason: `the cut at record ${cut.seq} carried forward a record ${stray} that it did not expire` };
   }
   const root = frontierRoot(f);
   if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root))) return { ok: false, reason: 'the stored Merkle tree does not match the records' };

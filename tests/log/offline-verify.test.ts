@@ -40,10 +40,13 @@ describe('offline verification of an export, checkpoints and witnesses', () => {
       const t = await startCheckpointer(store, log, signer, { everyRecords: 1000, everySeconds: 3600, witnesses: [] });
       const note = t.checkpoint()!;
       const lines = exportOf(log);
-      assert.deepEqual(verifyExport(lines, note, key), { ok: true, size: 100, root: Buffer.from(log.tree.root()).toString('base64') });
+      assert.deepEqual(verifyExport(lines, note, key), { ok: true, size: 100, root: Buffer.from(log.tree.root()).toString('base64'), beyond: 0 });
       // Longer exports verify their first `size` records.
       await log.append(records(3, 'later'));
       assert.equal(verifyExport(exportOf(log), note, key).ok, true);
+      // ... but lines past the checkpoint must still chain on: none is passed over unchecked.
+      assert.deepEqual(verifyExport([...exportOf(log), 'not a record'], note, key), { ok: false, badSeq: 104, reason: 'line 104 is not JSON' });
+      assert.equal((verifyExport(changed(exportOf(log), 101), note, key) as { badSeq: number }).badSeq, 101);
 
       const bad = (ls: string[]) => verifyExport(ls, note, key) as { ok: false; badSeq: number; reason: string };
       assert.equal(bad(changed(lines, 40)).badSeq, 40);

@@ -1,0 +1,71 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AlertsState } from '../../src/projections/alerts.js';
+import type { DomainEvent } from '../../src/commands/decision.js';
+import { openInstanceStore } from '../../src/instance/open.js';
+import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
+import { archiveDirOf, expireSegments } from '../../src/retention/expire.js';
+import { startRetention } from '../../src/retention/scheduler.js';
+import { asRecord, type CarriedRecord } from '../../src/retention/plan.js';
+import { encodeRecord, hashBytes } from '../../src/log/record.js';
+import { logVerify } from '../../src/cli/log-commands.js';
+import { startTestInstance } from '../helpers/instance.js';
+import { day, dnsEvent, ingest, sshFailure } from './helpers.js';
+
+/**
+ * Someone with the store (service stopped) runs an expiry of their own whose carried-forward
+ * records are not the originals. The cut only appends and removes a prefix, so every published
+ * checkpoint stays consistent: only comparing the copies with the archive shows it.
+ */
+type Forgery = (carried: CarriedRecord[]) => void;
+const review = (carried: CarriedRecord[]) => carried.findIndex((c) => c.type === 'AlertReviewed');
+const rehash = (carried: CarriedRecord[]) => { for (const c of carried) (c as { hash: string }).hash = hashBytes(encodeRecord(asRecord(c))); };
+const FORGERIES: Record<string, { forge: Forgery; live: RegExp | undefined; archives: RegExp }> = {
+  'a changed copy': { forge: (cs) => { (cs[review(cs)]!.data as { reason: string }).reason = 'benign, closed'; }, live: /does not hash to the hash it names/, archives: /does not hash to the hash it names/ },
+  'a changed copy with its hash recomputed': { forge: (cs) => { (cs[review(cs)]!.data as { reason: string }).reason = 'benign, closed'; rehash(cs); }, live: undefined, archives: /carried forward a copy of record \d+ that differs from the original/ },
+  'a review left out': { forge: (cs) => { cs.splice(review(cs), 1); }, live: undefined, archives: /dropped record \d+ \(AlertReviewed\), which the retention policy recorded before it keeps/ },
+  'a copy of a record that never was': { forge: (cs) => { cs.push({ ...cs[review(cs)]!, seq: 255 }); rehash(cs); }, live: undefined, archives: /copy of record 255 that differs from the original/ },
+};
+
+describe('a forged retention cut', () => {
+  for (const [name, { forge, live, archives }] of Object.entries(FORGERIES)) {
+    it(`is caught: ${name}`, async () => {
+      const t = await startTestInstance({ retention: { enabled: true, evidenceDays: 30, segmentRecords: 256 } }, { builtinRules: true });
+      try {
+        const archiveDir = archiveDirOf(t.config.retention, t.config.storage.path);
+        const deps = { log: t.inst.log, writer: t.inst.writer, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name, settings: t.config.retention, archiveDir };
+        await (await startRetention(deps, () => new Date(day(0)), () => {})).stop(); // records the policy, as `vigil serve` does
+        t.setNow(day(0));
+        await ingest(t.inst, Array.from({ length: 40 }, (_, i) => sshFailure(i, day(0))), day(0));
+        const alertId = [...t.inst.runtime.state<AlertsState>('alerts').alerts.values()][0]!.id;
+        assert.equal((await t.request(`/api/v1/alerts/${alertId}`, { method: 'PATCH', token: t.tokens.analyst, body: JSON.stringify({ status: 'in_review', reason: 'escalate' }) })).status, 200);
+        await ingest(t.inst, Array.from({ length: 560 }, (_, i) => dnsEvent(i, day(0), `h${i % 5}`)), day(0));
+        await ingest(t.inst, Array.from({ length: 300 }, (_, i) => dnsEvent(i, day(35), 'h0')), day(35));
+        await t.restart(async (path) => {
+          const inst = await openInstanceStore(path);
+          const checkpoints = await startInstanceCheckpointer(inst, t.config);
+          const writer = Object.create(inst.writer, {
+            cut: { value: (events: DomainEvent[], ctx: never, cut: never) => {
+              forge((events.find((e) => e.type === 'RecordsCarriedForward')!.data as { records: CarriedRecord[] }).records);
+              return inst.writer.cut(events, ctx, cut);
+            } },
+          }) as typeof inst.writer;
+          const expired = await expireSegments({ ...deps, log: inst.log, writer, carried: inst.carried, checkpoints, origin: checkpoints.verifier.name }, { now: day(40) });
+          assert.equal(expired.length, 2);
+          await checkpoints.stop();
+          await inst.close();
+        });
+        await t.restart(async (path) => {
+          const fromCut = await logVerify(path);
+          if (live) assert.match((fromCut as { reason?: string }).reason ?? '', live);
+          else assert.equal(fromCut.ok, true, 'without the archives the originals are not there to compare with');
+          const whole = await logVerify(path, {}, archiveDir);
+          assert.equal(whole.ok, false);
+          assert.match((whole as { reason: string }).reason, archives);
+        });
+      } finally {
+        await t.close();
+      }
+    });
+  }
+});
