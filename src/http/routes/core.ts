@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import type { GraphState } from '../../projections/graph.js';
 import { queryGraph } from '../../projections/graph-query.js';
+import { decodeCursor } from '../../projections/cursor.js';
 import { listAudit } from '../../projections/audit.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { QueryLimit, canonicalIso } from '../query.js';
@@ -52,6 +53,9 @@ const readGraphRoute = route({
   success: { status: 200, description: '`{entities, relationships, kinds, relationshipTypes, nextCursor}`' }, errors: [400, 404],
   handle: async (c, { deps }) => {
     const q = parseOr400(GraphQuerySchema, c.req.query(), 'query');
+    // Graph cursors are entity keys; anything else (garbage, another listing's cursor) is refused as
+    // the other listings refuse it, rather than silently restarting at the first page.
+    if (q.cursor !== undefined && typeof decodeCursor(q.cursor) !== 'string') throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     await deps.readYourWrites();
     const page = await deps.graph({
       limit: Math.min(q.limit ?? 200, deps.config.limits.pageSize),
