@@ -23,6 +23,8 @@ export const LimitsSchema = v.strictObject({
   ingestQueueBytes: v.optional(Bytes(1024 * 1024 * 1024), 4 * 1024 * 1024),
   /** Ingest admitted but not yet durable, in records: past it ingest routes answer 429. */
   ingestQueueEvents: v.optional(Count(10_000_000), 8_000),
+  /** Seconds an admitted ingest request has to send its whole body (408 past it), so a slow body cannot hold its share of the queue. */
+  ingestBodySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
   /** Failed authentications per source address: a token bucket; an empty bucket answers 429. */
   authFailures: v.optional(v.strictObject({
     burst: v.optional(Count(1_000_000), 20),

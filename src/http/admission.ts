@@ -77,7 +77,7 @@ function connectionOf(c: Context<AppEnv>): object | undefined {
  * gets no more attempts than one that waits as asked, and costs no more than one body read and
  * discarded per Retry-After. Refusal times are kept per connection, weakly (gone with it).
  */
-export function admitIngest(admission: IngestAdmission, bodyLimit: number): MiddlewareHandler<AppEnv> {
+export function admitIngest(admission: IngestAdmission, bodyLimit: number, bodyMs: number): MiddlewareHandler<AppEnv> {
   const lastRefused = new WeakMap<object, number>();
   return async (c, next) => {
     const declared = c.req.header('content-length');
@@ -96,6 +96,9 @@ export function admitIngest(admission: IngestAdmission, bodyLimit: number): Midd
       throw new HttpError(429, 'ingest queue is full: retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds: QUEUE_RETRY_AFTER_SECONDS });
     }
     c.set('ingestTicket', ticket);
+    // Admitted bytes are reserved before they arrive: a body that trickles (or never ends) must not
+    // hold them for the server's whole request timeout, starving every other ingest client.
+    c.set('bodyDeadline', Date.now() + bodyMs);
     try {
       await next();
     } finally {

@@ -7,9 +7,27 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 /**
  * Reads a request body of at most `limit` bytes. A larger Content-Length is refused before
  * reading; a body without one (chunked) is counted while streaming and refused as soon as it
- * passes the limit, so an oversized body is never held in memory.
+ * passes the limit, so an oversized body is never held in memory. An admitted ingest request
+ * (`bodyDeadline`, src/http/admission.ts) whose body has not all arrived by its deadline is a 408.
  */
 export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Array> {
+  const deadline = c.get('bodyDeadline') as number | undefined;
+  const read = readWithin(c, limit);
+  if (deadline === undefined) return read;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HttpError(408, 'request body not received in time')), Math.max(0, deadline - Date.now()));
+    timer.unref();
+  });
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+    read.catch(() => undefined);
+  }
+}
+
+async function readWithin(c: Context, limit: number): Promise<Uint8Array> {
   const declared = c.req.header('content-length');
   if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > limit)) {
     throw new HttpError(413, `request body exceeds the limit of ${limit} bytes`);

@@ -72,6 +72,8 @@ export interface AppVariables {
   audited: boolean;
   /** The queue share of an admitted ingest request. */
   ingestTicket: IngestTicket;
+  /** When (epoch ms) the body of an admitted ingest request must have arrived (readBodyBytes answers 408 past it). */
+  bodyDeadline: number;
 }
 
 /** Hono environment of the instance app. */

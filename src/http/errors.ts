@@ -11,7 +11,7 @@ export const STATUS_OF: Readonly<Record<RejectionKind, 400 | 401 | 403 | 404 | 4
 export class HttpError extends Error {
   override readonly name = 'HttpError';
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503 | 507,
+    readonly status: 400 | 401 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 429 | 500 | 503 | 507,
     message: string,
     readonly issues?: readonly string[],
     readonly details?: Readonly<Record<string, unknown>>,
@@ -36,6 +36,8 @@ export function sendError(c: Context, err: HttpError): Response {
   // in the standard header too.
   const retryAfter = err.details?.['retryAfterSeconds'];
   if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter));
+  // The rest of a body that came too slowly is not waited for: the connection is not reused.
+  if (err.status === 408) c.header('Connection', 'close');
   return c.json(errorBody(err.message, err.issues, err.details), err.status);
 }
 

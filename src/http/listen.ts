@@ -1,6 +1,6 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 
 /** Node's limit on a request's header block (`--max-http-header-size`), named in the 431 answer. */
 const HEADER_BYTES = 16 * 1024;
@@ -33,11 +33,32 @@ export function answerClientErrors(server: Server): void {
   });
 }
 
+const UNREADABLE = JSON.stringify({ error: 'malformed HTTP request: missing or invalid Host header, or a request target that is not a path' });
+const UNREADABLE_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', connection: 'close' };
+
+/**
+ * The answer to a request Node parsed but that cannot become a fetch Request (a malformed Host,
+ * `OPTIONS *`, a target that is not a path): an ErrorResponse, not the adapter's empty 400.
+ */
+export function unreadableRequest(): Response {
+  return new Response(UNREADABLE, { status: 400, headers: UNREADABLE_HEADERS });
+}
+
 /** Serves a fetch handler on host:port with the service's HTTP settings; resolves once listening. */
 export function listen(fetch: (req: Request, env: { incoming: unknown }) => Response | Promise<Response>, host: string, port: number): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: fetch as never, hostname: host, port }, () => resolve(s as Server)) as Server;
+    const app = getRequestListener(fetch as never, { hostname: host, errorHandler: unreadableRequest });
+    // Node answers an HTTP/1.1 request without Host (RFC 9112 3.2) itself, with an empty 400; it is
+    // answered here instead, with an ErrorResponse.
+    const s = createServer({ requireHostHeader: false }, (req, res) => {
+      if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+        res.writeHead(400, { ...UNREADABLE_HEADERS, 'content-length': Buffer.byteLength(UNREADABLE) }).end(UNREADABLE);
+        return;
+      }
+      void app(req, res);
+    });
     s.once('error', reject);
     answerClientErrors(s);
+    s.listen(port, host, () => resolve(s));
   });
 }

@@ -97,7 +97,7 @@ const submitCollectorEnvelopeRoute = route({
   method: 'post', path: '/api/v1/collector/submissions', operationId: 'submitCollectorEnvelope',
   summary: 'Submit a signed collector envelope (spec 4.3, docs/collector-protocol.md)',
   permission: 'collector:submit', audit: 'submit_collector_envelope', body: { json: EnvelopeSchema },
-  middleware: (deps) => [admitIngest(deps.admission, ENVELOPE_LIMITS.transportBytes)],
+  middleware: (deps) => [admitIngest(deps.admission, ENVELOPE_LIMITS.transportBytes, deps.config.limits.ingestBodySeconds * 1000)],
   success: { status: 202, description: 'Collector submission result', schema: 'CollectorSubmissionResult' }, errors: [400, 409, 413, 415, 429],
   handle: async (c, { deps }) => {
     const type = c.req.header('content-type');

@@ -36,7 +36,7 @@ export const ListEventsQuery = v.strictObject({
 const ingestEventsRoute = route({
   method: 'post', path: '/api/v1/events', operationId: 'ingestEvents', summary: 'Ingest NormalizedEvents, all or nothing, idempotent by id',
   permission: 'ingest', audit: 'ingest_events', body: { batch: SubmittedEventSchema },
-  middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes)],
+  middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000)],
   success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 409, 413, 415, 429],
   handle: async (c, { deps }) => {
     const body = await readBatchBodyText(c, deps.config.limits.bodyBytes);

@@ -54,7 +54,7 @@ const ingestRawRoute = route({
   method: 'post', path: '/api/v1/ingest/{normalizer}', operationId: 'ingestRaw',
   summary: `Ingest raw records through a built-in normalizer (${[...NORMALIZERS.keys()].join(', ')}); all or nothing`,
   permission: 'ingest', audit: 'ingest_raw', params: IngestParams, query: IngestQuery, body: { batch: RawRecord },
-  middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes)],
+  middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000)],
   success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {
     const name = c.req.param('normalizer');

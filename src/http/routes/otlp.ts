@@ -113,7 +113,7 @@ const exportLogsRoute = route({
   summary: 'OTLP/HTTP logs export (an OpenTelemetry SDK or Collector `otlphttp` exporter with endpoint `<base>/api/v1/otlp`): protobuf or JSON, optionally gzip; answers ExportLogsServiceResponse or google.rpc.Status in the request\'s encoding',
   permission: 'ingest', audit: 'ingest_otlp',
   body: { media: { [PROTOBUF]: 'ExportLogsServiceRequest, binary protobuf encoding', 'application/json': 'ExportLogsServiceRequest, OTLP/JSON encoding' } },
-  middleware: (deps) => [otlpErrors(), admitIngest(deps.admission, deps.config.limits.bodyBytes)],
+  middleware: (deps) => [otlpErrors(), admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000)],
   success: { status: 200, description: 'ExportLogsServiceResponse (with partialSuccess when records were rejected), in the request\'s encoding' },
   errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {

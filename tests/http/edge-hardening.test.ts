@@ -1,0 +1,83 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { listen } from '../../src/http/listen.js';
+import { translateRegex } from '../../src/detection/regex.js';
+import { makeEvent, startTestInstance } from '../helpers/instance.js';
+
+/** One raw HTTP exchange: what the server wrote before it closed the connection (or 2 s passed). */
+function exchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    let out = '';
+    const timer = setTimeout(() => { s.destroy(); resolve(out); }, 2000);
+    s.on('data', (d) => { out += d.toString('latin1'); });
+    s.on('close', () => { clearTimeout(timer); resolve(out); });
+    s.on('error', () => undefined);
+    s.write(request);
+  });
+}
+
+describe('edge hardening', () => {
+  it('answers a request that cannot become a fetch Request (bad Host, no Host, OPTIONS *) with an ErrorResponse', async () => {
+    const server = await listen(() => new Response('{"status":"ok"}', { headers: { 'content-type': 'application/json' } }), '127.0.0.1', 0);
+    try {
+      const { port } = server.address() as AddressInfo;
+      for (const request of ['OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /health HTTP/1.1\r\n\r\n', 'GET /health HTTP/1.1\r\nHost: a b/c\r\n\r\n', 'GET /health HTTP/1.1\r\nHost: x:999999\r\n\r\n']) {
+        const answer = await exchange(port, request);
+        assert.match(answer, /^HTTP\/1\.1 400 /, JSON.stringify(request));
+        assert.match(answer, /content-type: application\/json/i, JSON.stringify(request));
+        const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { error: unknown };
+        assert.equal(typeof body.error, 'string', JSON.stringify(request));
+      }
+      assert.match(await exchange(port, 'GET /health HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /, 'HTTP/1.0 needs no Host');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('refuses a graph cursor it did not hand out, as the other listings do, instead of restarting at the first page', async () => {
+    const t = await startTestInstance();
+    try {
+      const events = await (await t.request('/api/v1/events?limit=1', { token: t.tokens.viewer })).json() as { nextCursor: string | null };
+      for (const cursor of ['abc', 'W10', events.nextCursor ?? 'WzFd']) {
+        const r = await t.request(`/api/v1/graph?cursor=${encodeURIComponent(cursor)}`, { token: t.tokens.viewer });
+        assert.equal(r.status, 400, cursor);
+        assert.deepEqual(await r.json(), { error: 'invalid query', issues: ['cursor: not a cursor returned by this endpoint'] });
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers 408 to an admitted ingest request whose body does not arrive in time, and frees its share of the queue', async () => {
+    const t = await startTestInstance({ limits: { ingestBodySeconds: 1 } });
+    // The deadline's timer does not hold the process (a server's socket does); here nothing else would.
+    const alive = setInterval(() => undefined, 1000);
+    try {
+      const started = Date.now();
+      const slow = await t.request('/api/v1/collector/submissions', {
+        method: 'POST', token: t.tokens.collector, duplex: 'half',
+        body: new ReadableStream<Uint8Array>({ start(c) { c.enqueue(new TextEncoder().encode('{')); /* never ends */ } }),
+      } as RequestInit & { token: string });
+      assert.equal(slow.status, 408);
+      assert.equal(typeof (await slow.json() as { error: unknown }).error, 'string');
+      assert.ok(Date.now() - started < 5000);
+      const next = await t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify([makeEvent({ id: 'after-408' })]) });
+      assert.equal(next.status, 202, 'the queue is free again');
+    } finally {
+      clearInterval(alive);
+      await t.close();
+    }
+  });
+
+  it('matches a pathological Sigma regular expression in linear time', () => {
+    const t = translateRegex('^([a-z0-9:]*)*[A-Z]$');
+    assert.ok(t.ok);
+    const re = new RegExp(t.source, t.flags);
+    const started = performance.now();
+    assert.equal(re.test(`vigil:api:${'a'.repeat(18)}`), false);
+    assert.ok(performance.now() - started < 500, `took ${Math.round(performance.now() - started)} ms`);
+  });
+});
