@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getRequestListener } from '@hono/node-server';
+import { RequestError, getRequestListener } from '@hono/node-server';
 
 /** Node's limit on a request's header block (`--max-http-header-size`), named in the 431 answer. */
 const HEADER_BYTES = 16 * 1024;
@@ -37,11 +37,13 @@ const UNREADABLE = JSON.stringify({ error: 'malformed HTTP request: missing or i
 const UNREADABLE_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', connection: 'close' };
 
 /**
- * The answer to a request Node parsed but that cannot become a fetch Request (a malformed Host,
- * `OPTIONS *`, a target that is not a path): an ErrorResponse, not the adapter's empty 400.
+ * The adapter's errors as ErrorResponses: a request Node parsed but that cannot become a fetch
+ * Request (a malformed Host, `OPTIONS *`, a target that is not a path) is a 400, not the adapter's
+ * empty one; anything else the app let through (it answers its own errors) a 500 with nothing more.
  */
-export function unreadableRequest(): Response {
-  return new Response(UNREADABLE, { status: 400, headers: UNREADABLE_HEADERS });
+export function unreadableRequest(err: unknown): Response {
+  if (err instanceof RequestError) return new Response(UNREADABLE, { status: 400, headers: UNREADABLE_HEADERS });
+  return new Response(JSON.stringify({ error: 'internal error' }), { status: 500, headers: UNREADABLE_HEADERS });
 }
 
 /** Serves a fetch handler on host:port with the service's HTTP settings; resolves once listening. */
