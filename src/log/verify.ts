@@ -1,5 +1,5 @@
 import type { EventLog, LogCut } from './event-log.js';
-import { GENESIS_HASH, decodeRecord, hashBytes } from './record.js';
+import { GENESIS_HASH, decodeRecord, hashBytes, type LogRecord } from './record.js';
 
 /** The result of walking the chain: ok, or the first bad record and why. */
 export type VerifyResult =
@@ -10,9 +10,10 @@ export type VerifyResult =
  * Walks the whole log: seq must be dense from 1 (from the cut when retention removed a prefix,
  * the first record linking to the cut's hash), each record's `prev` must be the hash of the
  * bytes before it, and the last hash must equal the recorded head. A changed, removed or
- * reordered record breaks one of these at the first place it happened.
+ * reordered record breaks one of these at the first place it happened. `check` looks at each
+ * decoded record as it passes (why it is wrong, or undefined), in the same walk.
  */
-export function verifyLog(log: EventLog, cut?: LogCut): VerifyResult {
+export function verifyLog(log: EventLog, cut?: LogCut, check?: (record: LogRecord) => string | undefined): VerifyResult {
   let expected = cut?.firstSeq ?? 1;
   let prev = cut?.prevHash ?? GENESIS_HASH;
   for (const { seq, bytes } of log.readRaw(1)) {
@@ -26,6 +27,8 @@ export function verifyLog(log: EventLog, cut?: LogCut): VerifyResult {
     }
     if (record.seq !== seq) return fail(`record stored under ${seq} says it is ${record.seq}`);
     if (record.prev !== prev) return fail(cut && seq === cut.firstSeq ? `chain broken: record ${seq} does not link to the hash recorded at the cut` : `chain broken: record ${seq} does not link to the hash of record ${seq - 1}`);
+    const wrong = check?.(record);
+    if (wrong !== undefined) return fail(wrong);
     prev = hashBytes(bytes);
     expected++;
   }
