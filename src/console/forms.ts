@@ -27,6 +27,9 @@ export function parseForm<S extends v.GenericSchema>(schema: S, fields: unknown)
 /** A form field that is empty when not filled: undefined. */
 export const optionalField = <S extends v.GenericSchema<string, unknown>>(s: S) => v.optional(v.union([v.pipe(v.literal(''), v.transform(() => undefined)), s]));
 
+/** An assign form's typed assignee: empty clears it; otherwise a principal id as the API takes it (no control characters). */
+export const assigneeField = v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128), v.regex(/^[^\p{Cc}]*$/u, 'no control characters')), '');
+
 /** Always an array of ids: a checkbox group that sent one value, several, or none. */
 export function idsField(max: number) {
   const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(128));

@@ -13,7 +13,7 @@ import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { Timeline } from '../../web/components/timeline.js';
 import { shortTime } from '../../web/components/url.js';
-import { backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
+import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
 
@@ -183,7 +183,7 @@ const reviewRoute: PageRoute = {
 };
 
 /** The assign form: an assignee typed (empty clears it), or the signed-in principal by the "Assign to me" button. */
-const AssignForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128), v.check((x) => !/\p{Cc}/u.test(x), 'no control characters')), ''), me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
+const AssignForm = v.object({ assignee: assigneeField, me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
 
 const assignRoute: PageRoute = {
   method: 'post', path: '/alerts/{alertId}/assign', permission: 'alerts:review', audit: 'console_assign_alert',

@@ -13,7 +13,7 @@ import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { FilterBar } from '../../web/components/filter-bar.js';
 import { Pager, Table, type Column } from '../../web/components/table.js';
 import { shortTime, withQuery } from '../../web/components/url.js';
-import { backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
+import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { QueueQuery, queueFilter, queuePage, type QueueParams } from '../queries/alert-queue.js';
 
@@ -161,8 +161,7 @@ const AssignForm = v.object({
   scope: v.optional(v.picklist(['selected', 'matching']), 'selected'),
   ids: Ids,
   ...FilterFields,
-  /** Empty clears the assignee; otherwise a principal id as the API takes it (no control characters). */
-  assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128), v.check((x) => !/\p{Cc}/u.test(x), 'no control characters')), ''),
+  assignee: assigneeField,
   /** Sent by the "Assign to me" button: the signed-in principal. */
   me: optionalField(v.pipe(v.string(), v.maxLength(128))),
   back: v.optional(v.string()),

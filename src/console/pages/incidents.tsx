@@ -14,7 +14,7 @@ import { FilterBar } from '../../web/components/filter-bar.js';
 import { Table } from '../../web/components/table.js';
 import { Timeline } from '../../web/components/timeline.js';
 import { shortTime } from '../../web/components/url.js';
-import { backTo, formFields, optionalField, parseForm } from '../forms.js';
+import { assigneeField, backTo, formFields, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
 
@@ -148,7 +148,7 @@ function incidentAction<T>(path: string, audit: string, parse: (fields: unknown)
 }
 
 const splitIds = (text: string) => text.split(/[\s,]+/).filter((x) => x !== '');
-const AssignIncidentForm = v.object({ assignee: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128), v.check((x) => !/\p{Cc}/u.test(x), 'no control characters')), ''), me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
+const AssignIncidentForm = v.object({ assignee: assigneeField, me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
 const AddAlertsForm = v.object({ ids: v.pipe(v.string(), v.maxLength(65_536)), reason: v.string() });
 
 const statusRoute = incidentAction('/incidents/{id}/status', 'console_incident_status', (f) => parseForm(ChangeIncidentStatusBody, { status: (f as Record<string, unknown>)['status'], reason: (f as Record<string, unknown>)['reason'] }),
