@@ -1,7 +1,7 @@
-import { LineCounter, parseAllDocuments, type Document } from 'yaml';
+import { CST, Lexer, LineCounter, parseAllDocuments, type Document } from 'yaml';
 
-/** Bounds on a Sigma upload: text size, documents, and YAML alias expansion (anchor bombs). */
-export const SIGMA_TEXT_LIMITS = { bytes: 1024 * 1024, documents: 1000, aliases: 50, mergeDepth: 32 } as const;
+/** Bounds on a Sigma upload: text size, documents, nesting, and YAML alias expansion (anchor bombs). */
+export const SIGMA_TEXT_LIMITS = { bytes: 1024 * 1024, documents: 1000, nesting: 64, aliases: 50, mergeDepth: 32 } as const;
 
 /** Where a rule document sits in the text: its first line, and the line of a key path inside it. */
 export interface DocumentOrigin {
@@ -95,7 +95,44 @@ function originOf(doc: Document, lines: LineCounter): DocumentOrigin {
   };
 }
 
+/**
+ * The first line at which the text nests deeper than `limit` collections, or undefined. The yaml
+ * package's parser and composer recurse per level and slow down with depth: a 1 MiB text of
+ * `[[[[…` or `- - - …` held the thread for 1–3 s before it overflowed its stack. This walks the
+ * lexer's tokens (flat and linear) instead, and counts generously: each open flow collection, each
+ * indentation level of the block lines around it, and each `-`, `?` or `:` earlier on the same
+ * line. A Sigma rule nests less than ten levels.
+ */
+export function nestingPastLimit(text: string, limit: number): number | undefined {
+  const indents: number[] = [];
+  let flow = 0;
+  let inline = 0;
+  let line = 1;
+  let lineStart = true;
+  let scalarNext = false;
+  for (const token of new Lexer().lex(text)) {
+    const type = scalarNext ? 'scalar-value' : CST.tokenType(token);
+    scalarNext = token === CST.SCALAR;
+    if (lineStart) {
+      lineStart = false;
+      const indent = type === 'space' ? token.length : 0;
+      while (indents.length > 0 && indents[indents.length - 1]! > indent) indents.pop();
+      if (indents.length === 0 || indents[indents.length - 1]! < indent) indents.push(indent);
+      inline = 0;
+    }
+    if (type === 'flow-map-start' || type === 'flow-seq-start') flow++;
+    else if (type === 'flow-map-end' || type === 'flow-seq-end') flow = Math.max(0, flow - 1);
+    else if (type === 'seq-item-ind' || type === 'explicit-key-ind' || type === 'map-value-ind') inline++;
+    if (indents.length + inline + flow > limit) return line;
+    for (let i = token.indexOf('\n'); i !== -1; i = token.indexOf('\n', i + 1)) line++;
+    if (type === 'newline' || (type === 'scalar-value' && token.endsWith('\n'))) lineStart = true;
+  }
+  return undefined;
+}
+
 function parseDocuments(text: string): SigmaTextResult & { origins?: DocumentOrigin[] } {
+  const deep = nestingPastLimit(text, SIGMA_TEXT_LIMITS.nesting);
+  if (deep !== undefined) return { ok: false, error: `YAML (line ${deep}): nested deeper than ${SIGMA_TEXT_LIMITS.nesting} levels` };
   const lines = new LineCounter();
   const parsed = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: true, logLevel: 'silent', lineCounter: lines });
   if (!Array.isArray(parsed)) return { ok: true, docs: [], origins: [] };

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseSigmaText, SIGMA_TEXT_LIMITS } from '../../src/detection/sigma-yaml.js';
+import { stringify } from 'yaml';
+import { nestingPastLimit, parseSigmaText, SIGMA_TEXT_LIMITS } from '../../src/detection/sigma-yaml.js';
 import { sigmaSample } from './make-event.js';
 
 function docsOf(text: string): unknown[] {
@@ -45,6 +46,36 @@ describe('parseSigmaText', () => {
   it('refuses texts over the size and document limits', () => {
     assert.match(errorOf(`title: ${'x'.repeat(SIGMA_TEXT_LIMITS.bytes)}`), /larger than 1048576 bytes/);
     assert.match(errorOf('a: 1\n---\n'.repeat(SIGMA_TEXT_LIMITS.documents + 1)), /more than 1000 YAML documents/);
+  });
+
+  it('refuses text nested deeper than the limit before the YAML parser sees it, at its line', () => {
+    // Each of these held the thread for about a second in the parser before it overflowed its stack.
+    const deep = 200_000;
+    const texts = [
+      `title: x\ndetection:\n  sel:\n    a: ${'['.repeat(deep)}${']'.repeat(deep)}\n`,
+      `title: x\ndetection:\n  sel:\n    a: ${'{a: '.repeat(deep / 4)}1${'}'.repeat(deep / 4)}\n`,
+      `title: x\ndetection:\n  sel:\n    a:\n      ${'- '.repeat(deep)}x\n`,
+      `title: x\ndetection:\n${Array.from({ length: 1000 }, (_, i) => `${' '.repeat(2 + i)}k${i}:`).join('\n')} v\n`,
+    ];
+    for (const text of texts) {
+      assert.match(errorOf(text), /^YAML \(line \d+\): nested deeper than 64 levels$/);
+    }
+    assert.match(errorOf(texts[2]!), /line 5\b/);
+  });
+
+  it('counts nesting no lower than it is, in block and flow style, and accepts what is within the limit', () => {
+    const nested = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constantFrom('x', 1, 'a: b', '- c'), tie('list'), tie('map')),
+      list: fc.array(tie('value'), { minLength: 1, maxLength: 3 }),
+      map: fc.dictionary(fc.constantFrom('k', 'sel', 'a b'), tie('value'), { minKeys: 1, maxKeys: 3 }),
+    })).value;
+    const depth = (v: unknown): number => (typeof v === 'object' && v !== null ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0);
+    fc.assert(fc.property(nested, fc.constantFrom('block', 'flow', 'any') as fc.Arbitrary<'block' | 'flow' | 'any'>, fc.integer({ min: 1, max: 4 }), (value, collectionStyle, indent) => {
+      const text = stringify({ detection: value }, { collectionStyle, indent });
+      const d = depth({ detection: value });
+      assert.notEqual(nestingPastLimit(text, d - 1), undefined, `counted below ${d}:\n${text}`);
+      if (d < SIGMA_TEXT_LIMITS.nesting / 4) assert.ok(parseSigmaText(text).ok, text);
+    }), { numRuns: 500 });
   });
 
   it('applies rule collections: global, repeat and reset', () => {
