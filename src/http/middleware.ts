@@ -36,6 +36,13 @@ function setHeader(c: Context, name: string, value: string): void {
 /** The answer to a request in flight when the store failed. */
 export const STORAGE_FAILED = 'storage failure: the outcome of this request is unknown and the service is stopping; retrying with the same event ids (or the same collector envelope) is safe once it is back';
 
+const CLIENT_CLOSED = 'request body incomplete: the client closed the connection before sending all of it';
+
+function clientClosedMidBody(err: unknown, c: Context): boolean {
+  const incoming = (c.env as { incoming?: { destroyed?: boolean } } | undefined)?.incoming;
+  return (err as NodeJS.ErrnoException | undefined)?.code === 'ECONNRESET' && incoming?.destroyed === true;
+}
+
 /**
  * Answers an HttpError as its ErrorResponse; anything else is logged with the request id and
  * answered with a generic 500 (no stack, no message, no path reaches the client).
@@ -50,6 +57,10 @@ export function errorHandler(log: (line: Record<string, unknown>) => void): Erro
     if (err instanceof NotLeaderError) return sendError(c, new HttpError(503, 'this node stopped leading while the request was under way: nothing was written; retry', undefined, { retryAfterSeconds: 2 }));
     // A log proof that needs records retention removed: made from their segment's archive, not here.
     if (err instanceof ProofNeedsArchive) return sendError(c, new HttpError(404, err.message));
+    // The client closed its connection while its body was being read (Node fails the request stream
+    // with `aborted`): its doing, not the service's. Nobody reads the answer; the request is
+    // recorded as a bad one, and no error is logged.
+    if (clientClosedMidBody(err, c)) return sendError(c, new HttpError(400, CLIENT_CLOSED));
     const requestId = c.get('requestId') as string;
     log({ level: 'error', msg: 'unhandled error', requestId, error: (err as Error)?.name, detail: (err as Error)?.message?.slice(0, 500) });
     return sendError(c, new HttpError(500, `internal error; quote request id ${requestId}`));

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { listen } from '../../src/http/listen.js';
 import { translateRegex } from '../../src/detection/regex.js';
 import { makeEvent, startTestInstance } from '../helpers/instance.js';
+import { runCli, startServe, writeTestConfig } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** One raw HTTP exchange: what the server wrote before it closed the connection (or 2 s passed). */
 function exchange(port: number, request: string): Promise<string> {
@@ -69,6 +71,40 @@ describe('edge hardening', () => {
     } finally {
       clearInterval(alive);
       await t.close();
+    }
+  });
+
+  it('records a body the client stopped sending as its 400, not as an unhandled error of the service', async () => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path);
+    const token = (name: string, role: string) => (JSON.parse(runCli(['api-token-generate', name, role, '--config', config]).stdout) as { token: string }).token;
+    const ingestor = token('shipper', 'ingestor');
+    const viewer = token('watcher', 'viewer');
+    const serve = await startServe(config, dir.path);
+    try {
+      const { port } = new URL(serve.url);
+      const head = (framing: string) => `POST /api/v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ingestor}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`;
+      // A declared length never reached, and a chunked body never ended: the client then hangs up.
+      for (const request of [`${head('Content-Length: 1000')}[{"id":`, `${head('Transfer-Encoding: chunked')}5\r\n[{"id\r\n`]) {
+        await new Promise<void>((resolve) => {
+          const s = connect(Number(port), '127.0.0.1', () => { s.write(request); setTimeout(() => s.destroy(), 200); });
+          s.on('close', () => resolve());
+          s.on('error', () => undefined);
+        });
+      }
+      const counted = async (status: string) => {
+        const text = await (await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${viewer}` } })).text();
+        const line = text.split('\n').find((l) => l.startsWith('vigil_http_request_duration_seconds_count{') && l.includes('route="/api/v1/events"') && l.includes('method="POST"') && l.includes(`status="${status}"`));
+        return line === undefined ? 0 : Number(line.split(' ').pop());
+      };
+      for (let i = 0; i < 50 && (await counted('4xx')) + (await counted('5xx')) < 2; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(await counted('4xx'), 2);
+      assert.equal(await counted('5xx'), 0);
+      assert.doesNotMatch(serve.output(), /"level":"error"/);
+    } finally {
+      serve.proc.kill('SIGTERM');
+      await serve.exited;
+      dir.cleanup();
     }
   });
 
