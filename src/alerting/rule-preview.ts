@@ -1,8 +1,8 @@
-import { initialCorrelationState } from '../detection/correlate.js';
-import { createRuleSet, type RuleMatch } from '../detection/engine.js';
+import type { RuleMatch } from '../detection/engine.js';
 import type { CompiledSigma } from '../detection/types.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { EventCursor } from '../projections/evidence-query.js';
+import type { PreviewEvaluator } from './preview-evaluator.js';
 
 /** How far one preview may go: events read, matches returned, wall-clock time. */
 export interface PreviewBounds {
@@ -68,25 +68,26 @@ export function previewRuleSet(previewed: readonly CompiledSigma[], installed: R
 
 /**
  * Runs rules over stored events in time order, as detection would have run them live, and returns
- * what the previewed rules would have matched. It reads chunks and yields between them (so the
- * writer keeps writing), and stops at the first bound reached.
+ * what the previewed rules would have matched. It reads chunks and has `evaluator` match them (so
+ * the writer keeps writing), and stops at the first bound reached. The time bound holds even within
+ * a chunk: one the evaluator has not finished by then is left unscanned, and the preview resumes
+ * before it.
  */
-export async function previewRules(rules: readonly CompiledSigma[], previewIds: readonly string[], read: ChunkReader, range: { since: string; until: string }, bounds: PreviewBounds, nowMs: () => number, pause: () => Promise<void>): Promise<PreviewResult> {
-  const set = createRuleSet([...rules]);
+export async function previewRules(evaluator: PreviewEvaluator, previewIds: readonly string[], read: ChunkReader, range: { since: string; until: string }, bounds: PreviewBounds, pause: () => Promise<void>): Promise<PreviewResult> {
   const wanted = new Set(previewIds);
-  const started = nowMs();
-  let state = initialCorrelationState();
+  const started = performance.now();
   let after: EventCursor | undefined;
   let scanned = 0;
   let matchCount = 0;
   const matches: PreviewMatch[] = [];
+  const base = () => ({ ruleIds: [...previewIds], ...range, scanned, matchCount, matches });
   for (;;) {
     const chunk = read(after, Math.min(CHUNK, bounds.maxEvents - scanned));
+    const found = await evaluator.evaluate(chunk.events, started + bounds.maxMs);
+    if (found === undefined) return { ...base(), complete: false, stoppedBy: 'time', resumeAfter: after ? new Date(after[0]).toISOString() : range.since };
     const byId = new Map(chunk.events.map((e) => [e.id, e]));
-    const next = set.evaluate(state, chunk.events);
-    state = next.state;
     scanned += chunk.events.length;
-    for (const m of next.matches) {
+    for (const m of found) {
       if (!wanted.has(m.ruleId)) continue;
       matchCount += 1;
       if (matches.length >= bounds.maxMatches) continue;
@@ -94,10 +95,9 @@ export async function previewRules(rules: readonly CompiledSigma[], previewIds: 
       matches.push({ ruleId: m.ruleId, kind: m.kind, time: new Date(m.timeMs).toISOString(), eventIds: m.eventIds.slice(0, 100), groupKey: m.groupKey, detail: m.detail, ...(event ? { event } : {}) });
     }
     after = chunk.last;
-    const base = { ruleIds: [...previewIds], ...range, scanned, matchCount, matches };
-    if (after === undefined) return { ...base, complete: true };
-    const stoppedBy = scanned >= bounds.maxEvents ? 'events' : nowMs() - started >= bounds.maxMs ? 'time' : undefined;
-    if (stoppedBy) return { ...base, complete: false, stoppedBy, resumeAfter: new Date(after[0]).toISOString() };
+    if (after === undefined) return { ...base(), complete: true };
+    const stoppedBy = scanned >= bounds.maxEvents ? 'events' : performance.now() - started >= bounds.maxMs ? 'time' : undefined;
+    if (stoppedBy) return { ...base(), complete: false, stoppedBy, resumeAfter: new Date(after[0]).toISOString() };
     await pause();
   }
 }

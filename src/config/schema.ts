@@ -25,6 +25,9 @@ export const LimitsSchema = v.strictObject({
   ingestQueueEvents: v.optional(Count(10_000_000), 8_000),
   /** Seconds an admitted ingest request has to send its whole body (408 past it), so a slow body cannot hold its share of the queue. */
   ingestBodySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+  /** Rule previews: wall-clock seconds one may run, and how many run at once (each in a worker thread of its own; one more is a 429). */
+  previewSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(300)), 10),
+  previewsAtOnce: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(16)), 2),
   /** Failed authentications per source address: a token bucket; an empty bucket answers 429. */
   authFailures: v.optional(v.strictObject({
     burst: v.optional(Count(1_000_000), 20),

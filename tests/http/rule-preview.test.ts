@@ -95,3 +95,54 @@ describe('rule preview (retro-hunt)', () => {
     assert.equal((await t.request(`/api/v1/rules/nope/preview?${RANGE}`, { token: t.tokens.viewer })).status, 404);
   });
 });
+
+describe('rule preview of a runaway regular expression', () => {
+  // Lookaheads keep V8 from its linear-time fallback: on this value the match backtracks for minutes.
+  const RUNAWAY = `title: Runaway
+id: 5b0f2f8e-3a4c-4b8e-8f0e-1c2d3e4f5a6b
+logsource: {product: zeek, service: dns}
+detection:
+  sel:
+    query|re: '^(a+)+(?=b)'
+  condition: sel
+`;
+
+  it('stops at the preview time bound in its own worker while the service goes on answering, and runs a bounded number at once', async () => {
+    const t = await startTestInstance({ limits: { previewSeconds: 1, previewsAtOnce: 1 } });
+    try {
+      const dns = readFileSync(fixturePath('network-monitor', 'wrccdc-json-streaming', 'dns.jsonl'), 'utf8').split('\n')[0]!;
+      const line = JSON.stringify({ ...JSON.parse(dns) as Record<string, unknown>, uid: 'Crunaway', query: `${'a'.repeat(40)}!` });
+      const ingested = await t.request('/api/v1/ingest/network-monitor?logType=dns', { method: 'POST', token: t.tokens.ingestor, body: line, headers: { 'content-type': 'application/x-ndjson' } });
+      assert.equal(ingested.status, 202, await ingested.clone().text());
+
+      const started = performance.now();
+      const running = t.request(`/api/v1/rules/preview?${RANGE}`, { method: 'POST', token: t.tokens.viewer, body: RUNAWAY, headers: { 'content-type': 'application/yaml' } });
+      let previewDone = false;
+      void running.then(() => { previewDone = true; });
+      // Meanwhile: the service answers, and a second preview is one too many.
+      await new Promise((r) => setTimeout(r, 200));
+      const health = await t.request('/health');
+      assert.equal(health.status, 200);
+      assert.equal(previewDone, false, 'the health check was answered while the preview ran');
+      const second = await t.request(`/api/v1/rules/preview?${RANGE}`, { method: 'POST', token: t.tokens.viewer, body: RUNAWAY, headers: { 'content-type': 'application/yaml' } });
+      assert.equal(second.status, 429);
+      assert.ok(Number(second.headers.get('retry-after')) >= 1);
+
+      const res = await running;
+      assert.equal(res.status, 200, await res.clone().text());
+      const body = await res.json() as Preview;
+      assert.equal(body.complete, false);
+      assert.equal(body.stoppedBy, 'time');
+      assert.equal(body.scanned, 0);
+      assert.equal(body.resumeAfter, '2018-03-24T00:00:00Z');
+      assert.ok(performance.now() - started < 10_000, `answered after ${Math.round(performance.now() - started)} ms`);
+
+      // Its slot is free again, and a rule that does not run away previews in full.
+      const next = await t.request(`/api/v1/rules/preview?${RANGE}`, { method: 'POST', token: t.tokens.viewer, body: dnsRule(RULE_ID, 'ise.wrccdc.org'), headers: { 'content-type': 'application/yaml' } });
+      assert.equal(next.status, 200);
+      assert.equal((await next.json() as Preview).complete, true);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -16,6 +16,7 @@ import { selfMonitoringPlan } from '../../monitoring/plan-entries.js';
 import { MONITORING, type MonitoringState } from '../../projections/monitoring.js';
 import { compileSigma } from '../../detection/compile.js';
 import { createRuleSet } from '../../detection/engine.js';
+import { workerEvaluator } from '../../alerting/preview-evaluator.js';
 import { ruleLabel } from '../../detection/meta.js';
 import { parseSigmaText } from '../../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../../detection/types.js';
@@ -143,48 +144,74 @@ export const PreviewQuery = v.strictObject({
   maxEvents: v.optional(v.pipe(v.string(), v.regex(/^\d{1,7}$/, 'expected an integer 1..1000000'), v.transform(Number), v.minValue(1), v.maxValue(1_000_000))),
 });
 
-/** A preview stops after this much wall-clock time and says where it stopped. */
-const PREVIEW_MAX_MS = 10_000;
+/** A rule to preview: as compiled here (to check it and resolve its references), and its document (what the preview's worker compiles). */
+interface PreviewedRule {
+  readonly compiled: CompiledSigma;
+  readonly doc: unknown;
+}
+
+/** Previews running per app (`limits.previewsAtOnce`): each holds a worker thread and up to a core. */
+const previewsRunning = new WeakMap<AppDeps, { n: number }>();
 
 /** Compiles the Sigma text of a preview; a 400 names every document that does not compile. */
-function compilePreviewText(text: string): CompiledSigma[] {
+function compilePreviewText(text: string): PreviewedRule[] {
   const parsed = parseSigmaText(text);
   if (!parsed.ok) throw new HttpError(400, 'invalid Sigma YAML', [parsed.error]);
   if (parsed.docs.length === 0) throw new HttpError(400, 'no rule in the body');
   const issues: string[] = [];
-  const out: CompiledSigma[] = [];
+  const out: PreviewedRule[] = [];
   parsed.docs.forEach((doc, i) => {
     const r = compileSigma(doc);
-    if (r.ok) out.push(r.rule);
+    if (r.ok) out.push({ compiled: r.rule, doc });
     else issues.push(`document ${i + 1}${doc && typeof doc === 'object' ? ` (${ruleLabel(doc as Record<string, unknown>)})` : ''}: ${r.error}`);
   });
   if (issues.length > 0) throw new HttpError(400, 'invalid rules: nothing was previewed', issues);
   return out;
 }
 
-/** Runs `previewed` over the stored events of the query's range (read-your-writes), raising nothing. */
-async function preview(c: Parameters<Route['handle']>[0], deps: AppDeps, previewed: CompiledSigma[]): Promise<Response> {
+/**
+ * Runs `previewed` over the stored events of the query's range (read-your-writes), raising nothing.
+ * The rules are evaluated in a worker thread (src/alerting/preview-evaluator.ts), so a regular
+ * expression that backtracks without end holds that worker until the preview's time is up, not
+ * the service.
+ */
+async function preview(c: Parameters<Route['handle']>[0], deps: AppDeps, previewed: PreviewedRule[]): Promise<Response> {
   const q = parseOr400(PreviewQuery, c.req.query(), 'query');
   const until = q.until ?? deps.now().toISOString();
   const sinceMs = epochMillisOf(q.since)!;
   const untilMs = epochMillisOf(until)!;
   if (untilMs < sinceMs) throw new HttpError(400, 'invalid query', ['until: before since']);
-  const installed = new Map([...(await rules(deps)).values()].map((r) => [r.id, r.compiled]));
-  const set = previewRuleSet(previewed, installed);
-  const ids = previewed.map((r) => r.id);
+  const installed = await rules(deps);
+  const set = previewRuleSet(previewed.map((r) => r.compiled), new Map([...installed.values()].map((r) => [r.id, r.compiled])));
+  const ids = previewed.map((r) => r.compiled.id);
   const unresolved = createRuleSet(set).unresolved.filter((u) => ids.includes(u.correlationId));
   if (unresolved.length > 0) throw new HttpError(400, 'invalid rules: nothing was previewed', unresolved.map((u) => `correlation ${u.correlationId} references ${u.reference}, which is neither in this preview nor installed`));
-  const result = await previewRules(set, ids, (after, max) => eventsInTimeOrder(deps.reads, sinceMs, untilMs, max, after), { since: q.since, until },
-    { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: PREVIEW_MAX_MS }, () => performance.now(), () => new Promise((resolve) => setImmediate(resolve)));
-  // Matched events are served as stored: storedJson bounds the nesting of old records.
-  return storedJson(c, result);
+  const docs = new Map<string, unknown>(previewed.map((r) => [r.compiled.id, r.doc]));
+  const { previewSeconds, previewsAtOnce } = deps.config.limits;
+  const running = previewsRunning.get(deps) ?? { n: 0 };
+  previewsRunning.set(deps, running);
+  if (running.n >= previewsAtOnce) throw new HttpError(429, `${previewsAtOnce} rule previews are running; try again when one has finished`, undefined, { retryAfterSeconds: previewSeconds });
+  running.n += 1;
+  try {
+    const evaluator = await workerEvaluator(set.map((r) => docs.get(r.id) ?? installed.get(r.id)!.doc));
+    try {
+      const result = await previewRules(evaluator, ids, (after, max) => eventsInTimeOrder(deps.reads, sinceMs, untilMs, max, after), { since: q.since, until },
+        { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: previewSeconds * 1000 }, () => new Promise((resolve) => setImmediate(resolve)));
+      // Matched events are served as stored: storedJson bounds the nesting of old records.
+      return storedJson(c, result);
+    } finally {
+      await evaluator.close();
+    }
+  } finally {
+    running.n -= 1;
+  }
 }
 
 const previewRulesRoute = route({
   method: 'post', path: '/api/v1/rules/preview', operationId: 'previewRules',
   summary: 'Retro-hunt: what Sigma rules (not imported) would have matched in stored events of a time range; raises nothing',
   permission: 'events:read', audit: 'preview_rules', query: PreviewQuery, body: { yaml: 'Sigma rule YAML (one rule, a multi-document stream or a collection)' },
-  success: { status: 200, description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`' }, errors: [400, 413, 415],
+  success: { status: 200, description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`' }, errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {
     if (!YAML_TYPES.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)');
     const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
@@ -196,11 +223,11 @@ const previewRuleRoute = route({
   method: 'get', path: '/api/v1/rules/{id}/preview', operationId: 'previewRule',
   summary: 'Retro-hunt: what an installed rule (enabled or not) would have matched in stored events of a time range; raises nothing',
   permission: 'events:read', audit: 'preview_rule', params: RuleIdParams, query: PreviewQuery,
-  success: { status: 200, description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`' }, errors: [400, 404],
+  success: { status: 200, description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`' }, errors: [400, 404, 429],
   handle: async (c, { deps }) => {
     const rule = (await rules(deps)).get(c.req.param('id'));
     if (!rule) throw new HttpError(404, `rule ${c.req.param('id').slice(0, 128)} is not installed`);
-    return preview(c, deps, [rule.compiled]);
+    return preview(c, deps, [{ compiled: rule.compiled, doc: rule.doc }]);
   },
 });
 
