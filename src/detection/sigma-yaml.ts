@@ -99,33 +99,53 @@ function originOf(doc: Document, lines: LineCounter): DocumentOrigin {
  * The first line at which the text nests deeper than `limit` collections, or undefined. The yaml
  * package's parser and composer recurse per level and slow down with depth: a 1 MiB text of
  * `[[[[…` or `- - - …` held the thread for 1–3 s before it overflowed its stack. This walks the
- * lexer's tokens (flat and linear) instead, and counts generously: each open flow collection, each
- * indentation level of the block lines around it, and each `-`, `?` or `:` earlier on the same
- * line. A Sigma rule nests less than ten levels.
+ * lexer's tokens (flat and linear) instead, and never counts lower than the real nesting: block
+ * collections nest by column, so it keeps the columns of the block content still open (each line's
+ * indentation, and the content after each `-` or `?`, as the content after `- - ` sits at the
+ * columns of two more levels, and a line that starts with `-` may open a sequence at its parent's
+ * column), and adds the flow collections (`[`, `{`) open. A Sigma rule nests less than ten levels.
  */
 export function nestingPastLimit(text: string, limit: number): number | undefined {
-  const indents: number[] = [];
+  const open: number[] = [];
+  const openAt = (column: number) => { if (open.length === 0 || open[open.length - 1]! < column) open.push(column); };
   let flow = 0;
-  let inline = 0;
   let line = 1;
+  let column = 0;
   let lineStart = true;
+  let afterIndicator = false;
   let scalarNext = false;
+  let blockScalar = false;
   for (const token of new Lexer().lex(text)) {
     const type = scalarNext ? 'scalar-value' : CST.tokenType(token);
     scalarNext = token === CST.SCALAR;
     if (lineStart) {
       lineStart = false;
-      const indent = type === 'space' ? token.length : 0;
-      while (indents.length > 0 && indents[indents.length - 1]! > indent) indents.pop();
-      if (indents.length === 0 || indents[indents.length - 1]! < indent) indents.push(indent);
-      inline = 0;
+      column = 0;
+      // Inside a flow collection, lines carry no structure: the brackets count.
+      if (flow === 0) {
+        const indent = type === 'space' ? token.length : 0;
+        while (open.length > 0 && open[open.length - 1]! > indent) open.pop();
+        openAt(indent);
+      }
+    }
+    // A block sequence may sit at its parent key's column (`k:` then `- a` below it): a line that
+    // starts with `-` or `?` opens a level between that column and its content's.
+    if (column === open[open.length - 1] && flow === 0 && (type === 'seq-item-ind' || type === 'explicit-key-ind')) open.push(column + 0.5);
+    if (afterIndicator && type !== 'space' && type !== 'newline' && type !== 'comment') {
+      openAt(column);
+      afterIndicator = false;
     }
     if (type === 'flow-map-start' || type === 'flow-seq-start') flow++;
     else if (type === 'flow-map-end' || type === 'flow-seq-end') flow = Math.max(0, flow - 1);
-    else if (type === 'seq-item-ind' || type === 'explicit-key-ind' || type === 'map-value-ind') inline++;
-    if (indents.length + inline + flow > limit) return line;
+    else if (flow === 0 && (type === 'seq-item-ind' || type === 'explicit-key-ind' || (type === 'map-value-ind' && column === open[open.length - 1]))) afterIndicator = true;
+    if (open.length + flow > limit) return line;
+    // The lexer's markers (a scalar follows, document mode) take no room in the text.
+    if (!(token.length === 1 && token < ' ' && token !== '\n' && token !== '\t')) column += token.length;
     for (let i = token.indexOf('\n'); i !== -1; i = token.indexOf('\n', i + 1)) line++;
-    if (type === 'newline' || (type === 'scalar-value' && token.endsWith('\n'))) lineStart = true;
+    // A block scalar's lines (after `|` or `>`) come as one token, after the header's line break.
+    if (type === 'block-scalar-header') blockScalar = true;
+    else if (type === 'scalar-value') blockScalar = false;
+    if ((type === 'newline' && !blockScalar) || (type === 'scalar-value' && token.endsWith('\n'))) { lineStart = true; afterIndicator = false; }
   }
   return undefined;
 }
