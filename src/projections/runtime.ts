@@ -10,6 +10,13 @@ import type { IndexKey, IndexProjection, IndexReader, Projection } from './types
 
 /** Records read at a time by a refold from a cut, and the longest it folds before giving the writer a turn. */
 const REFOLD_CHUNK = 2000;
+/**
+ * Events whose index writes a fold commits in one transaction. Their decoded records are held until
+ * it runs, and every young-generation collection meanwhile copies them: chunks of 50,000 events
+ * cost `vigil replay` about 0.35 CPU s in collections alone on the benchmark's log of 160,000
+ * (docs/benchmarks.md); at 5,000 an fsync per chunk costs less.
+ */
+const FOLD_CHUNK_EVENTS = 5_000;
 const REFOLD_SLICE_MS = 10;
 /** The longest a turn fills an index's key filter from its database (src/projections/key-filter.ts). */
 const FILTER_SLICE_MS = 10;
@@ -129,27 +136,35 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
     let chunk: LogRecord[] = [];
     let chunkEvents = 0;
     let chunkLast = 0;
+    // One chunk commits while the next is decoded: a chunk's records stay in memory until its
+    // transaction has run, and at most two chunks are (see FOLD_CHUNK_EVENTS).
+    let committing: Promise<void> = Promise.resolve();
     const flush = async () => {
       const records = chunk;
       const last = chunkLast;
       chunk = [];
       chunkEvents = 0;
-      if (indexNames.size > 0) await log.commit(() => ix.applyCommitted(records, last, indexNames));
-      onProgress?.(last);
+      await committing;
+      if (indexNames.size > 0) committing = log.commit(() => ix.applyCommitted(records, last, indexNames)).then(() => onProgress?.(last));
+      else onProgress?.(last);
     };
     // After a retention cut, a fold from the start folds the records carried forward first.
     const carried = from <= log.first() && opts.carried ? opts.carried.all() : [];
-    for (const record of concat(carried, foldable(from, to))) {
-      heap.fold(record);
-      if (indexNames.size > 0) {
-        chunk.push(record);
-        chunkEvents += eventsOfRecord(record).length;
+    try {
+      for (const record of concat(carried, foldable(from, to))) {
+        heap.fold(record);
+        if (indexNames.size > 0) {
+          chunk.push(record);
+          chunkEvents += eventsOfRecord(record).length;
+        }
+        chunkLast = record.seq;
+        count++;
+        if (chunkEvents >= FOLD_CHUNK_EVENTS || count % 20_000 === 0) await flush();
       }
-      chunkLast = record.seq;
-      count++;
-      if (chunkEvents >= 50_000 || count % 20_000 === 0) await flush();
+      if (chunkLast > 0) await flush();
+    } finally {
+      await committing;
     }
-    if (chunkLast > 0) await flush();
     return count;
   }
 
