@@ -6,7 +6,7 @@ import { openInstanceStore, type InstanceStore, type OpenOptions } from '../inst
 import type { LogCut } from '../log/event-log.js';
 import { carriedCopyProblem, verifyWithArchives, type HistoryVerdict } from '../retention/verify-archives.js';
 import { exportLine } from '../log/export-line.js';
-import { loadOrCreateLogKey, logKeyPath } from '../log/log-key.js';
+import { loadLogKey, logKeyPath } from '../log/log-key.js';
 import { parseVerifierKey, verifierOf, type NoteVerifier } from '../log/signed-note.js';
 import { verifyLog, type VerifyResult } from '../log/verify.js';
 import { verifyTree, type TreeVerdict } from '../log/verify-tree.js';
@@ -28,7 +28,7 @@ export async function logVerify(storePath: string, opts: OpenOptions = {}, archi
     if (cut && !cutRecorded(inst, cut)) return { ok: false, records: chain.records, badSeq: cut.firstSeq, reason: `no LogSegmentsExpired record in the log names the cut at ${cut.firstSeq}` };
     const keyFile = logKeyPath(storePath);
     // Without the key a checkpoint's signature cannot be checked: say so rather than count it as verified.
-    const key = existsSync(keyFile) ? verifierOf(loadOrCreateLogKey(keyFile)) : undefined;
+    const key = existsSync(keyFile) ? verifierOf(loadLogKey(keyFile)) : undefined;
     if (!key && inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getKeysCount() > 0) {
       return { ok: false, records: chain.records, badSeq: chain.records, reason: `the checkpoint signing key ${keyFile} is missing: the stored checkpoints' signatures cannot be verified` };
     }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { generateKeyPair } from '../collector-protocol/ed25519.js';
 import { writeSecretFile, writeDurable } from '../auth/secret-files.js';
-import { loadOrCreateLogKey, logKeyPath } from '../log/log-key.js';
+import { loadLogKey, logKeyPath } from '../log/log-key.js';
 import { verifyCheckpointConsistency, verifyExport, verifyRecordInclusion, openCheckpoint } from '../log/offline-verify.js';
 import { COSIGNATURE_V1, parseSignerKey, parseVerifierKey, signerKeyString, validKeyName, verifierKeyString, verifierOf, type NoteVerifier } from '../log/signed-note.js';
 import { cosignCheckpoint } from '../log/witness.js';
@@ -74,7 +74,9 @@ export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv,
   switch (verb) {
     case 'public-key': {
       const { config } = loadConfig(values.config, env, cwd);
-      out(verifierKeyString(verifierOf(loadOrCreateLogKey(logKeyPath(config.storage.path)))));
+      const path = logKeyPath(config.storage.path);
+      if (!existsSync(path)) throw new CliError(`no checkpoint signing key at ${path}: \`vigil serve\` makes it at its first start (if this store has served before, restore the key with it from a backup)`, 1);
+      out(verifierKeyString(verifierOf(loadLogKey(path))));
       return 0;
     }
     case 'verify': {

@@ -20,6 +20,15 @@ export function loadOrCreateLogKey(path: string): NoteSigner {
     const name = `vigil.log/${randomBytes(16).toString('hex')}`;
     writeSecretFile(path, `${signerKeyString({ name, seed: generateKeyPair().seed })}\n`);
   }
+  return loadLogKey(path);
+}
+
+/**
+ * Loads the instance's checkpoint signing key, which must exist (`vigil log public-key`: a key made
+ * here would be one that never signed anything, and handed to auditors as if it had).
+ */
+export function loadLogKey(path: string): NoteSigner {
+  if (!existsSync(path)) throw new Error(`no checkpoint signing key at ${path}`);
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`refusing the log signing key: ${problem}`);
   const signer = parseSignerKey(readFileSync(path, 'utf8'));
