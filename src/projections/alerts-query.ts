@@ -115,3 +115,50 @@ export function alertTimeline(a: Pick<AlertView, 'reviewHistory' | 'assignmentHi
   // A bulk review and a note can share a record only if one command wrote both; kind order breaks the tie.
   return entries.sort((x, y) => x.seq - y.seq);
 }
+
+/** Entries of each history an alert's detail carries: the newest; the whole timeline is paged (`timelinePage`). */
+export const HISTORY_SHOWN = 200;
+
+/**
+ * An alert as its detail shows it: its reviews, assignments and notes the newest HISTORY_SHOWN of
+ * each, the timeline the newest HISTORY_SHOWN entries of all three, and how many there are in all
+ * (`historyTotals`), so the answer stays bounded however often an alert was reviewed.
+ */
+export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes'>>(a: A) {
+  const timeline = alertTimeline(a);
+  return {
+    ...a,
+    reviewHistory: a.reviewHistory.slice(-HISTORY_SHOWN),
+    assignmentHistory: a.assignmentHistory.slice(-HISTORY_SHOWN),
+    notes: a.notes.slice(-HISTORY_SHOWN),
+    timeline: timeline.slice(-HISTORY_SHOWN),
+    historyTotals: { reviews: a.reviewHistory.length, assignments: a.assignmentHistory.length, notes: a.notes.length, timeline: timeline.length },
+  };
+}
+
+/**
+ * A page of an alert's timeline in log order (oldest first), `limit` entries after `cursor`. The
+ * cursor names the last entry's record and how many entries of that record came before it, so it
+ * stays exact when retention has since dropped older entries. Undefined when the cursor is not ours.
+ */
+export function timelinePage(a: Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes'>, limit: number, cursor?: string): { entries: AlertTimelineEntry[]; nextCursor: string | null } | undefined {
+  let after: [number, number] | undefined;
+  if (cursor !== undefined) {
+    const c = decodeCursor<unknown>(cursor);
+    if (!Array.isArray(c) || c.length !== 2 || !c.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)) return undefined;
+    after = c as [number, number];
+  }
+  const all = alertTimeline(a);
+  let start = 0;
+  if (after) {
+    const [seq, within] = after;
+    while (start < all.length && all[start]!.seq < seq) start++;
+    for (let k = 0; k < within && start < all.length && all[start]!.seq === seq; k++) start++;
+  }
+  const entries = all.slice(start, start + limit);
+  const last = entries.at(-1);
+  if (!last || start + limit >= all.length) return { entries, nextCursor: null };
+  let within = 0;
+  for (let i = start + entries.length - 1; i >= 0 && all[i]!.seq === last.seq; i--) within++;
+  return { entries, nextCursor: encodeCursor([last.seq, within]) };
+}

@@ -100,6 +100,38 @@ describe('alert assignment, notes and bulk review over HTTP', () => {
     assert.equal((await send('PUT', '/api/v1/alerts/alr_q2/assignee', { assignee: 'x' }, t.tokens.viewer)).status, 403);
     assert.equal((await send('POST', '/api/v1/alerts/alr_q2/notes', { text: 'x' }, t.tokens.viewer)).status, 403);
   });
+
+  it('keeps an often reviewed alert\'s detail bounded, and pages its whole timeline oldest first', async () => {
+    for (let i = 0; i < 230; i++) {
+      const res = await send('PATCH', '/api/v1/alerts/alr_q2', { status: i % 2 === 0 ? 'in_review' : 'open', reason: `toggle ${i}` });
+      assert.equal(res.status, 200);
+    }
+    assert.equal((await send('POST', '/api/v1/alerts/alr_q2/notes', { text: 'last word' })).status, 201);
+    const a = await detail('alr_q2') as Detail & { historyTotals: Record<string, number>; notes: unknown[] };
+    assert.deepEqual(a.historyTotals, { reviews: 230, assignments: 0, notes: 1, timeline: 231 });
+    assert.equal(a.reviewHistory.length, 200);
+    assert.equal(a.timeline.length, 200);
+    assert.deepEqual([a.timeline[0]!.reason, a.timeline.at(-2)!.reason, a.timeline.at(-1)!.text], ['toggle 31', 'toggle 229', 'last word'], 'the newest entries');
+
+    const pages: Timeline[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await t.request(`/api/v1/alerts/alr_q2/timeline?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token: t.tokens.viewer });
+      assert.equal(res.status, 200, await res.clone().text());
+      const page = await res.json() as { alertId: string; entries: Timeline; nextCursor: string | null };
+      assert.equal(page.alertId, 'alr_q2');
+      pages.push(page.entries);
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    assert.deepEqual(pages.map((p) => p.length), [100, 100, 31]);
+    const all = pages.flat();
+    assert.deepEqual(all.slice(0, 230).map((e) => e.reason), Array.from({ length: 230 }, (_, i) => `toggle ${i}`));
+    assert.equal(all[230]!.text, 'last word');
+
+    assert.equal((await t.request('/api/v1/alerts/alr_q2/timeline?cursor=bogus', { token: t.tokens.viewer })).status, 400);
+    assert.equal((await t.request('/api/v1/alerts/alr_nope/timeline', { token: t.tokens.viewer })).status, 404);
+    assert.equal((await t.request('/api/v1/alerts/alr_q2/timeline', { token: t.tokens.ingestor })).status, 403);
+  });
 });
 
 describe('bulk review past its bound', () => {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ALERT_SORTS, listAlerts, type AlertSort } from '../../src/projections/alerts-query.js';
+import { ALERT_SORTS, alertTimeline, listAlerts, timelinePage, type AlertSort } from '../../src/projections/alerts-query.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { encodeCursor } from '../../src/projections/cursor.js';
 import { memoryModels } from '../helpers/decider-spec.js';
@@ -52,5 +52,56 @@ describe('listAlerts paging', () => {
     assert.equal(listAlerts(s, {}, 1, encodeCursor(['severity', 'x', 'y', 'z']), 'severity'), undefined);
     assert.equal(listAlerts(s, {}, 1, 'not a cursor!', 'firstSeen'), undefined);
     assert.equal(listAlerts(s, {}, 1, bySeverity.nextCursor!, 'severity')!.alerts[0]!.id, 'alr_1');
+  });
+});
+
+describe('timelinePage paging', () => {
+  type Entry = { seq: number; kind: 'review' | 'assignment' | 'note'; id: number };
+  // Histories as the alerts model keeps them: each in log order, several entries to a record at times.
+  const historyArb = fc.array(fc.record({ seq: fc.integer({ min: 1, max: 30 }), kind: fc.constantFrom('review', 'assignment', 'note') as fc.Arbitrary<Entry['kind']> }), { maxLength: 40 })
+    .map((entries) => entries.sort((a, b) => a.seq - b.seq).map((e, id) => ({ ...e, id })));
+  const alertOf = (entries: readonly Entry[]) => {
+    const base = { at: '2026-11-22T10:00:00.000Z', principal: 'p', authentication: 'bearer' };
+    const of = (kind: Entry['kind']) => entries.filter((e) => e.kind === kind);
+    return {
+      reviewHistory: of('review').map((e) => ({ ...base, seq: e.seq, from: 'open', to: 'open', reason: `r${e.id}` })),
+      assignmentHistory: of('assignment').map((e) => ({ ...base, seq: e.seq, reason: `a${e.id}` })),
+      notes: of('note').map((e) => ({ ...base, seq: e.seq, noteId: `n${e.id}`, text: `n${e.id}` })),
+    } as unknown as Parameters<typeof timelinePage>[0];
+  };
+  const walk = (a: Parameters<typeof timelinePage>[0], limit: number, from?: string) => {
+    const seen: unknown[] = [];
+    let cursor = from;
+    for (;;) {
+      const page = timelinePage(a, limit, cursor)!;
+      assert.ok(page.entries.length <= limit);
+      seen.push(...page.entries);
+      if (page.nextCursor === null) return seen;
+      assert.ok(page.entries.length === limit, 'only the last page is short');
+      cursor = page.nextCursor;
+    }
+  };
+
+  it('walks the whole timeline exactly once, in log order, for any page size; and resumes exactly after older entries are gone', () => {
+    fc.assert(fc.property(historyArb, fc.integer({ min: 1, max: 9 }), fc.nat(), fc.nat(), (entries, limit, pagesFirst, drop) => {
+      const a = alertOf(entries);
+      assert.deepEqual(walk(a, limit), alertTimeline(a));
+      // A cursor taken some pages in stays exact once retention has dropped entries before it.
+      let cursor: string | undefined;
+      let before: unknown[] = [];
+      for (let p = 0; p < pagesFirst % 4; p++) {
+        const page = timelinePage(a, limit, cursor)!;
+        before = [...before, ...page.entries];
+        if (page.nextCursor === null) return;
+        cursor = page.nextCursor;
+      }
+      const all = alertTimeline(a);
+      const cutSeq = all.length === 0 ? 0 : all[Math.min(drop % (before.length + 1), before.length - 1)]?.seq ?? 0;
+      const kept = alertOf(entries.filter((e) => e.seq >= cutSeq));
+      const rest = walk(kept, limit, cursor);
+      assert.deepEqual(rest, all.slice(before.length));
+    }), { numRuns: 500 });
+    assert.equal(timelinePage(alertOf([]), 10, encodeCursor(['x', 1])), undefined);
+    assert.equal(timelinePage(alertOf([]), 10, 'not-a-cursor!'), undefined);
   });
 });

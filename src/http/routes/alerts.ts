@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { ReviewAlertBody, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { ALERT_STATUSES, type AlertsState } from '../../projections/alerts.js';
-import { ALERT_SORTS, alertTimeline, listAlerts } from '../../projections/alerts-query.js';
+import { ALERT_SORTS, alertDetail, listAlerts, timelinePage } from '../../projections/alerts-query.js';
 import { incidentRoutes } from './incidents.js';
 import { AssignAlertBody, decideAssignAlert } from '../../commands/assign-alert.js';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
@@ -62,7 +62,7 @@ const listAlertsRoute = route({
 
 const readAlertRoute = route({
   method: 'get', path: '/api/v1/alerts/{alertId}', operationId: 'readAlert',
-  summary: 'Alert detail: match reason, evidence, affected systems, confidence, review history, assignee, notes and the timeline of all three',
+  summary: 'Alert detail: match reason, evidence, affected systems, confidence, review history, assignee, notes and the timeline of all three (the newest 200 of each, with `historyTotals`)',
   permission: 'alerts:read', audit: 'read_alert', params: AlertIdParams,
   success: { status: 200, description: 'Alert' }, errors: [404],
   handle: async (c, { deps }) => {
@@ -74,7 +74,28 @@ const readAlertRoute = route({
       const file = archived.get(ref.eventId);
       return file === undefined ? ref : { ...ref, archived: { file } };
     });
-    return storedJson(c, { ...alert, evidence, timeline: alertTimeline(alert) });
+    return storedJson(c, { ...alertDetail(alert), evidence });
+  },
+});
+
+/** Query of `GET /api/v1/alerts/{alertId}/timeline`. */
+export const AlertTimelineQuery = v.strictObject({
+  limit: v.optional(QueryLimit),
+  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+});
+
+const readAlertTimelineRoute = route({
+  method: 'get', path: '/api/v1/alerts/{alertId}/timeline', operationId: 'readAlertTimeline',
+  summary: "An alert's whole timeline (reviews, assignments and notes), oldest first, a page at a time",
+  permission: 'alerts:read', audit: 'read_alert_timeline', params: AlertIdParams, query: AlertTimelineQuery,
+  success: { status: 200, description: '`{alertId, entries, nextCursor}`' }, errors: [400, 404],
+  handle: async (c, { deps }) => {
+    const q = parseOr400(AlertTimelineQuery, c.req.query(), 'query');
+    const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
+    if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
+    const page = timelinePage(alert, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
+    if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
+    return storedJson(c, { alertId: alert.id, ...page });
   },
 });
 
@@ -138,6 +159,7 @@ const bulkReviewRoute = route({
 export const alertRoutes: readonly Route[] = [
   listAlertsRoute,
   readAlertRoute,
+  readAlertTimelineRoute,
   reviewAlertRoute,
   assignAlertRoute,
   addAlertNoteRoute,
