@@ -17,13 +17,15 @@ import { timed } from './request-metrics.js';
 import { healthRoutes } from './routes/health.js';
 import { refuseWritesPastFlood } from './disk-guard.js';
 import { credentialRoutes } from './routes/credentials.js';
+import { queryShape } from './query.js';
 
 /** Every operation of the instance, in registration and documentation order. */
 export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes, ...otlpRoutes, ...metricsRoutes, ...healthRoutes, ...credentialRoutes];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and
- * audit label (public routes have none), its own middleware, then its handler.
+ * audit label (public routes have none), the check of its query's shape, its own middleware, then
+ * its handler.
  */
 export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy, routes: readonly Route[] = ROUTES): void {
   for (const r of routes) {
@@ -32,6 +34,7 @@ export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
       ...(deps.metrics ? [timed(deps.metrics, r.method.toUpperCase(), r.path)] : []),
       ...(isGuarded(r) ? [guard(deps, net, r.path, r.audit, r.permission)] : []),
       ...(r.method !== 'get' ? [refuseWritesPastFlood(deps)] : []),
+      queryShape(r.query !== undefined),
       ...(r.middleware?.(deps) ?? []),
       async (c) => r.handle(c, scope),
     ];

@@ -93,7 +93,8 @@ describe('edge hardening', () => {
         });
       }
       const counted = async (status: string) => {
-        const text = await (await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${viewer}` } })).text();
+        // A scrape job's own `params` are ignored.
+        const text = await (await fetch(`${serve.url}/metrics?collect[]=x`, { headers: { authorization: `Bearer ${viewer}` } })).text();
         const line = text.split('\n').find((l) => l.startsWith('vigil_http_request_duration_seconds_count{') && l.includes('route="/api/v1/events"') && l.includes('method="POST"') && l.includes(`status="${status}"`));
         return line === undefined ? 0 : Number(line.split(' ').pop());
       };
@@ -105,6 +106,26 @@ describe('edge hardening', () => {
       serve.proc.kill('SIGTERM');
       await serve.exited;
       dir.cleanup();
+    }
+  });
+
+  it('refuses query parameters an operation does not take, and one given twice, instead of ignoring them', async () => {
+    const t = await startTestInstance();
+    try {
+      const ingest = await t.request('/api/v1/events?dryRun=true', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify([makeEvent({ id: 'not-a-dry-run' })]) });
+      assert.equal(ingest.status, 400);
+      assert.deepEqual(await ingest.json(), { error: 'invalid query', issues: ['dryRun: this operation takes no query parameters'] });
+      const listed = await (await t.request('/api/v1/events?limit=1000', { token: t.tokens.viewer })).json() as { events: Array<{ id: string }> };
+      assert.ok(!listed.events.some((e) => e.id === 'not-a-dry-run'), 'nothing was ingested');
+      const twice = await t.request('/api/v1/alerts?status=open&status=dismissed', { token: t.tokens.viewer });
+      assert.equal(twice.status, 400);
+      assert.deepEqual((await twice.json() as { issues: string[] }).issues, ['status: given more than once']);
+      assert.equal((await t.request('/api/v1/events?x=1', { method: 'POST', body: '[]' })).status, 401, 'who asks comes first');
+      assert.equal((await t.request('/api/v1/me?verbose=1', { token: t.tokens.viewer })).status, 400);
+      // Probes may add parameters of their own (scrapers too: the served /metrics below).
+      assert.equal((await t.request('/health?cachebuster=123')).status, 200);
+    } finally {
+      await t.close();
     }
   });
 

@@ -33,6 +33,8 @@ export const AuditQuerySchema = v.strictObject({
 const readHealthRoute = route({
   method: 'get', path: '/health', operationId: 'readHealth', summary: 'Aggregate health only',
   permission: { public: 'load balancers and monitors probe it without credentials; it tells nothing but `ok` or `degraded`' },
+  // Probes may add parameters of their own (a cache buster): they are ignored.
+  query: v.object({}),
   success: { status: 200, description: '`{status}`: `ok`, or `degraded` while the store\'s disk is past its low mark (docs/monitoring.md)' }, errors: [],
   handle: (c, { deps }) => c.json({ status: deps.monitor?.status() ?? 'ok' }),
 });

@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { route, type Route } from '../route.js';
 import { HttpError } from '../errors.js';
 
@@ -5,6 +6,8 @@ const readMetricsRoute = route({
   method: 'get', path: '/metrics', operationId: 'readMetrics',
   summary: 'Prometheus metrics in the text exposition format (docs/shippers.md "Prometheus"); unauthenticated from loopback only with `server.allowLoopbackMetrics`',
   permission: 'metrics:read', audit: 'read_metrics',
+  // A scrape job's `params` (some exporters take a `collect[]`) are ignored: every metric is served.
+  query: v.object({}),
   success: { status: 200, description: 'Prometheus text exposition format 0.0.4' }, errors: [],
   handle: async (c, { deps }) => {
     if (!deps.metrics) throw new HttpError(404, 'no metrics on this app');
