@@ -12,9 +12,9 @@ import type { IndexKey, IndexProjection, IndexReader, Projection } from './types
 const REFOLD_CHUNK = 2000;
 /**
  * Events whose index writes a fold commits in one transaction. Their decoded records are held until
- * it runs, and every young-generation collection meanwhile copies them: chunks of 50,000 events
- * cost `vigil replay` about 0.35 CPU s in collections alone on the benchmark's log of 160,000
- * (docs/benchmarks.md); at 5,000 an fsync per chunk costs less.
+ * it runs, and every young-generation collection meanwhile copies them: with chunks of 50,000
+ * events `vigil replay` of the benchmark's log of 160,000 took about 0.35 of its 3.7 CPU seconds
+ * more than with 5,000 (docs/benchmarks.md); the fsync per chunk costs less than the copies.
  */
 const FOLD_CHUNK_EVENTS = 5_000;
 const REFOLD_SLICE_MS = 10;
