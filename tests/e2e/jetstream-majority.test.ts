@@ -83,7 +83,9 @@ describe('a JetStream R3 stream that loses its majority', () => {
           ids = await listedEventIds(serve.url, viewer, 'e2e', (u) => patientGet(u, viewer));
           break;
         } catch (err) {
-          if (attempt >= 5 || serve.proc.exitCode === null) throw err;
+          // A node stopping itself closes its listener before it exits: a refused read waits for the exit.
+          const exited = serve.proc.exitCode !== null || await Promise.race([serve.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 15_000))]);
+          if (attempt >= 5 || !exited) throw err;
           serve = await startLikeSystemd(config, dir.path);
         }
       }
