@@ -5,21 +5,27 @@ import type { AppEnv } from './env.js';
 import { HttpError } from './errors.js';
 
 /**
- * Refuses a query parameter given twice (a handler reads one value, and which one a client meant is
- * a guess) and, on an operation that declares no query (`declared` false), any query parameter at
- * all: `POST /api/v1/events?dryRun=true` ingesting anyway is worse than a 400. Unknown parameters
- * of a declared query are refused by its strict schema.
+ * What an operation takes in its query string: nothing (`none`), the parameters of a strict schema
+ * (`strict`), or whatever probes and scrape jobs add, ignored (`any`: a non-strict empty schema).
  */
-export function queryShape(declared: boolean): MiddlewareHandler<AppEnv> {
+export type QueryShape = 'none' | 'strict' | 'any';
+
+/**
+ * Refuses a query parameter given twice (a handler reads one value, and which one a client meant is
+ * a guess) and, on an operation that takes none, any query parameter at all:
+ * `POST /api/v1/events?dryRun=true` ingesting anyway is worse than a 400. Unknown parameters of a
+ * strict query are refused by its schema.
+ */
+export function queryShape(shape: QueryShape): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const url = c.req.url;
-    const at = url.indexOf('?');
+    const at = shape === 'any' ? -1 : url.indexOf('?');
     if (at !== -1) {
       const seen = new Set<string>();
       const issues = new Set<string>();
       for (const key of new URLSearchParams(url.slice(at + 1)).keys()) {
         const name = key.slice(0, 64);
-        if (!declared) issues.add(`${name}: this operation takes no query parameters`);
+        if (shape === 'none') issues.add(`${name}: this operation takes no query parameters`);
         else if (seen.has(key)) issues.add(`${name}: given more than once`);
         seen.add(key);
       }

@@ -34,7 +34,7 @@ export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
       ...(deps.metrics ? [timed(deps.metrics, r.method.toUpperCase(), r.path)] : []),
       ...(isGuarded(r) ? [guard(deps, net, r.path, r.audit, r.permission)] : []),
       ...(r.method !== 'get' ? [refuseWritesPastFlood(deps)] : []),
-      queryShape(r.query !== undefined),
+      queryShape(r.query === undefined ? 'none' : r.query.type === 'strict_object' ? 'strict' : 'any'),
       ...(r.middleware?.(deps) ?? []),
       async (c) => r.handle(c, scope),
     ];
