@@ -20,16 +20,15 @@ export interface PreviewEvaluator {
   close(): Promise<void>;
 }
 
-/** In this thread: for rules whose matching cannot run away (tests, and what the worker itself runs). */
-export function inThreadEvaluator(rules: readonly CompiledSigma[]): PreviewEvaluator & { evaluateNow(events: readonly NormalizedEvent[]): RuleMatch[] } {
+/** Matches chunks of events in order, carrying the correlation windows over (what the worker runs). */
+export function chunkMatcher(rules: readonly CompiledSigma[]): (events: readonly NormalizedEvent[]) => RuleMatch[] {
   const set = createRuleSet([...rules]);
   let state = initialCorrelationState();
-  const evaluateNow = (events: readonly NormalizedEvent[]): RuleMatch[] => {
+  return (events) => {
     const next = set.evaluate(state, [...events]);
     state = next.state;
     return next.matches;
   };
-  return { evaluateNow, evaluate: (events) => Promise.resolve(evaluateNow(events)), close: () => Promise.resolve() };
 }
 
 /**

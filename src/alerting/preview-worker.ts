@@ -7,7 +7,7 @@ import { compileSigma } from '../detection/compile.js';
 import type { CompiledSigma } from '../detection/types.js';
 import type { RuleMatch } from '../detection/engine.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { inThreadEvaluator } from './preview-evaluator.js';
+import { chunkMatcher } from './preview-evaluator.js';
 
 /** What the worker is started with: the rule documents, as imported. */
 export interface PreviewWorkerData {
@@ -29,10 +29,10 @@ if (parentPort) {
   }
   if (failed !== undefined) post({ kind: 'error', message: failed });
   else {
-    const evaluator = inThreadEvaluator(rules);
+    const match = chunkMatcher(rules);
     port.on('message', (events: NormalizedEvent[]) => {
       try {
-        post({ kind: 'matches', matches: evaluator.evaluateNow(events) });
+        post({ kind: 'matches', matches: match(events) });
       } catch (err) {
         post({ kind: 'error', message: (err as Error).message });
       }

@@ -68,12 +68,12 @@ export function previewRuleSet(previewed: readonly CompiledSigma[], installed: R
 
 /**
  * Runs rules over stored events in time order, as detection would have run them live, and returns
- * what the previewed rules would have matched. It reads chunks and has `evaluator` match them (so
- * the writer keeps writing), and stops at the first bound reached. The time bound holds even within
+ * what the previewed rules would have matched. It reads chunks and has `evaluator` match them
+ * (awaiting it lets the writer go on between chunks), and stops at the first bound reached. The time bound holds even within
  * a chunk: one the evaluator has not finished by then is left unscanned, and the preview resumes
  * before it.
  */
-export async function previewRules(evaluator: PreviewEvaluator, previewIds: readonly string[], read: ChunkReader, range: { since: string; until: string }, bounds: PreviewBounds, pause: () => Promise<void>): Promise<PreviewResult> {
+export async function previewRules(evaluator: PreviewEvaluator, previewIds: readonly string[], read: ChunkReader, range: { since: string; until: string }, bounds: PreviewBounds): Promise<PreviewResult> {
   const wanted = new Set(previewIds);
   const started = performance.now();
   let after: EventCursor | undefined;
@@ -98,6 +98,5 @@ export async function previewRules(evaluator: PreviewEvaluator, previewIds: read
     if (after === undefined) return { ...base(), complete: true };
     const stoppedBy = scanned >= bounds.maxEvents ? 'events' : performance.now() - started >= bounds.maxMs ? 'time' : undefined;
     if (stoppedBy) return { ...base(), complete: false, stoppedBy, resumeAfter: new Date(after[0]).toISOString() };
-    await pause();
   }
 }

@@ -196,7 +196,7 @@ async function preview(c: Parameters<Route['handle']>[0], deps: AppDeps, preview
     const evaluator = await workerEvaluator(set.map((r) => docs.get(r.id) ?? installed.get(r.id)!.doc));
     try {
       const result = await previewRules(evaluator, ids, (after, max) => eventsInTimeOrder(deps.reads, sinceMs, untilMs, max, after), { since: q.since, until },
-        { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: previewSeconds * 1000 }, () => new Promise((resolve) => setImmediate(resolve)));
+        { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: previewSeconds * 1000 });
       // Matched events are served as stored: storedJson bounds the nesting of old records.
       return storedJson(c, result);
     } finally {
