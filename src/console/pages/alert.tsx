@@ -7,7 +7,7 @@ import { alertsSlice } from '../../commands/slices.js';
 import { HttpError } from '../../http/errors.js';
 import { commandContext, executeAudited } from '../../http/request-context.js';
 import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertView } from '../../projections/alerts.js';
-import { HISTORY_SHOWN, alertTimeline, type AlertTimelineEntry } from '../../projections/alerts-query.js';
+import { HISTORY_SHOWN, alertDetail, type AlertTimelineEntry } from '../../projections/alerts-query.js';
 import { lookupEvent } from '../../projections/evidence.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
@@ -103,7 +103,7 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
 function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope }) {
   const { alert, scope } = props;
   const evidence = scope.can('events:read');
-  const timeline = alertTimeline(alert);
+  const { timeline, historyTotals } = alertDetail(alert);
   return (
     <>
       <h1><SeverityBadge severity={alert.level} /> {alert.title}</h1>
@@ -146,9 +146,9 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
           </section>
         </>
       ) : null}
-      <h2>History{timeline.length > HISTORY_SHOWN ? <span class="muted"> (the newest {HISTORY_SHOWN} of {timeline.length} entries; all of them: <code>GET /api/v1/alerts/{alert.id}/timeline</code>)</span> : null}</h2>
+      <h2>History{historyTotals.timeline > HISTORY_SHOWN ? <span class="muted"> (the newest {HISTORY_SHOWN} of {historyTotals.timeline} entries; all of them: <code>GET /api/v1/alerts/{alert.id}/timeline</code>)</span> : null}</h2>
       <section class="panel">
-        <Timeline label="Review history" empty="Not reviewed, assigned or annotated yet." entries={timeline.slice(-HISTORY_SHOWN).map(historyEntry)} />
+        <Timeline label="Review history" empty="Not reviewed, assigned or annotated yet." entries={timeline.map(historyEntry)} />
       </section>
     </>
   );
