@@ -74,9 +74,13 @@ export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv,
   switch (verb) {
     case 'public-key': {
       const { config } = loadConfig(values.config, env, cwd);
-      const path = logKeyPath(config.storage.path);
-      if (!existsSync(path)) throw new CliError(`no checkpoint signing key at ${path}: \`vigil serve\` makes it at its first start (if this store has served before, restore the key with it from a backup)`, 1);
-      out(verifierKeyString(verifierOf(loadLogKey(path))));
+      let key: NoteVerifier;
+      try {
+        key = verifierOf(loadLogKey(logKeyPath(config.storage.path)));
+      } catch (err) {
+        throw new CliError((err as Error).message, 1);
+      }
+      out(verifierKeyString(key));
       return 0;
     }
     case 'verify': {
