@@ -12,6 +12,8 @@ export interface AlertFilter {
   /** Only alerts with no assignee (true) or only assigned ones (false). */
   readonly unassigned?: boolean;
   readonly since?: string;
+  /** The incident the alerts are in. */
+  readonly incident?: string;
 }
 
 /** An alert in a list: the detail without evidence and history. */
@@ -20,12 +22,19 @@ export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matc
 const newestFirst = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) =>
   a.lastSeen < b.lastSeen ? 1 : a.lastSeen > b.lastSeen ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
+/** The alerts a filter can only be among: an incident's, an entity's, or all. */
+function candidates(s: AlertsState, f: AlertFilter): Iterable<AlertView> {
+  const ids = f.incident !== undefined ? s.incidents.get(f.incident)?.alertIds ?? [] : f.entity !== undefined ? s.bySystem.get(f.entity) ?? [] : undefined;
+  return ids === undefined ? s.alerts.values() : [...ids].map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
+}
+
 /** Every alert that matches a filter, most recently seen first (what "all that match" means for a bulk action). */
 export function matchingAlerts(s: AlertsState, f: AlertFilter): AlertView[] {
-  return (f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : [...s.alerts.values()])
+  return [...candidates(s, f)]
     .filter((a) => (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
       && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
-      && (f.assignee === undefined || a.assignee === f.assignee) && (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned))
+      && (f.assignee === undefined || a.assignee === f.assignee) && (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned)
+      && (f.incident === undefined || a.incidentId === f.incident) && (f.entity === undefined || s.bySystem.get(f.entity)?.has(a.id) === true))
     .sort(newestFirst);
 }
 
@@ -75,13 +84,22 @@ export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor
   };
 }
 
-/** An incident in a list: the incident without its timeline, with its severity and how many of its alerts are not dismissed. */
-export type IncidentListItem = Omit<IncidentView, 'timeline'> & { severity: number; alertsOpen: number };
+/** Entries of each list an alert's or incident's detail carries: the newest (alerts: the most recently seen); the rest is paged. */
+export const HISTORY_SHOWN = 200;
+
+/** How many alerts, entities, merged incidents and timeline entries an incident has in all. */
+export interface IncidentTotals { alerts: number; entities: number; mergedFrom: number; timeline: number }
+
+/** An incident in a list: the incident without its timeline, bounded as its detail is, with its severity and how many of its alerts are not dismissed. */
+export type IncidentListItem = Omit<IncidentView, 'timeline'> & { severity: number; alertsOpen: number; totals: IncidentTotals };
 
 /** Incidents, most recently active first (at most `limit`), optionally of one lifecycle status. */
 export function listIncidents(s: AlertsState, limit: number, status?: string): IncidentListItem[] {
   return [...s.incidents.values()].filter((i) => status === undefined || i.status === status).sort(newestFirst).slice(0, limit)
-    .map(({ timeline: _t, ...i }) => ({ ...i, ...incidentRollup(s, i) }));
+    .map((i) => {
+      const { timeline: _t, newest: _n, ...bounded } = boundedIncident(s, i);
+      return bounded;
+    });
 }
 
 /** An incident's severity (its highest alert's) and the number of its alerts that are not dismissed. */
@@ -90,13 +108,65 @@ export function incidentRollup(s: AlertsState, i: Pick<IncidentView, 'alertIds'>
   return { severity: Math.max(0, ...alerts.map((a) => a.severity)), alertsOpen: alerts.filter((a) => a.status !== 'dismissed').length };
 }
 
-/** An incident as its detail shows it: the incident, its rollup, and a line for each of its alerts. Undefined when unknown. */
+/**
+ * An incident with its lists bounded: the ids of its HISTORY_SHOWN most recently seen alerts, its
+ * first HISTORY_SHOWN entities, its newest HISTORY_SHOWN merged incidents and timeline entries,
+ * how many there are of each (`totals`), and its rollup.
+ */
+function boundedIncident(s: AlertsState, i: IncidentView) {
+  const newest = matchingAlerts(s, { incident: i.id }).slice(0, HISTORY_SHOWN);
+  return {
+    ...i,
+    alertIds: newest.map((a) => a.id),
+    entities: i.entities.slice(0, HISTORY_SHOWN),
+    mergedFrom: i.mergedFrom.slice(-HISTORY_SHOWN),
+    timeline: i.timeline.slice(-HISTORY_SHOWN),
+    ...incidentRollup(s, i),
+    totals: { alerts: i.alertIds.length, entities: i.entities.length, mergedFrom: i.mergedFrom.length, timeline: i.timeline.length },
+    newest,
+  };
+}
+
+/** An alert as an incident lists it. */
+export type IncidentAlertLine = Pick<AlertView, 'id' | 'status' | 'title' | 'ruleId' | 'severity' | 'firstSeen' | 'lastSeen' | 'affectedSystems' | 'assignee'>;
+const lineOf = (a: IncidentAlertLine): IncidentAlertLine => ({
+  id: a.id, status: a.status, title: a.title, ruleId: a.ruleId, severity: a.severity, firstSeen: a.firstSeen, lastSeen: a.lastSeen,
+  affectedSystems: a.affectedSystems, ...(a.assignee !== undefined ? { assignee: a.assignee } : {}),
+});
+
+/**
+ * An incident as its detail shows it: the incident bounded as in a list, its rollup, and a line for
+ * each of its HISTORY_SHOWN most recently seen alerts (the first page of `incidentAlertsPage`).
+ * Undefined when unknown.
+ */
 export function incidentDetail(s: AlertsState, id: string) {
   const incident = s.incidents.get(id);
   if (!incident) return undefined;
-  const alerts = incident.alertIds.map((a) => s.alerts.get(a)).filter((a): a is AlertView => a !== undefined)
-    .map((a) => ({ id: a.id, status: a.status, title: a.title, ruleId: a.ruleId, severity: a.severity, firstSeen: a.firstSeen, lastSeen: a.lastSeen, affectedSystems: a.affectedSystems, ...(a.assignee !== undefined ? { assignee: a.assignee } : {}) }));
-  return { ...incident, ...incidentRollup(s, incident), alerts };
+  const { newest, ...bounded } = boundedIncident(s, incident);
+  return { ...bounded, alerts: newest.map(lineOf) };
+}
+
+/** A page of an incident's alerts as lines, most recently seen first, `limit` after `cursor`; undefined when the cursor is not ours. */
+export function incidentAlertsPage(s: AlertsState, incidentId: string, limit: number, cursor?: string): { alerts: IncidentAlertLine[]; nextCursor: string | null } | undefined {
+  const page = listAlerts(s, { incident: incidentId }, limit, cursor);
+  return page && { alerts: page.alerts.map(lineOf), nextCursor: page.nextCursor };
+}
+
+/**
+ * A page of an incident's entities in the order they joined, `limit` after `cursor` (which names the
+ * last entity of the previous page: entities never leave an incident). Undefined when the cursor is
+ * not ours or names an entity the incident does not have.
+ */
+export function incidentEntitiesPage(i: Pick<IncidentView, 'entities'>, limit: number, cursor?: string): { entities: string[]; nextCursor: string | null } | undefined {
+  let start = 0;
+  if (cursor !== undefined) {
+    const name = decodeCursor<unknown>(cursor);
+    const at = typeof name === 'string' ? i.entities.indexOf(name) : -1;
+    if (at < 0) return undefined;
+    start = at + 1;
+  }
+  const entities = i.entities.slice(start, start + limit);
+  return { entities, nextCursor: start + limit < i.entities.length ? encodeCursor(entities.at(-1)) : null };
 }
 
 /** One entry of an alert's timeline: a review, an assignment or a note, with who and how they authenticated. */
@@ -116,9 +186,6 @@ export function alertTimeline(a: Pick<AlertView, 'reviewHistory' | 'assignmentHi
   return entries.sort((x, y) => x.seq - y.seq);
 }
 
-/** Entries of each history an alert's detail carries: the newest; the whole timeline is paged (`timelinePage`). */
-export const HISTORY_SHOWN = 200;
-
 /**
  * An alert as its detail shows it: its reviews, assignments and notes the newest HISTORY_SHOWN of
  * each, the timeline the newest HISTORY_SHOWN entries of all three, and how many there are in all
@@ -137,28 +204,28 @@ export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignm
 }
 
 /**
- * A page of an alert's timeline in log order (oldest first), `limit` entries after `cursor`. The
- * cursor names the last entry's record and how many entries of that record came before it, so it
- * stays exact when retention has since dropped older entries. Undefined when the cursor is not ours.
+ * A page of a timeline in log order (oldest first), `limit` entries after `cursor`. The cursor names
+ * the last entry's record and how many entries of that record came before it, so it stays exact when
+ * retention has since dropped older entries. Undefined when the cursor is not ours.
  */
-export function timelinePage(a: Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes'>, limit: number, cursor?: string): { entries: AlertTimelineEntry[]; nextCursor: string | null } | undefined {
+export function timelinePage<T extends { seq?: number | undefined }>(all: readonly T[], limit: number, cursor?: string): { entries: T[]; nextCursor: string | null } | undefined {
   let after: [number, number] | undefined;
   if (cursor !== undefined) {
     const c = decodeCursor<unknown>(cursor);
     if (!Array.isArray(c) || c.length !== 2 || !c.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)) return undefined;
     after = c as [number, number];
   }
-  const all = alertTimeline(a);
+  const seqAt = (i: number) => all[i]!.seq ?? 0;
   let start = 0;
   if (after) {
     const [seq, within] = after;
-    while (start < all.length && all[start]!.seq < seq) start++;
-    for (let k = 0; k < within && start < all.length && all[start]!.seq === seq; k++) start++;
+    while (start < all.length && seqAt(start) < seq) start++;
+    for (let k = 0; k < within && start < all.length && seqAt(start) === seq; k++) start++;
   }
   const entries = all.slice(start, start + limit);
-  const last = entries.at(-1);
-  if (!last || start + limit >= all.length) return { entries, nextCursor: null };
+  if (entries.length === 0 || start + limit >= all.length) return { entries, nextCursor: null };
+  const end = start + entries.length - 1;
   let within = 0;
-  for (let i = start + entries.length - 1; i >= 0 && all[i]!.seq === last.seq; i--) within++;
-  return { entries, nextCursor: encodeCursor([last.seq, within]) };
+  for (let i = end; i >= 0 && seqAt(i) === seqAt(end); i--) within++;
+  return { entries, nextCursor: encodeCursor([seqAt(end), within]) };
 }

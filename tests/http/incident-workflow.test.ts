@@ -13,6 +13,8 @@ describe('the incident workflow over HTTP', () => {
   let correlatedId: string;
   let inCorrelated: string[];
   let lone: string;
+  /** An alert of the correlated incident other than `lone`. */
+  let moved: string;
   before(async () => {
     t = await startTestInstance({}, { builtinRules: true });
     t.setPeer('127.0.0.1');
@@ -28,6 +30,7 @@ describe('the incident workflow over HTTP', () => {
     assert.ok(inCorrelated.length >= 2);
     const alerts = await (await t.request('/api/v1/alerts?entity=ip:10.0.0.20', { token: t.tokens.viewer })).json() as { alerts: Array<{ id: string }> };
     lone = alerts.alerts[0]!.id;
+    moved = inCorrelated.find((id) => id !== lone)!;
   });
   after(async () => { await t.close(); });
 
@@ -36,19 +39,19 @@ describe('the incident workflow over HTTP', () => {
   let promotedId: string;
 
   it('promotes an alert of a correlated incident with another alert: 201 with origin, status and timeline; the alert moves, no two incidents hold it', async () => {
-    const res = await send('POST', '/api/v1/incidents', { alertIds: [inCorrelated[0], lone], title: 'Webshell campaign', reason: 'same actor' });
+    const res = await send('POST', '/api/v1/incidents', { alertIds: [moved, lone], title: 'Webshell campaign', reason: 'same actor' });
     assert.equal(res.status, 201, await res.clone().text());
     const body = await res.json() as Incident;
     promotedId = body.id;
     assert.equal(body.origin, 'promoted');
     assert.equal(body.status, 'open');
-    assert.deepEqual(body.alerts.map((a) => a.id).sort(), [inCorrelated[0], lone].sort());
+    assert.deepEqual(body.alerts.map((a) => a.id).sort(), [moved, lone].sort());
     assert.deepEqual([body.timeline[0]!.kind, body.timeline[0]!.principal, body.timeline[0]!.authentication, body.timeline[0]!.reason], ['opened', 'analyst-user', 'bearer', 'same actor']);
     const old = await incident(correlatedId);
-    assert.ok(!old.alertIds.includes(inCorrelated[0]!));
-    assert.ok(old.timeline.some((e) => e.kind === 'alert_left' && e.alertId === inCorrelated[0] && e.to === promotedId));
+    assert.ok(!old.alertIds.includes(moved));
+    assert.ok(old.timeline.some((e) => e.kind === 'alert_left' && e.alertId === moved && e.to === promotedId));
     const all = await (await t.request('/api/v1/incidents', { token: t.tokens.viewer })).json() as Incident[];
-    assert.deepEqual(all.filter((i) => i.alertIds.includes(inCorrelated[0]!)).map((i) => i.id), [promotedId]);
+    assert.deepEqual(all.filter((i) => i.alertIds.includes(moved)).map((i) => i.id), [promotedId]);
   });
 
   it('moves an incident through its lifecycle with PATCH (no more 405), each step in the timeline with who and why', async () => {

@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ALERT_SORTS, alertTimeline, listAlerts, timelinePage, type AlertSort } from '../../src/projections/alerts-query.js';
+import { ALERT_SORTS, alertTimeline, incidentAlertsPage, incidentDetail, incidentEntitiesPage, listAlerts, timelinePage, type AlertSort } from '../../src/projections/alerts-query.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { encodeCursor } from '../../src/projections/cursor.js';
 import { memoryModels } from '../helpers/decider-spec.js';
-import { alertRaised } from '../helpers/event-fixtures.js';
+import { alertRaised, incidentOpened } from '../helpers/event-fixtures.js';
 
 const alertsArb = fc.uniqueArray(fc.record({
   n: fc.integer({ min: 0, max: 999 }),
@@ -67,13 +67,13 @@ describe('timelinePage paging', () => {
       reviewHistory: of('review').map((e) => ({ ...base, seq: e.seq, from: 'open', to: 'open', reason: `r${e.id}` })),
       assignmentHistory: of('assignment').map((e) => ({ ...base, seq: e.seq, reason: `a${e.id}` })),
       notes: of('note').map((e) => ({ ...base, seq: e.seq, noteId: `n${e.id}`, text: `n${e.id}` })),
-    } as unknown as Parameters<typeof timelinePage>[0];
+    } as unknown as Parameters<typeof alertTimeline>[0];
   };
-  const walk = (a: Parameters<typeof timelinePage>[0], limit: number, from?: string) => {
+  const walk = (a: Parameters<typeof alertTimeline>[0], limit: number, from?: string) => {
     const seen: unknown[] = [];
     let cursor = from;
     for (;;) {
-      const page = timelinePage(a, limit, cursor)!;
+      const page = timelinePage(alertTimeline(a), limit, cursor)!;
       assert.ok(page.entries.length <= limit);
       seen.push(...page.entries);
       if (page.nextCursor === null) return seen;
@@ -90,7 +90,7 @@ describe('timelinePage paging', () => {
       let cursor: string | undefined;
       let before: unknown[] = [];
       for (let p = 0; p < pagesFirst % 4; p++) {
-        const page = timelinePage(a, limit, cursor)!;
+        const page = timelinePage(alertTimeline(a), limit, cursor)!;
         before = [...before, ...page.entries];
         if (page.nextCursor === null) return;
         cursor = page.nextCursor;
@@ -101,7 +101,53 @@ describe('timelinePage paging', () => {
       const rest = walk(kept, limit, cursor);
       assert.deepEqual(rest, all.slice(before.length));
     }), { numRuns: 500 });
-    assert.equal(timelinePage(alertOf([]), 10, encodeCursor(['x', 1])), undefined);
-    assert.equal(timelinePage(alertOf([]), 10, 'not-a-cursor!'), undefined);
+    assert.equal(timelinePage(alertTimeline(alertOf([])), 10, encodeCursor(['x', 1])), undefined);
+    assert.equal(timelinePage(alertTimeline(alertOf([])), 10, 'not-a-cursor!'), undefined);
+  });
+});
+
+describe("an incident's paged lists", () => {
+  /** Every page of a list, following nextCursor. */
+  function walk<T>(page: (cursor?: string) => { items: T[]; nextCursor: string | null }, limit: number): T[] {
+    const seen: T[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < 200; pages++) {
+      const p = page(cursor);
+      assert.ok(p.items.length <= limit);
+      seen.push(...p.items);
+      if (p.nextCursor === null) return seen;
+      cursor = p.nextCursor;
+    }
+    throw new Error('did not end');
+  }
+
+  it('walks each incident\'s alerts (most recently seen first) and entities (in the order they joined) exactly once, after alerts moved between incidents', () => {
+    const arb = fc.record({
+      alerts: fc.uniqueArray(fc.record({ n: fc.integer({ min: 0, max: 999 }), last: fc.integer({ min: 20, max: 40 }), systems: fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { minLength: 1, maxLength: 3 }) }), { selector: (a) => a.n, minLength: 1, maxLength: 30 }),
+      moved: fc.array(fc.boolean(), { maxLength: 30 }),
+      limit: fc.integer({ min: 1, max: 7 }),
+    });
+    fc.assert(fc.property(arb, ({ alerts, moved, limit }) => {
+      const m = memoryModels();
+      m.append(alerts.map((a) => alertRaised({ alertId: `alr_${a.n}`, groupKey: `g${a.n}`, lastSeen: at(a.last), affectedSystems: a.systems.map((x) => `ip:10.0.0.${x}`) })));
+      const ids = alerts.map((a) => `alr_${a.n}`);
+      const toB = ids.filter((_, i) => moved[i] === true);
+      m.append([incidentOpened('inc_a', ids), ...(toB.length > 0 ? [incidentOpened('inc_b', toB)] : [])]);
+      const s = m.state<AlertsState>('alerts');
+      for (const incident of ['inc_a', 'inc_b']) {
+        const members = ids.filter((id) => (toB.includes(id) ? 'inc_b' : 'inc_a') === incident);
+        if (incident === 'inc_b' && toB.length === 0) continue;
+        const lines = walk((c) => { const p = incidentAlertsPage(s, incident, limit, c)!; return { items: p.alerts, nextCursor: p.nextCursor }; }, limit);
+        assert.deepEqual(lines.map((l) => l.id).sort(), [...members].sort(), `${incident}: each of its alerts once`);
+        for (let i = 1; i < lines.length; i++) assert.ok(lines[i - 1]!.lastSeen >= lines[i]!.lastSeen, 'most recently seen first');
+        const state = s.incidents.get(incident)!;
+        const entities = walk((c) => { const p = incidentEntitiesPage(state, limit, c)!; return { items: p.entities, nextCursor: p.nextCursor }; }, limit);
+        assert.deepEqual(entities, state.entities, `${incident}: its entities in order`);
+        const detail = incidentDetail(s, incident)!;
+        assert.deepEqual(detail.alerts, lines, 'under 200 alerts, the detail shows them all, in the same order');
+        assert.deepEqual(detail.totals, { alerts: members.length, entities: state.entities.length, mergedFrom: 0, timeline: state.timeline.length });
+      }
+      assert.equal(incidentEntitiesPage(s.incidents.get('inc_a')!, limit, encodeCursor('ip:192.0.2.1')), undefined, 'an entity the incident does not have');
+    }), { numRuns: 200 });
   });
 });

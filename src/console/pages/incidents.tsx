@@ -7,7 +7,7 @@ import { alertsSlice } from '../../commands/slices.js';
 import { HttpError } from '../../http/errors.js';
 import { commandContext, executeAudited } from '../../http/request-context.js';
 import { INCIDENT_STATUSES } from '../../projections/alerts.js';
-import { incidentDetail, listIncidents, type IncidentListItem } from '../../projections/alerts-query.js';
+import { HISTORY_SHOWN, incidentDetail, listIncidents, type IncidentListItem } from '../../projections/alerts-query.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { FilterBar } from '../../web/components/filter-bar.js';
@@ -44,8 +44,8 @@ const listRoute: PageRoute = {
           { header: 'Status', cell: (i) => <StatusLabel status={i.status} /> },
           { header: 'Assignee', cell: (i) => i.assignee ?? '—' },
           { header: 'Origin', cell: (i) => i.origin },
-          { header: 'Alerts', class: 'num', cell: (i) => `${i.alertsOpen}/${i.alertIds.length} open` },
-          { header: 'Entities', cell: (i) => i.entities.slice(0, 4).join(', ') + (i.entities.length > 4 ? ` +${i.entities.length - 4}` : '') },
+          { header: 'Alerts', class: 'num', cell: (i) => `${i.alertsOpen}/${i.totals.alerts} open` },
+          { header: 'Entities', cell: (i) => i.entities.slice(0, 4).join(', ') + (i.totals.entities > 4 ? ` +${i.totals.entities - 4}` : '') },
           { header: 'Last activity', cell: (i) => shortTime(i.lastSeen) },
         ]} />
       </>
@@ -89,6 +89,12 @@ function IncidentActions(props: { readonly id: string; readonly status: string; 
   );
 }
 
+/** Says that a list shows only HISTORY_SHOWN of its `total` entries, and where all of them are. */
+function more(total: number, which: string, all?: string) {
+  if (total <= HISTORY_SHOWN) return null;
+  return <span class="muted"> (the {which} {HISTORY_SHOWN} of {total}{all !== undefined ? <>; all of them: <code>GET {all}</code></> : null})</span>;
+}
+
 const detailRoute: PageRoute = {
   method: 'get', path: '/incidents/{id}', permission: 'incidents:read', audit: 'console_incident',
   async handle(c, scope) {
@@ -104,15 +110,15 @@ const detailRoute: PageRoute = {
             <dt>Status</dt><dd><StatusLabel status={incident.status} />{incident.mergedInto ? <> into <a href={`/incidents/${encodeURIComponent(incident.mergedInto)}`}>{incident.mergedInto}</a></> : null}</dd>
             <dt>Assignee</dt><dd>{incident.assignee ?? '—'}</dd>
             <dt>Origin</dt><dd>{incident.origin}</dd>
-            <dt>Alerts</dt><dd>{incident.alertsOpen} open of {incident.alerts.length}</dd>
+            <dt>Alerts</dt><dd>{incident.alertsOpen} open of {incident.totals.alerts}</dd>
             <dt>First seen</dt><dd>{shortTime(incident.firstSeen)}</dd>
             <dt>Last activity</dt><dd>{shortTime(incident.lastSeen)}</dd>
-            <dt>Entities</dt><dd>{incident.entities.map((e) => <><a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a> </>)}</dd>
-            {incident.mergedFrom.length > 0 ? <><dt>Merged from</dt><dd>{incident.mergedFrom.map((m) => <><a href={`/incidents/${encodeURIComponent(m)}`}>{m}</a> </>)}</dd></> : null}
+            <dt>Entities</dt><dd>{incident.entities.map((e) => <><a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a> </>)}{more(incident.totals.entities, 'first', `/api/v1/incidents/${incident.id}/entities`)}</dd>
+            {incident.mergedFrom.length > 0 ? <><dt>Merged from</dt><dd>{incident.mergedFrom.map((m) => <><a href={`/incidents/${encodeURIComponent(m)}`}>{m}</a> </>)}{more(incident.totals.mergedFrom, 'newest')}</dd></> : null}
           </dl>
         </section>
         <IncidentActions id={incident.id} status={incident.status} assignee={incident.assignee} scope={scope} />
-        <h2>Alerts ({incident.alerts.length})</h2>
+        <h2>Alerts ({incident.totals.alerts}){more(incident.totals.alerts, 'most recently seen', `/api/v1/incidents/${incident.id}/alerts`)}</h2>
         <Table<Line> rows={incident.alerts} rowKey={(a) => a.id} empty="No alert." columns={[
           { header: 'Severity', cell: (a) => <SeverityBadge severity={levelOf(a.severity)} /> },
           { header: 'Alert', cell: (a) => (scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title) },
@@ -121,7 +127,7 @@ const detailRoute: PageRoute = {
           { header: 'Systems', cell: (a) => a.affectedSystems.join(', ') },
           { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
         ]} />
-        <h2>Timeline</h2>
+        <h2>Timeline{more(incident.totals.timeline, 'newest', `/api/v1/incidents/${incident.id}/timeline`)}</h2>
         <section class="panel">
           <Timeline label="Incident timeline" empty="Nothing happened yet." entries={incident.timeline.map((t) => ({
             at: t.at, title: t.what, ...(t.principal ? { who: `${t.principal}${t.authentication ? ` (${t.authentication})` : ''}` } : {}),

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { ReviewAlertBody, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { ALERT_STATUSES, type AlertsState } from '../../projections/alerts.js';
-import { ALERT_SORTS, alertDetail, listAlerts, timelinePage } from '../../projections/alerts-query.js';
+import { ALERT_SORTS, alertDetail, alertTimeline, listAlerts, timelinePage } from '../../projections/alerts-query.js';
 import { incidentRoutes } from './incidents.js';
 import { AssignAlertBody, decideAssignAlert } from '../../commands/assign-alert.js';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
@@ -28,6 +28,8 @@ export const ListAlertsQuery = v.strictObject({
   /** `true`: only alerts nobody is assigned to; `false`: only assigned ones. */
   unassigned: v.optional(v.pipe(v.picklist(['true', 'false']), v.transform((x) => x === 'true'))),
   since: v.optional(IsoDateTime),
+  /** Only the alerts in this incident. */
+  incident: v.optional(v.pipe(v.string(), v.maxLength(128))),
   /** The order, descending: `lastSeen` (default), `firstSeen` or `severity`. */
   sort: v.optional(v.picklist(ALERT_SORTS)),
   limit: v.optional(QueryLimit),
@@ -53,7 +55,7 @@ const listAlertsRoute = route({
       ...(q.status !== undefined ? { status: q.status } : {}), ...(q.minSeverity !== undefined ? { minSeverity: q.minSeverity } : {}),
       ...(q.rule !== undefined ? { ruleId: q.rule } : {}), ...(q.entity !== undefined ? { entity: q.entity } : {}),
       ...(q.assignee !== undefined ? { assignee: q.assignee } : {}), ...(q.unassigned !== undefined ? { unassigned: q.unassigned } : {}),
-      ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}),
+      ...(q.since !== undefined ? { since: canonicalIso(q.since) } : {}), ...(q.incident !== undefined ? { incident: q.incident } : {}),
     }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor, q.sort);
     if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     return c.json(page);
@@ -93,7 +95,7 @@ const readAlertTimelineRoute = route({
     const q = parseOr400(AlertTimelineQuery, c.req.query(), 'query');
     const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
-    const page = timelinePage(alert, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
+    const page = timelinePage(alertTimeline(alert), Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
     if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     return storedJson(c, { alertId: alert.id, ...page });
   },

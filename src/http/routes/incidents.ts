@@ -6,8 +6,8 @@ import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../commands/c
 import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-incidents.js';
 import { PromoteIncidentBody, decidePromoteIncident } from '../../commands/review-alert.js';
 import { alertsSlice } from '../../commands/slices.js';
-import { INCIDENT_STATUSES, type AlertsState } from '../../projections/alerts.js';
-import { incidentDetail, listIncidents } from '../../projections/alerts-query.js';
+import { INCIDENT_STATUSES, type AlertsState, type IncidentView } from '../../projections/alerts.js';
+import { incidentAlertsPage, incidentDetail, incidentEntitiesPage, listIncidents, timelinePage } from '../../projections/alerts-query.js';
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
@@ -101,7 +101,7 @@ const addIncidentAlertsRoute = route({
 });
 
 const readIncidentRoute = route({
-  method: 'get', path: '/api/v1/incidents/{id}', operationId: 'readIncident', summary: 'An incident with its alerts, entities and timeline',
+  method: 'get', path: '/api/v1/incidents/{id}', operationId: 'readIncident', summary: 'An incident with its alerts, entities and timeline (the 200 most recently seen alerts, the first 200 entities, the newest 200 timeline entries and merged incidents, with `totals`)',
   permission: 'incidents:read', audit: 'read_incident', params: IncidentIdParams,
   success: { status: 200, description: 'Incident' }, errors: [404],
   handle: async (c, { deps }) => {
@@ -111,11 +111,46 @@ const readIncidentRoute = route({
   },
 });
 
-/** Incident routes: list, promote, read, and the lifecycle (status, assignee, merge, alerts promoted into one). */
+/** Query of an incident's paged lists (its alerts, entities and timeline). */
+export const IncidentPageQuery = v.strictObject({
+  limit: v.optional(QueryLimit),
+  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+});
+
+/** `GET /api/v1/incidents/{id}/{part}`: one of an incident's lists, whole, a page at a time (its detail carries the first 200). */
+function incidentPageRoute(part: 'alerts' | 'entities' | 'timeline', operationId: string, summary: string,
+  page: (s: AlertsState, incident: IncidentView, limit: number, cursor?: string) => object | undefined): Route {
+  return route({
+    method: 'get', path: `/api/v1/incidents/{id}/${part}`, operationId, summary,
+    permission: 'incidents:read', audit: `read_incident_${part}`, params: IncidentIdParams, query: IncidentPageQuery,
+    success: { status: 200, description: `\`{incidentId, ${part === 'timeline' ? 'entries' : part}, nextCursor}\`` }, errors: [400, 404],
+    handle: async (c, { deps }) => {
+      const q = parseOr400(IncidentPageQuery, c.req.query(), 'query');
+      const s = await state(deps);
+      const incident = s.incidents.get(c.req.param('id'));
+      if (!incident) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
+      const answer = page(s, incident, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
+      if (!answer) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint for this incident']);
+      return storedJson(c, { incidentId: incident.id, ...answer });
+    },
+  });
+}
+
+const incidentAlertsRoute = incidentPageRoute('alerts', 'listIncidentAlerts', "An incident's alerts as lines, most recently seen first, a page at a time",
+  (s, i, limit, cursor) => incidentAlertsPage(s, i.id, limit, cursor));
+const incidentEntitiesRoute = incidentPageRoute('entities', 'listIncidentEntities', "An incident's entities in the order they joined, a page at a time",
+  (_s, i, limit, cursor) => incidentEntitiesPage(i, limit, cursor));
+const incidentTimelineRoute = incidentPageRoute('timeline', 'readIncidentTimeline', "An incident's whole timeline, oldest first, a page at a time",
+  (_s, i, limit, cursor) => timelinePage(i.timeline, limit, cursor));
+
+/** Incident routes: list, promote, read (and its paged lists), and the lifecycle (status, assignee, merge, alerts promoted into one). */
 export const incidentRoutes: readonly Route[] = [
   listIncidentsRoute,
   promoteIncidentRoute,
   readIncidentRoute,
+  incidentAlertsRoute,
+  incidentEntitiesRoute,
+  incidentTimelineRoute,
   changeIncidentStatusRoute,
   assignIncidentRoute,
   mergeIncidentRoute,
