@@ -3,11 +3,12 @@ import type { Writer } from '../commands/writer.js';
 import { eventsOf } from '../events/record-types.js';
 import type { ReadModels } from '../projections/runtime.js';
 import { alertingStateOf, evaluateEvidence, type AlertSummary, type DetectionSettings } from './evaluate.js';
+import type { IncidentSummary } from './incident-correlation.js';
 
 /** What a batch's evidence raised, for the command's answer. */
 export interface Detections {
   readonly alerts: readonly AlertSummary[];
-  readonly incidents: ReadonlyArray<{ id: string; title: string; alertIds: readonly string[] }>;
+  readonly incidents: readonly IncidentSummary[];
 }
 
 /** A decision with the detection step done: its result carries what the batch raised. */

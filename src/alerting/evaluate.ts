@@ -11,7 +11,7 @@ import { epochMillisOf } from '../normalizers/time.js';
 import { affectedSystems, alertIdOf, confidenceOf, correlationReason, evidenceOf } from './alert-facts.js';
 import type { CorrelationFire, RuleHit } from '../detection/correlate.js';
 import type { RuleMatch } from '../detection/engine.js';
-import { correlateIncidents, type IncidentSettings } from './incident-correlation.js';
+import { correlateIncidents, type IncidentSettings, type IncidentSummary } from './incident-correlation.js';
 import { eventFieldValue } from '../detection/logsources.js';
 import type { CompiledCorrelation, MatchDetail } from '../detection/types.js';
 
@@ -34,7 +34,7 @@ export interface AlertSummary {
 export interface DetectionOutcome {
   readonly events: DomainEvent[];
   readonly alerts: AlertSummary[];
-  readonly incidents: Array<{ id: string; title: string; alertIds: readonly string[] }>;
+  readonly incidents: IncidentSummary[];
 }
 
 /** Settings of detection (from the instance config). */

@@ -2,6 +2,7 @@ import type { DomainEvent } from '../commands/decision.js';
 import { DetectionRecord, type AlertRaised, type IncidentAlertsAdded, type IncidentOpened } from '../events/detection-records.js';
 import type { AlertsState, AlertView } from '../projections/alerts.js';
 import { epochMillisOf } from '../normalizers/time.js';
+import { HISTORY_SHOWN } from '../projections/alerts-query.js';
 import { incidentIdOf } from './alert-facts.js';
 
 /** How alerts are grouped into incidents. */
@@ -40,7 +41,7 @@ function timesOf(a: AlertView): { firstMs: number; lastMs: number } {
  * candidates are gathered once per batch, by incident: joining tests each incident's span before
  * its members, and opening looks only at the alerts in no incident.
  */
-export function correlateIncidents(state: AlertsState, raised: readonly AlertRaised[], settings: IncidentSettings): { events: DomainEvent[]; summaries: Array<{ id: string; title: string; alertIds: string[] }> } {
+export function correlateIncidents(state: AlertsState, raised: readonly AlertRaised[], settings: IncidentSettings): { events: DomainEvent[]; summaries: IncidentSummary[] } {
   const window = settings.incidentWindowMs;
   const near = (me: Candidate, c: Candidate) => c.id !== me.id && me.firstMs - c.lastMs <= window && c.firstMs - me.lastMs <= window;
   const opened = new Map<string, IncidentOpened & { alertIds: string[] }>();
@@ -126,10 +127,23 @@ export function correlateIncidents(state: AlertsState, raised: readonly AlertRai
     ...[...added.values()].map((data) => ({ type: DetectionRecord.IncidentAlertsAdded, data })),
   ];
   const summaries = [
-    ...[...opened.values()].map((o) => ({ id: o.incidentId, title: o.title, alertIds: [...o.alertIds] })),
-    ...[...added.values()].map((a) => ({ id: a.incidentId, title: state.incidents.get(a.incidentId)?.title ?? '', alertIds: [...(state.incidents.get(a.incidentId)?.alertIds ?? []), ...a.alertIds] })),
+    ...[...opened.values()].map((o) => incidentSummary(o.incidentId, o.title, [], o.alertIds)),
+    ...[...added.values()].map((a) => incidentSummary(a.incidentId, state.incidents.get(a.incidentId)?.title ?? '', state.incidents.get(a.incidentId)?.alertIds ?? [], a.alertIds)),
   ];
   return { events, summaries };
+}
+
+/** An incident as an ingestion result names it. */
+export interface IncidentSummary { id: string; title: string; alertIds: readonly string[]; alertCount: number }
+
+/**
+ * An incident a batch opened or added alerts to, as the ingestion result names it: its newest
+ * HISTORY_SHOWN alert ids (those it had, then those that joined), and how many it has in all, so
+ * the answer stays small however large the incident has grown.
+ */
+export function incidentSummary(id: string, title: string, had: readonly string[], joined: readonly string[]): IncidentSummary {
+  const kept = Math.min(had.length, Math.max(0, HISTORY_SHOWN - joined.length));
+  return { id, title, alertIds: [...had.slice(had.length - kept), ...joined.slice(-HISTORY_SHOWN)], alertCount: had.length + joined.length };
 }
 
 /** The smallest id of an incident with a candidate near `me` on one of its systems. */

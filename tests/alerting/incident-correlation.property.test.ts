@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { correlateIncidents, type IncidentSettings } from '../../src/alerting/incident-correlation.js';
+import { correlateIncidents, incidentSummary, type IncidentSettings } from '../../src/alerting/incident-correlation.js';
 import { incidentIdOf } from '../../src/alerting/alert-facts.js';
 import type { DomainEvent } from '../../src/commands/decision.js';
 import type { AlertRaised, IncidentAlertsAdded, IncidentOpened } from '../../src/events/detection-records.js';
@@ -54,8 +54,8 @@ function naiveCorrelate(state: AlertsState, raised: readonly AlertRaised[], sett
     ...[...added.values()].map((data) => ({ type: 'IncidentAlertsAdded', data })),
   ];
   const summaries = [
-    ...[...opened.values()].map((o) => ({ id: o.incidentId, title: o.title, alertIds: [...o.alertIds] })),
-    ...[...added.values()].map((a) => ({ id: a.incidentId, title: state.incidents.get(a.incidentId)?.title ?? '', alertIds: [...(state.incidents.get(a.incidentId)?.alertIds ?? []), ...a.alertIds] })),
+    ...[...opened.values()].map((o) => incidentSummary(o.incidentId, o.title, [], o.alertIds)),
+    ...[...added.values()].map((a) => incidentSummary(a.incidentId, state.incidents.get(a.incidentId)?.title ?? '', state.incidents.get(a.incidentId)?.alertIds ?? [], a.alertIds)),
   ];
   return { events, summaries };
 }
@@ -115,5 +115,13 @@ describe('incident correlation', () => {
     const me = { alertId: 'alr_new', affectedSystems: ['host:a'], firstSeen: iso(2), lastSeen: iso(2) } as unknown as AlertRaised;
     const out = correlateIncidents(state, [me], { ...settings, incidentWindowMs: 60 * 60_000 });
     assert.deepEqual(out.events, [{ type: 'IncidentAlertsAdded', data: { incidentId: 'inc_2', alertIds: ['alr_new'], reason: `shares affected systems with the incident's alerts` } }]);
+  });
+
+  it('names at most the newest 200 alert ids of an incident in the ingestion result, and counts them all', () => {
+    const had = Array.from({ length: 300 }, (_, i) => `alr_${i}`);
+    assert.deepEqual(incidentSummary('inc_1', 't', had, ['alr_new']), { id: 'inc_1', title: 't', alertIds: [...had.slice(101), 'alr_new'], alertCount: 301 });
+    assert.deepEqual(incidentSummary('inc_1', 't', had.slice(0, 3), ['a', 'b']), { id: 'inc_1', title: 't', alertIds: ['alr_0', 'alr_1', 'alr_2', 'a', 'b'], alertCount: 5 });
+    const joined = Array.from({ length: 250 }, (_, i) => `new_${i}`);
+    assert.deepEqual(incidentSummary('inc_1', 't', had, joined), { id: 'inc_1', title: 't', alertIds: joined.slice(50), alertCount: 550 });
   });
 });
