@@ -4,6 +4,7 @@ import {
 } from '../events/detection-records.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { alertKey, type AlertsState } from '../projections/alerts.js';
+import { SYSTEMS_LISTED, systemsOf } from '../projections/alerts-query.js';
 import { activeRuleSet, hitsFromRecord, type DetectionState } from '../projections/detection.js';
 import { lookupEvent } from '../projections/evidence.js';
 import type { ReadModels } from '../projections/runtime.js';
@@ -24,7 +25,9 @@ export interface AlertSummary {
   readonly author?: string;
   readonly severity: number;
   readonly confidence: number;
+  /** Its first SYSTEMS_LISTED affected systems; `affectedSystemsCount` counts them all. */
   readonly affectedSystems: readonly string[];
+  readonly affectedSystemsCount: number;
   readonly firstSeen: string;
   readonly lastSeen: string;
   readonly raised: boolean;
@@ -109,7 +112,12 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
     ...raised.map((a) => summary(a, true)),
     ...[...grown.values()].map((g) => {
       const a = alertsState.alerts.get(g.alertId)!;
-      return { id: a.id, status: a.status, ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: g.confidence, affectedSystems: [...new Set([...a.affectedSystems, ...g.affectedSystems])], firstSeen: a.firstSeen, lastSeen: g.lastSeen > a.lastSeen ? g.lastSeen : a.lastSeen, raised: false };
+      const fresh = [...new Set(g.affectedSystems)].filter((sys) => alertsState.bySystem.get(sys)?.has(a.id) !== true);
+      return {
+        id: a.id, status: a.status, ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: g.confidence,
+        affectedSystems: [...a.affectedSystems.slice(0, SYSTEMS_LISTED), ...fresh.slice(0, SYSTEMS_LISTED)].slice(0, SYSTEMS_LISTED), affectedSystemsCount: a.affectedSystems.length + fresh.length,
+        firstSeen: a.firstSeen, lastSeen: g.lastSeen > a.lastSeen ? g.lastSeen : a.lastSeen, raised: false,
+      };
     }),
   ];
   return { events, alerts, incidents: incidents.summaries };
@@ -157,5 +165,5 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
 }
 
 function summary(a: AlertRaised, raised: boolean): AlertSummary {
-  return { id: a.alertId, status: 'open', ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: a.confidence, affectedSystems: a.affectedSystems, firstSeen: a.firstSeen, lastSeen: a.lastSeen, raised };
+  return { id: a.alertId, status: 'open', ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: a.confidence, ...systemsOf(a.affectedSystems, SYSTEMS_LISTED), firstSeen: a.firstSeen, lastSeen: a.lastSeen, raised };
 }

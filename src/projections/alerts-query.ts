@@ -16,8 +16,19 @@ export interface AlertFilter {
   readonly incident?: string;
 }
 
-/** An alert in a list: the detail without evidence and history. */
-export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matchReason' | 'assignmentHistory' | 'notes'>;
+/** An alert in a list: the detail without evidence and history, its first SYSTEMS_LISTED affected systems, and how many it has. */
+export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matchReason' | 'assignmentHistory' | 'notes'> & { affectedSystemsCount: number };
+
+/**
+ * Affected systems an alert names in a list, an incident's lines and an ingestion result (the first
+ * ones: those of the evidence that raised it); a scan from one address gathers thousands.
+ */
+export const SYSTEMS_LISTED = 20;
+
+/** An alert's first `n` affected systems, and how many it has (`affectedSystemsCount`). */
+export function systemsOf(systems: readonly string[], n: number): { affectedSystems: string[]; affectedSystemsCount: number } {
+  return { affectedSystems: systems.slice(0, n), affectedSystemsCount: systems.length };
+}
 
 const newestFirst = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) =>
   a.lastSeen < b.lastSeen ? 1 : a.lastSeen > b.lastSeen ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
@@ -79,7 +90,7 @@ export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor
   const more = start >= 0 && start + limit < pool.length;
   const last = page.at(-1);
   return {
-    alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, assignmentHistory: _a, notes: _n, ...rest }) => rest),
+    alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, assignmentHistory: _a, notes: _n, ...rest }) => ({ ...rest, ...systemsOf(rest.affectedSystems, SYSTEMS_LISTED) })),
     nextCursor: more && last ? encodeCursor(sort === 'lastSeen' ? [last.lastSeen, last.id] : [sort, sortKey(last, sort), last.lastSeen, last.id]) : null,
   };
 }
@@ -127,11 +138,11 @@ function boundedIncident(s: AlertsState, i: IncidentView) {
   };
 }
 
-/** An alert as an incident lists it. */
-export type IncidentAlertLine = Pick<AlertView, 'id' | 'status' | 'title' | 'ruleId' | 'severity' | 'firstSeen' | 'lastSeen' | 'affectedSystems' | 'assignee'>;
-const lineOf = (a: IncidentAlertLine): IncidentAlertLine => ({
+/** An alert as an incident lists it (its first SYSTEMS_LISTED affected systems, and how many it has). */
+export type IncidentAlertLine = Pick<AlertView, 'id' | 'status' | 'title' | 'ruleId' | 'severity' | 'firstSeen' | 'lastSeen' | 'affectedSystems' | 'assignee'> & { affectedSystemsCount: number };
+const lineOf = (a: AlertView): IncidentAlertLine => ({
   id: a.id, status: a.status, title: a.title, ruleId: a.ruleId, severity: a.severity, firstSeen: a.firstSeen, lastSeen: a.lastSeen,
-  affectedSystems: a.affectedSystems, ...(a.assignee !== undefined ? { assignee: a.assignee } : {}),
+  ...systemsOf(a.affectedSystems, SYSTEMS_LISTED), ...(a.assignee !== undefined ? { assignee: a.assignee } : {}),
 });
 
 /**
@@ -149,24 +160,24 @@ export function incidentDetail(s: AlertsState, id: string) {
 /** A page of an incident's alerts as lines, most recently seen first, `limit` after `cursor`; undefined when the cursor is not ours. */
 export function incidentAlertsPage(s: AlertsState, incidentId: string, limit: number, cursor?: string): { alerts: IncidentAlertLine[]; nextCursor: string | null } | undefined {
   const page = listAlerts(s, { incident: incidentId }, limit, cursor);
-  return page && { alerts: page.alerts.map(lineOf), nextCursor: page.nextCursor };
+  return page && { alerts: page.alerts.map((a) => lineOf(s.alerts.get(a.id)!)), nextCursor: page.nextCursor };
 }
 
 /**
- * A page of an incident's entities in the order they joined, `limit` after `cursor` (which names the
- * last entity of the previous page: entities never leave an incident). Undefined when the cursor is
- * not ours or names an entity the incident does not have.
+ * A page of a list of distinct names that only grows (an incident's entities, an alert's affected
+ * systems) in its order, `limit` after `cursor` (which names the last one of the previous page).
+ * Undefined when the cursor is not ours or names one the list does not have.
  */
-export function incidentEntitiesPage(i: Pick<IncidentView, 'entities'>, limit: number, cursor?: string): { entities: string[]; nextCursor: string | null } | undefined {
+export function namesPage(names: readonly string[], limit: number, cursor?: string): { names: string[]; nextCursor: string | null } | undefined {
   let start = 0;
   if (cursor !== undefined) {
     const name = decodeCursor<unknown>(cursor);
-    const at = typeof name === 'string' ? i.entities.indexOf(name) : -1;
+    const at = typeof name === 'string' ? names.indexOf(name) : -1;
     if (at < 0) return undefined;
     start = at + 1;
   }
-  const entities = i.entities.slice(start, start + limit);
-  return { entities, nextCursor: start + limit < i.entities.length ? encodeCursor(entities.at(-1)) : null };
+  const page = names.slice(start, start + limit);
+  return { names: page, nextCursor: start + limit < names.length ? encodeCursor(page.at(-1)) : null };
 }
 
 /** One entry of an alert's timeline: a review, an assignment or a note, with who and how they authenticated. */
@@ -189,12 +200,14 @@ export function alertTimeline(a: Pick<AlertView, 'reviewHistory' | 'assignmentHi
 /**
  * An alert as its detail shows it: its reviews, assignments and notes the newest HISTORY_SHOWN of
  * each, the timeline the newest HISTORY_SHOWN entries of all three, and how many there are in all
- * (`historyTotals`), so the answer stays bounded however often an alert was reviewed.
+ * (`historyTotals`), so the answer stays bounded however often an alert was reviewed; its first
+ * HISTORY_SHOWN affected systems, and how many it has.
  */
-export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes'>>(a: A) {
+export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes' | 'affectedSystems'>>(a: A) {
   const timeline = alertTimeline(a);
   return {
     ...a,
+    ...systemsOf(a.affectedSystems, HISTORY_SHOWN),
     reviewHistory: a.reviewHistory.slice(-HISTORY_SHOWN),
     assignmentHistory: a.assignmentHistory.slice(-HISTORY_SHOWN),
     notes: a.notes.slice(-HISTORY_SHOWN),

@@ -110,7 +110,9 @@ function indexSystem(s: AlertsState, sys: string, alertId: string): void {
 
 function addSystems(s: AlertsState, alert: AlertView, systems: readonly string[]): void {
   for (const sys of systems) {
-    if (!alert.affectedSystems.includes(sys)) alert.affectedSystems.push(sys);
+    // The index says whether the alert has the system already: a scan gathers thousands on one alert.
+    if (s.bySystem.get(sys)?.has(alert.id) === true) continue;
+    alert.affectedSystems.push(sys);
     indexSystem(s, sys, alert.id);
   }
 }

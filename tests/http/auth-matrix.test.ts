@@ -25,6 +25,7 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/alerts': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/alerts/{alertId}': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/alerts/{alertId}/timeline': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/alerts/{alertId}/systems': ['viewer', 'analyst', 'admin'],
   'PATCH /api/v1/alerts/{alertId}': ['analyst', 'admin'],
   'PUT /api/v1/alerts/{alertId}/assignee': ['analyst', 'admin'],
   'POST /api/v1/alerts/{alertId}/notes': ['analyst', 'admin'],

@@ -29,6 +29,7 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/alerts': 'list_alerts',
   'GET /api/v1/alerts/{alertId}': 'read_alert',
   'GET /api/v1/alerts/{alertId}/timeline': 'read_alert_timeline',
+  'GET /api/v1/alerts/{alertId}/systems': 'read_alert_systems',
   'PATCH /api/v1/alerts/{alertId}': 'review_alert',
   'PUT /api/v1/alerts/{alertId}/assignee': 'assign_alert',
   'POST /api/v1/alerts/{alertId}/notes': 'add_alert_note',

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ALERT_SORTS, alertTimeline, incidentAlertsPage, incidentDetail, incidentEntitiesPage, listAlerts, timelinePage, type AlertSort } from '../../src/projections/alerts-query.js';
+import { ALERT_SORTS, alertTimeline, incidentAlertsPage, incidentDetail, listAlerts, namesPage, timelinePage, type AlertSort } from '../../src/projections/alerts-query.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { encodeCursor } from '../../src/projections/cursor.js';
 import { memoryModels } from '../helpers/decider-spec.js';
@@ -141,13 +141,17 @@ describe("an incident's paged lists", () => {
         assert.deepEqual(lines.map((l) => l.id).sort(), [...members].sort(), `${incident}: each of its alerts once`);
         for (let i = 1; i < lines.length; i++) assert.ok(lines[i - 1]!.lastSeen >= lines[i]!.lastSeen, 'most recently seen first');
         const state = s.incidents.get(incident)!;
-        const entities = walk((c) => { const p = incidentEntitiesPage(state, limit, c)!; return { items: p.entities, nextCursor: p.nextCursor }; }, limit);
+        const entities = walk((c) => { const p = namesPage(state.entities, limit, c)!; return { items: p.names, nextCursor: p.nextCursor }; }, limit);
         assert.deepEqual(entities, state.entities, `${incident}: its entities in order`);
         const detail = incidentDetail(s, incident)!;
         assert.deepEqual(detail.alerts, lines, 'under 200 alerts, the detail shows them all, in the same order');
         assert.deepEqual(detail.totals, { alerts: members.length, entities: state.entities.length, mergedFrom: 0, timeline: state.timeline.length });
       }
-      assert.equal(incidentEntitiesPage(s.incidents.get('inc_a')!, limit, encodeCursor('ip:192.0.2.1')), undefined, 'an entity the incident does not have');
+      assert.equal(namesPage(s.incidents.get('inc_a')!.entities, limit, encodeCursor('ip:192.0.2.1')), undefined, 'an entity the incident does not have');
+      for (const a of alerts) {
+        const systems = walk((c) => { const p = namesPage(s.alerts.get(`alr_${a.n}`)!.affectedSystems, limit, c)!; return { items: p.names, nextCursor: p.nextCursor }; }, limit);
+        assert.deepEqual(systems, a.systems.map((x) => `ip:10.0.0.${x}`), 'an alert\'s systems, each once, in order');
+      }
     }), { numRuns: 200 });
   });
 });

@@ -103,7 +103,7 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
 function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope }) {
   const { alert, scope } = props;
   const evidence = scope.can('events:read');
-  const { timeline, historyTotals } = alertDetail(alert);
+  const { timeline, historyTotals, affectedSystems, affectedSystemsCount } = alertDetail(alert);
   return (
     <>
       <h1><SeverityBadge severity={alert.level} /> {alert.title}</h1>
@@ -123,8 +123,8 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
           </dl>
         </section>
         <section class="panel">
-          <h2>Affected systems</h2>
-          <ul>{alert.affectedSystems.map((s) => <li><a href={`/graph?entity=${encodeURIComponent(s)}`}>{s}</a></li>)}</ul>
+          <h2>Affected systems{affectedSystemsCount > affectedSystems.length ? <span class="muted"> (the first {affectedSystems.length} of {affectedSystemsCount}; all of them: <code>GET /api/v1/alerts/{alert.id}/systems</code>)</span> : null}</h2>
+          <ul>{affectedSystems.map((s) => <li><a href={`/graph?entity=${encodeURIComponent(s)}`}>{s}</a></li>)}</ul>
         </section>
       </div>
       <Actions alert={alert} scope={scope} />

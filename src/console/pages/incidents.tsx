@@ -124,7 +124,7 @@ const detailRoute: PageRoute = {
           { header: 'Alert', cell: (a) => (scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title) },
           { header: 'Status', cell: (a) => <StatusLabel status={a.status} /> },
           { header: 'Assignee', cell: (a) => a.assignee ?? '—' },
-          { header: 'Systems', cell: (a) => a.affectedSystems.join(', ') },
+          { header: 'Systems', cell: (a) => a.affectedSystems.join(', ') + (a.affectedSystemsCount > a.affectedSystems.length ? ` +${a.affectedSystemsCount - a.affectedSystems.length}` : '') },
           { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
         ]} />
         <h2>Timeline{more(incident.totals.timeline, 'newest', `/api/v1/incidents/${incident.id}/timeline`)}</h2>

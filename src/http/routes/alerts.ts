@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { ReviewAlertBody, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { ALERT_STATUSES, type AlertsState } from '../../projections/alerts.js';
-import { ALERT_SORTS, alertDetail, alertTimeline, listAlerts, timelinePage } from '../../projections/alerts-query.js';
+import { ALERT_SORTS, alertDetail, alertTimeline, listAlerts, namesPage, timelinePage } from '../../projections/alerts-query.js';
 import { incidentRoutes } from './incidents.js';
 import { AssignAlertBody, decideAssignAlert } from '../../commands/assign-alert.js';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
@@ -11,7 +11,7 @@ import { BulkReviewBody, decideBulkReview } from '../../commands/bulk-review-ale
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { QueryLimit, canonicalIso } from '../query.js';
+import { PageQuery, QueryLimit, canonicalIso } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { runTargeted } from '../alerts-command.js';
@@ -80,24 +80,33 @@ const readAlertRoute = route({
   },
 });
 
-/** Query of `GET /api/v1/alerts/{alertId}/timeline`. */
-export const AlertTimelineQuery = v.strictObject({
-  limit: v.optional(QueryLimit),
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
-});
-
 const readAlertTimelineRoute = route({
   method: 'get', path: '/api/v1/alerts/{alertId}/timeline', operationId: 'readAlertTimeline',
   summary: "An alert's whole timeline (reviews, assignments and notes), oldest first, a page at a time",
-  permission: 'alerts:read', audit: 'read_alert_timeline', params: AlertIdParams, query: AlertTimelineQuery,
+  permission: 'alerts:read', audit: 'read_alert_timeline', params: AlertIdParams, query: PageQuery,
   success: { status: 200, description: '`{alertId, entries, nextCursor}`' }, errors: [400, 404],
   handle: async (c, { deps }) => {
-    const q = parseOr400(AlertTimelineQuery, c.req.query(), 'query');
+    const q = parseOr400(PageQuery, c.req.query(), 'query');
     const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
     const page = timelinePage(alertTimeline(alert), Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
     if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     return storedJson(c, { alertId: alert.id, ...page });
+  },
+});
+
+const readAlertSystemsRoute = route({
+  method: 'get', path: '/api/v1/alerts/{alertId}/systems', operationId: 'listAlertSystems',
+  summary: "An alert's affected systems in the order its evidence brought them, a page at a time (its detail carries the first 200)",
+  permission: 'alerts:read', audit: 'read_alert_systems', params: AlertIdParams, query: PageQuery,
+  success: { status: 200, description: '`{alertId, affectedSystems, nextCursor}`' }, errors: [400, 404],
+  handle: async (c, { deps }) => {
+    const q = parseOr400(PageQuery, c.req.query(), 'query');
+    const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
+    if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
+    const page = namesPage(alert.affectedSystems, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
+    if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint for this alert']);
+    return storedJson(c, { alertId: alert.id, affectedSystems: page.names, nextCursor: page.nextCursor });
   },
 });
 
@@ -162,6 +171,7 @@ export const alertRoutes: readonly Route[] = [
   listAlertsRoute,
   readAlertRoute,
   readAlertTimelineRoute,
+  readAlertSystemsRoute,
   reviewAlertRoute,
   assignAlertRoute,
   addAlertNoteRoute,

@@ -7,11 +7,11 @@ import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-inc
 import { PromoteIncidentBody, decidePromoteIncident } from '../../commands/review-alert.js';
 import { alertsSlice } from '../../commands/slices.js';
 import { INCIDENT_STATUSES, type AlertsState, type IncidentView } from '../../projections/alerts.js';
-import { incidentAlertsPage, incidentDetail, incidentEntitiesPage, listIncidents, timelinePage } from '../../projections/alerts-query.js';
+import { incidentAlertsPage, incidentDetail, listIncidents, namesPage, timelinePage } from '../../projections/alerts-query.js';
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { QueryLimit } from '../query.js';
+import { PageQuery, QueryLimit } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { runTargeted } from '../alerts-command.js';
@@ -111,21 +111,15 @@ const readIncidentRoute = route({
   },
 });
 
-/** Query of an incident's paged lists (its alerts, entities and timeline). */
-export const IncidentPageQuery = v.strictObject({
-  limit: v.optional(QueryLimit),
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
-});
-
 /** `GET /api/v1/incidents/{id}/{part}`: one of an incident's lists, whole, a page at a time (its detail carries the first 200). */
 function incidentPageRoute(part: 'alerts' | 'entities' | 'timeline', operationId: string, summary: string,
   page: (s: AlertsState, incident: IncidentView, limit: number, cursor?: string) => object | undefined): Route {
   return route({
     method: 'get', path: `/api/v1/incidents/{id}/${part}`, operationId, summary,
-    permission: 'incidents:read', audit: `read_incident_${part}`, params: IncidentIdParams, query: IncidentPageQuery,
+    permission: 'incidents:read', audit: `read_incident_${part}`, params: IncidentIdParams, query: PageQuery,
     success: { status: 200, description: `\`{incidentId, ${part === 'timeline' ? 'entries' : part}, nextCursor}\`` }, errors: [400, 404],
     handle: async (c, { deps }) => {
-      const q = parseOr400(IncidentPageQuery, c.req.query(), 'query');
+      const q = parseOr400(PageQuery, c.req.query(), 'query');
       const s = await state(deps);
       const incident = s.incidents.get(c.req.param('id'));
       if (!incident) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
@@ -139,7 +133,10 @@ function incidentPageRoute(part: 'alerts' | 'entities' | 'timeline', operationId
 const incidentAlertsRoute = incidentPageRoute('alerts', 'listIncidentAlerts', "An incident's alerts as lines, most recently seen first, a page at a time",
   (s, i, limit, cursor) => incidentAlertsPage(s, i.id, limit, cursor));
 const incidentEntitiesRoute = incidentPageRoute('entities', 'listIncidentEntities', "An incident's entities in the order they joined, a page at a time",
-  (_s, i, limit, cursor) => incidentEntitiesPage(i, limit, cursor));
+  (_s, i, limit, cursor) => {
+    const page = namesPage(i.entities, limit, cursor);
+    return page && { entities: page.names, nextCursor: page.nextCursor };
+  });
 const incidentTimelineRoute = incidentPageRoute('timeline', 'readIncidentTimeline', "An incident's whole timeline, oldest first, a page at a time",
   (_s, i, limit, cursor) => timelinePage(i.timeline, limit, cursor));
 
