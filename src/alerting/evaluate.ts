@@ -102,6 +102,17 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
   const raisedHere = new Map<string, Mutable<AlertRaised>>();
   const raisedIds = new Set<string>();
   const grown = new Map<string, Mutable<AlertEvidenceAdded>>();
+  // The systems of each record raised or grown here, as a set: a scan brings thousands to one alert in one batch.
+  const systemSets = new WeakMap<object, Set<string>>();
+  const addSystems = (rec: { affectedSystems: string[] }, systems: readonly string[]) => {
+    let set = systemSets.get(rec);
+    if (!set) systemSets.set(rec, (set = new Set(rec.affectedSystems)));
+    for (const sys of systems) {
+      if (set.has(sys)) continue;
+      set.add(sys);
+      rec.affectedSystems.push(sys);
+    }
+  };
   for (const m of matches) applyMatch(m);
   const raised = [...raisedHere.values()];
   events.push(...raised.map((data) => ({ type: DetectionRecord.AlertRaised, data })));
@@ -139,7 +150,7 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
     // The records raised or grown here are this evaluation's own: later matches of the batch add to them in place.
     if (local) {
       local.evidence.push(...refs);
-      for (const sys of systems) if (!local.affectedSystems.includes(sys)) local.affectedSystems.push(sys);
+      addSystems(local, systems);
       if (last > local.lastSeen) local.lastSeen = last;
       local.confidence = confidenceOf(rule, local.evidence.length);
     } else if (openId !== undefined) {
@@ -147,7 +158,7 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
       const prior = grown.get(openId);
       if (prior) {
         prior.evidence.push(...refs);
-        for (const sys of systems) if (!prior.affectedSystems.includes(sys)) prior.affectedSystems.push(sys);
+        addSystems(prior, systems);
         if (last > prior.lastSeen) prior.lastSeen = last;
         prior.confidence = confidenceOf(rule, existing.evidenceCount + prior.evidence.length);
       } else grown.set(openId, { alertId: openId, evidence: refs, affectedSystems: [...new Set(systems)], lastSeen: last, confidence: confidenceOf(rule, existing.evidenceCount + refs.length) });

@@ -78,7 +78,8 @@ export function merge(s: AlertsState, d: IncidentMerged, at: string, seq: number
   source.mergedInto = target.id;
   target.mergedFrom.push(source.id);
   // The merged incident keeps its timeline and says where its alerts went, once.
-  source.alertIds = source.alertIds.filter((id) => !d.alertIds.includes(id));
+  const moving = new Set(d.alertIds);
+  source.alertIds = source.alertIds.filter((id) => !moving.has(id));
   source.timeline.push({ at, what: `merged into incident ${target.id}: ${d.reason}`, kind: 'merged_into', seq, from, to: target.id, reason: d.reason, ...byOf(by) });
   target.timeline.push({ at, what: `incident ${source.id} merged in: ${d.reason}`, kind: 'merged_from', seq, from: source.id, reason: d.reason, ...byOf(by) });
   for (const id of d.alertIds) {
