@@ -29,29 +29,55 @@ export interface SourceSeen {
 /** Sources seen, by index key: the capabilities the detection plan checks rules against. */
 export type SourcesState = Map<string, SourceSeen>;
 
+/**
+ * Sources remembered: the most recently active. Program names, Windows channels and instances are
+ * whatever senders write, so a sender making up a new one per record would otherwise grow the model
+ * (and every checkpoint) without end; past it the least recently active source is forgotten (the
+ * one whose last record came first).
+ */
+export const SOURCES_KEPT = 4_096;
+
+/** The source of `key`, made when new (forgetting the least recently active one when SOURCES_KEPT are remembered). */
+function sourceOf(s: SourcesState, key: string, at: string, eventTime: string, fields: readonly string[] = []): SourceSeen {
+  let seen = s.get(key);
+  if (!seen) {
+    // The model keeps its sources in the order they were last active (see `active`): the first is the stalest.
+    if (s.size >= SOURCES_KEPT) s.delete(s.keys().next().value!);
+    s.set(key, (seen = { lastIngestedAt: at, lastEventTime: eventTime, events: 0, fields: new Set(fields) }));
+  }
+  return seen;
+}
+
+/** A source active in a record at `at`: its time advances, and it moves to the end of the model's order. */
+function active(s: SourcesState, key: string, seen: SourceSeen, at: string): void {
+  if (at <= seen.lastIngestedAt) return;
+  seen.lastIngestedAt = at;
+  s.delete(key);
+  s.set(key, seen);
+}
+
 /** Tracks, per detection source, when evidence last arrived and which attribute fields it carried. */
 export const sourcesProjection = instanceProjection<SourcesState>({
   name: 'sources',
-  version: 2,
+  // 3: at most SOURCES_KEPT sources.
+  version: 3,
   initial: () => new Map(),
   evolve(s, record) {
     const self = selfMonitored(record);
     if (self) {
       // Vigil watches its collectors and export destinations itself: once one is in use, the events
       // of `{product: vigil, service: collector|export}` are produced here whenever something fails.
-      let seen = s.get(self.key);
-      if (!seen) s.set(self.key, (seen = { lastIngestedAt: record.at, lastEventTime: record.at, events: 0, fields: new Set(self.fields) }));
-      if (record.at > seen.lastIngestedAt) seen.lastIngestedAt = record.at;
+      const seen = sourceOf(s, self.key, record.at, record.at, self.fields);
+      active(s, self.key, seen, record.at);
       if (record.at > seen.lastEventTime) seen.lastEventTime = record.at;
     }
     const events: readonly WriteSideEvent[] = eventsCarried(record);
     for (const e of events) {
       for (const key of indexKeysForEvent(e)) {
-        let seen = s.get(key);
-        if (!seen) s.set(key, (seen = { lastIngestedAt: record.at, lastEventTime: e.time, events: 0, fields: new Set() }));
+        const seen = sourceOf(s, key, record.at, e.time);
         seen.events++;
         // The record's own time: canonical UTC set by Vigil, unlike a client's ingestedAt.
-        if (record.at > seen.lastIngestedAt) seen.lastIngestedAt = record.at;
+        active(s, key, seen, record.at);
         if (e.time > seen.lastEventTime) seen.lastEventTime = e.time;
         if (seen.fields.size < FIELDS_KEPT) for (const f in e.attributes) if (seen.fields.size < FIELDS_KEPT) seen.fields.add(f);
       }
