@@ -125,4 +125,15 @@ describe('a large incident: bounded detail and list, whole lists a page at a tim
       assert.equal(res.status, 404, part);
     }
   });
+
+  it('answers a merge of it with the first 200 alerts moved and how many moved', async () => {
+    const res = await t.request('/api/v1/ingest/network-monitor?logType=http', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify([http(ALERTS + 7)]) });
+    const lone = ((await res.json()) as { alerts: Array<{ id: string }> }).alerts[0]!.id;
+    const target = (await (await t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: [lone], title: 'Target', reason: 'r' }) })).json()) as Incident;
+    const merged = await t.request(`/api/v1/incidents/${created.id}/merge`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ into: target.id, reason: 'one campaign' }) });
+    assert.equal(merged.status, 200, await merged.clone().text());
+    const body = (await merged.json()) as { id: string; mergedInto: string; alertIds: string[]; alertCount: number };
+    assert.deepEqual([body.id, body.mergedInto, body.alertIds.length, body.alertCount], [created.id, target.id, 200, ALERTS]);
+    assert.equal((await get<Incident>(`/api/v1/incidents/${target.id}`)).totals.alerts, ALERTS + 1);
+  });
 });

@@ -7,7 +7,7 @@ import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-inc
 import { PromoteIncidentBody, decidePromoteIncident } from '../../commands/review-alert.js';
 import { alertsSlice } from '../../commands/slices.js';
 import { INCIDENT_STATUSES, type AlertsState, type IncidentView } from '../../projections/alerts.js';
-import { incidentAlertsPage, incidentDetail, listIncidents, namesPage, timelinePage } from '../../projections/alerts-query.js';
+import { HISTORY_SHOWN, incidentAlertsPage, incidentDetail, listIncidents, namesPage, timelinePage } from '../../projections/alerts-query.js';
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
@@ -82,10 +82,10 @@ const mergeIncidentRoute = route({
   method: 'post', path: '/api/v1/incidents/{id}/merge', operationId: 'mergeIncident',
   summary: 'Merge this incident into another (`into`): its alerts move there, it becomes `merged` with `mergedInto`',
   permission: 'incidents:promote', audit: 'merge_incident', params: IncidentIdParams, body: { json: MergeIncidentBody },
-  success: { status: 200, description: '`{id, mergedInto, alertIds}`' }, errors: [400, 404, 409, 415],
+  success: { status: 200, description: '`{id, mergedInto, alertIds, alertCount}`: the first 200 alerts moved, and how many' }, errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
     const result = await runTargeted(c, deps, 'id', MergeIncidentBody, decideMergeIncident, 200);
-    return c.json(result, 200);
+    return c.json({ ...result, alertIds: result.alertIds.slice(0, HISTORY_SHOWN), alertCount: result.alertIds.length }, 200);
   },
 });
 
