@@ -1,5 +1,5 @@
 import { eventsCarried, eventsOfRecord } from '../events/record-types.js';
-import type { NormalizedEvent, ReadSideEvent, WriteSideEvent } from '../events/normalized-event.js';
+import { firstOfKey, seenKeys, type NormalizedEvent, type ReadSideEvent, type WriteSideEvent } from '../events/normalized-event.js';
 import { stableStringify } from '../normalizers/record-id.js';
 import { millisFromIso } from '../normalizers/time.js';
 import { instanceIndex } from './types.js';
@@ -187,7 +187,8 @@ export const evidenceReadIndex = instanceIndex({
       note(dims.class, e.class, i);
       note(dims.adapter, e.source.adapter, i);
       const keys = e.entityKeys;
-      for (let k = 0; k < keys.length; k++) if (keys.indexOf(keys[k]!) === k) note(dims.entity, keys[k]!, i);
+      const seen = seenKeys(keys);
+      for (let k = 0; k < keys.length; k++) if (firstOfKey(keys, k, seen)) note(dims.entity, keys[k]!, i);
     }
     const all = n === 1 ? 0 : Array.from({ length: n }, (_, i) => i);
     bySecond(all, buckets, (b, ps) => write.put(EVIDENCE_DBS.byTime, [b, record.seq], encodePostings(times, ps)));

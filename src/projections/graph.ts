@@ -1,4 +1,4 @@
-import type { ReadSideEvent } from '../events/normalized-event.js';
+import { firstOfKey, seenKeys, type ReadSideEvent } from '../events/normalized-event.js';
 import { eventsCarried } from '../events/record-types.js';
 import { entityKind, forEachRelationship } from '../graph/relationships.js';
 import { foldCollectorFacts } from './collector-facts.js';
@@ -186,7 +186,8 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
       for (const e of events) {
         const keys = e.entityKeys;
         const time = e.time;
-        for (let i = 0; i < keys.length; i++) if (keys.indexOf(keys[i]!) === i) touchEntity(g, keys[i]!, time);
+        const seen = seenKeys(keys);
+        for (let i = 0; i < keys.length; i++) if (firstOfKey(keys, i, seen)) touchEntity(g, keys[i]!, time);
         forEachRelationship(e, (from, to, type) => {
           const id = `${from}|${type}|${to}`;
           const existing = g.relationships.get(id);
