@@ -1,4 +1,4 @@
-import { linkSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StoreLockedError } from './event-log.js';
 
@@ -55,13 +55,40 @@ function held(content: string): number | undefined {
 }
 
 /**
+ * Removes the lock file at `path` judged stale with the text `stale`. Another process may have taken
+ * it over since (two starting at once after a crash): the file is moved aside in one step, and what
+ * was moved is looked at; a fresh lock moved by mistake is put back, unless a third process has taken
+ * the place meanwhile. A check and then a removal would leave a moment to remove a fresh lock.
+ */
+function takeOver(path: string, stale: string): void {
+  const aside = `${path}.${process.pid}.stale`;
+  try {
+    renameSync(path, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    if (readOrGone(aside) === stale) return;
+    try {
+      linkSync(aside, path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  } finally {
+    rmSync(aside, { force: true });
+  }
+}
+
+/**
  * Takes the lock file at `path` (holding the owner's pid, then its boot id and start time), or
  * throws what `inUse` makes of the pid of the live process that holds it (`undefined` when the file
  * kept changing hands, three attempts in a row). A lock left by a process that no longer exists
  * (kill -9, a power loss) is taken over, even when its pid has since gone to another process.
- * Returns the release.
+ * Returns the release. `seams.beforeTakeover` runs between judging a lock stale and taking it over
+ * (tests put a rival's takeover there).
  */
-export function acquirePidFileLock(path: string, inUse: (owner: number | undefined) => Error): () => void {
+export function acquirePidFileLock(path: string, inUse: (owner: number | undefined) => Error, seams: { beforeTakeover?: () => void } = {}): () => void {
   const me = identity(process.pid);
   // Written whole beside the lock, then linked into place: no one ever reads a lock file half written.
   const mine = `${path}.${process.pid}.tmp`;
@@ -79,8 +106,8 @@ export function acquirePidFileLock(path: string, inUse: (owner: number | undefin
         if (stale === undefined) continue;
         const owner = held(stale);
         if (owner !== undefined) throw inUse(owner);
-        // Another process may have taken it over meanwhile: only the very file judged stale goes.
-        if (readOrGone(path) === stale) rmSync(path, { force: true });
+        seams.beforeTakeover?.();
+        takeOver(path, stale);
       }
     }
     throw inUse(undefined);

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquirePidFileLock } from '../../src/log/store-lock.js';
 import { tempDir } from '../helpers/temp.js';
@@ -68,6 +68,32 @@ describe('the pid lock file', () => {
       });
       // Its holder gone (kill -9): taken over.
       const release = take(path);
+      release();
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('leaves a rival\'s fresh lock in place when the rival took the stale one over first, and takes it when it is gone', async () => {
+    const dir = tempDir();
+    try {
+      const path = join(dir.path, 'x.lock');
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      await withOtherProcess((rival) => {
+        const started = readFileSync(`/proc/${rival}/stat`, 'utf8').split(') ')[1]!.split(' ')[19];
+        const fresh = `${rival} ${boot}:${started}`;
+        // A lock left by a process that is gone; between this process judging it stale and taking it
+        // over, the rival (a second start after the crash) takes it over itself.
+        writeFileSync(path, `${process.pid + 1_000_000} ${boot}:1`);
+        assert.throws(() => acquirePidFileLock(path, (owner) => new InUse(owner), { beforeTakeover: () => writeFileSync(path, fresh) }),
+          (err: InUse) => err instanceof InUse && err.owner === rival);
+        assert.equal(readFileSync(path, 'utf8'), fresh, 'the rival still holds its lock');
+        assert.deepEqual(readdirSync(dir.path), ['x.lock'], 'nothing moved aside is left behind');
+      });
+      // The stale lock gone by the time of the takeover (its rival released it): taken.
+      writeFileSync(path, `${process.pid + 1_000_000} ${boot}:1`);
+      const release = acquirePidFileLock(path, (owner) => new InUse(owner), { beforeTakeover: () => rmSync(path) });
+      assert.match(readFileSync(path, 'utf8'), new RegExp(`^${process.pid} `));
       release();
     } finally {
       dir.cleanup();
