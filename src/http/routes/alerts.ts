@@ -2,7 +2,7 @@ import { RETENTION, type RetentionState } from '../../projections/retention.js';
 import * as v from 'valibot';
 import { ReviewAlertBody, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
-import { ALERT_STATUSES, type AlertsState } from '../../projections/alerts.js';
+import { ALERT_STATUSES, type AlertsState, type AlertView } from '../../projections/alerts.js';
 import { ALERT_SORTS, alertDetail, alertTimeline, listAlerts, namesPage, timelinePage } from '../../projections/alerts-query.js';
 import { incidentRoutes } from './incidents.js';
 import { AssignAlertBody, decideAssignAlert } from '../../commands/assign-alert.js';
@@ -80,35 +80,35 @@ const readAlertRoute = route({
   },
 });
 
-const readAlertTimelineRoute = route({
-  method: 'get', path: '/api/v1/alerts/{alertId}/timeline', operationId: 'readAlertTimeline',
-  summary: "An alert's whole timeline (reviews, assignments and notes), oldest first, a page at a time",
-  permission: 'alerts:read', audit: 'read_alert_timeline', params: AlertIdParams, query: PageQuery,
-  success: { status: 200, description: '`{alertId, entries, nextCursor}`' }, errors: [400, 404],
-  handle: async (c, { deps }) => {
-    const q = parseOr400(PageQuery, c.req.query(), 'query');
-    const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
-    if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
-    const page = timelinePage(alertTimeline(alert), Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
-    if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
-    return storedJson(c, { alertId: alert.id, ...page });
-  },
-});
+/** `GET /api/v1/alerts/{alertId}/{part}`: one of an alert's lists, whole, a page at a time (its detail carries the newest or first 200). */
+function alertPageRoute(part: 'timeline' | 'systems', operationId: string, audit: string, summary: string, field: string,
+  page: (alert: AlertView, limit: number, cursor?: string) => { items: readonly unknown[]; nextCursor: string | null } | undefined): Route {
+  return route({
+    method: 'get', path: `/api/v1/alerts/{alertId}/${part}`, operationId, summary,
+    permission: 'alerts:read', audit, params: AlertIdParams, query: PageQuery,
+    success: { status: 200, description: `\`{alertId, ${field}, nextCursor}\`` }, errors: [400, 404],
+    handle: async (c, { deps }) => {
+      const q = parseOr400(PageQuery, c.req.query(), 'query');
+      const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
+      if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
+      const answer = page(alert, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
+      if (!answer) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint for this alert']);
+      return storedJson(c, { alertId: alert.id, [field]: answer.items, nextCursor: answer.nextCursor });
+    },
+  });
+}
 
-const readAlertSystemsRoute = route({
-  method: 'get', path: '/api/v1/alerts/{alertId}/systems', operationId: 'listAlertSystems',
-  summary: "An alert's affected systems in the order its evidence brought them, a page at a time (its detail carries the first 200)",
-  permission: 'alerts:read', audit: 'read_alert_systems', params: AlertIdParams, query: PageQuery,
-  success: { status: 200, description: '`{alertId, affectedSystems, nextCursor}`' }, errors: [400, 404],
-  handle: async (c, { deps }) => {
-    const q = parseOr400(PageQuery, c.req.query(), 'query');
-    const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
-    if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
-    const page = namesPage(alert.affectedSystems, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
-    if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint for this alert']);
-    return storedJson(c, { alertId: alert.id, affectedSystems: page.names, nextCursor: page.nextCursor });
-  },
-});
+const readAlertTimelineRoute = alertPageRoute('timeline', 'readAlertTimeline', 'read_alert_timeline',
+  "An alert's whole timeline (reviews, assignments and notes), oldest first, a page at a time", 'entries', (alert, limit, cursor) => {
+    const page = timelinePage(alertTimeline(alert), limit, cursor);
+    return page && { items: page.entries, nextCursor: page.nextCursor };
+  });
+
+const readAlertSystemsRoute = alertPageRoute('systems', 'listAlertSystems', 'read_alert_systems',
+  "An alert's affected systems in the order its evidence brought them, a page at a time (its detail carries the first 200)", 'affectedSystems', (alert, limit, cursor) => {
+    const page = namesPage(alert.affectedSystems, limit, cursor);
+    return page && { items: page.names, nextCursor: page.nextCursor };
+  });
 
 const reviewAlertRoute = route({
   method: 'patch', path: '/api/v1/alerts/{alertId}', operationId: 'reviewAlert',
