@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
+import { signIn } from '../helpers/console-sign-in.js';
 
 // One scanning address: every match groups by it (the first of its sorted systems), so one alert
 // gathers each destination as an affected system. Two batches of 250 destinations: 501 systems.
@@ -70,5 +71,28 @@ describe('an alert with thousands of affected systems', () => {
       assert.equal(typeof ((await res.json()) as { error: unknown }).error, 'string');
     }
     assert.equal((await t.request('/api/v1/alerts/alr_nope/systems', { token: t.tokens.viewer })).status, 404);
+  });
+
+  it('shows the first 200 on its console page, with a link to pages of all of them', async () => {
+    const id = answers[0]!.alerts[0]!.id;
+    const { cookie } = await signIn(t, t.tokens.viewer);
+    const html = async (path: string) => {
+      const res = await t.app.request(`http://localhost${path}`, { headers: { accept: 'text/html', cookie: cookie! } });
+      assert.equal(res.status, 200, path);
+      return res.text();
+    };
+    const links = (x: string) => x.match(/<li><a href="\/graph\?entity=/g)?.length ?? 0;
+    const page = await html(`/alerts/${id}`);
+    assert.equal(links(page), 200);
+    assert.ok(page.includes(`(the first 200 of 501; <a href="/alerts/${id}/systems">all of them</a>)`));
+    let total = 0;
+    let next: string | undefined = `/alerts/${id}/systems`;
+    for (let pages = 0; next !== undefined && pages < 10; pages++) {
+      const text = await html(next);
+      total += links(text);
+      next = /<a rel="next" href="([^"]+)"/.exec(text)?.[1];
+    }
+    assert.equal(total, 501);
+    assert.match(await html(`/alerts/${id}/timeline`), /Not reviewed, assigned or annotated yet/);
   });
 });

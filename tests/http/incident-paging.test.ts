@@ -93,17 +93,37 @@ describe('a large incident: bounded detail and list, whole lists a page at a tim
     assert.deepEqual(timeline.slice(-200), detail.timeline, 'the detail shows the newest 200 entries');
   });
 
-  it('shows the console page with 200 of each list, says how many there are, and where the rest is', async () => {
+  it('shows the console page with 200 of each list, says how many there are, and links pages with all of them', async () => {
     const { cookie } = await signIn(t, t.tokens.viewer);
-    const res = await t.app.request(`http://localhost/incidents/${created.id}`, { headers: { accept: 'text/html', cookie: cookie! } });
-    assert.equal(res.status, 200);
-    const html = await res.text();
-    assert.equal(html.match(/<tr[ >]/g)!.length - 1, 200, 'one header row and 200 alert rows');
-    assert.match(html, /<h2>Alerts \(250\)<span class="muted"> \(the most recently seen 200 of 250; all of them: <code>GET \/api\/v1\/incidents\/inc_[^/]+\/alerts<\/code>\)/);
-    assert.match(html, /the newest 200 of 251; all of them: <code>GET \/api\/v1\/incidents\/inc_[^/]+\/timeline</);
-    assert.match(html, /the first 200 of \d+; all of them: <code>GET \/api\/v1\/incidents\/inc_[^/]+\/entities</);
-    const list = await (await t.app.request('http://localhost/incidents', { headers: { accept: 'text/html', cookie: cookie! } })).text();
-    assert.match(list, /250\/250 open/);
+    const html = async (path: string, status = 200) => {
+      const res = await t.app.request(`http://localhost${path}`, { headers: { accept: 'text/html', cookie: cookie! } });
+      assert.equal(res.status, status, path);
+      return res.text();
+    };
+    const base = `/incidents/${created.id}`;
+    const page = await html(base);
+    assert.equal(page.match(/<tr[ >]/g)!.length - 1, 200, 'one header row and 200 alert rows');
+    assert.ok(page.includes(`<h2>Alerts (250)<span class="muted"> (the most recently seen 200 of 250; <a href="${base}/alerts">all of them</a>)`));
+    assert.ok(page.includes(`(the newest 200 of 251; <a href="${base}/timeline">all of them</a>)`));
+    assert.match(page, new RegExp(`\\(the first 200 of \\d+; <a href="${base}/entities">all of them</a>\\)`));
+    assert.match(await html('/incidents'), /250\/250 open/);
+    // Each list, whole, 200 a page: follow the "Next" links.
+    const walk = async (path: string, count: (text: string) => number) => {
+      let total = 0;
+      let next: string | undefined = path;
+      for (let pages = 0; next !== undefined && pages < 10; pages++) {
+        const text = await html(next);
+        total += count(text);
+        next = /<a rel="next" href="([^"]+)"/.exec(text)?.[1]?.replace(/&amp;/g, '&');
+      }
+      return total;
+    };
+    assert.equal(await walk(`${base}/alerts`, (x) => x.match(/<tr[ >]/g)!.length - 1), ALERTS);
+    assert.equal(await walk(`${base}/timeline`, (x) => x.match(/<div class="tl-title">/g)?.length ?? 0), ALERTS + 1);
+    const entities = (await get<Incident>(base.replace('/incidents', '/api/v1/incidents'))).totals.entities;
+    assert.equal(await walk(`${base}/entities`, (x) => x.match(/href="\/graph\?entity=/g)?.length ?? 0), entities);
+    await html(`${base}/entities?cursor=not-a-cursor!`, 400);
+    await html('/incidents/inc_nope/timeline', 404);
   });
 
   it('refuses a cursor that is not this list\'s, an unknown incident, and parameters it does not take', async () => {

@@ -1,3 +1,4 @@
+import type { Child } from 'hono/jsx';
 import * as v from 'valibot';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
 import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
@@ -7,7 +8,7 @@ import { alertsSlice } from '../../commands/slices.js';
 import { HttpError } from '../../http/errors.js';
 import { commandContext, executeAudited } from '../../http/request-context.js';
 import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertView } from '../../projections/alerts.js';
-import { HISTORY_SHOWN, alertDetail, type AlertTimelineEntry } from '../../projections/alerts-query.js';
+import { HISTORY_SHOWN, alertDetail, alertTimeline, namesPage, timelinePage, type AlertTimelineEntry } from '../../projections/alerts-query.js';
 import { lookupEvent } from '../../projections/evidence.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
@@ -16,6 +17,7 @@ import { shortTime } from '../../web/components/url.js';
 import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
+import { cursorOf, More, PagedList, refused } from './paged-list.js';
 
 /** Evidence events shown on the detail page (the alert keeps up to 200 references; the count goes on). */
 const EVIDENCE_SHOWN = 50;
@@ -54,6 +56,8 @@ function historyEntry(e: AlertTimelineEntry) {
   if (e.kind === 'assignment') return { at: e.at, who, title: <>Assigned: {e.from ?? 'nobody'} → {e.to ?? 'nobody'}</>, detail: e.reason ?? '' };
   return { at: e.at, who, title: <>Note</>, detail: e.text };
 }
+
+const SystemLinks = (props: { readonly systems: readonly string[] }) => <ul>{props.systems.map((s) => <li><a href={`/graph?entity=${encodeURIComponent(s)}`}>{s}</a></li>)}</ul>;
 
 /** The actions a reviewer is offered: review, assign, note, promote (with other alerts) into an incident. */
 function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }) {
@@ -123,8 +127,8 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
           </dl>
         </section>
         <section class="panel">
-          <h2>Affected systems{affectedSystemsCount > affectedSystems.length ? <span class="muted"> (the first {affectedSystems.length} of {affectedSystemsCount}; all of them: <code>GET /api/v1/alerts/{alert.id}/systems</code>)</span> : null}</h2>
-          <ul>{affectedSystems.map((s) => <li><a href={`/graph?entity=${encodeURIComponent(s)}`}>{s}</a></li>)}</ul>
+          <h2>Affected systems<More total={affectedSystemsCount} which="first" href={`/alerts/${encodeURIComponent(alert.id)}/systems`} /></h2>
+          <SystemLinks systems={affectedSystems} />
         </section>
       </div>
       <Actions alert={alert} scope={scope} />
@@ -146,7 +150,7 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
           </section>
         </>
       ) : null}
-      <h2>History{historyTotals.timeline > HISTORY_SHOWN ? <span class="muted"> (the newest {HISTORY_SHOWN} of {historyTotals.timeline} entries; all of them: <code>GET /api/v1/alerts/{alert.id}/timeline</code>)</span> : null}</h2>
+      <h2>History<More total={historyTotals.timeline} which="newest" href={`/alerts/${encodeURIComponent(alert.id)}/timeline`} /></h2>
       <section class="panel">
         <Timeline label="Review history" empty="Not reviewed, assigned or annotated yet." entries={timeline.map(historyEntry)} />
       </section>
@@ -168,6 +172,30 @@ const detailRoute: PageRoute = {
     return scope.render(alert.title, <AlertPage alert={alert} scope={scope} />);
   },
 };
+
+/** `/alerts/{alertId}/{part}`: the whole of one of an alert's lists, HISTORY_SHOWN at a time: its history (oldest first), its affected systems. */
+function alertListRoute(part: 'timeline' | 'systems', heading: string, show: (alert: AlertView, cursor: string | undefined) => { content: Child; nextCursor: string | null } | undefined): PageRoute {
+  return {
+    method: 'get', path: `/alerts/{alertId}/${part}`, permission: 'alerts:read', audit: `console_alert_${part}`,
+    async handle(c, scope) {
+      const alert = await alertOf(scope, c.req.param('alertId')!);
+      const page = show(alert, cursorOf(c)) ?? refused();
+      const base = `/alerts/${encodeURIComponent(alert.id)}`;
+      return scope.render(`${alert.title}: ${heading}`, (
+        <PagedList heading={<>{alert.title}: {heading}</>} back={base} backLabel={alert.title} self={`${base}/${part}`} nextCursor={page.nextCursor}>{page.content}</PagedList>
+      ));
+    },
+  };
+}
+
+const timelineListRoute = alertListRoute('timeline', 'history, oldest first', (alert, cursor) => {
+  const page = timelinePage(alertTimeline(alert), HISTORY_SHOWN, cursor);
+  return page && { content: <Timeline label="Review history" empty="Not reviewed, assigned or annotated yet." entries={page.entries.map(historyEntry)} />, nextCursor: page.nextCursor };
+});
+const systemsListRoute = alertListRoute('systems', 'affected systems, in the order they came', (alert, cursor) => {
+  const page = namesPage(alert.affectedSystems, HISTORY_SHOWN, cursor);
+  return page && { content: <SystemLinks systems={page.names} />, nextCursor: page.nextCursor };
+});
 
 const ReviewForm = v.object({ status: v.picklist(ALERT_STATUSES), disposition: optionalField(v.picklist(ALERT_DISPOSITIONS)), reason: Reason });
 
@@ -237,4 +265,4 @@ const promoteRoute: PageRoute = {
 };
 
 /** The alert detail page and its actions. */
-export const alertDetailPages: readonly PageRoute[] = [detailRoute, reviewRoute, assignRoute, noteRoute, promoteRoute];
+export const alertDetailPages: readonly PageRoute[] = [detailRoute, timelineListRoute, systemsListRoute, reviewRoute, assignRoute, noteRoute, promoteRoute];

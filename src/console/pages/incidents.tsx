@@ -1,3 +1,4 @@
+import type { Child } from 'hono/jsx';
 import * as v from 'valibot';
 import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
 import { decideAssignIncident } from '../../commands/assign-incident.js';
@@ -7,7 +8,9 @@ import { alertsSlice } from '../../commands/slices.js';
 import { HttpError } from '../../http/errors.js';
 import { commandContext, executeAudited } from '../../http/request-context.js';
 import { INCIDENT_STATUSES } from '../../projections/alerts.js';
-import { HISTORY_SHOWN, incidentDetail, listIncidents, type IncidentListItem } from '../../projections/alerts-query.js';
+import { HISTORY_SHOWN, incidentAlertsPage, incidentDetail, listIncidents, namesPage, timelinePage, type IncidentAlertLine, type IncidentListItem } from '../../projections/alerts-query.js';
+import type { AlertsState, IncidentTimelineEntry, IncidentView } from '../../projections/alerts.js';
+import { cursorOf, More, PagedList, refused } from './paged-list.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { FilterBar } from '../../web/components/filter-bar.js';
@@ -89,11 +92,33 @@ function IncidentActions(props: { readonly id: string; readonly status: string; 
   );
 }
 
-/** Says that a list shows only HISTORY_SHOWN of its `total` entries, and where all of them are. */
-function more(total: number, which: string, all?: string) {
-  if (total <= HISTORY_SHOWN) return null;
-  return <span class="muted"> (the {which} {HISTORY_SHOWN} of {total}{all !== undefined ? <>; all of them: <code>GET {all}</code></> : null})</span>;
+/** An incident's alerts as its page lists them. */
+function AlertLines(props: { readonly lines: readonly IncidentAlertLine[]; readonly scope: PageScope }) {
+  const { scope } = props;
+  return (
+    <Table<IncidentAlertLine> rows={props.lines} rowKey={(a) => a.id} empty="No alert." columns={[
+      { header: 'Severity', cell: (a) => <SeverityBadge severity={levelOf(a.severity)} /> },
+      { header: 'Alert', cell: (a) => (scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title) },
+      { header: 'Status', cell: (a) => <StatusLabel status={a.status} /> },
+      { header: 'Assignee', cell: (a) => a.assignee ?? '—' },
+      { header: 'Systems', cell: (a) => a.affectedSystems.join(', ') + (a.affectedSystemsCount > a.affectedSystems.length ? ` +${a.affectedSystemsCount - a.affectedSystems.length}` : '') },
+      { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
+    ]} />
+  );
 }
+
+/** An incident's timeline as its page shows it. */
+function IncidentTimeline(props: { readonly entries: readonly IncidentTimelineEntry[]; readonly s: AlertsState }) {
+  const { s } = props;
+  return (
+    <Timeline label="Incident timeline" empty="Nothing happened yet." entries={props.entries.map((t) => ({
+      at: t.at, title: t.what, ...(t.principal ? { who: `${t.principal}${t.authentication ? ` (${t.authentication})` : ''}` } : {}),
+      ...(t.reason || t.alertId ? { detail: <>{t.alertId ? <a href={`/alerts/${encodeURIComponent(t.alertId)}`}>{s.alerts.get(t.alertId)?.title ?? t.alertId}</a> : null}{t.alertId && t.reason ? ' · ' : ''}{t.reason ?? ''}</> } : {}),
+    }))} />
+  );
+}
+
+const EntityLinks = (props: { readonly entities: readonly string[] }) => <>{props.entities.map((e) => <><a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a> </>)}</>;
 
 const detailRoute: PageRoute = {
   method: 'get', path: '/incidents/{id}', permission: 'incidents:read', audit: 'console_incident',
@@ -101,7 +126,7 @@ const detailRoute: PageRoute = {
     const s = await alertsState(scope);
     const incident = incidentDetail(s, c.req.param('id')!);
     if (!incident) throw new HttpError(404, `incident ${c.req.param('id')!.slice(0, 128)} does not exist`);
-    type Line = (typeof incident.alerts)[number];
+    const base = `/incidents/${encodeURIComponent(incident.id)}`;
     return scope.render(incident.title, (
       <>
         <h1><SeverityBadge severity={levelOf(incident.severity)} /> {incident.title}</h1>
@@ -113,31 +138,54 @@ const detailRoute: PageRoute = {
             <dt>Alerts</dt><dd>{incident.alertsOpen} open of {incident.totals.alerts}</dd>
             <dt>First seen</dt><dd>{shortTime(incident.firstSeen)}</dd>
             <dt>Last activity</dt><dd>{shortTime(incident.lastSeen)}</dd>
-            <dt>Entities</dt><dd>{incident.entities.map((e) => <><a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a> </>)}{more(incident.totals.entities, 'first', `/api/v1/incidents/${incident.id}/entities`)}</dd>
-            {incident.mergedFrom.length > 0 ? <><dt>Merged from</dt><dd>{incident.mergedFrom.map((m) => <><a href={`/incidents/${encodeURIComponent(m)}`}>{m}</a> </>)}{more(incident.totals.mergedFrom, 'newest')}</dd></> : null}
+            <dt>Entities</dt><dd><EntityLinks entities={incident.entities} /><More total={incident.totals.entities} which="first" href={`${base}/entities`} /></dd>
+            {incident.mergedFrom.length > 0 ? <><dt>Merged from</dt><dd>{incident.mergedFrom.map((m) => <><a href={`/incidents/${encodeURIComponent(m)}`}>{m}</a> </>)}{incident.totals.mergedFrom > incident.mergedFrom.length ? <span class="muted"> (the newest {HISTORY_SHOWN} of {incident.totals.mergedFrom})</span> : null}</dd></> : null}
           </dl>
         </section>
         <IncidentActions id={incident.id} status={incident.status} assignee={incident.assignee} scope={scope} />
-        <h2>Alerts ({incident.totals.alerts}){more(incident.totals.alerts, 'most recently seen', `/api/v1/incidents/${incident.id}/alerts`)}</h2>
-        <Table<Line> rows={incident.alerts} rowKey={(a) => a.id} empty="No alert." columns={[
-          { header: 'Severity', cell: (a) => <SeverityBadge severity={levelOf(a.severity)} /> },
-          { header: 'Alert', cell: (a) => (scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title) },
-          { header: 'Status', cell: (a) => <StatusLabel status={a.status} /> },
-          { header: 'Assignee', cell: (a) => a.assignee ?? '—' },
-          { header: 'Systems', cell: (a) => a.affectedSystems.join(', ') + (a.affectedSystemsCount > a.affectedSystems.length ? ` +${a.affectedSystemsCount - a.affectedSystems.length}` : '') },
-          { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
-        ]} />
-        <h2>Timeline{more(incident.totals.timeline, 'newest', `/api/v1/incidents/${incident.id}/timeline`)}</h2>
+        <h2>Alerts ({incident.totals.alerts})<More total={incident.totals.alerts} which="most recently seen" href={`${base}/alerts`} /></h2>
+        <AlertLines lines={incident.alerts} scope={scope} />
+        <h2>Timeline<More total={incident.totals.timeline} which="newest" href={`${base}/timeline`} /></h2>
         <section class="panel">
-          <Timeline label="Incident timeline" empty="Nothing happened yet." entries={incident.timeline.map((t) => ({
-            at: t.at, title: t.what, ...(t.principal ? { who: `${t.principal}${t.authentication ? ` (${t.authentication})` : ''}` } : {}),
-            ...(t.reason || t.alertId ? { detail: <>{t.alertId ? <a href={`/alerts/${encodeURIComponent(t.alertId)}`}>{s.alerts.get(t.alertId)?.title ?? t.alertId}</a> : null}{t.alertId && t.reason ? ' · ' : ''}{t.reason ?? ''}</> } : {}),
-          }))} />
+          <IncidentTimeline entries={incident.timeline} s={s} />
         </section>
       </>
     ));
   },
 };
+
+/**
+ * `/incidents/{id}/{part}`: the whole of one of an incident's lists, HISTORY_SHOWN at a time: its
+ * alerts (most recently seen first), entities (in the order they joined), timeline (oldest first).
+ */
+function incidentListRoute(part: 'alerts' | 'entities' | 'timeline', heading: string, show: (s: AlertsState, incident: IncidentView, cursor: string | undefined, scope: PageScope) => { content: Child; nextCursor: string | null } | undefined): PageRoute {
+  return {
+    method: 'get', path: `/incidents/{id}/${part}`, permission: 'incidents:read', audit: `console_incident_${part}`,
+    async handle(c, scope) {
+      const s = await alertsState(scope);
+      const incident = s.incidents.get(c.req.param('id')!);
+      if (!incident) throw new HttpError(404, `incident ${c.req.param('id')!.slice(0, 128)} does not exist`);
+      const page = show(s, incident, cursorOf(c), scope) ?? refused();
+      const base = `/incidents/${encodeURIComponent(incident.id)}`;
+      return scope.render(`${incident.title}: ${heading}`, (
+        <PagedList heading={<>{incident.title}: {heading}</>} back={base} backLabel={incident.title} self={`${base}/${part}`} nextCursor={page.nextCursor}>{page.content}</PagedList>
+      ));
+    },
+  };
+}
+
+const alertsListRoute = incidentListRoute('alerts', 'alerts, most recently seen first', (s, i, cursor, scope) => {
+  const page = incidentAlertsPage(s, i.id, HISTORY_SHOWN, cursor);
+  return page && { content: <AlertLines lines={page.alerts} scope={scope} />, nextCursor: page.nextCursor };
+});
+const entitiesListRoute = incidentListRoute('entities', 'entities, in the order they joined', (_s, i, cursor) => {
+  const page = namesPage(i.entities, HISTORY_SHOWN, cursor);
+  return page && { content: <EntityLinks entities={page.names} />, nextCursor: page.nextCursor };
+});
+const timelineListRoute = incidentListRoute('timeline', 'timeline, oldest first', (s, i, cursor) => {
+  const page = timelinePage(i.timeline, HISTORY_SHOWN, cursor);
+  return page && { content: <IncidentTimeline entries={page.entries} s={s} />, nextCursor: page.nextCursor };
+});
 
 /** An incident action: parse its form (a 400 names what is wrong), decide through the API's command, go back to the incident. */
 function incidentAction<T>(path: string, audit: string, parse: (fields: unknown) => T, decide: (id: string, form: T, scope: PageScope, ctx: ReturnType<typeof commandContext>) => Parameters<typeof executeAudited>[2], notice: (form: T) => string): PageRoute {
@@ -169,5 +217,5 @@ const addAlertsRoute = incidentAction('/incidents/{id}/alerts', 'console_add_inc
 const mergeRoute = incidentAction('/incidents/{id}/merge', 'console_merge_incident', (f) => parseForm(MergeIncidentBody, { into: (f as Record<string, unknown>)['into'], reason: (f as Record<string, unknown>)['reason'] }),
   (id, form, _s, ctx) => (m) => decideMergeIncident(alertsSlice(m), id, form, ctx), (form) => `Merged into ${form.into}`);
 
-/** The incident list and detail pages, and the incident's lifecycle actions. */
-export const incidentPages: readonly PageRoute[] = [listRoute, detailRoute, statusRoute, assignRoute, addAlertsRoute, mergeRoute];
+/** The incident list and detail pages, the whole of an incident's lists, and the incident's lifecycle actions. */
+export const incidentPages: readonly PageRoute[] = [listRoute, detailRoute, alertsListRoute, entitiesListRoute, timelineListRoute, statusRoute, assignRoute, addAlertsRoute, mergeRoute];
