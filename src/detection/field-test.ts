@@ -1,7 +1,7 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { isIP } from 'node:net';
 import { cidrSet, parseCidr } from '../net/cidr.js';
-import { caseFolded } from './case-fold.js';
+import { linearForm } from './linear-form.js';
 import { translateRegex } from './regex.js';
 import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';
 import type { Accessor } from './logsources.js';
@@ -115,9 +115,9 @@ function regexTest(value: unknown, flags: string): ElementTest | string {
   if (typeof value !== 'string') return `'re' needs a string value`;
   const translated = translateRegex(value, flags);
   if (!translated.ok) return `regular expression '${value.slice(0, 200)}' cannot be used: ${translated.error}`;
-  // Case-insensitive patterns written without `i`, so that V8 can run them in linear time (case-fold.ts).
-  const folded = translated.flags.includes('i') ? caseFolded(translated.source) : undefined;
-  const re = folded !== undefined ? new RegExp(folded, translated.flags.replace('i', '')) : new RegExp(translated.source, translated.flags);
+  // Written, where it can be, in a form V8 can fall back to running in linear time (linear-form.ts).
+  const linear = linearForm(translated.source, translated.flags);
+  const re = new RegExp(linear.source, linear.flags);
   return textTest((s) => re.test(s));
 }
 
