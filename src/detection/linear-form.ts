@@ -21,6 +21,19 @@ const LETTER = /[A-Za-z]/;
 /** Escapes that stand for a class of characters, or a control character: never a letter. */
 const CLASS_ESCAPES = 'dDwWsSbBfnrtv0';
 
+/**
+ * Whether the escape at `src[i] === '\\'` is one the rewrites do not read through: a back-reference
+ * (`\1`, `\k<n>`), or one longer than two characters that may stand for any character (`\x41`,
+ * `\u0041`, `\cA`, the octal `\012`). A lone backslash at the end counts as one too.
+ */
+function opaqueEscape(src: string, i: number): boolean {
+  const e = src[i + 1];
+  return e === undefined || /[1-9kxuc]/.test(e) || (e === '0' && /\d/.test(src[i + 2] ?? ''));
+}
+
+/** A named group's opening (`(?<name>`) at the start of `text`: its name is not text to match. */
+const NAMED_GROUP = /^\(\?<[A-Za-z_$][\w$]*>/;
+
 const other = (c: string) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase());
 const code = (c: string) => c.charCodeAt(0);
 const char = (n: number) => String.fromCharCode(n);
@@ -52,8 +65,8 @@ function foldClass(src: string, start: number): { text: string; end: number } | 
   const atom = (): { text: string; code?: number } | undefined => {
     const c = src[i]!;
     if (c !== '\\') { i++; return { text: inClass(c), code: code(c) }; }
-    const e = src[i + 1];
-    if (e === undefined || 'xuck'.includes(e) || /[1-9]/.test(e)) return undefined;
+    if (opaqueEscape(src, i)) return undefined;
+    const e = src[i + 1]!;
     i += 2;
     if (CLASS_ESCAPES.includes(e)) return { text: `\\${e}`, ...(e === 'b' ? { code: 8 } : {}) };
     return { text: inClass(e), code: code(e) };
@@ -87,8 +100,8 @@ export function caseFolded(source: string): string | undefined {
   for (let i = 0; i < source.length;) {
     const c = source[i]!;
     if (c === '\\') {
-      const e = source[i + 1];
-      if (e === undefined || 'xuck'.includes(e) || /[1-9]/.test(e)) return undefined;
+      if (opaqueEscape(source, i)) return undefined;
+      const e = source[i + 1]!;
       out += CLASS_ESCAPES.includes(e) || !LETTER.test(e) ? `\\${e}` : `[${e}${other(e)}]`;
       i += 2;
       continue;
@@ -100,12 +113,10 @@ export function caseFolded(source: string): string | undefined {
       i = cls.end;
       continue;
     }
-    if (source.startsWith('(?<', i) && LETTER.test(source[i + 3] ?? '')) {
-      // A named group: its name is not text to match.
-      const close = source.indexOf('>', i);
-      if (close < 0) return undefined;
-      out += source.slice(i, close + 1);
-      i = close + 1;
+    const named = NAMED_GROUP.exec(source.slice(i, i + 256));
+    if (named) {
+      out += named[0];
+      i += named[0].length;
       continue;
     }
     out += LETTER.test(c) ? `[${c}${other(c)}]` : c;
@@ -145,10 +156,8 @@ export function unrolled(source: string): string | undefined {
   for (let i = 0; i < source.length;) {
     const c = source[i]!;
     if (c === '\\') {
-      const e = source[i + 1];
-      // Back-references, and escapes longer than two characters (`\x41`, `\u0041`, `\cA`, `\012`).
-      if (e === undefined || /[1-9kxuc]/.test(e) || (e === '0' && /\d/.test(source[i + 2] ?? ''))) return undefined;
-      atom = /[bB]/.test(e) ? undefined : out.length;
+      if (opaqueEscape(source, i)) return undefined;
+      atom = /[bB]/.test(source[i + 1]!) ? undefined : out.length;
       atomCopies = 1;
       out += source.slice(i, i + 2);
       i += 2;
@@ -167,20 +176,12 @@ export function unrolled(source: string): string | undefined {
     }
     if (c === '(') {
       const look = /^\(\?<?[=!]/.exec(source.slice(i, i + 4));
-      const named = /^\(\?<[A-Za-z_$]/.test(source.slice(i, i + 4));
+      const named = NAMED_GROUP.exec(source.slice(i, i + 256));
       groups.push({ at: out.length, repeatable: !look, copies: 1 });
-      if (look) {
-        out += look[0];
-        i += look[0].length;
-      } else if (source[i + 1] === '?' && !named) {
-        out += '(?:';
-        i += 3;
-      } else {
-        // Capturing: made non-capturing, so that it can be copied (names may not repeat).
-        out += '(?:';
-        i = named ? source.indexOf('>', i) + 1 : i + 1;
-        if (i === 0) return undefined;
-      }
+      // A lookaround as written; any other group non-capturing, so that it can be copied (names may not repeat).
+      const head = look?.[0] ?? named?.[0] ?? (source[i + 1] === '?' ? '(?:' : '(');
+      out += look ? head : '(?:';
+      i += head.length;
       atom = undefined;
       continue;
     }
@@ -232,5 +233,13 @@ export function unrolled(source: string): string | undefined {
 export function linearForm(source: string, flags: string): { source: string; flags: string } {
   const folded = flags.includes('i') ? caseFolded(source) : undefined;
   const cased = folded !== undefined ? { source: folded, flags: flags.replace('i', '') } : { source, flags };
-  return { ...cased, source: unrolled(cased.source) ?? cased.source };
+  const linear = { ...cased, source: unrolled(cased.source) ?? cased.source };
+  if (linear.source === source) return linear;
+  try {
+    // A rewrite is meant to be exact; should one ever not compile, the rule runs as written, not broken.
+    new RegExp(linear.source, linear.flags);
+    return linear;
+  } catch {
+    return { source, flags };
+  }
 }

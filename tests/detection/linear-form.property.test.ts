@@ -17,7 +17,7 @@ const { pattern } = fc.letrec<{ pattern: string; atom: string }>((tie) => ({
     letter, letter,
     fc.constantFrom('0', '9', '_', ' ', '-', '.', '\\d', '\\w', '\\s', '\\W', '\\.', '\\-', '\\e', '\\b', '[^\\n]', '^', '$'),
     cls,
-    fc.tuple(fc.constantFrom('(', '(?:', '(?<Nm>', '(?=', '(?!'), tie('pattern')).map(([open, inner]) => `${open}${inner})`),
+    fc.tuple(fc.constantFrom('(', '(?:', '(?<Nm>', '(?<_k$>', '(?=', '(?!'), tie('pattern')).map(([open, inner]) => `${open}${inner})`),
   ),
   pattern: fc.array(fc.array(fc.tuple(tie('atom'), fc.constantFrom('', '', '*', '+', '?', '{1,2}')).map(([a, q]) => (/^[$^]$|^\\b$|^\(\?[=!]/.test(a) ? a : a + q)), { minLength: 1, maxLength: 4 }).map((s) => s.join('')), { minLength: 1, maxLength: 2 })
     .map((alts) => alts.join('|')),
@@ -68,7 +68,7 @@ const counted = fc.oneof(
 const plain = fc.constantFrom('a', 'b', '.', '\\d', '\\w', '[ab]', '[^a]', '\\.', '-');
 const unit = fc.oneof(
   plain, plain,
-  fc.tuple(fc.constantFrom('(', '(?:', '(?<Nm>'), fc.array(fc.tuple(plain, fc.constantFrom('', '', '{3}', '{6}')).map(([a, n]) => a + n), { minLength: 1, maxLength: 3 }))
+  fc.tuple(fc.constantFrom('(', '(?:', '(?<Nm>', '(?<_k$>'), fc.array(fc.tuple(plain, fc.constantFrom('', '', '{3}', '{6}')).map(([a, n]) => a + n), { minLength: 1, maxLength: 3 }))
     .map(([open, atoms]) => `${open}${atoms.join('')})`),
 );
 const sequence = fc.array(fc.oneof(
