@@ -33,7 +33,7 @@ export function systemsOf(systems: readonly string[], n: number): { affectedSyst
 const newestFirst = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) =>
   a.lastSeen < b.lastSeen ? 1 : a.lastSeen > b.lastSeen ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
-/** The alerts a filter can only be among: an incident's, an entity's, or all. */
+/** The alerts a filter can only be among: an incident's (exactly the alerts whose `incidentId` names it), an entity's, or all. */
 function candidates(s: AlertsState, f: AlertFilter): Iterable<AlertView> {
   const ids = f.incident !== undefined ? s.incidents.get(f.incident)?.alertIds ?? [] : f.entity !== undefined ? s.bySystem.get(f.entity) ?? [] : undefined;
   return ids === undefined ? s.alerts.values() : [...ids].map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
@@ -45,7 +45,7 @@ export function matchingAlerts(s: AlertsState, f: AlertFilter): AlertView[] {
     .filter((a) => (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
       && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
       && (f.assignee === undefined || a.assignee === f.assignee) && (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned)
-      && (f.incident === undefined || a.incidentId === f.incident) && (f.entity === undefined || s.bySystem.get(f.entity)?.has(a.id) === true))
+      && (f.entity === undefined || s.bySystem.get(f.entity)?.has(a.id) === true))
     .sort(newestFirst);
 }
 
@@ -115,8 +115,17 @@ export function listIncidents(s: AlertsState, limit: number, status?: string): I
 
 /** An incident's severity (its highest alert's) and the number of its alerts that are not dismissed. */
 export function incidentRollup(s: AlertsState, i: Pick<IncidentView, 'alertIds'>): { severity: number; alertsOpen: number } {
-  const alerts = i.alertIds.map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
-  return { severity: Math.max(0, ...alerts.map((a) => a.severity)), alertsOpen: alerts.filter((a) => a.status !== 'dismissed').length };
+  return rollupOf(i.alertIds.map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined));
+}
+
+function rollupOf(alerts: readonly AlertView[]): { severity: number; alertsOpen: number } {
+  let severity = 0;
+  let alertsOpen = 0;
+  for (const a of alerts) {
+    if (a.severity > severity) severity = a.severity;
+    if (a.status !== 'dismissed') alertsOpen++;
+  }
+  return { severity, alertsOpen };
 }
 
 /**
@@ -125,14 +134,15 @@ export function incidentRollup(s: AlertsState, i: Pick<IncidentView, 'alertIds'>
  * how many there are of each (`totals`), and its rollup.
  */
 function boundedIncident(s: AlertsState, i: IncidentView) {
-  const newest = matchingAlerts(s, { incident: i.id }).slice(0, HISTORY_SHOWN);
+  const alerts = matchingAlerts(s, { incident: i.id });
+  const newest = alerts.slice(0, HISTORY_SHOWN);
   return {
     ...i,
     alertIds: newest.map((a) => a.id),
     entities: i.entities.slice(0, HISTORY_SHOWN),
     mergedFrom: i.mergedFrom.slice(-HISTORY_SHOWN),
     timeline: i.timeline.slice(-HISTORY_SHOWN),
-    ...incidentRollup(s, i),
+    ...rollupOf(alerts),
     totals: { alerts: i.alertIds.length, entities: i.entities.length, mergedFrom: i.mergedFrom.length, timeline: i.timeline.length },
     newest,
   };
