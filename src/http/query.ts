@@ -38,10 +38,13 @@ export function queryShape(shape: QueryShape): MiddlewareHandler<AppEnv> {
 /** The `limit` query parameter of every list route: an integer 1..1000. */
 export const QueryLimit = v.pipe(v.string(), v.regex(/^\d{1,4}$/, 'expected an integer 1..1000'), v.transform(Number), v.minValue(1), v.maxValue(1000));
 
+/** The `cursor` query parameter of a paged list: the `nextCursor` its last page answered (opaque, bounded). */
+export const QueryCursor = v.pipe(v.string(), v.maxLength(2048));
+
 /** The query of a route that pages one list and takes nothing else: `limit` and the `cursor` it answered last. */
 export const PageQuery = v.strictObject({
   limit: v.optional(QueryLimit),
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+  cursor: v.optional(QueryCursor),
 });
 
 /**

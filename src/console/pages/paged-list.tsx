@@ -1,20 +1,19 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import * as v from 'valibot';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, parseOr400 } from '../../http/errors.js';
+import { QueryCursor } from '../../http/query.js';
 import type { AppEnv } from '../../http/env.js';
 import { HISTORY_SHOWN } from '../../projections/alerts-query.js';
 
 // An alert's or incident's lists are cut at HISTORY_SHOWN on its page; these pages show the whole
 // list, HISTORY_SHOWN at a time, with the API's cursors (docs/console.md).
 
-const CursorQuery = v.object({ cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))) });
+const CursorQuery = v.object({ cursor: v.optional(QueryCursor) });
 
 /** The page's cursor (none: the first page), or a 400. */
 export function cursorOf(c: Context<AppEnv>): string | undefined {
-  const parsed = v.safeParse(CursorQuery, c.req.query());
-  if (!parsed.success) throw new HttpError(400, 'invalid cursor');
-  return parsed.output.cursor;
+  return parseOr400(CursorQuery, c.req.query(), 'query').cursor;
 }
 
 /** A cursor the list did not give (another list's, or a name the list no longer has): a 400. */

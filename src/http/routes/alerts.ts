@@ -2,16 +2,16 @@ import { RETENTION, type RetentionState } from '../../projections/retention.js';
 import * as v from 'valibot';
 import { ReviewAlertBody, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
-import { ALERT_STATUSES, type AlertsState, type AlertView } from '../../projections/alerts.js';
+import { ALERT_STATUSES } from '../../projections/alerts.js';
 import { ALERT_SORTS, alertDetail, alertTimeline, listAlerts, namesPage, timelinePage } from '../../projections/alerts-query.js';
 import { incidentRoutes } from './incidents.js';
+import { alertsView, ownedListRoute } from './alert-lists.js';
 import { AssignAlertBody, decideAssignAlert } from '../../commands/assign-alert.js';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
 import { BulkReviewBody, decideBulkReview } from '../../commands/bulk-review-alerts.js';
 import { readJsonBody } from '../body.js';
-import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { PageQuery, QueryLimit, canonicalIso } from '../query.js';
+import { canonicalIso, QueryCursor, QueryLimit } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { runTargeted } from '../alerts-command.js';
@@ -33,17 +33,11 @@ export const ListAlertsQuery = v.strictObject({
   /** The order, descending: `lastSeen` (default), `firstSeen` or `severity`. */
   sort: v.optional(v.picklist(ALERT_SORTS)),
   limit: v.optional(QueryLimit),
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+  cursor: v.optional(QueryCursor),
 });
 
 /** Path of `/api/v1/alerts/{alertId}`: an alert id (an unknown one is a 404). */
 export const AlertIdParams = v.object({ alertId: v.string() });
-
-/** The alerts view, as of every write acknowledged before the request. */
-async function state(deps: AppDeps): Promise<AlertsState> {
-  await deps.readYourWrites();
-  return deps.reads.state<AlertsState>('alerts');
-}
 
 const listAlertsRoute = route({
   method: 'get', path: '/api/v1/alerts', operationId: 'listAlerts', summary: 'Alerts, most recently seen first',
@@ -51,7 +45,7 @@ const listAlertsRoute = route({
   success: { status: 200, description: '`{alerts, nextCursor}`' }, errors: [400],
   handle: async (c, { deps }) => {
     const q = parseOr400(ListAlertsQuery, c.req.query(), 'query');
-    const page = listAlerts(await state(deps), {
+    const page = listAlerts(await alertsView(deps), {
       ...(q.status !== undefined ? { status: q.status } : {}), ...(q.minSeverity !== undefined ? { minSeverity: q.minSeverity } : {}),
       ...(q.rule !== undefined ? { ruleId: q.rule } : {}), ...(q.entity !== undefined ? { entity: q.entity } : {}),
       ...(q.assignee !== undefined ? { assignee: q.assignee } : {}), ...(q.unassigned !== undefined ? { unassigned: q.unassigned } : {}),
@@ -68,7 +62,7 @@ const readAlertRoute = route({
   permission: 'alerts:read', audit: 'read_alert', params: AlertIdParams,
   success: { status: 200, description: 'Alert' }, errors: [404],
   handle: async (c, { deps }) => {
-    const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
+    const alert = (await alertsView(deps)).alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
     // Evidence a retention cut archived still reads from the alert's references, marked with its archive.
     const archived = deps.reads.state<RetentionState>(RETENTION).archivedEvidence;
@@ -80,35 +74,25 @@ const readAlertRoute = route({
   },
 });
 
-/** `GET /api/v1/alerts/{alertId}/{part}`: one of an alert's lists, whole, a page at a time (its detail carries the newest or first 200). */
-function alertPageRoute(part: 'timeline' | 'systems', operationId: string, audit: string, summary: string, field: string,
-  page: (alert: AlertView, limit: number, cursor?: string) => { items: readonly unknown[]; nextCursor: string | null } | undefined): Route {
-  return route({
-    method: 'get', path: `/api/v1/alerts/{alertId}/${part}`, operationId, summary,
-    permission: 'alerts:read', audit, params: AlertIdParams, query: PageQuery,
-    success: { status: 200, description: `\`{alertId, ${field}, nextCursor}\`` }, errors: [400, 404],
-    handle: async (c, { deps }) => {
-      const q = parseOr400(PageQuery, c.req.query(), 'query');
-      const alert = (await state(deps)).alerts.get(c.req.param('alertId'));
-      if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
-      const answer = page(alert, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
-      if (!answer) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint for this alert']);
-      return storedJson(c, { alertId: alert.id, [field]: answer.items, nextCursor: answer.nextCursor });
-    },
-  });
-}
-
-const readAlertTimelineRoute = alertPageRoute('timeline', 'readAlertTimeline', 'read_alert_timeline',
-  "An alert's whole timeline (reviews, assignments and notes), oldest first, a page at a time", 'entries', (alert, limit, cursor) => {
+const readAlertTimelineRoute = ownedListRoute({
+  owner: 'alert', part: 'timeline', field: 'entries', operationId: 'readAlertTimeline',
+  summary: "An alert's whole timeline (reviews, assignments and notes), oldest first, a page at a time",
+  find: (s, id) => s.alerts.get(id),
+  page: (_s, alert, limit, cursor) => {
     const page = timelinePage(alertTimeline(alert), limit, cursor);
     return page && { items: page.entries, nextCursor: page.nextCursor };
-  });
+  },
+});
 
-const readAlertSystemsRoute = alertPageRoute('systems', 'listAlertSystems', 'read_alert_systems',
-  "An alert's affected systems in the order its evidence brought them, a page at a time (its detail carries the first 200)", 'affectedSystems', (alert, limit, cursor) => {
+const readAlertSystemsRoute = ownedListRoute({
+  owner: 'alert', part: 'systems', field: 'affectedSystems', operationId: 'listAlertSystems',
+  summary: "An alert's affected systems in the order its evidence brought them, a page at a time (its detail carries the first 200)",
+  find: (s, id) => s.alerts.get(id),
+  page: (_s, alert, limit, cursor) => {
     const page = namesPage(alert.affectedSystems, limit, cursor);
     return page && { items: page.names, nextCursor: page.nextCursor };
-  });
+  },
+});
 
 const reviewAlertRoute = route({
   method: 'patch', path: '/api/v1/alerts/{alertId}', operationId: 'reviewAlert',

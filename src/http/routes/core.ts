@@ -5,7 +5,7 @@ import { queryGraph } from '../../projections/graph-query.js';
 import { decodeCursor } from '../../projections/cursor.js';
 import { listAudit } from '../../projections/audit.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { QueryLimit, canonicalIso } from '../query.js';
+import { canonicalIso, QueryCursor, QueryLimit } from '../query.js';
 import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
 
@@ -14,7 +14,7 @@ export const GraphQuerySchema = v.strictObject({
   entity: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(512))),
   kind: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
   limit: v.optional(QueryLimit),
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+  cursor: v.optional(QueryCursor),
 });
 
 /** Query of `GET /api/v1/audit`. */

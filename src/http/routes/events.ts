@@ -6,7 +6,7 @@ import { epochMillisOf } from '../../normalizers/time.js';
 import { batchOf, validateRecords } from '../batch.js';
 import { readBatchBodyText } from '../body.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { QueryLimit } from '../query.js';
+import { QueryCursor, QueryLimit } from '../query.js';
 import { executeAudited, ingestionAnswer } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
@@ -30,7 +30,7 @@ export const ListEventsQuery = v.strictObject({
   entityKey: v.optional(v.pipe(v.string(), v.maxLength(512))),
   adapter: v.optional(v.pipe(v.string(), v.maxLength(256))),
   limit: v.optional(QueryLimit),
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+  cursor: v.optional(QueryCursor),
 });
 
 const ingestEventsRoute = route({

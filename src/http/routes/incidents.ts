@@ -6,22 +6,17 @@ import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../commands/c
 import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-incidents.js';
 import { PromoteIncidentBody, decidePromoteIncident } from '../../commands/review-alert.js';
 import { alertsSlice } from '../../commands/slices.js';
-import { INCIDENT_STATUSES, type AlertsState, type IncidentView } from '../../projections/alerts.js';
+import { INCIDENT_STATUSES } from '../../projections/alerts.js';
 import { HISTORY_SHOWN, incidentAlertsPage, incidentDetail, listIncidents, namesPage, timelinePage } from '../../projections/alerts-query.js';
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { PageQuery, QueryLimit } from '../query.js';
+import { QueryLimit } from '../query.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { runTargeted } from '../alerts-command.js';
+import { alertsView, ownedListRoute } from './alert-lists.js';
 import { storedJson } from '../stored-json.js';
-
-/** Incidents (write-side models), as of every write acknowledged before the request. */
-async function state(deps: AppDeps): Promise<AlertsState> {
-  await deps.readYourWrites();
-  return deps.reads.state<AlertsState>('alerts');
-}
 
 /** Path of `/api/v1/incidents/{id}`: an incident id (an unknown one is a 404). */
 export const IncidentIdParams = v.object({ id: v.string() });
@@ -35,7 +30,7 @@ const listIncidentsRoute = route({
   success: { status: 200, description: 'array of Incident' }, errors: [400],
   handle: async (c, { deps }) => {
     const q = parseOr400(ListIncidentsQuery, c.req.query(), 'query');
-    return c.json(listIncidents(await state(deps), Math.min(q.limit ?? 1000, deps.config.limits.pageSize), q.status));
+    return c.json(listIncidents(await alertsView(deps), Math.min(q.limit ?? 1000, deps.config.limits.pageSize), q.status));
   },
 });
 
@@ -105,40 +100,39 @@ const readIncidentRoute = route({
   permission: 'incidents:read', audit: 'read_incident', params: IncidentIdParams,
   success: { status: 200, description: 'Incident' }, errors: [404],
   handle: async (c, { deps }) => {
-    const detail = incidentDetail(await state(deps), c.req.param('id'));
+    const detail = incidentDetail(await alertsView(deps), c.req.param('id'));
     if (!detail) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
     return storedJson(c, detail);
   },
 });
 
-/** `GET /api/v1/incidents/{id}/{part}`: one of an incident's lists, whole, a page at a time (its detail carries the first 200). */
-function incidentPageRoute(part: 'alerts' | 'entities' | 'timeline', operationId: string, summary: string,
-  page: (s: AlertsState, incident: IncidentView, limit: number, cursor?: string) => object | undefined): Route {
-  return route({
-    method: 'get', path: `/api/v1/incidents/{id}/${part}`, operationId, summary,
-    permission: 'incidents:read', audit: `read_incident_${part}`, params: IncidentIdParams, query: PageQuery,
-    success: { status: 200, description: `\`{incidentId, ${part === 'timeline' ? 'entries' : part}, nextCursor}\`` }, errors: [400, 404],
-    handle: async (c, { deps }) => {
-      const q = parseOr400(PageQuery, c.req.query(), 'query');
-      const s = await state(deps);
-      const incident = s.incidents.get(c.req.param('id'));
-      if (!incident) throw new HttpError(404, `incident ${c.req.param('id').slice(0, 128)} does not exist`);
-      const answer = page(s, incident, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
-      if (!answer) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint for this incident']);
-      return storedJson(c, { incidentId: incident.id, ...answer });
-    },
-  });
-}
-
-const incidentAlertsRoute = incidentPageRoute('alerts', 'listIncidentAlerts', "An incident's alerts as lines, most recently seen first, a page at a time",
-  (s, i, limit, cursor) => incidentAlertsPage(s, i.id, limit, cursor));
-const incidentEntitiesRoute = incidentPageRoute('entities', 'listIncidentEntities', "An incident's entities in the order they joined, a page at a time",
-  (_s, i, limit, cursor) => {
-    const page = namesPage(i.entities, limit, cursor);
-    return page && { entities: page.names, nextCursor: page.nextCursor };
-  });
-const incidentTimelineRoute = incidentPageRoute('timeline', 'readIncidentTimeline', "An incident's whole timeline, oldest first, a page at a time",
-  (_s, i, limit, cursor) => timelinePage(i.timeline, limit, cursor));
+const incidentAlertsRoute = ownedListRoute({
+  owner: 'incident', part: 'alerts', field: 'alerts', operationId: 'listIncidentAlerts',
+  summary: "An incident's alerts as lines, most recently seen first, a page at a time",
+  find: (s, id) => s.incidents.get(id),
+  page: (s, incident, limit, cursor) => {
+    const page = incidentAlertsPage(s, incident.id, limit, cursor);
+    return page && { items: page.alerts, nextCursor: page.nextCursor };
+  },
+});
+const incidentEntitiesRoute = ownedListRoute({
+  owner: 'incident', part: 'entities', field: 'entities', operationId: 'listIncidentEntities',
+  summary: "An incident's entities in the order they joined, a page at a time",
+  find: (s, id) => s.incidents.get(id),
+  page: (_s, incident, limit, cursor) => {
+    const page = namesPage(incident.entities, limit, cursor);
+    return page && { items: page.names, nextCursor: page.nextCursor };
+  },
+});
+const incidentTimelineRoute = ownedListRoute({
+  owner: 'incident', part: 'timeline', field: 'entries', operationId: 'readIncidentTimeline',
+  summary: "An incident's whole timeline, oldest first, a page at a time",
+  find: (s, id) => s.incidents.get(id),
+  page: (_s, incident, limit, cursor) => {
+    const page = timelinePage(incident.timeline, limit, cursor);
+    return page && { items: page.entries, nextCursor: page.nextCursor };
+  },
+});
 
 /** Incident routes: list, promote, read (and its paged lists), and the lifecycle (status, assignee, merge, alerts promoted into one). */
 export const incidentRoutes: readonly Route[] = [

@@ -1,0 +1,56 @@
+import * as v from 'valibot';
+import type { AlertsState } from '../../projections/alerts.js';
+import type { AppDeps } from '../env.js';
+import { HttpError, parseOr400 } from '../errors.js';
+import { PageQuery } from '../query.js';
+import { route, type Route } from '../route.js';
+import { storedJson } from '../stored-json.js';
+
+/** The alerts view (alerts and incidents), as of every write acknowledged before the request. */
+export async function alertsView(deps: AppDeps): Promise<AlertsState> {
+  await deps.readYourWrites();
+  return deps.reads.state<AlertsState>('alerts');
+}
+
+/** One page of a list: its entries, and the cursor of the next page (null: this is the last). */
+export interface ListPage { readonly items: readonly unknown[]; readonly nextCursor: string | null }
+
+const OWNERS = {
+  alert: { base: '/api/v1/alerts/{alertId}', param: 'alertId', params: v.object({ alertId: v.string() }), permission: 'alerts:read' },
+  incident: { base: '/api/v1/incidents/{id}', param: 'id', params: v.object({ id: v.string() }), permission: 'incidents:read' },
+} as const;
+
+/**
+ * `GET /api/v1/alerts/{alertId}/{part}` or `GET /api/v1/incidents/{id}/{part}`: the whole of one of
+ * an alert's or an incident's lists, a page at a time (its detail carries 200 of it), answered as
+ * `{alertId | incidentId, <field>, nextCursor}`; an unknown owner is a 404, a cursor the list did
+ * not give a 400.
+ */
+export function ownedListRoute<O extends { readonly id: string }>(o: {
+  readonly owner: keyof typeof OWNERS;
+  readonly part: string;
+  readonly field: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly find: (s: AlertsState, id: string) => O | undefined;
+  readonly page: (s: AlertsState, owner: O, limit: number, cursor?: string) => ListPage | undefined;
+}): Route {
+  const { base, param, params, permission } = OWNERS[o.owner];
+  const idField = `${o.owner}Id`;
+  const path: string = `${base}/${o.part}`;
+  return route({
+    method: 'get', path, operationId: o.operationId, summary: o.summary,
+    permission, audit: `read_${o.owner}_${o.part}`, params, query: PageQuery,
+    success: { status: 200, description: `\`{${idField}, ${o.field}, nextCursor}\`` }, errors: [400, 404],
+    handle: async (c, { deps }) => {
+      const q = parseOr400(PageQuery, c.req.query(), 'query');
+      const s = await alertsView(deps);
+      const id = c.req.param(param)!;
+      const owner = o.find(s, id);
+      if (!owner) throw new HttpError(404, `${o.owner} ${id.slice(0, 128)} does not exist`);
+      const page = o.page(s, owner, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
+      if (!page) throw new HttpError(400, 'invalid query', [`cursor: not a cursor returned by this endpoint for this ${o.owner}`]);
+      return storedJson(c, { [idField]: owner.id, [o.field]: page.items, nextCursor: page.nextCursor });
+    },
+  });
+}
