@@ -1,4 +1,3 @@
-import type { Child } from 'hono/jsx';
 import * as v from 'valibot';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../commands/add-alert-note.js';
 import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
@@ -17,7 +16,7 @@ import { shortTime } from '../../web/components/url.js';
 import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
-import { cursorOf, More, PagedList, refused } from './paged-list.js';
+import { cursorOf, listPage, More, type ShownPage } from './paged-list.js';
 
 /** Evidence events shown on the detail page (the alert keeps up to 200 references; the count goes on). */
 const EVIDENCE_SHOWN = 50;
@@ -174,16 +173,12 @@ const detailRoute: PageRoute = {
 };
 
 /** `/alerts/{alertId}/{part}`: the whole of one of an alert's lists, HISTORY_SHOWN at a time: its history (oldest first), its affected systems. */
-function alertListRoute(part: 'timeline' | 'systems', heading: string, show: (alert: AlertView, cursor: string | undefined) => { content: Child; nextCursor: string | null } | undefined): PageRoute {
+function alertListRoute(part: 'timeline' | 'systems', heading: string, show: (alert: AlertView, cursor: string | undefined) => ShownPage | undefined): PageRoute {
   return {
     method: 'get', path: `/alerts/{alertId}/${part}`, permission: 'alerts:read', audit: `console_alert_${part}`,
     async handle(c, scope) {
       const alert = await alertOf(scope, c.req.param('alertId')!);
-      const page = show(alert, cursorOf(c)) ?? refused();
-      const base = `/alerts/${encodeURIComponent(alert.id)}`;
-      return scope.render(`${alert.title}: ${heading}`, (
-        <PagedList heading={<>{alert.title}: {heading}</>} back={base} backLabel={alert.title} self={`${base}/${part}`} nextCursor={page.nextCursor}>{page.content}</PagedList>
-      ));
+      return listPage(scope, { title: alert.title, base: `/alerts/${encodeURIComponent(alert.id)}` }, part, heading, show(alert, cursorOf(c)));
     },
   };
 }

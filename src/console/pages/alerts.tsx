@@ -12,7 +12,7 @@ import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { FilterBar } from '../../web/components/filter-bar.js';
 import { Pager, Table, type Column } from '../../web/components/table.js';
-import { shortTime, withQuery } from '../../web/components/url.js';
+import { shortTime, someOf, withQuery } from '../../web/components/url.js';
 import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { QueueQuery, queueFilter, queuePage, type QueueParams } from '../queries/alert-queue.js';
@@ -38,7 +38,7 @@ function QueuePage(props: { q: QueueParams; page: { alerts: AlertView[]; total: 
     { header: 'Alert', sort: 'title', cell: (a) => <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> },
     { header: 'Status', sort: 'status', cell: (a) => <><StatusLabel status={a.status} />{a.disposition ? <span class="muted"> · {a.disposition.replace('_', ' ')}</span> : null}</> },
     { header: 'Assignee', sort: 'assignee', cell: (a) => a.assignee ?? <span class="muted">—</span> },
-    { header: 'Systems', cell: (a) => a.affectedSystems.slice(0, 3).join(', ') + (a.affectedSystems.length > 3 ? ` +${a.affectedSystems.length - 3}` : '') },
+    { header: 'Systems', cell: (a) => someOf(a.affectedSystems, a.affectedSystems.length, 3) },
     { header: 'Events', class: 'num', cell: (a) => String(a.evidenceCount) },
     { header: 'Last seen', sort: 'lastSeen', cell: (a) => <time datetime={a.lastSeen}>{shortTime(a.lastSeen)}</time> },
   ];

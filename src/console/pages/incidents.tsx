@@ -1,4 +1,3 @@
-import type { Child } from 'hono/jsx';
 import * as v from 'valibot';
 import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../commands/add-incident-alerts.js';
 import { decideAssignIncident } from '../../commands/assign-incident.js';
@@ -10,13 +9,13 @@ import { commandContext, executeAudited } from '../../http/request-context.js';
 import { INCIDENT_STATUSES } from '../../projections/alerts.js';
 import { HISTORY_SHOWN, incidentAlertsPage, incidentDetail, listIncidents, namesPage, timelinePage, type IncidentAlertLine, type IncidentListItem } from '../../projections/alerts-query.js';
 import type { AlertsState, IncidentTimelineEntry, IncidentView } from '../../projections/alerts.js';
-import { cursorOf, More, PagedList, refused } from './paged-list.js';
+import { cursorOf, listPage, More, type ShownPage } from './paged-list.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { FilterBar } from '../../web/components/filter-bar.js';
 import { Table } from '../../web/components/table.js';
 import { Timeline } from '../../web/components/timeline.js';
-import { shortTime } from '../../web/components/url.js';
+import { shortTime, someOf } from '../../web/components/url.js';
 import { assigneeField, backTo, formFields, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
@@ -48,7 +47,7 @@ const listRoute: PageRoute = {
           { header: 'Assignee', cell: (i) => i.assignee ?? '—' },
           { header: 'Origin', cell: (i) => i.origin },
           { header: 'Alerts', class: 'num', cell: (i) => `${i.alertsOpen}/${i.totals.alerts} open` },
-          { header: 'Entities', cell: (i) => i.entities.slice(0, 4).join(', ') + (i.totals.entities > 4 ? ` +${i.totals.entities - 4}` : '') },
+          { header: 'Entities', cell: (i) => someOf(i.entities, i.totals.entities, 4) },
           { header: 'Last activity', cell: (i) => shortTime(i.lastSeen) },
         ]} />
       </>
@@ -101,7 +100,7 @@ function AlertLines(props: { readonly lines: readonly IncidentAlertLine[]; reado
       { header: 'Alert', cell: (a) => (scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title) },
       { header: 'Status', cell: (a) => <StatusLabel status={a.status} /> },
       { header: 'Assignee', cell: (a) => a.assignee ?? '—' },
-      { header: 'Systems', cell: (a) => a.affectedSystems.join(', ') + (a.affectedSystemsCount > a.affectedSystems.length ? ` +${a.affectedSystemsCount - a.affectedSystems.length}` : '') },
+      { header: 'Systems', cell: (a) => someOf(a.affectedSystems, a.affectedSystemsCount, a.affectedSystems.length) },
       { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
     ]} />
   );
@@ -120,12 +119,18 @@ function IncidentTimeline(props: { readonly entries: readonly IncidentTimelineEn
 
 const EntityLinks = (props: { readonly entities: readonly string[] }) => <>{props.entities.map((e) => <><a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a> </>)}</>;
 
+/** The incident of the path, or a 404. */
+function incidentOf(s: AlertsState, id: string): IncidentView {
+  const incident = s.incidents.get(id);
+  if (!incident) throw new HttpError(404, `incident ${id.slice(0, 128)} does not exist`);
+  return incident;
+}
+
 const detailRoute: PageRoute = {
   method: 'get', path: '/incidents/{id}', permission: 'incidents:read', audit: 'console_incident',
   async handle(c, scope) {
     const s = await alertsState(scope);
-    const incident = incidentDetail(s, c.req.param('id')!);
-    if (!incident) throw new HttpError(404, `incident ${c.req.param('id')!.slice(0, 128)} does not exist`);
+    const incident = incidentDetail(s, incidentOf(s, c.req.param('id')!).id)!;
     const base = `/incidents/${encodeURIComponent(incident.id)}`;
     return scope.render(incident.title, (
       <>
@@ -158,18 +163,13 @@ const detailRoute: PageRoute = {
  * `/incidents/{id}/{part}`: the whole of one of an incident's lists, HISTORY_SHOWN at a time: its
  * alerts (most recently seen first), entities (in the order they joined), timeline (oldest first).
  */
-function incidentListRoute(part: 'alerts' | 'entities' | 'timeline', heading: string, show: (s: AlertsState, incident: IncidentView, cursor: string | undefined, scope: PageScope) => { content: Child; nextCursor: string | null } | undefined): PageRoute {
+function incidentListRoute(part: 'alerts' | 'entities' | 'timeline', heading: string, show: (s: AlertsState, incident: IncidentView, cursor: string | undefined, scope: PageScope) => ShownPage | undefined): PageRoute {
   return {
     method: 'get', path: `/incidents/{id}/${part}`, permission: 'incidents:read', audit: `console_incident_${part}`,
     async handle(c, scope) {
       const s = await alertsState(scope);
-      const incident = s.incidents.get(c.req.param('id')!);
-      if (!incident) throw new HttpError(404, `incident ${c.req.param('id')!.slice(0, 128)} does not exist`);
-      const page = show(s, incident, cursorOf(c), scope) ?? refused();
-      const base = `/incidents/${encodeURIComponent(incident.id)}`;
-      return scope.render(`${incident.title}: ${heading}`, (
-        <PagedList heading={<>{incident.title}: {heading}</>} back={base} backLabel={incident.title} self={`${base}/${part}`} nextCursor={page.nextCursor}>{page.content}</PagedList>
-      ));
+      const incident = incidentOf(s, c.req.param('id')!);
+      return listPage(scope, { title: incident.title, base: `/incidents/${encodeURIComponent(incident.id)}` }, part, heading, show(s, incident, cursorOf(c), scope));
     },
   };
 }

@@ -11,3 +11,8 @@ export function shortTime(iso: string | undefined): string {
   if (!iso) return '';
   return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 }
+
+/** The first `shown` of `names`, joined, and how many more there are of `total` (`a, b +3`). */
+export function someOf(names: readonly string[], total: number, shown: number): string {
+  return names.slice(0, shown).join(', ') + (total > shown ? ` +${total - shown}` : '');
+}
