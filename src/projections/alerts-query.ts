@@ -95,6 +95,9 @@ export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor
   };
 }
 
+/** One page of a list: its entries, and the cursor of the next page (null: this is the last). */
+export interface ListPage<T> { readonly items: T[]; readonly nextCursor: string | null }
+
 /** Entries of each list an alert's or incident's detail carries: the newest (alerts: the most recently seen); the rest is paged. */
 export const HISTORY_SHOWN = 200;
 
@@ -168,9 +171,9 @@ export function incidentDetail(s: AlertsState, id: string) {
 }
 
 /** A page of an incident's alerts as lines, most recently seen first, `limit` after `cursor`; undefined when the cursor is not ours. */
-export function incidentAlertsPage(s: AlertsState, incidentId: string, limit: number, cursor?: string): { alerts: IncidentAlertLine[]; nextCursor: string | null } | undefined {
+export function incidentAlertsPage(s: AlertsState, incidentId: string, limit: number, cursor?: string): ListPage<IncidentAlertLine> | undefined {
   const page = listAlerts(s, { incident: incidentId }, limit, cursor);
-  return page && { alerts: page.alerts.map((a) => lineOf(s.alerts.get(a.id)!)), nextCursor: page.nextCursor };
+  return page && { items: page.alerts.map((a) => lineOf(s.alerts.get(a.id)!)), nextCursor: page.nextCursor };
 }
 
 /**
@@ -178,7 +181,7 @@ export function incidentAlertsPage(s: AlertsState, incidentId: string, limit: nu
  * systems) in its order, `limit` after `cursor` (which names the last one of the previous page).
  * Undefined when the cursor is not ours or names one the list does not have.
  */
-export function namesPage(names: readonly string[], limit: number, cursor?: string): { names: string[]; nextCursor: string | null } | undefined {
+export function namesPage(names: readonly string[], limit: number, cursor?: string): ListPage<string> | undefined {
   let start = 0;
   if (cursor !== undefined) {
     const name = decodeCursor<unknown>(cursor);
@@ -186,8 +189,8 @@ export function namesPage(names: readonly string[], limit: number, cursor?: stri
     if (at < 0) return undefined;
     start = at + 1;
   }
-  const page = names.slice(start, start + limit);
-  return { names: page, nextCursor: start + limit < names.length ? encodeCursor(page.at(-1)) : null };
+  const items = names.slice(start, start + limit);
+  return { items, nextCursor: start + limit < names.length ? encodeCursor(items.at(-1)) : null };
 }
 
 /** One entry of an alert's timeline: a review, an assignment or a note, with who and how they authenticated. */
@@ -231,7 +234,7 @@ export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignm
  * the last entry's record and how many entries of that record came before it, so it stays exact when
  * retention has since dropped older entries. Undefined when the cursor is not ours.
  */
-export function timelinePage<T extends { seq?: number | undefined }>(all: readonly T[], limit: number, cursor?: string): { entries: T[]; nextCursor: string | null } | undefined {
+export function timelinePage<T extends { seq?: number | undefined }>(all: readonly T[], limit: number, cursor?: string): ListPage<T> | undefined {
   let after: [number, number] | undefined;
   if (cursor !== undefined) {
     const c = decodeCursor<unknown>(cursor);
@@ -245,10 +248,10 @@ export function timelinePage<T extends { seq?: number | undefined }>(all: readon
     while (start < all.length && seqAt(start) < seq) start++;
     for (let k = 0; k < within && start < all.length && seqAt(start) === seq; k++) start++;
   }
-  const entries = all.slice(start, start + limit);
-  if (entries.length === 0 || start + limit >= all.length) return { entries, nextCursor: null };
-  const end = start + entries.length - 1;
+  const items = all.slice(start, start + limit);
+  if (items.length === 0 || start + limit >= all.length) return { items, nextCursor: null };
+  const end = start + items.length - 1;
   let within = 0;
   for (let i = end; i >= 0 && seqAt(i) === seqAt(end); i--) within++;
-  return { entries, nextCursor: encodeCursor([seqAt(end), within]) };
+  return { items, nextCursor: encodeCursor([seqAt(end), within]) };
 }

@@ -74,10 +74,10 @@ describe('timelinePage paging', () => {
     let cursor = from;
     for (;;) {
       const page = timelinePage(alertTimeline(a), limit, cursor)!;
-      assert.ok(page.entries.length <= limit);
-      seen.push(...page.entries);
+      assert.ok(page.items.length <= limit);
+      seen.push(...page.items);
       if (page.nextCursor === null) return seen;
-      assert.ok(page.entries.length === limit, 'only the last page is short');
+      assert.ok(page.items.length === limit, 'only the last page is short');
       cursor = page.nextCursor;
     }
   };
@@ -91,7 +91,7 @@ describe('timelinePage paging', () => {
       let before: unknown[] = [];
       for (let p = 0; p < pagesFirst % 4; p++) {
         const page = timelinePage(alertTimeline(a), limit, cursor)!;
-        before = [...before, ...page.entries];
+        before = [...before, ...page.items];
         if (page.nextCursor === null) return;
         cursor = page.nextCursor;
       }
@@ -137,11 +137,11 @@ describe("an incident's paged lists", () => {
       for (const incident of ['inc_a', 'inc_b']) {
         const members = ids.filter((id) => (toB.includes(id) ? 'inc_b' : 'inc_a') === incident);
         if (incident === 'inc_b' && toB.length === 0) continue;
-        const lines = walk((c) => { const p = incidentAlertsPage(s, incident, limit, c)!; return { items: p.alerts, nextCursor: p.nextCursor }; }, limit);
+        const lines = walk((c) => incidentAlertsPage(s, incident, limit, c)!, limit);
         assert.deepEqual(lines.map((l) => l.id).sort(), [...members].sort(), `${incident}: each of its alerts once`);
         for (let i = 1; i < lines.length; i++) assert.ok(lines[i - 1]!.lastSeen >= lines[i]!.lastSeen, 'most recently seen first');
         const state = s.incidents.get(incident)!;
-        const entities = walk((c) => { const p = namesPage(state.entities, limit, c)!; return { items: p.names, nextCursor: p.nextCursor }; }, limit);
+        const entities = walk((c) => namesPage(state.entities, limit, c)!, limit);
         assert.deepEqual(entities, state.entities, `${incident}: its entities in order`);
         const detail = incidentDetail(s, incident)!;
         assert.deepEqual(detail.alerts, lines, 'under 200 alerts, the detail shows them all, in the same order');
@@ -149,7 +149,7 @@ describe("an incident's paged lists", () => {
       }
       assert.equal(namesPage(s.incidents.get('inc_a')!.entities, limit, encodeCursor('ip:192.0.2.1')), undefined, 'an entity the incident does not have');
       for (const a of alerts) {
-        const systems = walk((c) => { const p = namesPage(s.alerts.get(`alr_${a.n}`)!.affectedSystems, limit, c)!; return { items: p.names, nextCursor: p.nextCursor }; }, limit);
+        const systems = walk((c) => namesPage(s.alerts.get(`alr_${a.n}`)!.affectedSystems, limit, c)!, limit);
         assert.deepEqual(systems, a.systems.map((x) => `ip:10.0.0.${x}`), 'an alert\'s systems, each once, in order');
       }
     }), { numRuns: 200 });

@@ -185,11 +185,11 @@ function alertListRoute(part: 'timeline' | 'systems', heading: string, show: (al
 
 const timelineListRoute = alertListRoute('timeline', 'history, oldest first', (alert, cursor) => {
   const page = timelinePage(alertTimeline(alert), HISTORY_SHOWN, cursor);
-  return page && { content: <Timeline label="Review history" empty="Not reviewed, assigned or annotated yet." entries={page.entries.map(historyEntry)} />, nextCursor: page.nextCursor };
+  return page && { content: <Timeline label="Review history" empty="Not reviewed, assigned or annotated yet." entries={page.items.map(historyEntry)} />, nextCursor: page.nextCursor };
 });
 const systemsListRoute = alertListRoute('systems', 'affected systems, in the order they came', (alert, cursor) => {
   const page = namesPage(alert.affectedSystems, HISTORY_SHOWN, cursor);
-  return page && { content: <SystemLinks systems={page.names} />, nextCursor: page.nextCursor };
+  return page && { content: <SystemLinks systems={page.items} />, nextCursor: page.nextCursor };
 });
 
 const ReviewForm = v.object({ status: v.picklist(ALERT_STATUSES), disposition: optionalField(v.picklist(ALERT_DISPOSITIONS)), reason: Reason });

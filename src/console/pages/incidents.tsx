@@ -176,15 +176,15 @@ function incidentListRoute(part: 'alerts' | 'entities' | 'timeline', heading: st
 
 const alertsListRoute = incidentListRoute('alerts', 'alerts, most recently seen first', (s, i, cursor, scope) => {
   const page = incidentAlertsPage(s, i.id, HISTORY_SHOWN, cursor);
-  return page && { content: <AlertLines lines={page.alerts} scope={scope} />, nextCursor: page.nextCursor };
+  return page && { content: <AlertLines lines={page.items} scope={scope} />, nextCursor: page.nextCursor };
 });
 const entitiesListRoute = incidentListRoute('entities', 'entities, in the order they joined', (_s, i, cursor) => {
   const page = namesPage(i.entities, HISTORY_SHOWN, cursor);
-  return page && { content: <EntityLinks entities={page.names} />, nextCursor: page.nextCursor };
+  return page && { content: <EntityLinks entities={page.items} />, nextCursor: page.nextCursor };
 });
 const timelineListRoute = incidentListRoute('timeline', 'timeline, oldest first', (s, i, cursor) => {
   const page = timelinePage(i.timeline, HISTORY_SHOWN, cursor);
-  return page && { content: <IncidentTimeline entries={page.entries} s={s} />, nextCursor: page.nextCursor };
+  return page && { content: <IncidentTimeline entries={page.items} s={s} />, nextCursor: page.nextCursor };
 });
 
 /** An incident action: parse its form (a 400 names what is wrong), decide through the API's command, go back to the incident. */

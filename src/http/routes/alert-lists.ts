@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import type { AlertsState } from '../../projections/alerts.js';
+import type { AlertsState, AlertView, IncidentView } from '../../projections/alerts.js';
+import type { ListPage } from '../../projections/alerts-query.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { PageQuery } from '../query.js';
@@ -12,12 +13,12 @@ export async function alertsView(deps: AppDeps): Promise<AlertsState> {
   return deps.reads.state<AlertsState>('alerts');
 }
 
-/** One page of a list: its entries, and the cursor of the next page (null: this is the last). */
-export interface ListPage { readonly items: readonly unknown[]; readonly nextCursor: string | null }
+/** What an alert's and an incident's lists belong to. */
+interface Owned { alert: AlertView; incident: IncidentView }
 
 const OWNERS = {
-  alert: { base: '/api/v1/alerts/{alertId}', param: 'alertId', params: v.object({ alertId: v.string() }), permission: 'alerts:read' },
-  incident: { base: '/api/v1/incidents/{id}', param: 'id', params: v.object({ id: v.string() }), permission: 'incidents:read' },
+  alert: { base: '/api/v1/alerts/{alertId}', param: 'alertId', params: v.object({ alertId: v.string() }), permission: 'alerts:read', find: (s: AlertsState, id: string) => s.alerts.get(id) },
+  incident: { base: '/api/v1/incidents/{id}', param: 'id', params: v.object({ id: v.string() }), permission: 'incidents:read', find: (s: AlertsState, id: string) => s.incidents.get(id) },
 } as const;
 
 /**
@@ -26,16 +27,16 @@ const OWNERS = {
  * `{alertId | incidentId, <field>, nextCursor}`; an unknown owner is a 404, a cursor the list did
  * not give a 400.
  */
-export function ownedListRoute<O extends { readonly id: string }>(o: {
-  readonly owner: keyof typeof OWNERS;
+export function ownedListRoute<K extends keyof Owned>(o: {
+  readonly owner: K;
   readonly part: string;
   readonly field: string;
   readonly operationId: string;
   readonly summary: string;
-  readonly find: (s: AlertsState, id: string) => O | undefined;
-  readonly page: (s: AlertsState, owner: O, limit: number, cursor?: string) => ListPage | undefined;
+  readonly page: (s: AlertsState, owner: Owned[K], limit: number, cursor?: string) => ListPage<unknown> | undefined;
 }): Route {
   const { base, param, params, permission } = OWNERS[o.owner];
+  const find = OWNERS[o.owner].find as (s: AlertsState, id: string) => Owned[K] | undefined;
   const idField = `${o.owner}Id`;
   const path: string = `${base}/${o.part}`;
   return route({
@@ -46,7 +47,7 @@ export function ownedListRoute<O extends { readonly id: string }>(o: {
       const q = parseOr400(PageQuery, c.req.query(), 'query');
       const s = await alertsView(deps);
       const id = c.req.param(param)!;
-      const owner = o.find(s, id);
+      const owner = find(s, id);
       if (!owner) throw new HttpError(404, `${o.owner} ${id.slice(0, 128)} does not exist`);
       const page = o.page(s, owner, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
       if (!page) throw new HttpError(400, 'invalid query', [`cursor: not a cursor returned by this endpoint for this ${o.owner}`]);

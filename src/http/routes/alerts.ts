@@ -77,21 +77,13 @@ const readAlertRoute = route({
 const readAlertTimelineRoute = ownedListRoute({
   owner: 'alert', part: 'timeline', field: 'entries', operationId: 'readAlertTimeline',
   summary: "An alert's whole timeline (reviews, assignments and notes), oldest first, a page at a time",
-  find: (s, id) => s.alerts.get(id),
-  page: (_s, alert, limit, cursor) => {
-    const page = timelinePage(alertTimeline(alert), limit, cursor);
-    return page && { items: page.entries, nextCursor: page.nextCursor };
-  },
+  page: (_s, alert, limit, cursor) => timelinePage(alertTimeline(alert), limit, cursor),
 });
 
 const readAlertSystemsRoute = ownedListRoute({
   owner: 'alert', part: 'systems', field: 'affectedSystems', operationId: 'listAlertSystems',
   summary: "An alert's affected systems in the order its evidence brought them, a page at a time (its detail carries the first 200)",
-  find: (s, id) => s.alerts.get(id),
-  page: (_s, alert, limit, cursor) => {
-    const page = namesPage(alert.affectedSystems, limit, cursor);
-    return page && { items: page.names, nextCursor: page.nextCursor };
-  },
+  page: (_s, alert, limit, cursor) => namesPage(alert.affectedSystems, limit, cursor),
 });
 
 const reviewAlertRoute = route({

@@ -109,29 +109,17 @@ const readIncidentRoute = route({
 const incidentAlertsRoute = ownedListRoute({
   owner: 'incident', part: 'alerts', field: 'alerts', operationId: 'listIncidentAlerts',
   summary: "An incident's alerts as lines, most recently seen first, a page at a time",
-  find: (s, id) => s.incidents.get(id),
-  page: (s, incident, limit, cursor) => {
-    const page = incidentAlertsPage(s, incident.id, limit, cursor);
-    return page && { items: page.alerts, nextCursor: page.nextCursor };
-  },
+  page: (s, incident, limit, cursor) => incidentAlertsPage(s, incident.id, limit, cursor),
 });
 const incidentEntitiesRoute = ownedListRoute({
   owner: 'incident', part: 'entities', field: 'entities', operationId: 'listIncidentEntities',
   summary: "An incident's entities in the order they joined, a page at a time",
-  find: (s, id) => s.incidents.get(id),
-  page: (_s, incident, limit, cursor) => {
-    const page = namesPage(incident.entities, limit, cursor);
-    return page && { items: page.names, nextCursor: page.nextCursor };
-  },
+  page: (_s, incident, limit, cursor) => namesPage(incident.entities, limit, cursor),
 });
 const incidentTimelineRoute = ownedListRoute({
   owner: 'incident', part: 'timeline', field: 'entries', operationId: 'readIncidentTimeline',
   summary: "An incident's whole timeline, oldest first, a page at a time",
-  find: (s, id) => s.incidents.get(id),
-  page: (_s, incident, limit, cursor) => {
-    const page = timelinePage(incident.timeline, limit, cursor);
-    return page && { items: page.entries, nextCursor: page.nextCursor };
-  },
+  page: (_s, incident, limit, cursor) => timelinePage(incident.timeline, limit, cursor),
 });
 
 /** Incident routes: list, promote, read (and its paged lists), and the lifecycle (status, assignee, merge, alerts promoted into one). */
