@@ -11,7 +11,8 @@ import { setFlagsFromString } from 'node:v8';
  * | `(?m)` at the start | `^`/`$` at every `\n` | `(?<![^\n])`, `(?![^\n])` (JavaScript's `m` also breaks at `\r`, U+2028, U+2029) |
  * | `(?P<name>...)`, `(?P=name)` | named group, back-reference | `(?<name>...)`, `\k<name>` |
  * | `\A`, `\Z` | start, end of the text | `^`, `$` (with `(?m)`: `(?<![\s\S])`, `(?![\s\S])`) |
- * | `$` | end, or before a final newline | `\n?$` where nothing follows it, else `(?=\n?(?![\s\S]))` (without `m`) |
+ * | `$` | end, or before a final newline | `\n?$` where nothing of the pattern can follow it, else `(?=\n?(?![\s\S]))` (without `m`) |
+ * | `[]a]`, `[^]a]` | a `]` first in a class is literal | `[\]a]`, `[^\]a]` |
  * | `.` | any character but `\n` | `[^\n]` (JavaScript's `.` also excludes `\r`, U+2028, U+2029) |
  * | `(?#...)` | comment | removed |
  *
@@ -61,10 +62,16 @@ export function translateRegex(pattern: string, modifierFlags = ''): RegexTransl
   return { ok: true, source: body, flags };
 }
 
+/** What a group is, for whether a `$` inside it ends the match: a lookaround's `$` is not the match's end. */
+type GroupKind = 'group' | 'lookaround';
+
+const LOOKAROUND = /^\(\?(?:=|!|<=|<!)/;
+
 function translateBody(src: string, multiline: boolean, dotAll: boolean): string | RegexTranslation {
   let out = '';
   let inClass = false;
-  let depth = 0;
+  let classFirst = -1;
+  const open: GroupKind[] = [];
   for (let i = 0; i < src.length; i++) {
     const c = src[i]!;
     if (c === '\\') {
@@ -79,18 +86,26 @@ function translateBody(src: string, multiline: boolean, dotAll: boolean): string
       continue;
     }
     if (inClass) {
-      if (c === ']' && !out.endsWith('[') && !out.endsWith('[^')) inClass = false;
+      // Python reads a `]` first in a class as a literal; JavaScript would read `[]` as an empty class.
+      if (c === ']' && i === classFirst) out += '\\]';
+      else {
+        if (c === ']') inClass = false;
+        out += c;
+      }
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      classFirst = src[i + 1] === '^' ? i + 2 : i + 1;
       out += c;
       continue;
     }
-    if (c === '[') { inClass = true; out += c; continue; }
     if (c === '.' && !dotAll) { out += '[^\\n]'; continue; }
     if (c === '$') {
-      // Where nothing of the pattern follows (its end, or the end of a top-level alternative),
-      // consuming the final newline is the same as looking ahead at it, for a test, and keeps the
-      // pattern free of lookarounds, which V8's linear engine lacks (see the flag above).
-      const last = depth === 0 && (i === src.length - 1 || src[i + 1] === '|');
-      out += multiline ? '(?![^\\n])' : last ? '\\n?$' : '(?=\\n?(?![\\s\\S]))';
+      // Where nothing of the pattern can follow, consuming the final newline is the same as looking
+      // ahead at it, for a test, and keeps the pattern free of lookarounds, which V8's linear engine
+      // lacks (see the flag above).
+      out += multiline ? '(?![^\\n])' : endsMatch(src, i + 1, open) ? '\\n?$' : '(?=\\n?(?![\\s\\S]))';
       continue;
     }
     if (c === '^' && multiline) { out += '(?<![^\\n])'; continue; }
@@ -98,17 +113,54 @@ function translateBody(src: string, multiline: boolean, dotAll: boolean): string
     if (c === '(' && src[i + 1] === '?') {
       const group = translateGroupStart(src, i);
       if (typeof group !== 'string' && 'ok' in group) return group;
-      if (typeof group === 'string') { depth++; out += group; continue; }
-      if (group.text === '(?<') depth++;
+      if (typeof group === 'string') { open.push(LOOKAROUND.test(src.slice(i, i + 4)) ? 'lookaround' : 'group'); out += group; continue; }
+      if (group.text === '(?<') open.push('group');
       out += group.text;
       i = group.end - 1;
       continue;
     }
-    if (c === '(') depth++;
-    else if (c === ')') depth--;
+    if (c === '(') open.push('group');
+    else if (c === ')') open.pop();
     out += c;
   }
   return out;
+}
+
+/**
+ * Whether nothing of the pattern can match after `src[from]`, inside the groups `open`: only
+ * closings of groups follow (none quantified, none a lookaround) up to the pattern's end or to a
+ * `|`, after which the rest of that alternation is skipped and the same holds.
+ */
+function endsMatch(src: string, from: number, open: readonly GroupKind[]): boolean {
+  let depth = open.length;
+  for (let j = from; j < src.length;) {
+    if (src[j] === '|') {
+      if (depth === 0) return true;
+      j = closingOf(src, j);
+      if (j < 0) return false;
+    } else if (src[j] === ')' && depth > 0 && open[depth - 1] === 'group' && !/[*+?{]/.test(src[j + 1] ?? '')) {
+      depth--;
+      j++;
+    } else return false;
+  }
+  return depth === 0;
+}
+
+/** The index of the `)` closing the group that `src[from]` is in, or -1. */
+function closingOf(src: string, from: number): number {
+  let nested = 0;
+  for (let k = from; k < src.length; k++) {
+    const c = src[k];
+    if (c === '\\') k++;
+    else if (c === '[') {
+      // The class ends at the first `]` that is not its first character.
+      k += src[k + 1] === '^' ? 2 : 1;
+      if (src[k] === ']') k++;
+      while (k < src.length && src[k] !== ']') k += src[k] === '\\' ? 2 : 1;
+    } else if (c === '(') nested++;
+    else if (c === ')' && nested-- === 0) return k;
+  }
+  return -1;
 }
 
 /** `(?...` constructs: the replacement and where the construct ends, `(` when JavaScript reads it as written, or a refusal. */

@@ -40,7 +40,7 @@ const { regex } = fc.letrec<{ regex: string; branch: string; piece: string; atom
   atom: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     char,
-    fc.constantFrom('.', '[ab]', '[^a]', '[A-B]', '\\s', '\\S', '\\d', '\\w', '\\.', '\\-'),
+    fc.constantFrom('.', '[ab]', '[^a]', '[A-B]', '[]a]', '[^]b]', '[)|]', '\\s', '\\S', '\\d', '\\w', '\\.', '\\-'),
     tie('regex').map((r) => `(?:${r})`),
     tie('regex').map((r) => `(${r})`),
   ),
@@ -77,6 +77,18 @@ describe('Sigma regular expressions in JavaScript agree with Python re', () => {
       ['\\Aab\\Z', ['ab', 'ab\n', 'xab']],
       ['ab$', ['ab', 'ab\n', 'ab\n\n']],
       ['a.b(?#comment)', ['axb', 'a\nb', 'a\rb']],
+      ['(^[a-zA-Z]{4}$)|(^[a-zA-Z]{8}$)', ['abcd', 'abcd\n', 'abcdefgh\n', 'abcde', 'abcd\n\n']],
+      ['(a$|b)c', ['ac', 'bc', 'a\nc', 'a']],
+      ['((a$)|b)', ['a', 'a\n', 'xb', 'ax']],
+      ['(a$)+', ['a', 'a\n', 'aa\n', 'ab']],
+      ['(?:a$){1}x?', ['a', 'a\n', 'ax']],
+      ['(?=a$)a', ['a', 'a\n', 'ab']],
+      ['a(?<=a$)', ['a', 'a\n', 'ab']],
+      ['[]a]x', [']x', 'ax', 'x', '[]x']],
+      ['[^]a]x', [']x', 'bx', 'x']],
+      ['[[]a', ['[a', 'a', ']a']],
+      ['(a[)|]$)', ['a)', 'a|', 'a)\n', 'a]']],
+      ['(a$|[)|])\\s', ['a\n', 'a', ')\n', '|x']],
     ];
     const verdicts = python(cases);
     cases.forEach(([p, texts], i) => assert.deepEqual(javascript(p, texts), verdicts[i], p));
