@@ -1,7 +1,8 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { acquireStoreLock } from './store-lock.js';
+import { StoreLockedError } from './event-log.js';
+import { acquireStoreLock, otherLockHolders } from './store-lock.js';
 
 /** One LMDB environment holding the log and every LMDB-backed read model. */
 export interface LmdbStore {
@@ -12,6 +13,21 @@ export interface LmdbStore {
   close(): Promise<void>;
 }
 
+/**
+ * Refuses the store when another process has its LMDB environment open. LMDB holds a shared lock
+ * on `lock.mdb` for as long as a process has the environment open, and the kernel drops it when the
+ * process ends, however it ends; the pid lock file cannot know as much (a pid of another pid
+ * namespace, two processes taking over one stale lock at once). Each process checks after its own
+ * open, so of two opening at once the later one sees the earlier; both may see each other and both
+ * refuse, never both go on.
+ */
+function refuseSharedEnvironment(path: string): void {
+  const others = otherLockHolders(join(path, 'lock.mdb'));
+  if (others === undefined || others.length === 0) return;
+  const visible = others.filter((p) => p > 0);
+  throw new StoreLockedError(`the store at ${path} is in use by ${visible.length > 0 ? `process ${visible.join(', ')}` : 'a process this one cannot see (another container or pid namespace)'}; stop it first (one Vigil process per store)`);
+}
+
 /** Opens the store directory (created 0700), refusing one that another process holds. */
 export function openLmdbStore(path: string): LmdbStore {
   mkdirSync(path, { recursive: true, mode: 0o700 });
@@ -19,9 +35,16 @@ export function openLmdbStore(path: string): LmdbStore {
   let root: RootDatabase;
   try {
     root = open({ path, maxDbs: 64, compression: false, cache: false });
+  } catch (err) {
+    release();
+    throw err;
+  }
+  try {
     // LMDB creates its files 0644; the store holds evidence and token hashes, so owner-only.
     for (const file of ['data.mdb', 'lock.mdb']) if (existsSync(join(path, file))) chmodSync(join(path, file), 0o600);
+    refuseSharedEnvironment(path);
   } catch (err) {
+    void root.close().catch(() => undefined);
     release();
     throw err;
   }

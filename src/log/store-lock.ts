@@ -1,4 +1,4 @@
-import { linkSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StoreLockedError } from './event-log.js';
 
@@ -114,6 +114,36 @@ export function acquirePidFileLock(path: string, inUse: (owner: number | undefin
   } finally {
     rmSync(mine, { force: true });
   }
+}
+
+/** A line of /proc/locks: `1: POSIX  ADVISORY  READ 7362 fe:00:2179698 0 0`, or `1: -> …` for a process waiting for one. */
+const LOCK_LINE = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/gm;
+
+/**
+ * The other processes that hold (or wait for) a lock on `file`, from the kernel's table of file
+ * locks (/proc/locks): a process that has ended, however it ended, holds none, whatever its pid
+ * file says. Their pids as this process sees them (0 or -1 for one it cannot see: another pid
+ * namespace, an open-file-description lock). Undefined where the table cannot tell: no /proc/locks,
+ * or this process's own lock on `file` (`self`: it holds one) is not in it as `file`'s device and
+ * inode, as on file systems that report other numbers to stat than to the lock table.
+ */
+export function otherLockHolders(file: string, self = process.pid): number[] | undefined {
+  let table: string;
+  try {
+    table = readFileSync('/proc/locks', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const { dev, ino } = statSync(file, { bigint: true });
+  // glibc's major() and minor() of the stat device number.
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
+  const pids: number[] = [];
+  for (const m of table.matchAll(LOCK_LINE)) {
+    if (BigInt(`0x${m[2]}`) === major && BigInt(`0x${m[3]}`) === minor && BigInt(m[4]!) === ino) pids.push(Number(m[1]));
+  }
+  if (!pids.includes(self)) return undefined;
+  return [...new Set(pids.filter((p) => p !== self))];
 }
 
 /**

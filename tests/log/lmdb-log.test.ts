@@ -1,9 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { openLmdbStore, type LmdbStore } from '../../src/log/lmdb-store.js';
 import { openLmdbLog } from '../../src/log/lmdb-log.js';
-import { FatalStorageError } from '../../src/log/event-log.js';
+import { FatalStorageError, StoreLockedError } from '../../src/log/event-log.js';
+import { otherLockHolders } from '../../src/log/store-lock.js';
 import { tempDir } from '../helpers/temp.js';
 import { logContract } from './log-contract.js';
 
@@ -93,6 +97,40 @@ describe('LMDB log', () => {
       // Once the owner has closed it, the store opens again.
       const again = openLmdbStore(dir.path);
       await again.close();
+    } finally { dir.cleanup(); }
+  });
+
+  it('refuses a store another process has open even when its pid lock file says nobody holds it', async () => {
+    const dir = tempDir();
+    const url = new URL('../../src/log/lmdb-store.js', import.meta.url).href;
+    const holder = spawn(process.execPath, ['--input-type=module', '-e',
+      `const m = await import(${JSON.stringify(url)}); m.openLmdbStore(${JSON.stringify(dir.path)}); console.log('open'); setInterval(() => {}, 1000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await once(holder.stdout!, 'data');
+      // What a pid lock file cannot tell: its holder in another pid namespace (a container), or a
+      // stale lock two processes took over at once. Here: the file names a process long gone.
+      const lock = join(dir.path, 'vigil.lock');
+      assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${holder.pid} `));
+      writeFileSync(lock, '2147483646 00000000-0000-0000-0000-000000000000:1');
+      assert.throws(() => openLmdbStore(dir.path), (err: Error) => err instanceof StoreLockedError && err.message.includes(`in use by process ${holder.pid};`));
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+      // The kernel dropped the killed holder's lock: the store opens, taking over the stale file.
+      const store = openLmdbStore(dir.path);
+      assert.deepEqual(otherLockHolders(join(dir.path, 'lock.mdb')), []);
+      await store.close();
+    } finally {
+      holder.kill('SIGKILL');
+      dir.cleanup();
+    }
+  });
+
+  it('reads lock holders only where the kernel table names this process\'s own lock on the file', () => {
+    const dir = tempDir();
+    try {
+      const unlocked = join(dir.path, 'plain');
+      writeFileSync(unlocked, '');
+      assert.equal(otherLockHolders(unlocked), undefined);
     } finally { dir.cleanup(); }
   });
 });
