@@ -16,8 +16,8 @@ export interface LmdbStore {
 /**
  * Refuses the store when another process has its LMDB environment open. LMDB holds a shared lock
  * on `lock.mdb` for as long as a process has the environment open, and the kernel drops it when the
- * process ends, however it ends; the pid lock file cannot know as much (a pid of another pid
- * namespace, two processes taking over one stale lock at once). Each process checks after its own
+ * process ends, however it ends; the pid lock file cannot know as much (three processes taking
+ * over one stale lock at once, a pid that now names another process). Each process checks after its own
  * open, so of two opening at once the later one sees the earlier; both may see each other and both
  * refuse, never both go on.
  */
@@ -25,7 +25,7 @@ function refuseSharedEnvironment(path: string): void {
   const others = otherLockHolders(join(path, 'lock.mdb'));
   if (others === undefined || others.length === 0) return;
   const visible = others.filter((p) => p > 0);
-  throw new StoreLockedError(`the store at ${path} is in use by ${visible.length > 0 ? `process ${visible.join(', ')}` : 'a process this one cannot see (another container or pid namespace)'}; stop it first (one Vigil process per store)`);
+  throw new StoreLockedError(`the store at ${path} is in use by ${visible.length > 0 ? `process ${visible.join(', ')}` : 'a process whose pid is not visible here'}; stop it first (one Vigil process per store)`);
 }
 
 /** Opens the store directory (created 0700), refusing one that another process holds. */

@@ -122,8 +122,8 @@ const LOCK_LINE = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0
 /**
  * The other processes that hold (or wait for) a lock on `file`, from the kernel's table of file
  * locks (/proc/locks): a process that has ended, however it ended, holds none, whatever its pid
- * file says. Their pids as this process sees them (0 or -1 for one it cannot see: another pid
- * namespace, an open-file-description lock). Undefined where the table cannot tell: no /proc/locks,
+ * file says. The kernel lists only the processes of this one's pid namespace; their pids (-1 for
+ * an open-file-description lock, which has no owning process). Undefined where the table cannot tell: no /proc/locks,
  * or this process's own lock on `file` (`self`: it holds one) is not in it as `file`'s device and
  * inode, as on file systems that report other numbers to stat than to the lock table.
  */
