@@ -3,8 +3,8 @@ import {
   DetectionRecord, type AlertEvidenceAdded, type AlertRaised, type DetectionHitsRecorded, type RecordedHit,
 } from '../events/detection-records.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { alertKey, type AlertsState } from '../projections/alerts.js';
-import { SYSTEMS_LISTED, systemsOf } from '../projections/alerts-query.js';
+import { alertKey, systemsKept, type AlertsState } from '../projections/alerts.js';
+import { SYSTEMS_LISTED } from '../projections/alerts-query.js';
 import { activeRuleSet, hitsFromRecord, type DetectionState } from '../projections/detection.js';
 import { lookupEvent } from '../projections/evidence.js';
 import type { ReadModels } from '../projections/runtime.js';
@@ -25,9 +25,10 @@ export interface AlertSummary {
   readonly author?: string;
   readonly severity: number;
   readonly confidence: number;
-  /** Its first SYSTEMS_LISTED affected systems; `affectedSystemsCount` counts them all. */
+  /** Its first SYSTEMS_LISTED affected systems; `affectedSystemsCount` counts all it keeps, `affectedSystemsComplete` says whether it keeps all. */
   readonly affectedSystems: readonly string[];
   readonly affectedSystemsCount: number;
+  readonly affectedSystemsComplete: boolean;
   readonly firstSeen: string;
   readonly lastSeen: string;
   readonly raised: boolean;
@@ -119,14 +120,23 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
   events.push(...[...grown.values()].map((data) => ({ type: DetectionRecord.AlertEvidenceAdded, data })));
   const incidents = correlateIncidents(alertsState, raised, settings);
   events.push(...incidents.events);
+  // The systems the alerts model will keep (projections/alerts.ts bounds them), its records applied in this order.
+  let links = alertsState.systemLinks;
+  const keep = (had: number, fresh: number): number => {
+    const kept = systemsKept(had, fresh, links);
+    links += kept;
+    return kept;
+  };
   const alerts: AlertSummary[] = [
-    ...raised.map((a) => summary(a, true)),
+    ...raised.map((a) => summary(a, keep(0, a.affectedSystems.length))),
     ...[...grown.values()].map((g) => {
       const a = alertsState.alerts.get(g.alertId)!;
       const fresh = [...new Set(g.affectedSystems)].filter((sys) => alertsState.bySystem.get(sys)?.has(a.id) !== true);
+      const kept = keep(a.affectedSystems.length, fresh.length);
       return {
         id: a.id, status: a.status, ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: g.confidence,
-        affectedSystems: [...a.affectedSystems.slice(0, SYSTEMS_LISTED), ...fresh.slice(0, SYSTEMS_LISTED)].slice(0, SYSTEMS_LISTED), affectedSystemsCount: a.affectedSystems.length + fresh.length,
+        affectedSystems: [...a.affectedSystems.slice(0, SYSTEMS_LISTED), ...fresh.slice(0, Math.min(kept, SYSTEMS_LISTED))].slice(0, SYSTEMS_LISTED),
+        affectedSystemsCount: a.affectedSystems.length + kept, affectedSystemsComplete: a.affectedSystemsComplete && kept === fresh.length,
         firstSeen: a.firstSeen, lastSeen: g.lastSeen > a.lastSeen ? g.lastSeen : a.lastSeen, raised: false,
       };
     }),
@@ -175,6 +185,11 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
   }
 }
 
-function summary(a: AlertRaised, raised: boolean): AlertSummary {
-  return { id: a.alertId, status: 'open', ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: a.confidence, ...systemsOf(a.affectedSystems, SYSTEMS_LISTED), firstSeen: a.firstSeen, lastSeen: a.lastSeen, raised };
+/** A raised alert as the ingestion result lists it, `kept` of its systems kept. */
+function summary(a: AlertRaised, kept: number): AlertSummary {
+  return {
+    id: a.alertId, status: 'open', ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: a.confidence,
+    affectedSystems: a.affectedSystems.slice(0, Math.min(kept, SYSTEMS_LISTED)), affectedSystemsCount: kept, affectedSystemsComplete: kept === a.affectedSystems.length,
+    firstSeen: a.firstSeen, lastSeen: a.lastSeen, raised: true,
+  };
 }

@@ -7,7 +7,7 @@ import { registerRoutes } from './route-table.js';
 import { registerConsole } from '../console/app.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
-import type { AlertsState } from '../projections/alerts.js';
+import { SYSTEM_LINKS_KEPT, type AlertsState } from '../projections/alerts.js';
 
 /** Routes registered on the app, for 405 answers: a method and a path pattern each. */
 function methodsFor(app: Hono<AppEnv>, path: string): string[] {
@@ -32,6 +32,7 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     queue: () => deps.admission.depth(),
     readSideApplied: () => deps.reads.seq(),
     openAlertSeverities: () => openSeverities(deps.reads.state<AlertsState>('alerts')),
+    alertSystemLinks: () => ({ kept: deps.reads.state<AlertsState>('alerts').systemLinks, limit: SYSTEM_LINKS_KEPT }),
     collectorLastSeen: () => [...deps.reads.state<CollectorsState>(COLLECTORS).collectors.values()].map((c) => c.lastAcceptedAt),
     ...(deps.exports ? { exports: deps.exports } : {}),
     now: deps.now,

@@ -29,6 +29,8 @@ export interface MetricSources {
   readonly readSideApplied?: () => number;
   /** Severity (0 to 10) of every alert that is not dismissed. */
   readonly openAlertSeverities?: () => Iterable<number>;
+  /** Links between alerts and affected systems kept, and the most kept (projections/alerts.ts). */
+  readonly alertSystemLinks?: () => { readonly kept: number; readonly limit: number };
   /** When each enrolled collector was last heard from (ISO 8601), or null when never. */
   readonly collectorLastSeen?: () => Iterable<string | null>;
   /** Each configured export destination's delivery state (its name is from the configuration: a closed set). */
@@ -82,6 +84,13 @@ export function createMetrics(): Metrics {
       const counts = new Array<number>(11).fill(0);
       for (const s of severities) counts[Math.min(10, Math.max(0, Math.round(s)))]!++;
       counts.forEach((n, s) => this.set({ severity: String(s) }, n));
+    } });
+  new Gauge({ name: 'vigil_alert_system_links', help: 'Links between alerts and affected systems kept in memory (kind=kept), and the most kept (kind=limit); past it, alerts keep no new systems.', labelNames: ['kind'] as const, registers,
+    collect() {
+      const links = sources.alertSystemLinks?.();
+      if (!links) return;
+      this.set({ kind: 'kept' }, links.kept);
+      this.set({ kind: 'limit' }, links.limit);
     } });
   new Gauge({ name: 'vigil_collectors', help: 'Enrolled collectors by time since their last accepted submission.', labelNames: ['last_seen'] as const, registers,
     collect() {

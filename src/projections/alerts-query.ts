@@ -25,9 +25,9 @@ export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matc
  */
 export const SYSTEMS_LISTED = 20;
 
-/** An alert's first `n` affected systems, and how many it has (`affectedSystemsCount`). */
-export function systemsOf(systems: readonly string[], n: number): { affectedSystems: string[]; affectedSystemsCount: number } {
-  return { affectedSystems: systems.slice(0, n), affectedSystemsCount: systems.length };
+/** An alert's first `n` affected systems, how many it keeps (`affectedSystemsCount`), and whether those are all its evidence named. */
+export function systemsOf(a: Pick<AlertView, 'affectedSystems' | 'affectedSystemsComplete'>, n: number): { affectedSystems: string[]; affectedSystemsCount: number; affectedSystemsComplete: boolean } {
+  return { affectedSystems: a.affectedSystems.slice(0, n), affectedSystemsCount: a.affectedSystems.length, affectedSystemsComplete: a.affectedSystemsComplete };
 }
 
 const newestFirst = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) =>
@@ -90,7 +90,7 @@ export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor
   const more = start >= 0 && start + limit < pool.length;
   const last = page.at(-1);
   return {
-    alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, assignmentHistory: _a, notes: _n, ...rest }) => ({ ...rest, ...systemsOf(rest.affectedSystems, SYSTEMS_LISTED) })),
+    alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, assignmentHistory: _a, notes: _n, ...rest }) => ({ ...rest, ...systemsOf(rest, SYSTEMS_LISTED) })),
     nextCursor: more && last ? encodeCursor(sort === 'lastSeen' ? [last.lastSeen, last.id] : [sort, sortKey(last, sort), last.lastSeen, last.id]) : null,
   };
 }
@@ -152,10 +152,10 @@ function boundedIncident(s: AlertsState, i: IncidentView) {
 }
 
 /** An alert as an incident lists it (its first SYSTEMS_LISTED affected systems, and how many it has). */
-export type IncidentAlertLine = Pick<AlertView, 'id' | 'status' | 'title' | 'ruleId' | 'severity' | 'firstSeen' | 'lastSeen' | 'affectedSystems' | 'assignee'> & { affectedSystemsCount: number };
+export type IncidentAlertLine = Pick<AlertView, 'id' | 'status' | 'title' | 'ruleId' | 'severity' | 'firstSeen' | 'lastSeen' | 'affectedSystems' | 'affectedSystemsComplete' | 'assignee'> & { affectedSystemsCount: number };
 const lineOf = (a: AlertView): IncidentAlertLine => ({
   id: a.id, status: a.status, title: a.title, ruleId: a.ruleId, severity: a.severity, firstSeen: a.firstSeen, lastSeen: a.lastSeen,
-  ...systemsOf(a.affectedSystems, SYSTEMS_LISTED), ...(a.assignee !== undefined ? { assignee: a.assignee } : {}),
+  ...systemsOf(a, SYSTEMS_LISTED), ...(a.assignee !== undefined ? { assignee: a.assignee } : {}),
 });
 
 /**
@@ -216,11 +216,11 @@ export function alertTimeline(a: Pick<AlertView, 'reviewHistory' | 'assignmentHi
  * (`historyTotals`), so the answer stays bounded however often an alert was reviewed; its first
  * HISTORY_SHOWN affected systems, and how many it has.
  */
-export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes' | 'affectedSystems'>>(a: A) {
+export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes' | 'affectedSystems' | 'affectedSystemsComplete'>>(a: A) {
   const timeline = alertTimeline(a);
   return {
     ...a,
-    ...systemsOf(a.affectedSystems, HISTORY_SHOWN),
+    ...systemsOf(a, HISTORY_SHOWN),
     reviewHistory: a.reviewHistory.slice(-HISTORY_SHOWN),
     assignmentHistory: a.assignmentHistory.slice(-HISTORY_SHOWN),
     notes: a.notes.slice(-HISTORY_SHOWN),

@@ -13,6 +13,19 @@ export type { AlertDisposition, AlertStatus, IncidentStatus } from '../events/de
 /** At most this many evidence references are kept on one alert (the count goes on). */
 export const EVIDENCE_KEPT = 200;
 
+/**
+ * At most this many affected systems are kept on one alert: a scan from one address gathers every
+ * destination it touched, and a /8 has 16 million. Those beyond are not kept, and the alert says
+ * so (`affectedSystemsComplete: false`).
+ */
+export const SYSTEMS_KEPT_PER_ALERT = 10_000;
+
+/**
+ * At most this many links between an alert and an affected system are kept across all alerts
+ * (about 200 bytes of heap each): many sources scanning at once. Past it, alerts keep no new systems.
+ */
+export const SYSTEM_LINKS_KEPT = 1_000_000;
+
 /** One review-history entry; `seq` is its record's, so an auditor can ask for that record's inclusion proof. */
 export interface ReviewEntry { at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string; disposition?: AlertDisposition; bulk?: boolean }
 
@@ -37,6 +50,8 @@ export interface AlertView {
   evidence: EvidenceRef[];
   evidenceCount: number;
   affectedSystems: string[];
+  /** False once a system of its evidence was not kept (SYSTEMS_KEPT_PER_ALERT, SYSTEM_LINKS_KEPT). */
+  affectedSystemsComplete: boolean;
   firstSeen: string;
   lastSeen: string;
   tags: string[];
@@ -96,6 +111,8 @@ export interface AlertsState {
   byKey: Map<string, string[]>;
   /** affected system -> alert ids, for incident correlation. */
   bySystem: Map<string, Set<string>>;
+  /** How many alert-to-system links `bySystem` holds (at most SYSTEM_LINKS_KEPT). */
+  systemLinks: number;
   incidents: Map<string, IncidentView>;
 }
 
@@ -108,12 +125,22 @@ function indexSystem(s: AlertsState, sys: string, alertId: string): void {
   set.add(alertId);
 }
 
+/** How many of `fresh` systems new to an alert that has `had` would be kept, with `links` links kept in all. */
+export function systemsKept(had: number, fresh: number, links: number): number {
+  return Math.max(0, Math.min(fresh, SYSTEMS_KEPT_PER_ALERT - had, SYSTEM_LINKS_KEPT - links));
+}
+
 function addSystems(s: AlertsState, alert: AlertView, systems: readonly string[]): void {
   for (const sys of systems) {
     // The index says whether the alert has the system already: a scan gathers thousands on one alert.
     if (s.bySystem.get(sys)?.has(alert.id) === true) continue;
+    if (systemsKept(alert.affectedSystems.length, 1, s.systemLinks) === 0) {
+      alert.affectedSystemsComplete = false;
+      continue;
+    }
     alert.affectedSystems.push(sys);
     indexSystem(s, sys, alert.id);
+    s.systemLinks++;
   }
 }
 
@@ -139,7 +166,7 @@ function raise(s: AlertsState, d: AlertRaised): void {
   const alert: AlertView = {
     id: d.alertId, status: 'open', ruleId: d.ruleId, groupKey: d.groupKey, title: d.title, ...(d.author !== undefined ? { author: d.author } : {}),
     level: d.level, severity: d.severity, confidence: d.confidence, matchReason: d.matchReason, evidence: [...d.evidence].slice(-EVIDENCE_KEPT),
-    evidenceCount: d.evidence.length, affectedSystems: [], firstSeen: d.firstSeen, lastSeen: d.lastSeen, tags: [...d.tags],
+    evidenceCount: d.evidence.length, affectedSystems: [], affectedSystemsComplete: true, firstSeen: d.firstSeen, lastSeen: d.lastSeen, tags: [...d.tags],
     attack: d.tags.filter((t) => t.startsWith('attack.')), reviewHistory: [], assignmentHistory: [], notes: [],
   };
   s.alerts.set(d.alertId, alert);
@@ -196,8 +223,9 @@ export const alertsProjection = instanceProjection<AlertsState>({
   // 2: review-history entries carry their record's seq. 3: assignment, notes, dispositions.
   // 4: the incident lifecycle; an alert promoted elsewhere leaves its incident.
   // 5: a match joins the newest alert of its rule and group that is not dismissed, live as after a restore.
-  version: 5,
-  initial: () => ({ alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), incidents: new Map() }),
+  // 6: affected systems kept up to SYSTEMS_KEPT_PER_ALERT and SYSTEM_LINKS_KEPT.
+  version: 6,
+  initial: () => ({ alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), systemLinks: 0, incidents: new Map() }),
   evolve(s, record) {
     switch (record.type) {
       case 'AlertRaised':
@@ -257,13 +285,14 @@ export const alertsProjection = instanceProjection<AlertsState>({
   snapshot: (s) => ({ alerts: [...s.alerts.values()], incidents: [...s.incidents.values()] }),
   restore(data) {
     const d = data as { alerts: AlertView[]; incidents: IncidentView[] };
-    const s: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), incidents: new Map(d.incidents.map((i) => [i.id, i])) };
+    const s: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), systemLinks: 0, incidents: new Map(d.incidents.map((i) => [i.id, i])) };
     // Alerts come in the order raised, so the last one of a key that is not dismissed holds it (as rekey decides live).
     for (const a of d.alerts) {
       s.alerts.set(a.id, a);
       keyAlert(s, alertKey(a.ruleId, a.groupKey), a.id);
       if (a.status !== 'dismissed') s.openByKey.set(alertKey(a.ruleId, a.groupKey), a.id);
       for (const sys of a.affectedSystems) indexSystem(s, sys, a.id);
+      s.systemLinks += a.affectedSystems.length;
     }
     return s;
   },

@@ -76,7 +76,7 @@ const scenario = fc.record({
   raised: fc.array(fc.record({ span, systems }), { maxLength: 25 }),
   windowMinutes: fc.constantFrom(5, 30, 60, 600),
 }).map(({ stored, statuses, raised, windowMinutes }) => {
-  const state: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), incidents: new Map() };
+  const state: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), systemLinks: 0, incidents: new Map() };
   statuses.forEach((status, i) => state.incidents.set(`inc_${i}`, { id: `inc_${i}`, title: `incident ${i}`, origin: 'correlated', status, mergedFrom: [], alertIds: [], entities: [], firstSeen: iso(0), lastSeen: iso(0), timeline: [] } as unknown as IncidentView));
   stored.forEach((s, i) => {
     const id = `alr_s${String(i).padStart(3, '0')}`;

@@ -14,13 +14,13 @@ const alertArb = fc.record({
 });
 
 function stateOf(rows: ReadonlyArray<{ level: number; status: string; rule: string; system: string; minute: number; assignee: string | undefined; title: string }>): AlertsState {
-  const s: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), incidents: new Map() };
+  const s: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), systemLinks: 0, incidents: new Map() };
   rows.forEach((r, i) => {
     const [level, severity] = LEVELS[r.level]!;
     const at = `2026-11-22T10:${String(r.minute).padStart(2, '0')}:00.000Z`;
     const a = {
       id: `alr_${String(i).padStart(3, '0')}`, status: r.status, ruleId: r.rule, groupKey: r.system, title: r.title, level, severity, confidence: 0.5,
-      matchReason: { selections: [], fields: [], keywords: [] }, evidence: [], evidenceCount: 1, affectedSystems: [r.system], firstSeen: at, lastSeen: at,
+      matchReason: { selections: [], fields: [], keywords: [] }, evidence: [], evidenceCount: 1, affectedSystems: [r.system], affectedSystemsComplete: true, firstSeen: at, lastSeen: at,
       tags: [], attack: [], reviewHistory: [], assignmentHistory: [], notes: [], ...(r.assignee ? { assignee: r.assignee } : {}),
     } as unknown as AlertView;
     s.alerts.set(a.id, a);

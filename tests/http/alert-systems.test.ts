@@ -96,3 +96,37 @@ describe('an alert with thousands of affected systems', () => {
     assert.match(await html(`/alerts/${id}/timeline`), /Not reviewed, assigned or annotated yet/);
   });
 });
+
+describe('an alert whose scan touched more systems than Vigil keeps on one alert', () => {
+  let t: TestInstance;
+  let answers: Array<{ alerts: Array<Summary & { affectedSystemsComplete: boolean }> }>;
+  before(async () => {
+    t = await startTestInstance();
+    t.setPeer('127.0.0.1');
+    assert.equal((await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: WEBSHELL_RULE, headers: { 'content-type': 'application/yaml' } })).status, 201);
+    answers = [];
+    // The scanner and 10,049 destinations: 10,050 systems, past SYSTEMS_KEPT_PER_ALERT (10,000).
+    for (let from = 0; from < 10_049; from += 1000) {
+      const res = await t.request('/api/v1/ingest/network-monitor?logType=http', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify(scan(from, Math.min(1000, 10_049 - from))), headers: { prefer: 'return=minimal' } });
+      assert.equal(res.status, 202, await res.clone().text());
+      answers.push((await res.json()) as (typeof answers)[number]);
+    }
+  });
+  after(async () => { await t.close(); });
+
+  it('keeps the first 10,000, and every answer says from which batch on it did not keep them all', async () => {
+    const lines = answers.map((a) => a.alerts[0]!);
+    assert.deepEqual(lines.map((l) => [l.affectedSystemsCount, l.affectedSystemsComplete]), [
+      [1001, true], [2001, true], [3001, true], [4001, true], [5001, true], [6001, true], [7001, true], [8001, true], [9001, true], [10_000, false], [10_000, false],
+    ]);
+    const id = lines[0]!.id;
+    const res = await t.request(`/api/v1/alerts/${id}`, { token: t.tokens.viewer });
+    const detail = (await res.json()) as Summary & { affectedSystemsComplete: boolean; evidenceCount: number };
+    assert.deepEqual([detail.affectedSystemsCount, detail.affectedSystemsComplete, detail.evidenceCount], [10_000, false, 10_049]);
+    const list = (await (await t.request('/api/v1/alerts', { token: t.tokens.viewer })).json()) as { alerts: Array<{ affectedSystemsComplete: boolean }> };
+    assert.deepEqual(list.alerts.map((a) => a.affectedSystemsComplete), [false]);
+    const { cookie } = await signIn(t, t.tokens.viewer);
+    const page = await (await t.app.request(`http://localhost/alerts/${id}`, { headers: { accept: 'text/html', cookie: cookie! } })).text();
+    assert.ok(page.includes('More systems were seen than Vigil keeps on one alert (10,000 kept); the evidence names them all.'));
+  });
+});

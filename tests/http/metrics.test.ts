@@ -102,7 +102,7 @@ describe('GET /metrics', () => {
       const text = await res.text();
       const families = parseExposition(text);
       for (const name of ['vigil_ingest_events_total', 'vigil_writer_batch_records', 'vigil_writer_commit_seconds', 'vigil_ingest_queue', 'vigil_log_head_seq', 'vigil_log_bytes',
-        'vigil_read_side_lag_records', 'vigil_alerts_open', 'vigil_collectors', 'vigil_syslog_messages_total', 'vigil_syslog_connections', 'vigil_http_request_duration_seconds']) {
+        'vigil_read_side_lag_records', 'vigil_alerts_open', 'vigil_alert_system_links', 'vigil_collectors', 'vigil_syslog_messages_total', 'vigil_syslog_connections', 'vigil_http_request_duration_seconds']) {
         assert.ok(families.has(name), `family ${name}`);
         assert.ok(families.get(name)!.type && families.get(name)!.help, `${name} has HELP and TYPE`);
       }
@@ -113,10 +113,12 @@ describe('GET /metrics', () => {
       assert.equal(value(families, 'vigil_ingest_queue', 'vigil_ingest_queue', { unit: 'requests' }), 0);
       assert.equal(value(families, 'vigil_alerts_open', 'vigil_alerts_open', { severity: '0' }), 0);
       assert.equal(value(families, 'vigil_collectors', 'vigil_collectors', { last_seen: 'never' }), 0);
+      assert.equal(value(families, 'vigil_alert_system_links', 'vigil_alert_system_links', { kind: 'kept' }), 0);
+      assert.equal(value(families, 'vigil_alert_system_links', 'vigil_alert_system_links', { kind: 'limit' }), 1_000_000);
       // No label carries a token, an event value or anything the client sent.
       for (const secret of [t.tokens.ingestor, t.tokens.viewer, 'bob', '198.51.100.7', 'nope']) assert.ok(!text.includes(secret), `exposition leaks ${secret}`);
       const labelValues = new Set([...families.values()].flatMap((f) => f.samples.flatMap((s) => Object.entries(s.labels).filter(([k]) => k !== 'le' && k !== 'quantile').map(([k, v]) => `${k}=${v}`))));
-      for (const lv of labelValues) assert.match(lv, /^(route=\/[\w/{}.-]*|normalizer=[a-z0-9-]+|outcome=[a-z_]+|method=[A-Z]+|status=[1-5]xx|unit=[a-z]+|severity=\d+|last_seen=[a-z0-9_]+|listener=[a-z0-9_-]+|reason=[a-z_]+)$/, lv);
+      for (const lv of labelValues) assert.match(lv, /^(route=\/[\w/{}.-]*|normalizer=[a-z0-9-]+|outcome=[a-z_]+|method=[A-Z]+|status=[1-5]xx|unit=[a-z]+|severity=\d+|kind=(kept|limit)|last_seen=[a-z0-9_]+|listener=[a-z0-9_-]+|reason=[a-z_]+)$/, lv);
     } finally {
       await t.close();
     }

@@ -106,7 +106,7 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
 function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope }) {
   const { alert, scope } = props;
   const evidence = scope.can('events:read');
-  const { timeline, historyTotals, affectedSystems, affectedSystemsCount } = alertDetail(alert);
+  const { timeline, historyTotals, affectedSystems, affectedSystemsCount, affectedSystemsComplete } = alertDetail(alert);
   return (
     <>
       <h1><SeverityBadge severity={alert.level} /> {alert.title}</h1>
@@ -128,6 +128,7 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
         <section class="panel">
           <h2>Affected systems<More total={affectedSystemsCount} which="first" href={`/alerts/${encodeURIComponent(alert.id)}/systems`} /></h2>
           <SystemLinks systems={affectedSystems} />
+          {affectedSystemsComplete ? null : <p class="muted">More systems were seen than Vigil keeps on one alert ({affectedSystemsCount.toLocaleString('en')} kept); the evidence names them all.</p>}
         </section>
       </div>
       <Actions alert={alert} scope={scope} />
