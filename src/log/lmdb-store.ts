@@ -15,11 +15,11 @@ export interface LmdbStore {
 
 /**
  * Refuses the store when another process has its LMDB environment open. LMDB holds a shared lock
- * on `lock.mdb` for as long as a process has the environment open, and the kernel drops it when the
- * process ends, however it ends; the pid lock file cannot know as much (three processes taking
- * over one stale lock at once, a pid that now names another process). Each process checks after its own
- * open, so of two opening at once the later one sees the earlier; both may see each other and both
- * refuse, never both go on.
+ * on `lock.mdb` for as long as a process has the environment open, and the kernel drops it when
+ * the process ends, however it ends; the pid lock file cannot know as much (three processes
+ * taking over one stale lock at once, a pid that now names another process). Each process checks
+ * after its own open, so of two opening at once the later one sees the earlier; both may see each
+ * other and both refuse, never both go on.
  */
 function refuseSharedEnvironment(path: string): void {
   const others = otherLockHolders(join(path, 'lock.mdb'));

@@ -122,10 +122,10 @@ const LOCK_LINE = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0
 /**
  * The other processes that hold (or wait for) a lock on `file`, from the kernel's table of file
  * locks (/proc/locks): a process that has ended, however it ended, holds none, whatever its pid
- * file says. The kernel lists only the processes of this one's pid namespace; their pids (-1 for
- * an open-file-description lock, which has no owning process). Undefined where the table cannot tell: no /proc/locks,
- * or this process's own lock on `file` (`self`: it holds one) is not in it as `file`'s device and
- * inode, as on file systems that report other numbers to stat than to the lock table.
+ * file says. Their pids (-1 for an open-file-description lock, which no one process owns); the
+ * kernel lists only the processes of this one's pid namespace. Undefined where the table cannot
+ * tell: no /proc/locks, or this process's own lock on `file` (`self`: it holds one) is not in it
+ * under `file`'s device and inode, as on file systems that tell stat other numbers.
  */
 export function otherLockHolders(file: string, self = process.pid): number[] | undefined {
   let table: string;
