@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { StoreLockedError } from './event-log.js';
-import { acquireStoreLock, otherLockHolders } from './store-lock.js';
+import { STORE_LOCK_FILE, acquireStoreLock, nameHolder, otherLockHolders } from './store-lock.js';
 
 /** One LMDB environment holding the log and every LMDB-backed read model. */
 export interface LmdbStore {
@@ -21,10 +21,13 @@ export interface LmdbStore {
  * after its own open, so of two opening at once the later one sees the earlier; both may see each
  * other and both refuse, never both go on.
  */
-function refuseSharedEnvironment(path: string): void {
+function refuseSharedEnvironment(path: string, release: () => void): void {
   const others = otherLockHolders(join(path, 'lock.mdb'));
   if (others === undefined || others.length === 0) return;
   const visible = others.filter((p) => p > 0);
+  // This process took the pid lock file over as stale: leave it naming the holder, where there is one.
+  if (visible.length === 1) nameHolder(join(path, STORE_LOCK_FILE), visible[0]!);
+  else release();
   throw new StoreLockedError(`the store at ${path} is in use by ${visible.length > 0 ? `process ${visible.join(', ')}` : 'a process whose pid is not visible here'}; stop it first (one Vigil process per store)`);
 }
 
@@ -32,29 +35,26 @@ function refuseSharedEnvironment(path: string): void {
 export function openLmdbStore(path: string): LmdbStore {
   mkdirSync(path, { recursive: true, mode: 0o700 });
   const release = acquireStoreLock(path);
-  let root: RootDatabase;
+  let root: RootDatabase | undefined;
   try {
     root = open({ path, maxDbs: 64, compression: false, cache: false });
-  } catch (err) {
-    release();
-    throw err;
-  }
-  try {
     // LMDB creates its files 0644; the store holds evidence and token hashes, so owner-only.
     for (const file of ['data.mdb', 'lock.mdb']) if (existsSync(join(path, file))) chmodSync(join(path, file), 0o600);
-    refuseSharedEnvironment(path);
+    refuseSharedEnvironment(path, release);
   } catch (err) {
-    void root.close().catch(() => undefined);
-    release();
+    void root?.close().catch(() => undefined);
+    // A refusal has settled the lock file already (refuseSharedEnvironment).
+    if (!(err instanceof StoreLockedError)) release();
     throw err;
   }
+  const opened = root;
   return {
     path,
-    root,
-    db: (name, options) => root.openDB({ name, encoding: options?.encoding ?? 'msgpack', keyEncoding: options?.keyEncoding, cache: false }),
+    root: opened,
+    db: (name, options) => opened.openDB({ name, encoding: options?.encoding ?? 'msgpack', keyEncoding: options?.keyEncoding, cache: false }),
     async close() {
-      await root.flushed;
-      await root.close();
+      await opened.flushed;
+      await opened.close();
       release();
     },
   };

@@ -116,6 +116,18 @@ export function acquirePidFileLock(path: string, inUse: (owner: number | undefin
   }
 }
 
+/**
+ * Makes the lock file at `path`, this process's, name `owner` instead (its pid, boot id and start
+ * time), replacing it in one step: what a process that the kernel's lock table refused leaves
+ * behind, so that the file names the store's real holder rather than no one.
+ */
+export function nameHolder(path: string, owner: number): void {
+  const who = identity(owner);
+  const staged = `${path}.${process.pid}.tmp`;
+  writeFileSync(staged, who === undefined ? String(owner) : `${owner} ${who}`, { mode: 0o600 });
+  renameSync(staged, path);
+}
+
 /** A line of /proc/locks: `1: POSIX  ADVISORY  READ 7362 fe:00:2179698 0 0`, or `1: -> …` for a process waiting for one. */
 const LOCK_LINE = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/gm;
 
@@ -146,13 +158,16 @@ export function otherLockHolders(file: string, self = process.pid): number[] | u
   return [...new Set(pids.filter((p) => p !== self))];
 }
 
+/** The store's pid lock file, in the store folder. */
+export const STORE_LOCK_FILE = 'vigil.lock';
+
 /**
  * Takes the store's lock file (`vigil.lock`, naming its holder) or throws StoreLockedError.
  * LMDB itself allows several processes; Vigil's one-writer design does not, so a second process
  * is refused. A lock left by a process that no longer exists (kill -9, a power loss) is taken over.
  */
 export function acquireStoreLock(dir: string): () => void {
-  return acquirePidFileLock(join(dir, 'vigil.lock'), (owner) => new StoreLockedError(owner === undefined
+  return acquirePidFileLock(join(dir, STORE_LOCK_FILE), (owner) => new StoreLockedError(owner === undefined
     ? `could not take the lock on the store at ${dir}`
     : `the store at ${dir} is in use by process ${owner}; stop it first (one Vigil process per store)`));
 }

@@ -113,6 +113,8 @@ describe('LMDB log', () => {
       assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${holder.pid} `));
       writeFileSync(lock, '2147483646 00000000-0000-0000-0000-000000000000:1');
       assert.throws(() => openLmdbStore(dir.path), (err: Error) => err instanceof StoreLockedError && err.message.includes(`in use by process ${holder.pid};`));
+      // The refused process leaves the lock file naming the holder, so the next one is refused by it.
+      assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${holder.pid} [0-9a-f-]{36}:\\d+$`));
       holder.kill('SIGKILL');
       await once(holder, 'exit');
       // The kernel dropped the killed holder's lock: the store opens, taking over the stale file.
