@@ -51,8 +51,9 @@ describe('an alert with thousands of affected systems', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { alertId: string; affectedSystems: string[]; nextCursor: string | null } = await get(`/api/v1/alerts/${id}/systems?limit=150${cursor !== null ? `&cursor=${cursor}` : ''}`);
+      const page: { alertId: string; affectedSystemsComplete: boolean; affectedSystems: string[]; nextCursor: string | null } = await get(`/api/v1/alerts/${id}/systems?limit=150${cursor !== null ? `&cursor=${cursor}` : ''}`);
       assert.equal(page.alertId, id);
+      assert.equal(page.affectedSystemsComplete, true);
       seen.push(...page.affectedSystems);
       cursor = page.nextCursor;
     } while (cursor !== null);
@@ -125,6 +126,8 @@ describe('an alert whose scan touched more systems than Vigil keeps on one alert
     assert.deepEqual([detail.affectedSystemsCount, detail.affectedSystemsComplete, detail.evidenceCount], [10_000, false, 10_049]);
     const list = (await (await t.request('/api/v1/alerts', { token: t.tokens.viewer })).json()) as { alerts: Array<{ affectedSystemsComplete: boolean }> };
     assert.deepEqual(list.alerts.map((a) => a.affectedSystemsComplete), [false]);
+    const first = (await (await t.request(`/api/v1/alerts/${id}/systems?limit=1`, { token: t.tokens.viewer })).json()) as { affectedSystemsComplete: boolean; affectedSystems: string[] };
+    assert.deepEqual([first.affectedSystemsComplete, first.affectedSystems], [false, ['ip:10.0.0.1']]);
     const { cookie } = await signIn(t, t.tokens.viewer);
     const page = await (await t.app.request(`http://localhost/alerts/${id}`, { headers: { accept: 'text/html', cookie: cookie! } })).text();
     assert.ok(page.includes('More systems were seen than Vigil keeps on one alert (10,000 kept); the evidence names them all.'));
