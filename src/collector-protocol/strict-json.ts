@@ -29,9 +29,13 @@ const NINE = 0x39;
 /** A name engines enumerate before all others, in numeric order (ECMAScript array index). */
 const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
 
-/** The index just past the closing quote of the string starting at `start` (text is known-valid JSON). */
-function stringEnd(text: string, start: number): number {
+/**
+ * The index just past the closing quote of the string starting at `start` (text is known-valid
+ * JSON; `escapes`: the text has a backslash somewhere, else the next quote ends the string).
+ */
+function stringEnd(text: string, start: number, escapes: boolean): number {
   let q = text.indexOf('"', start + 1);
+  if (!escapes) return q + 1;
   for (;;) {
     // A quote ends the string unless an odd run of backslashes escapes it.
     let b = q - 1;
@@ -43,10 +47,11 @@ function stringEnd(text: string, start: number): number {
 
 /**
  * Whether the name text[from, to) follows text[prevFrom, prevTo) in strictly ascending code-unit
- * order, unescaped and not an array index; false when it cannot tell without unescaping.
+ * order, unescaped and not an array index; false when it cannot tell without unescaping (only a
+ * text with `escapes` can have an escaped name).
  */
-function follows(text: string, prevFrom: number, prevTo: number, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (text.charCodeAt(i) === BACKSLASH) return false;
+function follows(text: string, prevFrom: number, prevTo: number, from: number, to: number, escapes: boolean): boolean {
+  if (escapes) for (let i = from; i < to; i++) if (text.charCodeAt(i) === BACKSLASH) return false;
   const first = text.charCodeAt(from);
   if (first >= ZERO && first <= NINE && INDEX_KEY.test(text.slice(from, to))) return false;
   if (prevFrom < 0) return true;
@@ -97,16 +102,18 @@ function orderedScan(text: string): OrderedScan | undefined {
   const prevFrom: number[] = [];
   const prevTo: number[] = [];
   // An escape anywhere may not be the canonical one (`\u0061` for `a`): such text is not canonical.
-  let canonical = text.indexOf('\\') === -1;
+  const escapes = text.indexOf('\\') !== -1;
+  let canonical = !escapes;
   let depth = 0;
   let last = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      const end = stringEnd(text, i);
-      if (depth > 0 && prevFrom[depth - 1]! !== -2 && (last === OPEN_OBJECT || last === COMMA)) {
+      const end = stringEnd(text, i, escapes);
+      // Most strings are values (after `:`): the cheapest test first rules them out.
+      if ((last === OPEN_OBJECT || last === COMMA) && depth > 0 && prevFrom[depth - 1]! !== -2) {
         const from = last === OPEN_OBJECT ? -1 : prevFrom[depth - 1]!;
-        if (!follows(text, from, prevTo[depth - 1]!, i + 1, end - 1)) return undefined;
+        if (!follows(text, from, prevTo[depth - 1]!, i + 1, end - 1, escapes)) return undefined;
         prevFrom[depth - 1] = i + 1;
         prevTo[depth - 1] = end - 1;
       }
@@ -142,7 +149,7 @@ function structureProblem(text: string): string | undefined {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      const end = stringEnd(text, i);
+      const end = stringEnd(text, i, true);
       const top = frames[frames.length - 1];
       if (top && (last === OPEN_OBJECT || last === COMMA)) {
         const raw = text.slice(i + 1, end - 1);
