@@ -99,9 +99,10 @@ describe('a JetStream cluster under faults (Jepsen-like)', () => {
     nats = await startNats(3);
     vigil = vigilCluster(nats.urls, 3, { replicas: 3, publishTimeoutSeconds: 10 });
     const nodes = vigil.nodes;
-    await nodes[0]!.start();
+    // Started as systemd starts them (Restart=always): a node that finds no stream leader yet tries again.
+    await nodes[0]!.startUntilUp();
     await until(() => nodes[0]!.leads());
-    await Promise.all(nodes.slice(1).map((n) => n.start()));
+    await Promise.all(nodes.slice(1).map((n) => n.startUntilUp()));
     // A supervisor, as systemd's Restart=always: a node that stopped itself (outcome unknown) comes back.
     let supervising = true;
     // The test ended (the signal is aborted either way): supervision stops before the nodes are

@@ -17,6 +17,8 @@ export interface NatsServer {
   kill(): Promise<void>;
   running(): boolean;
   output(): string;
+  /** Resolves once its output (since it last started) matches `line`; rejects after 60 s. */
+  logged(line: RegExp): Promise<void>;
 }
 
 /** A set of servers (one, or a cluster of three), and how to remove everything. */
@@ -33,6 +35,9 @@ export async function startNats(count = 1): Promise<NatsCluster> {
   const servers = ports.map((p, i) => natsServer(join(dir.path, `n${i}`), `n${i}`, p.client, count > 1 ? { port: p.cluster, routes: ports.filter((_, j) => j !== i).map((q) => q.cluster) } : undefined));
   try {
     await Promise.all(servers.map((s) => s.start()));
+    // "Server is ready" comes before the servers have found each other: until every one knows the
+    // JetStream metadata leader, a replicated stream finds no peers to place it on.
+    if (count > 1) await Promise.all(servers.map((s) => s.logged(/metadata leader/)));
   } catch (err) {
     await Promise.all(servers.map((s) => s.kill()));
     dir.cleanup();
@@ -62,14 +67,24 @@ function natsServer(dir: string, name: string, port: number, cluster: { port: nu
   let proc: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   let out = '';
+  let startedAt = 0;
+  /** Resolves once the output since this start matches `line` (checked as output arrives). */
+  const logged = (line: RegExp) => new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => { clearInterval(poll); reject(new Error(`nats-server ${name} never logged ${line}: ${out.slice(startedAt)}`)); }, 60_000);
+    const poll = setInterval(() => {
+      if (line.test(out.slice(startedAt))) { clearTimeout(timer); clearInterval(poll); resolve(); }
+    }, 20);
+  });
   return {
     url: `nats://127.0.0.1:${port}`,
     name,
     running: () => proc !== undefined && proc.exitCode === null && proc.signalCode === null,
     output: () => out,
+    logged,
     async start() {
       const child = spawn(NATS_SERVER, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
       const from = out.length;
+      startedAt = from;
       proc = child;
       exited = new Promise((resolve) => child.once('exit', () => resolve()));
       await new Promise<void>((resolve, reject) => {
