@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { freePort } from '../setup/processes.js';
 import { tempDir } from './temp.js';
 
@@ -17,8 +19,6 @@ export interface NatsServer {
   kill(): Promise<void>;
   running(): boolean;
   output(): string;
-  /** Resolves once its output (since it last started) matches `line`; rejects after 60 s. */
-  logged(line: RegExp): Promise<void>;
 }
 
 /** A set of servers (one, or a cluster of three), and how to remove everything. */
@@ -35,9 +35,7 @@ export async function startNats(count = 1): Promise<NatsCluster> {
   const servers = ports.map((p, i) => natsServer(join(dir.path, `n${i}`), `n${i}`, p.client, count > 1 ? { port: p.cluster, routes: ports.filter((_, j) => j !== i).map((q) => q.cluster) } : undefined));
   try {
     await Promise.all(servers.map((s) => s.start()));
-    // "Server is ready" comes before the servers have found each other: until every one knows the
-    // JetStream metadata leader, a replicated stream finds no peers to place it on.
-    if (count > 1) await Promise.all(servers.map((s) => s.logged(/metadata leader/)));
+    if (count > 1) await untilReplicable(servers.map((s) => s.url), count);
   } catch (err) {
     await Promise.all(servers.map((s) => s.kill()));
     dir.cleanup();
@@ -51,6 +49,33 @@ export async function startNats(count = 1): Promise<NatsCluster> {
       dir.cleanup();
     },
   };
+}
+
+/**
+ * Waits until the cluster can place a stream of `replicas` copies: "Server is ready" comes before
+ * the servers have found each other and elected the JetStream metadata leader, and a `vigil serve`
+ * started in that moment is refused ("no suitable peers for placement"). Probes by creating and
+ * deleting a stream, for at most 60 s.
+ */
+async function untilReplicable(urls: readonly string[], replicas: number): Promise<void> {
+  const nc = await connect({ servers: [...urls], maxReconnectAttempts: -1 });
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        // Creating the manager asks for the account's JetStream info: no answer until there is a leader.
+        const jsm = await jetstreamManager(nc, { timeout: 500 });
+        await jsm.streams.add({ name: 'READINESS_PROBE', subjects: ['readiness.probe'], num_replicas: replicas });
+        await jsm.streams.delete('READINESS_PROBE');
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`the NATS cluster could not place a stream of ${replicas} replicas in 60 s: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  } finally {
+    await nc.close();
+  }
 }
 
 function natsServer(dir: string, name: string, port: number, cluster: { port: number; routes: number[] } | undefined): NatsServer {
@@ -67,24 +92,14 @@ function natsServer(dir: string, name: string, port: number, cluster: { port: nu
   let proc: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   let out = '';
-  let startedAt = 0;
-  /** Resolves once the output since this start matches `line` (checked as output arrives). */
-  const logged = (line: RegExp) => new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { clearInterval(poll); reject(new Error(`nats-server ${name} never logged ${line}: ${out.slice(startedAt)}`)); }, 60_000);
-    const poll = setInterval(() => {
-      if (line.test(out.slice(startedAt))) { clearTimeout(timer); clearInterval(poll); resolve(); }
-    }, 20);
-  });
   return {
     url: `nats://127.0.0.1:${port}`,
     name,
     running: () => proc !== undefined && proc.exitCode === null && proc.signalCode === null,
     output: () => out,
-    logged,
     async start() {
       const child = spawn(NATS_SERVER, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
       const from = out.length;
-      startedAt = from;
       proc = child;
       exited = new Promise((resolve) => child.once('exit', () => resolve()));
       await new Promise<void>((resolve, reject) => {
