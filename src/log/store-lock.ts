@@ -28,6 +28,12 @@ function identity(pid: number): string | undefined {
   }
 }
 
+/** What a lock file holds for the process `pid`: its pid, then (where /proc says) its boot id and start time. */
+function lockText(pid: number): string {
+  const who = identity(pid);
+  return who === undefined ? String(pid) : `${pid} ${who}`;
+}
+
 /** A file's text, or undefined once it is gone. */
 function readOrGone(path: string): string | undefined {
   try {
@@ -89,10 +95,9 @@ function takeOver(path: string, stale: string): void {
  * (tests put a rival's takeover there).
  */
 export function acquirePidFileLock(path: string, inUse: (owner: number | undefined) => Error, seams: { beforeTakeover?: () => void } = {}): () => void {
-  const me = identity(process.pid);
   // Written whole beside the lock, then linked into place: no one ever reads a lock file half written.
   const mine = `${path}.${process.pid}.tmp`;
-  writeFileSync(mine, me === undefined ? String(process.pid) : `${process.pid} ${me}`, { mode: 0o600 });
+  writeFileSync(mine, lockText(process.pid), { mode: 0o600 });
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
@@ -122,9 +127,8 @@ export function acquirePidFileLock(path: string, inUse: (owner: number | undefin
  * behind, so that the file names the store's real holder rather than no one.
  */
 export function nameHolder(path: string, owner: number): void {
-  const who = identity(owner);
   const staged = `${path}.${process.pid}.tmp`;
-  writeFileSync(staged, who === undefined ? String(owner) : `${owner} ${who}`, { mode: 0o600 });
+  writeFileSync(staged, lockText(owner), { mode: 0o600 });
   renameSync(staged, path);
 }
 
