@@ -34,8 +34,8 @@ export function ownedListRoute<K extends keyof Owned>(o: {
   readonly operationId: string;
   readonly summary: string;
   readonly page: (s: AlertsState, owner: Owned[K], limit: number, cursor?: string) => ListPage<unknown> | undefined;
-  /** Fields of the owner every page repeats beside the list (their names, and the values). */
-  readonly alongside?: { readonly names: string; readonly of: (owner: Owned[K]) => Record<string, unknown> };
+  /** A field of the owner every page repeats beside the list. */
+  readonly alongside?: { readonly field: string; readonly of: (owner: Owned[K]) => unknown };
 }): Route {
   const { base, param, params, permission } = OWNERS[o.owner];
   const find = OWNERS[o.owner].find as (s: AlertsState, id: string) => Owned[K] | undefined;
@@ -44,7 +44,7 @@ export function ownedListRoute<K extends keyof Owned>(o: {
   return route({
     method: 'get', path, operationId: o.operationId, summary: o.summary,
     permission, audit: `read_${o.owner}_${o.part}`, params, query: PageQuery,
-    success: { status: 200, description: `\`{${idField}, ${o.alongside ? `${o.alongside.names}, ` : ''}${o.field}, nextCursor}\`` }, errors: [400, 404],
+    success: { status: 200, description: `\`{${idField}, ${o.alongside ? `${o.alongside.field}, ` : ''}${o.field}, nextCursor}\`` }, errors: [400, 404],
     handle: async (c, { deps }) => {
       const q = parseOr400(PageQuery, c.req.query(), 'query');
       const s = await alertsView(deps);
@@ -53,7 +53,7 @@ export function ownedListRoute<K extends keyof Owned>(o: {
       if (!owner) throw new HttpError(404, `${o.owner} ${id.slice(0, 128)} does not exist`);
       const page = o.page(s, owner, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
       if (!page) throw new HttpError(400, 'invalid query', [`cursor: not a cursor returned by this endpoint for this ${o.owner}`]);
-      return storedJson(c, { [idField]: owner.id, ...o.alongside?.of(owner), [o.field]: page.items, nextCursor: page.nextCursor });
+      return storedJson(c, { [idField]: owner.id, ...(o.alongside ? { [o.alongside.field]: o.alongside.of(owner) } : {}), [o.field]: page.items, nextCursor: page.nextCursor });
     },
   });
 }

@@ -85,7 +85,7 @@ const readAlertSystemsRoute = ownedListRoute({
   summary: "An alert's affected systems in the order its evidence brought them, a page at a time (its detail carries the first 200)",
   page: (_s, alert, limit, cursor) => namesPage(alert.affectedSystems, limit, cursor),
   // Whether the pages hold every system the alert's evidence named (docs/detections.md: at most 10,000 are kept).
-  alongside: { names: 'affectedSystemsComplete', of: (alert) => ({ affectedSystemsComplete: alert.affectedSystemsComplete }) },
+  alongside: { field: 'affectedSystemsComplete', of: (alert) => alert.affectedSystemsComplete },
 });
 
 const reviewAlertRoute = route({
