@@ -140,10 +140,10 @@ const LOCK_LINE = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0
  * locks (/proc/locks): a process that has ended, however it ended, holds none, whatever its pid
  * file says. Their pids (-1 for an open-file-description lock, which no one process owns); the
  * kernel lists only the processes of this one's pid namespace. Undefined where the table cannot
- * tell: no /proc/locks, or this process's own lock on `file` (`self`: it holds one) is not in it
+ * tell: no /proc/locks, or this process's own lock on `file` (it holds one) is not in it
  * under `file`'s device and inode, as on file systems that tell stat other numbers.
  */
-export function otherLockHolders(file: string, self = process.pid): number[] | undefined {
+export function otherLockHolders(file: string): number[] | undefined {
   let table: string;
   try {
     table = readFileSync('/proc/locks', 'utf8');
@@ -158,8 +158,8 @@ export function otherLockHolders(file: string, self = process.pid): number[] | u
   for (const m of table.matchAll(LOCK_LINE)) {
     if (BigInt(`0x${m[2]}`) === major && BigInt(`0x${m[3]}`) === minor && BigInt(m[4]!) === ino) pids.push(Number(m[1]));
   }
-  if (!pids.includes(self)) return undefined;
-  return [...new Set(pids.filter((p) => p !== self))];
+  if (!pids.includes(process.pid)) return undefined;
+  return [...new Set(pids.filter((p) => p !== process.pid))];
 }
 
 /** The store's pid lock file, in the store folder. */
