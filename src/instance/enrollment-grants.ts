@@ -23,7 +23,9 @@ export const EnrollmentGrantsSchema = v.object({
  * Imports the setup authority's enrollment grants at start: each collector of the deployment's
  * current epoch gets a single-use enrollment token (by hash, as if `collector-token create` had made
  * it), so collectors enroll with the token the installer delivered. Already imported grants are
- * skipped; a missing file imports nothing; an unsafe or invalid one stops the start.
+ * skipped, and so are grants expiring no later than the store last forgot expired tokens (they
+ * may have been imported and used); a missing file imports nothing; an unsafe or invalid one
+ * stops the start.
  */
 export async function importEnrollmentGrants(writer: Writer, path: string, now: string): Promise<number> {
   if (!existsSync(path)) return 0;
@@ -38,7 +40,11 @@ export async function importEnrollmentGrants(writer: Writer, path: string, now: 
     // or a finer fraction would otherwise be compared as text); cut to the millisecond, never later.
     const expiresNs = nanosFromIso(g.expires_at)!;
     const expiresAt = new Date(Number(expiresNs / 1_000_000n)).toISOString();
-    if (expiresNs <= nanosFromIso(now)! || writer.models.state<CollectorsState>(COLLECTORS).tokenByHash.has(g.token_sha256)) continue;
+    const known = writer.models.state<CollectorsState>(COLLECTORS);
+    // A grant whose token may have been issued, used and forgotten is not issued again, whatever
+    // the clock says now: a clock set back before its expiry would otherwise revive a used token.
+    const forgotten = known.tokensForgottenThrough !== null && expiresAt <= known.tokensForgottenThrough;
+    if (expiresNs <= nanosFromIso(now)! || forgotten || known.tokenByHash.has(g.token_sha256)) continue;
     // The id names this grant's token (its hash), not only epoch and collector: another deployment's
     // grants (a new install on the same VMs) have the same epoch and collector ids.
     const cmd = { tokenId: `grant-e${grants.enrollment_epoch}-${g.collector_id}-${g.token_sha256.slice(0, 16)}`, collectorId: g.collector_id, tokenHash: g.token_sha256, expiresAt };

@@ -37,6 +37,11 @@ export interface CollectorsState {
   collectors: Map<string, CollectorView>;
   tokens: Map<string, EnrollmentTokenView>;
   tokenByHash: Map<string, string>;
+  /**
+   * The latest time expired tokens were forgotten at (null: never): a token expiring then or
+   * before may be gone from `tokens`, used or not, so an import must not issue it again.
+   */
+  tokensForgottenThrough: string | null;
 }
 
 /** Name of the collectors projection. */
@@ -49,6 +54,8 @@ function pruneExpired(s: CollectorsState, at: string): void {
     s.tokens.delete(id);
     s.tokenByHash.delete(t.tokenHash);
   }
+  // The latest, not the last: a clock set back writes records with earlier times.
+  if (s.tokensForgottenThrough === null || at > s.tokensForgottenThrough) s.tokensForgottenThrough = at;
 }
 
 function enroll(s: CollectorsState, d: CollectorEnrolled, at: string): void {
@@ -68,8 +75,8 @@ function enroll(s: CollectorsState, d: CollectorEnrolled, at: string): void {
  */
 export const collectorsProjection = instanceProjection<CollectorsState>({
   name: COLLECTORS,
-  version: 1,
-  initial: () => ({ collectors: new Map(), tokens: new Map(), tokenByHash: new Map() }),
+  version: 2,
+  initial: () => ({ collectors: new Map(), tokens: new Map(), tokenByHash: new Map(), tokensForgottenThrough: null }),
   evolve(s, record) {
     switch (record.type) {
       case 'CollectorEnrollmentTokenIssued': {
@@ -114,13 +121,14 @@ export const collectorsProjection = instanceProjection<CollectorsState>({
         return exhaustive(record, s);
     }
   },
-  snapshot: (s) => ({ collectors: [...s.collectors.values()], tokens: [...s.tokens.values()] }),
+  snapshot: (s) => ({ collectors: [...s.collectors.values()], tokens: [...s.tokens.values()], tokensForgottenThrough: s.tokensForgottenThrough }),
   restore(data) {
-    const d = data as { collectors: CollectorView[]; tokens: EnrollmentTokenView[] };
+    const d = data as { collectors: CollectorView[]; tokens: EnrollmentTokenView[]; tokensForgottenThrough: string | null };
     return {
       collectors: new Map(d.collectors.map((c) => [c.collectorId, c])),
       tokens: new Map(d.tokens.map((t) => [t.tokenId, t])),
       tokenByHash: new Map(d.tokens.map((t) => [t.tokenHash, t.tokenId])),
+      tokensForgottenThrough: d.tokensForgottenThrough,
     };
   },
 });

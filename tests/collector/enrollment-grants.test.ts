@@ -72,4 +72,30 @@ describe('enrollment grants from the setup authority', () => {
       await t.close();
     }
   });
+
+  it('does not import a used grant again once its token is forgotten, even with the clock set back before its expiry', async () => {
+    const t = await startTestInstance();
+    try {
+      const dir = join(t.dir, 'grants');
+      mkdirSync(dir, { mode: 0o700 });
+      const path = join(dir, 'enrollment-grants.json');
+      const token = generateToken('lce_');
+      writeFileSync(path, JSON.stringify({ deployment_id: 'dep_x', enrollment_epoch: 1, collectors: [{ collector_id: 'vm-web', vm_id: 'vm-web', token_sha256: hashToken(token), expires_at: '2026-11-23T00:00:00Z' }] }), { mode: 0o600 });
+      const enroll = () => t.request('/api/v1/collector/enrollments', { method: 'POST', body: JSON.stringify({ collectorId: 'vm-web', enrollmentToken: token, publicKey: spki() }) });
+      assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T10:00:00.000Z'), 1);
+      assert.equal((await enroll()).status, 201);
+      // A day later another token is issued: the expired (used) grant token is forgotten then.
+      t.setNow('2026-11-24T10:00:00.000Z');
+      assert.equal((await t.request('/api/v1/collector/enrollment-tokens', { method: 'POST', token: t.tokens.admin, body: JSON.stringify({ collectorId: 'vm-db' }) })).status, 201);
+      // The VM's clock is then set back before the grant's expiry (a snapshot restored, NTP wrong), and Vigil starts again.
+      t.setNow('2026-11-22T11:00:00.000Z');
+      await t.restart();
+      assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T11:00:00.000Z'), 0, 'the grant is not imported again');
+      assert.equal((await enroll()).status, 401, 'its token does not enroll a second key');
+      await t.inst.runtime.rebuild();
+      assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T11:00:01.000Z'), 0, 'nor after a replay from record 1');
+    } finally {
+      await t.close();
+    }
+  });
 });
