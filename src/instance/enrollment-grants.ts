@@ -27,7 +27,7 @@ export const EnrollmentGrantsSchema = v.object({
  * may have been imported and used); a missing file imports nothing; an unsafe or invalid one
  * stops the start.
  */
-export async function importEnrollmentGrants(writer: Writer, path: string, now: string): Promise<number> {
+export async function importEnrollmentGrants(writer: Writer, path: string, now: string, warn: (line: Record<string, unknown>) => void = () => {}): Promise<number> {
   if (!existsSync(path)) return 0;
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`refusing to start: ${problem}`);
@@ -44,7 +44,12 @@ export async function importEnrollmentGrants(writer: Writer, path: string, now: 
     // A grant whose token may have been issued, used and forgotten is not issued again, whatever
     // the clock says now: a clock set back before its expiry would otherwise revive a used token.
     const forgotten = known.tokensForgottenThrough !== null && expiresAt <= known.tokensForgottenThrough;
-    if (expiresNs <= nanosFromIso(now)! || forgotten || known.tokenByHash.has(g.token_sha256)) continue;
+    if (expiresNs <= nanosFromIso(now)! || known.tokenByHash.has(g.token_sha256)) continue;
+    if (forgotten) {
+      // Unexpired by the clock, yet no later than a time the store has already seen: the clock was set back, or was ahead then.
+      warn({ level: 'warn', msg: 'enrollment grant not imported: it expires no later than the latest time this store forgot expired tokens, so it may have been used already; if it was not, issue the collector a token with vigil collector-token create', collectorId: g.collector_id, expiresAt, forgottenThrough: known.tokensForgottenThrough });
+      continue;
+    }
     // The id names this grant's token (its hash), not only epoch and collector: another deployment's
     // grants (a new install on the same VMs) have the same epoch and collector ids.
     const cmd = { tokenId: `grant-e${grants.enrollment_epoch}-${g.collector_id}-${g.token_sha256.slice(0, 16)}`, collectorId: g.collector_id, tokenHash: g.token_sha256, expiresAt };

@@ -115,7 +115,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
     const grantsFile = config.deployment?.enrollmentGrantsFile;
     if (grantsFile) {
-      const imported = await importEnrollmentGrants(instance.writer, grantsFile, new Date().toISOString());
+      const imported = await importEnrollmentGrants(instance.writer, grantsFile, new Date().toISOString(), log);
       if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
     }
   };

@@ -5,26 +5,32 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateToken, hashToken } from '../../src/auth/tokens.js';
 import { importEnrollmentGrants } from '../../src/instance/enrollment-grants.js';
-import { startTestInstance } from '../helpers/instance.js';
+import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 const spki = () => generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+
+/** Writes a grants file as the installer does (0600, in a 0700 folder of the instance's directory); its path. */
+function writeGrants(t: TestInstance, name: string, grants: object): string {
+  const dir = join(t.dir, 'grants');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify(grants), { mode: 0o600 });
+  return path;
+}
 
 describe('enrollment grants from the setup authority', () => {
   it('lets each collector of the current epoch enroll once with the token the installer delivered', async () => {
     const t = await startTestInstance();
     try {
-      const dir = join(t.dir, 'grants');
-      mkdirSync(dir, { mode: 0o700 });
-      const path = join(dir, 'enrollment-grants.json');
       const token = generateToken('lce_');
       const stale = generateToken('lce_');
-      writeFileSync(path, JSON.stringify({
+      const path = writeGrants(t, 'enrollment-grants.json', {
         deployment_id: 'dep_x', enrollment_epoch: 2,
         collectors: [
           { collector_id: 'vm-web', vm_id: 'vm-web', token_sha256: hashToken(token), expires_at: '2026-11-23T00:00:00Z' },
           { collector_id: 'vm-old', vm_id: 'vm-old', token_sha256: hashToken(stale), expires_at: '2026-11-01T00:00:00Z' },
         ],
-      }), { mode: 0o600 });
+      });
       assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T10:00:00.000Z'), 1, 'the expired grant is not imported');
       assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T10:00:01.000Z'), 0, 'a second start imports nothing again');
       const enroll = (collectorId: string, enrollmentToken: string) => t.request('/api/v1/collector/enrollments', { method: 'POST', body: JSON.stringify({ collectorId, enrollmentToken, publicKey: spki() }) });
@@ -43,13 +49,8 @@ describe('enrollment grants from the setup authority', () => {
   it('never redeems a used token again when grants of another deployment reuse its epoch and collector id, nor after its expiry', async () => {
     const t = await startTestInstance();
     try {
-      const dir = join(t.dir, 'grants');
-      mkdirSync(dir, { mode: 0o700 });
-      const file = (name: string, deployment: string, token: string, expiresAt: string) => {
-        const path = join(dir, name);
-        writeFileSync(path, JSON.stringify({ deployment_id: deployment, enrollment_epoch: 1, collectors: [{ collector_id: 'vm-web', vm_id: 'vm-web', token_sha256: hashToken(token), expires_at: expiresAt }] }), { mode: 0o600 });
-        return path;
-      };
+      const file = (name: string, deployment: string, token: string, expiresAt: string) =>
+        writeGrants(t, name, { deployment_id: deployment, enrollment_epoch: 1, collectors: [{ collector_id: 'vm-web', vm_id: 'vm-web', token_sha256: hashToken(token), expires_at: expiresAt }] });
       const enroll = (enrollmentToken: string) => t.request('/api/v1/collector/enrollments', { method: 'POST', body: JSON.stringify({ collectorId: 'vm-web', enrollmentToken, publicKey: spki() }) });
       const first = generateToken('lce_');
       assert.equal(await importEnrollmentGrants(t.inst.writer, file('a.json', 'dep_a', first, '2026-11-23T00:00:00Z'), '2026-11-22T10:00:00.000Z'), 1);
@@ -76,11 +77,8 @@ describe('enrollment grants from the setup authority', () => {
   it('does not import a used grant again once its token is forgotten, even with the clock set back before its expiry', async () => {
     const t = await startTestInstance();
     try {
-      const dir = join(t.dir, 'grants');
-      mkdirSync(dir, { mode: 0o700 });
-      const path = join(dir, 'enrollment-grants.json');
       const token = generateToken('lce_');
-      writeFileSync(path, JSON.stringify({ deployment_id: 'dep_x', enrollment_epoch: 1, collectors: [{ collector_id: 'vm-web', vm_id: 'vm-web', token_sha256: hashToken(token), expires_at: '2026-11-23T00:00:00Z' }] }), { mode: 0o600 });
+      const path = writeGrants(t, 'enrollment-grants.json', { deployment_id: 'dep_x', enrollment_epoch: 1, collectors: [{ collector_id: 'vm-web', vm_id: 'vm-web', token_sha256: hashToken(token), expires_at: '2026-11-23T00:00:00Z' }] });
       const enroll = () => t.request('/api/v1/collector/enrollments', { method: 'POST', body: JSON.stringify({ collectorId: 'vm-web', enrollmentToken: token, publicKey: spki() }) });
       assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T10:00:00.000Z'), 1);
       assert.equal((await enroll()).status, 201);
@@ -90,7 +88,9 @@ describe('enrollment grants from the setup authority', () => {
       // The VM's clock is then set back before the grant's expiry (a snapshot restored, NTP wrong), and Vigil starts again.
       t.setNow('2026-11-22T11:00:00.000Z');
       await t.restart();
-      assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T11:00:00.000Z'), 0, 'the grant is not imported again');
+      const warnings: Array<Record<string, unknown>> = [];
+      assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T11:00:00.000Z', (line) => warnings.push(line)), 0, 'the grant is not imported again');
+      assert.deepEqual(warnings.map((w) => [w.level, w.collectorId, w.expiresAt, w.forgottenThrough]), [['warn', 'vm-web', '2026-11-23T00:00:00.000Z', '2026-11-24T10:00:00.000Z']], 'and the start says why');
       assert.equal((await enroll()).status, 401, 'its token does not enroll a second key');
       await t.inst.runtime.rebuild();
       assert.equal(await importEnrollmentGrants(t.inst.writer, path, '2026-11-22T11:00:01.000Z'), 0, 'nor after a replay from record 1');
