@@ -41,12 +41,11 @@ export async function importEnrollmentGrants(writer: Writer, path: string, now: 
     const expiresNs = nanosFromIso(g.expires_at)!;
     const expiresAt = new Date(Number(expiresNs / 1_000_000n)).toISOString();
     const known = writer.models.state<CollectorsState>(COLLECTORS);
-    // A grant whose token may have been issued, used and forgotten is not issued again, whatever
-    // the clock says now: a clock set back before its expiry would otherwise revive a used token.
-    const forgotten = known.tokensForgottenThrough !== null && expiresAt <= known.tokensForgottenThrough;
     if (expiresNs <= nanosFromIso(now)! || known.tokenByHash.has(g.token_sha256)) continue;
-    if (forgotten) {
-      // Unexpired by the clock, yet no later than a time the store has already seen: the clock was set back, or was ahead then.
+    // Unexpired by the clock, yet expiring no later than a time the store has already seen (the
+    // clock was set back, or was ahead then): its token may have been issued, used and forgotten,
+    // and issuing it again would revive a used token.
+    if (known.tokensForgottenThrough !== null && expiresAt <= known.tokensForgottenThrough) {
       warn({ level: 'warn', msg: 'enrollment grant not imported: it expires no later than the latest time this store forgot expired tokens, so it may have been used already; if it was not, issue the collector a token with vigil collector-token create', collectorId: g.collector_id, expiresAt, forgottenThrough: known.tokensForgottenThrough });
       continue;
     }
