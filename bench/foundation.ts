@@ -38,12 +38,17 @@ async function rawAppend(figures: Figure[]): Promise<void> {
  */
 const ROUNDS = 3;
 
+/** The sum of `f` over the rounds. */
+const sumOf = <T>(runs: readonly T[], f: (r: T) => number): number => runs.reduce((t, r) => t + f(r), 0);
+
 /** The loads of one kind taken together: their events over their summed time, the median round's latencies. */
 function pooledLoad(runs: readonly LoadResult[]): LoadResult {
-  const sum = (f: (r: LoadResult) => number) => runs.reduce((t, r) => t + f(r), 0);
   const median = (f: (r: LoadResult) => number) => runs.map(f).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
-  const seconds = sum((r) => r.seconds);
-  return { requests: sum((r) => r.requests), failures: sum((r) => r.failures), seconds, eventsPerSecond: sum((r) => r.eventsPerSecond * r.seconds) / seconds, p50ms: median((r) => r.p50ms), p99ms: median((r) => r.p99ms) };
+  const seconds = sumOf(runs, (r) => r.seconds);
+  return {
+    requests: sumOf(runs, (r) => r.requests), failures: sumOf(runs, (r) => r.failures), seconds,
+    eventsPerSecond: sumOf(runs, (r) => r.eventsPerSecond * r.seconds) / seconds, p50ms: median((r) => r.p50ms), p99ms: median((r) => r.p99ms),
+  };
 }
 
 /** (a') and (b): the bare stack ceiling and the real route, same bodies, same load, each on a fresh store a round. */
@@ -83,8 +88,11 @@ async function httpIngest(figures: Figure[], report: Record<string, unknown>): P
 /** User and system time of a `process.cpuUsage()` difference, in seconds. */
 const cpuSeconds = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1e6;
 
-/** One raw range read + decode of the whole log: records, wall and CPU seconds. */
-async function rawRead(dir: string): Promise<{ records: number; seconds: number; cpuSeconds: number }> {
+/** One pass over the whole log (a raw read, or a replay): records, wall and CPU seconds. */
+interface ReadRound { records: number; seconds: number; cpuSeconds: number }
+
+/** One raw range read + decode of the whole log. */
+async function rawRead(dir: string): Promise<ReadRound> {
   const store = openLmdbStore(join(dir, 'store'));
   const log = openLmdbLog(store);
   const t0 = performance.now();
@@ -100,26 +108,26 @@ async function rawRead(dir: string): Promise<{ records: number; seconds: number;
 /** (c) replay rate against a raw range read + decode of the same log, in alternating rounds. */
 async function replayRate(figures: Figure[], config: string): Promise<void> {
   const dir = join(config, '..');
-  const raws: Array<{ records: number; seconds: number; cpuSeconds: number }> = [];
-  const replays: Array<{ records: number; seconds: number; cpuSeconds: number }> = [];
+  const raws: ReadRound[] = [];
+  const replays: ReadRound[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     raws.push(await rawRead(dir));
-    replays.push(JSON.parse(vigil(['replay', '--config', config], dir)) as { records: number; seconds: number; cpuSeconds: number });
+    replays.push(JSON.parse(vigil(['replay', '--config', config], dir)) as ReadRound);
   }
-  const sum = <T>(runs: readonly T[], f: (r: T) => number) => runs.reduce((t, r) => t + f(r), 0);
-  const rawSeconds = sum(raws, (r) => r.seconds);
-  const rawRate = sum(raws, (r) => r.records) / rawSeconds;
-  const rawCpu = sum(raws, (r) => r.cpuSeconds);
-  const replaySeconds = sum(replays, (r) => r.seconds);
-  const replayRecords = sum(replays, (r) => r.records);
-  const replayCpu = sum(replays, (r) => r.cpuSeconds);
+  const rawSeconds = sumOf(raws, (r) => r.seconds);
+  const rawRecords = sumOf(raws, (r) => r.records);
+  const rawRate = rawRecords / rawSeconds;
+  const rawCpu = sumOf(raws, (r) => r.cpuSeconds);
+  const replaySeconds = sumOf(replays, (r) => r.seconds);
+  const replayRecords = sumOf(replays, (r) => r.records);
+  const replayCpu = sumOf(replays, (r) => r.cpuSeconds);
   const replayRate = replayRecords / replaySeconds;
   const perRound = replays.map((r, i) => `${Math.round(((r.records / r.seconds) / (raws[i]!.records / raws[i]!.seconds)) * 1000) / 10}`).join(' / ');
   figures.push({ name: 'c. raw LMDB range read + decode', value: Math.round(rawRate), unit: 'records/s', note: `${raws[0]!.records} records, ${ROUNDS} rounds pooled; ${rawCpu.toFixed(2)} CPU s in all` });
   figures.push({ name: 'c. vigil replay (every read model from record 1)', value: Math.round(replayRate), unit: 'records/s', note: `${ROUNDS} rounds pooled, ${replaySeconds.toFixed(2)} s; ${replayCpu.toFixed(2)} CPU s on all its threads` });
   figures.push({ name: 'c. replay as a share of raw read', value: Math.round((replayRate / rawRate) * 1000) / 10, unit: '%', note: `rounds alternating, pooled; per round ${perRound} %` });
   // The most the wall-clock share could be with replay's CPU time spread evenly over every core.
-  const bound = (availableParallelism() * rawSeconds * (replayRecords / sum(raws, (r) => r.records))) / replayCpu;
+  const bound = (availableParallelism() * rawSeconds * (replayRecords / rawRecords)) / replayCpu;
   figures.push({ name: 'c. replay CPU time / raw read CPU time', value: Math.round((replayCpu / rawCpu) * 10) / 10, unit: 'x', note: `with it, replay / raw read cannot pass ${Math.round(bound * 1000) / 10} % on ${availableParallelism()} cores` });
 }
 
