@@ -107,6 +107,14 @@ describe('JSON arrays parsed in pieces (property)', () => {
     assert.deepStrictEqual(edgeParse(bytes), wholeParse(bytes));
   });
 
+  it('gives up on a body whose cut fails past four pieces\' size, before parsing much of it again', () => {
+    // The first `},{` lies 200 KB into a string: that piece cannot parse, and is too large to try further.
+    const events = [{ s: `${'a'.repeat(200_000)}},{` }, ...Array.from({ length: 3000 }, (_, i) => ({ id: `e-${i}` }))];
+    const bytes = Buffer.from(JSON.stringify(events));
+    assert.equal(parseArrayInPieces(bytes, 0, true), undefined);
+    assert.deepStrictEqual(parseJsonBytes(bytes), events);
+  });
+
   it('leaves small bodies, objects and arrays without objects to the whole parser', () => {
     assert.equal(parseArrayInPieces(Buffer.from('[{"a":1},{"a":2}]'), 0, true), undefined);
     assert.equal(parseArrayInPieces(Buffer.from(JSON.stringify({ records: Array.from({ length: 5000 }, (_, i) => ({ i })) })), 0, true), undefined);
