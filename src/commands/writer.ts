@@ -43,20 +43,35 @@ export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Wri
     const batch: NewRecord[] = events.map((e) => ({ type: e.type, at: ctx.now, ...(ctx.actor ? { actor: ctx.actor } : {}), data: e.data }));
     let inTxn: ((recs: readonly LogRecord[]) => void) | undefined;
     const staged = log.stage(batch, (recs) => { inTxn!(recs); cut?.inTransaction(recs); }, cut?.at);
-    inTxn = runtime.apply(staged.records);
-    const settled = staged.durable.then(() => runtime.settle(staged.records));
+    inTxn = runtime.apply(staged.records, staged.kept);
+    // From here on only the kept records are held (src/log/record.ts, keptRecord).
+    const { kept } = staged;
+    const settled = staged.durable.then(() => runtime.settle(kept));
     // The heap models are refolded from the cut once it is durable (the records before it are gone then).
-    return { records: staged.records, durable: cut ? settled.then(() => runtime.refold(cut.at.firstSeq)) : settled };
+    return { records: kept, durable: cut ? settled.then(() => runtime.refold(cut.at.firstSeq)) : settled };
+  }
+
+  /** Decides and stages a command: the outcome it will have, and when it is durable. */
+  function decideAndStage<R>(decide: (models: ReadModels) => Decision<R>, ctx: CommandContext): { outcome: Outcome<R>; durable?: Promise<void> } {
+    const decision = decide(runtime);
+    const events = decision.events ?? [];
+    const staged = events.length > 0 ? stage(events, ctx) : undefined;
+    const outcome: Outcome<R> = decision.ok ? { ok: true, result: decision.result, records: staged?.records ?? [] } : { ok: false, rejection: decision.rejection };
+    return staged ? { outcome, durable: staged.durable } : { outcome };
   }
 
   return {
     models: runtime,
-    async execute(decide, ctx) {
-      const decision = decide(runtime);
-      const events = decision.events ?? [];
-      const staged = events.length > 0 ? stage(events, ctx) : undefined;
-      if (staged) await staged.durable;
-      return decision.ok ? { ok: true, result: decision.result, records: staged?.records ?? [] } : { ok: false, rejection: decision.rejection };
+    // Not an async function, nor is any caller on the ingest path (src/http/request-context.ts,
+    // src/metrics/writer-metrics.ts): an async one would keep `decide`, and with it the command's
+    // input (a batch's parsed events), until the batch is durable.
+    execute(decide, ctx) {
+      try {
+        const { outcome, durable } = decideAndStage(decide, ctx);
+        return durable ? durable.then(() => outcome) : Promise.resolve(outcome);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
     },
     async cut(events, ctx, cut) {
       const staged = stage(events, ctx, cut);

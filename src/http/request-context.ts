@@ -30,11 +30,13 @@ export function executeDetected<R>(deps: AppDeps, decide: (m: ReadModels) => Dec
  * its evidence raised, or throws the rejection as an HttpError. `durationMs` of such an audit
  * record runs to the decision.
  */
-export async function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: ReadModels) => Decision<R>, successStatus: number): Promise<{ result: R; detections: Detections }> {
-  const outcome = await executeDetected(deps, decide, (d) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]), commandContext(c, deps));
-  c.set('audited', true);
-  if (!outcome.ok) throw fromRejection(outcome.rejection);
-  return outcome.result;
+export function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: ReadModels) => Decision<R>, successStatus: number): Promise<{ result: R; detections: Detections }> {
+  // Not async: it would hold `decide` until the batch is durable (src/commands/writer.ts).
+  return executeDetected(deps, decide, (d) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]), commandContext(c, deps)).then((outcome) => {
+    c.set('audited', true);
+    if (!outcome.ok) throw fromRejection(outcome.rejection);
+    return outcome.result;
+  });
 }
 
 /** The opening of an ingestion answer whose `accepted` is the request's own JSON text. */
@@ -45,21 +47,28 @@ const ACCEPTED_OPEN = Buffer.from('{"accepted":');
  * sending `Prefer: return=minimal` (RFC 7240) gets it without the echoed events: `accepted` is
  * replaced by its count, `acceptedCount`, and the answer says `Preference-Applied`.
  *
- * `acceptedJson`, when given, is JSON text of exactly `accepted`: the request's own array, which
- * the events route passes when every record of it was accepted as parsed. The answer then carries
- * those bytes instead of serializing the same events again (for a batch of 1,000 events, the
- * largest cost of an answer).
+ * `echo`, when given, stands for `accepted` (which the result then leaves out): JSON text of
+ * exactly the accepted events, the request's own array, which the events route passes when every
+ * record of it was accepted as parsed, and their count. The answer then carries those bytes
+ * instead of serializing the same events again (for a batch of 1,000 events, the largest cost of
+ * an answer), and nothing keeps the parsed events while the batch is on its way to disk.
  */
-export function ingestionAnswer<T extends { accepted: unknown[]; alerts: unknown[]; incidents: unknown[] }>(c: Context<AppEnv>, r: { result: T; detections: Detections }, acceptedJson?: Uint8Array): Response {
+export function ingestionAnswer<T extends { accepted: unknown[]; alerts: unknown[]; incidents: unknown[] }>(c: Context<AppEnv>, r: { result: T; detections: Detections }, echo?: AcceptedEcho): Response {
   const { accepted, ...rest } = withDetections(r);
   if (/(^|[,\s])return=minimal\b/i.test(c.req.header('prefer') ?? '')) {
     c.header('Preference-Applied', 'return=minimal');
-    return c.json({ acceptedCount: accepted.length, ...rest }, 202);
+    return c.json({ acceptedCount: echo?.count ?? accepted.length, ...rest }, 202);
   }
-  if (!acceptedJson) return c.json({ accepted, ...rest }, 202);
+  if (!echo) return c.json({ accepted, ...rest }, 202);
   // `rest` serialized is `{"duplicates":…}`: its members follow `accepted` in one object.
   const members = Buffer.from(`,${JSON.stringify(rest).slice(1)}`);
-  return c.body(Buffer.concat([ACCEPTED_OPEN, acceptedJson, members]), 202, { 'Content-Type': 'application/json' });
+  return c.body(Buffer.concat([ACCEPTED_OPEN, echo.json, members]), 202, { 'Content-Type': 'application/json' });
+}
+
+/** The accepted events of an answer as the request's own JSON text (`ingestionAnswer`). */
+export interface AcceptedEcho {
+  readonly json: Uint8Array;
+  readonly count: number;
 }
 
 /** An ingestion result with the alerts and incidents its evidence raised (spec 2.2). */

@@ -162,7 +162,7 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     expectedLast = streamSeq;
     wake();
     const settled = staged.durable.then(() => replica?.settle(staged.records));
-    return { records: staged.records, durable: cutting ? settled.then(() => cutting.refold()) : settled };
+    return { records: staged.records, kept: staged.kept, durable: cutting ? settled.then(() => cutting.refold()) : settled };
   }
 
   /** Applies every batch after the local position up to the stream's last message now. */
@@ -237,7 +237,7 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
       records.push(record);
       encoded.push(bytes);
     }
-    if (records.length === 0) return { records, durable: staging.then(() => undefined) };
+    if (records.length === 0) return { records, kept: records, durable: staging.then(() => undefined) };
     pendingHead = { seq, hash };
     const expect = expectedLast++;
     const h = headers();
@@ -268,7 +268,8 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     // purge is done again by the next expiry run or the next leader (purgeBelowCut).
     const durable = staged.then((local) => local.durable).catch(fail).then(() => (cut ? purgeBelowCut().catch(() => undefined) : undefined));
     pending = durable;
-    return { records, durable };
+    // The batch itself is held until the stream has it (the local copy is staged from it then).
+    return { records, kept: records, durable };
   }
 
   let stopReplica: (() => Promise<void>) | undefined;

@@ -2,14 +2,17 @@ import type { Database } from 'lmdb';
 import { FatalStorageError, type EventLog, type LogCut, type LogHead } from './event-log.js';
 import type { LmdbStore } from './lmdb-store.js';
 import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
-import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, type LogRecord, type NewRecord } from './record.js';
+import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, keptRecord, type LogRecord, type NewRecord } from './record.js';
 
 /** Work to run inside the same LMDB write transaction as a batch (read-model updates, checkpoints). */
 export type InTransaction = (records: readonly LogRecord[]) => void;
 
 /** A batch whose seq and chain links are assigned, on its way to disk. */
 export interface StagedBatch {
+  /** The records as staged, for the caller's synchronous use. */
   readonly records: readonly LogRecord[];
+  /** The same records as anything that holds them until `durable` keeps them (`keptRecord`). */
+  readonly kept: readonly LogRecord[];
   /** Resolves once the batch is committed and flushed; rejects (fatally) when the outcome is unknown. */
   readonly durable: Promise<void>;
 }
@@ -66,13 +69,15 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
       stored.push(record);
       bytes.push(encoded);
     }
+    // What the transaction and the followers hold until the batch is durable: not its events.
+    const kept = stored.map((r, i) => keptRecord(r, bytes[i]!));
     const newHead = { seq, hash };
     if (newCut) storedCut = { ...newCut, atSeq: seq };
     head = newHead;
     const treeWrites = tree.stage(bytes);
     // A nested transactionSync is a child transaction: if anything in it throws, none of the
     // batch's writes survive, even though other work shares the outer batched transaction.
-    const first = stored[0]?.seq;
+    const first = kept[0]?.seq;
     const done = store.root.transaction(() => store.root.transactionSync(() => {
       // A batch chains behind the one staged before it: if that one did not commit (its child
       // transaction threw, or its commit failed), this one must not either, or the log has a hole.
@@ -80,15 +85,15 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
       if (first !== undefined && (records.doesExist(first) || (first > (cut?.firstSeq ?? 1) && !records.doesExist(first - 1)))) {
         throw new FatalStorageError(`record ${first - 1} was not committed: refusing to write record ${first} after it`);
       }
-      for (let i = 0; i < stored.length; i++) records.putSync(stored[i]!.seq, bytes[i]!);
-      if (stored.length > 0) meta.putSync('head', newHead);
+      for (let i = 0; i < kept.length; i++) records.putSync(kept[i]!.seq, bytes[i]!);
+      if (kept.length > 0) meta.putSync('head', newHead);
       if (newCut) {
         // The records go, the tree's nodes stay: proofs and checkpoints of the whole log still hold.
         for (let s = removeFrom; s < newCut.firstSeq; s++) records.removeSync(s);
         cutMeta.putSync('cut', storedCut!);
       }
       treeWrites();
-      inTransaction?.(stored);
+      inTransaction?.(kept);
     }));
     const durable = (async () => {
       try {
@@ -99,10 +104,10 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
       }
       tree.settle(newHead.seq);
       if (storedCut) cut = storedCut;
-      for (const r of stored) for (const f of followers) f(r);
+      for (const r of kept) for (const f of followers) f(r);
     })();
     pending = durable;
-    return { records: stored, durable };
+    return { records: stored, kept, durable };
   }
 
   async function append(batch: readonly NewRecord[], inTransaction?: InTransaction): Promise<LogRecord[]> {

@@ -118,6 +118,34 @@ export function decodeRecord<D = unknown>(bytes: Uint8Array): LogRecord<D> {
   }
 }
 
+/** Records at least this large are kept as their bytes while their batch is on its way to disk (`keptRecord`). */
+const KEPT_AS_BYTES = 16 * 1024;
+
+/**
+ * `record` as what holds it until its batch is durable keeps it (the log's transaction and
+ * followers, the write side's staged records, the writer's outcome): a large record's `data` is
+ * read back from its stored `bytes` when first asked for, not held as the objects it was staged
+ * with. Those objects (a batch's parsed events) would otherwise stay reachable for as long as the
+ * commit takes, and V8 promotes what lives that long to its old space, onto fresh pages each time
+ * (docs/benchmarks.md, 2026-12-01). What reads a kept record's data (a retry found among staged
+ * records, the self-monitor's look at a silent source) decodes it once.
+ */
+export function keptRecord(record: LogRecord, bytes: Uint8Array): LogRecord {
+  if (bytes.byteLength < KEPT_AS_BYTES) return record;
+  let data: unknown;
+  let decoded = false;
+  return {
+    seq: record.seq, at: record.at, type: record.type, ...(record.actor ? { actor: record.actor } : {}), prev: record.prev,
+    get data() {
+      if (!decoded) {
+        data = decodeRecord(bytes).data;
+        decoded = true;
+      }
+      return data;
+    },
+  };
+}
+
 /** SHA-256 hex of a record's stored bytes: the next record's `prev`. */
 export function hashBytes(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');

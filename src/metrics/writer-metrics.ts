@@ -5,14 +5,16 @@ import type { Metrics } from './metrics.js';
 export function measuredWriter(writer: Writer, metrics: Metrics): Writer {
   return {
     models: writer.models,
-    async execute(decide, ctx) {
+    // Not async: it would hold `decide` until the batch is durable (src/commands/writer.ts).
+    execute(decide, ctx) {
       const end = metrics.writerCommitSeconds.startTimer();
-      const outcome = await writer.execute(decide, ctx);
-      if (outcome.ok && outcome.records.length > 0) {
-        end();
-        metrics.writerBatchRecords.observe(outcome.records.length);
-      }
-      return outcome;
+      return writer.execute(decide, ctx).then((outcome) => {
+        if (outcome.ok && outcome.records.length > 0) {
+          end();
+          metrics.writerBatchRecords.observe(outcome.records.length);
+        }
+        return outcome;
+      });
     },
     cut: (events, ctx, cut) => writer.cut(events, ctx, cut),
     async record(events, ctx) {

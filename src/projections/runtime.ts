@@ -37,8 +37,11 @@ export interface ReadModels {
 export interface ProjectionRuntime extends ReadModels {
   /** Loads checkpoints and folds the log tail; returns how many records were folded. */
   start(): Promise<number>;
-  /** Applies newly staged records; returns the writes to run inside their transaction. */
-  apply(records: readonly LogRecord[]): (recs: readonly LogRecord[]) => void;
+  /**
+   * Applies newly staged records; returns the writes to run inside their transaction. Until they
+   * are durable, `record(seq)` answers them as `kept` (the log's `StagedBatch.kept`).
+   */
+  apply(records: readonly LogRecord[], kept?: readonly LogRecord[]): (recs: readonly LogRecord[]) => void;
   /** Forgets overlay entries once their transaction is durable. */
   settle(records: readonly LogRecord[]): void;
   /** Writes every heap projection's state with the current seq. */
@@ -200,10 +203,10 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       return folded;
     },
 
-    apply(records) {
+    apply(records, kept = records) {
       const ops: Op[] = [];
+      for (const r of kept) stagedRecords.set(r.seq, r);
       for (const r of records) {
-        stagedRecords.set(r.seq, r);
         heap.fold(r);
         ix.collect(r, ops);
         seq = r.seq;

@@ -1,5 +1,8 @@
 import * as v from 'valibot';
-import { decideIngestEvents } from '../../commands/ingest-events.js';
+import type { Context } from 'hono';
+import { decideIngestEvents, type IngestionResult } from '../../commands/ingest-events.js';
+import type { Decision } from '../../commands/decision.js';
+import type { AppDeps, AppEnv } from '../env.js';
 import { CATEGORIES, IsoDateTime, NormalizedEventSchema } from '../../events/normalized-event.js';
 import { listEvents, parseEventCursor } from '../../projections/evidence-query.js';
 import { epochMillisOf } from '../../normalizers/time.js';
@@ -7,7 +10,7 @@ import { batchOf, validateRecords } from '../batch.js';
 import { readBatchBodyText } from '../body.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { QueryCursor, QueryLimit } from '../query.js';
-import { executeAudited, ingestionAnswer } from '../request-context.js';
+import { executeAudited, ingestionAnswer, type AcceptedEcho } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
 import { admitIngest } from '../admission.js';
@@ -39,16 +42,36 @@ const ingestEventsRoute = route({
   middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000)],
   success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 409, 413, 415, 429],
   handle: async (c, { deps }) => {
-    const body = await readBatchBodyText(c, deps.config.limits.bodyBytes);
-    const batch = batchOf(body.value, deps.config.limits.recordsPerRequest);
-    c.get('ingestTicket').records(batch.records.length);
-    const events = validateRecords(SubmittedEventSchema, batch.records);
-    // Every event is echoed (duplicates too), so the body's own array is the echo when validation
-    // kept each record as parsed (src/json/schema-check.ts); a record valibot rebuilt is echoed as stored.
-    const asSent = body.arrayText !== undefined && events.every((e, i) => e === batch.records[i]);
-    return ingestionAnswer(c, await executeAudited(c, deps, (m) => decideIngestEvents(m, events), 202), asSent ? body.arrayText : undefined);
+    const staged = await stageEvents(c, deps);
+    return ingestionAnswer(c, await staged.answer, staged.echo);
   },
 });
+
+/**
+ * Reads, validates and stages a batch of events; answers what the answer needs once the batch is
+ * durable. Its own function, so that nothing of the parsed batch stays reachable while the
+ * commit is awaited but what the answer echoes (V8 would promote it to its old space meanwhile:
+ * docs/benchmarks.md, 2026-12-01).
+ */
+async function stageEvents(c: Context<AppEnv>, deps: AppDeps): Promise<{ answer: ReturnType<typeof executeAudited<IngestionResult>>; echo?: AcceptedEcho }> {
+  const body = await readBatchBodyText(c, deps.config.limits.bodyBytes);
+  const batch = batchOf(body.value, deps.config.limits.recordsPerRequest);
+  c.get('ingestTicket').records(batch.records.length);
+  const events = validateRecords(SubmittedEventSchema, batch.records);
+  // Every event is echoed (duplicates too), so the body's own array is the echo when validation
+  // kept each record as parsed (src/json/schema-check.ts); a record valibot rebuilt is echoed as stored.
+  const asSent = body.arrayText !== undefined && events.every((e, i) => e === batch.records[i]);
+  const echo = asSent ? { json: body.arrayText!, count: events.length } : undefined;
+  const answer = executeAudited(c, deps, (m) => withoutEchoed(decideIngestEvents(m, events), echo), 202);
+  // Its rejection is the handler's to answer, a turn later.
+  answer.catch(() => undefined);
+  return echo ? { answer, echo } : { answer };
+}
+
+/** The decision, its result without the accepted events when the answer echoes them as sent. */
+function withoutEchoed(d: Decision<IngestionResult>, echo: AcceptedEcho | undefined): Decision<IngestionResult> {
+  return d.ok && echo ? { ...d, result: { ...d.result, accepted: [] } } : d;
+}
 
 const listEventsRoute = route({
   method: 'get', path: '/api/v1/events', operationId: 'listEvents', summary: 'Events newest first, from the evidence index',
