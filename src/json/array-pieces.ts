@@ -7,10 +7,10 @@
  * Pieces of at most PIECE_BYTES are made and parsed on the regular heap, whose pages are reused.
  *
  * The body is cut between two objects (the bytes `},{`, as JSON.stringify writes an array of
- * them), where such bytes follow at least PIECE_BYTES after the last cut; nothing is scanned but
- * by `indexOf`. (`},` alone would mostly find the ends of objects nested in the elements.) A cut is only
- * kept when its piece parses: the first piece is the text from the opening `[` to the cut, closed
- * by `]`, and every later one is `[` and the text after the cut before. Each piece so starts where
+ * them; `},` alone would mostly find the ends of objects nested in the elements), where such bytes
+ * follow at least PIECE_BYTES after the last cut; nothing is scanned but by `indexOf`. A cut is
+ * only kept when its piece parses: the first piece is the text from the opening `[` to the cut,
+ * closed by `]`, and every later one is `[` and the text after the cut before. Each piece so starts where
  * the whole text's parser stands after a top-level comma (or after the opening bracket), so it can
  * only parse if its cut too is a top-level comma outside any string: one inside a string or a
  * nested value leaves its piece unterminated. The elements are then exactly the whole text's, and
