@@ -128,7 +128,7 @@ const KEPT_AS_BYTES = 16 * 1024;
  * with. Those objects (a batch's parsed events) would otherwise stay reachable for as long as the
  * commit takes, and V8 promotes what lives that long to its old space, onto fresh pages each time
  * (docs/benchmarks.md, 2026-12-01). What reads a kept record's data (a retry found among staged
- * records, the self-monitor's look at a silent source) decodes it once.
+ * records) decodes it once.
  */
 export function keptRecord(record: LogRecord, bytes: Uint8Array): LogRecord {
   if (bytes.byteLength < KEPT_AS_BYTES) return record;

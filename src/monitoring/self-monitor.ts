@@ -5,8 +5,6 @@ import type { Writer } from '../commands/writer.js';
 import type { AlertsState } from '../projections/alerts.js';
 import { MONITORING, type DiskLevel, type MonitoringState, type SourceKind } from '../projections/monitoring.js';
 import type { ReadModels } from '../projections/runtime.js';
-import { asStoredInstanceEvent } from '../events/read.js';
-import { collectorKeyOf, sourceKeyOf } from '../projections/monitoring.js';
 import type { DiskWatermarks, MonitoringSettings } from './settings.js';
 
 /** Free and total bytes of a filesystem. */
@@ -97,6 +95,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
   let nudged = false;
   let stopped = false;
   // Silences change only through checks: counted after each, so a batch costs nothing while none is open.
+  const EVIDENCE_TYPES: ReadonlySet<string> = new Set(['EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted']);
   const countSilent = () => { let n = 0; for (const a of monitoringOf(o.writer.models).sources.values()) if (a.silent) n++; return n; };
   let silentCount = countSilent();
 
@@ -150,13 +149,13 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
     progress: o.progress,
     check,
     noteRecord(record) {
-      if (nudged || silentCount === 0) return;
-      const known = asStoredInstanceEvent(record);
-      if (known?.type !== 'EventsIngested' && known?.type !== 'RawRecordsIngested' && known?.type !== 'CollectorSubmissionAccepted') return;
-      const sources = monitoringOf(o.writer.models).sources;
-      const isSilent = (key: string) => sources.get(key)?.silent !== undefined;
-      const collector = known.type === 'CollectorSubmissionAccepted' && isSilent(collectorKeyOf(known.data.collectorId));
-      if (!collector && !known.data.events.some((e) => isSilent(sourceKeyOf(e)))) return;
+      if (nudged || silentCount === 0 || !EVIDENCE_TYPES.has(record.type)) return;
+      // The record is folded into the model already (it is durable): a silent source it came from
+      // has been seen since its silence. Its data is not read: a large record's is kept as its
+      // bytes until now (src/log/record.ts, keptRecord), and decoding it costs more than this.
+      let resumed = false;
+      for (const a of monitoringOf(o.writer.models).sources.values()) if (a.silent && a.lastSeenAt > a.silent.lastSeenAt) { resumed = true; break; }
+      if (!resumed) return;
       nudged = true;
       setImmediate(() => { nudged = false; void check(); });
     },
