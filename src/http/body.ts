@@ -1,4 +1,4 @@
-import { isAscii, isUtf8 } from 'node:buffer';
+import { isUtf8 } from 'node:buffer';
 import type { Context } from 'hono';
 import { parseArrayInPieces } from '../json/array-pieces.js';
 import { MAX_JSON_DEPTH, tooDeepPath, withinDepth } from '../json/depth.js';
@@ -73,7 +73,7 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
   // What the fatal decoder below refuses (simdutf's check, as strict, a hundred times faster).
   if (!isUtf8(buf)) throw new HttpError(400, 'request body is not valid UTF-8');
   // A large array is parsed in pieces, without the one large string (src/json/array-pieces.ts).
-  const pieces = parseArrayInPieces(buf, hasBom(buf) ? 3 : 0, isAscii(buf));
+  const pieces = parseArrayInPieces(buf, hasBom(buf) ? 3 : 0);
   if (pieces !== undefined) {
     if (!withinDepth(pieces)) throw tooDeep(utf8.decode(bytes));
     return pieces;

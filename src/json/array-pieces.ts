@@ -21,6 +21,8 @@
  * it is: a body made to miss costs at most about 640 KB of parsing more than before.
  */
 
+import { isAscii } from 'node:buffer';
+
 /** The largest piece decoded at once: its string stays on the regular heap even as two-byte text. */
 const PIECE_BYTES = 32 * 1024;
 /** Cuts that did not parse (`},{` inside strings or nested arrays) before the body is parsed whole. */
@@ -34,14 +36,14 @@ const BETWEEN_OBJECTS = Buffer.from('},{');
 const isJsonSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 /**
- * The elements of the JSON array in `bytes` from `from` (valid UTF-8, `ascii` when it is all
- * ASCII), parsed in pieces; undefined when it is small, not an array, or not cut as above.
+ * The elements of the JSON array in `bytes` from `from` (valid UTF-8), parsed in pieces; undefined when it is small, not an array, or not cut as above.
  */
-export function parseArrayInPieces(bytes: Buffer, from: number, ascii: boolean): unknown[] | undefined {
+export function parseArrayInPieces(bytes: Buffer, from: number): unknown[] | undefined {
   if (bytes.length - from <= 2 * PIECE_BYTES) return undefined;
   let start = from;
   while (start < bytes.length && isJsonSpace(bytes[start]!)) start++;
   if (bytes[start] !== 0x5b) return undefined;
+  const ascii = isAscii(bytes);
   // Valid UTF-8 has no ASCII byte inside a character, so a cut never splits one. (Buffer's own
   // slicers, which Node's typings leave out: `toString` checks its arguments first.)
   const slicer = bytes as unknown as Slicers;

@@ -3,9 +3,15 @@ import { decideDiskCheck, type DiskSample } from '../commands/check-disk.js';
 import { decideSilenceCheck } from '../commands/check-silence.js';
 import type { Writer } from '../commands/writer.js';
 import type { AlertsState } from '../projections/alerts.js';
-import { MONITORING, type DiskLevel, type MonitoringState, type SourceKind } from '../projections/monitoring.js';
+import { MONITORING, type DiskLevel, type MonitoringState, type SourceActivity, type SourceKind } from '../projections/monitoring.js';
 import type { ReadModels } from '../projections/runtime.js';
 import type { DiskWatermarks, MonitoringSettings } from './settings.js';
+
+/** The records that say a source (or collector) reported. */
+const EVIDENCE_TYPES: ReadonlySet<string> = new Set(['EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted']);
+
+/** Whether a source declared silent has reported since (its silence ends at the next check). */
+const reportedSinceSilence = (a: SourceActivity): boolean => a.silent !== undefined && a.lastSeenAt > a.silent.lastSeenAt;
 
 /** Free and total bytes of a filesystem. */
 export interface FsSpace { readonly freeBytes: number; readonly totalBytes: number }
@@ -95,7 +101,6 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
   let nudged = false;
   let stopped = false;
   // Silences change only through checks: counted after each, so a batch costs nothing while none is open.
-  const EVIDENCE_TYPES: ReadonlySet<string> = new Set(['EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted']);
   const countSilent = () => { let n = 0; for (const a of monitoringOf(o.writer.models).sources.values()) if (a.silent) n++; return n; };
   let silentCount = countSilent();
 
@@ -142,7 +147,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       const silent: SilentSource[] = [];
       for (const [source, a] of monitoringOf(o.writer.models).sources) {
         watched[a.kind]++;
-        if (a.silent && a.lastSeenAt <= a.silent.lastSeenAt) silent.push({ source, kind: a.kind, lastSeenAt: a.lastSeenAt, alertId: a.silent.alertId });
+        if (a.silent && !reportedSinceSilence(a)) silent.push({ source, kind: a.kind, lastSeenAt: a.lastSeenAt, alertId: a.silent.alertId });
       }
       return { watched, silent };
     },
@@ -153,11 +158,12 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       // The record is folded into the model already (it is durable): a silent source it came from
       // has been seen since its silence. Its data is not read: a large record's is kept as its
       // bytes until now (src/log/record.ts, keptRecord), and decoding it costs more than this.
-      let resumed = false;
-      for (const a of monitoringOf(o.writer.models).sources.values()) if (a.silent && a.lastSeenAt > a.silent.lastSeenAt) { resumed = true; break; }
-      if (!resumed) return;
-      nudged = true;
-      setImmediate(() => { nudged = false; void check(); });
+      for (const a of monitoringOf(o.writer.models).sources.values()) {
+        if (!reportedSinceSilence(a)) continue;
+        nudged = true;
+        setImmediate(() => { nudged = false; void check(); });
+        return;
+      }
     },
     settings: () => settings,
     reload(next) {

@@ -11,6 +11,7 @@ import { readBatchBodyText } from '../body.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { QueryCursor, QueryLimit } from '../query.js';
 import { executeAudited, ingestionAnswer, type AcceptedEcho } from '../request-context.js';
+import type { Detections } from '../../alerting/detection-step.js';
 import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
 import { admitIngest } from '../admission.js';
@@ -53,7 +54,7 @@ const ingestEventsRoute = route({
  * commit is awaited but what the answer echoes (V8 would promote it to its old space meanwhile:
  * docs/benchmarks.md, 2026-12-01).
  */
-async function stageEvents(c: Context<AppEnv>, deps: AppDeps): Promise<{ answer: ReturnType<typeof executeAudited<IngestionResult>>; echo?: AcceptedEcho }> {
+async function stageEvents(c: Context<AppEnv>, deps: AppDeps): Promise<{ answer: Promise<{ result: IngestionResult; detections: Detections }>; echo?: AcceptedEcho }> {
   const body = await readBatchBodyText(c, deps.config.limits.bodyBytes);
   const batch = batchOf(body.value, deps.config.limits.recordsPerRequest);
   c.get('ingestTicket').records(batch.records.length);
