@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { formatIssues } from '../http/errors.js';
-import { sign } from './ed25519.js';
+import { sign, verify } from './ed25519.js';
 import { CanonicalizationError, canonicalBytes, canonicalizeInOrder } from './jcs.js';
 import { ENVELOPE_LIMITS, EnvelopeSchema, type Payload } from './envelope.js';
+import { asBuffer } from '../json/buffer-text.js';
 import { safeParseChecked } from '../json/schema-check.js';
-import { PAYLOAD_TYPE, pae } from './pae.js';
+import { PAYLOAD_TYPE, pae, paeParts } from './pae.js';
 import { decodeStrictBase64, encodeBase64 } from './strict-base64.js';
 import { parseStrictJson, type StrictJsonResult } from './strict-json.js';
 
@@ -13,10 +14,33 @@ import { parseStrictJson, type StrictJsonResult } from './strict-json.js';
 export interface OpenedEnvelope {
   readonly payload: Payload;
   readonly signature: Uint8Array;
-  /** The bytes the signature covers: PAE(type, JCS(payload)). */
-  readonly signedBytes: Uint8Array;
+  /** JCS(payload), as received: the signature covers PAE(type, these bytes) (`signedBytesOfEnvelope`). */
+  readonly payloadBytes: Uint8Array;
   /** SHA-256 hex of the signed bytes: what idempotent retries compare. */
   readonly digest: string;
+}
+
+/** The bytes an envelope's signature covers: PAE(type, JCS(payload)). */
+export function signedBytesOfEnvelope(envelope: OpenedEnvelope): Uint8Array {
+  return pae(PAYLOAD_TYPE, envelope.payloadBytes);
+}
+
+/**
+ * The signed bytes of the last envelope verified, in a buffer kept for the next: a fresh buffer
+ * the size of the payload each time (300 KB for 500 events) is freshly mapped memory each time,
+ * a page fault every 4 KiB (docs/benchmarks.md). At most ENVELOPE_LIMITS.signedBytes.
+ */
+let signedScratch = Buffer.alloc(0);
+
+/** Whether an envelope's signature verifies under a collector's Ed25519 public key. */
+export function verifyEnvelope(envelope: OpenedEnvelope, publicKey: Uint8Array): boolean {
+  const [head, body] = paeParts(PAYLOAD_TYPE, envelope.payloadBytes);
+  const length = head.byteLength + body.byteLength;
+  if (signedScratch.byteLength < length) signedScratch = Buffer.allocUnsafeSlow(Math.min(ENVELOPE_LIMITS.signedBytes, Math.max(length, 2 * signedScratch.byteLength)));
+  signedScratch.set(head, 0);
+  signedScratch.set(body, head.byteLength);
+  // Verification is synchronous: nothing else uses the buffer before it returns.
+  return verify(envelope.signature, signedScratch.subarray(0, length), publicKey);
 }
 
 /** Why an envelope was refused before verification. */
@@ -53,7 +77,7 @@ function peekCollectorId(value: unknown): string | undefined {
 }
 
 /** How a canonical envelope's text begins: its members are exactly these three, in this order. */
-const CANONICAL_PREFIX = '{"algorithm":"Ed25519","payload":';
+const CANONICAL_PREFIX = Buffer.from('{"algorithm":"Ed25519","payload":');
 
 /**
  * The JCS bytes of the payload as received (not the schema's copy: that is what the collector
@@ -64,8 +88,10 @@ const CANONICAL_PREFIX = '{"algorithm":"Ed25519","payload":';
 function canonicalPayload(bytes: Uint8Array, parsed: Extract<StrictJsonResult, { ok: true }>, signature: string): Uint8Array {
   if (parsed.canonical) {
     // Canonical text has no escapes: the signature's text is the string itself.
-    const suffix = `,"signature":"${signature}"}`;
-    if (parsed.text.startsWith(CANONICAL_PREFIX) && parsed.text.endsWith(suffix)) return bytes.subarray(CANONICAL_PREFIX.length, bytes.byteLength - Buffer.byteLength(suffix));
+    const suffix = Buffer.from(`,"signature":"${signature}"}`);
+    const b = asBuffer(bytes);
+    const end = b.byteLength - suffix.byteLength;
+    if (end >= CANONICAL_PREFIX.byteLength && b.subarray(0, CANONICAL_PREFIX.byteLength).equals(CANONICAL_PREFIX) && b.subarray(end).equals(suffix)) return bytes.subarray(CANONICAL_PREFIX.byteLength, end);
   }
   const received = (parsed.value as { payload: unknown }).payload;
   return parsed.keysInOrder ? Buffer.from(canonicalizeInOrder(received), 'utf8') : canonicalBytes(received);
@@ -84,20 +110,21 @@ export function openEnvelope(bytes: Uint8Array): OpenResult {
   const who = collectorId !== undefined ? { collectorId } : {};
   const checked = safeParseChecked(EnvelopeSchema, parsed.value);
   if (!checked.success) return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: formatIssues(checked.issues), ...who };
-  let signedBytes: Uint8Array;
+  let payloadBytes: Uint8Array;
   try {
-    signedBytes = pae(PAYLOAD_TYPE, canonicalPayload(bytes, parsed, checked.output.signature));
+    payloadBytes = canonicalPayload(bytes, parsed, checked.output.signature);
   } catch (err) {
     if (!(err instanceof CanonicalizationError)) throw err;
     return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: [`payload: ${err.message}`], ...who };
   }
-  if (signedBytes.byteLength > ENVELOPE_LIMITS.signedBytes) {
+  const signedParts = paeParts(PAYLOAD_TYPE, payloadBytes);
+  if (signedParts[0].byteLength + payloadBytes.byteLength > ENVELOPE_LIMITS.signedBytes) {
     return { ok: false, fault: 'too_large', message: `signed payload exceeds ${ENVELOPE_LIMITS.signedBytes} bytes`, ...who };
   }
   const signature = decodeStrictBase64(checked.output.signature, 64);
   if (!signature || signature.byteLength !== 64) {
     return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: ['signature: expected canonical standard base64 of 64 bytes'], ...who };
   }
-  const digest = createHash('sha256').update(signedBytes).digest('hex');
-  return { ok: true, envelope: { payload: checked.output.payload, signature, signedBytes, digest } };
+  const digest = createHash('sha256').update(signedParts[0]).update(payloadBytes).digest('hex');
+  return { ok: true, envelope: { payload: checked.output.payload, signature, payloadBytes, digest } };
 }

@@ -2,12 +2,16 @@
 export const PAYLOAD_TYPE = 'application/vnd.vigil.collector-payload+json; version=1';
 
 /**
- * DSSE v1 pre-authentication encoding: `"DSSEv1" SP len(type) SP type SP len(body) SP body`,
- * lengths as ASCII decimal byte counts.
+ * The parts of the DSSE v1 pre-authentication encoding, in order: `"DSSEv1" SP len(type) SP type
+ * SP len(body) SP` and the body, lengths as ASCII decimal byte counts. Hashed part by part, the
+ * signed bytes need not be assembled.
  */
-export function pae(type: string, body: Uint8Array): Uint8Array {
+export function paeParts(type: string, body: Uint8Array): [Uint8Array, Uint8Array] {
   const typeBytes = Buffer.from(type, 'utf8');
-  const head = Buffer.from(`DSSEv1 ${typeBytes.byteLength} `, 'utf8');
-  const mid = Buffer.from(` ${body.byteLength} `, 'utf8');
-  return Buffer.concat([head, typeBytes, mid, body]);
+  return [Buffer.from(`DSSEv1 ${typeBytes.byteLength} ${type} ${body.byteLength} `, 'utf8'), body];
+}
+
+/** DSSE v1 pre-authentication encoding of a body under a payload type. */
+export function pae(type: string, body: Uint8Array): Uint8Array {
+  return Buffer.concat(paeParts(type, body));
 }

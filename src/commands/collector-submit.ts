@@ -1,6 +1,5 @@
 import type { Fact, SubmittedEvent } from '../collector-protocol/envelope.js';
-import type { OpenResult } from '../collector-protocol/open-envelope.js';
-import { verify } from '../collector-protocol/ed25519.js';
+import { verifyEnvelope, type OpenResult } from '../collector-protocol/open-envelope.js';
 import { encodeBase64 } from '../collector-protocol/strict-base64.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { RecordType } from '../events/record-types.js';
@@ -87,7 +86,7 @@ export function decideSubmission(state: SubmissionState, cmd: SubmitEnvelope): D
   }
   const collector = state.collectors.collectors.get(payload.collectorId);
   if (!collector) return refuse(cmd, 'unknown_collector', `collector ${payload.collectorId} is not enrolled`, id);
-  if (!verify(opened.envelope.signature, opened.envelope.signedBytes, Buffer.from(collector.publicKey, 'base64'))) {
+  if (!verifyEnvelope(opened.envelope, Buffer.from(collector.publicKey, 'base64'))) {
     return refuse(cmd, 'bad_signature', 'the signature does not verify under the key of the collector\'s current enrollment', id);
   }
   const expectedSequence = collector.lastSequence + 1;

@@ -22,6 +22,7 @@
  */
 
 import { isAscii } from 'node:buffer';
+import { latin1Text, utf8Text } from './buffer-text.js';
 
 /** The largest piece decoded at once: its string stays on the regular heap even as two-byte text. */
 const PIECE_BYTES = 32 * 1024;
@@ -30,31 +31,31 @@ const MISSES = 4;
 /** The largest piece that may fail to parse before the body is parsed whole. */
 const MAX_MISSED_PIECE = 4 * PIECE_BYTES;
 
-interface Slicers { latin1Slice(start: number, end: number): string; utf8Slice(start: number, end: number): string }
-
 const BETWEEN_OBJECTS = Buffer.from('},{');
 const isJsonSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
+/** The size past which an array may be parsed in pieces (at least two of them). */
+export const PIECES_PAST_BYTES = 2 * PIECE_BYTES;
+
 /**
- * The elements of the JSON array in `bytes` from `from` (valid UTF-8), parsed in pieces; undefined when it is small, not an array, or not cut as above.
+ * The elements of the JSON array in `bytes` from `from` to `end` (valid UTF-8), parsed in pieces;
+ * undefined when it is small, not an array, or not cut as above.
  */
-export function parseArrayInPieces(bytes: Buffer, from: number): unknown[] | undefined {
-  if (bytes.length - from <= 2 * PIECE_BYTES) return undefined;
+export function parseArrayInPieces(bytes: Buffer, from: number, end = bytes.length): unknown[] | undefined {
+  if (end - from <= PIECES_PAST_BYTES) return undefined;
   let start = from;
-  while (start < bytes.length && isJsonSpace(bytes[start]!)) start++;
+  while (start < end && isJsonSpace(bytes[start]!)) start++;
   if (bytes[start] !== 0x5b) return undefined;
-  const ascii = isAscii(bytes);
-  // Valid UTF-8 has no ASCII byte inside a character, so a cut never splits one. (Buffer's own
-  // slicers, which Node's typings leave out: `toString` checks its arguments first.)
-  const slicer = bytes as unknown as Slicers;
-  const text = (s: number, e: number): string => (ascii ? slicer.latin1Slice(s, e) : slicer.utf8Slice(s, e));
+  const ascii = isAscii(bytes.subarray(from, end));
+  // Valid UTF-8 has no ASCII byte inside a character, so a cut never splits one.
+  const text = (s: number, e: number): string => (ascii ? latin1Text(bytes, s, e) : utf8Text(bytes, s, e));
   const elements: unknown[] = [];
   let first = true;
   let misses = 0;
   let search = start + PIECE_BYTES;
-  while (search < bytes.length - PIECE_BYTES) {
+  while (search < end - PIECE_BYTES) {
     const at = bytes.indexOf(BETWEEN_OBJECTS, search);
-    if (at === -1) break;
+    if (at === -1 || at + BETWEEN_OBJECTS.length > end) break;
     const comma = at + 1;
     let piece: unknown[];
     try {
@@ -74,7 +75,7 @@ export function parseArrayInPieces(bytes: Buffer, from: number): unknown[] | und
   if (first) return undefined;
   let rest: unknown[];
   try {
-    rest = JSON.parse(`[${text(start, bytes.length)}`) as unknown[];
+    rest = JSON.parse(`[${text(start, end)}`) as unknown[];
   } catch {
     return undefined;
   }
