@@ -1,6 +1,7 @@
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { Context } from 'hono';
 import { parseArrayInPieces } from '../json/array-pieces.js';
+import { asBuffer, latin1Text, utf8Text } from '../json/buffer-text.js';
 import { MAX_JSON_DEPTH, tooDeepPath, withinDepth } from '../json/depth.js';
 import { HttpError } from './errors.js';
 
@@ -69,7 +70,7 @@ async function readWithin(c: Context, limit: number): Promise<Uint8Array> {
  */
 export function parseJsonBytes(bytes: Uint8Array): unknown {
   if (bytes.byteLength === 0) throw new HttpError(400, 'request body is empty; expected JSON');
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = asBuffer(bytes);
   // What the fatal decoder below refuses (simdutf's check, as strict, a hundred times faster).
   if (!isUtf8(buf)) throw new HttpError(400, 'request body is not valid UTF-8');
   // A large array is parsed in pieces, without the one large string (src/json/array-pieces.ts).
@@ -121,18 +122,22 @@ const isJsonLinesType = (type: string) => (JSON_LINES_TYPES as readonly string[]
  */
 export function parseJsonLines(bytes: Uint8Array): unknown[] {
   if (bytes.byteLength === 0) throw new HttpError(400, 'request body is empty; expected one JSON object per line');
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new HttpError(400, 'request body is not valid UTF-8');
-  }
+  const buf = asBuffer(bytes);
+  if (!isUtf8(buf)) throw new HttpError(400, 'request body is not valid UTF-8');
+  // Each line is decoded on its own: a string of the whole body would be one past V8's regular
+  // heap pages, freshly mapped each time (src/json/array-pieces.ts). A line ends at LF, which is
+  // never inside a UTF-8 character. A leading byte-order mark, which the decoder dropped, is
+  // white space to `trim`.
+  const ascii = isAscii(buf);
   const values: unknown[] = [];
   const issues: string[] = [];
   const tooDeep: string[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
+  let start = 0;
+  for (let i = 0; start <= buf.length; i++) {
+    let end = buf.indexOf(0x0a, start);
+    if (end === -1) end = buf.length;
+    const line = (ascii ? latin1Text(buf, start, end) : utf8Text(buf, start, end)).trim();
+    start = end + 1;
     if (line === '') continue;
     let value: unknown;
     try {

@@ -106,6 +106,51 @@ describe('parseJsonLines', () => {
     }));
   });
 
+  it('answers what splitting the whole decoded text answered: the same values, or the same lines named', () => {
+    // The former parse: the body decoded whole (a leading BOM dropped), split at LF, each line trimmed.
+    const whole = (b: Uint8Array): unknown => {
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(b);
+      } catch {
+        return { error: 'request body is not valid UTF-8' };
+      }
+      const values: unknown[] = [];
+      const issues: string[] = [];
+      text.split('\n').forEach((raw, i) => {
+        const line = raw.trim();
+        if (line === '') return;
+        try {
+          values.push(JSON.parse(line));
+        } catch (err) {
+          const at = /position (\d+)/.exec((err as Error).message)?.[1];
+          if (issues.length < 20) issues.push(`line ${i + 1}: not one JSON value${at ? ` (syntax error at column ${Number(at) + 1})` : ''}`);
+        }
+      });
+      if (issues.length > 0) return { error: 'malformed JSON lines', issues };
+      return values.length === 0 ? { error: 'no lines' } : values;
+    };
+    const byLine = (b: Uint8Array): unknown => {
+      try {
+        return parseJsonLines(b);
+      } catch (err) {
+        assert.ok(err instanceof HttpError && err.status === 400);
+        if (err.message.startsWith('malformed JSON lines')) return { error: 'malformed JSON lines', issues: err.issues };
+        return { error: err.message.startsWith('request body holds no JSON lines') || err.message.startsWith('request body is empty') ? 'no lines' : err.message };
+      }
+    };
+    const line = fc.oneof(
+      fc.dictionary(fc.string({ unit: 'grapheme', maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })).map((r) => JSON.stringify(r)),
+      fc.constantFrom('', ' ', '\r', '\u00a0', '\ufeff', '\u2028', '{"a":1', '{"é":"😀"}', 'x', '{}{}'),
+    );
+    fc.assert(fc.property(fc.array(line, { maxLength: 30 }), fc.constantFrom('\n', '\r\n'), fc.constantFrom('', '\ufeff'), fc.boolean(), (lines, eol, bom, badByte) => {
+      const b = Buffer.from(`${bom}${lines.join(eol)}`);
+      const body = badByte && b.length > 0 ? Buffer.concat([b.subarray(0, b.length >> 1), Buffer.from([0xff]), b.subarray(b.length >> 1)]) : b;
+      if (body.length === 0) return;
+      assert.deepStrictEqual(byLine(body), whole(body));
+    }), { numRuns: 500 });
+  });
+
   it('answers arbitrary bytes with values or a 400, never another error', () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (b) => {
       try {
