@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { formatIssues } from '../http/errors.js';
-import { sign, verify } from './ed25519.js';
+import { sign } from './ed25519.js';
 import { CanonicalizationError, canonicalBytes, canonicalizeInOrder } from './jcs.js';
 import { ENVELOPE_LIMITS, EnvelopeSchema, type Payload } from './envelope.js';
 import { asBuffer } from '../json/buffer-text.js';
@@ -23,24 +23,6 @@ export interface OpenedEnvelope {
 /** The bytes an envelope's signature covers: PAE(type, JCS(payload)). */
 export function signedBytesOfEnvelope(envelope: OpenedEnvelope): Uint8Array {
   return pae(PAYLOAD_TYPE, envelope.payloadBytes);
-}
-
-/**
- * The signed bytes of the last envelope verified, in a buffer kept for the next: a fresh buffer
- * the size of the payload each time (300 KB for 500 events) is freshly mapped memory each time,
- * a page fault every 4 KiB (docs/benchmarks.md). At most ENVELOPE_LIMITS.signedBytes.
- */
-let signedScratch = Buffer.alloc(0);
-
-/** Whether an envelope's signature verifies under a collector's Ed25519 public key. */
-export function verifyEnvelope(envelope: OpenedEnvelope, publicKey: Uint8Array): boolean {
-  const [head, body] = paeParts(PAYLOAD_TYPE, envelope.payloadBytes);
-  const length = head.byteLength + body.byteLength;
-  if (signedScratch.byteLength < length) signedScratch = Buffer.allocUnsafeSlow(Math.min(ENVELOPE_LIMITS.signedBytes, Math.max(length, 2 * signedScratch.byteLength)));
-  signedScratch.set(head, 0);
-  signedScratch.set(body, head.byteLength);
-  // Verification is synchronous: nothing else uses the buffer before it returns.
-  return verify(envelope.signature, signedScratch.subarray(0, length), publicKey);
 }
 
 /** Why an envelope was refused before verification. */

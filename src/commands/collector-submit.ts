@@ -1,5 +1,6 @@
 import type { Fact, SubmittedEvent } from '../collector-protocol/envelope.js';
-import { verifyEnvelope, type OpenResult } from '../collector-protocol/open-envelope.js';
+import type { OpenResult } from '../collector-protocol/open-envelope.js';
+import { verifyEnvelope } from '../collector-protocol/verify-envelope.js';
 import { encodeBase64 } from '../collector-protocol/strict-base64.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { RecordType } from '../events/record-types.js';

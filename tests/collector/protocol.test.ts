@@ -9,7 +9,8 @@ import { PAYLOAD_TYPE, pae } from '../../src/collector-protocol/pae.js';
 import {
   generateKeyPair, pkcs8PemFromSeed, publicKeyFromSpkiPem, publicKeyOf, publicKeyProblem, seedFromPkcs8Pem, sign, spkiPemFromPublicKey, verify,
 } from '../../src/collector-protocol/ed25519.js';
-import { openEnvelope, sealEnvelope, signedBytesOf, signedBytesOfEnvelope, verifyEnvelope } from '../../src/collector-protocol/open-envelope.js';
+import { openEnvelope, sealEnvelope, signedBytesOf, signedBytesOfEnvelope } from '../../src/collector-protocol/open-envelope.js';
+import { verifyEnvelope } from '../../src/collector-protocol/verify-envelope.js';
 import { VECTOR } from './vector.js';
 
 const hex = (h: string) => new Uint8Array(Buffer.from(h, 'hex'));
