@@ -7,8 +7,7 @@ export const PAYLOAD_TYPE = 'application/vnd.vigil.collector-payload+json; versi
  * signed bytes need not be assembled.
  */
 export function paeParts(type: string, body: Uint8Array): [Uint8Array, Uint8Array] {
-  const typeBytes = Buffer.from(type, 'utf8');
-  return [Buffer.from(`DSSEv1 ${typeBytes.byteLength} ${type} ${body.byteLength} `, 'utf8'), body];
+  return [Buffer.from(`DSSEv1 ${Buffer.byteLength(type, 'utf8')} ${type} ${body.byteLength} `, 'utf8'), body];
 }
 
 /** DSSE v1 pre-authentication encoding of a body under a payload type. */

@@ -217,27 +217,20 @@ function parseAroundLargest(b: Buffer, largest: LargestArray): unknown {
 }
 
 /**
- * The first problem of JSON text: a duplicate key or excessive depth. A string is a key when it
+ * The first problem of JSON bytes: a duplicate key or excessive depth. A string is a key when it
  * follows `{` or `,` inside an object. Keys are compared after unescaping.
  */
-function structureProblem(text: string): string | undefined {
+function structureProblem(b: Buffer): string | undefined {
   const frames: Array<Set<string> | null> = [];
   let last = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i]!;
     if (c === QUOTE) {
-      let end = text.indexOf('"', i + 1);
-      for (;;) {
-        let k = end - 1;
-        while (text.charCodeAt(k) === BACKSLASH) k--;
-        if ((end - 1 - k) % 2 === 0) break;
-        end = text.indexOf('"', end + 1);
-      }
-      end++;
+      const end = stringEnd(b, i, true);
       const top = frames[frames.length - 1];
       if (top && (last === OPEN_OBJECT || last === COMMA)) {
-        const raw = text.slice(i + 1, end - 1);
-        const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end)) as string) : raw;
+        const raw = utf8Text(b, i + 1, end - 1);
+        const key = raw.includes('\\') ? (JSON.parse(utf8Text(b, i, end)) as string) : raw;
         if (top.has(key)) return `duplicate key ${JSON.stringify(key.slice(0, 64))}`;
         top.add(key);
       }
@@ -297,6 +290,6 @@ function wholeStrictJson(b: Buffer, scan: OrderedScan | undefined): StrictJsonRe
     return { ok: false, error: `malformed JSON${at ? ` at position ${at}` : ''}` };
   }
   if (scan !== undefined) return scan.problem !== undefined ? { ok: false, error: scan.problem } : { ok: true, value, keysInOrder: true, canonical: scan.canonical };
-  const problem = structureProblem(text);
+  const problem = structureProblem(b);
   return problem ? { ok: false, error: problem } : { ok: true, value, keysInOrder: false, canonical: false };
 }
