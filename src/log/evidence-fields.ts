@@ -62,6 +62,22 @@ export function decodeForWriteSide(bytes: Uint8Array): LogRecord {
   return readEvidence(bytes, writeSideEvent, EVIDENCE_TYPES) ?? decodeRecord(bytes);
 }
 
+/**
+ * A copy of lent bytes (src/log/lent-range.ts) for `decodeRecord`: msgpackr returns a binary value
+ * as a view of the bytes it read. This module's own reader builds every value anew.
+ */
+const copyOf = (bytes: Uint8Array): Uint8Array => Uint8Array.prototype.slice.call(bytes);
+
+/** `decodeForReadSide` of bytes lent for the call only: a record decoded whole is decoded from a copy. */
+export function decodeLentForReadSide(bytes: Uint8Array): LogRecord {
+  return readEvidence(bytes, readSideEvent, READ_SIDE_TYPES) ?? withOwnedKeptStrings(decodeRecord(copyOf(bytes)));
+}
+
+/** `decodeForWriteSide` of bytes lent for the call only: a record decoded whole is decoded from a copy. */
+export function decodeLentForWriteSide(bytes: Uint8Array): LogRecord {
+  return readEvidence(bytes, writeSideEvent, EVIDENCE_TYPES) ?? decodeRecord(copyOf(bytes));
+}
+
 /** The record read field by field, or undefined when it is to be decoded whole. */
 function readEvidence(bytes: Uint8Array, event: () => unknown, types: ReadonlySet<string>): LogRecord | undefined {
   try {

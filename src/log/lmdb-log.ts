@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import { FatalStorageError, type EventLog, type LogCut, type LogHead } from './event-log.js';
 import type { LmdbStore } from './lmdb-store.js';
+import { lentReader, type LentDecode, type LentReader } from './lent-range.js';
 import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
 import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, keptRecord, type LogRecord, type NewRecord } from './record.js';
 
@@ -33,6 +34,11 @@ export interface LmdbEventLog extends EventLog {
   commit(work: () => void): Promise<void>;
   /** The RFC 9162 Merkle tree over the records, maintained in their transactions (docs/log.md). */
   readonly tree: MerkleTree;
+  /**
+   * Committed records [from, to] as `decode` reads them from their bytes, lent for the call without
+   * a copy of each (src/log/lent-range.ts): for folds over the whole log.
+   */
+  readLent<T>(decode: LentDecode<T>, from: number, to?: number): Iterable<T>;
 }
 
 /** Opens the log kept in `store` (databases `log` and `log-meta`). */
@@ -43,7 +49,7 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
   let cut: LogCut | undefined = cutMeta.get('cut');
   const followers = new Set<(r: LogRecord) => void>();
   let head: LogHead = loadHead(records, meta);
-  const tree = openMerkleTree(store, records, head.seq);
+  const tree = openMerkleTree(store, head.seq);
   let failed: Error | undefined;
   let pending: Promise<unknown> = Promise.resolve();
 
@@ -124,11 +130,20 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     for (const { key, value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield { seq: key, bytes: value };
   }
 
+  /** One reader a decoder: each is a handle of its own on the log's database. */
+  const lentReaders = new Map<LentDecode<unknown>, LentReader<unknown>>();
+  function* readLent<T>(decode: LentDecode<T>, from: number, to = head.seq): Iterable<T> {
+    let reader = lentReaders.get(decode) as LentReader<T> | undefined;
+    if (!reader) lentReaders.set(decode, (reader = lentReader(store.root, 'log', decode)));
+    for (const { value } of reader.range(from, to)) yield value;
+  }
+
   return {
     append,
     stage,
     read,
     readRaw,
+    readLent,
     head: () => head,
     first: () => cut?.firstSeq ?? 1,
     cut: () => cut,

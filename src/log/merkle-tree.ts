@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { LmdbStore } from './lmdb-store.js';
+import { lentReader } from './lent-range.js';
 import { appendLeaf, consistencyPath, frontierRoot, inclusionPath, leafHash, nodeHash, rootAt, type Frontier, type NodeSource } from './merkle.js';
 
 /** Only every eighth level is stored (tiles of 256): about one node per 256 records. */
@@ -45,15 +46,17 @@ export class MissingRecordError extends Error {
   }
 }
 
-/** Opens the tree over `records`; a log older than the tree (or a tree cut short) is caught up now. */
-export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, number>, headSeq: number): MerkleTree {
+/** Opens the tree over the log (database `log`) of `store`; a log older than the tree (or a tree cut short) is caught up now. */
+export function openMerkleTree(store: LmdbStore, headSeq: number): MerkleTree {
   const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', { encoding: 'binary' }) as unknown as Database<Uint8Array, [number, number]>;
   const meta: Database<number, string> = store.db('merkle-meta');
+  // Leaves are hashed where lmdb-js reads each record, without a copy of it (src/log/lent-range.ts).
+  const leaves = lentReader(store.root, 'log', leafHash);
   const node: NodeSource = (level, index) => {
     if (level === 0) {
-      const bytes = records.get(index + 1);
-      if (!bytes) throw new MissingRecordError(index + 1);
-      return leafHash(bytes);
+      const leaf = leaves.get(index + 1);
+      if (!leaf) throw new MissingRecordError(index + 1);
+      return leaf;
     }
     if (level > TILE && level % TILE !== 0) {
       // A frontier root a JetStream node started from (seedMerkleTree) is stored at its own level;
@@ -77,19 +80,23 @@ export function openMerkleTree(store: LmdbStore, records: Database<Uint8Array, n
   let committed = frontier.size;
 
   function catchUp(to: number): void {
-    // Hashes records the tree does not cover yet (a log written before the tree existed), in chunks.
+    // Hashes records the tree does not cover yet (a log written before the tree existed, a replay), in chunks.
     while (frontier.size < to) {
       const end = Math.min(to, frontier.size + 50_000);
       const writes: Array<() => void> = [];
-      for (const { value } of records.getRange({ start: frontier.size + 1, end: end + 1 })) writes.push(stage([value]));
+      for (const { value } of leaves.range(frontier.size + 1, end)) writes.push(stageLeaves([value]));
       store.root.transactionSync(() => { for (const w of writes) w(); });
     }
     committed = frontier.size;
   }
 
   function stage(encoded: readonly Uint8Array[]): () => void {
+    return stageLeaves(encoded.map(leafHash));
+  }
+
+  function stageLeaves(hashes: readonly Uint8Array[]): () => void {
     const made: Array<[number, number, Uint8Array]> = [];
-    for (const bytes of encoded) for (const n of appendLeaf(frontier, leafHash(bytes))) if (n[0] % TILE === 0) made.push(n);
+    for (const leaf of hashes) for (const n of appendLeaf(frontier, leaf)) if (n[0] % TILE === 0) made.push(n);
     const size = frontier.size;
     return () => {
       for (const [level, index, hash] of made) nodes.putSync([level, index], hash);

@@ -2,7 +2,7 @@ import type { Database } from 'lmdb';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
 import type { LmdbStore } from '../log/lmdb-store.js';
 import type { LogRecord } from '../log/record.js';
-import { decodeForWriteSide } from '../log/evidence-fields.js';
+import { decodeLentForWriteSide } from '../log/evidence-fields.js';
 import { eventsOfRecord } from '../events/record-types.js';
 import { createHeapModels, type Checkpoint } from './heap-models.js';
 import { createIndexWrites, type Op } from './index-writes.js';
@@ -125,8 +125,8 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
    * Committed records [from, to] as the folds below read them: an evidence record's events hold
    * only the fields the write side's models fold (`WriteSideEvent`, src/log/evidence-fields.ts).
    */
-  function* foldable(from: number, to: number): Iterable<LogRecord> {
-    for (const { bytes } of log.readRaw(from, to)) yield decodeForWriteSide(bytes);
+  function foldable(from: number, to: number): Iterable<LogRecord> {
+    return log.readLent(decodeLentForWriteSide, from, to);
   }
 
   /**
