@@ -3,10 +3,23 @@ import type { ReadSideEvent } from '../events/normalized-event.js';
 /** How many entity keys of one event may be linked by the untyped `seen_with` fallback. */
 export const SEEN_WITH_LIMIT = 8;
 
+/**
+ * Kinds seen so far, each as one string: every entity keeps its kind, and a slice of its key would
+ * be a string of its own (24 bytes) for each. Kinds are few (the prefixes of entity keys); past
+ * `KIND_LIMIT` distinct ones, further kinds are returned as slices.
+ */
+const kinds = new Map<string, string>();
+const KIND_LIMIT = 256;
+
 /** The kind of an entity key: the prefix before the first colon (`ip:10.0.0.1` is an `ip`). */
 export function entityKind(key: string): string {
   const i = key.indexOf(':');
-  return i > 0 ? key.slice(0, i) : 'unknown';
+  if (i <= 0) return 'unknown';
+  const kind = key.slice(0, i);
+  const known = kinds.get(kind);
+  if (known !== undefined) return known;
+  if (kinds.size < KIND_LIMIT) kinds.set(kind, kind);
+  return kind;
 }
 
 function str(o: Record<string, unknown> | null | undefined, k: string): string | undefined {
