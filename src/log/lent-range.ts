@@ -10,7 +10,9 @@ import type { DatabaseOptions, RootDatabase } from 'lmdb';
  *
  * The bytes `decode` is given are lent for the call: lmdb-js reads the next value into the same
  * memory. `decode` must return nothing that views them (no `subarray`, no Buffer over them); copy
- * what must outlive the call.
+ * what must outlive the call. The memory is lmdb-js's read buffer of the thread, which it grows to
+ * twice the largest value read and keeps (a binary read gives a value past 32 KiB a buffer of its
+ * own instead): a thread that reads the log this way holds twice its largest record.
  */
 export type LentDecode<T> = (bytes: Uint8Array) => T;
 
