@@ -35,10 +35,11 @@ export interface LmdbEventLog extends EventLog {
   /** The RFC 9162 Merkle tree over the records, maintained in their transactions (docs/log.md). */
   readonly tree: MerkleTree;
   /**
-   * Committed records [from, to] as `decode` reads them from their bytes, lent for the call without
-   * a copy of each (src/log/lent-range.ts): for folds over the whole log.
+   * A reader of committed records as `decode` reads them from their bytes, lent for the call
+   * without a copy of each (src/log/lent-range.ts): for folds over the whole log. Each is a database
+   * handle of its own: open one a decoder and keep it.
    */
-  readLent<T>(decode: LentDecode<T>, from: number, to?: number): Iterable<T>;
+  openLentReader<T>(decode: LentDecode<T>): LentReader<T>;
 }
 
 /** Opens the log kept in `store` (databases `log` and `log-meta`). */
@@ -130,20 +131,12 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     for (const { key, value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield { seq: key, bytes: value };
   }
 
-  /** One reader a decoder: each is a handle of its own on the log's database. */
-  const lentReaders = new Map<LentDecode<unknown>, LentReader<unknown>>();
-  function* readLent<T>(decode: LentDecode<T>, from: number, to = head.seq): Iterable<T> {
-    let reader = lentReaders.get(decode) as LentReader<T> | undefined;
-    if (!reader) lentReaders.set(decode, (reader = lentReader(store.root, 'log', decode)));
-    for (const { value } of reader.range(from, to)) yield value;
-  }
-
   return {
     append,
     stage,
     read,
     readRaw,
-    readLent,
+    openLentReader: (decode) => lentReader(store.root, 'log', decode),
     head: () => head,
     first: () => cut?.firstSeq ?? 1,
     cut: () => cut,

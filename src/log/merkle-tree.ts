@@ -82,10 +82,17 @@ export function openMerkleTree(store: LmdbStore, headSeq: number): MerkleTree {
   function catchUp(to: number): void {
     // Hashes records the tree does not cover yet (a log written before the tree existed, a replay), in chunks.
     while (frontier.size < to) {
+      const from = frontier.size + 1;
       const end = Math.min(to, frontier.size + 50_000);
-      const writes: Array<() => void> = [];
-      for (const { value } of leaves.range(frontier.size + 1, end)) writes.push(stageLeaves([value]));
-      store.root.transactionSync(() => { for (const w of writes) w(); });
+      const hashes: Uint8Array[] = [];
+      for (const { seq, value } of leaves.range(from, end)) {
+        if (seq !== from + hashes.length) break;
+        hashes.push(value);
+      }
+      if (hashes.length === 0) throw new MissingRecordError(from);
+      // One write of the chunk's tile nodes and of the size it reaches, not one a record.
+      const write = stageLeaves(hashes);
+      store.root.transactionSync(write);
     }
     committed = frontier.size;
   }

@@ -101,6 +101,8 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
   const pendingOps = new Map<number, Op[]>();
   /** Records applied but not yet durable, readable by deciders through `record(seq)`. */
   const stagedRecords = new Map<number, LogRecord>();
+  /** Committed records as the folds read them (`foldable`), each decoded where lmdb-js reads it. */
+  const committed = log.openLentReader(decodeLentForWriteSide);
   let seq = 0;
   let sinceCheckpoint = 0;
   let stopped = false;
@@ -125,8 +127,8 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
    * Committed records [from, to] as the folds below read them: an evidence record's events hold
    * only the fields the write side's models fold (`WriteSideEvent`, src/log/evidence-fields.ts).
    */
-  function foldable(from: number, to: number): Iterable<LogRecord> {
-    return log.readLent(decodeLentForWriteSide, from, to);
+  function* foldable(from: number, to: number): Iterable<LogRecord> {
+    for (const { value } of committed.range(from, to)) yield value;
   }
 
   /**

@@ -87,12 +87,12 @@ describe('reading lent bytes (src/log/lent-range.ts)', () => {
         { type: RecordType.EventsIngested, at: '2026-11-22T12:00:02.000Z', data: { events: events.map((e) => ({ ...e, id: `f-${e.id}` })) } },
       ]);
       for (const [lent, copying] of [[decodeLentForReadSide, decodeForReadSide], [decodeLentForWriteSide, decodeForWriteSide]] as const) {
-        const read = [...log.readLent(lent, 1)];
+        const read = [...log.openLentReader(lent).range(1, log.head().seq)].map((r) => r.value);
         assert.deepEqual(read, [...log.readRaw(1)].map((r) => copying(r.bytes)));
         // Read after the others: lmdb-js has read the third record into the memory the second was lent in.
         assert.deepEqual([...(read[1]!.data as { blob: Uint8Array }).blob], [...binary]);
       }
-      assert.deepEqual([...log.readLent(leafHash, 1)], [...log.readRaw(1)].map((r) => leafHash(r.bytes)));
+      assert.deepEqual([...log.openLentReader(leafHash).range(1, log.head().seq)].map((r) => r.value), [...log.readRaw(1)].map((r) => leafHash(r.bytes)));
     } finally {
       await log.close();
       await store.close();
