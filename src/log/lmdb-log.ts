@@ -2,6 +2,7 @@ import type { Database } from 'lmdb';
 import { FatalStorageError, type EventLog, type LogCut, type LogHead } from './event-log.js';
 import type { LmdbStore } from './lmdb-store.js';
 import { lentReader, type LentDecode, type LentReader } from './lent-range.js';
+import { leafHash } from './merkle.js';
 import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
 import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, keptRecord, type LogRecord, type NewRecord } from './record.js';
 
@@ -50,7 +51,9 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
   let cut: LogCut | undefined = cutMeta.get('cut');
   const followers = new Set<(r: LogRecord) => void>();
   let head: LogHead = loadHead(records, meta);
-  const tree = openMerkleTree(store, head.seq);
+  const openLentReader = <T>(decode: LentDecode<T>): LentReader<T> => lentReader(store.root, 'log', decode);
+  // The tree hashes each leaf where lmdb-js reads its record, without a copy of it.
+  const tree = openMerkleTree(store, openLentReader(leafHash), head.seq);
   let failed: Error | undefined;
   let pending: Promise<unknown> = Promise.resolve();
 
@@ -136,7 +139,7 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     stage,
     read,
     readRaw,
-    openLentReader: (decode) => lentReader(store.root, 'log', decode),
+    openLentReader,
     head: () => head,
     first: () => cut?.firstSeq ?? 1,
     cut: () => cut,

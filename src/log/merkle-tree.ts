@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import type { LmdbStore } from './lmdb-store.js';
-import { lentReader } from './lent-range.js';
+import type { LentReader } from './lent-range.js';
 import { appendLeaf, consistencyPath, frontierRoot, inclusionPath, leafHash, nodeHash, rootAt, type Frontier, type NodeSource } from './merkle.js';
 
 /** Only every eighth level is stored (tiles of 256): about one node per 256 records. */
@@ -46,12 +46,13 @@ export class MissingRecordError extends Error {
   }
 }
 
-/** Opens the tree over the log (database `log`) of `store`; a log older than the tree (or a tree cut short) is caught up now. */
-export function openMerkleTree(store: LmdbStore, headSeq: number): MerkleTree {
+/**
+ * Opens the tree kept in `store` over the log whose records `leaves` reads, each as its leaf hash
+ * (`leafHash`); a log older than the tree (or a tree cut short) is caught up now.
+ */
+export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>, headSeq: number): MerkleTree {
   const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', { encoding: 'binary' }) as unknown as Database<Uint8Array, [number, number]>;
   const meta: Database<number, string> = store.db('merkle-meta');
-  // Leaves are hashed where lmdb-js reads each record, without a copy of it (src/log/lent-range.ts).
-  const leaves = lentReader(store.root, 'log', leafHash);
   const node: NodeSource = (level, index) => {
     if (level === 0) {
       const leaf = leaves.get(index + 1);

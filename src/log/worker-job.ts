@@ -6,6 +6,7 @@
 import { Worker, parentPort } from 'node:worker_threads';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { LogHead } from './event-log.js';
+import { lentReader, type LentDecode, type LentReader } from './lent-range.js';
 import { decodeRecord, type LogRecord } from './record.js';
 
 /** Starts the worker at `url` with `data` and resolves with what it answers (`answerJob`). */
@@ -23,6 +24,8 @@ export interface WorkerStore {
   readonly root: RootDatabase;
   readonly records: Database<Uint8Array, number>;
   readonly meta: Database<LogHead, string>;
+  /** A reader of the log's records decoded where lmdb-js reads them (`LmdbEventLog.openLentReader`). */
+  openLentReader<T>(decode: LentDecode<T>): LentReader<T>;
 }
 
 /** Opens the store at `path` in a worker thread (the writer's environment, read only here). */
@@ -32,6 +35,7 @@ export function openStoreInWorker(path: string): WorkerStore {
     root,
     records: root.openDB<Uint8Array, number>({ name: 'log', encoding: 'binary', keyEncoding: 'uint32', cache: false }),
     meta: root.openDB<LogHead, string>({ name: 'log-meta', cache: false }),
+    openLentReader: (decode) => lentReader(root, 'log', decode),
   };
 }
 

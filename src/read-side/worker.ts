@@ -8,7 +8,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openStoreInWorker } from '../log/worker-job.js';
 import type { LogRecord } from '../log/record.js';
 import { decodeLentForReadSide } from '../log/evidence-fields.js';
-import { lentReader } from '../log/lent-range.js';
 import { queryGraph } from '../projections/graph-query.js';
 import type { GraphState } from '../projections/graph.js';
 import { readProjections } from '../projections/all.js';
@@ -25,9 +24,9 @@ const post = (m: FromReadWorker) => port.postMessage(m);
 // Relative to the writer's priority, which this thread inherited: it only ever runs below it.
 lowerThreadPriority(data.nice ?? 0);
 
-const { root, meta: logMeta } = openStoreInWorker(data.storePath);
+const { root, meta: logMeta, openLentReader } = openStoreInWorker(data.storePath);
 // Each record is decoded where lmdb-js reads it, without a copy (src/log/lent-range.ts).
-const records = lentReader(root, 'log', decodeLentForReadSide);
+const records = openLentReader(decodeLentForReadSide);
 const log = {
   *read(from: number, to: number): Iterable<LogRecord> {
     for (const { value } of records.range(from, to)) yield value;
