@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openLmdbStore, type LmdbStore } from '../../src/log/lmdb-store.js';
 import { openLmdbLog, type LmdbEventLog } from '../../src/log/lmdb-log.js';
+import { MissingRecordError } from '../../src/log/merkle-tree.js';
 import { EMPTY_ROOT, frontierRoot, appendLeaf, leafHash, verifyConsistency, verifyInclusion, type Frontier } from '../../src/log/merkle.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -56,6 +57,29 @@ describe('LMDB Merkle tree', () => {
     } finally {
       await log.close(); await store.close();
       dir.cleanup();
+    }
+  });
+
+  it('stops a catch-up at the first record the log does not hold, whole chunk or not', async () => {
+    for (const missing of [1, 6]) {
+      const dir = tempDir();
+      let store: LmdbStore = openLmdbStore(dir.path);
+      let log = openLmdbLog(store);
+      try {
+        await log.append(batch(10, 'gap'));
+        // The tree is gone (a log written before it existed) and so is one record.
+        await store.root.transaction(() => {
+          store.db('merkle', { encoding: 'binary' }).clearSync();
+          store.db('merkle-meta').clearSync();
+          store.db<Uint8Array, number>('log', { encoding: 'binary', keyEncoding: 'uint32' }).removeSync(missing);
+        });
+        await log.close(); await store.close();
+        store = openLmdbStore(dir.path);
+        assert.throws(() => openLmdbLog(store), (err) => err instanceof MissingRecordError && err.seq === missing);
+      } finally {
+        await store.close();
+        dir.cleanup();
+      }
     }
   });
 });
