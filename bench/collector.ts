@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { generateKeyPair, spkiPemFromPublicKey } from '../src/collector-protocol/ed25519.js';
-import { sealEnvelope } from '../src/collector-protocol/open-envelope.js';
+import { generateKeyPair, spkiPemFromPublicKey } from '../src/kernel/ed25519.js';
+import { sealEnvelope } from '../src/events/collector-protocol/open-envelope.js';
 import { benchEvent } from './events.js';
 import type { Figure } from './foundation.js';
 import { benchConfig, cli, scratch, startChild, stopChild, token } from './harness.js';

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { openCredentialRegistry } from '../src/auth/registry.js';
-import { ConfigSchema } from '../src/config/schema.js';
+import { ConfigSchema } from '../src/services/config-schema.js';
 import { eventOf } from '../src/events/union.js';
 import { createIngestAdmission } from '../src/http/admission.js';
 import { createApp } from '../src/http/app.js';
 import { readYourWritesOf } from '../src/http/read-consistency.js';
 import { createRefusalLedger } from '../src/http/refusals.js';
-import { openInstanceStore } from '../src/instance/open.js';
+import { openInstanceStore } from '../src/cli/instance/open.js';
 import type { Figure } from './foundation.js';
 import { scratch } from './harness.js';
 

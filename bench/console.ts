@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { detectionPlan } from '../src/alerting/plan.js';
+import { detectionPlan } from '../src/projections/plan.js';
 import { decideBulkReview } from '../src/commands/bulk-review-alerts.js';
 import { alertsSlice } from '../src/commands/slices.js';
 import { eventOf } from '../src/events/union.js';
-import { openInstanceStore } from '../src/instance/open.js';
+import { openInstanceStore } from '../src/cli/instance/open.js';
 import type { ActivityState } from '../src/projections/activity.js';
 import type { AlertsState } from '../src/projections/alerts.js';
 import { listAlerts } from '../src/projections/alerts-query.js';

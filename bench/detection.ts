@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { decideImportRules } from '../src/commands/import-rules.js';
-import { openInstanceStore } from '../src/instance/open.js';
+import { openInstanceStore } from '../src/cli/instance/open.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { ingestInTurn, root, scratch } from './harness.js';
 import type { Figure } from './foundation.js';

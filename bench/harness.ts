@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { detectIn } from '../src/alerting/detection-step.js';
+import { detectIn } from '../src/commands/alerting/detection-step.js';
 import { decideIngestRaw } from '../src/commands/ingest-raw.js';
 import type { NormalizedEvent } from '../src/events/normalized-event.js';
-import { DEFAULT_DETECTION, type InstanceStore } from '../src/instance/open.js';
+import { DEFAULT_DETECTION, type InstanceStore } from '../src/cli/instance/open.js';
 
 /** The compiled repository root (bench runs from dist/bench). */
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -5,7 +5,8 @@ import { EVIDENCE_DBS, evidenceReadIndex } from '../src/projections/evidence.js'
 import { listEvents, parseEventCursor, type EventCursor } from '../src/projections/evidence-query.js';
 import type { ReadModels } from '../src/projections/runtime.js';
 import type { IndexKey } from '../src/projections/types.js';
-import { decodeRecord, encodeRecord, type LogRecord } from '../src/log/record.js';
+import { decodeRecord, encodeRecord } from '../src/log/record.js';
+import { type LogRecord } from '../src/kernel/record.js';
 import { benchEvent } from './events.js';
 import type { Figure } from './foundation.js';
 import { scratch, timeRuns } from './harness.js';

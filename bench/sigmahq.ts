@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { decideBulkImport } from '../src/commands/bulk-import-rules.js';
 import { detectionSlice } from '../src/commands/slices.js';
 import { batches } from '../src/cli/rules-commands.js';
-import { openInstanceStore } from '../src/instance/open.js';
+import { openInstanceStore } from '../src/cli/instance/open.js';
 import { activeRuleSet, type DetectionState } from '../src/projections/detection.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { exportRequest, receiverBody, regressionCases } from '../tests/helpers/windows-events.js';

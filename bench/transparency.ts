@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { openLmdbStore } from '../src/log/lmdb-store.js';
 import { openLmdbLog, type LmdbEventLog } from '../src/log/lmdb-log.js';
-import { detectIn } from '../src/alerting/detection-step.js';
+import { detectIn } from '../src/commands/alerting/detection-step.js';
 import { decideIngestRaw } from '../src/commands/ingest-raw.js';
-import { DEFAULT_DETECTION, openInstanceStore } from '../src/instance/open.js';
+import { DEFAULT_DETECTION, openInstanceStore } from '../src/cli/instance/open.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { journalEntry, zeekConn } from './normalizers.js';
-import type { NewRecord } from '../src/log/record.js';
+import type { NewRecord } from '../src/kernel/record.js';
 import { startCheckpointer } from '../src/log/checkpointer.js';
 import { RecordType } from '../src/events/record-types.js';
 import { benchEvent } from './events.js';

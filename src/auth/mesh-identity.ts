@@ -1,4 +1,4 @@
-import { cidrSet, normalizeAddress } from '../net/cidr.js';
+import { cidrSet, normalizeAddress } from '../kernel/cidr.js';
 import type { MeshAllowlistEntry } from './mesh-allowlist.js';
 import { addrPort, type WhoIsAnswer } from './mesh-localapi.js';
 import { meshPrincipal, parseWhoIs, type WhoIs } from './mesh-principal.js';

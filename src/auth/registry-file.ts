@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { secretFileProblem } from './secret-files.js';
+import { secretFileProblem } from '../kernel/secret-files.js';
 import { digestsEqual, hashToken } from './tokens.js';
 
 /**

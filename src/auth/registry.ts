@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { IsoDateTime } from '../events/normalized-event.js';
 import { ROLES, type Role } from './roles.js';
 import { entryForToken, watchRegistryFile } from './registry-file.js';
-import { ensureSecretDir, writeSecretFile } from './secret-files.js';
+import { ensureSecretDir, writeSecretFile } from '../kernel/secret-files.js';
 
 const PrincipalId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'));
 

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import * as v from 'valibot';
-import { ConfigSchema, type Config, type MeshConfig } from '../config/schema.js';
-import { formatIssues } from '../http/errors.js';
+import { ConfigSchema, type Config, type MeshConfig } from '../services/config-schema.js';
+import { formatIssues } from '../kernel/issues.js';
 
 /** A configuration problem: start-up stops with this message, which names the key. */
 export class ConfigError extends Error {

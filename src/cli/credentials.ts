@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { IsoDateTime } from '../events/normalized-event.js';
 import { credentialFingerprint, readRegistry, writeRegistry, type Credential } from '../auth/registry.js';
 import { ROLES, type Role } from '../auth/roles.js';
-import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
+import { ensureSecretDir, secretFileProblem } from '../kernel/secret-files.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
 
 /** A failure of a CLI command: printed without a stack, exit code 1 (2 for usage). */

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { lowerThreadPriority } from '../read-side/thread-priority.js';
+import { lowerThreadPriority } from '../projections/read-side/thread-priority.js';
 import { decodeRecord } from '../log/record.js';
 import { asInstanceRecord } from '../events/read.js';
-import { openInstanceStore, type InstanceStore, type OpenOptions } from '../instance/open.js';
+import { openInstanceStore, type InstanceStore, type OpenOptions } from './instance/open.js';
 import type { LogCut } from '../log/event-log.js';
-import { carriedCopyProblem, verifyWithArchives, type HistoryVerdict } from '../retention/verify-archives.js';
+import { carriedCopyProblem, verifyWithArchives, type HistoryVerdict } from '../services/retention/verify-archives.js';
 import { exportLine } from '../log/export-line.js';
 import { loadLogKey, logKeyPath } from '../log/log-key.js';
 import { parseVerifierKey, verifierOf, type NoteVerifier } from '../log/signed-note.js';
@@ -15,7 +15,7 @@ import type { Stats } from '../projections/stats.js';
 /**
  * `vigil log verify [--archives DIR [--archive-keys FILE]]`: walks the chain (from the retention
  * cut), then the Merkle tree and the stored checkpoints; with the archive folder, the whole history
- * from record 1 (src/retention/verify-archives.ts), archives signed by other nodes' keys checked
+ * from record 1 (src/services/retention/verify-archives.ts), archives signed by other nodes' keys checked
  * with `archiveKeys`. Resolves with the verdict.
  */
 export async function logVerify(storePath: string, opts: OpenOptions = {}, archives?: string, archiveKeys: readonly NoteVerifier[] = []): Promise<VerifyResult | (VerifyResult & { tree: TreeVerdict }) | (VerifyResult & { history: HistoryVerdict })> {

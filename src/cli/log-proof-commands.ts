@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { generateKeyPair } from '../collector-protocol/ed25519.js';
-import { writeSecretFile, writeDurable } from '../auth/secret-files.js';
+import { generateKeyPair } from '../kernel/ed25519.js';
+import { writeSecretFile, writeDurable } from '../kernel/secret-files.js';
 import { loadLogKey, logKeyPath } from '../log/log-key.js';
 import { verifyCheckpointConsistency, verifyExport, verifyRecordInclusion, openCheckpoint } from '../log/offline-verify.js';
 import { COSIGNATURE_V1, parseSignerKey, parseVerifierKey, signerKeyString, validKeyName, verifierKeyString, verifierOf, type NoteVerifier } from '../log/signed-note.js';

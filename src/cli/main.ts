@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, withListenOverrides } from './config-file.js';
-import { StartupError } from '../instance/startup-error.js';
+import { StartupError } from './instance/startup-error.js';
 import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } from './credentials.js';
 import { logExport, logVerify, readVerifierKeys, replay } from './log-commands.js';
 import { readFileSync } from 'node:fs';
 import { isLogProofCommand, runLogProofCommand } from './log-proof-commands.js';
-import { startInstance } from '../instance/serve.js';
-import { storeOptions } from '../instance/open.js';
+import { startInstance } from './instance/serve.js';
+import { storeOptions } from './instance/open.js';
 import { openApiDocument } from '../http/openapi.js';
 import { runSetupCommand } from './setup-commands.js';
 import { runCollectorCommand } from './collector-commands.js';

@@ -1,6 +1,6 @@
 import { DetectionRecord } from '../events/detection-records.js';
 import type { EventData } from '../events/union.js';
-import { DISK_LOW_RULE, systemAlertId, systemAlertRaised, systemResolution } from '../monitoring/system-alerts.js';
+import { DISK_LOW_RULE, systemAlertId, systemAlertRaised, systemResolution } from './system-alerts.js';
 import type { AlertsState } from '../projections/alerts.js';
 import type { DiskLevel, MonitoringState } from '../projections/monitoring.js';
 import { accept, type CommandContext, type Decision, type DomainEvent } from './decision.js';

@@ -1,9 +1,9 @@
 import type { AlertReviewed } from '../events/detection-records.js';
 import { DetectionRecord } from '../events/detection-records.js';
 import type { EventData } from '../events/union.js';
-import { isExpectedQuiet, silenceThresholdMs, usualCadenceMs } from '../monitoring/cadence.js';
-import type { SilenceSettings } from '../monitoring/settings.js';
-import { SOURCE_SILENT_RULE, systemAlertId, systemAlertRaised, systemResolution } from '../monitoring/system-alerts.js';
+import { isExpectedQuiet, silenceThresholdMs, usualCadenceMs } from '../projections/monitoring-cadence.js';
+import type { SilenceSettings } from '../projections/monitoring-settings.js';
+import { SOURCE_SILENT_RULE, systemAlertId, systemAlertRaised, systemResolution } from './system-alerts.js';
 import type { AlertsState } from '../projections/alerts.js';
 import type { MonitoringState } from '../projections/monitoring.js';
 import { accept, type CommandContext, type Decision, type DomainEvent } from './decision.js';

@@ -1,9 +1,9 @@
-import { keyFingerprint } from '../collector-protocol/ed25519.js';
-import { encodeBase64 } from '../collector-protocol/strict-base64.js';
+import { keyFingerprint } from '../kernel/ed25519.js';
+import { encodeBase64 } from '../kernel/strict-base64.js';
 import { RecordType } from '../events/record-types.js';
-import { nanosFromIso } from '../normalizers/time.js';
+import { nanosFromIso } from '../kernel/time.js';
 import type { CollectorsState } from '../projections/collectors.js';
-import type { CollectorEnrolled, CollectorEnrollmentRejected, CollectorEnrollmentTokenIssued, EnrollmentRejectionReason } from './collector-records.js';
+import type { CollectorEnrolled, CollectorEnrollmentRejected, CollectorEnrollmentTokenIssued, EnrollmentRejectionReason } from '../events/collector-records.js';
 import { refusalEvent } from './collector-rejection.js';
 import { accept, reject, type Decision, type RejectionKind } from './decision.js';
 

@@ -1,5 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import type { EnrollmentRejectionReason, SubmissionRejectionReason } from './collector-records.js';
+import type { EnrollmentRejectionReason, SubmissionRejectionReason } from '../events/collector-records.js';
 
 /** What is known about a refused collector request, to describe it as evidence. */
 export interface RefusalFacts {

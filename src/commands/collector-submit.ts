@@ -1,12 +1,12 @@
-import type { Fact, SubmittedEvent } from '../collector-protocol/envelope.js';
-import type { OpenResult } from '../collector-protocol/open-envelope.js';
-import { verifyEnvelope } from '../collector-protocol/verify-envelope.js';
-import { encodeBase64 } from '../collector-protocol/strict-base64.js';
+import type { Fact, SubmittedEvent } from '../events/collector-protocol/envelope.js';
+import type { OpenResult } from '../events/collector-protocol/open-envelope.js';
+import { verifyEnvelope } from '../events/collector-protocol/verify-envelope.js';
+import { encodeBase64 } from '../kernel/strict-base64.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { RecordType } from '../events/record-types.js';
 import type { SubmissionState } from './slices.js';
 import { categoryOf, outcomeOf } from './collector-categories.js';
-import type { CollectorSubmissionAccepted, CollectorSubmissionRejected, SubmissionRejectionReason, SubmissionResult } from './collector-records.js';
+import type { CollectorSubmissionAccepted, CollectorSubmissionRejected, SubmissionRejectionReason, SubmissionResult } from '../events/collector-records.js';
 import { refusalEvent, type RefusalFacts } from './collector-rejection.js';
 import { sequenceVerdict } from './collector-sequence.js';
 import { accept, reject, type Decision, type RejectionKind } from './decision.js';

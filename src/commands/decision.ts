@@ -1,4 +1,4 @@
-import type { Actor } from '../log/record.js';
+import type { Actor } from '../kernel/record.js';
 
 /** The typed rejections a command can return; one function maps them to HTTP (src/http/errors.ts). */
 export type RejectionKind = 'invalid' | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'too_large';

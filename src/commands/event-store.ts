@@ -3,7 +3,7 @@ import { openLmdbStore, type LmdbStore } from '../log/lmdb-store.js';
 import type { IndexProjection, Projection } from '../projections/types.js';
 import { createProjectionRuntime, type ProjectionRuntime, type RuntimeOptions } from '../projections/runtime.js';
 import { createWriter, type Writer } from './writer.js';
-import { openCarriedIndex, type CarriedIndex } from '../retention/carried.js';
+import { openCarriedIndex, type CarriedIndex } from '../log/retention/carried.js';
 
 /** An opened store: the log, its read models and the single writer. */
 export interface EventStore {

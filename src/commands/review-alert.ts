@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { DetectionRecord, type AlertReviewed, type IncidentOpened } from '../events/detection-records.js';
-import { incidentIdOf } from '../alerting/alert-facts.js';
+import { incidentIdOf } from './alerting/alert-facts.js';
 import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertsState } from '../projections/alerts.js';
 import { accept, reject, type CommandContext, type Decision } from './decision.js';
 import { closeEmptied } from './incident-moves.js';

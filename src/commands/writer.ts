@@ -1,6 +1,6 @@
 import type { LogCut } from '../log/event-log.js';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
-import type { LogRecord, NewRecord } from '../log/record.js';
+import type { LogRecord, NewRecord } from '../kernel/record.js';
 import type { ProjectionRuntime, ReadModels } from '../projections/runtime.js';
 import type { CommandContext, Decision, DomainEvent, Rejection } from './decision.js';
 
@@ -20,7 +20,7 @@ export interface Writer {
   record(events: readonly DomainEvent[], ctx: CommandContext): Promise<readonly LogRecord[]>;
   /**
    * Appends the records of a retention cut and removes the log before it in the same transaction
-   * (src/retention/expire.ts); `inTransaction` adds the cut's own writes (the carried records'
+   * (src/services/retention/expire.ts); `inTransaction` adds the cut's own writes (the carried records'
    * index among them); resolves once the heap models are refolded from the cut (the records the
    * carried index lists first), which they are beside later commands.
    */
@@ -36,7 +36,7 @@ export interface RetentionCut {
 
 /**
  * Creates the writer over a log and its projection runtime. It knows nothing of detection: a
- * command that carries evidence runs the detection step itself (src/alerting/detection-step.ts).
+ * command that carries evidence runs the detection step itself (src/commands/alerting/detection-step.ts).
  */
 export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Writer {
   function stage(events: readonly DomainEvent[], ctx: CommandContext, cut?: RetentionCut): { records: readonly LogRecord[]; durable: Promise<void> } {
@@ -63,7 +63,7 @@ export function createWriter(log: LmdbEventLog, runtime: ProjectionRuntime): Wri
   return {
     models: runtime,
     // Not an async function, nor is any caller on the ingest path (src/http/request-context.ts,
-    // src/metrics/writer-metrics.ts): an async one would keep `decide`, and with it the command's
+    // src/services/metrics/writer-metrics.ts): an async one would keep `decide`, and with it the command's
     // input (a batch's parsed events), until the batch is durable.
     execute(decide, ctx) {
       try {

@@ -1,5 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { stableStringify } from '../normalizers/record-id.js';
+import { canonicalJson } from '../kernel/canonical-json.js';
 import { addHit, newGroup, WINDOW_LIMITS, type GroupState, type GroupUpdate, type WindowEntry } from './correlation-window.js';
 import { eventFieldValue } from './logsources.js';
 import type { CompiledCorrelation } from './types.js';
@@ -84,7 +84,7 @@ export function initialCorrelationState(): CorrelationState {
 
 function definitionOf(c: CompiledCorrelation): string {
   const { type, rules, groupBy, timespanMs, condition, field, aliases } = c;
-  return stableStringify({ type, rules, groupBy, timespanMs, condition, field, aliases });
+  return canonicalJson({ type, rules, groupBy, timespanMs, condition, field, aliases });
 }
 
 function hitValue(c: CompiledCorrelation, field: string, hit: RuleHit): unknown {
@@ -131,12 +131,12 @@ function update(work: Work, c: CompiledCorrelation, hit: RuleHit, values: Record
   if (c.type === 'value_count') {
     const value = hitValue(c, c.field ?? '', hit);
     if (value === undefined || value === null) return undefined;
-    counted = stableStringify(value);
+    counted = canonicalJson(value);
   }
   const timeMs = hit.timeMs + 0; // -0 would not survive a JSON round trip
   const newestMs = work.slots.get(c.id)?.newestMs ?? Number.MIN_SAFE_INTEGER;
   if (timeMs < newestMs - latenessMs(c)) return undefined;
-  const key = stableStringify(values);
+  const key = canonicalJson(values);
   const slot = writableSlot(work, c);
   const r = c.rules.findIndex((ref) => ref === hit.ruleId || ref === hit.ruleName);
   work.seq += 1;

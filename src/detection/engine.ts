@@ -1,5 +1,5 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { epochMillisOf } from '../normalizers/time.js';
+import { epochMillisOf } from '../kernel/time.js';
 import { advanceCorrelations, type CorrelationFire, type CorrelationState, type RuleHit } from './correlate.js';
 import { indexKeysForEvent, type Accessor } from './logsources.js';
 import { literalIndex, textsOf, type LiteralIndex } from './prefilter.js';

@@ -1,6 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { isIP } from 'node:net';
-import { cidrSet, parseCidr } from '../net/cidr.js';
+import { cidrSet, parseCidr } from '../kernel/cidr.js';
 import { linearForm } from './linear-form.js';
 import { translateRegex } from './regex.js';
 import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';

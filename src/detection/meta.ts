@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { stableStringify } from '../normalizers/record-id.js';
+import { canonicalJson } from '../kernel/canonical-json.js';
 import { fail, LEVELS, ok, type Level, type Result, type RuleMeta } from './types.js';
 
 /** Alert severity (0..10) of each Sigma level; a rule without a level is `medium`. */
@@ -49,7 +49,7 @@ export function ruleId(doc: Record<string, unknown>): Result<string> {
   const id = doc['id'];
   if (id === undefined || id === null) {
     try {
-      return ok(`sigma-${createHash('sha256').update(stableStringify(doc)).digest('hex').slice(0, 32)}`);
+      return ok(`sigma-${createHash('sha256').update(canonicalJson(doc)).digest('hex').slice(0, 32)}`);
     } catch {
       // Only a hand-built cyclic object gets here; parsed YAML and JSON are trees.
       return fail('id: cannot derive an id from a recursive document; give the rule an id');

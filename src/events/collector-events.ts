@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { FactSchema } from '../collector-protocol/envelope.js';
+import { FactSchema } from './collector-protocol/envelope.js';
 import { NormalizedEventSchema } from './normalized-event.js';
 
 /** Why a collector submission was refused: the `attributes.reason` of its rejection event. */

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isIsoDateTime } from '../normalizers/time.js';
+import { isIsoDateTime } from '../kernel/time.js';
 
 /** The nine event categories of spec 2.12. */
 export const CATEGORIES = [
@@ -89,7 +89,7 @@ export type NormalizedEvent = v.InferOutput<typeof NormalizedEventSchema>;
 /**
  * The fields of a NormalizedEvent that the read side's folds read: the evidence index (time,
  * category, class, adapter, entity keys) and the graph (entity keys, endpoints, actor, service,
- * through src/graph/relationships.ts; of the last four only `host`, `ip`, `user` and `name`). The
+ * through src/projections/graph-relationships.ts; of the last four only `host`, `ip`, `user` and `name`). The
  * read side decodes evidence records to these alone (src/log/evidence-fields.ts).
  */
 export type ReadSideEvent = Pick<NormalizedEvent, 'time' | 'category' | 'class' | 'entityKeys' | 'actor' | 'sourceEndpoint' | 'destinationEndpoint' | 'service'>

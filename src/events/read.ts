@@ -1,4 +1,4 @@
-import type { LogRecord } from '../log/record.js';
+import type { LogRecord } from '../kernel/record.js';
 import { hitsRecordedFromLegacy } from './upcast.js';
 import {
   AUTHORITY_EVENTS, INSTANCE_EVENTS, type AuthorityRecord, type InstanceRecord, type StoredInstanceEvent, type StoredInstanceRecord,

@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import type { LogRecord } from '../log/record.js';
+import type { LogRecord } from '../kernel/record.js';
 import { ACCESS_EVENTS } from './access-events.js';
 import { COLLECTOR_EVENTS } from './collector-events.js';
 import { CONSOLE_EVENTS } from './console-events.js';

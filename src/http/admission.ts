@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Limits } from '../config/schema.js';
+import type { Limits } from '../services/config-schema.js';
 import type { AppEnv } from './env.js';
 import { HttpError } from './errors.js';
 

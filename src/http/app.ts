@@ -1,11 +1,11 @@
 import { Hono } from 'hono';
-import { cidrSet } from '../net/cidr.js';
+import { cidrSet } from '../kernel/cidr.js';
 import type { AppDeps, AppEnv, NetPolicy } from './env.js';
 import { HttpError, sendError } from './errors.js';
 import { errorHandler, requestIds } from './middleware.js';
 import { registerRoutes } from './route-table.js';
-import { registerConsole } from '../console/app.js';
-import { createMetrics } from '../metrics/metrics.js';
+import { registerConsole } from './console/app.js';
+import { createMetrics } from '../services/metrics/metrics.js';
 import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
 import { SYSTEM_LINKS_KEPT, type AlertsState } from '../projections/alerts.js';
 

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
-import { HttpError, formatIssues } from './errors.js';
-import { safeParseChecked } from '../json/schema-check.js';
+import { HttpError } from './errors.js';
+import { formatIssues } from '../kernel/issues.js';
+import { safeParseChecked } from '../kernel/json/schema-check.js';
 
 /** A batch body: an array of records, or `{records, context}`. */
 export interface Batch {
@@ -52,7 +53,7 @@ export function batchOf(body: unknown, maxRecords: number): Batch {
 /**
  * Validates every record against `schema`; one 400 names every bad record (`records[3].severity: ...`).
  * A record the schema's compiled check passes is kept as it is, since valibot's output would only
- * be a copy of it (src/json/schema-check.ts); any other record is decided by valibot.
+ * be a copy of it (src/kernel/json/schema-check.ts); any other record is decided by valibot.
  */
 export function validateRecords<S extends v.GenericSchema>(schema: S, records: readonly unknown[]): v.InferOutput<S>[] {
   const out: v.InferOutput<S>[] = [];

@@ -1,8 +1,8 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { Context } from 'hono';
-import { parseArrayInPieces } from '../json/array-pieces.js';
-import { asBuffer, latin1Text, utf8Text } from '../json/buffer-text.js';
-import { MAX_JSON_DEPTH, tooDeepPath, withinDepth } from '../json/depth.js';
+import { parseArrayInPieces } from '../kernel/json/array-pieces.js';
+import { asBuffer, latin1Text, utf8Text } from '../kernel/json/buffer-text.js';
+import { MAX_JSON_DEPTH, tooDeepPath, withinDepth } from '../kernel/json/depth.js';
 import { HttpError } from './errors.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -73,7 +73,7 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
   const buf = asBuffer(bytes);
   // What the fatal decoder below refuses (simdutf's check, as strict, a hundred times faster).
   if (!isUtf8(buf)) throw new HttpError(400, 'request body is not valid UTF-8');
-  // A large array is parsed in pieces, without the one large string (src/json/array-pieces.ts).
+  // A large array is parsed in pieces, without the one large string (src/kernel/json/array-pieces.ts).
   const pieces = parseArrayInPieces(buf, hasBom(buf) ? 3 : 0);
   if (pieces !== undefined) {
     if (!withinDepth(pieces)) throw tooDeep(utf8.decode(bytes));
@@ -125,7 +125,7 @@ export function parseJsonLines(bytes: Uint8Array): unknown[] {
   const buf = asBuffer(bytes);
   if (!isUtf8(buf)) throw new HttpError(400, 'request body is not valid UTF-8');
   // Each line is decoded on its own: a string of the whole body would be one past V8's regular
-  // heap pages, freshly mapped each time (src/json/array-pieces.ts). A line ends at LF, which is
+  // heap pages, freshly mapped each time (src/kernel/json/array-pieces.ts). A line ends at LF, which is
   // never inside a UTF-8 character. A leading byte-order mark, which the decoder dropped, is
   // white space to `trim`.
   const ascii = isAscii(buf);

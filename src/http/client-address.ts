@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { normalizeAddress, type CidrSet } from '../net/cidr.js';
+import { normalizeAddress, type CidrSet } from '../kernel/cidr.js';
 
 /** Headers that claim a different client than the TCP peer. */
 export const FORWARDING_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip'] as const;

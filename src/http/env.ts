@@ -2,17 +2,17 @@ import type { CommandContext, DomainEvent } from '../commands/decision.js';
 import type { Writer } from '../commands/writer.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
 import type { MeshIdentity } from '../auth/mesh-identity.js';
-import type { Config } from '../config/schema.js';
-import type { CidrSet } from '../net/cidr.js';
+import type { Config } from '../services/config-schema.js';
+import type { CidrSet } from '../kernel/cidr.js';
 import type { ReadModels } from '../projections/runtime.js';
 import type { GraphPage, GraphQuery } from '../projections/graph-query.js';
 import type { IngestAdmission, IngestTicket } from './admission.js';
 import type { RefusalLedger } from './refusals.js';
 import type { Transparency } from '../log/checkpointer.js';
-import type { ReporterStatus } from '../instance/deployment-reporter.js';
-import type { DestinationStatus } from '../export/destination.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { SelfMonitor } from '../monitoring/self-monitor.js';
+import type { ReporterStatus } from '../services/deployment-reporter.js';
+import type { DestinationStatus } from '../services/export/destination.js';
+import type { Metrics } from '../services/metrics/metrics.js';
+import type { SelfMonitor } from '../services/monitoring/self-monitor.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
@@ -20,7 +20,7 @@ export interface AppDeps {
   readonly writer: Writer;
   /**
    * What read handlers read, never the writer's own models: the write side's models and the read
-   * side's databases (src/read-side/).
+   * side's databases (src/projections/read-side/).
    */
   readonly reads: ReadModels;
   /**
@@ -79,7 +79,7 @@ export interface AppVariables {
 /** Hono environment of the instance app. */
 export interface AppEnv {
   Variables: AppVariables;
-  /** `forwarded`: a request a JetStream follower forwarded to this leader (src/cluster): it never gets a loopback or mesh identity. */
+  /** `forwarded`: a request a JetStream follower forwarded to this leader (src/cli/cluster): it never gets a loopback or mesh identity. */
   Bindings: { incoming?: unknown; forwarded?: boolean };
 }
 

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { Rejection, RejectionKind } from '../commands/decision.js';
+import { formatIssues } from '../kernel/issues.js';
 
 /** The status of each typed rejection (STYLE.md "Thin HTTP"). */
 export const STATUS_OF: Readonly<Record<RejectionKind, 400 | 401 | 403 | 404 | 409 | 413>> = {
@@ -39,24 +40,6 @@ export function sendError(c: Context, err: HttpError): Response {
   // The rest of a body that came too slowly is not waited for: the connection is not reused.
   if (err.status === 408) c.header('Connection', 'close');
   return c.json(errorBody(err.message, err.issues, err.details), err.status);
-}
-
-/** Formats valibot issues as `records[3].severity: message`, with the path in JavaScript notation. */
-export function formatIssues(issues: readonly v.BaseIssue<unknown>[], root = ''): string[] {
-  const out: string[] = [];
-  for (const issue of issues) {
-    let path = root;
-    for (const item of issue.path ?? []) {
-      const key = (item as { key: unknown }).key;
-      path += typeof key === 'number' ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(String(key)) ? `${path ? '.' : ''}${String(key)}` : `[${JSON.stringify(String(key))}]`;
-    }
-    out.push(`${path || '(body)'}: ${issue.message}`);
-    if (out.length >= 100) {
-      out.push(`... and ${issues.length - 100} more`);
-      break;
-    }
-  }
-  return out;
 }
 
 /** Parses with a schema or throws a 400 HttpError naming every bad path. */

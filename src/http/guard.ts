@@ -1,12 +1,12 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { allows, type Permission } from '../auth/roles.js';
 import type { Principal } from '../auth/registry.js';
-import { isLoopback } from '../net/cidr.js';
+import { isLoopback } from '../kernel/cidr.js';
 import { accessRecords } from './access-records.js';
 import { FORWARDING_HEADERS, clientAddress } from './client-address.js';
 import type { AppDeps, AppEnv, NetPolicy } from './env.js';
 import { HttpError, sendError } from './errors.js';
-import { detectionSettingsOf, recordDetected } from '../alerting/detection-step.js';
+import { detectionSettingsOf, recordDetected } from '../commands/alerting/detection-step.js';
 
 /** The principal of loopback administration (`server.allowLoopbackAdmin`). */
 export const LOOPBACK_ADMIN: Principal = {

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { MiddlewareHandler } from 'hono';
-import { epochMillisOf } from '../normalizers/time.js';
+import { epochMillisOf } from '../kernel/time.js';
 import type { AppEnv } from './env.js';
 import { HttpError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import { ReadSideLagging } from '../read-side/read-side.js';
+import { ReadSideLagging } from '../projections/read-side/read-side.js';
 import { HttpError } from './errors.js';
 
 /** Seconds a client is asked to wait when the read side is behind. */

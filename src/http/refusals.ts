@@ -1,4 +1,4 @@
-import type { Limits } from '../config/schema.js';
+import type { Limits } from '../services/config-schema.js';
 import type { RefusalReason } from '../events/record-types.js';
 
 /** Source addresses whose failed-authentication bucket is tracked at once; the fullest are forgotten first. */

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { detectIn, detectionSettingsOf, type Detections } from '../alerting/detection-step.js';
+import { detectIn, detectionSettingsOf, type Detections } from '../commands/alerting/detection-step.js';
 import type { CommandContext, Decision, DomainEvent } from '../commands/decision.js';
 import type { Outcome } from '../commands/writer.js';
 import type { ReadModels } from '../projections/runtime.js';
@@ -13,7 +13,7 @@ export function commandContext(c: Context<AppEnv>, deps: AppDeps): CommandContex
 }
 
 /**
- * Executes a command with the detection step (src/alerting/detection-step.ts): the decision's
+ * Executes a command with the detection step (src/commands/alerting/detection-step.ts): the decision's
  * events and `facts` (the request's access and audit records, which depend on the decision) are
  * one batch, the evidence it carries is evaluated, and all of it commits at once.
  */

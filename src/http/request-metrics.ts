@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../services/metrics/metrics.js';
 import type { AppEnv } from './env.js';
 
 /** Observes the duration of every request of one route, labelled by its template (a closed set). */

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { stringifyBounded } from '../json/depth.js';
+import { stringifyBounded } from '../kernel/json/depth.js';
 
 /**
  * A JSON response of values read from the log (events, evidence, graph entities): serialized so

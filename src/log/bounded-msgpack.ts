@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH, TRUNCATED } from '../json/depth.js';
+import { MAX_JSON_DEPTH, TRUNCATED } from '../kernel/json/depth.js';
 
 /**
  * An iterative MessagePack decoder for the records msgpackr cannot decode because they nest deeper

@@ -1,4 +1,4 @@
-import type { LogRecord, NewRecord } from './record.js';
+import type { LogRecord, NewRecord } from '../kernel/record.js';
 
 /** The head of the log: the last record's seq (0 when empty) and its hash. */
 export interface LogHead {

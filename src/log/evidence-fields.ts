@@ -1,7 +1,8 @@
-import { decodeRecord, type LogRecord } from './record.js';
+import { decodeRecord } from './record.js';
+import { type LogRecord } from '../kernel/record.js';
 import type { NormalizedEvent, ReadSideEvent, WriteSideEvent } from '../events/normalized-event.js';
 import { eventsOfRecord } from '../events/record-types.js';
-import { carriedBy } from '../retention/plan.js';
+import { carriedBy } from './retention/plan.js';
 
 /**
  * Decoders of the log's evidence records (`EventsIngested`, `RawRecordsIngested`, and for the read
@@ -241,7 +242,7 @@ function adapterOnly(): { adapter: string } {
 
 /**
  * An endpoint, actor or service as the graph reads it: `host`, `ip`, `user` and `name` when they
- * are strings or numbers (`str` in src/graph/relationships.ts), absent when they are anything else.
+ * are strings or numbers (`str` in src/projections/graph-relationships.ts), absent when they are anything else.
  */
 type Picked = Record<string, unknown>;
 

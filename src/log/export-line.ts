@@ -1,5 +1,5 @@
-import { MAX_JSON_DEPTH, clampDepth } from '../json/depth.js';
-import type { LogRecord } from './record.js';
+import { MAX_JSON_DEPTH, clampDepth } from '../kernel/json/depth.js';
+import type { LogRecord } from '../kernel/record.js';
 
 /**
  * One line of `vigil log export`: the record as JSON (bigints as strings, bytes as base64, values

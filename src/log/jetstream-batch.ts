@@ -1,7 +1,7 @@
 import { Packr } from 'msgpackr';
 import type { PubAck } from '@nats-io/jetstream';
 import { FatalStorageError } from './event-log.js';
-import type { LogRecord, NewRecord } from './record.js';
+import type { LogRecord, NewRecord } from '../kernel/record.js';
 
 /** How long an append retries a publish the stream did not take (a server restarting, a stream leader moving). */
 export const DEFAULT_RETRY_WINDOW_MS = 30_000;

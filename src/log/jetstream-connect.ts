@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, tokenAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
-import { secretFileProblem } from '../auth/secret-files.js';
+import { secretFileProblem } from '../kernel/secret-files.js';
 import type { JetStreamConfig } from './jetstream-config.js';
 
 /** An open connection to the NATS cluster that holds the log, with its JetStream clients. */

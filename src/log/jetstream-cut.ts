@@ -10,7 +10,8 @@ import { unpackBatch } from './jetstream-batch.js';
 import type { LmdbStore } from './lmdb-store.js';
 import { frontierOfText, seedMerkleTree } from './merkle-tree.js';
 import { frontierRoot } from './merkle.js';
-import { decodeRecord, type LogRecord } from './record.js';
+import { decodeRecord } from './record.js';
+import { type LogRecord } from '../kernel/record.js';
 
 /** The cut a batch makes: its `LogSegmentsExpired` record, as the log's cut. */
 export function cutOfBatch(records: readonly LogRecord[]): (LogCut & { readonly treeFrontier?: readonly string[] }) | undefined {

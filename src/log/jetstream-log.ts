@@ -5,7 +5,8 @@ import { FatalStorageError, NotLeaderError, type LogCut, type LogHead } from './
 import type { JetStreamConnection } from './jetstream-connect.js';
 import { openLmdbLog, type InTransaction, type LmdbEventLog, type StagedBatch } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
-import { decodeRecord, encodeRecord, hashBytes, type LogRecord, type NewRecord } from './record.js';
+import { decodeRecord, encodeRecord, hashBytes } from './record.js';
+import { type LogRecord, type NewRecord } from '../kernel/record.js';
 import { cutOfBatch, messageHolding, startFromCut } from './jetstream-cut.js';
 import { DEFAULT_RETRY_WINDOW_MS, FOLLOW_EXPIRES_MS, packBatch, republish, toNew, unpackBatch } from './jetstream-batch.js';
 

@@ -4,7 +4,8 @@ import type { LmdbStore } from './lmdb-store.js';
 import { lentReader, type LentDecode, type LentReader } from './lent-range.js';
 import { leafHash } from './merkle.js';
 import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
-import { GENESIS_HASH, decodeRecord, encodeRecord, hashBytes, keptRecord, type LogRecord, type NewRecord } from './record.js';
+import { decodeRecord, encodeRecord, hashBytes, keptRecord } from './record.js';
+import { GENESIS_HASH, type LogRecord, type NewRecord } from '../kernel/record.js';
 
 /** Work to run inside the same LMDB write transaction as a batch (read-model updates, checkpoints). */
 export type InTransaction = (records: readonly LogRecord[]) => void;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { secretFileProblem, writeSecretFile } from '../auth/secret-files.js';
-import { generateKeyPair } from '../collector-protocol/ed25519.js';
+import { secretFileProblem, writeSecretFile } from '../kernel/secret-files.js';
+import { generateKeyPair } from '../kernel/ed25519.js';
 import { parseSignerKey, signerKeyString, type NoteSigner } from './signed-note.js';
 
 /** Where an instance keeps the key that signs its checkpoints: inside its store folder (0700). */

@@ -1,7 +1,8 @@
 import { parseCheckpoint, type Checkpoint } from './checkpoint.js';
 import { exportLine } from './export-line.js';
 import { appendLeaf, frontierRoot, leafHash, rootFromInclusion, verifyConsistency, type Frontier } from './merkle.js';
-import { GENESIS_HASH, decodeRecord, hashBytes, type LogRecord } from './record.js';
+import { decodeRecord, hashBytes } from './record.js';
+import { GENESIS_HASH, type LogRecord } from '../kernel/record.js';
 import { openNote, type NoteVerifier } from './signed-note.js';
 
 /**

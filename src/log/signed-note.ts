@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { publicKeyOf, publicKeyProblem, sign, verify } from '../collector-protocol/ed25519.js';
+import { publicKeyOf, publicKeyProblem, sign, verify } from '../kernel/ed25519.js';
 
 /**
  * C2SP signed-note (https://c2sp.org/signed-note) with Ed25519 keys: text, a blank line, then

@@ -1,5 +1,6 @@
 import type { EventLog, LogCut } from './event-log.js';
-import { GENESIS_HASH, decodeRecord, hashBytes, type LogRecord } from './record.js';
+import { decodeRecord, hashBytes } from './record.js';
+import { GENESIS_HASH, type LogRecord } from '../kernel/record.js';
 
 /** The result of walking the chain: ok, or the first bad record and why. */
 export type VerifyResult =

@@ -7,7 +7,8 @@ import { Worker, parentPort } from 'node:worker_threads';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { LogHead } from './event-log.js';
 import { lentReader, type LentDecode, type LentReader } from './lent-range.js';
-import { decodeRecord, type LogRecord } from './record.js';
+import { decodeRecord } from './record.js';
+import { type LogRecord } from '../kernel/record.js';
 
 /** Starts the worker at `url` with `data` and resolves with what it answers (`answerJob`). */
 export function runWorkerJob<T>(url: URL, data: unknown, what: string): Promise<T> {

@@ -8,7 +8,7 @@ import { recognizeJournalCatalog, type JournalField } from './linux-messages/jou
 import { decodeJournalValue, journalString } from './linux-messages/journal-values.js';
 import { eventSeverityFromSyslog } from './linux-messages/severity.js';
 import { linuxEvent, setOwn } from './linux-messages/to-event.js';
-import { isoFromNanos, nanosFromEpochMicros } from './time.js';
+import { isoFromNanos, nanosFromEpochMicros } from '../kernel/time.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
 
 const ADAPTER = 'linux-journal';

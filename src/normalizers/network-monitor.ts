@@ -1,6 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { placesOf } from './record-id.js';
-import { isoFromNanos } from './time.js';
+import { isoFromNanos } from '../kernel/time.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
 import { mapKerberos, mapNtlm, mapRdp, mapSsh } from './network-monitor/auth.js';
 import { mapConn, mapTunnel } from './network-monitor/conn.js';

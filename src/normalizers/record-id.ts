@@ -1,48 +1,9 @@
 import { createHash } from 'node:crypto';
-
-function isFlat(obj: Record<string, unknown>, keys: readonly string[]): boolean {
-  for (const k of keys) {
-    const v = obj[k];
-    if (v === null || typeof v !== 'object') continue;
-    if (!Array.isArray(v)) return false;
-    for (const x of v) if (x !== null && typeof x === 'object') return false;
-  }
-  return true;
-}
-
-/** JSON with object keys sorted, so equal values give equal bytes whatever their key order. */
-export function stableStringify(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    const s = JSON.stringify(value);
-    return s === undefined ? 'null' : s;
-  }
-  // Hot path of ingestion (every raw record's identity): plain loops, no intermediate arrays.
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + stableStringify(value[i]);
-    return `${out}]`;
-  }
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj);
-  let sorted = true;
-  for (let i = 1; i < keys.length && sorted; i++) sorted = keys[i - 1]! < keys[i]!;
-  if (!sorted) keys.sort();
-  // A flat record (Zeek, journal lines): the native serializer with the sorted key list gives the same text.
-  if (isFlat(obj, keys)) return JSON.stringify(obj, keys);
-  let out = '{';
-  let first = true;
-  for (const k of keys) {
-    const v = obj[k];
-    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-    out += `${first ? '' : ','}${JSON.stringify(k)}:${stableStringify(v)}`;
-    first = false;
-  }
-  return `${out}}`;
-}
+import { canonicalJson } from '../kernel/canonical-json.js';
 
 /** SHA-256 hex digest of a raw record's stable JSON: the record's identity in the log. */
 export function rawDigest(record: unknown): string {
-  return createHash('sha256').update(stableStringify(record)).digest('hex');
+  return createHash('sha256').update(canonicalJson(record)).digest('hex');
 }
 
 function idOf(adapter: string, logType: string, digest: string): string {

@@ -7,7 +7,7 @@ import { recognizeLinuxMessage } from './linux-messages.js';
 import { eventSeverityFromSyslog } from './linux-messages/severity.js';
 import { linuxEvent } from './linux-messages/to-event.js';
 import { parseRfc5424, type SdElement, type SyslogMessage } from './syslog/rfc5424.js';
-import { isoFromNanos, nanosFromIso } from './time.js';
+import { isoFromNanos, nanosFromIso } from '../kernel/time.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
 
 const ADAPTER = 'syslog-rfc5424';

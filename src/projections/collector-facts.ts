@@ -1,4 +1,4 @@
-import type { CollectorSubmissionAccepted } from '../commands/collector-records.js';
+import type { CollectorSubmissionAccepted } from '../events/collector-records.js';
 import { own } from '../log/evidence-fields.js';
 import { addRelationship, relationshipId, touchEntity, touchRelationship, type GraphState } from './graph.js';
 

@@ -1,5 +1,5 @@
 import { exhaustive } from '../events/read.js';
-import type { CollectorEnrolled, SubmissionResult } from '../commands/collector-records.js';
+import type { CollectorEnrolled, SubmissionResult } from '../events/collector-records.js';
 import { instanceProjection } from './types.js';
 
 /** One enrolled collector in its current epoch. */

@@ -1,10 +1,24 @@
 import * as v from 'valibot';
-import type { DetectionPlan } from '../alerting/plan.js';
-import type { ReporterStatus } from '../instance/deployment-reporter.js';
-import { epochMillisOf } from '../normalizers/time.js';
+import type { DetectionPlan } from './plan.js';
+import { epochMillisOf } from '../kernel/time.js';
 import type { Activity, ActivityState } from './activity.js';
 import type { AlertsState, AlertView } from './alerts.js';
 import { incidentRollup } from './alerts-query.js';
+
+/** What the instance knows of its own reporting to the setup authority (shown by the console). */
+export interface ReporterStatus {
+  readonly deploymentId: string;
+  readonly authorityUrl: string;
+  readonly intervalSeconds: number;
+  readonly lastAttemptAt: string | null;
+  readonly lastDeliveredAt: string | null;
+  /** The deployment status the authority answered with the last accepted snapshot. */
+  readonly authorityStatus: string | null;
+  /** When the current run of failed deliveries began (null while delivering). */
+  readonly failingSince: string | null;
+  /** Why the last delivery failed: an HTTP status or a network error message (never a secret). */
+  readonly lastError: string | null;
+}
 
 /** At most this many alerts are listed (the counts cover all). */
 export const CONSOLE_ALERTS = 500;

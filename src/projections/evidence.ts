@@ -1,7 +1,7 @@
 import { eventsCarried, eventsOfRecord } from '../events/record-types.js';
 import { firstOfKey, seenKeys, type NormalizedEvent, type ReadSideEvent, type WriteSideEvent } from '../events/normalized-event.js';
-import { stableStringify } from '../normalizers/record-id.js';
-import { millisFromIso } from '../normalizers/time.js';
+import { canonicalJson } from '../kernel/canonical-json.js';
+import { millisFromIso } from '../kernel/time.js';
 import { instanceIndex } from './types.js';
 import type { ReadModels } from './runtime.js';
 
@@ -40,7 +40,7 @@ export const EVIDENCE_DBS = { byId: 'ev', byTime: 'ev-time', byDim: 'ev-dim' } a
 export function sameEvent(a: NormalizedEvent, b: NormalizedEvent): boolean {
   if (a === b) return true;
   try {
-    return stableStringify(a) === stableStringify(b);
+    return canonicalJson(a) === canonicalJson(b);
   } catch (err) {
     // A stored event nested deeper than the serializer can follow (an old log) differs from any
     // event the edge admits today.

@@ -1,6 +1,6 @@
 import { firstOfKey, seenKeys, type ReadSideEvent } from '../events/normalized-event.js';
 import { eventsCarried } from '../events/record-types.js';
-import { entityKind, forEachRelationship } from '../graph/relationships.js';
+import { entityKind, forEachRelationship } from './graph-relationships.js';
 import { foldCollectorFacts } from './collector-facts.js';
 import { instanceProjection, type Projection } from './types.js';
 import { own } from '../log/evidence-fields.js';
@@ -176,7 +176,7 @@ const emptyGraph = (limits: GraphLimits, adjacent: GraphState['adjacent']): Grap
 
 /**
  * The security graph: entities from every event's entity keys (kind from the key's prefix) and
- * typed relationships derived from actor, endpoints and service (src/graph/relationships.ts),
+ * typed relationships derived from actor, endpoints and service (src/projections/graph-relationships.ts),
  * bounded by `limits`. Times compare as canonical UTC strings, which sort chronologically.
  */
 export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS): Projection<GraphState> {

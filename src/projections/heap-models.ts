@@ -1,7 +1,8 @@
 import type { Database } from 'lmdb';
 import { Packr } from 'msgpackr';
 import type { LmdbStore } from '../log/lmdb-store.js';
-import { unpackKeepingKeys, type LogRecord } from '../log/record.js';
+import { unpackKeepingKeys } from '../log/record.js';
+import { type LogRecord } from '../kernel/record.js';
 import type { Projection } from './types.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });

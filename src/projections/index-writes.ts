@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import type { LmdbStore } from '../log/lmdb-store.js';
-import type { LogRecord } from '../log/record.js';
+import type { LogRecord } from '../kernel/record.js';
 import { createKeyFilter, type KeyFilter } from './key-filter.js';
 import type { IndexKey, IndexProjection, IndexReader, IndexWriter } from './types.js';
 

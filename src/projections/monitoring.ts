@@ -1,7 +1,7 @@
 import { exhaustive } from '../events/read.js';
 import type { DISK_LEVELS, SOURCE_KINDS } from '../events/monitor-events.js';
 import type { NormalizedEvent, WriteSideEvent } from '../events/normalized-event.js';
-import { GAPS_KEPT, MIN_GAP_MS } from '../monitoring/cadence.js';
+import { GAPS_KEPT, MIN_GAP_MS } from './monitoring-cadence.js';
 import { instanceProjection } from './types.js';
 
 /** The name of the monitoring model. */

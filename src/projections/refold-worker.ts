@@ -7,12 +7,13 @@
  * a fold of the whole live store. Answers with the models as checkpoints at the head it read.
  */
 import { workerData } from 'node:worker_threads';
-import { decodeRecord, type LogRecord } from '../log/record.js';
+import { decodeRecord } from '../log/record.js';
+import { type LogRecord } from '../kernel/record.js';
 import { decodeForWriteSide } from '../log/evidence-fields.js';
 import { answerJob, openStoreInWorker, storedRange } from '../log/worker-job.js';
 import { HEAP_PROJECTIONS } from './all.js';
 import { packState } from './heap-models.js';
-import { openCarriedIndex } from '../retention/carried.js';
+import { openCarriedIndex } from '../log/retention/carried.js';
 import type { RefoldJob, RefoldResult } from './refold.js';
 
 const job = workerData as RefoldJob;

@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import type { LmdbEventLog } from '../log/lmdb-log.js';
 import type { LmdbStore } from '../log/lmdb-store.js';
-import type { LogRecord } from '../log/record.js';
+import type { LogRecord } from '../kernel/record.js';
 import { decodeLentForWriteSide } from '../log/evidence-fields.js';
 import { eventsOfRecord } from '../events/record-types.js';
 import { createHeapModels, type Checkpoint } from './heap-models.js';

@@ -1,6 +1,6 @@
 import { asAuthorityRecord, asInstanceRecord } from '../events/read.js';
 import type { AuthorityRecord, InstanceRecord } from '../events/union.js';
-import type { LogRecord } from '../log/record.js';
+import type { LogRecord } from '../kernel/record.js';
 
 /**
  * A read model kept in memory: a pure fold of the log. Its state is checkpointed (with the last
@@ -60,7 +60,7 @@ export interface IndexProjection {
   apply(record: LogRecord, read: IndexReader, write: IndexWriter): void;
   /**
    * The seq of the record an entry of `db` was written for. With it a retention cut forgets the
-   * entries of removed records by a sweep instead of folding the index again (src/read-side/read-fold.ts).
+   * entries of removed records by a sweep instead of folding the index again (src/projections/read-side/read-fold.ts).
    */
   recordOf?(db: string, key: IndexKey, value: unknown): number;
 }

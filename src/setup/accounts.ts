@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as v from 'valibot';
-import { writeSecretFile } from '../auth/secret-files.js';
+import { writeSecretFile } from '../kernel/secret-files.js';
 import { entryForToken, watchRegistryFile } from '../auth/registry-file.js';
 
 const Id = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'));

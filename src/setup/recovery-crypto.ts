@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { ensureSecretDir, secretFileProblem, writeSecretFile } from '../auth/secret-files.js';
+import { ensureSecretDir, secretFileProblem, writeSecretFile } from '../kernel/secret-files.js';
 
 /** The AES-256-GCM key that encrypts recovery tokens at rest, and its id (first 16 hex of its SHA-256). */
 export interface RecoveryKey { readonly key: Buffer; readonly id: string }

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { Decision } from '../commands/decision.js';
-import type { Actor } from '../log/record.js';
+import type { Actor } from '../kernel/record.js';
 import type { ReadModels } from '../projections/runtime.js';
 import { fromRejection } from '../http/errors.js';
 import type { AuthorityDeps, AuthorityEnv } from './env.js';

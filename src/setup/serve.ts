@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { readFileSync } from 'node:fs';
-import { ensureSecretDir, secretFileProblem } from '../auth/secret-files.js';
+import { ensureSecretDir, secretFileProblem } from '../kernel/secret-files.js';
 import { openAccountRegistry } from './accounts.js';
 import { createAuthorityApp } from './app.js';
 import type { AuthorityConfig } from './config.js';

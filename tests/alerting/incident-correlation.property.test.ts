@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { correlateIncidents, incidentSummary, type IncidentSettings } from '../../src/alerting/incident-correlation.js';
-import { incidentIdOf } from '../../src/alerting/alert-facts.js';
+import { correlateIncidents, incidentSummary, type IncidentSettings } from '../../src/commands/alerting/incident-correlation.js';
+import { incidentIdOf } from '../../src/commands/alerting/alert-facts.js';
 import type { DomainEvent } from '../../src/commands/decision.js';
 import type { AlertRaised, IncidentAlertsAdded, IncidentOpened } from '../../src/events/detection-records.js';
 import type { AlertsState, AlertView, IncidentView } from '../../src/projections/alerts.js';

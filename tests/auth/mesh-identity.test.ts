@@ -8,8 +8,8 @@ import { queryWhoIs, type WhoIsAnswer } from '../../src/auth/mesh-localapi.js';
 import { ConfigError, loadConfig } from '../../src/cli/config-file.js';
 import { ALICE_USER_ID, TAGGED_NODE_ID, WHOIS_USER_NODE, startLocalApiStandIn } from '../helpers/localapi-stand-in.js';
 import { tempDir } from '../helpers/temp.js';
-import { openMeshIdentity } from '../../src/instance/mesh-identity.js';
-import { MeshConfigSchema } from '../../src/config/schema.js';
+import { openMeshIdentity } from '../../src/cli/instance/mesh-identity.js';
+import { MeshConfigSchema } from '../../src/services/config-schema.js';
 import * as v from 'valibot';
 
 const LIMITS = { timeoutMs: 300, maxBytes: 64 * 1024 };

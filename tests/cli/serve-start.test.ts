@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { CLI, runCli, startServe, writeTestConfig } from '../helpers/cli.js';
 import { makeEvent } from '../helpers/instance.js';
 import { tempDir } from '../helpers/temp.js';
-import { openInstanceStore } from '../../src/instance/open.js';
+import { openInstanceStore } from '../../src/cli/instance/open.js';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
-import { readForwarded } from '../../src/cluster/forwarding.js';
+import { readForwarded } from '../../src/cli/cluster/forwarding.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 const ctx = { now: '2026-11-23T12:00:00.000Z', actor: { id: 'ana', authentication: 'token' } };

@@ -1,7 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from '@nats-io/transport-node';
-import { startLeaderLease, type LeaderLease } from '../../src/cluster/leader-lease.js';
+import { startLeaderLease, type LeaderLease } from '../../src/cli/cluster/leader-lease.js';
 import { startNats, type NatsCluster } from '../helpers/nats.js';
 
 let cluster: Promise<NatsCluster> | undefined;

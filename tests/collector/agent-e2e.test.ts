@@ -4,9 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import type { CollectorSubmissionAccepted } from '../../src/commands/collector-records.js';
+import type { CollectorSubmissionAccepted } from '../../src/events/collector-records.js';
 import { RecordType } from '../../src/events/record-types.js';
-import { openInstanceStore } from '../../src/instance/open.js';
+import { openInstanceStore } from '../../src/cli/instance/open.js';
 import { CLI, runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -6,18 +6,18 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { generateKeyPair, verify } from '../../src/collector-protocol/ed25519.js';
-import { signedBytesOf } from '../../src/collector-protocol/open-envelope.js';
-import { PendingBatch } from '../../src/collector/batch.js';
-import { FileTail } from '../../src/collector/file-tail.js';
-import { resequence } from '../../src/collector/resequence.js';
-import { backoffMs, retryAfterMs, sendOldest, type SendStatus } from '../../src/collector/sender.js';
-import { Spool } from '../../src/collector/spool.js';
-import { agentStatus } from '../../src/collector/status.js';
-import { StateDirInUse, lockStateDir } from '../../src/collector/state-files.js';
+import { generateKeyPair, verify } from '../../src/kernel/ed25519.js';
+import { signedBytesOf } from '../../src/events/collector-protocol/open-envelope.js';
+import { PendingBatch } from '../../src/clients/collector/batch.js';
+import { FileTail } from '../../src/clients/collector/file-tail.js';
+import { resequence } from '../../src/clients/collector/resequence.js';
+import { backoffMs, retryAfterMs, sendOldest, type SendStatus } from '../../src/clients/collector/sender.js';
+import { Spool } from '../../src/clients/collector/spool.js';
+import { agentStatus } from '../../src/clients/collector/status.js';
+import { StateDirInUse, lockStateDir } from '../../src/clients/collector/state-files.js';
 import { runCli } from '../helpers/cli.js';
 import { repoPath } from '../helpers/paths.js';
-import { syslogLineEvent } from '../../src/collector/syslog-line.js';
+import { syslogLineEvent } from '../../src/clients/collector/syslog-line.js';
 import { categoryOf } from '../../src/commands/collector-categories.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -147,7 +147,7 @@ describe('one agent per state directory', () => {
     const state = join(dir.path, 'state');
     // A real process holding the state directory, as a running `vigil collector run` does.
     const holder = spawn(process.execPath, ['--input-type=module', '-e', `
-      const { lockStateDir } = await import(${JSON.stringify(repoPath('dist', 'src', 'collector', 'state-files.js'))});
+      const { lockStateDir } = await import(${JSON.stringify(repoPath('dist', 'src', 'clients', 'collector', 'state-files.js'))});
       lockStateDir(process.argv[1]);
       process.stdout.write('held\\n');
       setInterval(() => {}, 1000);

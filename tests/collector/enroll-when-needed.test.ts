@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { hashToken } from '../../src/auth/tokens.js';
-import { needsEnrollment } from '../../src/collector/enroll.js';
+import { needsEnrollment } from '../../src/clients/collector/enroll.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('collector enrollment from enrollmentTokenFile', () => {

@@ -4,7 +4,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateToken, hashToken } from '../../src/auth/tokens.js';
-import { importEnrollmentGrants } from '../../src/instance/enrollment-grants.js';
+import { importEnrollmentGrants } from '../../src/services/enrollment-grants.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 const spki = () => generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { AgentConfigSchema } from '../../src/collector/config.js';
+import { AgentConfigSchema } from '../../src/clients/collector/config.js';
 import { loadAgentConfig } from '../../src/cli/collector-commands.js';
 import { repoPath } from '../helpers/paths.js';
 import { runCli, startServe, writeTestConfig } from '../helpers/cli.js';

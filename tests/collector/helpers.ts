@@ -1,6 +1,6 @@
-import { generateKeyPair, sign, spkiPemFromPublicKey } from '../../src/collector-protocol/ed25519.js';
-import { signedBytesOf } from '../../src/collector-protocol/open-envelope.js';
-import { encodeBase64 } from '../../src/collector-protocol/strict-base64.js';
+import { generateKeyPair, sign, spkiPemFromPublicKey } from '../../src/kernel/ed25519.js';
+import { signedBytesOf } from '../../src/events/collector-protocol/open-envelope.js';
+import { encodeBase64 } from '../../src/kernel/strict-base64.js';
 import type { TestInstance } from '../helpers/instance.js';
 
 /** A key pair for tests. */

@@ -2,15 +2,15 @@ import { describe, it } from 'node:test';
 import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import * as fc from 'fast-check';
-import { canonicalize, canonicalizeInOrder, CanonicalizationError } from '../../src/collector-protocol/jcs.js';
-import { parseStrictJson } from '../../src/collector-protocol/strict-json.js';
-import { decodeStrictBase64 } from '../../src/collector-protocol/strict-base64.js';
-import { PAYLOAD_TYPE, pae } from '../../src/collector-protocol/pae.js';
+import { canonicalize, canonicalizeInOrder, CanonicalizationError } from '../../src/kernel/canonical-json.js';
+import { parseStrictJson } from '../../src/kernel/json/strict-json.js';
+import { decodeStrictBase64 } from '../../src/kernel/strict-base64.js';
+import { PAYLOAD_TYPE, pae } from '../../src/events/collector-protocol/pae.js';
 import {
   generateKeyPair, pkcs8PemFromSeed, publicKeyFromSpkiPem, publicKeyOf, publicKeyProblem, seedFromPkcs8Pem, sign, spkiPemFromPublicKey, verify,
-} from '../../src/collector-protocol/ed25519.js';
-import { openEnvelope, sealEnvelope, signedBytesOf, signedBytesOfEnvelope } from '../../src/collector-protocol/open-envelope.js';
-import { verifyEnvelope } from '../../src/collector-protocol/verify-envelope.js';
+} from '../../src/kernel/ed25519.js';
+import { openEnvelope, sealEnvelope, signedBytesOf, signedBytesOfEnvelope } from '../../src/events/collector-protocol/open-envelope.js';
+import { verifyEnvelope } from '../../src/events/collector-protocol/verify-envelope.js';
 import { VECTOR } from './vector.js';
 
 const hex = (h: string) => new Uint8Array(Buffer.from(h, 'hex'));

@@ -1,14 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fc from 'fast-check';
-import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
-import { openEnvelope } from '../../src/collector-protocol/open-envelope.js';
+import { generateKeyPair } from '../../src/kernel/ed25519.js';
+import { openEnvelope } from '../../src/events/collector-protocol/open-envelope.js';
 import { decideSubmission } from '../../src/commands/collector-submit.js';
-import type { CollectorEnrolled, SubmissionResult } from '../../src/commands/collector-records.js';
+import type { CollectorEnrolled, SubmissionResult } from '../../src/events/collector-records.js';
 import { RecordType } from '../../src/events/record-types.js';
 import { collectorsProjection, type CollectorsState } from '../../src/projections/collectors.js';
 import type { ReadModels } from '../../src/projections/runtime.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 import { envelopeText, makePayload } from './helpers.js';
 import { submissionSlice } from '../../src/commands/slices.js';
 

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseStrictJson, parseStrictJsonInPieces, parseStrictJsonWhole } from '../../src/collector-protocol/strict-json.js';
-import { canonicalize } from '../../src/collector-protocol/jcs.js';
+import { parseStrictJson, parseStrictJsonInPieces, parseStrictJsonWhole } from '../../src/kernel/json/strict-json.js';
+import { canonicalize } from '../../src/kernel/canonical-json.js';
 
 /**
  * Envelopes large enough that their largest array is parsed in pieces, and the ways they can be

@@ -2,10 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readRegistry, writeRegistry } from '../../src/auth/registry.js';
 import { generateToken, hashToken } from '../../src/auth/tokens.js';
-import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
-import type { CollectorSubmissionAccepted, CollectorSubmissionRejected } from '../../src/commands/collector-records.js';
+import { generateKeyPair } from '../../src/kernel/ed25519.js';
+import type { CollectorSubmissionAccepted, CollectorSubmissionRejected } from '../../src/events/collector-records.js';
 import { RecordType } from '../../src/events/record-types.js';
-import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
+import { installBuiltinRules } from '../../src/cli/instance/builtin-rules.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 import { enrollCollector, envelopeText, issueToken, makePayload, postEnrollment, recordsOf, submit, type TestKey } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideDiskCheck, type DiskSample } from '../../src/commands/check-disk.js';
 import { eventOf, type EventData } from '../../src/events/union.js';
-import { DISK_LOW_RULE } from '../../src/monitoring/system-alerts.js';
+import { DISK_LOW_RULE } from '../../src/commands/system-alerts.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { MONITORING, type MonitoringState } from '../../src/projections/monitoring.js';
 import { spec } from '../helpers/decider-spec.js';

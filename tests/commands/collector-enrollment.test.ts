@@ -1,10 +1,10 @@
 import { collectorsSlice } from '../../src/commands/slices.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPair, keyFingerprint } from '../../src/collector-protocol/ed25519.js';
+import { generateKeyPair, keyFingerprint } from '../../src/kernel/ed25519.js';
 import { decideEnroll, decideIssueEnrollmentToken, type Enroll, type IssueEnrollmentToken } from '../../src/commands/collector-enrollment.js';
 import type { DomainEvent } from '../../src/commands/decision.js';
-import type { CollectorEnrollmentRejected } from '../../src/commands/collector-records.js';
+import type { CollectorEnrollmentRejected } from '../../src/events/collector-records.js';
 import { spec } from '../helpers/decider-spec.js';
 import { collectorEnrolled, enrollmentTokenIssued } from '../helpers/event-fixtures.js';
 

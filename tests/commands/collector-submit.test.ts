@@ -1,10 +1,10 @@
 import { submissionSlice } from '../../src/commands/slices.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
-import { openEnvelope, type OpenedEnvelope } from '../../src/collector-protocol/open-envelope.js';
-import { encodeBase64 } from '../../src/collector-protocol/strict-base64.js';
-import type { CollectorSubmissionAccepted, CollectorSubmissionRejected } from '../../src/commands/collector-records.js';
+import { generateKeyPair } from '../../src/kernel/ed25519.js';
+import { openEnvelope, type OpenedEnvelope } from '../../src/events/collector-protocol/open-envelope.js';
+import { encodeBase64 } from '../../src/kernel/strict-base64.js';
+import type { CollectorSubmissionAccepted, CollectorSubmissionRejected } from '../../src/events/collector-records.js';
 import { decideSubmission, factCounts, type SubmitEnvelope } from '../../src/commands/collector-submit.js';
 import type { DomainEvent } from '../../src/commands/decision.js';
 import { eventOf } from '../../src/events/union.js';

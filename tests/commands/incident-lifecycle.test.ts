@@ -7,7 +7,7 @@ import type { CommandContext } from '../../src/commands/decision.js';
 import { decideMergeIncident } from '../../src/commands/merge-incidents.js';
 import { decidePromoteIncident } from '../../src/commands/review-alert.js';
 import { alertsSlice } from '../../src/commands/slices.js';
-import { correlateIncidents } from '../../src/alerting/incident-correlation.js';
+import { correlateIncidents } from '../../src/commands/alerting/incident-correlation.js';
 import { eventOf } from '../../src/events/union.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { spec } from '../helpers/decider-spec.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { decidePromoteIncident, decideReviewAlert } from '../../src/commands/review-alert.js';
 import type { CommandContext } from '../../src/commands/decision.js';
 import { eventOf } from '../../src/events/union.js';
-import { incidentIdOf } from '../../src/alerting/alert-facts.js';
+import { incidentIdOf } from '../../src/commands/alerting/alert-facts.js';
 import { spec } from '../helpers/decider-spec.js';
 import { alertRaised, alertReviewed, incidentOpened } from '../helpers/event-fixtures.js';
 import { alertsSlice } from '../../src/commands/slices.js';

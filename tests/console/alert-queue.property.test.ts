@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { AlertsState, AlertView } from '../../src/projections/alerts.js';
 import { matchingAlerts } from '../../src/projections/alerts-query.js';
-import { QUEUE_SORTS, queueFilter, queuePage, type QueueParams } from '../../src/console/queries/alert-queue.js';
+import { QUEUE_SORTS, queueFilter, queuePage, type QueueParams } from '../../src/http/console/queries/alert-queue.js';
 
 const LEVELS = [['low', 3], ['medium', 5], ['high', 8], ['critical', 10]] as const;
 

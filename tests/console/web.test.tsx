@@ -1,12 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Hono } from 'hono';
-import { createCsrf, csrfGuard, MAX_FORM_BYTES } from '../../src/web/csrf.js';
-import { StackedBars } from '../../src/web/components/chart.js';
-import { Table } from '../../src/web/components/table.js';
-import { Layout, sendPage } from '../../src/web/layout.js';
-import { pageHeaders } from '../../src/web/security.js';
-import { registerAssets } from '../../src/web/static-assets.js';
+import { createCsrf, csrfGuard, MAX_FORM_BYTES } from '../../src/http/web/csrf.js';
+import { StackedBars } from '../../src/http/web/components/chart.js';
+import { Table } from '../../src/http/web/components/table.js';
+import { Layout, sendPage } from '../../src/http/web/layout.js';
+import { pageHeaders } from '../../src/http/web/security.js';
+import { registerAssets } from '../../src/http/web/static-assets.js';
 
 /** A page and a form behind the CSRF guard, bound to the `s` cookie as the session. */
 function app() {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { detectionPlan } from '../../src/alerting/plan.js';
+import { detectionPlan } from '../../src/projections/plan.js';
 import { loadBuiltinPack } from '../../src/detection/builtin-pack.js';
 import { compileSigma } from '../../src/detection/compile.js';
 import { initialCorrelationState } from '../../src/detection/correlate.js';
@@ -8,13 +8,13 @@ import { createRuleSet } from '../../src/detection/engine.js';
 import { parseSigmaText } from '../../src/detection/sigma-yaml.js';
 import type { CompiledSigma } from '../../src/detection/types.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { syslogLineEvent } from '../../src/collector/syslog-line.js';
+import { syslogLineEvent } from '../../src/clients/collector/syslog-line.js';
 import { toNormalizedEvent } from '../../src/commands/collector-submit.js';
 import { linuxJournal } from '../../src/normalizers/linux-journal.js';
 import { syslogRfc5424 } from '../../src/normalizers/syslog-rfc5424.js';
 import type { DetectionState } from '../../src/projections/detection.js';
 import { sourcesProjection, type SourcesState } from '../../src/projections/sources.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 
 /**
  * Issue 22.1: the same evidence raises the same built-in alert whichever route brought it, and a

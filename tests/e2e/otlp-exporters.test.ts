@@ -8,7 +8,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { decodeExportResponseProto, decodeStatusProto } from '../../src/otlp/otlp-codec.js';
+import { decodeExportResponseProto, decodeStatusProto } from '../../src/normalizers/otlp/otlp-codec.js';
 
 interface StoredEvent {
   id: string;

@@ -1,27 +1,27 @@
-import { recordCredentialChanges } from '../../src/instance/credential-recorder.js';
+import { recordCredentialChanges } from '../../src/cli/instance/credential-recorder.js';
 import { readRegistry } from '../../src/auth/registry.js';
-import { detectionSettingsOf } from '../../src/alerting/detection-step.js';
+import { detectionSettingsOf } from '../../src/commands/alerting/detection-step.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AUTHORITY_EVENTS, INSTANCE_EVENTS } from '../../src/events/union.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 import type { Mailer } from '../../src/setup/mailer.js';
 import { enrollCollector, envelopeText, issueToken, makePayload, postEnrollment, submit } from '../collector/helpers.js';
 import { startTestInstance, makeEvent, type TestInstance } from '../helpers/instance.js';
 import { schemaIssues } from '../helpers/stored-events.js';
-import { generateKeyPair } from '../../src/collector-protocol/ed25519.js';
+import { generateKeyPair } from '../../src/kernel/ed25519.js';
 import { newKey, provision, sendSnapshot, startTestAuthority, type TestAuthority, type TestKey } from '../setup/harness.js';
 import { ENROLLMENT_DOMAIN, signedBytes } from '../../src/setup/identity-key.js';
 import { decideExportConfiguration, decideExportCursor, decideExportState } from '../../src/commands/export-state.js';
 import type { ExportsState } from '../../src/projections/exports.js';
 import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
-import { detectIn } from '../../src/alerting/detection-step.js';
+import { detectIn } from '../../src/commands/alerting/detection-step.js';
 import * as v from 'valibot';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
-import { RetentionSchema } from '../../src/retention/settings.js';
+import { RetentionSchema } from '../../src/log/retention/settings.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { startRetention } from '../../src/retention/scheduler.js';
-import { archiveDirOf } from '../../src/retention/expire.js';
+import { startRetention } from '../../src/services/retention/scheduler.js';
+import { archiveDirOf } from '../../src/services/retention/expire.js';
 
 /** A Zeek http record from 198.51.100.7 to `host`, `sec` seconds after 2026-11-22T09:00:00Z. */
 const http = (host: string, uri: string, sec: number) => ({ ts: 1_795_338_000 + sec, uid: `C${host}${sec}`, 'id.orig_h': '198.51.100.7', 'id.orig_p': 40000 + sec, 'id.resp_h': host, 'id.resp_p': 80, method: 'PUT', uri, host: 'web' });

@@ -1,15 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { startDestination, backoffMs } from '../../src/export/destination.js';
-import type { CursorStore } from '../../src/export/cursor.js';
-import { fileCursor } from '../../src/export/cursor.js';
-import type { ExportItem } from '../../src/export/items.js';
-import type { Sender, SendResult } from '../../src/export/senders.js';
+import { startDestination, backoffMs } from '../../src/services/export/destination.js';
+import type { CursorStore } from '../../src/services/export/cursor.js';
+import { fileCursor } from '../../src/services/export/cursor.js';
+import type { ExportItem } from '../../src/services/export/items.js';
+import type { Sender, SendResult } from '../../src/services/export/senders.js';
 import type { ExportObservation } from '../../src/commands/export-state.js';
-import type { LogRecord } from '../../src/log/record.js';
-import type { ExportConfig, ExportDestination } from '../../src/export/config.js';
-import { recordedStatus } from '../../src/export/start.js';
+import type { LogRecord } from '../../src/kernel/record.js';
+import type { ExportConfig, ExportDestination } from '../../src/services/export/config.js';
+import { recordedStatus } from '../../src/services/export/start.js';
 import { normalizedEvent, eventsIngested } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -6,9 +6,9 @@ import fc from 'fast-check';
 import { fixturePath } from '../helpers/paths.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';
 import { normalizedEvent, eventsIngested, rawRecordsIngested } from '../helpers/event-fixtures.js';
-import { exportItems } from '../../src/export/items.js';
-import type { LogRecord } from '../../src/log/record.js';
-import type { ExportDestination } from '../../src/export/config.js';
+import { exportItems } from '../../src/services/export/items.js';
+import type { LogRecord } from '../../src/kernel/record.js';
+import type { ExportDestination } from '../../src/services/export/config.js';
 import { CATEGORIES } from '../../src/events/normalized-event.js';
 
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { SEEN_WITH_LIMIT, entityKind, forEachRelationship } from '../../src/graph/relationships.js';
+import { SEEN_WITH_LIMIT, entityKind, forEachRelationship } from '../../src/projections/graph-relationships.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 
 /**

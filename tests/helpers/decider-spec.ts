@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Database } from 'lmdb';
 import type { DomainEvent, Decision, Rejection, RejectionKind } from '../../src/commands/decision.js';
-import { decodeRecord, encodeRecord, type Actor, type LogRecord } from '../../src/log/record.js';
+import { decodeRecord, encodeRecord } from '../../src/log/record.js';
+import { type Actor, type LogRecord } from '../../src/kernel/record.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS } from '../../src/projections/all.js';
 import type { ReadModels } from '../../src/projections/runtime.js';
 import type { IndexKey, IndexProjection, IndexReader, IndexWriter, Projection } from '../../src/projections/types.js';

@@ -1,5 +1,5 @@
-import { keyFingerprint } from '../../src/collector-protocol/ed25519.js';
-import { encodeBase64 } from '../../src/collector-protocol/strict-base64.js';
+import { keyFingerprint } from '../../src/kernel/ed25519.js';
+import { encodeBase64 } from '../../src/kernel/strict-base64.js';
 import { parseSigmaText } from '../../src/detection/sigma-yaml.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { eventOf, type EventData } from '../../src/events/union.js';

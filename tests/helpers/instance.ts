@@ -5,21 +5,21 @@ import { ROLES, type Role } from '../../src/auth/roles.js';
 import { generateToken, hashToken } from '../../src/auth/tokens.js';
 import { openCredentialRegistry } from '../../src/auth/registry.js';
 import type { MeshIdentity } from '../../src/auth/mesh-identity.js';
-import { ConfigSchema, type Config } from '../../src/config/schema.js';
+import { ConfigSchema, type Config } from '../../src/services/config-schema.js';
 import { createApp } from '../../src/http/app.js';
-import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
-import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
+import { openInstanceStore, type InstanceStore } from '../../src/cli/instance/open.js';
+import { installBuiltinRules } from '../../src/cli/instance/builtin-rules.js';
 import { tempDir } from './temp.js';
 import { createIngestAdmission } from '../../src/http/admission.js';
 import { refusalRecords } from '../../src/http/access-records.js';
 import { createRefusalLedger, type RefusalLedger } from '../../src/http/refusals.js';
 import { readYourWritesOf } from '../../src/http/read-consistency.js';
-import { detectionSettingsOf, recordDetected } from '../../src/alerting/detection-step.js';
-import { startInstanceCheckpointer } from '../../src/instance/checkpoints.js';
+import { detectionSettingsOf, recordDetected } from '../../src/commands/alerting/detection-step.js';
+import { startInstanceCheckpointer } from '../../src/cli/instance/checkpoints.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
 import { normalizedEvent } from './event-fixtures.js';
-import { createSelfMonitor, type FsSpace, type SelfMonitor } from '../../src/monitoring/self-monitor.js';
-import type { MonitoringSettings } from '../../src/monitoring/settings.js';
+import { createSelfMonitor, type FsSpace, type SelfMonitor } from '../../src/services/monitoring/self-monitor.js';
+import type { MonitoringSettings } from '../../src/projections/monitoring-settings.js';
 
 /** A test instance: real LMDB in a temp dir, a credential per role plus expired and disabled ones. */
 export interface TestInstance {

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { EVENT_SCHEMAS } from '../../src/events/union.js';
-import { formatIssues } from '../../src/http/errors.js';
+import { formatIssues } from '../../src/kernel/issues.js';
 
 /** What a schema check names: the event's type and data, and where it sits (a seq or a position). */
 export interface Checked { readonly type: string; readonly data: unknown; readonly seq?: number }

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_JSON_DEPTH } from '../../src/json/depth.js';
+import { MAX_JSON_DEPTH } from '../../src/kernel/json/depth.js';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 /** `[{"a":[{"a":…]}]` nested `depth` containers deep, as text (JSON.stringify cannot write it past a few thousand). */

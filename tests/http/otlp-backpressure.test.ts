@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestInstance } from '../helpers/instance.js';
-import { decodeStatusProto } from '../../src/otlp/otlp-codec.js';
+import { decodeStatusProto } from '../../src/normalizers/otlp/otlp-codec.js';
 
 describe('POST /api/v1/otlp/v1/logs under back-pressure', () => {
   it('answers 429 with Retry-After and a google.rpc.Status while the ingest queue is full', async () => {

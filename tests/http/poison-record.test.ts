@@ -1,11 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { logExport, replay } from '../../src/cli/log-commands.js';
-import { TRUNCATED } from '../../src/json/depth.js';
+import { TRUNCATED } from '../../src/kernel/json/depth.js';
 import { openLmdbStore } from '../../src/log/lmdb-store.js';
-import { encodeRecord, hashBytes, type LogRecord } from '../../src/log/record.js';
+import { encodeRecord, hashBytes } from '../../src/log/record.js';
+import { type LogRecord } from '../../src/kernel/record.js';
 import { verifyLog } from '../../src/log/verify.js';
-import { openInstanceStore } from '../../src/instance/open.js';
+import { openInstanceStore } from '../../src/cli/instance/open.js';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 const DEPTH = 10_000;

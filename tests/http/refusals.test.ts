@@ -165,7 +165,7 @@ describe('a read side too far behind', () => {
   it('is a 503 ErrorResponse with Retry-After, not a stale answer', async () => {
     const { Hono } = await import('hono');
     const { readYourWritesOf } = await import('../../src/http/read-consistency.js');
-    const { ReadSideLagging } = await import('../../src/read-side/read-side.js');
+    const { ReadSideLagging } = await import('../../src/projections/read-side/read-side.js');
     const { HttpError, sendError } = await import('../../src/http/errors.js');
     const app = new Hono();
     const wait = readYourWritesOf(() => Promise.reject(new ReadSideLagging('the read side has folded record 3 of 9')));

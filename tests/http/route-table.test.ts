@@ -1,5 +1,5 @@
 import { after, before, describe, it } from 'node:test';
-import { consoleOperations } from '../../src/console/app.js';
+import { consoleOperations } from '../../src/http/console/app.js';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import { PERMISSIONS, type Permission } from '../../src/auth/roles.js';

@@ -5,7 +5,7 @@ import { Packr } from 'msgpackr';
 import * as v from 'valibot';
 import { FatalStorageError } from '../../src/log/event-log.js';
 import { errorHandler } from '../../src/http/middleware.js';
-import { MonitoringSchema } from '../../src/monitoring/settings.js';
+import { MonitoringSchema } from '../../src/projections/monitoring-settings.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { MONITORING } from '../../src/projections/monitoring.js';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';

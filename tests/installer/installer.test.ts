@@ -7,10 +7,10 @@ import { readRegistry } from '../../src/auth/registry.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { loadAgentConfig } from '../../src/cli/collector-commands.js';
 import { loadConfig } from '../../src/cli/config-file.js';
-import { AuthorityError, type AuthorityClient } from '../../src/installer/authority-client.js';
-import { selectCentral, staticInventoryProvider, type InventoryVm } from '../../src/installer/inventory.js';
-import { InstallDeclinedError, runInstall } from '../../src/installer/run-install.js';
-import { ScopeViolationError, directoryTransport, guardedTransport, type VmTransport } from '../../src/installer/transport.js';
+import { AuthorityError, type AuthorityClient } from '../../src/clients/installer/authority-client.js';
+import { selectCentral, staticInventoryProvider, type InventoryVm } from '../../src/clients/installer/inventory.js';
+import { InstallDeclinedError, runInstall } from '../../src/clients/installer/run-install.js';
+import { ScopeViolationError, directoryTransport, guardedTransport, type VmTransport } from '../../src/clients/installer/transport.js';
 import { sendSnapshot, startTestAuthority, type TestAuthority } from '../setup/harness.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { execStart, renderUnit, UNIT_NAMES, UNIT_USERS, type UnitKind } from '../../src/installer/units.js';
+import { execStart, renderUnit, UNIT_NAMES, UNIT_USERS, type UnitKind } from '../../src/clients/installer/units.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 

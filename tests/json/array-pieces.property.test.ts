@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseArrayInPieces } from '../../src/json/array-pieces.js';
+import { parseArrayInPieces } from '../../src/kernel/json/array-pieces.js';
 import { parseJsonBytes } from '../../src/http/body.js';
 import { HttpError } from '../../src/http/errors.js';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { MAX_JSON_DEPTH, withinDepth } from '../../src/json/depth.js';
+import { MAX_JSON_DEPTH, withinDepth } from '../../src/kernel/json/depth.js';
 import { parseJsonBytes, parseJsonLines } from '../../src/http/body.js';
 import { HttpError } from '../../src/http/errors.js';
 

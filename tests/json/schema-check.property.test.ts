@@ -2,11 +2,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import * as v from 'valibot';
-import { compiledCheck } from '../../src/json/schema-check.js';
+import { compiledCheck } from '../../src/kernel/json/schema-check.js';
 import { validateRecords } from '../../src/http/batch.js';
 import { SubmittedEventSchema } from '../../src/http/routes/events.js';
 import { CATEGORIES, EVENT_LIMITS, NormalizedEventSchema, OUTCOMES } from '../../src/events/normalized-event.js';
-import { EnvelopeSchema } from '../../src/collector-protocol/envelope.js';
+import { EnvelopeSchema } from '../../src/events/collector-protocol/envelope.js';
 
 /** Arbitrary JSON-like values, with the values JSON cannot carry but a caller might pass. */
 const { value } = fc.letrec((tie) => ({

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
-import { ConfigSchema } from '../../src/config/schema.js';
+import { ConfigSchema } from '../../src/services/config-schema.js';
 
 const parse = (syslog: unknown) => v.safeParse(ConfigSchema, { syslog });
 const messages = (r: ReturnType<typeof parse>) => (r.success ? [] : r.issues.map((i) => i.message));

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { frameDecoder, HEAD_BYTES, type Frame } from '../../src/listeners/syslog-framing.js';
+import { frameDecoder, HEAD_BYTES, type Frame } from '../../src/services/listeners/syslog-framing.js';
 
 /** Feeds `bytes` to a fresh decoder in the given chunk sizes and collects every frame. */
 function decode(bytes: Buffer, max: number, cuts: readonly number[] = []): Frame[] {

@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_PENDING_MESSAGES, createSyslogIntake } from '../../src/listeners/syslog-intake.js';
-import { syslogRejectionEvent } from '../../src/listeners/syslog-rejection.js';
+import { MAX_PENDING_MESSAGES, createSyslogIntake } from '../../src/services/listeners/syslog-intake.js';
+import { syslogRejectionEvent } from '../../src/services/listeners/syslog-rejection.js';
 import { NormalizedEventSchema } from '../../src/events/normalized-event.js';
 import * as v from 'valibot';
 import { startTestInstance } from '../helpers/instance.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
+import { createMetrics } from '../../src/services/metrics/metrics.js';
 
 describe('syslog intake', () => {
   it('writes a burst of messages as one command, accepted and rejected alike, and counts them', async () => {

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import * as v from 'valibot';
-import { SyslogListenerSchema } from '../../src/listeners/syslog-config.js';
-import type { SyslogIntake } from '../../src/listeners/syslog-intake.js';
-import type { ListenerRecord, SyslogRejectionReason } from '../../src/listeners/syslog-rejection.js';
-import { startStreamListener } from '../../src/listeners/syslog-stream.js';
-import { startUdpListener } from '../../src/listeners/syslog-udp.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
+import { SyslogListenerSchema } from '../../src/services/listeners/syslog-config.js';
+import type { SyslogIntake } from '../../src/services/listeners/syslog-intake.js';
+import type { ListenerRecord, SyslogRejectionReason } from '../../src/services/listeners/syslog-rejection.js';
+import { startStreamListener } from '../../src/services/listeners/syslog-stream.js';
+import { startUdpListener } from '../../src/services/listeners/syslog-udp.js';
+import { createMetrics } from '../../src/services/metrics/metrics.js';
 
 /** An intake that only remembers what it was given. */
 function recordingIntake() {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FLOAT32_OPTIONS, Packr } from 'msgpackr';
 import { decodeForReadSide, decodeForWriteSide } from '../../src/log/evidence-fields.js';
-import { decodeRecord, encodeRecord, type LogRecord } from '../../src/log/record.js';
+import { decodeRecord, encodeRecord } from '../../src/log/record.js';
+import { type LogRecord } from '../../src/kernel/record.js';
 import { CATEGORIES } from '../../src/events/normalized-event.js';
 import { createGraphProjection } from '../../src/projections/graph.js';
 import { evidenceIndex, evidenceReadIndex } from '../../src/projections/evidence.js';
@@ -54,7 +55,7 @@ const event = fc.record({
 }, { requiredKeys: ['schemaVersion', 'id', 'category', 'class', 'activity', 'outcome', 'time', 'ingestedAt', 'source', 'entityKeys', 'attributes'] });
 
 const entityKey = fc.oneof(fc.constantFrom('ip:10.0.0.1', 'host:web', 'user:root', 'service:ssh'), text.map((t) => `host:${t}`));
-/** A signed collector's graph facts (src/collector-protocol/envelope.ts). */
+/** A signed collector's graph facts (src/events/collector-protocol/envelope.ts). */
 const fact = fc.oneof(
   fc.record({ fact: fc.constant('entity'), key: entityKey, kind: text, attributes: fc.dictionary(ascii, nested, { maxKeys: 2 }) }),
   fc.record({ fact: fc.constant('relationship'), from: entityKey, to: entityKey, type: text, attributes: fc.dictionary(ascii, nested, { maxKeys: 2 }) }),

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { clampDepth } from '../../src/json/depth.js';
+import { clampDepth } from '../../src/kernel/json/depth.js';
 import { exportLine, exportLineParts } from '../../src/log/export-line.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 
 /** The export line as it was written before the fast path: one replacer for bigints and bytes, on the clamped record. */
 function replacerLine(record: LogRecord, raw?: Uint8Array): string {

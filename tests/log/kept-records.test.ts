@@ -5,7 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
+import { openInstanceStore, type InstanceStore } from '../../src/cli/instance/open.js';
 import { decodeRecord, encodeRecord, keptRecord } from '../../src/log/record.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeRecord, encodeRecord, type LogRecord } from '../../src/log/record.js';
+import { decodeRecord, encodeRecord } from '../../src/log/record.js';
+import { type LogRecord } from '../../src/kernel/record.js';
 import { decodeBounded } from '../../src/log/bounded-msgpack.js';
 import { decodeForReadSide, decodeForWriteSide } from '../../src/log/evidence-fields.js';
 import { sameEvent } from '../../src/projections/evidence.js';

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
-import { decodeRecord, encodeRecord, type LogRecord } from '../../src/log/record.js';
+import { decodeRecord, encodeRecord } from '../../src/log/record.js';
+import { type LogRecord } from '../../src/kernel/record.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 
 // The encoding the log has always had: one Packr of the ES module, with the stored options.

@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
-import { isExpectedQuiet, silenceThresholdMs } from '../../src/monitoring/cadence.js';
-import { MonitoringSchema } from '../../src/monitoring/settings.js';
-import { diskLevel } from '../../src/monitoring/self-monitor.js';
-import { ConfigSchema } from '../../src/config/schema.js';
-import { formatIssues } from '../../src/http/errors.js';
+import { isExpectedQuiet, silenceThresholdMs } from '../../src/projections/monitoring-cadence.js';
+import { MonitoringSchema } from '../../src/projections/monitoring-settings.js';
+import { diskLevel } from '../../src/services/monitoring/self-monitor.js';
+import { ConfigSchema } from '../../src/services/config-schema.js';
+import { formatIssues } from '../../src/kernel/issues.js';
 
 const silence = (over: Record<string, unknown>) => v.parse(MonitoringSchema, { silence: over }).silence;
 const at = (iso: string) => Date.parse(iso);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { parseRfc5424, type SyslogMessage } from '../../src/normalizers/syslog/rfc5424.js';
-import { isoFromNanos } from '../../src/normalizers/time.js';
+import { isoFromNanos } from '../../src/kernel/time.js';
 import { fixturePath } from '../helpers/paths.js';
 
 interface Case { readonly id: number; readonly input: string | null; readonly input_hex: string; readonly rfc5424_valid: boolean }

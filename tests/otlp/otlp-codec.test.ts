@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeExportRequest, decodeStatusProto, statusProto } from '../../src/otlp/otlp-codec.js';
-import { countLogRecords, splitExportRequest } from '../../src/otlp/split-request.js';
+import { decodeExportRequest, decodeStatusProto, statusProto } from '../../src/normalizers/otlp/otlp-codec.js';
+import { countLogRecords, splitExportRequest } from '../../src/normalizers/otlp/split-request.js';
 
 describe('OTLP protobuf codec', () => {
   it('never throws on arbitrary bytes: a request or a reason', () => {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventOf } from '../../src/events/union.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 import { SYSTEMS_KEPT_PER_ALERT, SYSTEM_LINKS_KEPT, alertsProjection, systemsKept, type AlertsState } from '../../src/projections/alerts.js';
 
 let seq = 0;

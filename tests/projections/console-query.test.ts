@@ -2,14 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import { ConsoleViewSchema, consoleView, deploymentState } from '../../src/projections/console-query.js';
-import { detectionPlan } from '../../src/alerting/plan.js';
+import { detectionPlan } from '../../src/projections/plan.js';
 import type { ActivityState } from '../../src/projections/activity.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import type { DetectionState } from '../../src/projections/detection.js';
 import type { SourcesState } from '../../src/projections/sources.js';
 import { memoryModels } from '../helpers/decider-spec.js';
 import { alertRaised } from '../helpers/event-fixtures.js';
-import type { ReporterStatus } from '../../src/instance/deployment-reporter.js';
+import type { ReporterStatus } from '../../src/services/deployment-reporter.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const dep = { deploymentId: 'dep_AAAAAAAAAAAAAAAAAAAAAA', authorityUrl: 'https://setup.example' };

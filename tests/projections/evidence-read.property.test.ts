@@ -7,9 +7,9 @@ import { EVIDENCE_DBS, eventTimeMs, evidenceReadIndex } from '../../src/projecti
 import { eventsInTimeOrder, listEvents, parseEventCursor, type EventCursor, type EventFilter } from '../../src/projections/evidence-query.js';
 import type { ReadModels } from '../../src/projections/runtime.js';
 import type { IndexKey } from '../../src/projections/types.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { isoFromNanos } from '../../src/normalizers/time.js';
+import { isoFromNanos } from '../../src/kernel/time.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Database } from 'lmdb';
 import { openLmdbStore, type LmdbStore } from '../../src/log/lmdb-store.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 import { createKeyFilter } from '../../src/projections/key-filter.js';
 import { createIndexWrites, type IndexWrites, type Op } from '../../src/projections/index-writes.js';
 import type { IndexKey, IndexProjection } from '../../src/projections/types.js';

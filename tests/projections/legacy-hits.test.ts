@@ -5,14 +5,14 @@ import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import type { DetectionHitsRecorded } from '../../src/events/detection-records.js';
 import { INSTANCE_EVENTS } from '../../src/events/union.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
-import { installBuiltinRules } from '../../src/instance/builtin-rules.js';
-import { DEFAULT_DETECTION, openInstanceStore, type InstanceStore } from '../../src/instance/open.js';
-import type { NewRecord } from '../../src/log/record.js';
+import { installBuiltinRules } from '../../src/cli/instance/builtin-rules.js';
+import { DEFAULT_DETECTION, openInstanceStore, type InstanceStore } from '../../src/cli/instance/open.js';
+import type { NewRecord } from '../../src/kernel/record.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { detectionProjection, type DetectionState } from '../../src/projections/detection.js';
 import { schemaIssues } from '../helpers/stored-events.js';
 import { tempDir } from '../helpers/temp.js';
-import { detectIn } from '../../src/alerting/detection-step.js';
+import { detectIn } from '../../src/commands/alerting/detection-step.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 

@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Packr } from 'msgpackr';
 import { eventOf } from '../../src/events/union.js';
-import type { LogRecord } from '../../src/log/record.js';
-import { GAPS_KEPT } from '../../src/monitoring/cadence.js';
+import type { LogRecord } from '../../src/kernel/record.js';
+import { GAPS_KEPT } from '../../src/projections/monitoring-cadence.js';
 import { SOURCES_WATCHED, monitoringProjection, type MonitoringState } from '../../src/projections/monitoring.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventOf } from '../../src/events/union.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 import { SOURCES_KEPT, sourcesProjection, type SourcesState } from '../../src/projections/sources.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 

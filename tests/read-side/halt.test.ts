@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openInstanceStore } from '../../src/instance/open.js';
-import { openReadFold, type LogReader } from '../../src/read-side/read-fold.js';
+import { openInstanceStore } from '../../src/cli/instance/open.js';
+import { openReadFold, type LogReader } from '../../src/projections/read-side/read-fold.js';
 import { readProjections } from '../../src/projections/all.js';
-import type { LogRecord } from '../../src/log/record.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 import { RecordType } from '../../src/events/record-types.js';
 import { makeEvent } from '../helpers/instance.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openLmdbStore } from '../../src/log/lmdb-store.js';
-import type { LogRecord } from '../../src/log/record.js';
-import { openCarriedIndex } from '../../src/retention/carried.js';
-import type { CarriedRecord } from '../../src/retention/plan.js';
+import type { LogRecord } from '../../src/kernel/record.js';
+import { openCarriedIndex } from '../../src/log/retention/carried.js';
+import type { CarriedRecord } from '../../src/log/retention/plan.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** `n` carried records (API request audits), originally at seqs 1..n. */

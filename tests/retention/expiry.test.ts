@@ -8,9 +8,9 @@ import { EVIDENCE_DBS, decodeStored, hasEvent } from '../../src/projections/evid
 import { RETENTION, type RetentionState } from '../../src/projections/retention.js';
 import { verifyLog } from '../../src/log/verify.js';
 import { verifyTree } from '../../src/log/verify-tree.js';
-import { verifyWithArchives } from '../../src/retention/verify-archives.js';
-import { startRetention } from '../../src/retention/scheduler.js';
-import { archiveDirOf } from '../../src/retention/expire.js';
+import { verifyWithArchives } from '../../src/services/retention/verify-archives.js';
+import { startRetention } from '../../src/services/retention/scheduler.js';
+import { archiveDirOf } from '../../src/services/retention/expire.js';
 import { logVerify, replay } from '../../src/cli/log-commands.js';
 import { foldFromCutOffThread } from '../../src/projections/refold.js';
 import { startTestInstance, type TestInstance } from '../helpers/instance.js';

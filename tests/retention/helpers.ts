@@ -1,7 +1,7 @@
 import { Packr } from 'msgpackr';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
-import { detectIn } from '../../src/alerting/detection-step.js';
-import { DEFAULT_DETECTION, type InstanceStore } from '../../src/instance/open.js';
+import { detectIn } from '../../src/commands/alerting/detection-step.js';
+import { DEFAULT_DETECTION, type InstanceStore } from '../../src/cli/instance/open.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
 

@@ -2,9 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { eventsOfRecord } from '../../src/events/record-types.js';
-import { expiringSegments, fateOfSummary, stillKept, summarizeSegment, type SegmentRecord } from '../../src/retention/plan.js';
-import type { RetentionDays } from '../../src/retention/kinds.js';
-import type { LogRecord } from '../../src/log/record.js';
+import { expiringSegments, fateOfSummary, stillKept, summarizeSegment, type SegmentRecord } from '../../src/log/retention/plan.js';
+import type { RetentionDays } from '../../src/log/retention/kinds.js';
+import type { LogRecord } from '../../src/kernel/record.js';
 
 const T0 = Date.parse('2026-10-01T00:00:00Z');
 const TYPES = ['EventsIngested', 'AlertRaised', 'AlertReviewed', 'IncidentOpened', 'AccessRecorded', 'ApiRequestAudited', 'RulesImported', 'CollectorSubmissionAccepted', 'SomeFutureType'];

@@ -5,8 +5,8 @@ import { open } from 'lmdb';
 import { readProjections } from '../../src/projections/all.js';
 import { EVIDENCE_DBS } from '../../src/projections/evidence.js';
 import { AUDIT_DB } from '../../src/projections/audit.js';
-import type { LogRecord } from '../../src/log/record.js';
-import { READ_SIDE_DIR, openReadFold, type LogReader } from '../../src/read-side/read-fold.js';
+import type { LogRecord } from '../../src/kernel/record.js';
+import { READ_SIDE_DIR, openReadFold, type LogReader } from '../../src/projections/read-side/read-fold.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -3,7 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { SNAPSHOT_SIGNING_DOMAIN, loadIdentityKey, signPayload } from '../../src/instance/deployment-reporter.js';
+import { SNAPSHOT_SIGNING_DOMAIN, loadIdentityKey, signPayload } from '../../src/services/deployment-reporter.js';
 import { SNAPSHOT_DOMAIN, parseEd25519Spki, signedBytes, verifyStrict } from '../../src/setup/identity-key.js';
 import { tempDir } from '../helpers/temp.js';
 

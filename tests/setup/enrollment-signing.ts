@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { signPayload } from '../../src/instance/deployment-reporter.js';
+import { signPayload } from '../../src/services/deployment-reporter.js';
 import { ENROLLMENT_DOMAIN } from '../../src/setup/identity-key.js';
 
 /** A redeemer that acts as the central instance: posts a signed enrollment redemption to the authority. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { hashToken } from '../../src/auth/tokens.js';
-import { CSRF_FIELD } from '../../src/web/csrf.js';
+import { CSRF_FIELD } from '../../src/http/web/csrf.js';
 import { provision, sendSnapshot, startTestAuthority, type Browser, type TestAuthority } from './harness.js';
 
 const ORIGIN = 'http://authority.test';

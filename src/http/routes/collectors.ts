@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { generateToken, hashToken } from '../../auth/tokens.js';
-import { publicKeyFromSpkiPem } from '../../collector-protocol/ed25519.js';
-import { CollectorId, ENVELOPE_LIMITS, EnvelopeSchema } from '../../collector-protocol/envelope.js';
-import { openEnvelope } from '../../collector-protocol/open-envelope.js';
+import { publicKeyFromSpkiPem } from '../../kernel/ed25519.js';
+import { CollectorId, ENVELOPE_LIMITS, EnvelopeSchema } from '../../events/collector-protocol/envelope.js';
+import { openEnvelope } from '../../events/collector-protocol/open-envelope.js';
 import { decideEnroll, decideIssueEnrollmentToken } from '../../commands/collector-enrollment.js';
 import { decideSubmission } from '../../commands/collector-submit.js';
-import type { SubmissionResult } from '../../commands/collector-records.js';
+import type { SubmissionResult } from '../../events/collector-records.js';
 import { TOKEN_LIFETIME, parseLifetime } from '../../commands/collector-token-lifetime.js';
 import { COLLECTORS, type CollectorsState } from '../../projections/collectors.js';
 import { listCollectors } from '../../projections/collectors-query.js';
@@ -19,7 +19,7 @@ import { HttpError, STATUS_OF, fromRejection, parseOr400 } from '../errors.js';
 import { commandContext, executeDetected, executeAudited } from '../request-context.js';
 import { route, type Route, type RouteScope } from '../route.js';
 import { admitIngest } from '../admission.js';
-import { detectionSettingsOf, recordDetected } from '../../alerting/detection-step.js';
+import { detectionSettingsOf, recordDetected } from '../../commands/alerting/detection-step.js';
 import { collectorsSlice, submissionSlice } from '../../commands/slices.js';
 
 /** Prefix of enrollment tokens, so secret scanners can recognise a leaked one. */

@@ -1,4 +1,4 @@
-import { detectionPlan } from '../../alerting/plan.js';
+import { detectionPlan } from '../../projections/plan.js';
 import type { ActivityState } from '../../projections/activity.js';
 import type { AlertsState } from '../../projections/alerts.js';
 import { ConsoleViewSchema, consoleView, type ConsoleView } from '../../projections/console-query.js';

@@ -5,13 +5,13 @@ import type { Decision } from '../../commands/decision.js';
 import type { AppDeps, AppEnv } from '../env.js';
 import { CATEGORIES, IsoDateTime, NormalizedEventSchema } from '../../events/normalized-event.js';
 import { listEvents, parseEventCursor } from '../../projections/evidence-query.js';
-import { epochMillisOf } from '../../normalizers/time.js';
+import { epochMillisOf } from '../../kernel/time.js';
 import { batchOf, validateRecords } from '../batch.js';
 import { readBatchBodyText } from '../body.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { QueryCursor, QueryLimit } from '../query.js';
 import { executeAudited, ingestionAnswer, type AcceptedEcho } from '../request-context.js';
-import type { Detections } from '../../alerting/detection-step.js';
+import type { Detections } from '../../commands/alerting/detection-step.js';
 import { route, type Route } from '../route.js';
 import { storedJson } from '../stored-json.js';
 import { admitIngest } from '../admission.js';
@@ -60,7 +60,7 @@ async function stageEvents(c: Context<AppEnv>, deps: AppDeps): Promise<{ answer:
   c.get('ingestTicket').records(batch.records.length);
   const events = validateRecords(SubmittedEventSchema, batch.records);
   // Every event is echoed (duplicates too), so the body's own array is the echo when validation
-  // kept each record as parsed (src/json/schema-check.ts); a record valibot rebuilt is echoed as stored.
+  // kept each record as parsed (src/kernel/json/schema-check.ts); a record valibot rebuilt is echoed as stored.
   const asSent = body.arrayText !== undefined && events.every((e, i) => e === batch.records[i]);
   const echo = asSent ? { json: body.arrayText!, count: events.length } : undefined;
   const answer = executeAudited(c, deps, (m) => withoutEchoed(decideIngestEvents(m, events), echo), 202);

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { stringify } from 'yaml';
 import { BULK_IMPORT_LIMITS, decideBulkImport, type RuleFile } from '../../commands/bulk-import-rules.js';
 import { decideImportRules, decideSetRuleEnabled } from '../../commands/import-rules.js';
-import { detectionPlan } from '../../alerting/plan.js';
+import { detectionPlan } from '../../projections/plan.js';
 import type { DetectionState, InstalledRule } from '../../projections/detection.js';
 import type { SourcesState } from '../../projections/sources.js';
 import { parseJsonBytes, readBodyBytes } from '../body.js';
@@ -12,18 +12,18 @@ import { executeAudited } from '../request-context.js';
 import { readJsonBody } from '../body.js';
 import { route, type Route } from '../route.js';
 import { detectionSlice } from '../../commands/slices.js';
-import { selfMonitoringPlan } from '../../monitoring/plan-entries.js';
+import { selfMonitoringPlan } from '../../services/monitoring/plan-entries.js';
 import { MONITORING, type MonitoringState } from '../../projections/monitoring.js';
 import { compileSigma } from '../../detection/compile.js';
 import { createRuleSet } from '../../detection/engine.js';
-import { workerEvaluator } from '../../alerting/preview-evaluator.js';
+import { workerEvaluator } from '../../commands/alerting/preview-evaluator.js';
 import { ruleLabel } from '../../detection/meta.js';
 import { parseSigmaText } from '../../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../../detection/types.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
-import { epochMillisOf } from '../../normalizers/time.js';
+import { epochMillisOf } from '../../kernel/time.js';
 import { eventsInTimeOrder } from '../../projections/evidence-query.js';
-import { previewRuleSet, previewRules } from '../../alerting/rule-preview.js';
+import { previewRuleSet, previewRules } from '../../commands/alerting/rule-preview.js';
 import { QueryLimit } from '../query.js';
 import { storedJson } from '../stored-json.js';
 
@@ -171,7 +171,7 @@ function compilePreviewText(text: string): PreviewedRule[] {
 
 /**
  * Runs `previewed` over the stored events of the query's range (read-your-writes), raising nothing.
- * The rules are evaluated in a worker thread (src/alerting/preview-evaluator.ts), so a regular
+ * The rules are evaluated in a worker thread (src/commands/alerting/preview-evaluator.ts), so a regular
  * expression that backtracks without end holds that worker until the preview's time is up, not
  * the service.
  */

@@ -1,5 +1,5 @@
 import { EVENT_LIMITS, type NormalizedEvent } from '../../events/normalized-event.js';
-import { isoFromNanos } from '../time.js';
+import { isoFromNanos } from '../../kernel/time.js';
 import { type Decoded, at, fail, isAbsent, isObject, ok } from '../opentelemetry-log/decoded.js';
 import { entityKey, entityKeyList } from '../opentelemetry-log/entity-keys.js';
 import type { EventPlace } from '../record-id.js';

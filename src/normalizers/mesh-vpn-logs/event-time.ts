@@ -1,4 +1,4 @@
-import { nanosFromEpochSeconds, nanosFromIso } from '../time.js';
+import { nanosFromEpochSeconds, nanosFromIso } from '../../kernel/time.js';
 import { type Decoded, fail, isAbsent, ok } from '../opentelemetry-log/decoded.js';
 
 /** One place a record may carry its time, with the parser for that field. */

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { nanosFromEpochMillis, nanosFromEpochSeconds, nanosFromIso } from '../time.js';
+import { nanosFromEpochMillis, nanosFromEpochSeconds, nanosFromIso } from '../../kernel/time.js';
 
 /** One Zeek JSON log line, as parsed: flat, dotted keys (`id.orig_h` is one key). */
 export type ZeekRecord = Readonly<Record<string, unknown>>;

@@ -1,4 +1,4 @@
-import { nanosFromEpochNanos } from '../time.js';
+import { nanosFromEpochNanos } from '../../kernel/time.js';
 import { type Decoded, fail, isAbsent, ok } from './decoded.js';
 
 /**

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
-import { isoFromNanos } from '../time.js';
+import { isoFromNanos } from '../../kernel/time.js';
 import { decodeAnyValue, decodeKeyValues } from './any-value.js';
 import { type Decoded, all, at, fail, isAbsent, isObject, ok, setOwn } from './decoded.js';
 import { entityKey, entityKeyList } from './entity-keys.js';

@@ -4,7 +4,7 @@
  * an error naming the part and column instead of being guessed at.
  */
 import { Buffer } from 'node:buffer';
-import { nanosFromIso } from '../time.js';
+import { nanosFromIso } from '../../kernel/time.js';
 import {
   decodeUtf8, describeUnit, failAt, latin1, loneSurrogateIndex, parseStructuredData, syslogSource,
   type Failure, type SdElement, type SyslogSource,

@@ -1,7 +1,7 @@
-import { StatusLabel } from '../../web/components/badges.js';
-import { Table } from '../../web/components/table.js';
-import { shortTime } from '../../web/components/url.js';
-import { CSRF_FIELD } from '../../web/csrf.js';
+import { StatusLabel } from '../../http/web/components/badges.js';
+import { Table } from '../../http/web/components/table.js';
+import { shortTime } from '../../http/web/components/url.js';
+import { CSRF_FIELD } from '../../http/web/csrf.js';
 import type { SessionView } from '../projections/setup-sessions.js';
 import type { DeploymentRow, OverviewData } from './page-data.js';
 import { SetupShell, type SetupUser } from './shell.js';

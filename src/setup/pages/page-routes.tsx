@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Hono, MiddlewareHandler } from 'hono';
 import { HttpError, sendError } from '../../http/errors.js';
-import { createCsrf, csrfGuard } from '../../web/csrf.js';
-import { sendPage } from '../../web/layout.js';
-import { pageHeaders } from '../../web/security.js';
-import { registerAssets } from '../../web/static-assets.js';
+import { createCsrf, csrfGuard } from '../../http/web/csrf.js';
+import { sendPage } from '../../http/web/layout.js';
+import { pageHeaders } from '../../http/web/security.js';
+import { registerAssets } from '../../http/web/static-assets.js';
 import { createSetupSession, endBrowserSession, revealRecoveryToken } from '../browser-actions.js';
 import { assertSameOrigin, browserOf } from '../browser-auth.js';
 import type { AuthorityDeps, AuthorityEnv, BrowserContext } from '../env.js';

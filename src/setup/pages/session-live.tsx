@@ -1,8 +1,8 @@
-import { StatusLabel } from '../../web/components/badges.js';
-import { Table } from '../../web/components/table.js';
-import { Timeline } from '../../web/components/timeline.js';
-import { shortTime } from '../../web/components/url.js';
-import { CSRF_FIELD } from '../../web/csrf.js';
+import { StatusLabel } from '../../http/web/components/badges.js';
+import { Table } from '../../http/web/components/table.js';
+import { Timeline } from '../../http/web/components/timeline.js';
+import { shortTime } from '../../http/web/components/url.js';
+import { CSRF_FIELD } from '../../http/web/csrf.js';
 import { PHASES } from '../phases.js';
 import type { DeploymentView, EnrollmentView } from '../projections/deployments.js';
 import type { RecoveryView } from '../projections/recovery.js';

@@ -1,5 +1,5 @@
 import type { Child } from 'hono/jsx';
-import { Layout } from '../../web/layout.js';
+import { Layout } from '../../http/web/layout.js';
 
 /** Who is signed in to the authority, as the header shows it. */
 export interface SetupUser { readonly name: string; readonly tenantId: string; readonly csrf: string }

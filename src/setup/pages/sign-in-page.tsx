@@ -1,4 +1,4 @@
-import { CSRF_FIELD } from '../../web/csrf.js';
+import { CSRF_FIELD } from '../../http/web/csrf.js';
 import { SetupShell } from './shell.js';
 
 /** The sign-in page: the account token is typed once and posted in a form body, never put in a URL. */

@@ -1,4 +1,4 @@
-import { shortTime } from '../../web/components/url.js';
+import { shortTime } from '../../http/web/components/url.js';
 import type { InstallerCommand } from './installer-command.js';
 import type { SessionPageData } from './page-data.js';
 import { SessionLive } from './session-live.js';

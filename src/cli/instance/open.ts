@@ -1,0 +1,110 @@
+import { openEventStore, type EventStore, type LogOpener } from '../../commands/event-store.js';
+import type { DetectionSettings } from '../../commands/alerting/evaluate.js';
+import { foldFromCutOffThread } from '../../projections/refold.js';
+import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../projections/all.js';
+import { DEFAULT_GRAPH_LIMITS, type GraphLimits } from '../../projections/graph.js';
+import type { ReadModels } from '../../projections/runtime.js';
+import { startReadSide, type ReadSide } from '../../projections/read-side/read-side.js';
+import type { Config } from '../../services/config-schema.js';
+
+/** Detection defaults: alerts sharing a system within an hour join one incident. */
+export const DEFAULT_DETECTION: DetectionSettings = { incidentWindowMs: 60 * 60 * 1000 };
+
+/**
+ * An opened instance store: the log, the single writer with the write side's models (what
+ * decisions need), and the read side folded behind it in a worker thread (events by time and
+ * dimension, the audit trail, the graph).
+ */
+export interface InstanceStore extends EventStore {
+  readonly readSide: ReadSide;
+  /** Everything queries read: the write side's models and the read side's databases. */
+  readonly reads: ReadModels;
+  /** Resolves once the read side has folded the log head as it is now (read-your-writes). */
+  readYourWrites(timeoutMs?: number): Promise<void>;
+}
+
+/** Databases of the main environment that older versions kept there and the read side now keeps. */
+const MOVED_TO_READ_SIDE = ['ev-time', 'ev-dim', 'audit'];
+
+/** Options for opening the store. */
+export interface OpenOptions {
+  /** Detection settings (incident window); defaults apply when absent. */
+  readonly detection?: DetectionSettings;
+  readonly checkpointEvery?: number;
+  /** How much of the graph is kept in memory; defaults apply when absent. */
+  readonly graph?: GraphLimits;
+  /** Called when a write's outcome is unknown (I/O failure): the process must stop. */
+  readonly onFatal?: (err: Error) => void;
+  /** Opens the log (LMDB unless given: a JetStream node passes its opener). */
+  readonly openLog?: LogOpener;
+  /** How much lower than the writer the read side's thread is scheduled (src/projections/read-side/read-side.ts); 0 when absent. */
+  readonly readSideNice?: number;
+  /** Called when the read side's worker fails: reads are answered 503 from then on. */
+  readonly onReadSideFailure?: (message: string) => void;
+}
+
+/** The store options a configuration asks for (detection settings, graph limits). */
+export function storeOptions(config: Config): OpenOptions {
+  return {
+    detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 },
+    graph: { entities: config.limits.graphEntities, relationships: config.limits.graphRelationships },
+  };
+}
+
+/** Opens the instance store at `path`: every read model, and detections on every batch's evidence. */
+export async function openInstanceStore(path: string, opts: OpenOptions = {}): Promise<InstanceStore> {
+  const es = await openEventStore(path, {
+    projections: HEAP_PROJECTIONS,
+    indexes: INDEX_PROJECTIONS,
+    ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
+    ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
+    ...(opts.openLog ? { openLog: opts.openLog } : {}),
+    // The worker folds HEAP_PROJECTIONS, the projections passed here.
+    foldFromCut: (firstSeq) => foldFromCutOffThread(path, firstSeq),
+  });
+  const graph = opts.graph ?? DEFAULT_GRAPH_LIMITS;
+  const read = readProjections(graph);
+  const readDbs = new Set(read.indexes.flatMap((ix) => ix.dbs));
+  let readSide: ReadSide;
+  try {
+    for (const name of MOVED_TO_READ_SIDE) {
+      const db = es.store.db(name);
+      if (db.getKeysCount({ limit: 1 }) > 0) await es.log.commit(() => db.clearSync());
+    }
+    readSide = await startReadSide({
+      storePath: path,
+      graph,
+      dbs: [...readDbs],
+      binaryDbs: read.indexes.flatMap((ix) => [...(ix.binaryDbs ?? []), ...(ix.keyOnlyDbs ?? [])]),
+      ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
+      ...(opts.readSideNice ? { nice: opts.readSideNice } : {}),
+      ...(opts.onReadSideFailure ? { onFailure: opts.onReadSideFailure } : {}),
+    });
+  } catch (err) {
+    await es.close();
+    throw err;
+  }
+  const stopFollowing = es.log.follow(es.log.head().seq, (r) => readSide.notify(r.seq));
+  const runtime = es.runtime;
+  const reads: ReadModels = {
+    state: (name) => runtime.state(name),
+    index: runtime.index,
+    db: (name) => (readDbs.has(name) ? readSide.db(name) : runtime.db(name)),
+    seq: () => readSide.applied(),
+    record: (seq) => runtime.record(seq),
+  };
+  let closed = false;
+  return {
+    ...es,
+    readSide,
+    reads,
+    readYourWrites: (timeoutMs) => readSide.caughtUp(es.log.head().seq, timeoutMs),
+    async close() {
+      if (closed) return;
+      closed = true;
+      stopFollowing();
+      await readSide.close();
+      await es.close();
+    },
+  };
+}
