@@ -60,7 +60,7 @@ export async function consolePagesBench(): Promise<Figure[]> {
   for (let i = 0; i < ALERTS; i += 2000) await inst.writer.record(alerts(i, 2000, now), { now: new Date(now).toISOString() });
   const storeSeconds = (performance.now() - t0) / 1000;
   const app = createApp({
-    writer: inst.writer, registry: openCredentialRegistry(config.auth.credentialsFile, () => {}, 0), config, now: () => new Date(),
+    pipeline: inst.pipeline, registry: openCredentialRegistry(config.auth.credentialsFile, () => {}, 0), config, now: () => new Date(),
     peerOf: () => '127.0.0.1', log: () => {}, refusals: createRefusalLedger(config.limits), admission: createIngestAdmission(config.limits),
     reads: inst.reads, graph: (q) => inst.readSide.graph(q), readYourWrites: readYourWritesOf(() => inst.readYourWrites()),
   });

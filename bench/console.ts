@@ -35,11 +35,11 @@ export async function consoleBench(): Promise<Figure[]> {
       });
       await inst.writer.record(batch, { now: '2026-11-23T00:00:00.000Z' });
     }
-    const m = inst.runtime;
+    const m = inst.writer.models;
     const now = new Date('2026-11-23T00:00:00.000Z');
     const view = () => consoleView({
-      alerts: m.state<AlertsState>('alerts'), activity: m.state<ActivityState>('activity'), now,
-      plan: detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), now, 24),
+      alerts: m.alerts, activity: m.activity, now,
+      plan: detectionPlan(m.detection, m.sources, now, 24),
     });
     const json = JSON.stringify(view());
     const alerts = alertsSlice(m);

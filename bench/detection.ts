@@ -31,7 +31,7 @@ export async function detectionBench(): Promise<Figure[]> {
     if (n > 0) {
       const r = await inst.writer.execute((m) => decideImportRules(detectionSlice(m), rulePack(n), 'api'), { now: '2026-11-22T09:00:00.000Z' });
       if (!r.ok) throw new Error(`bench rules do not import: ${r.rejection.message} ${r.rejection.issues?.slice(0, 3).join('; ')}`);
-      activeRuleSet(inst.reads.state<DetectionState>('detection'));
+      activeRuleSet(inst.reads.detection);
     }
     stores.push({ n, inst, cpuMs: 0, wallMs: 0, alerts: 0 });
   }

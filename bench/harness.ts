@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { detectIn } from '../src/commands/alerting/detection-step.js';
 import { decideIngestRaw } from '../src/commands/ingest-raw.js';
 import type { NormalizedEvent } from '../src/events/normalized-event.js';
 import { DEFAULT_DETECTION, type InstanceStore } from '../src/cli/instance/open.js';
@@ -117,12 +116,12 @@ export async function ingestInTurn(stores: readonly InstanceStore[], batches: Re
       const ctx = { now };
       const t = performance.now();
       const c = process.cpuUsage();
-      const out = await inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
+      const out = await inst.pipeline.dispatch({ decide: (m) => decideIngestRaw(m, { normalizer: 'mixed', normalized }), ctx: ctx });
       await inst.readYourWrites(60_000);
       const used = process.cpuUsage(c);
       s.cpuMs += (used.user + used.system) / 1000;
       s.wallMs += performance.now() - t;
-      if (out.ok) s.alerts += out.result.detections.alerts.length;
+      if (out.ok) s.alerts += out.detections.alerts.length;
     }
   }
   return spent;

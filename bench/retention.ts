@@ -2,7 +2,6 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { decideIngestEvents } from '../src/commands/ingest-events.js';
-import { detectIn } from '../src/commands/alerting/detection-step.js';
 import type { NormalizedEvent } from '../src/events/normalized-event.js';
 import { DEFAULT_DETECTION, openInstanceStore } from '../src/cli/instance/open.js';
 import { startCheckpointer } from '../src/log/checkpointer.js';
@@ -82,7 +81,7 @@ async function month(retain: boolean, rate?: number): Promise<MonthRun> {
     if (hour === 7 * 24) laterStart = performance.now();
     if (retain && hour % CHECK_EVERY_HOURS === 0 && !expiring) {
       const t0 = performance.now();
-      expiring = expireSegments({ log: inst.log, writer: inst.writer, carried: inst.carried, checkpoints: cp, origin: 'bench.log/r', settings, archiveDir, storePath }, { now })
+      expiring = expireSegments({ log: inst.log, pipeline: inst.pipeline, carried: inst.carried, checkpoints: cp, origin: 'bench.log/r', settings, archiveDir, storePath }, { now })
         .then((done) => { if (done.length > 0) expiryMs.push(performance.now() - t0); })
         .finally(() => { expiring = undefined; windows.push([t0, performance.now()]); });
     }
@@ -91,7 +90,7 @@ async function month(retain: boolean, rate?: number): Promise<MonthRun> {
     const ctx = { now };
     const taken = Promise.all(Array.from({ length: RECORDS_PER_HOUR }, () => {
       const events = Array.from({ length: EVENTS_PER_RECORD }, () => { n++; return benchEvent(`m${n}`, n) as unknown as NormalizedEvent; });
-      return inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, events), [], ctx, DEFAULT_DETECTION), ctx);
+      return inst.pipeline.dispatch({ decide: (m) => decideIngestEvents(m, events), ctx: ctx });
     }));
     if (rate === undefined) {
       await taken;

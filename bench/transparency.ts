@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { openLmdbStore } from '../src/log/lmdb-store.js';
 import { openLmdbLog, type LmdbEventLog } from '../src/log/lmdb-log.js';
-import { detectIn } from '../src/commands/alerting/detection-step.js';
 import { decideIngestRaw } from '../src/commands/ingest-raw.js';
 import { DEFAULT_DETECTION, openInstanceStore } from '../src/cli/instance/open.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
@@ -97,7 +96,7 @@ async function ingestWithTree(): Promise<{ rate: number; share: number; recordsP
       return { record, events: r.ok ? r.events : [] };
     });
     const ctx = { now: at };
-    await inst.writer.execute((m) => detectIn(m, decideIngestRaw(m, { normalizer: 'mixed', normalized }), [], ctx, DEFAULT_DETECTION), ctx);
+    await inst.pipeline.dispatch({ decide: (m) => decideIngestRaw(m, { normalizer: 'mixed', normalized }), ctx: ctx });
   }
   await inst.readYourWrites(60_000);
   const cpu = cpuSeconds(cpu0);

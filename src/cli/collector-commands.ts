@@ -103,7 +103,7 @@ async function issueToken(collectorId: string, expiresIn: string | undefined, co
     const token = generateToken(ENROLLMENT_TOKEN_PREFIX);
     const now = new Date();
     const cmd = { tokenId: randomBytes(8).toString('hex'), collectorId, tokenHash: hashToken(token), expiresAt: new Date(now.getTime() + lifetime).toISOString() };
-    const outcome = await inst.writer.execute(() => decideIssueEnrollmentToken(cmd), { now: now.toISOString(), actor: { id: 'local-cli', authentication: 'local' } });
+    const outcome = await inst.pipeline.dispatch({ decide: () => decideIssueEnrollmentToken(cmd), ctx: { now: now.toISOString(), actor: { id: 'local-cli', authentication: 'local' } } });
     if (!outcome.ok) throw new CliError(outcome.rejection.message);
     return { ...outcome.result, token };
   } finally {

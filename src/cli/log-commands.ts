@@ -91,7 +91,7 @@ export async function replay(storePath: string, until: number | undefined, opts:
     const [records] = await Promise.all([inst.runtime.rebuild(until), inst.readSide.rebuild(until ?? head), until === undefined && inst.log.first() === 1 ? inst.log.tree.rebuild() : undefined]);
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
-    const stats = inst.runtime.state<Stats>('stats');
+    const stats = inst.writer.models.stats;
     const graph = await inst.readSide.snapshot('graph') as { e: { key: unknown[] }; r: { from: unknown[] } };
     if (until !== undefined) await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(head)]);
     return {

@@ -6,11 +6,11 @@ import { createWriter, type Writer } from './writer.js';
 import { openCarriedIndex, type CarriedIndex } from '../log/retention/carried.js';
 
 /** An opened store: the log, its read models and the single writer. */
-export interface EventStore {
+export interface EventStore<M = unknown> {
   readonly store: LmdbStore;
   readonly log: LmdbEventLog;
   readonly runtime: ProjectionRuntime;
-  readonly writer: Writer;
+  readonly writer: Writer<M>;
   /** Records carried forward by retention, by original seq. */
   readonly carried: CarriedIndex;
   /** Records folded at start (the tail after the last checkpoint). */
@@ -20,7 +20,9 @@ export interface EventStore {
 }
 
 /** What a service keeps in its store. */
-export interface EventStoreOptions {
+export interface EventStoreOptions<M> {
+  /** The typed accessors decisions read the runtime's models through. */
+  readonly models: (runtime: ProjectionRuntime) => M;
   readonly projections: readonly Projection<unknown>[];
   readonly indexes: readonly IndexProjection[];
   readonly checkpointEvery?: number;
@@ -39,7 +41,7 @@ export type LogOpener = (store: LmdbStore, onFatal?: (err: Error) => void) => Lm
  * Opens the store at `path` (one process per store), loads checkpoints and folds the tail of the
  * log: the same machinery for the instance and the setup authority, each with its own store.
  */
-export async function openEventStore(path: string, opts: EventStoreOptions): Promise<EventStore> {
+export async function openEventStore<M>(path: string, opts: EventStoreOptions<M>): Promise<EventStore<M>> {
   const store = openLmdbStore(path);
   try {
     const log = await (opts.openLog ?? openLmdbLog)(store, opts.onFatal);
@@ -50,7 +52,7 @@ export async function openEventStore(path: string, opts: EventStoreOptions): Pro
       ...(opts.foldFromCut ? { foldFromCut: opts.foldFromCut } : {}),
     });
     const folded = await runtime.start();
-    const writer = createWriter(log, runtime);
+    const writer = createWriter(log, runtime, opts.models(runtime));
     let closed = false;
     return {
       store, log, runtime, writer, folded, carried,

@@ -8,7 +8,8 @@ import { SECURITY_4688_FIELDS } from './windows-logsources.js';
  * process_creation over Security 4688). logsources.ts picks the table for each logsource.
  */
 
-function walk(root: unknown, keys: readonly string[]): unknown {
+/** The value at a path of own keys inside plain objects (an array or a missing key on the way: undefined). */
+export function valueAt(root: unknown, keys: readonly string[]): unknown {
   let value = root;
   for (const key of keys) {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
@@ -18,7 +19,7 @@ function walk(root: unknown, keys: readonly string[]): unknown {
 }
 
 function path(...keys: string[]): Accessor {
-  return (event) => walk(event, keys);
+  return (event) => valueAt(event, keys);
 }
 
 function firstText(value: unknown): string | undefined {

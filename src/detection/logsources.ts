@@ -1,6 +1,6 @@
 import type { LogsourceEvent, NormalizedEvent } from '../events/normalized-event.js';
 import { fail, ok, type Logsource, type Result } from './types.js';
-import { auditdField, DNS_FIELDS, FIREWALL_FIELDS, PROCESS_CREATION_FIELDS, PROXY_FIELDS, WEBSERVER_FIELDS } from './logsource-fields.js';
+import { auditdField, valueAt, DNS_FIELDS, FIREWALL_FIELDS, PROCESS_CREATION_FIELDS, PROXY_FIELDS, WEBSERVER_FIELDS } from './logsource-fields.js';
 import { WINDOWS_CATEGORIES, WINDOWS_SERVICE_CHANNELS, windowsCategories } from './windows-logsources.js';
 
 /** Reads one field of an event; undefined when absent. */
@@ -16,16 +16,7 @@ export interface LogsourceMapping {
 }
 
 function path(...keys: string[]): Accessor {
-  return (event) => walk(event, keys);
-}
-
-function walk(root: unknown, keys: readonly string[]): unknown {
-  let value = root;
-  for (const key of keys) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-    value = Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
-  }
-  return value;
+  return (event) => valueAt(event, keys);
 }
 
 const AUTH = 'linux:auth';
@@ -219,7 +210,7 @@ export function fieldAccessor(name: string, aliases: Readonly<Record<string, Acc
     if (aliased !== undefined) return aliased;
     const attributes = event.attributes;
     if (Object.hasOwn(attributes, name)) return attributes[name];
-    return keys.length > 1 ? walk(event, keys) : topLevel(event, name);
+    return keys.length > 1 ? valueAt(event, keys) : topLevel(event, name);
   };
 }
 
@@ -233,7 +224,7 @@ function topLevel(event: NormalizedEvent, name: string): unknown {
 /** A field of an event without any logsource alias: `attributes[name]`, then a dotted path into the event. */
 export function eventFieldValue(event: NormalizedEvent, name: string): unknown {
   if (Object.hasOwn(event.attributes, name)) return event.attributes[name];
-  return name.includes('.') ? walk(event, name.split('.')) : topLevel(event, name);
+  return name.includes('.') ? valueAt(event, name.split('.')) : topLevel(event, name);
 }
 
 function someText(value: unknown, test: (s: string) => boolean): boolean {

@@ -42,9 +42,9 @@ export function asAuthorityRecord(record: LogRecord): AuthorityRecord | undefine
 }
 
 /**
- * The end of a `switch (record.type)` over a record union: `record` is `never` once every type has
- * a case, those a model reads and, listed together, those it ignores, so a new event type does not
- * compile until each switch says what it does with it. A record of a type this version does not
+ * The end of a `switch (record.type)` over the records a projection folds: `record` is `never` once
+ * every type the projection names in its `folds` has a case, so a folded type without its case does
+ * not compile (src/projections/types.ts). A record of a type this version does not
  * know stops at the boundary above, so this runs only through a hole in the types; what the switch
  * folds then stays as it was (`unchanged`).
  */

@@ -33,6 +33,16 @@ export const RecordType = {
   CredentialsChanged: 'CredentialsChanged',
 } as const satisfies { readonly [K in InstanceEventType]?: K };
 
+/**
+ * The instance event types whose records carry NormalizedEvents (those `eventsCarried` below
+ * returns events for): what the folds over evidence fold.
+ * tests/projections/folds.test.ts checks the two agree.
+ */
+export const CARRYING_EVENT_TYPES = [
+  'EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted', 'CredentialsChanged',
+  'AccessRecorded', 'RequestsRefused', 'CollectorSubmissionRejected', 'CollectorEnrollmentRejected', 'ExportDestinationStateChanged',
+] as const satisfies readonly InstanceEventType[];
+
 const NONE: readonly NormalizedEvent[] = [];
 
 /** The NormalizedEvents an instance event carries: every type states whether it carries evidence. */

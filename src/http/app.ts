@@ -31,9 +31,9 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
   metrics.observe({
     queue: () => deps.admission.depth(),
     readSideApplied: () => deps.reads.seq(),
-    openAlertSeverities: () => openSeverities(deps.reads.state<AlertsState>('alerts')),
-    alertSystemLinks: () => ({ kept: deps.reads.state<AlertsState>('alerts').systemLinks, limit: SYSTEM_LINKS_KEPT }),
-    collectorLastSeen: () => [...deps.reads.state<CollectorsState>(COLLECTORS).collectors.values()].map((c) => c.lastAcceptedAt),
+    openAlertSeverities: () => openSeverities(deps.reads.alerts),
+    alertSystemLinks: () => ({ kept: deps.reads.alerts.systemLinks, limit: SYSTEM_LINKS_KEPT }),
+    collectorLastSeen: () => [...deps.reads.collectors.collectors.values()].map((c) => c.lastAcceptedAt),
     ...(deps.exports ? { exports: deps.exports } : {}),
     now: deps.now,
   });

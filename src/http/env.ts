@@ -1,10 +1,10 @@
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
-import type { Writer } from '../commands/writer.js';
+import type { Pipeline } from '../commands/pipeline.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
 import type { MeshIdentity } from '../auth/mesh-identity.js';
 import type { Config } from '../services/config-schema.js';
 import type { CidrSet } from '../kernel/cidr.js';
-import type { ReadModels } from '../projections/runtime.js';
+import type { Reads, WriteModels } from '../projections/models.js';
 import type { GraphPage, GraphQuery } from '../projections/graph-query.js';
 import type { IngestAdmission, IngestTicket } from './admission.js';
 import type { RefusalLedger } from './refusals.js';
@@ -16,13 +16,13 @@ import type { SelfMonitor } from '../services/monitoring/self-monitor.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
-  /** Commands: decide, append, and the access records of a request. */
-  readonly writer: Writer;
+  /** The one write pipeline: commands, with the access records of a request and detection on their evidence. */
+  readonly pipeline: Pipeline<WriteModels>;
   /**
    * What read handlers read, never the writer's own models: the write side's models and the read
    * side's databases (src/projections/read-side/).
    */
-  readonly reads: ReadModels;
+  readonly reads: Reads;
   /**
    * Resolves once `reads` holds every write acknowledged before the call, so a read handler that
    * awaits it first sees every write acknowledged before its request (bounded: 503 when the read

@@ -6,7 +6,6 @@ import { accessRecords } from './access-records.js';
 import { FORWARDING_HEADERS, clientAddress } from './client-address.js';
 import type { AppDeps, AppEnv, NetPolicy } from './env.js';
 import { HttpError, sendError } from './errors.js';
-import { detectionSettingsOf, recordDetected } from '../commands/alerting/detection-step.js';
 
 /** The principal of loopback administration (`server.allowLoopbackAdmin`). */
 export const LOOPBACK_ADMIN: Principal = {
@@ -95,7 +94,7 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
     }
     const records = c.get('auditRecords')(c.res.status);
     const ctx = { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) };
-    const local = async () => { await recordDetected(deps.writer, records, ctx, detectionSettingsOf(deps.config)); };
+    const local = async () => { await deps.pipeline.record(records, ctx); };
     await (deps.recordAccess ? deps.recordAccess(records, ctx, local) : local());
   };
 }

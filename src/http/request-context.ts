@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
-import { detectIn, detectionSettingsOf, type Detections } from '../commands/alerting/detection-step.js';
-import type { CommandContext, Decision, DomainEvent } from '../commands/decision.js';
-import type { Outcome } from '../commands/writer.js';
-import type { ReadModels } from '../projections/runtime.js';
+import type { Detections } from '../commands/alerting/detection-step.js';
+import type { CommandContext, Decision } from '../commands/decision.js';
+import type { Dispatched } from '../commands/pipeline.js';
+import type { WriteModels } from '../projections/models.js';
 import type { AppDeps, AppEnv } from './env.js';
 import { STATUS_OF, fromRejection } from './errors.js';
 
@@ -13,29 +13,18 @@ export function commandContext(c: Context<AppEnv>, deps: AppDeps): CommandContex
 }
 
 /**
- * Executes a command with the detection step (src/commands/alerting/detection-step.ts): the decision's
- * events and `facts` (the request's access and audit records, which depend on the decision) are
- * one batch, the evidence it carries is evaluated, and all of it commits at once.
+ * Dispatches a command for a request through the write pipeline, committing the request's access
+ * event and audit record in the same batch as the command's events (one durable commit), and
+ * returns the result with what its evidence raised, or throws the rejection as an HttpError.
+ * `durationMs` of such an audit record runs to the decision.
  */
-export function executeDetected<R>(deps: AppDeps, decide: (m: ReadModels) => Decision<R>, facts: (d: Decision<R>) => readonly DomainEvent[], ctx: CommandContext): Promise<Outcome<{ readonly result: R; readonly detections: Detections }>> {
-  return deps.writer.execute((m) => {
-    const decision = decide(m);
-    return detectIn(m, decision, facts(decision), ctx, detectionSettingsOf(deps.config));
-  }, ctx);
-}
-
-/**
- * Executes a command for a request, committing the request's access event and audit record in
- * the same batch as the command's events (one durable commit), and returns the result with what
- * its evidence raised, or throws the rejection as an HttpError. `durationMs` of such an audit
- * record runs to the decision.
- */
-export function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: ReadModels) => Decision<R>, successStatus: number): Promise<{ result: R; detections: Detections }> {
-  // Not async: it would hold `decide` until the batch is durable (src/commands/writer.ts).
-  return executeDetected(deps, decide, (d) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]), commandContext(c, deps)).then((outcome) => {
+export function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: WriteModels) => Decision<R>, successStatus: number): Promise<{ result: R; detections: Detections }> {
+  // Not async: it would hold `decide` until the batch is durable (src/commands/pipeline.ts).
+  const facts = (d: Decision<R>) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]);
+  return deps.pipeline.dispatch({ decide, facts, ctx: commandContext(c, deps) }).then((outcome: Dispatched<R>) => {
     c.set('audited', true);
     if (!outcome.ok) throw fromRejection(outcome.rejection);
-    return outcome.result;
+    return { result: outcome.result, detections: outcome.detections };
   });
 }
 

@@ -5,7 +5,8 @@ import { FatalStorageError, NotLeaderError, type LogCut, type LogHead } from './
 import type { JetStreamConnection } from './jetstream-connect.js';
 import { openLmdbLog, type InTransaction, type LmdbEventLog, type StagedBatch } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
-import { decodeRecord, encodeRecord, hashBytes } from './record.js';
+import { decodeRecord, hashBytes } from './record.js';
+import { linkBatch } from './chain.js';
 import { type LogRecord, type NewRecord } from '../kernel/record.js';
 import { cutOfBatch, messageHolding, startFromCut } from './jetstream-cut.js';
 import { DEFAULT_RETRY_WINDOW_MS, FOLLOW_EXPIRES_MS, packBatch, republish, toNew, unpackBatch } from './jetstream-batch.js';
@@ -228,18 +229,10 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   function stage(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): StagedBatch {
     if (failed) throw failed;
     if (!leads || !holds()) throw new NotLeaderError('this node does not lead: the write goes to the leader');
-    const records: LogRecord[] = [];
-    const encoded: Uint8Array[] = [];
-    let { seq, hash } = pendingHead;
-    for (const r of batch) {
-      const record: LogRecord = { seq: ++seq, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: hash };
-      const bytes = encodeRecord(record);
-      hash = hashBytes(bytes);
-      records.push(record);
-      encoded.push(bytes);
-    }
+    const { records, bytes: encoded, head: linked } = linkBatch(batch, pendingHead);
     if (records.length === 0) return { records, kept: records, durable: staging.then(() => undefined) };
-    pendingHead = { seq, hash };
+    pendingHead = linked;
+    const { seq, hash } = linked;
     const expect = expectedLast++;
     const h = headers();
     h.set('Vigil-Seq', `${records[0]!.seq}-${seq}`);

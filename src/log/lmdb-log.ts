@@ -4,7 +4,8 @@ import type { LmdbStore } from './lmdb-store.js';
 import { lentReader, type LentDecode, type LentReader } from './lent-range.js';
 import { leafHash } from './merkle.js';
 import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
-import { decodeRecord, encodeRecord, hashBytes, keptRecord } from './record.js';
+import { decodeRecord, hashBytes, keptRecord } from './record.js';
+import { linkBatch } from './chain.js';
 import { GENESIS_HASH, type LogRecord, type NewRecord } from '../kernel/record.js';
 
 /** Work to run inside the same LMDB write transaction as a batch (read-model updates, checkpoints). */
@@ -70,20 +71,10 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     const removeFrom = cut?.firstSeq ?? 1;
     let storedCut: LogCut | undefined;
     // Seq and chain links are assigned now, synchronously, so concurrent appends chain in call order.
-    const stored: LogRecord[] = [];
-    const bytes: Uint8Array[] = [];
-    let { seq, hash } = head;
-    for (const r of batch) {
-      const record: LogRecord = { seq: ++seq, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: hash };
-      const encoded = encodeRecord(record);
-      hash = hashBytes(encoded);
-      stored.push(record);
-      bytes.push(encoded);
-    }
+    const { records: stored, bytes, head: newHead } = linkBatch(batch, head);
     // What the transaction and the followers hold until the batch is durable: not its events.
     const kept = stored.map((r, i) => keptRecord(r, bytes[i]!));
-    const newHead = { seq, hash };
-    if (newCut) storedCut = { ...newCut, atSeq: seq };
+    if (newCut) storedCut = { ...newCut, atSeq: newHead.seq };
     head = newHead;
     const treeWrites = tree.stage(bytes);
     // A nested transactionSync is a child transaction: if anything in it throws, none of the

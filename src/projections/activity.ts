@@ -1,7 +1,7 @@
 import { exhaustive } from '../events/read.js';
 import type { WriteSideEvent } from '../events/normalized-event.js';
 import type { InstanceRecord } from '../events/union.js';
-import { instanceProjection } from './types.js';
+import { instanceProjection, type FoldedRecord } from './types.js';
 
 /** At most this many systems are tracked (the events of more are counted, not named). */
 export const SYSTEMS_KEPT = 10_000;
@@ -33,23 +33,16 @@ export interface ActivityState {
   untracked: number;
 }
 
-/** The evidence a record brought in from outside (not the instance's own access events). */
-function evidenceOf(r: InstanceRecord): readonly WriteSideEvent[] {
+/** The records that bring in evidence from outside (not the instance's own access events). */
+const FROM_OUTSIDE = ['EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted'] as const;
+
+/** The evidence a record brought in from outside. */
+function evidenceOf(r: FoldedRecord<InstanceRecord, (typeof FROM_OUTSIDE)[number]>): readonly WriteSideEvent[] {
   switch (r.type) {
     case 'EventsIngested':
     case 'RawRecordsIngested':
     case 'CollectorSubmissionAccepted':
       return r.data.events;
-    // Nothing else is evidence from outside.
-    case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
-    case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionRejected':
-    case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-    case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-    case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-    case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-    case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
-    case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
-      return [];
     default:
       return exhaustive(r, []);
   }
@@ -74,10 +67,11 @@ function count(map: Map<string, Activity>, cap: number, key: string, adapter: st
 }
 
 /** Folds evidence arrival per system and per source (bounded, deterministic: record times only). */
-export const activityProjection = instanceProjection<ActivityState>({
+export const activityProjection = instanceProjection({
   name: 'activity',
   version: 1,
-  initial: () => ({ systems: new Map(), sources: new Map(), untracked: 0 }),
+  folds: FROM_OUTSIDE,
+  initial: (): ActivityState => ({ systems: new Map(), sources: new Map(), untracked: 0 }),
   evolve(s, record) {
     for (const e of evidenceOf(record)) {
       const system = `${e.source.adapter}:${e.source.instance}`;

@@ -218,14 +218,15 @@ function note(s: AlertsState, d: AlertNoteAdded, at: string, seq: number): void 
 }
 
 /** Alerts with their review history, and incidents with their alerts, entities and timeline. */
-export const alertsProjection = instanceProjection<AlertsState>({
+export const alertsProjection = instanceProjection({
   name: 'alerts',
   // 2: review-history entries carry their record's seq. 3: assignment, notes, dispositions.
   // 4: the incident lifecycle; an alert promoted elsewhere leaves its incident.
   // 5: a match joins the newest alert of its rule and group that is not dismissed, live as after a restore.
   // 6: affected systems kept up to SYSTEMS_KEPT_PER_ALERT and SYSTEM_LINKS_KEPT.
   version: 6,
-  initial: () => ({ alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), systemLinks: 0, incidents: new Map() }),
+  folds: ['AlertRaised', 'AlertEvidenceAdded', 'AlertReviewed', 'AlertsBulkReviewed', 'AlertAssigned', 'AlertNoteAdded', 'IncidentOpened', 'IncidentAlertsAdded', 'IncidentStatusChanged', 'IncidentAssigned', 'IncidentMerged'],
+  initial: (): AlertsState => ({ alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), systemLinks: 0, incidents: new Map() }),
   evolve(s, record) {
     switch (record.type) {
       case 'AlertRaised':
@@ -268,15 +269,6 @@ export const alertsProjection = instanceProjection<AlertsState>({
         return s;
       case 'IncidentMerged':
         merge(s, record.data, record.at, record.seq);
-        return s;
-      // Nothing else changes this model.
-      case 'EventsIngested': case 'RawRecordsIngested':
-      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
-      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
-      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
-      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
       default:
         return exhaustive(record, s);

@@ -35,6 +35,7 @@ export const auditIndex = instanceIndex({
   dbs: [AUDIT_DB],
   readDbs: [],
   recordOf: (_db, key) => key as number,
+  folds: ['ApiRequestAudited', 'RequestsRefused'],
   apply(record, _read, write) {
     switch (record.type) {
       case 'ApiRequestAudited':
@@ -42,17 +43,6 @@ export const auditIndex = instanceIndex({
         return;
       case 'RequestsRefused':
         write.put(AUDIT_DB, record.seq, summaryEntry(record.seq, record.at, record.data));
-        return;
-      // Nothing else changes this model.
-      case 'EventsIngested': case 'RawRecordsIngested':
-      case 'AccessRecorded':
-      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
-      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
-      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return;
       default:
         return exhaustive(record, undefined);

@@ -73,10 +73,11 @@ function enroll(s: CollectorsState, d: CollectorEnrolled, at: string): void {
  * Collectors and their enrollment tokens: per collector the key and epoch, and the last accepted
  * sequence and digest that the next submission is decided against.
  */
-export const collectorsProjection = instanceProjection<CollectorsState>({
+export const collectorsProjection = instanceProjection({
   name: COLLECTORS,
   version: 2,
-  initial: () => ({ collectors: new Map(), tokens: new Map(), tokenByHash: new Map(), tokensForgottenThrough: null }),
+  folds: ['CollectorEnrollmentTokenIssued', 'CollectorEnrolled', 'CollectorSubmissionAccepted', 'CollectorSubmissionRejected'],
+  initial: (): CollectorsState => ({ collectors: new Map(), tokens: new Map(), tokenByHash: new Map(), tokensForgottenThrough: null }),
   evolve(s, record) {
     switch (record.type) {
       case 'CollectorEnrollmentTokenIssued': {
@@ -106,17 +107,6 @@ export const collectorsProjection = instanceProjection<CollectorsState>({
         if (c) Object.assign(c, { rejected: c.rejected + 1, lastRejection: { at: record.at, reason: d.reason } });
         return s;
       }
-      // Nothing else changes this model.
-      case 'EventsIngested': case 'RawRecordsIngested':
-      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
-      case 'CollectorEnrollmentRejected':
-      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
-      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
-        return s;
       default:
         return exhaustive(record, s);
     }

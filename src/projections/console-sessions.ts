@@ -21,10 +21,11 @@ export interface ConsoleSessions {
  * when a later session starts (at that record's time), so the model stays as small as the number
  * of sessions that could still be used.
  */
-export const consoleSessionsProjection = instanceProjection<ConsoleSessions>({
+export const consoleSessionsProjection = instanceProjection({
   name: 'console-sessions',
   version: 1,
-  initial: () => ({ byHash: {} }),
+  folds: ['ConsoleSessionStarted', 'ConsoleSessionEnded'],
+  initial: (): ConsoleSessions => ({ byHash: {} }),
   evolve(s, record) {
     switch (record.type) {
       case 'ConsoleSessionStarted': {
@@ -35,17 +36,6 @@ export const consoleSessionsProjection = instanceProjection<ConsoleSessions>({
       }
       case 'ConsoleSessionEnded':
         delete s.byHash[record.data.sessionHash];
-        return s;
-      // Nothing else changes this model.
-      case 'EventsIngested': case 'RawRecordsIngested':
-      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
-      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
-      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-      case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
-      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
       default:
         return exhaustive(record, s);

@@ -50,10 +50,11 @@ function applyChanges(s: CredentialsState, at: string, data: CredentialsChanged)
  * use (the `credential` fingerprint of API audit records): what `GET /api/v1/credentials` shows and
  * what the service compares a reloaded registry file with.
  */
-export const credentialsProjection = instanceProjection<CredentialsState>({
+export const credentialsProjection = instanceProjection({
   name: CREDENTIALS,
   version: 1,
-  initial: () => new Map(),
+  folds: ['CredentialsChanged', 'ApiRequestAudited'],
+  initial: (): CredentialsState => new Map(),
   evolve(s, record) {
     switch (record.type) {
       case 'CredentialsChanged':
@@ -67,17 +68,6 @@ export const credentialsProjection = instanceProjection<CredentialsState>({
         }
         return s;
       }
-      // Nothing else changes this model.
-      case 'EventsIngested': case 'RawRecordsIngested':
-      case 'AccessRecorded': case 'RequestsRefused':
-      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
-      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed':
-      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
-        return s;
       default:
         return exhaustive(record, s);
     }

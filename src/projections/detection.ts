@@ -57,10 +57,11 @@ function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 
  * The detection read model: installed rules (compiled once per change) and the correlation
  * windows, advanced by the recorded hits so replay gives the same windows without re-running rules.
  */
-export const detectionProjection = instanceProjection<DetectionState>({
+export const detectionProjection = instanceProjection({
   name: 'detection',
   version: 1,
-  initial: () => ({ rules: new Map(), correlation: initialCorrelationState() }),
+  folds: ['RulesImported', 'RuleEnabledChanged', 'DetectionHitsRecorded'],
+  initial: (): DetectionState => ({ rules: new Map(), correlation: initialCorrelationState() }),
   evolve(s, record) {
     switch (record.type) {
       case 'RulesImported':
@@ -74,16 +75,6 @@ export const detectionProjection = instanceProjection<DetectionState>({
       }
       case 'DetectionHitsRecorded':
         s.correlation = activeRuleSet(s).correlate(s.correlation, hitsFromRecord(record.data)).state;
-        return s;
-      // Nothing else changes this model.
-      case 'EventsIngested': case 'RawRecordsIngested':
-      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
-      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
-      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
-      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
       default:
         return exhaustive(record, s);

@@ -1,4 +1,4 @@
-import { eventsCarried, eventsOfRecord } from '../events/record-types.js';
+import { CARRYING_EVENT_TYPES, eventsCarried, eventsOfRecord } from '../events/record-types.js';
 import { firstOfKey, seenKeys, type NormalizedEvent, type ReadSideEvent, type WriteSideEvent } from '../events/normalized-event.js';
 import { canonicalJson } from '../kernel/canonical-json.js';
 import { millisFromIso } from '../kernel/time.js';
@@ -94,6 +94,7 @@ export const evidenceIndex = instanceIndex({
   readDbs: [EVIDENCE_DBS.byId],
   binaryDbs: [EVIDENCE_DBS.byId],
   filteredDbs: [EVIDENCE_DBS.byId],
+  folds: CARRYING_EVENT_TYPES,
   apply(record, read, write) {
     // A replay or a restart gives this index evidence records whose events hold only WriteSideEvent's fields.
     const events: readonly WriteSideEvent[] = eventsCarried(record);
@@ -171,6 +172,7 @@ export const evidenceReadIndex = instanceIndex({
   readDbs: [],
   binaryDbs: [EVIDENCE_DBS.byTime, EVIDENCE_DBS.byDim],
   recordOf: (_db, key) => (key as Array<string | number>).at(-1) as number,
+  folds: CARRYING_EVENT_TYPES,
   apply(record, _read, write) {
     // The read side gives this index evidence records whose events hold only ReadSideEvent's fields.
     const events: readonly ReadSideEvent[] = eventsCarried(record);

@@ -16,10 +16,11 @@ export interface ExportsState {
 }
 
 /** Folds the export configuration in force and the failing destinations. */
-export const exportsProjection = instanceProjection<ExportsState>({
+export const exportsProjection = instanceProjection({
   name: 'exports',
   version: 2,
-  initial: () => ({ configuration: undefined, failing: new Map(), cursors: new Map() }),
+  folds: ['ExportConfigurationRecorded', 'ExportDestinationStateChanged', 'ExportCursorRecorded'],
+  initial: (): ExportsState => ({ configuration: undefined, failing: new Map(), cursors: new Map() }),
   evolve(s, record) {
     switch (record.type) {
       case 'ExportConfigurationRecorded':
@@ -31,16 +32,6 @@ export const exportsProjection = instanceProjection<ExportsState>({
         return s;
       case 'ExportCursorRecorded':
         s.cursors.set(record.data.destination, Math.max(record.data.seq, s.cursors.get(record.data.destination) ?? 0));
-        return s;
-      // Nothing else changes this model.
-      case 'EventsIngested': case 'RawRecordsIngested':
-      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
-      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
-      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
-      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
         return s;
       default:
         return exhaustive(record, s);

@@ -1,5 +1,5 @@
 import { firstOfKey, seenKeys, type ReadSideEvent } from '../events/normalized-event.js';
-import { eventsCarried } from '../events/record-types.js';
+import { CARRYING_EVENT_TYPES, eventsCarried } from '../events/record-types.js';
 import { entityKind, forEachRelationship } from './graph-relationships.js';
 import { foldCollectorFacts } from './collector-facts.js';
 import { instanceProjection, type Projection } from './types.js';
@@ -180,11 +180,13 @@ const emptyGraph = (limits: GraphLimits, adjacent: GraphState['adjacent']): Grap
  * bounded by `limits`. Times compare as canonical UTC strings, which sort chronologically.
  */
 export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS): Projection<GraphState> {
-  return instanceProjection<GraphState>({
+  return instanceProjection({
     name: 'graph',
     version: 3,
+    // The events of evidence records (a collector submission's facts too).
+    folds: CARRYING_EVENT_TYPES,
     // Adjacency is built on the first query that needs it (folding keeps it current from then on).
-    initial: () => emptyGraph(limits, undefined),
+    initial: (): GraphState => emptyGraph(limits, undefined),
     evolve(g, record) {
       if (record.type === 'CollectorSubmissionAccepted') foldCollectorFacts(g, record.data, own(record.at));
       // The read side gives this fold records decoded by `decodeForReadSide`: evidence records'

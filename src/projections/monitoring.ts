@@ -61,10 +61,11 @@ function seenEvents(s: MonitoringState, events: readonly WriteSideEvent[], at: s
  * with the silences and disk levels the scheduled checks logged (docs/monitoring.md). Vigil's own
  * access and refusal records are not sources.
  */
-export const monitoringProjection = instanceProjection<MonitoringState>({
+export const monitoringProjection = instanceProjection({
   name: MONITORING,
   version: 1,
-  initial: () => ({ sources: new Map(), disk: { level: 'ok' } }),
+  folds: ['EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted', 'SourceWentSilent', 'SourceResumed', 'DiskWatermarkCrossed'],
+  initial: (): MonitoringState => ({ sources: new Map(), disk: { level: 'ok' } }),
   evolve(s, record) {
     switch (record.type) {
       case 'EventsIngested':
@@ -90,16 +91,6 @@ export const monitoringProjection = instanceProjection<MonitoringState>({
         s.disk = { level: record.data.to, ...(alertId !== undefined ? { alertId } : {}) };
         return s;
       }
-      // Nothing else changes this model.
-      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
-      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionRejected':
-      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'CredentialsChanged':
-      case 'RetentionPolicyRecorded': case 'RecordsCarriedForward': case 'LogSegmentsExpired':
-        return s;
       default:
         return exhaustive(record, s);
     }

@@ -22,10 +22,11 @@ export interface RetentionState {
 export const RETENTION = 'retention';
 
 /** Folds the retention policy in force and the archives the cuts wrote. */
-export const retentionProjection = instanceProjection<RetentionState>({
+export const retentionProjection = instanceProjection({
   name: RETENTION,
   version: 1,
-  initial: () => ({ policy: undefined, archives: [], firstSeq: 1, archivedEvidence: new Map() }),
+  folds: ['RetentionPolicyRecorded', 'LogSegmentsExpired'],
+  initial: (): RetentionState => ({ policy: undefined, archives: [], firstSeq: 1, archivedEvidence: new Map() }),
   evolve(s, record) {
     switch (record.type) {
       case 'RetentionPolicyRecorded':
@@ -35,17 +36,6 @@ export const retentionProjection = instanceProjection<RetentionState>({
         s.archives.push(...record.data.archives);
         for (const a of record.data.archives) for (const { eventIds } of a.alertEvidence ?? []) for (const id of eventIds) s.archivedEvidence.set(id, a.file);
         s.firstSeq = Math.max(s.firstSeq, record.data.firstSeq);
-        return s;
-      // Nothing else changes this model.
-      case 'EventsIngested': case 'RawRecordsIngested':
-      case 'AccessRecorded': case 'ApiRequestAudited': case 'RequestsRefused':
-      case 'CollectorEnrollmentTokenIssued': case 'CollectorEnrolled': case 'CollectorEnrollmentRejected': case 'CollectorSubmissionAccepted': case 'CollectorSubmissionRejected':
-      case 'RulesImported': case 'RuleEnabledChanged': case 'DetectionHitsRecorded':
-      case 'AlertRaised': case 'AlertEvidenceAdded': case 'AlertReviewed': case 'AlertAssigned': case 'AlertNoteAdded': case 'AlertsBulkReviewed':
-      case 'IncidentOpened': case 'IncidentAlertsAdded': case 'IncidentStatusChanged': case 'IncidentAssigned': case 'IncidentMerged':
-      case 'ExportConfigurationRecorded': case 'ExportDestinationStateChanged': case 'ExportCursorRecorded':
-      case 'ConsoleSessionStarted': case 'ConsoleSessionEnded': case 'SourceWentSilent': case 'SourceResumed': case 'DiskWatermarkCrossed': case 'CredentialsChanged':
-      case 'RecordsCarriedForward':
         return s;
       default:
         return exhaustive(record, s);

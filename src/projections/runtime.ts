@@ -21,9 +21,8 @@ const REFOLD_SLICE_MS = 10;
 /** The longest a turn fills an index's key filter from its database (src/projections/key-filter.ts). */
 const FILTER_SLICE_MS = 10;
 
-/** Read access to every read model, for deciders and queries. */
+/** Read access to the log and the index read models, for deciders and queries. */
 export interface ReadModels {
-  state<S>(name: string): S;
   readonly index: IndexReader;
   /** The LMDB database behind an index projection, for range queries (committed data only). */
   db<V = unknown>(name: string): Database<V, IndexKey>;
@@ -33,8 +32,16 @@ export interface ReadModels {
   record(seq: number): LogRecord | undefined;
 }
 
+/**
+ * The fold engine's access to heap models by projection name: only typed accessors call it
+ * (src/projections/models.ts, src/setup/models.ts), so no caller looks a model up by a string.
+ */
+export interface FoldedModels extends ReadModels {
+  state<S>(name: string): S;
+}
+
 /** The projections of one service, folded live and checkpointed. */
-export interface ProjectionRuntime extends ReadModels {
+export interface ProjectionRuntime extends FoldedModels {
   /** Loads checkpoints and folds the log tail; returns how many records were folded. */
   start(): Promise<number>;
   /**

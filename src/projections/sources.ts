@@ -1,6 +1,6 @@
 import type { WriteSideEvent } from '../events/normalized-event.js';
 import { indexKeysForEvent } from '../detection/logsources.js';
-import { eventsCarried } from '../events/record-types.js';
+import { CARRYING_EVENT_TYPES, eventsCarried } from '../events/record-types.js';
 import type { InstanceRecord } from '../events/union.js';
 import { instanceProjection } from './types.js';
 
@@ -57,11 +57,13 @@ function active(s: SourcesState, key: string, seen: SourceSeen, at: string): voi
 }
 
 /** Tracks, per detection source, when evidence last arrived and which attribute fields it carried. */
-export const sourcesProjection = instanceProjection<SourcesState>({
+export const sourcesProjection = instanceProjection({
   name: 'sources',
   // 3: at most SOURCES_KEPT sources.
   version: 3,
-  initial: () => new Map(),
+  // The events of evidence records, and the records that show a self-monitored part in use (`selfMonitored`).
+  folds: [...CARRYING_EVENT_TYPES, 'CollectorEnrolled', 'ExportConfigurationRecorded'],
+  initial: (): SourcesState => new Map(),
   evolve(s, record) {
     const self = selfMonitored(record);
     if (self) {

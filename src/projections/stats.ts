@@ -1,6 +1,6 @@
 import type { WriteSideEvent } from '../events/normalized-event.js';
 import { eventsCarried } from '../events/record-types.js';
-import { instanceProjection } from './types.js';
+import { INSTANCE_EVENT_TYPES, instanceProjection } from './types.js';
 
 /** Counts of what the log holds: records by type and events by category. */
 export interface Stats {
@@ -12,10 +12,12 @@ export interface Stats {
  * A small summary fold, printed by `vigil replay` and used by health and the detection plan. Records
  * count under the type they are read as (a legacy `DetectionHits` as `DetectionHitsRecorded`).
  */
-export const statsProjection = instanceProjection<Stats>({
+export const statsProjection = instanceProjection({
   name: 'stats',
   version: 1,
-  initial: () => ({ records: {}, events: {} }),
+  // Every record counts.
+  folds: INSTANCE_EVENT_TYPES,
+  initial: (): Stats => ({ records: {}, events: {} }),
   evolve(s, record) {
     s.records[record.type] = (s.records[record.type] ?? 0) + 1;
     const events: readonly WriteSideEvent[] = eventsCarried(record);

@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { secretFileProblem } from '../kernel/secret-files.js';
 import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
-import type { Writer } from '../commands/writer.js';
+import type { Pipeline } from '../commands/pipeline.js';
+import type { WriteModels } from '../projections/models.js';
 import { IsoDateTime } from '../events/normalized-event.js';
 import { nanosFromIso } from '../kernel/time.js';
 import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
@@ -27,7 +28,7 @@ export const EnrollmentGrantsSchema = v.object({
  * may have been imported and used); a missing file imports nothing; an unsafe or invalid one
  * stops the start.
  */
-export async function importEnrollmentGrants(writer: Writer, path: string, now: string, warn: (line: Record<string, unknown>) => void = () => {}): Promise<number> {
+export async function importEnrollmentGrants(pipeline: Pipeline<WriteModels>, path: string, now: string, warn: (line: Record<string, unknown>) => void = () => {}): Promise<number> {
   if (!existsSync(path)) return 0;
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`refusing to start: ${problem}`);
@@ -40,7 +41,7 @@ export async function importEnrollmentGrants(writer: Writer, path: string, now: 
     // or a finer fraction would otherwise be compared as text); cut to the millisecond, never later.
     const expiresNs = nanosFromIso(g.expires_at)!;
     const expiresAt = new Date(Number(expiresNs / 1_000_000n)).toISOString();
-    const known = writer.models.state<CollectorsState>(COLLECTORS);
+    const known = pipeline.models.collectors;
     if (expiresNs <= nanosFromIso(now)! || known.tokenByHash.has(g.token_sha256)) continue;
     // Unexpired by the clock, yet expiring no later than a time the store has already seen (the
     // clock was set back, or was ahead then): its token may have been issued, used and forgotten,
@@ -52,7 +53,7 @@ export async function importEnrollmentGrants(writer: Writer, path: string, now: 
     // The id names this grant's token (its hash), not only epoch and collector: another deployment's
     // grants (a new install on the same VMs) have the same epoch and collector ids.
     const cmd = { tokenId: `grant-e${grants.enrollment_epoch}-${g.collector_id}-${g.token_sha256.slice(0, 16)}`, collectorId: g.collector_id, tokenHash: g.token_sha256, expiresAt };
-    const outcome = await writer.execute(() => decideIssueEnrollmentToken(cmd), { now, actor: { id: 'setup-authority', authentication: 'enrollment-grant' } });
+    const outcome = await pipeline.dispatch({ decide: () => decideIssueEnrollmentToken(cmd), ctx: { now, actor: { id: 'setup-authority', authentication: 'enrollment-grant' } } });
     if (outcome.ok) imported++;
   }
   return imported;

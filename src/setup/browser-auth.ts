@@ -31,7 +31,7 @@ export function browserOf(c: Context, deps: AuthorityDeps): BrowserContext | und
   const value = getCookie(c, cookieName(deps));
   if (value === undefined || !/^lsb_[A-Za-z0-9_-]{43}$/.test(value)) return undefined;
   const sessionHash = hashToken(value);
-  const view = browsersOf(deps.writer.models).byHash[sessionHash];
+  const view = browsersOf(deps.pipeline.models).byHash[sessionHash];
   if (!view || view.expiresAt <= deps.now().toISOString() || !deps.accounts.find(view.tenantId, view.userId)) return undefined;
   return { tenantId: view.tenantId, userId: view.userId, sessionHash, csrfHash: view.csrfHash };
 }

@@ -1,11 +1,12 @@
-import type { Writer } from '../commands/writer.js';
+import type { Pipeline } from '../commands/pipeline.js';
+import type { AuthorityModels } from './models.js';
 import type { AccountRegistry } from './accounts.js';
 import type { AuthorityConfig } from './config.js';
 import type { RecoveryKey } from './recovery-crypto.js';
 
 /** What the authority's HTTP layer needs (`createAuthorityApp(deps)`). */
 export interface AuthorityDeps {
-  readonly writer: Writer;
+  readonly pipeline: Pipeline<AuthorityModels>;
   readonly accounts: AccountRegistry;
   readonly config: AuthorityConfig;
   readonly recoveryKey: RecoveryKey;

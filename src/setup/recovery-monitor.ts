@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Writer } from '../commands/writer.js';
+import type { Pipeline } from '../commands/pipeline.js';
+import type { AuthorityModels } from './models.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
 import type { AccountRegistry } from './accounts.js';
 import { decideCentralMissing, isOverdue } from './commands/mark-central-missing.js';
@@ -17,7 +18,7 @@ export const MAX_NOTICE_ATTEMPTS = 5;
 
 /** What the monitor needs. */
 export interface MonitorDeps {
-  readonly writer: Writer;
+  readonly pipeline: Pipeline<AuthorityModels>;
   readonly now: () => Date;
   readonly timeoutSeconds: number;
   readonly key: RecoveryKey;
@@ -51,7 +52,7 @@ async function markOverdue(deps: MonitorDeps, d: DeploymentView, now: string): P
   const recoveryId = `rcv_${randomBytes(12).toString('base64url')}`;
   const token = generateToken(RECOVERY_TOKEN_PREFIX);
   const recovery = { recoveryId, tokenHash: hashToken(token), ciphertext: encryptToken(deps.key, token, recoveryAad(d.id, recoveryId)), keyId: deps.key.id };
-  const outcome = await deps.writer.execute((m) => decideCentralMissing(m, { deploymentId: d.id, now, timeoutSeconds: deps.timeoutSeconds, recovery }), { now, actor: { id: 'recovery-monitor', authentication: 'internal' } });
+  const outcome = await deps.pipeline.dispatch({ decide: (m) => decideCentralMissing(m, { deploymentId: d.id, now, timeoutSeconds: deps.timeoutSeconds, recovery }), ctx: { now, actor: { id: 'recovery-monitor', authentication: 'internal' } } });
   if (outcome.ok) deps.log({ level: 'warn', msg: 'central VM missing', deploymentId: d.id, lastHeartbeatAt: d.lastHeartbeatAt, recoveryTokenIssued: outcome.result.issued });
   return outcome.ok;
 }
@@ -62,11 +63,11 @@ async function sendNotice(deps: MonitorDeps, mailer: Mailer, d: DeploymentView, 
   const ctx = { now: deps.now().toISOString(), actor: { id: 'recovery-monitor', authentication: 'internal' } };
   try {
     const sent = await mailer.send({ to: account.email, subject: `[Vigil] deployment ${d.id}: central VM missing, recovery available`, text: noticeText(d, deps.publicUrl()) });
-    await deps.writer.record([event('RecoveryNoticeSent', { deploymentId: d.id, recoveryId: r.id, to: account.email, messageId: sent.messageId })], ctx);
+    await deps.pipeline.record([event('RecoveryNoticeSent', { deploymentId: d.id, recoveryId: r.id, to: account.email, messageId: sent.messageId })], ctx);
     return true;
   } catch (err) {
     const reason = String((err as Error)?.message ?? err).slice(0, 300);
-    await deps.writer.record([event('RecoveryNoticeFailed', { deploymentId: d.id, recoveryId: r.id, to: account.email, reason })], ctx);
+    await deps.pipeline.record([event('RecoveryNoticeFailed', { deploymentId: d.id, recoveryId: r.id, to: account.email, reason })], ctx);
     deps.log({ level: 'error', msg: 'recovery e-mail not delivered', deploymentId: d.id, reason });
     return false;
   }
@@ -79,14 +80,14 @@ export function createRecoveryMonitor(deps: MonitorDeps): RecoveryMonitor {
   async function once(): Promise<{ marked: string[]; notices: number }> {
     const now = deps.now().toISOString();
     const marked: string[] = [];
-    for (const d of Object.values(deploymentsOf(deps.writer.models).byId)) {
+    for (const d of Object.values(deploymentsOf(deps.pipeline.models).byId)) {
       if (isOverdue(d, now, deps.timeoutSeconds) && (await markOverdue(deps, d, now))) marked.push(d.id);
     }
     let notices = 0;
     if (deps.mailer) {
-      const recovery = recoveryOf(deps.writer.models);
+      const recovery = recoveryOf(deps.pipeline.models);
       for (const r of Object.values(recovery.byId)) {
-        const d = deploymentsOf(deps.writer.models).byId[r.deploymentId];
+        const d = deploymentsOf(deps.pipeline.models).byId[r.deploymentId];
         if (!d || r.claimedAt || r.notice || r.noticeFailures >= MAX_NOTICE_ATTEMPTS || d.status !== 'central_missing') continue;
         if (await sendNotice(deps, deps.mailer, d, r)) notices++;
       }

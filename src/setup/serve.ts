@@ -40,7 +40,7 @@ export async function startAuthority(config: AuthorityConfig, log: (line: Record
   const store = await openAuthorityStore(config.storage.path, onFatal);
   const accounts = openAccountRegistry(config.accounts.file, (message) => log({ level: 'error', msg: message }));
   let publicUrl = config.server.publicUrl?.replace(/\/+$/, '') ?? '';
-  const app = createAuthorityApp({ writer: store.writer, accounts, config, recoveryKey, now, publicUrl: () => publicUrl, log });
+  const app = createAuthorityApp({ pipeline: store.pipeline, accounts, config, recoveryKey, now, publicUrl: () => publicUrl, log });
   const server = await listen(app.fetch, config.server.host, config.server.port);
   server.requestTimeout = 60_000;
   server.headersTimeout = 30_000;
@@ -49,7 +49,7 @@ export async function startAuthority(config: AuthorityConfig, log: (line: Record
   const url = `http://${host}:${port}`;
   publicUrl ||= url;
   const monitor = createRecoveryMonitor({
-    writer: store.writer, now, timeoutSeconds: config.recovery.heartbeatTimeoutSeconds, key: recoveryKey, accounts,
+    pipeline: store.pipeline, now, timeoutSeconds: config.recovery.heartbeatTimeoutSeconds, key: recoveryKey, accounts,
     ...(mailer ? { mailer } : {}), publicUrl: () => publicUrl, log,
   });
   monitor.start(config.recovery.checkIntervalSeconds * 1000);

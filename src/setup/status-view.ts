@@ -1,5 +1,5 @@
 import { HttpError } from '../http/errors.js';
-import type { ReadModels } from '../projections/runtime.js';
+import type { AuthorityModels } from './models.js';
 import { deploymentsOf, recoveryOf, sessionsOf } from './models.js';
 import { liveSystems, type DeploymentView } from './projections/deployments.js';
 import type { RecoveryView } from './projections/recovery.js';
@@ -8,7 +8,7 @@ import { currentPhase, type SessionView } from './projections/setup-sessions.js'
 const SessionIdPattern = /^ss_[A-Za-z0-9_-]{22}$/;
 
 /** A session of the browser's tenant; another tenant's is a 404 exactly like a missing one. */
-export function sessionOfTenant(models: ReadModels, tenantId: string, id: string): SessionView {
+export function sessionOfTenant(models: AuthorityModels, tenantId: string, id: string): SessionView {
   const view = SessionIdPattern.test(id) ? sessionsOf(models).byId[id] : undefined;
   if (!view || view.tenantId !== tenantId) throw new HttpError(404, `no setup session ${id}`);
   return view;
@@ -50,7 +50,7 @@ function recoveryStatus(d: DeploymentView, r: RecoveryView): Record<string, unkn
 }
 
 /** The deployment part of the browser status (after claim). */
-export function deploymentStatus(models: ReadModels, d: DeploymentView): Record<string, unknown> {
+export function deploymentStatus(models: AuthorityModels, d: DeploymentView): Record<string, unknown> {
   const rec = recoveryOf(models);
   const last = d.recoveryIds.at(-1);
   const recovery = last === undefined ? undefined : rec.byId[last];
@@ -71,7 +71,7 @@ export function deploymentStatus(models: ReadModels, d: DeploymentView): Record<
 }
 
 /** `GET /v1/setup-sessions/{id}` for the owning browser: status, phases, deployment after claim, dashboard URL after completion. */
-export function sessionStatus(models: ReadModels, view: SessionView): Record<string, unknown> {
+export function sessionStatus(models: AuthorityModels, view: SessionView): Record<string, unknown> {
   const d = view.deploymentId === undefined ? undefined : deploymentsOf(models).byId[view.deploymentId];
   return {
     session_id: view.id,

@@ -7,20 +7,20 @@ import { decideSubmission } from '../../src/commands/collector-submit.js';
 import type { CollectorEnrolled, SubmissionResult } from '../../src/events/collector-records.js';
 import { RecordType } from '../../src/events/record-types.js';
 import { collectorsProjection, type CollectorsState } from '../../src/projections/collectors.js';
-import type { ReadModels } from '../../src/projections/runtime.js';
+import { writeModelsOf, type WriteModels } from '../../src/projections/models.js';
 import type { LogRecord } from '../../src/kernel/record.js';
 import { envelopeText, makePayload } from './helpers.js';
 import { submissionSlice } from '../../src/commands/slices.js';
 
 /** Read models holding only the collectors state (no stored evidence). */
-function modelsOver(state: CollectorsState): ReadModels {
-  return {
+function modelsOver(state: CollectorsState): WriteModels {
+  return writeModelsOf({
     state: <S>() => state as S,
     index: { get: () => undefined },
     db: () => { throw new Error('no databases in this test'); },
     seq: () => 0,
     record: () => undefined,
-  };
+  });
 }
 
 /** The reference: the list of accepted payload variants, one per sequence number. */

@@ -99,7 +99,8 @@ describe('strict JSON with its largest array in pieces (property)', () => {
         assert.deepStrictEqual(parseStrictJson(bytes), whole);
       }), { numRuns: 200, endOnFailure: true });
     // The property says nothing unless many envelopes really were cut.
-    assert.ok(pieced >= 40, `only ${pieced} of 200 envelopes were parsed in pieces`);
+    // About a fifth are (undamaged and large enough); 20 keeps the check meaningful without failing on a draw.
+    assert.ok(pieced >= 20, `only ${pieced} of 200 envelopes were parsed in pieces`);
   });
 
   it('parses a collector envelope of 2,000 events in pieces, canonical as sealed', () => {

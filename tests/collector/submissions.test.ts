@@ -16,7 +16,7 @@ describe('POST /api/v1/collector/submissions', () => {
   let key: TestKey;
   before(async () => {
     t = await startTestInstance();
-    await installBuiltinRules(t.inst.writer, '2026-11-22T09:00:00.000Z');
+    await installBuiltinRules(t.inst.pipeline, '2026-11-22T09:00:00.000Z');
     key = await enrollCollector(t, 'web-01');
   });
   after(async () => { await t.close(); });

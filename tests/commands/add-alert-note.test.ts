@@ -22,7 +22,7 @@ describe('decideAddAlertNote', () => {
   it('numbers a later note after the ones before it, and the timeline keeps log order with the reviews', () => {
     const { models } = addNote.given([alertRaised(), noted('n1', 'first'), alertReviewed('alr_1', 'open', 'in_review')]).when({ text: 'second' })
       .then([noted('n2', 'second')]);
-    const alert = models.state<AlertsState>('alerts').alerts.get('alr_1')!;
+    const alert = models.alerts.alerts.get('alr_1')!;
     assert.deepEqual(alertTimeline(alert).map((e) => e.kind), ['note', 'review', 'note']);
   });
 

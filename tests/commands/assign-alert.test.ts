@@ -20,7 +20,7 @@ describe('decideAssignAlert', () => {
   it('assigns an unassigned alert, recording who assigned it and how they authenticated', () => {
     const { models } = assign.given([alertRaised()]).when({ assignee: 'bob', reason: 'on call' })
       .then([assigned({ to: 'bob', reason: 'on call' })], { id: 'alr_1', assignee: 'bob' });
-    const alert = models.state<AlertsState>('alerts').alerts.get('alr_1')!;
+    const alert = models.alerts.alerts.get('alr_1')!;
     assert.equal(alert.assignee, 'bob');
     assert.deepEqual(alertTimeline(alert).map((e) => [e.kind, e.principal, e.authentication]), [['assignment', 'ana', 'bearer']]);
   });
@@ -31,7 +31,7 @@ describe('decideAssignAlert', () => {
 
   it('unassigns with null, and the alert then has no assignee', () => {
     const { models } = assign.given([alertRaised(), assigned({ to: 'bob' })]).when({ assignee: null }).then([assigned({ from: 'bob' })], { id: 'alr_1', assignee: null });
-    assert.ok(!('assignee' in models.state<AlertsState>('alerts').alerts.get('alr_1')!));
+    assert.ok(!('assignee' in models.alerts.alerts.get('alr_1')!));
   });
 
   it('records nothing when the alert already has that assignee (PUT is idempotent)', () => {

@@ -25,7 +25,7 @@ describe('decideBulkReview', () => {
         reviews: [{ alertId: 'alr_1', from: 'open' }, { alertId: 'alr_2', from: 'in_review' }], to: 'dismissed', disposition: 'false_positive',
         reason: 'scanner of the IT team', principal: 'ana', authentication: 'bearer',
       })], { reviewed: 2, status: 'dismissed', disposition: 'false_positive', alertIds: ['alr_1', 'alr_2'] });
-    const s = models.state<AlertsState>('alerts');
+    const s = models.alerts;
     for (const id of ['alr_1', 'alr_2']) {
       const a = s.alerts.get(id)!;
       assert.equal(a.status, 'dismissed');

@@ -9,7 +9,7 @@ import { spec } from '../helpers/decider-spec.js';
 
 const GiB = 1024 ** 3;
 type Check = { now: string; sample: DiskSample };
-const check = spec((m, c: Check) => decideDiskCheck({ monitoring: m.state<MonitoringState>(MONITORING), alerts: m.state<AlertsState>('alerts') }, c.sample, { now: c.now }));
+const check = spec((m, c: Check) => decideDiskCheck({ monitoring: m.monitoring, alerts: m.alerts }, c.sample, { now: c.now }));
 const low: DiskSample = { level: 'low', freeBytes: GiB / 2, totalBytes: 100 * GiB };
 const flood: DiskSample = { level: 'flood', freeBytes: GiB / 8, totalBytes: 100 * GiB };
 const ok: DiskSample = { level: 'ok', freeBytes: 50 * GiB, totalBytes: 100 * GiB };
@@ -41,7 +41,7 @@ describe('decideDiskCheck', () => {
       eventOf('DiskWatermarkCrossed', { from: 'flood', to: 'ok', freeBytes: 50 * GiB, totalBytes: 100 * GiB, alertId }),
       eventOf('AlertReviewed', { alertId, from: 'open', to: 'dismissed', reason: 'free space back above the low mark (51200 MiB free of 102400 MiB)', principal: DISK_LOW_RULE, authentication: 'system' }),
     ], 'ok');
-    assert.equal(models.state<AlertsState>('alerts').alerts.get(alertId)!.status, 'dismissed');
-    assert.deepEqual(models.state<MonitoringState>(MONITORING).disk, { level: 'ok' });
+    assert.equal(models.alerts.alerts.get(alertId)!.status, 'dismissed');
+    assert.deepEqual(models.monitoring.disk, { level: 'ok' });
   });
 });

@@ -12,7 +12,7 @@ import { normalizedEvent } from '../helpers/event-fixtures.js';
 
 const settings = (over: Record<string, unknown> = {}): SilenceSettings => v.parse(MonitoringSchema, { silence: { floorSeconds: 60, ceilingSeconds: 3600, multiplier: 3, minSamples: 3, ...over } }).silence;
 type Check = { now: string; settings?: SilenceSettings };
-const check = spec((m, c: Check) => decideSilenceCheck({ monitoring: m.state<MonitoringState>(MONITORING), alerts: m.state<AlertsState>('alerts') }, c.settings ?? settings(), { now: c.now }));
+const check = spec((m, c: Check) => decideSilenceCheck({ monitoring: m.monitoring, alerts: m.alerts }, c.settings ?? settings(), { now: c.now }));
 
 /** One batch from `syslog/web-1` at `at`. */
 const report = (at: string, instance = 'web-1'): Given => ({ ...eventOf('EventsIngested', { events: [normalizedEvent({ id: `e-${instance}-${at}`, source: { adapter: 'syslog', instance, recordId: at } })] }), at });
@@ -41,13 +41,13 @@ describe('decideSilenceCheck', () => {
       assert.deepEqual((raised.matchReason as { fields: Array<{ field: string; value: unknown }> }).fields.map((f) => [f.field, f.value]), [['source', 'syslog/web-1'], ['kind', 'source'], ['lastEventAt', LAST], ['usualCadenceSeconds', 30], ['silentAfterSeconds', 90]]);
     });
     assert.equal(events.length, 2);
-    const alert = models.state<AlertsState>('alerts').alerts.get(alertId);
+    const alert = models.alerts.alerts.get(alertId);
     assert.equal(alert?.status, 'open', 'the alert is in the alerts model like any other');
   });
 
   it('does not declare the same silence twice', () => {
     const first = check.given(regular).when({ now: '2026-11-22T10:05:00.000Z' }).thenAccepts(() => {});
-    const again = decideSilenceCheck({ monitoring: first.models.state(MONITORING), alerts: first.models.state('alerts') }, settings(), { now: '2026-11-22T11:00:00.000Z' });
+    const again = decideSilenceCheck({ monitoring: first.models.monitoring, alerts: first.models.alerts }, settings(), { now: '2026-11-22T11:00:00.000Z' });
     assert.ok(again.ok);
     assert.deepEqual(again.events, []);
   });
@@ -60,7 +60,7 @@ describe('decideSilenceCheck', () => {
       eventOf('SourceResumed', { source: 'syslog/web-1', resumedAt: '2026-11-22T10:07:00.000Z', silentSince: LAST, alertId }),
       eventOf('AlertReviewed', { alertId, from: 'open', to: 'dismissed', reason: `source reported again at 2026-11-22T10:07:00.000Z (silent since ${LAST})`, principal: SOURCE_SILENT_RULE, authentication: 'system' }),
     ], { silenced: [], resumed: ['syslog/web-1'] });
-    const alert = models.state<AlertsState>('alerts').alerts.get(alertId)!;
+    const alert = models.alerts.alerts.get(alertId)!;
     assert.equal(alert.status, 'dismissed');
     assert.equal(alert.reviewHistory.length, 1);
     assert.equal(alert.reviewHistory[0]!.principal, SOURCE_SILENT_RULE);
@@ -110,7 +110,7 @@ describe('decideSilenceCheck', () => {
   });
 
   it('gives every source its threshold again after a restart before calling it silent', () => {
-    const after = spec((m, c: Check & { since: string }) => decideSilenceCheck({ monitoring: m.state<MonitoringState>(MONITORING), alerts: m.state<AlertsState>('alerts') }, settings(), { now: c.now }, { watchingSince: c.since }));
+    const after = spec((m, c: Check & { since: string }) => decideSilenceCheck({ monitoring: m.monitoring, alerts: m.alerts }, settings(), { now: c.now }, { watchingSince: c.since }));
     after.given(regular).when({ now: '2026-11-22T14:01:30.000Z', since: '2026-11-22T14:00:00.000Z' }).then([]);
     after.given(regular).when({ now: '2026-11-22T14:01:30.001Z', since: '2026-11-22T14:00:00.000Z' }).thenAccepts((events) => {
       assert.equal((events[0]!.data as EventData<'SourceWentSilent'>).lastSeenAt, LAST, 'the alert still says when the source last reported');

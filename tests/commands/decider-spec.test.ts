@@ -12,8 +12,8 @@ describe('decider specs', () => {
   it('fold the given events into the real read models, the evidence index included', () => {
     const models = memoryModels();
     models.append([enrollmentTokenIssued(), collectorEnrolled('web-01', new Uint8Array(32).fill(7)), eventsIngested(normalizedEvent({ id: 'evt-9' }))]);
-    assert.equal(models.state<CollectorsState>('collectors').collectors.get('web-01')?.epoch, 1);
-    assert.equal(models.state<CollectorsState>('collectors').tokens.get('cet_1')?.usedAt, '2026-11-22T10:00:00.000Z');
+    assert.equal(models.collectors.collectors.get('web-01')?.epoch, 1);
+    assert.equal(models.collectors.tokens.get('cet_1')?.usedAt, '2026-11-22T10:00:00.000Z');
     assert.ok(hasEvent(models, 'evt-9'));
     assert.ok(!hasEvent(models, 'evt-8'));
     assert.equal(models.record(3)?.type, 'EventsIngested');

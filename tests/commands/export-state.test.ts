@@ -3,15 +3,15 @@ import assert from 'node:assert/strict';
 import { spec } from '../helpers/decider-spec.js';
 import { decideExportConfiguration, decideExportCursor, decideExportState, type ExportObservation } from '../../src/commands/export-state.js';
 import type { ExportDestinationSummary, ExportsState } from '../../src/projections/exports.js';
-import type { ReadModels } from '../../src/projections/runtime.js';
+import type { WriteModels } from '../../src/projections/models.js';
 import { eventOf } from '../../src/events/union.js';
 
 const NOW = '2026-11-23T08:00:00.000Z';
 const hook: ExportDestinationSummary = { name: 'hook', kind: 'webhook', target: 'https://tickets.example/hook', carries: ['alerts'], includeRaw: false };
 const failing: ExportObservation = { destination: 'hook', kind: 'webhook', state: 'failing', reason: 'no delivery for 300 s', lagRecords: 42 };
-const exportsOf = (m: ReadModels) => m.state<ExportsState>('exports');
-const configure = (m: ReadModels, destinations: ExportDestinationSummary[]) => decideExportConfiguration(exportsOf(m), destinations);
-const observe = (m: ReadModels, o: ExportObservation) => decideExportState(exportsOf(m), o, { now: NOW });
+const exportsOf = (m: WriteModels) => m.exports;
+const configure = (m: WriteModels, destinations: ExportDestinationSummary[]) => decideExportConfiguration(exportsOf(m), destinations);
+const observe = (m: WriteModels, o: ExportObservation) => decideExportState(exportsOf(m), o, { now: NOW });
 
 /** The state-change event a destination's observation records (decided against no prior state). */
 const changed = (state: 'failing' | 'delivering') => {
@@ -67,7 +67,7 @@ describe('export configuration and destination state (decider specs)', () => {
   });
 
   it('records a delivered cursor only when it moves forward, per destination', () => {
-    const deliver = (m: ReadModels, o: { destination: string; seq: number }) => decideExportCursor(exportsOf(m), o.destination, o.seq);
+    const deliver = (m: WriteModels, o: { destination: string; seq: number }) => decideExportCursor(exportsOf(m), o.destination, o.seq);
     spec(deliver).given([]).when({ destination: 'hook', seq: 12 }).then([eventOf('ExportCursorRecorded', { destination: 'hook', seq: 12 })], { changed: true });
     spec(deliver).given([]).when({ destination: 'hook', seq: 0 }).then([], { changed: false });
     const given = [eventOf('ExportCursorRecorded', { destination: 'hook', seq: 12 })];

@@ -12,6 +12,7 @@ import { eventOf } from '../../src/events/union.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { spec } from '../helpers/decider-spec.js';
 import { alertRaised } from '../helpers/event-fixtures.js';
+import type { WriteModels } from '../../src/projections/models.js';
 
 const NOW = '2026-11-22T12:00:00.000Z';
 const ctx: CommandContext = { now: NOW, actor: { id: 'ana', authentication: 'bearer' } };
@@ -23,7 +24,7 @@ const a2 = alertRaised({ alertId: 'alr_2', groupKey: 'g2' });
 const a3 = alertRaised({ alertId: 'alr_3', groupKey: 'g3' });
 const correlated = (id: string, alertIds: string[]) => eventOf('IncidentOpened', { incidentId: id, title: 'Related alerts', origin: 'correlated', reason: 'shared host', alertIds });
 const statusChanged = (incidentId: string, from: Status | 'merged', to: Status, reason = 'r') => eventOf('IncidentStatusChanged', { incidentId, from, to, reason, ...by });
-const incidents = (m: { state<S>(n: string): S }) => m.state<AlertsState>('alerts').incidents;
+const incidents = (m: WriteModels) => m.alerts.incidents;
 
 describe('decideIncidentStatus', () => {
   const change = spec((m, c: { id?: string; status: Status; reason?: string; ctx?: CommandContext }) => decideIncidentStatus(alertsSlice(m), c.id ?? 'inc_a', { status: c.status, reason: c.reason ?? 'r' }, c.ctx ?? ctx));
@@ -71,7 +72,7 @@ describe('decideMergeIncident', () => {
   it('moves the alerts into the other incident; the merged one says where it went and both timelines say so', () => {
     const { models } = mergeSpec.given(two).when({ into: 'inc_b' })
       .then([eventOf('IncidentMerged', { incidentId: 'inc_a', into: 'inc_b', alertIds: ['alr_1', 'alr_2'], reason: 'one intrusion', ...by })], { id: 'inc_a', mergedInto: 'inc_b', alertIds: ['alr_1', 'alr_2'] });
-    const s = models.state<AlertsState>('alerts');
+    const s = models.alerts;
     const [a, b] = [s.incidents.get('inc_a')!, s.incidents.get('inc_b')!];
     assert.deepEqual([a.status, a.mergedInto, a.alertIds], ['merged', 'inc_b', []]);
     assert.deepEqual([b.status, b.mergedFrom, b.alertIds], ['open', ['inc_a'], ['alr_3', 'alr_1', 'alr_2']]);
@@ -102,7 +103,7 @@ describe('promotion of alerts already in an incident (the promotion rule)', () =
       assert.deepEqual(events.map((e) => e.type), ['IncidentOpened', 'IncidentStatusChanged'], 'inc_b, left empty, is closed in the same batch');
       assert.deepEqual(events[1]!.data, { incidentId: 'inc_b', from: 'open', to: 'closed', reason: `all its alerts moved to incident ${(events[0]!.data as { incidentId: string }).incidentId}`, ...by });
     });
-    const s = models.state<AlertsState>('alerts');
+    const s = models.alerts;
     assert.deepEqual(s.incidents.get('inc_a')!.alertIds, ['alr_2']);
     assert.equal(s.incidents.get('inc_a')!.status, 'open', 'an incident that keeps alerts stays as it was');
     assert.equal(s.incidents.get('inc_a')!.timeline.at(-1)!.kind, 'alert_left');
@@ -115,7 +116,7 @@ describe('promotion of alerts already in an incident (the promotion rule)', () =
   it('promotes alerts into an existing incident, moving them from theirs, by the principal', () => {
     const { models } = add.given(given).when({ alertIds: ['alr_1'] })
       .then([eventOf('IncidentAlertsAdded', { incidentId: 'inc_b', alertIds: ['alr_1'], reason: 'same actor', ...by })], { id: 'inc_b', added: ['alr_1'] });
-    const s = models.state<AlertsState>('alerts');
+    const s = models.alerts;
     assert.deepEqual([s.incidents.get('inc_a')!.alertIds, s.incidents.get('inc_b')!.alertIds], [['alr_2'], ['alr_3', 'alr_1']]);
     assert.equal(s.incidents.get('inc_b')!.timeline.at(-1)!.principal, 'ana');
   });
@@ -138,10 +139,10 @@ describe('correlation and the lifecycle', () => {
       a1, correlated('inc_a', ['alr_1']), statusChanged('inc_a', 'open', 'closed'),
     ]).when(null).thenAccepts(() => {}).result;
     const raised = { ...a2.data, alertId: 'alr_new', affectedSystems: ['ip:10.0.0.1'] };
-    const open = correlateIncidents(m.state<AlertsState>('alerts'), [raised], { incidentWindowMs: 3_600_000 });
+    const open = correlateIncidents(m.alerts, [raised], { incidentWindowMs: 3_600_000 });
     assert.deepEqual(open.events, [], 'no peer outside a closed incident: nothing to correlate');
     const m2 = spec((models, _: null) => ({ ok: true as const, events: [], result: models })).given([a1, correlated('inc_a', ['alr_1'])]).when(null).thenAccepts(() => {}).result;
-    const joined = correlateIncidents(m2.state<AlertsState>('alerts'), [raised], { incidentWindowMs: 3_600_000 });
+    const joined = correlateIncidents(m2.alerts, [raised], { incidentWindowMs: 3_600_000 });
     assert.deepEqual(joined.events.map((e) => e.type), ['IncidentAlertsAdded'], 'while open, it joins');
   });
 });

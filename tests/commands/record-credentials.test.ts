@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { memoryModels, spec } from '../helpers/decider-spec.js';
 
 const NOW = '2026-11-22T11:00:00.000Z';
-const record = spec((m, credentials: Credential[]) => decideRecordCredentials(m.state<CredentialsState>(CREDENTIALS), credentials, { now: NOW }));
+const record = spec((m, credentials: Credential[]) => decideRecordCredentials(m.credentials, credentials, { now: NOW }));
 
 const svc: Credential = { id: 'svc', tokenHash: 'a'.repeat(64), roles: ['viewer'], disabled: false, createdAt: '2026-11-22T09:00:00.000Z' };
 const svc2: Credential = { id: 'svc', tokenHash: 'b'.repeat(64), roles: ['viewer'], disabled: false };
@@ -65,14 +65,14 @@ describe('decideRecordCredentials over any sequence of registry files', () => {
     fc.assert(fc.property(fc.array(fileArb, { minLength: 1, maxLength: 8 }), (files) => {
       const models = memoryModels();
       for (const file of files) {
-        const decision = decideRecordCredentials(models.state<CredentialsState>(CREDENTIALS), file, { now: NOW });
+        const decision = decideRecordCredentials(models.credentials, file, { now: NOW });
         assert.ok(decision.ok);
         models.append(decision.events);
-        const again = decideRecordCredentials(models.state<CredentialsState>(CREDENTIALS), file, { now: NOW });
+        const again = decideRecordCredentials(models.credentials, file, { now: NOW });
         assert.ok(again.ok && again.events.length === 0, 'a file the log already knows records nothing');
       }
       const last = files.at(-1)!;
-      const state = models.state<CredentialsState>(CREDENTIALS);
+      const state = models.credentials;
       const live = [...state.values()].filter((c) => !c.removed).map((c) => [c.fingerprint, c.id, c.roles.join(','), c.disabled]).sort();
       assert.deepEqual(live, last.map((c) => [c.tokenHash.slice(0, 12), c.id, c.roles.join(','), c.disabled]).sort());
     }));

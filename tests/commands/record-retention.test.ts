@@ -3,11 +3,11 @@ import { spec } from '../helpers/decider-spec.js';
 import { decideRetentionPolicy } from '../../src/commands/record-retention.js';
 import { eventOf } from '../../src/events/union.js';
 import { RETENTION, type RecordedPolicy, type RetentionState } from '../../src/projections/retention.js';
-import type { ReadModels } from '../../src/projections/runtime.js';
+import type { WriteModels } from '../../src/projections/models.js';
 
 const on: RecordedPolicy = { enabled: true, days: { evidence: 30, alerts: 365, reviews: 365, incidents: 365, access: 365, audit: 730 }, segmentRecords: 1_048_576 };
 const off: RecordedPolicy = { ...on, enabled: false };
-const record = (m: ReadModels, p: RecordedPolicy) => decideRetentionPolicy(m.state<RetentionState>(RETENTION), p);
+const record = (m: WriteModels, p: RecordedPolicy) => decideRetentionPolicy(m.retention, p);
 
 describe('retention policy record (decider specs)', () => {
   it('records nothing on a first start with retention off', () => {

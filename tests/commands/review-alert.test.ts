@@ -79,14 +79,14 @@ describe('decideReviewAlert with a disposition', () => {
     const { models } = spec((m, c: Review & { disposition: 'true_positive' | 'benign' | 'false_positive' }) => decideReviewAlert(alertsSlice(m), c.alertId, { status: c.status, reason: c.reason, disposition: c.disposition }, analyst))
       .given([alertRaised()]).when({ alertId: 'alr_1', status: 'dismissed', reason: 'admin at work', disposition: 'benign' })
       .then([eventOf('AlertReviewed', { alertId: 'alr_1', from: 'open', to: 'dismissed', reason: 'admin at work', principal: 'analyst-user', authentication: 'bearer', disposition: 'benign' })]);
-    const a = models.state<AlertsState>('alerts').alerts.get('alr_1')!;
+    const a = models.alerts.alerts.get('alr_1')!;
     assert.equal(a.disposition, 'benign');
     assert.equal(a.reviewHistory[0]!.disposition, 'benign');
   });
 
   it('replays a review stored before dispositions existed: the alert has none', () => {
     const { models } = review.given([alertRaised(), alertReviewed('alr_1', 'open', 'in_review')]).when({ alertId: 'alr_1', status: 'dismissed', reason: 'x' }).then([reviewed('in_review', 'dismissed', 'x')]);
-    const a = models.state<AlertsState>('alerts').alerts.get('alr_1')!;
+    const a = models.alerts.alerts.get('alr_1')!;
     assert.equal(a.disposition, undefined);
     assert.ok(!('disposition' in a.reviewHistory[0]!));
   });

@@ -1,6 +1,5 @@
 import { recordCredentialChanges } from '../../src/cli/instance/credential-recorder.js';
 import { readRegistry } from '../../src/auth/registry.js';
-import { detectionSettingsOf } from '../../src/commands/alerting/detection-step.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AUTHORITY_EVENTS, INSTANCE_EVENTS } from '../../src/events/union.js';
@@ -15,7 +14,6 @@ import { ENROLLMENT_DOMAIN, signedBytes } from '../../src/setup/identity-key.js'
 import { decideExportConfiguration, decideExportCursor, decideExportState } from '../../src/commands/export-state.js';
 import type { ExportsState } from '../../src/projections/exports.js';
 import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
-import { detectIn } from '../../src/commands/alerting/detection-step.js';
 import * as v from 'valibot';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import { RetentionSchema } from '../../src/log/retention/settings.js';
@@ -90,7 +88,7 @@ describe('stored events of the instance', () => {
     assert.equal((await postEnrollment(t, 'web-02', token, generateKeyPair().publicKey)).status, 201);
     assert.equal((await postEnrollment(t, 'web-02', token, generateKeyPair().publicKey)).status, 401);
     // The credential registry as the service records it on loading the file.
-    assert.ok(await recordCredentialChanges(t.inst.writer, readRegistry(t.credentialsFile), '2026-11-22T10:00:05.000Z', detectionSettingsOf(t.config)) > 0);
+    assert.ok(await recordCredentialChanges(t.inst.pipeline, readRegistry(t.credentialsFile), '2026-11-22T10:00:05.000Z') > 0);
     // Failed authentications from one address, counted into a refusal summary.
     t.setPeer('203.0.113.9');
     for (let i = 0; i < 3; i++) assert.equal((await t.request('/api/v1/me', { token: `vgl_guess${i}` })).status, 401);
@@ -98,10 +96,10 @@ describe('stored events of the instance', () => {
     // Export enabled, then a destination failing (the deciders the exporter runs at start and on a state change).
     const ctx = { now: '2026-11-22T10:00:00.000Z', actor: { id: 'vigil', authentication: 'service' } };
     const hook = { name: 'hook', kind: 'webhook' as const, target: 'https://tickets.example/hook', carries: ['alerts'], includeRaw: false };
-    await t.inst.writer.execute((m) => decideExportConfiguration(m.state<ExportsState>('exports'), [hook]), ctx);
-    await t.inst.writer.execute((m) => detectIn(m, decideExportState(m.state<ExportsState>('exports'), { destination: 'hook', kind: 'webhook', state: 'failing', reason: 'down', lagRecords: 3 }, ctx), [], ctx, { incidentWindowMs: 3_600_000 }), ctx);
+    await t.inst.writer.execute((m) => decideExportConfiguration(m.exports, [hook]), ctx);
+    await t.inst.pipeline.dispatch({ decide: (m) => decideExportState(m.exports, { destination: 'hook', kind: 'webhook', state: 'failing', reason: 'down', lagRecords: 3 }, ctx), ctx });
     // A cluster's leader records a destination's cursor in the log after a delivered batch.
-    await t.inst.writer.execute((m) => decideExportCursor(m.state<ExportsState>('exports'), 'hook', t.inst.log.head().seq), ctx);
+    await t.inst.writer.execute((m) => decideExportCursor(m.exports, 'hook', t.inst.log.head().seq), ctx);
     // The self-monitor: the disk past its flood mark (a write refused, counted), every source silent a
     // day later, then space back and one source reporting again (both alerts resolved).
     t.setPeer('127.0.0.1');
@@ -120,7 +118,7 @@ describe('stored events of the instance', () => {
     await Promise.all(Array.from({ length: 300 }, (_, i) => t.inst.writer.execute((m) => decideIngestEvents(m, [makeEvent({ id: `fill-${i}` }) as unknown as NormalizedEvent]), ctx)));
     const retention = v.parse(RetentionSchema, { enabled: true, evidenceDays: 0, segmentRecords: 256 });
     const runner = await startRetention({
-      log: t.inst.log, writer: t.inst.writer, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
+      log: t.inst.log, pipeline: t.inst.pipeline, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
       settings: retention, archiveDir: archiveDirOf(retention, t.config.storage.path),
     }, () => new Date('2026-12-30T00:00:00.000Z'), () => {});
     assert.ok((await runner.run()).length > 0, 'a segment expired');

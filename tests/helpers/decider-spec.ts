@@ -4,9 +4,10 @@ import type { DomainEvent, Decision, Rejection, RejectionKind } from '../../src/
 import { decodeRecord, encodeRecord } from '../../src/log/record.js';
 import { type Actor, type LogRecord } from '../../src/kernel/record.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS } from '../../src/projections/all.js';
-import type { ReadModels } from '../../src/projections/runtime.js';
+import { writeModelsOf, type WriteModels } from '../../src/projections/models.js';
+import type { FoldedModels } from '../../src/projections/runtime.js';
 import type { IndexKey, IndexProjection, IndexReader, IndexWriter, Projection } from '../../src/projections/types.js';
-import { AUTHORITY_PROJECTIONS } from '../../src/setup/models.js';
+import { AUTHORITY_PROJECTIONS, authorityModelsOf, type AuthorityModels } from '../../src/setup/models.js';
 import { schemaIssues } from './stored-events.js';
 
 /** The read models of one service: what a spec folds its given events into. */
@@ -26,8 +27,12 @@ export const GIVEN_AT = '2026-11-22T10:00:00.000Z';
 /** A prior event: a domain event, optionally with its record's time and actor. */
 export type Given = DomainEvent & { readonly at?: string; readonly actor?: Actor };
 
-/** Read models folded in memory, plus a way to fold more records into them. */
-export interface MemoryModels extends ReadModels {
+/**
+ * Read models folded in memory, through the same typed accessors the service's decisions get (the
+ * instance's or the authority's: a spec reads only its own service's), plus a way to fold more
+ * records into them.
+ */
+export interface MemoryModels extends WriteModels, AuthorityModels {
   /** Appends events as records (through the record codec, as the log would) and folds them. */
   append(events: readonly Given[]): void;
 }
@@ -47,7 +52,7 @@ export function memoryModels(set: ModelSet = INSTANCE): MemoryModels {
     put: (db, key, value) => { index.set(keyOf(db, key), value); },
     remove: (db, key) => { index.delete(keyOf(db, key)); },
   };
-  return {
+  const folded: FoldedModels = {
     state<S>(name: string): S {
       if (!states.has(name)) throw new Error(`no projection named ${name}`);
       return states.get(name) as S;
@@ -58,7 +63,10 @@ export function memoryModels(set: ModelSet = INSTANCE): MemoryModels {
     },
     seq: () => records.length,
     record: (seq) => records[seq - 1],
-    append(events) {
+  };
+  const typed = set === AUTHORITY ? authorityModelsOf(folded) : writeModelsOf(folded);
+  return Object.assign(typed, {
+    append(events: readonly Given[]) {
       for (const e of events) {
         const stored: LogRecord = { seq: records.length + 1, at: e.at ?? GIVEN_AT, type: e.type, ...(e.actor ? { actor: e.actor } : {}), data: e.data, prev: '' };
         const record = decodeRecord(encodeRecord(stored));
@@ -67,7 +75,7 @@ export function memoryModels(set: ModelSet = INSTANCE): MemoryModels {
         for (const ix of set.indexes) ix.apply(record, reader, writer);
       }
     },
-  };
+  }) as unknown as MemoryModels;
 }
 
 /** What an accepted decision left: its events, its result, and the read models with the events folded in. */
@@ -134,7 +142,7 @@ function thenOf<R>(decision: Decision<R>, models: MemoryModels): Then<R> {
  * `.thenRejects(kind, /message/)`. The given events are folded through the service's real
  * projections into in-memory read models; no store is opened.
  */
-export function spec<C, R>(decide: (models: ReadModels, command: C) => Decision<R>, set: ModelSet = INSTANCE) {
+export function spec<C, R>(decide: (models: MemoryModels, command: C) => Decision<R>, set: ModelSet = INSTANCE) {
   return {
     given(events: readonly Given[] = []) {
       return {

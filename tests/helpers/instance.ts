@@ -14,7 +14,7 @@ import { createIngestAdmission } from '../../src/http/admission.js';
 import { refusalRecords } from '../../src/http/access-records.js';
 import { createRefusalLedger, type RefusalLedger } from '../../src/http/refusals.js';
 import { readYourWritesOf } from '../../src/http/read-consistency.js';
-import { detectionSettingsOf, recordDetected } from '../../src/commands/alerting/detection-step.js';
+import { detectionSettingsOf } from '../../src/commands/alerting/detection-step.js';
 import { startInstanceCheckpointer } from '../../src/cli/instance/checkpoints.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
 import { normalizedEvent } from './event-fixtures.js';
@@ -76,7 +76,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     return opened;
   };
   let inst = await open();
-  if (opts.builtinRules) await installBuiltinRules(inst.writer, '2026-11-22T09:59:00.000Z');
+  if (opts.builtinRules) await installBuiltinRules(inst.pipeline, '2026-11-22T09:59:00.000Z');
   let now = new Date('2026-11-22T10:00:00.000Z');
   let peer: string | undefined;
   const registry = openCredentialRegistry(credentialsFile, () => {}, 0);
@@ -84,12 +84,12 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   let space: FsSpace = { freeBytes: 100 * 1024 ** 3, totalBytes: 200 * 1024 ** 3 };
   let monitor: SelfMonitor;
   const monitorOf = (store: InstanceStore) => createSelfMonitor({
-    writer: store.writer, settings: config.monitoring, space: () => space, now: () => now, log: () => {}, sampleEveryMs: 0,
+    pipeline: store.pipeline, settings: config.monitoring, space: () => space, now: () => now, log: () => {}, sampleEveryMs: 0,
     progress: () => ({ headSeq: store.log.head().seq, readSeq: store.readSide.applied() }),
   });
   const appOf = (store: InstanceStore) => createApp({
     monitor: (monitor = monitorOf(store)),
-    writer: store.writer,
+    pipeline: store.pipeline,
     registry,
     config,
     now: () => now,
@@ -118,7 +118,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     tokens, dir: dir.path, credentialsFile, config, refusals,
     async flushRefusals() {
       const records = refusalRecords(refusals.drain(now, true));
-      if (records.length > 0) await recordDetected(inst.writer, records, { now: now.toISOString() }, detectionSettingsOf(config));
+      if (records.length > 0) await inst.pipeline.record(records, { now: now.toISOString() });
     },
     setNow: (iso) => { now = new Date(iso); },
     setPeer: (p) => { peer = p; },

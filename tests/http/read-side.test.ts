@@ -5,8 +5,7 @@ import { createIngestAdmission } from '../../src/http/admission.js';
 import { createApp } from '../../src/http/app.js';
 import { createRefusalLedger } from '../../src/http/refusals.js';
 import { ROUTES } from '../../src/http/route-table.js';
-import type { ReadModels } from '../../src/projections/runtime.js';
-import type { Writer } from '../../src/commands/writer.js';
+import type { Reads } from '../../src/projections/models.js';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
 
 describe('read handlers', () => {
@@ -28,15 +27,15 @@ describe('read handlers', () => {
         const value = Reflect.get(target, prop, receiver) as unknown;
         return typeof value === 'function' ? value.bind(target) : value;
       },
-    }) as ReadModels;
-    const writer = new Proxy(t.inst.writer, {
+    }) as Reads;
+    const pipeline = new Proxy(t.inst.pipeline, {
       get(target, prop, receiver) {
         if (prop === 'models') violations.push(`${current} read the writer's models`);
         return Reflect.get(target, prop, receiver) as unknown;
       },
-    }) as Writer;
+    });
     const app = createApp({
-      writer, reads,
+      pipeline, reads,
       graph: (q) => {
         if (!synced) violations.push(`${current} queried the graph before readYourWrites resolved`);
         return t.inst.readSide.graph(q);

@@ -59,9 +59,9 @@ describe('a silent source through the API', () => {
       assert.deepEqual(((await (await t.request('/api/v1/health', { token: t.tokens.admin })).json()) as Detail).components.sources!.silent, []);
 
       // Replay folds the logged outcomes: the same alerts and the same monitoring state, without deciding again.
-      const live = packr.pack([[...t.inst.runtime.state<AlertsState>('alerts').alerts.values()], [...t.inst.runtime.state<{ sources: Map<string, unknown> }>(MONITORING).sources]]);
+      const live = packr.pack([[...t.inst.writer.models.alerts.alerts.values()], [...t.inst.runtime.state<{ sources: Map<string, unknown> }>(MONITORING).sources]]);
       await t.inst.runtime.rebuild();
-      const replayed = packr.pack([[...t.inst.runtime.state<AlertsState>('alerts').alerts.values()], [...t.inst.runtime.state<{ sources: Map<string, unknown> }>(MONITORING).sources]]);
+      const replayed = packr.pack([[...t.inst.writer.models.alerts.alerts.values()], [...t.inst.runtime.state<{ sources: Map<string, unknown> }>(MONITORING).sources]]);
       assert.deepEqual(packr.unpack(replayed), packr.unpack(live));
     } finally {
       await t.close();

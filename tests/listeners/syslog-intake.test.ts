@@ -12,7 +12,7 @@ describe('syslog intake', () => {
     const t = await startTestInstance();
     try {
       const metrics = createMetrics();
-      const intake = createSyslogIntake('edge', { writer: t.inst.writer, detection: { incidentWindowMs: 3_600_000 }, now: () => new Date('2026-11-22T10:00:00Z'), metrics, log: () => {}, batchMs: 60_000 });
+      const intake = createSyslogIntake('edge', { pipeline: t.inst.pipeline, now: () => new Date('2026-11-22T10:00:00Z'), metrics, log: () => {}, batchMs: 60_000 });
       const base = { receivedAt: '2026-11-22T10:00:00.000Z', peer: '192.0.2.5', listener: 'edge', transport: 'tcp' } as const;
       const before = t.inst.log.head().seq;
       assert.equal(intake.add({ ...base, message: '<34>1 2026-11-22T09:59:59Z web-01 sshd 77 - - Failed password for root from 198.51.100.9 port 22 ssh2' }), true);
@@ -47,7 +47,7 @@ describe('syslog intake', () => {
     const t = await startTestInstance();
     try {
       let flooded: number | undefined = 30;
-      const intake = createSyslogIntake('edge', { writer: t.inst.writer, detection: { incidentWindowMs: 3_600_000 }, now: () => new Date('2026-11-22T10:00:00Z'), log: () => {}, batchMs: 10, refusesWrites: () => flooded });
+      const intake = createSyslogIntake('edge', { pipeline: t.inst.pipeline, now: () => new Date('2026-11-22T10:00:00Z'), log: () => {}, batchMs: 10, refusesWrites: () => flooded });
       const base = { receivedAt: '2026-11-22T10:00:00.000Z', peer: '192.0.2.5', listener: 'edge', transport: 'tcp' } as const;
       const before = t.inst.log.head().seq;
       let room = true;
@@ -85,7 +85,7 @@ describe('syslog intake', () => {
           await local();
         },
       };
-      const intake = createSyslogIntake('edge', { writer: t.inst.writer, detection: { incidentWindowMs: 3_600_000 }, now: () => new Date(), log: () => {}, batchMs: 60_000, cluster });
+      const intake = createSyslogIntake('edge', { pipeline: t.inst.pipeline, now: () => new Date(), log: () => {}, batchMs: 60_000, cluster });
       const base = { receivedAt: '2026-11-22T10:00:00.000Z', peer: '192.0.2.5', listener: 'edge', transport: 'tcp' } as const;
       const before = t.inst.log.head().seq;
       // A message counts 2 x its bytes + 2048: a 4000-byte one passes 10 000 alone (travels alone), four small ones fit together.

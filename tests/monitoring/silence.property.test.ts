@@ -39,8 +39,8 @@ describe('the silence state machine (cadence learner + scheduled checks)', () =>
           m.append([{ ...eventOf('EventsIngested', { events: [normalizedEvent({ id: `${step.what}-${now}`, source: { adapter: 'p', instance: step.what, recordId: String(now) } })] }), at: iso(now) }]);
           continue;
         }
-        const before = structuredClone(m.state<MonitoringState>(MONITORING).sources);
-        const d = decideSilenceCheck({ monitoring: m.state(MONITORING), alerts: m.state('alerts') }, settings, { now: iso(now) });
+        const before = structuredClone(m.monitoring.sources);
+        const d = decideSilenceCheck({ monitoring: m.monitoring, alerts: m.alerts }, settings, { now: iso(now) });
         assert.ok(d.ok);
         for (const e of d.events) {
           if (e.type === 'SourceWentSilent') {
@@ -57,8 +57,8 @@ describe('the silence state machine (cadence learner + scheduled checks)', () =>
           }
         }
         m.append(d.events.map((e) => ({ ...e, at: iso(now) })));
-        const monitoring = m.state<MonitoringState>(MONITORING);
-        const alerts = m.state<AlertsState>('alerts');
+        const monitoring = m.monitoring;
+        const alerts = m.alerts;
         for (const [source, a] of monitoring.sources) {
           const overdue = now - Date.parse(a.lastSeenAt) > silenceThresholdMs(source, a.gaps, settings);
           assert.equal(Boolean(a.silent), overdue || (a.silent !== undefined && a.lastSeenAt <= a.silent.lastSeenAt), `${source}: silent exactly when overdue (or silent and still quiet)`);

@@ -20,7 +20,7 @@ const at = (minute: number) => `2026-11-22T09:${String(minute).padStart(2, '0')}
 function stateOf(alerts: Array<{ n: number; severity: number; first: number; last: number; rule: string }>): AlertsState {
   const m = memoryModels();
   m.append(alerts.map((a) => alertRaised({ alertId: `alr_${a.n}`, groupKey: `g${a.n}`, ruleId: a.rule, severity: a.severity, firstSeen: at(a.first), lastSeen: at(a.last) })));
-  return m.state<AlertsState>('alerts');
+  return m.alerts;
 }
 
 describe('listAlerts paging', () => {
@@ -133,7 +133,7 @@ describe("an incident's paged lists", () => {
       const ids = alerts.map((a) => `alr_${a.n}`);
       const toB = ids.filter((_, i) => moved[i] === true);
       m.append([incidentOpened('inc_a', ids), ...(toB.length > 0 ? [incidentOpened('inc_b', toB)] : [])]);
-      const s = m.state<AlertsState>('alerts');
+      const s = m.alerts;
       for (const incident of ['inc_a', 'inc_b']) {
         const members = ids.filter((id) => (toB.includes(id) ? 'inc_b' : 'inc_a') === incident);
         if (incident === 'inc_b' && toB.length === 0) continue;

@@ -56,8 +56,8 @@ describe('consoleView', () => {
       raised('old', 'high', '2026-11-21T12:59:59.000Z'), raised('future', 'high', '2026-11-22T13:00:00.000Z'),
     ]);
     const view = consoleView({
-      alerts: m.state<AlertsState>('alerts'), activity: m.state<ActivityState>('activity'), now: NOW,
-      plan: detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), NOW, 24),
+      alerts: m.alerts, activity: m.activity, now: NOW,
+      plan: detectionPlan(m.detection, m.sources, NOW, 24),
     });
     const hours = (counts: Record<number, number>) => Array.from({ length: 24 }, (_, i) => counts[i] ?? 0);
     assert.deepEqual(view.alerts.perHourByLevel, { high: hours({ 22: 2 }), low: hours({ 0: 1 }), medium: hours({ 23: 1 }) }, 'the current hour is the last');

@@ -12,7 +12,6 @@ import type { AlertsState } from '../../src/projections/alerts.js';
 import { detectionProjection, type DetectionState } from '../../src/projections/detection.js';
 import { schemaIssues } from '../helpers/stored-events.js';
 import { tempDir } from '../helpers/temp.js';
-import { detectIn } from '../../src/commands/alerting/detection-step.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -32,8 +31,8 @@ const legacyHits = (d: DetectionHitsRecorded) => ({
 
 /** Correlation windows and alerts as comparable plain data. */
 const windowsAndAlerts = (inst: InstanceStore) => packr.unpack(packr.pack({
-  detection: detectionProjection.snapshot!(inst.runtime.state<DetectionState>('detection')),
-  alerts: [...inst.runtime.state<AlertsState>('alerts').alerts.values()],
+  detection: detectionProjection.snapshot!(inst.writer.models.detection),
+  alerts: [...inst.writer.models.alerts.alerts.values()],
 }));
 
 describe('a log with legacy DetectionHits records', () => {
@@ -42,11 +41,11 @@ describe('a log with legacy DetectionHits records', () => {
     const current = await openInstanceStore(`${dir.path}/current`);
     const legacy = await openInstanceStore(`${dir.path}/legacy`);
     try {
-      await installBuiltinRules(current.writer, '2026-11-22T09:00:00Z');
+      await installBuiltinRules(current.pipeline, '2026-11-22T09:00:00Z');
       for (let batch = 0; batch < 4; batch++) {
         const events = [0, 1, 2].map((i) => failure(batch * 3 + i, i === 2 ? '203.0.113.2' : '203.0.113.1', batch * 10 + i));
         const ctx = { now: `2026-11-22T11:00:0${batch}Z` };
-        const outcome = await current.writer.execute((m) => detectIn(m, decideIngestEvents(m, events), [], ctx, DEFAULT_DETECTION), ctx);
+        const outcome = await current.pipeline.dispatch({ decide: (m) => decideIngestEvents(m, events), ctx: ctx });
         assert.ok(outcome.ok);
       }
       const written = [...current.log.read(1)];

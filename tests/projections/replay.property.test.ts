@@ -6,7 +6,7 @@ import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import { accessRecords } from '../../src/http/access-records.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { DEFAULT_DETECTION, openInstanceStore, type InstanceStore } from '../../src/cli/instance/open.js';
-import { detectIn, recordDetected } from '../../src/commands/alerting/detection-step.js';
+
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
 import { tempDir } from '../helpers/temp.js';
 import { installBuiltinRules } from '../../src/cli/instance/builtin-rules.js';
@@ -37,12 +37,12 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 async function dump(inst: InstanceStore): Promise<unknown> {
   await inst.readYourWrites();
   const heap = HEAP_PROJECTIONS.map((p) => [p.name, packr.unpack(packr.pack(p.snapshot ? p.snapshot(inst.runtime.state(p.name)) : inst.runtime.state(p.name)))]);
-  const plan = detectionPlan(inst.runtime.state<DetectionState>('detection'), inst.runtime.state<SourcesState>('sources'), new Date('2026-11-22T12:00:00Z'), 24);
+  const plan = detectionPlan(inst.writer.models.detection, inst.writer.models.sources, new Date('2026-11-22T12:00:00Z'), 24);
   const read = readProjections();
   const indexes = [...INDEX_PROJECTIONS, ...read.indexes].flatMap((ix) => ix.dbs.map((db) => [db, [...inst.reads.db(db).getRange({})].map(({ key, value }) => [key, value])]));
   const readHeap = await Promise.all(read.heap.map(async (p) => [p.name, packr.unpack(packr.pack(await inst.readSide.snapshot(p.name)))]));
   // Not in the snapshot, but decides which alert a match joins: live, rebuilt and restored must agree.
-  const openByKey = [...inst.runtime.state<AlertsState>('alerts').openByKey].sort();
+  const openByKey = [...inst.writer.models.alerts.openByKey].sort();
   return { heap, indexes, plan, readHeap, openByKey };
 }
 
@@ -130,13 +130,13 @@ for (const backend of [lmdbBackend, jetStreamBackend]) describe(`read models (${
       const log = await backend.fresh();
       let inst = await log.open(`${dir.path}/store`);
       try {
-        await installBuiltinRules(inst.writer, '2026-11-22T09:00:00Z');
+        await installBuiltinRules(inst.pipeline, '2026-11-22T09:00:00Z');
         let i = 0;
         await Promise.all(commands.map(async (c) => {
           const ctx = { now: `2026-11-22T11:00:${String(i++ % 60).padStart(2, '0')}Z` };
           const actor = { id: 'prop-analyst', authentication: 'bearer' };
-          const alertIds = () => [...inst.runtime.state<AlertsState>('alerts').alerts.keys()];
-          if (c.kind === 'ingest') await inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, c.events), [], ctx, DEFAULT_DETECTION), ctx);
+          const alertIds = () => [...inst.writer.models.alerts.alerts.keys()];
+          if (c.kind === 'ingest') await inst.pipeline.dispatch({ decide: (m) => decideIngestEvents(m, c.events), ctx: ctx });
           else if (c.kind === 'review') {
             const ids = alertIds();
             if (ids.length > 0) await inst.writer.execute((m) => decideReviewAlert(alertsSlice(m), ids[c.pick % ids.length]!, { status: c.status, reason: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
@@ -148,7 +148,7 @@ for (const backend of [lmdbBackend, jetStreamBackend]) describe(`read models (${
               else await inst.writer.execute((m) => decideAddAlertNote(alertsSlice(m), id, { text: 'prop note' }, { ...ctx, actor }), { ...ctx, actor });
             }
           } else if (c.kind === 'incident_status' || c.kind === 'incident_assign' || c.kind === 'merge' || c.kind === 'add_alerts') {
-            const incs = [...inst.runtime.state<AlertsState>('alerts').incidents.keys()];
+            const incs = [...inst.writer.models.alerts.incidents.keys()];
             const id = incs[c.pick % Math.max(1, incs.length)];
             const by = { ...ctx, actor };
             // Refusals (a merged or closed incident) are part of the property: they must change nothing.
@@ -168,9 +168,9 @@ for (const backend of [lmdbBackend, jetStreamBackend]) describe(`read models (${
           }
           else if (c.kind === 'silence') {
             const at = { now: new Date(Date.parse('2026-11-22T11:01:00Z') + c.hours * 3_600_000).toISOString() };
-            await inst.writer.execute((m) => decideSilenceCheck({ monitoring: m.state('monitoring'), alerts: alertsSlice(m) }, DEFAULT_MONITORING.silence, at), at);
+            await inst.writer.execute((m) => decideSilenceCheck({ monitoring: m.monitoring, alerts: alertsSlice(m) }, DEFAULT_MONITORING.silence, at), at);
           }
-          else await recordDetected(inst.writer, accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx, DEFAULT_DETECTION);
+          else await inst.pipeline.record(accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx);
         }));
         const live = await dump(inst);
         await inst.close();

@@ -23,7 +23,7 @@ async function history(): Promise<{ t: TestInstance; alertId: string; oldIds: st
   const t = await startTestInstance({ retention: { enabled: true, evidenceDays: 30, segmentRecords: 256 } }, { builtinRules: true });
   t.setNow(day(0));
   await ingest(t.inst, Array.from({ length: 40 }, (_, i) => sshFailure(i, day(0))), day(0));
-  const alerts = [...t.inst.runtime.state<AlertsState>('alerts').alerts.values()];
+  const alerts = [...t.inst.writer.models.alerts.alerts.values()];
   assert.ok(alerts.length > 0, 'the sshd failures raise an alert');
   const alertId = alerts[0]!.id;
   const review = await t.request(`/api/v1/alerts/${alertId}`, { method: 'PATCH', token: t.tokens.analyst, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'in_review', reason: 'looking' }) });
@@ -43,10 +43,10 @@ describe('retention expiry', () => {
       const inst = t.inst;
       const clock = day(40);
       const runner = await startRetention({
-        log: inst.log, writer: inst.writer, carried: inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
+        log: inst.log, pipeline: inst.pipeline, carried: inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
         settings: t.config.retention, archiveDir: archiveDirOf(t.config.retention, t.config.storage.path), storePath: t.config.storage.path,
       }, () => new Date(clock), () => {});
-      const policy = inst.runtime.state<RetentionState>(RETENTION).policy;
+      const policy = inst.writer.models.retention.policy;
       assert.deepEqual(policy, { enabled: true, days: { evidence: 30, alerts: 365, reviews: 365, incidents: 365, access: 365, audit: 730 }, segmentRecords: 256 }, 'the policy in force is recorded');
 
       const headBefore = inst.log.head().seq;
@@ -141,7 +141,7 @@ describe('retention expiry', () => {
     const { t } = await history();
     const dir = archiveDirOf(t.config.retention, t.config.storage.path);
     const runner = await startRetention({
-      log: t.inst.log, writer: t.inst.writer, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
+      log: t.inst.log, pipeline: t.inst.pipeline, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name,
       settings: t.config.retention, archiveDir: dir,
     }, () => new Date(day(40)), () => {});
     await runner.run();

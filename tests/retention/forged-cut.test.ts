@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AlertsState } from '../../src/projections/alerts.js';
-import type { DomainEvent } from '../../src/commands/decision.js';
 import { openInstanceStore } from '../../src/cli/instance/open.js';
 import { startInstanceCheckpointer } from '../../src/cli/instance/checkpoints.js';
 import { archiveDirOf, expireSegments } from '../../src/services/retention/expire.js';
@@ -11,6 +10,7 @@ import { encodeRecord, hashBytes } from '../../src/log/record.js';
 import { logVerify } from '../../src/cli/log-commands.js';
 import { startTestInstance } from '../helpers/instance.js';
 import { day, dnsEvent, ingest, sshFailure } from './helpers.js';
+import type { CutCommand } from '../../src/commands/pipeline.js';
 
 /**
  * Someone with the store (service stopped) runs an expiry of their own whose carried-forward
@@ -33,24 +33,24 @@ describe('a forged retention cut', () => {
       const t = await startTestInstance({ retention: { enabled: true, evidenceDays: 30, segmentRecords: 256 } }, { builtinRules: true });
       try {
         const archiveDir = archiveDirOf(t.config.retention, t.config.storage.path);
-        const deps = { log: t.inst.log, writer: t.inst.writer, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name, settings: t.config.retention, archiveDir };
+        const deps = { log: t.inst.log, pipeline: t.inst.pipeline, carried: t.inst.carried, checkpoints: t.transparency, origin: t.transparency.verifier.name, settings: t.config.retention, archiveDir };
         await (await startRetention(deps, () => new Date(day(0)), () => {})).stop(); // records the policy, as `vigil serve` does
         t.setNow(day(0));
         await ingest(t.inst, Array.from({ length: 40 }, (_, i) => sshFailure(i, day(0))), day(0));
-        const alertId = [...t.inst.runtime.state<AlertsState>('alerts').alerts.values()][0]!.id;
+        const alertId = [...t.inst.writer.models.alerts.alerts.values()][0]!.id;
         assert.equal((await t.request(`/api/v1/alerts/${alertId}`, { method: 'PATCH', token: t.tokens.analyst, body: JSON.stringify({ status: 'in_review', reason: 'escalate' }) })).status, 200);
         await ingest(t.inst, Array.from({ length: 560 }, (_, i) => dnsEvent(i, day(0), `h${i % 5}`)), day(0));
         await ingest(t.inst, Array.from({ length: 300 }, (_, i) => dnsEvent(i, day(35), 'h0')), day(35));
         await t.restart(async (path) => {
           const inst = await openInstanceStore(path);
           const checkpoints = await startInstanceCheckpointer(inst, t.config);
-          const writer = Object.create(inst.writer, {
-            cut: { value: (events: DomainEvent[], ctx: never, cut: never) => {
-              forge((events.find((e) => e.type === 'RecordsCarriedForward')!.data as { records: CarriedRecord[] }).records);
-              return inst.writer.cut(events, ctx, cut);
+          const pipeline = Object.create(inst.pipeline, {
+            cut: { value: (command: CutCommand) => {
+              forge((command.events.find((e) => e.type === 'RecordsCarriedForward')!.data as { records: CarriedRecord[] }).records);
+              return inst.pipeline.cut(command);
             } },
-          }) as typeof inst.writer;
-          const expired = await expireSegments({ ...deps, log: inst.log, writer, carried: inst.carried, checkpoints, origin: checkpoints.verifier.name }, { now: day(40) });
+          }) as typeof inst.pipeline;
+          const expired = await expireSegments({ ...deps, log: inst.log, pipeline, carried: inst.carried, checkpoints, origin: checkpoints.verifier.name }, { now: day(40) });
           assert.equal(expired.length, 2);
           await checkpoints.stop();
           await inst.close();

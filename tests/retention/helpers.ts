@@ -1,6 +1,5 @@
 import { Packr } from 'msgpackr';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
-import { detectIn } from '../../src/commands/alerting/detection-step.js';
 import { DEFAULT_DETECTION, type InstanceStore } from '../../src/cli/instance/open.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
@@ -36,7 +35,7 @@ export function dnsEvent(n: number, at: string, host: string): NormalizedEvent {
 /** Ingests one-event records at `at`, in one group commit. */
 export async function ingest(inst: InstanceStore, events: NormalizedEvent[], at: string): Promise<void> {
   const ctx = { now: at };
-  await Promise.all(events.map((e) => inst.writer.execute((m) => detectIn(m, decideIngestEvents(m, [e]), [], ctx, DEFAULT_DETECTION), ctx)));
+  await Promise.all(events.map((e) => inst.pipeline.dispatch({ decide: (m) => decideIngestEvents(m, [e]), ctx: ctx })));
 }
 
 /** Every read model, of both sides, as plain data (as the replay property test compares them). */

@@ -7,6 +7,9 @@ import * as v from 'valibot';
 import { ConfigSchema, type Config } from '../../src/services/config-schema.js';
 import { openInstanceStore, storeOptions, type InstanceStore } from '../../src/cli/instance/open.js';
 import { connectJetStreamNode, leaderOnly, type JetStreamNode } from '../../src/cli/instance/jetstream-node.js';
+import { createPipeline } from '../../src/commands/pipeline.js';
+import { DEFAULT_DETECTION } from '../../src/cli/instance/open.js';
+import { instanceDetector } from '../../src/commands/alerting/detection-step.js';
 import { streamSettings } from '../../src/log/jetstream-connect.js';
 import { startFromCut } from '../../src/log/jetstream-cut.js';
 import { openLmdbStore } from '../../src/log/lmdb-store.js';
@@ -56,14 +59,14 @@ async function startNode(stream: string, name: string, home: string): Promise<No
     throw err;
   });
   const transparency = await startInstanceCheckpointer(inst, config);
-  await node.start(inst.runtime, async () => { await installBuiltinRules(inst.writer, day(0)); }, undefined, followCut(inst.runtime, inst.log));
+  await node.start(inst.runtime, async () => { await installBuiltinRules(inst.pipeline, day(0)); }, undefined, followCut(inst.runtime, inst.log));
   const runners: RetentionRunner[] = [];
   return {
     config, node, inst, transparency,
     async retention(clock) {
       const leading = () => node.leadership().leading;
       const runner = await startRetention({
-        log: inst.log, writer: leaderOnly(inst.writer, leading), carried: inst.carried, checkpoints: transparency, origin: transparency.verifier.name,
+        log: inst.log, pipeline: createPipeline(leaderOnly(inst.writer, leading), instanceDetector(DEFAULT_DETECTION)), carried: inst.carried, checkpoints: transparency, origin: transparency.verifier.name,
         settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
         node: name, leads: leading, beforeRun: async () => { await node.log()?.purgeBelowCut(); },
       }, () => new Date(clock()), () => {});
@@ -101,7 +104,7 @@ async function sameModels(a: Node, b: Node, what: string): Promise<void> {
 /** Alerts raised at day 0 (carried forward), `old` DNS events at day 0 (expiring), 300 fresh ones at day 35. */
 async function history(leader: Node, old: number): Promise<void> {
   await ingest(leader.inst, Array.from({ length: 40 }, (_, i) => sshFailure(i, day(0))), day(0));
-  assert.ok(leader.inst.runtime.state<AlertsState>('alerts').alerts.size > 0, 'the sshd failures raise an alert');
+  assert.ok(leader.inst.writer.models.alerts.alerts.size > 0, 'the sshd failures raise an alert');
   await ingest(leader.inst, Array.from({ length: old }, (_, i) => dnsEvent(i, day(0), i < 150 ? 'gone' : `h${i % 5}`)), day(0));
   await ingest(leader.inst, Array.from({ length: 300 }, (_, i) => dnsEvent(i, day(35), 'h0')), day(35));
 }

@@ -56,9 +56,9 @@ export async function startTestAuthority(over: Record<string, unknown> = {}, mai
   const store = await openAuthorityStore(config.storage.path);
   let now = new Date('2026-11-22T10:00:00.000Z');
   const accounts = openAccountRegistry(accountsFile, () => {}, 0);
-  const deps = { writer: store.writer, accounts, config, recoveryKey: key, now: () => now, publicUrl: () => 'http://authority.test', log: () => {} };
+  const deps = { pipeline: store.pipeline, accounts, config, recoveryKey: key, now: () => now, publicUrl: () => 'http://authority.test', log: () => {} };
   const app = createAuthorityApp(deps);
-  const monitor = createRecoveryMonitor({ writer: store.writer, now: () => now, timeoutSeconds: config.recovery.heartbeatTimeoutSeconds, key, accounts, ...(mailer ? { mailer } : {}), publicUrl: () => 'http://authority.test', log: () => {} });
+  const monitor = createRecoveryMonitor({ pipeline: store.pipeline, now: () => now, timeoutSeconds: config.recovery.heartbeatTimeoutSeconds, key, accounts, ...(mailer ? { mailer } : {}), publicUrl: () => 'http://authority.test', log: () => {} });
   const t: TestAuthority = {
     app, store, monitor, key, dir: dir.path, config, tokens,
     setNow: (iso) => { now = new Date(iso); },

@@ -1,5 +1,6 @@
 import { decideImportRules } from '../../commands/import-rules.js';
-import type { Writer } from '../../commands/writer.js';
+import type { Pipeline } from '../../commands/pipeline.js';
+import type { WriteModels } from '../../projections/models.js';
 import { loadBuiltinPack } from '../../detection/builtin-pack.js';
 import type { DetectionState } from '../../projections/detection.js';
 import { detectionSlice } from '../../commands/slices.js';
@@ -8,10 +9,10 @@ import { detectionSlice } from '../../commands/slices.js';
  * Installs the built-in rule pack on first start, and again when the shipped pack changed (its
  * version is a hash of the text). Rules keep their enabled switch across updates.
  */
-export async function installBuiltinRules(writer: Writer, now: string): Promise<{ installed: boolean; version: string; rules: number }> {
+export async function installBuiltinRules(pipeline: Pipeline<WriteModels>, now: string): Promise<{ installed: boolean; version: string; rules: number }> {
   const pack = loadBuiltinPack();
-  if (writer.models.state<DetectionState>('detection').builtinPack === pack.version) return { installed: false, version: pack.version, rules: 0 };
-  const outcome = await writer.execute((m) => decideImportRules(detectionSlice(m), pack.text, 'builtin', pack.version), { now, actor: { id: 'vigil', authentication: 'builtin' } });
+  if (pipeline.models.detection.builtinPack === pack.version) return { installed: false, version: pack.version, rules: 0 };
+  const outcome = await pipeline.dispatch({ decide: (m) => decideImportRules(detectionSlice(m), pack.text, 'builtin', pack.version), ctx: { now, actor: { id: 'vigil', authentication: 'builtin' } } });
   if (!outcome.ok) throw new Error(`the built-in rule pack does not import: ${outcome.rejection.message}: ${(outcome.rejection.issues ?? []).join('; ')}`);
   return { installed: true, version: pack.version, rules: outcome.result.ruleIds.length };
 }

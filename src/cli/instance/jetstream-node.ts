@@ -11,11 +11,12 @@ import type { Subscription } from '@nats-io/transport-node';
 import { createClusterEdge, type ClusterEdge } from '../cluster/cluster-edge.js';
 import { NotLeaderError, type EventLog, type LogHead } from '../../log/event-log.js';
 import type { Writer } from '../../commands/writer.js';
-import { detectIn, detectionSettingsOf, recordDetected } from '../../commands/alerting/detection-step.js';
 import { decideIngestRaw } from '../../commands/ingest-raw.js';
 import { syslogCommand, type SyslogCluster } from '../../services/listeners/syslog-intake.js';
 import { ENVELOPE_LIMITS } from '../../events/collector-protocol/envelope.js';
 import { ReadSideLagging } from '../../projections/read-side/read-side.js';
+import type { Pipeline } from '../../commands/pipeline.js';
+import type { WriteModels } from '../../projections/models.js';
 
 /** The NATS side of a node whose log is a JetStream stream: the connection, the local copy, the lease. */
 export interface JetStreamNode {
@@ -193,8 +194,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
  * The HTTP edge of a JetStream node: writes reaching a follower go to the leader, reads stay
  * local and wait for the sequence the leader answered; the leader answers forwarded requests.
  */
-export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { head(): LogHead; follow: EventLog['follow'] } }, appFetch: (req: Request, env: unknown) => Response | Promise<Response>, writer: Writer, config: Config): ClusterEdge {
-  const settings = detectionSettingsOf(config);
+export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { head(): LogHead; follow: EventLog['follow'] } }, appFetch: (req: Request, env: unknown) => Response | Promise<Response>, pipeline: Pipeline<WriteModels>, config: Config): ClusterEdge {
   const edge = createClusterEdge({
     node: { leading: () => node.leadership().leading, connected: () => node.connected(), onLeaderChange: (l) => node.onLeaderChange(l) },
     nc: node.conn.nc,
@@ -202,10 +202,10 @@ export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { h
     log: instance.log,
     appFetch,
     peerOf: (env) => (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
-    record: async (facts, ctx) => { await recordDetected(writer, facts, ctx, settings); },
+    record: async (facts, ctx) => { await pipeline.record(facts, ctx); },
     ingestSyslog: async (batch, ctx) => {
       const { cmd } = syslogCommand(batch, ctx.now);
-      await writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, settings), ctx);
+      await pipeline.dispatch({ decide: (m) => decideIngestRaw(m, cmd), ctx });
     },
     bodyCap: largestBody(config),
     timeoutMs: 30_000,
@@ -218,7 +218,7 @@ export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { h
  * A writer for work only the leader does (time-driven checks): on a follower its commands are
  * answered with a conflict instead of reaching the log, where they would be refused anyway.
  */
-export function leaderOnly(writer: Writer, leading: () => boolean): Writer {
+export function leaderOnly(writer: Writer<WriteModels>, leading: () => boolean): Writer<WriteModels> {
   return {
     models: writer.models,
     execute: (decide, ctx) => (leading() ? writer.execute(decide, ctx) : Promise.resolve({ ok: false, rejection: { kind: 'conflict', message: 'this node does not lead: the leader runs this command' } })),

@@ -3,7 +3,9 @@ import type { DetectionSettings } from '../../commands/alerting/evaluate.js';
 import { foldFromCutOffThread } from '../../projections/refold.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../projections/all.js';
 import { DEFAULT_GRAPH_LIMITS, type GraphLimits } from '../../projections/graph.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import { readsOf, writeModelsOf, type Reads, type WriteModels } from '../../projections/models.js';
+import { createPipeline, type Pipeline } from '../../commands/pipeline.js';
+import { instanceDetector } from '../../commands/alerting/detection-step.js';
 import { startReadSide, type ReadSide } from '../../projections/read-side/read-side.js';
 import type { Config } from '../../services/config-schema.js';
 
@@ -15,10 +17,12 @@ export const DEFAULT_DETECTION: DetectionSettings = { incidentWindowMs: 60 * 60 
  * decisions need), and the read side folded behind it in a worker thread (events by time and
  * dimension, the audit trail, the graph).
  */
-export interface InstanceStore extends EventStore {
+export interface InstanceStore extends EventStore<WriteModels> {
   readonly readSide: ReadSide;
+  /** The one write pipeline: every write is dispatched through it, with detection on its evidence. */
+  readonly pipeline: Pipeline<WriteModels>;
   /** Everything queries read: the write side's models and the read side's databases. */
-  readonly reads: ReadModels;
+  readonly reads: Reads;
   /** Resolves once the read side has folded the log head as it is now (read-your-writes). */
   readYourWrites(timeoutMs?: number): Promise<void>;
 }
@@ -54,6 +58,7 @@ export function storeOptions(config: Config): OpenOptions {
 /** Opens the instance store at `path`: every read model, and detections on every batch's evidence. */
 export async function openInstanceStore(path: string, opts: OpenOptions = {}): Promise<InstanceStore> {
   const es = await openEventStore(path, {
+    models: writeModelsOf,
     projections: HEAP_PROJECTIONS,
     indexes: INDEX_PROJECTIONS,
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
@@ -86,18 +91,18 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
   }
   const stopFollowing = es.log.follow(es.log.head().seq, (r) => readSide.notify(r.seq));
   const runtime = es.runtime;
-  const reads: ReadModels = {
-    state: (name) => runtime.state(name),
+  const reads = readsOf(runtime, {
     index: runtime.index,
     db: (name) => (readDbs.has(name) ? readSide.db(name) : runtime.db(name)),
     seq: () => readSide.applied(),
     record: (seq) => runtime.record(seq),
-  };
+  });
   let closed = false;
   return {
     ...es,
     readSide,
     reads,
+    pipeline: createPipeline(es.writer, instanceDetector(opts.detection ?? DEFAULT_DETECTION)),
     readYourWrites: (timeoutMs) => readSide.caughtUp(es.log.head().seq, timeoutMs),
     async close() {
       if (closed) return;

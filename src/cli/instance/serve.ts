@@ -14,7 +14,7 @@ import { createIngestAdmission } from '../../http/admission.js';
 import { createRefusalLedger } from '../../http/refusals.js';
 import { startRefusalSummaries } from './refusal-summaries.js';
 import { readYourWritesOf } from '../../http/read-consistency.js';
-import { detectionSettingsOf } from '../../commands/alerting/detection-step.js';
+import { detectionSettingsOf, instanceDetector } from '../../commands/alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
 import { exportsWhileLeading, startExports, type ExportDeps, type LeaderExports } from '../../services/export/start.js';
@@ -23,12 +23,13 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMetrics } from '../../services/metrics/metrics.js';
 import { measuredWriter } from '../../services/metrics/writer-metrics.js';
+import { createPipeline } from '../../commands/pipeline.js';
 import { startSyslogListeners } from '../../services/listeners/syslog-listeners.js';
 import { createSelfMonitor, statfsSpace } from '../../services/monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
 import { recordCredentialChanges } from './credential-recorder.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
-import { clusterEdgeOf, connectJetStreamNode, leaderOnly, syslogClusterOf, unanswered, type JetStreamNode } from './jetstream-node.js';
+import type { JetStreamNode } from './jetstream-node.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import { startRetention } from '../../services/retention/scheduler.js';
 import { archiveDirOf } from '../../services/retention/expire.js';
@@ -85,8 +86,10 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     });
   });
   // On a JetStream node a start-up step the stream does not answer is said as a refusal with what to do.
-  const refusal = (err: unknown) => (config.storage.backend === 'jetstream' && err instanceof Error ? unanswered(config.storage.jetstream?.stream ?? '(unnamed)', err) : err);
-  const jetstream = config.storage.backend === 'jetstream' ? await connectJetStreamNode(config, log).catch((err: unknown) => { throw refusal(err); }) : undefined;
+  // The NATS client modules load only for a JetStream backend: the default single-node path never loads them.
+  const cluster = config.storage.backend === 'jetstream' ? await import('./jetstream-node.js') : undefined;
+  const refusal = (err: unknown) => (cluster && err instanceof Error ? cluster.unanswered(config.storage.jetstream?.stream ?? '(unnamed)', err) : err);
+  const jetstream = cluster ? await cluster.connectJetStreamNode(config, log).catch((err: unknown) => { throw refusal(err); }) : undefined;
   // Only a serving instance lowers its read side: there it shares the CPU with ingest, and the
   // writer, which acknowledges evidence, goes first (one-shot commands such as replay wait for both).
   const opened = {
@@ -104,6 +107,9 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     await jetstream?.close();
     throw refusal(err);
   });
+  const detector = instanceDetector(detectionSettingsOf(config));
+  // Time-driven and policy writes are the leader's on a JetStream node: a follower's would only be refused.
+  const onLeader = jetstream ? createPipeline(cluster!.leaderOnly(instance.writer, () => jetstream.leadership().leading), detector) : instance.pipeline;
   // Work for the writer once the service is wired (credential changes, the retention policy); it runs again whenever a JetStream node starts leading.
   let whenLeading: () => void = () => {};
   let recordRetentionPolicy: () => Promise<void> = async () => {};
@@ -111,17 +117,16 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const startupWrites = async () => {
     whenLeading();
     await recordRetentionPolicy();
-    const pack = await installBuiltinRules(instance.writer, new Date().toISOString());
+    const pack = await installBuiltinRules(instance.pipeline, new Date().toISOString());
     if (pack.installed) log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
     const grantsFile = config.deployment?.enrollmentGrantsFile;
     if (grantsFile) {
-      const imported = await importEnrollmentGrants(instance.writer, grantsFile, new Date().toISOString(), log);
+      const imported = await importEnrollmentGrants(instance.pipeline, grantsFile, new Date().toISOString(), log);
       if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
     }
   };
   const exportDeps: ExportDeps = {
-    storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, writer: instance.writer,
-    detection: detectionSettingsOf(config), logLine: log,
+    storePath: config.storage.path, origin: transparency.verifier.name, log: instance.log, pipeline: instance.pipeline, logLine: log,
   };
   // On a JetStream node export runs on the leader only, from the cursors the log records; items are
   // named by the stream (the same on every node), so a receiver deduplicates a batch sent again. The
@@ -131,7 +136,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const startNode = async (node: JetStreamNode) => {
     leaderExports = exportsWhileLeading(config.export, {
       ...exportDeps, origin: `vigil.stream/${node.conn.stream}/${createHash('sha256').update(node.streamCreated).digest('hex').slice(0, 32)}`,
-      cursorOf: (name) => logCursor(instance.writer, name, Date.now, log),
+      cursorOf: (name) => logCursor(instance.pipeline, name, Date.now, log),
     });
     const exportsOnLeader = leaderExports;
     await node.start(instance.runtime, async () => {
@@ -155,7 +160,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const retention = await startRetention({
     // On a JetStream node only the leader records the policy in force and expires segments (archiving
     // them on its machine); it completes a purge its predecessor left undone before each run.
-    log: instance.log, writer: jetstream ? leaderOnly(instance.writer, () => jetstream.leadership().leading) : instance.writer, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
+    log: instance.log, pipeline: onLeader, carried: instance.carried, checkpoints: transparency, origin: transparency.verifier.name,
     ...(jetstream ? { node: jetstream.name, leads: () => jetstream.leadership().leading, beforeRun: async () => { await jetstream.log()?.purgeBelowCut(); } } : {}),
     settings: config.retention, archiveDir: archiveDirOf(config.retention, config.storage.path), storePath: config.storage.path,
     delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
@@ -167,7 +172,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   let loadedCredentials: readonly Credential[] | undefined;
   const recordCredentials = () => {
     if (!loadedCredentials || (jetstream && !jetstream.leadership().leading)) return;
-    recordCredentialChanges(instance.writer, loadedCredentials, new Date().toISOString(), detectionSettingsOf(config)).then(
+    recordCredentialChanges(instance.pipeline, loadedCredentials, new Date().toISOString()).then(
       (changes) => { if (changes > 0) log({ level: 'info', msg: 'credential registry changes recorded', changes }); },
       (err: unknown) => log({ level: 'error', msg: 'credential registry changes not recorded', error: (err as Error).message }),
     );
@@ -184,21 +189,22 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   const refusals = createRefusalLedger(config.limits);
   const monitor = createSelfMonitor({
     // Time-driven checks are the leader's: a follower's would only be refused.
-    writer: jetstream ? leaderOnly(instance.writer, () => jetstream.leadership().leading) : instance.writer, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
+    pipeline: onLeader, settings: config.monitoring, space: statfsSpace(config.storage.path), now: () => new Date(), log,
     progress: () => ({ headSeq: instance.log.head().seq, readSeq: instance.readSide.applied() }),
   });
   let edge: ClusterEdge | undefined;
-  const summaries = startRefusalSummaries(refusals, instance.writer, config.limits.refusalSummarySeconds, () => new Date(), detectionSettingsOf(config),
+  const summaries = startRefusalSummaries(refusals, instance.pipeline, config.limits.refusalSummarySeconds, () => new Date(),
     jetstream ? (facts, ctx, local) => edge ? edge.recordAccess(facts, ctx, local) : local() : undefined);
   // Bound once the server listens (the reporter needs the port); the console reads it through `deployment`.
   let reporter: DeploymentReporter | undefined;
   const metrics = createMetrics();
   const dataFile = join(config.storage.path, 'data.mdb');
   metrics.observe({ logHead: () => ({ seq: instance.log.head().seq, bytes: fileSize(dataFile) }) });
-  const writer = measuredWriter(instance.writer, metrics);
+  // The edge's writes are measured (batch sizes, commit latency); the writer itself stays unaware.
+  const pipeline = createPipeline(measuredWriter(instance.writer, metrics), detector);
   const app = createApp({
     metrics,
-    writer,
+    pipeline,
     registry,
     config,
     now: () => new Date(),
@@ -217,7 +223,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
     monitor,
     ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });
-  edge = jetstream ? clusterEdgeOf(jetstream, instance, (req, env) => app.fetch(req, env as { incoming?: unknown; forwarded?: boolean }), writer, config) : undefined;
+  edge = jetstream ? cluster!.clusterEdgeOf(jetstream, instance, (req, env) => app.fetch(req, env as { incoming?: unknown; forwarded?: boolean }), pipeline, config) : undefined;
   server = await listen(edge ? edge.fetch : app.fetch, config.server.host, config.server.port).catch(async (err: NodeJS.ErrnoException) => {
     clearInterval(registryPoll);
     await summaries.stop();
@@ -229,7 +235,7 @@ export async function startInstance(config: Config, log: (line: Record<string, u
   });
   const listening = server;
   inFlight = trackInFlight(server);
-  const syslog = await startSyslogListeners(config.syslog.listeners, { writer, detection: detectionSettingsOf(config), metrics, log, now: () => new Date(), refusesWrites: () => monitor.refusesWrites(), ...(edge ? { cluster: syslogClusterOf(edge, config) } : {}) }).catch(async (err: unknown) => {
+  const syslog = await startSyslogListeners(config.syslog.listeners, { pipeline, metrics, log, now: () => new Date(), refusesWrites: () => monitor.refusesWrites(), ...(edge ? { cluster: cluster!.syslogClusterOf(edge, config) } : {}) }).catch(async (err: unknown) => {
     clearInterval(registryPoll);
     await new Promise<void>((resolve) => listening.close(() => resolve()));
     await summaries.stop();

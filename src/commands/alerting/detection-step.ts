@@ -1,7 +1,7 @@
-import { accept, type CommandContext, type Decision, type DomainEvent } from '../decision.js';
-import type { Writer } from '../writer.js';
+import type { CommandContext, Decision, DomainEvent } from '../decision.js';
 import { eventsOf } from '../../events/record-types.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { NormalizedEvent } from '../../events/normalized-event.js';
+import type { WriteModels } from '../../projections/models.js';
 import { alertingStateOf, evaluateEvidence, type AlertSummary, type DetectionSettings } from './evaluate.js';
 import type { IncidentSummary } from './incident-correlation.js';
 
@@ -11,37 +11,45 @@ export interface Detections {
   readonly incidents: readonly IncidentSummary[];
 }
 
+/** No detections: what a batch without evidence raised. */
+export const NO_DETECTIONS: Detections = { alerts: [], incidents: [] };
+
+/** What a detector returns for a batch's evidence: the events to append after it, and what they raised. */
+export interface DetectorOutcome extends Detections {
+  readonly events: readonly DomainEvent[];
+}
+
+/** Evaluates a batch's evidence against the models a decision read. Pure. */
+export type Detector<M> = (models: M, evidence: readonly NormalizedEvent[], ctx: CommandContext) => DetectorOutcome;
+
 /** A decision with the detection step done: its result carries what the batch raised. */
 export type Detected<R> = Decision<{ readonly result: R; readonly detections: Detections }>;
 
 /**
- * The detection step of a command, in plain sight where commands are executed: the decision's
- * events and `facts` (the request's access and audit records) form one batch; the evidence that
- * batch carries (events ingested, raw, collector, access) is evaluated against the rules, and the
- * hits, alerts and incidents it raises are appended to the same batch. A rejected decision keeps
- * its rejection; the events it still records (a collector rejection) are evaluated too. Pure.
+ * The detection step of a command: the decision's events and `facts` (the request's access and
+ * audit records) form one batch; the evidence that batch carries (events ingested, raw, collector,
+ * access) is evaluated by `detector`, and the hits, alerts and incidents it raises are appended to
+ * the same batch. A rejected decision keeps its rejection; the events it still records (a collector
+ * rejection) are evaluated too. A service without a detector refuses evidence outright. Pure.
  */
-export function detectIn<R>(models: ReadModels, decision: Decision<R>, facts: readonly DomainEvent[], ctx: CommandContext, settings: DetectionSettings): Detected<R> {
-  const own = [...(decision.events ?? []), ...facts];
+export function detectIn<M, R>(models: M, decision: Decision<R>, facts: readonly DomainEvent[], ctx: CommandContext, detector: Detector<M> | undefined): Detected<R> {
+  const own = facts.length > 0 ? [...(decision.events ?? []), ...facts] : decision.events ?? [];
   const evidence = own.flatMap((e) => eventsOf(e.type, e.data));
-  const outcome = evidence.length > 0 ? evaluateEvidence(alertingStateOf(models), evidence, ctx, settings) : undefined;
+  if (evidence.length > 0 && !detector) throw new Error('a batch carries evidence on a service that runs no detection');
+  const outcome = evidence.length > 0 ? detector!(models, evidence, ctx) : undefined;
   const events = outcome && outcome.events.length > 0 ? [...own, ...outcome.events] : own;
-  const detections: Detections = { alerts: outcome?.alerts ?? [], incidents: outcome?.incidents ?? [] };
+  const detections: Detections = outcome ? { alerts: outcome.alerts, incidents: outcome.incidents } : NO_DETECTIONS;
   return decision.ok
     ? { ok: true, events, result: { result: decision.result, detections } }
     : { ok: false, rejection: decision.rejection, events };
 }
 
+/** The instance's detector: Sigma rules, correlations and incidents over the write side's models. */
+export function instanceDetector(settings: DetectionSettings): Detector<WriteModels> {
+  return (models, evidence, ctx) => evaluateEvidence(alertingStateOf(models), evidence, ctx, settings);
+}
+
 /** Detection settings from the instance configuration. */
 export function detectionSettingsOf(config: { readonly detection: { readonly incidentWindowMinutes: number } }): DetectionSettings {
   return { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 };
-}
-
-/**
- * Appends facts that need no decision (access and audit records, refusal summaries) with the
- * detection step: the evidence they carry is evaluated like any other.
- */
-export async function recordDetected(writer: Writer, facts: readonly DomainEvent[], ctx: CommandContext, settings: DetectionSettings): Promise<Detections> {
-  const outcome = await writer.execute((m) => detectIn(m, accept(facts, undefined), [], ctx, settings), ctx);
-  return outcome.ok ? outcome.result.detections : { alerts: [], incidents: [] };
 }

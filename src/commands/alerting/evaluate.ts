@@ -7,7 +7,7 @@ import { alertKey, systemsKept, type AlertsState } from '../../projections/alert
 import { SYSTEMS_LISTED } from '../../projections/alerts-query.js';
 import { activeRuleSet, hitsFromRecord, type DetectionState } from '../../projections/detection.js';
 import { lookupEvent } from '../../projections/evidence.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { WriteModels } from '../../projections/models.js';
 import { epochMillisOf } from '../../kernel/time.js';
 import { affectedSystems, alertIdOf, confidenceOf, correlationReason, evidenceOf } from './alert-facts.js';
 import type { CorrelationFire, RuleHit } from '../../detection/correlate.js';
@@ -53,11 +53,11 @@ export interface AlertingState {
 }
 
 /** The alerting slice of the write side's models. */
-export function alertingStateOf(models: ReadModels): AlertingState {
+export function alertingStateOf(models: WriteModels): AlertingState {
   const decoded = new Map<number, readonly NormalizedEvent[]>();
   return {
-    detection: models.state<DetectionState>('detection'),
-    alerts: models.state<AlertsState>('alerts'),
+    detection: models.detection,
+    alerts: models.alerts,
     storedEvent: (id) => lookupEvent(models, id, decoded),
   };
 }

@@ -68,14 +68,15 @@ export function createSessionKeeper(deps: AppDeps, net: NetPolicy): SessionKeepe
   const started = deps.now().getTime();
   const end = async (cmd: EndConsoleSession, actor: Pick<Principal, 'id' | 'authentication'>) => {
     lastSeen.delete(cmd.sessionHash);
-    const outcome = await deps.writer.execute((m) => decideEndConsoleSession(consoleSessionsSlice(m), cmd), { now: deps.now().toISOString(), actor: { id: actor.id, authentication: actor.authentication } });
+    const ctx = { now: deps.now().toISOString(), actor: { id: actor.id, authentication: actor.authentication } };
+    const outcome = await deps.pipeline.dispatch({ decide: (m) => decideEndConsoleSession(consoleSessionsSlice(m), cmd), ctx });
     return outcome.ok;
   };
   return {
     async identify(c) {
       const hash = presentedSessionHash(c, overTls(c, deps, net));
       if (hash === undefined) return undefined;
-      const session = deps.reads.state<ConsoleSessions>('console-sessions').byHash[hash];
+      const session = deps.reads.consoleSessions.byHash[hash];
       if (!session) return undefined;
       const now = deps.now().getTime();
       const idleSince = lastSeen.get(hash) ?? Math.max(started, Date.parse(session.startedAt));

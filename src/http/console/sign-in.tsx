@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { detectionSettingsOf, detectIn, recordDetected } from '../../commands/alerting/detection-step.js';
 import type { Principal } from '../../auth/registry.js';
 import { hashToken } from '../../auth/tokens.js';
 import { decideStartConsoleSession } from '../../commands/console-session.js';
@@ -73,16 +72,20 @@ export function registerSignIn(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
       approved: source !== 'unknown' && net.approved.has(source), ...(principal ? { principal } : {}), at: deps.now().toISOString(),
     });
     if (!bearer) {
-      if (deps.refusals.failed(source, SIGN_IN_ROUTE, at)) await recordDetected(deps.writer, records(401), { now: deps.now().toISOString() }, detectionSettingsOf(deps.config));
+      if (deps.refusals.failed(source, SIGN_IN_ROUTE, at)) await deps.pipeline.record(records(401), { now: deps.now().toISOString() });
       return again(401, 'that token is not valid (unknown, disabled or expired)', next);
     }
     const secret = newSessionSecret();
     const cfg = deps.config.console;
     const ctx = { now: at.toISOString(), requestId: c.get('requestId'), actor: { id: bearer.id, authentication: bearer.authentication } };
-    const outcome = await deps.writer.execute((m) => detectIn(m, decideStartConsoleSession(consoleSessionsSlice(m), {
-      sessionHash: hashToken(secret), principal: bearer.id, authentication: bearer.authentication,
-      idleMinutes: cfg.sessionIdleMinutes, maxHours: cfg.sessionMaxHours, sourceAddress: source,
-    }, ctx), records(303, bearer), ctx, detectionSettingsOf(deps.config)), ctx);
+    const outcome = await deps.pipeline.dispatch({
+      decide: (m) => decideStartConsoleSession(consoleSessionsSlice(m), {
+        sessionHash: hashToken(secret), principal: bearer.id, authentication: bearer.authentication,
+        idleMinutes: cfg.sessionIdleMinutes, maxHours: cfg.sessionMaxHours, sourceAddress: source,
+      }, ctx),
+      facts: () => records(303, bearer),
+      ctx,
+    });
     if (!outcome.ok) return again(403, outcome.rejection.message, next);
     setSessionCookie(c, overTls(c, deps, net), secret, cfg.sessionMaxHours * 3600);
     return c.redirect(next, 303);

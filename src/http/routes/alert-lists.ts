@@ -10,7 +10,7 @@ import { storedJson } from '../stored-json.js';
 /** The alerts view (alerts and incidents), as of every write acknowledged before the request. */
 export async function alertsView(deps: AppDeps): Promise<AlertsState> {
   await deps.readYourWrites();
-  return deps.reads.state<AlertsState>('alerts');
+  return deps.reads.alerts;
 }
 
 /** What an alert's and an incident's lists belong to. */

@@ -65,7 +65,7 @@ const readAlertRoute = route({
     const alert = (await alertsView(deps)).alerts.get(c.req.param('alertId'));
     if (!alert) throw new HttpError(404, `alert ${c.req.param('alertId').slice(0, 128)} does not exist`);
     // Evidence a retention cut archived still reads from the alert's references, marked with its archive.
-    const archived = deps.reads.state<RetentionState>(RETENTION).archivedEvidence;
+    const archived = deps.reads.retention.archivedEvidence;
     const evidence = archived.size === 0 ? alert.evidence : alert.evidence.map((ref) => {
       const file = archived.get(ref.eventId);
       return file === undefined ? ref : { ...ref, archived: { file } };

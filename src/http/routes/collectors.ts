@@ -16,10 +16,9 @@ import { readBodyBytes, readJsonBody } from '../body.js';
 import { clientAddress } from '../client-address.js';
 import type { AppDeps, AppEnv } from '../env.js';
 import { HttpError, STATUS_OF, fromRejection, parseOr400 } from '../errors.js';
-import { commandContext, executeDetected, executeAudited } from '../request-context.js';
+import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route, type RouteScope } from '../route.js';
 import { admitIngest } from '../admission.js';
-import { detectionSettingsOf, recordDetected } from '../../commands/alerting/detection-step.js';
 import { collectorsSlice, submissionSlice } from '../../commands/slices.js';
 
 /** Prefix of enrollment tokens, so secret scanners can recognise a leaked one. */
@@ -61,12 +60,12 @@ async function enroll(c: Context<AppEnv>, scope: RouteScope): Promise<Response> 
     if (!key.ok) throw new HttpError(400, 'invalid enrollment', [`publicKey: ${key.error}`]);
     const cmd = { collectorId: body.collectorId, tokenHash: hashToken(body.enrollmentToken), publicKey: key.key, requestId: c.get('requestId'), at: ctx.now, sourceAddress: c.get('sourceAddress') };
     decided = true;
-    const outcome = await executeDetected(deps, (m) => decideEnroll(collectorsSlice(m), cmd), (d) => audit(d.ok ? 201 : STATUS_OF[d.rejection.kind]), ctx);
+    const outcome = await deps.pipeline.dispatch({ decide: (m) => decideEnroll(collectorsSlice(m), cmd), facts: (d) => audit(d.ok ? 201 : STATUS_OF[d.rejection.kind]), ctx });
     if (!outcome.ok) throw fromRejection(outcome.rejection);
-    return c.json(outcome.result.result, 201);
+    return c.json(outcome.result, 201);
   } catch (err) {
     // A request refused before its decision still leaves an access record of the attempt.
-    if (!decided && err instanceof HttpError) await recordDetected(deps.writer, audit(err.status), ctx, detectionSettingsOf(deps.config));
+    if (!decided && err instanceof HttpError) await deps.pipeline.record(audit(err.status), ctx);
     throw err;
   }
 }
@@ -136,7 +135,7 @@ const listCollectorsRoute = route({
   handle: async (c, { deps }) => {
     // Sees every write acknowledged before the request.
     await deps.readYourWrites();
-    return c.json({ collectors: listCollectors(deps.reads.state<CollectorsState>(COLLECTORS)) });
+    return c.json({ collectors: listCollectors(deps.reads.collectors) });
   },
 });
 

@@ -18,9 +18,9 @@ export async function readConsole(deps: AppDeps): Promise<ConsoleView> {
   const dep = deps.config.deployment;
   const reporter = deps.deployment?.();
   return consoleView({
-    alerts: m.state<AlertsState>('alerts'),
-    activity: m.state<ActivityState>('activity'),
-    plan: detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), now, deps.config.detection.freshnessHours),
+    alerts: m.alerts,
+    activity: m.activity,
+    plan: detectionPlan(m.detection, m.sources, now, deps.config.detection.freshnessHours),
     now,
     ...(dep ? { deployment: { deploymentId: dep.deploymentId, authorityUrl: dep.authorityUrl, ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}), ...(reporter ? { reporter } : {}) } } : {}),
   });

@@ -8,7 +8,7 @@ const listCredentialsRoute = route({
   success: { status: 200, description: '`{credentials}`' }, errors: [],
   handle: async (c, { deps }) => {
     await deps.readYourWrites();
-    const all = [...deps.reads.state<CredentialsState>(CREDENTIALS).values()];
+    const all = [...deps.reads.credentials.values()];
     return c.json({ credentials: all.sort((a, b) => a.id.localeCompare(b.id) || a.recordedAt.localeCompare(b.recordedAt)) });
   },
 });

@@ -48,7 +48,7 @@ const promoteIncidentRoute = route({
 
 /** An incident just written, from the write side's models (updated in the same turn as its batch). */
 function written(deps: AppDeps, id: string) {
-  return incidentDetail(alertsSlice(deps.reads), id)!;
+  return incidentDetail(deps.reads.alerts, id)!;
 }
 
 const changeIncidentStatusRoute = route({

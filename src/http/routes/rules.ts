@@ -55,7 +55,7 @@ export const BulkRulesBody = v.strictObject({
 /** The installed rules, as of every write acknowledged before the request. */
 async function rules(deps: AppDeps): Promise<DetectionState['rules']> {
   await deps.readYourWrites();
-  return deps.reads.state<DetectionState>('detection').rules;
+  return deps.reads.detection.rules;
 }
 
 const importRulesRoute = route({
@@ -131,8 +131,8 @@ const readDetectionPlanRoute = route({
   handle: async (c, { deps }) => {
     await deps.readYourWrites();
     const m = deps.reads;
-    const plan = detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), deps.now(), deps.config.detection.freshnessHours);
-    return c.json({ ...plan, builtin: selfMonitoringPlan(deps.monitor?.settings() ?? deps.config.monitoring, m.state<MonitoringState>(MONITORING)) });
+    const plan = detectionPlan(m.detection, m.sources, deps.now(), deps.config.detection.freshnessHours);
+    return c.json({ ...plan, builtin: selfMonitoringPlan(deps.monitor?.settings() ?? deps.config.monitoring, m.monitoring) });
   },
 });
 

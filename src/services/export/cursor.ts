@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeDurable } from '../../kernel/secret-files.js';
 import { decideExportCursor } from '../../commands/export-state.js';
-import type { Writer } from '../../commands/writer.js';
+import type { Pipeline } from '../../commands/pipeline.js';
+import type { WriteModels } from '../../projections/models.js';
 import type { ExportsState } from '../../projections/exports.js';
 
 /** A destination's durable cursor: every item of the records up to `seq` has been delivered. */
@@ -43,13 +44,13 @@ export function fileCursor(storePath: string, name: string): CursorStore {
  * Only a delivery is recorded (passing records that carry nothing would append a record per
  * record); a failed record is logged, and at worst the next leader delivers that batch again.
  */
-export function logCursor(writer: Writer, name: string, now: () => number, logLine: (line: Record<string, unknown>) => void): CursorStore {
+export function logCursor(pipeline: Pipeline<WriteModels>, name: string, now: () => number, logLine: (line: Record<string, unknown>) => void): CursorStore {
   return {
-    load: () => writer.models.state<ExportsState>('exports').cursors.get(name) ?? 0,
+    load: () => pipeline.models.exports.cursors.get(name) ?? 0,
     async save(seq, afterDelivery) {
       if (!afterDelivery) return;
       const ctx = { now: new Date(now()).toISOString(), actor: { id: 'vigil', authentication: 'service' } };
-      await writer.execute((m) => decideExportCursor(m.state<ExportsState>('exports'), name, seq), ctx)
+      await pipeline.dispatch({ decide: (m) => decideExportCursor(m.exports, name, seq), ctx: ctx })
         .catch((err: unknown) => logLine({ level: 'warn', msg: `export destination ${name}: its cursor was not recorded`, seq, error: (err as Error).message }));
     },
   };

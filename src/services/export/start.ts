@@ -1,7 +1,6 @@
-import { detectIn } from '../../commands/alerting/detection-step.js';
-import type { DetectionSettings } from '../../commands/alerting/evaluate.js';
 import { decideExportConfiguration, decideExportState } from '../../commands/export-state.js';
-import type { Writer } from '../../commands/writer.js';
+import type { Pipeline } from '../../commands/pipeline.js';
+import type { WriteModels } from '../../projections/models.js';
 import type { EventLog } from '../../log/event-log.js';
 import type { ExportsState } from '../../projections/exports.js';
 import { targetOf, type ExportConfig } from './config.js';
@@ -21,8 +20,7 @@ export interface ExportDeps {
   /** Names this instance in every delivered item's id (the log's checkpoint origin). */
   readonly origin: string;
   readonly log: Pick<EventLog, 'read' | 'head' | 'follow'>;
-  readonly writer: Writer;
-  readonly detection: DetectionSettings;
+  readonly pipeline: Pipeline<WriteModels>;
   readonly logLine: (line: Record<string, unknown>) => void;
   readonly now?: () => number;
   /** Where each destination's cursor is kept: a file under the store unless given (the log, on a cluster). */
@@ -49,7 +47,7 @@ export async function startExports(config: ExportConfig, deps: ExportDeps): Prom
   const ctx = () => ({ now: nowIso(now), actor: { id: 'vigil', authentication: 'service' } });
   // Senders first: a missing or group-readable secret file stops start-up before anything is recorded.
   const senders = config.destinations.map((d) => createSender(d, deps.origin, now));
-  await deps.writer.execute((m) => decideExportConfiguration(m.state<ExportsState>('exports'), summaries(config)), ctx());
+  await deps.pipeline.dispatch({ decide: (m) => decideExportConfiguration(m.exports, summaries(config)), ctx: ctx() });
   if (config.destinations.length === 0) {
     deps.logLine({ level: 'info', msg: 'export: no destinations configured; nothing leaves this machine' });
     return { status: () => [], stop: async () => undefined };
@@ -67,8 +65,8 @@ export async function startExports(config: ExportConfig, deps: ExportDeps): Prom
     onState: (o) => {
       deps.logLine({ level: o.state === 'failing' ? 'warn' : 'info', msg: `export destination ${o.destination} ${o.state}`, reason: o.reason, lagRecords: o.lagRecords });
       const c = ctx();
-      // The state change carries a detectable event: the detection step lets the built-in rule raise its alert.
-      deps.writer.execute((m) => detectIn(m, decideExportState(m.state<ExportsState>('exports'), o, c), [], c, deps.detection), c)
+      // The state change carries a detectable event: the pipeline's detection lets the built-in rule raise its alert.
+      deps.pipeline.dispatch({ decide: (m) => decideExportState(m.exports, o, c), ctx: c })
         .catch((err: unknown) => deps.logLine({ level: 'error', msg: 'export: recording a destination state failed', error: (err as Error).message }));
     },
   }));
@@ -121,7 +119,7 @@ export function exportsWhileLeading(config: ExportConfig, deps: ExportDeps): Lea
   };
   return {
     // A follower shows what the log records of the leader's delivery, so every node tells the same story.
-    status: () => running?.status() ?? recordedStatus(config, deps.writer.models.state<ExportsState>('exports'), deps.log.head().seq),
+    status: () => running?.status() ?? recordedStatus(config, deps.pipeline.models.exports, deps.log.head().seq),
     async lead() {
       running ??= await startExports(config, deps);
     },

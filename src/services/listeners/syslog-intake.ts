@@ -1,8 +1,7 @@
-import type { DetectionSettings } from '../../commands/alerting/evaluate.js';
-import { detectIn } from '../../commands/alerting/detection-step.js';
 import type { CommandContext } from '../../commands/decision.js';
 import { decideIngestRaw, type IngestRaw } from '../../commands/ingest-raw.js';
-import type { Writer } from '../../commands/writer.js';
+import type { Pipeline } from '../../commands/pipeline.js';
+import type { WriteModels } from '../../projections/models.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { syslogRfc5424 } from '../../normalizers/syslog-rfc5424.js';
@@ -27,10 +26,9 @@ export interface SyslogIntake {
   stop(): Promise<void>;
 }
 
-/** What an intake needs: the writer, detection settings, the clock, metrics and the operational log. */
+/** What an intake needs: the write pipeline, the clock, metrics and the operational log. */
 export interface IntakeDeps {
-  readonly writer: Writer;
-  readonly detection: DetectionSettings;
+  readonly pipeline: Pipeline<WriteModels>;
   readonly now: () => Date;
   readonly metrics?: Metrics;
   readonly log: (line: Record<string, unknown>) => void;
@@ -105,7 +103,7 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
     const { cmd, accepted, rejected } = syslogCommand(batch, ctx.now);
     deps.metrics?.syslogMessages.inc({ listener, outcome: 'accepted' }, accepted);
     deps.metrics?.syslogMessages.inc({ listener, outcome: 'rejected' }, rejected);
-    const local = async () => { await deps.writer.execute((m) => detectIn(m, decideIngestRaw(m, cmd), [], ctx, deps.detection), ctx); };
+    const local = async () => { await deps.pipeline.dispatch({ decide: (m) => decideIngestRaw(m, cmd), ctx: ctx }); };
     try {
       const cluster = deps.cluster;
       if (!cluster) await local();

@@ -1,5 +1,5 @@
-import type { DetectionSettings } from '../../commands/alerting/evaluate.js';
-import type { Writer } from '../../commands/writer.js';
+import type { Pipeline } from '../../commands/pipeline.js';
+import type { WriteModels } from '../../projections/models.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { SYSLOG_BATCH_MS, type SyslogListenerConfig } from './syslog-config.js';
 import { createSyslogIntake, type SyslogCluster, type SyslogIntake } from './syslog-intake.js';
@@ -15,8 +15,7 @@ export interface SyslogListeners {
 
 /** What the listeners need from the instance. */
 export interface SyslogListenersDeps {
-  readonly writer: Writer;
-  readonly detection: DetectionSettings;
+  readonly pipeline: Pipeline<WriteModels>;
   readonly metrics?: Metrics;
   readonly log: (line: Record<string, unknown>) => void;
   readonly now: () => Date;

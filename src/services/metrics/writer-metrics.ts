@@ -2,7 +2,7 @@ import type { Writer } from '../../commands/writer.js';
 import type { Metrics } from './metrics.js';
 
 /** The writer with each command's batch size and commit latency observed (the writer itself stays unaware). */
-export function measuredWriter(writer: Writer, metrics: Metrics): Writer {
+export function measuredWriter<M>(writer: Writer<M>, metrics: Metrics): Writer<M> {
   return {
     models: writer.models,
     // Not async: it would hold `decide` until the batch is durable (src/commands/writer.ts).

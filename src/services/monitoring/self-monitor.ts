@@ -1,10 +1,10 @@
 import { statfsSync } from 'node:fs';
 import { decideDiskCheck, type DiskSample } from '../../commands/check-disk.js';
 import { decideSilenceCheck } from '../../commands/check-silence.js';
-import type { Writer } from '../../commands/writer.js';
+import type { Pipeline } from '../../commands/pipeline.js';
 import type { AlertsState } from '../../projections/alerts.js';
 import { MONITORING, type DiskLevel, type MonitoringState, type SourceActivity, type SourceKind } from '../../projections/monitoring.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { WriteModels } from '../../projections/models.js';
 import type { DiskWatermarks, MonitoringSettings } from '../../projections/monitoring-settings.js';
 
 /** The records that say a source (or collector) reported. */
@@ -58,7 +58,7 @@ export interface SelfMonitor {
 
 /** What the monitor needs. */
 export interface SelfMonitorOptions {
-  readonly writer: Writer;
+  readonly pipeline: Pipeline<WriteModels>;
   readonly settings: MonitoringSettings;
   /** The space of the store's filesystem (statfs of the store path). */
   readonly space: () => FsSpace;
@@ -86,8 +86,8 @@ export function diskLevel(space: FsSpace, w: DiskWatermarks): DiskLevel {
   return 'ok';
 }
 
-const monitoringOf = (m: ReadModels) => m.state<MonitoringState>(MONITORING);
-const alertsOf = (m: ReadModels) => m.state<AlertsState>('alerts');
+const monitoringOf = (m: WriteModels) => m.monitoring;
+const alertsOf = (m: WriteModels) => m.alerts;
 
 /** Creates the monitor; `start` runs its checks every `monitoring.checkSeconds`. */
 export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(): void } {
@@ -101,7 +101,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
   let nudged = false;
   let stopped = false;
   // Silences change only through checks: counted after each, so a batch costs nothing while none is open.
-  const countSilent = () => { let n = 0; for (const a of monitoringOf(o.writer.models).sources.values()) if (a.silent) n++; return n; };
+  const countSilent = () => { let n = 0; for (const a of monitoringOf(o.pipeline.models).sources.values()) if (a.silent) n++; return n; };
   let silentCount = countSilent();
 
   const sample = (): DiskStatus => {
@@ -118,9 +118,9 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
   const checkOnce = async (): Promise<void> => {
     const disk = sample();
     const ctx = { now: o.now().toISOString() };
-    const crossed = await o.writer.execute((m) => decideDiskCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, disk, ctx), ctx);
+    const crossed = await o.pipeline.dispatch({ decide: (m) => decideDiskCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, disk, ctx), ctx: ctx });
     if (crossed.ok && crossed.records.length > 0) o.log({ level: disk.level === 'ok' ? 'info' : 'warn', msg: 'disk watermark crossed', disk: disk.level, freeBytes: disk.freeBytes, totalBytes: disk.totalBytes });
-    const silence = await o.writer.execute((m) => decideSilenceCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, settings.silence, ctx, { watchingSince }), ctx);
+    const silence = await o.pipeline.dispatch({ decide: (m) => decideSilenceCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, settings.silence, ctx, { watchingSince }), ctx: ctx });
     silentCount = countSilent();
     if (silence.ok && (silence.result.silenced.length > 0 || silence.result.resumed.length > 0)) o.log({ level: 'warn', msg: 'source silence', silenced: silence.result.silenced.slice(0, 50), resumed: silence.result.resumed.slice(0, 50) });
   };
@@ -145,7 +145,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
     sources() {
       const watched: Record<SourceKind, number> = { source: 0, collector: 0 };
       const silent: SilentSource[] = [];
-      for (const [source, a] of monitoringOf(o.writer.models).sources) {
+      for (const [source, a] of monitoringOf(o.pipeline.models).sources) {
         watched[a.kind]++;
         if (a.silent && !reportedSinceSilence(a)) silent.push({ source, kind: a.kind, lastSeenAt: a.lastSeenAt, alertId: a.silent.alertId });
       }
@@ -158,7 +158,7 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       // The record is folded into the model already (it is durable): a silent source it came from
       // has been seen since its silence. Its data is not read: a large record's is kept as its
       // bytes until now (src/log/record.ts, keptRecord), and decoding it costs more than this.
-      for (const a of monitoringOf(o.writer.models).sources.values()) {
+      for (const a of monitoringOf(o.pipeline.models).sources.values()) {
         if (!reportedSinceSilence(a)) continue;
         nudged = true;
         setImmediate(() => { nudged = false; void check(); });

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import type { Database } from 'lmdb';
 import type { CommandContext } from '../../commands/decision.js';
-import type { Writer } from '../../commands/writer.js';
+import type { Pipeline } from '../../commands/pipeline.js';
+import type { WriteModels } from '../../projections/models.js';
 import { asInstanceRecord } from '../../events/read.js';
 import { eventsOfRecord } from '../../events/record-types.js';
 import { eventOf } from '../../events/union.js';
@@ -21,7 +22,7 @@ import type { RetentionSettings } from '../../log/retention/settings.js';
 /** What an expiry needs: the log, the single writer, the carried records and the checkpoints. */
 export interface ExpiryDeps {
   readonly log: LmdbEventLog;
-  readonly writer: Writer;
+  readonly pipeline: Pipeline<WriteModels>;
   readonly carried: CarriedIndex;
   /** Makes a checkpoint at the committed head when it grew, and reads the stored ones. */
   readonly checkpoints: { make(): Promise<string | undefined>; checkpoint(size?: number): string | undefined; committedSize(): number };
@@ -104,7 +105,7 @@ function* decodedRange(log: LmdbEventLog, from: number, to: number): Iterable<{ 
  * turns from ingest.
  */
 async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: number; to: number }>, before: string, ctx: CommandContext): Promise<ExpiredSegment[]> {
-  const { log, writer, settings } = deps;
+  const { log, pipeline, settings } = deps;
   const last = segments.at(-1)!.to;
   await deps.checkpoints.make();
   const checkpoint = deps.checkpoints.checkpoint();
@@ -127,21 +128,21 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
     const known = asInstanceRecord(r);
     if (known?.type !== 'CollectorSubmissionAccepted') return false;
     const d = known.data;
-    const c = writer.models.state<CollectorsState>('collectors').collectors.get(d.collectorId);
+    const c = pipeline.models.collectors.collectors.get(d.collectorId);
     return c !== undefined && c.epoch === d.epoch && c.lastSequence === d.sequence;
   };
   const fatesNow = () => archived.map(({ summary }) => fateOfSummary(summary, latest));
   // The evidence index entries that leave with the dropped records, looked up a slice per turn
   // before the cut: inside its transaction they are only removed. A record judged dropped now
   // stays dropped (a submission stops being its collector's latest, never the reverse).
-  const evidence = writer.models.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
+  const evidence = pipeline.models.db<Uint8Array>(EVIDENCE_DBS.byId) as unknown as Database<Uint8Array, string>;
   const forget = new Map<number, string[]>();
   for (const r of fatesNow().flatMap((f) => f.dropped)) {
     forget.set(r.seq, ownedEvidence(evidence, r));
     if (forget.size % LOOKUP_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
   }
   // Decided now, in the same turn the writer stages it: nothing can change the models in between.
-  const alerts = writer.models.state<AlertsState>('alerts');
+  const alerts = pipeline.models.alerts;
   const fates = fatesNow();
   const carriedNow = fates.flatMap((f) => f.carried);
   const droppedNow = fates.flatMap((f) => f.dropped);
@@ -156,13 +157,14 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
     ...(carriedNow.length > 0 ? [eventOf('RecordsCarriedForward', { records: carriedNow })] : []),
     eventOf('LogSegmentsExpired', { ...cut, before, carried: carriedNow.length, dropped: droppedNow.length, treeFrontier, archives }),
   ];
-  await writer.cut(events, ctx, {
+  // The carried records are copies of evidence detected when first appended: the cut says so.
+  await pipeline.cut({ events, ctx, detection: 'none', cut: {
     at: cut,
     inTransaction(recs) {
       deps.carried.write(carriedNow.length > 0 ? recs[0]!.seq : undefined, carriedNow, droppedNow);
       for (const r of droppedNow) for (const id of forget.get(r.seq)!) evidence.removeSync(id);
     },
-  });
+  } });
   return archived.map(({ from, to, file }, i) => ({ fromSeq: from, toSeq: to, file, carried: fates[i]!.carried.length, dropped: fates[i]!.dropped.length }));
 }
 

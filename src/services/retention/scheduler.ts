@@ -26,7 +26,7 @@ export function recordedPolicy(s: RetentionSettings): RecordedPolicy {
 export async function startRetention(deps: ExpiryDeps, now: () => Date, log: (line: Record<string, unknown>) => void): Promise<RetentionRunner> {
   const policy = recordedPolicy(deps.settings);
   const recordPolicy = async () => {
-    const recorded = await deps.writer.execute((m) => decideRetentionPolicy(m.state<RetentionState>(RETENTION), policy), { now: now().toISOString() });
+    const recorded = await deps.pipeline.dispatch({ decide: (m) => decideRetentionPolicy(m.retention, policy), ctx: { now: now().toISOString() } });
     if (recorded.ok && recorded.result.changed) log({ level: 'info', msg: 'retention policy recorded', ...policy });
   };
   await recordPolicy();

@@ -1,5 +1,5 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import { deploymentsOf, recoveryOf, sessionsOf } from '../models.js';
 import { openRecovery } from '../projections/recovery.js';
@@ -18,14 +18,14 @@ export function decideSignOut(browserSessionHash: string): Decision<null> {
 }
 
 /** Creates a setup session for the signed-in account; the route supplies the id, token hash and expiry. */
-export function decideCreateSession(models: ReadModels, cmd: BrowserIdentity & { sessionId: string; tokenHash: string; expiresAt: string }): Decision<{ sessionId: string; expiresAt: string }> {
+export function decideCreateSession(models: AuthorityModels, cmd: BrowserIdentity & { sessionId: string; tokenHash: string; expiresAt: string }): Decision<{ sessionId: string; expiresAt: string }> {
   const s = sessionsOf(models);
   if (s.byId[cmd.sessionId] || s.bySetupToken[cmd.tokenHash]) return reject('conflict', 'session id or token collision; retry');
   return accept([event('SetupSessionCreated', { sessionId: cmd.sessionId, tenantId: cmd.tenantId, userId: cmd.userId, tokenHash: cmd.tokenHash, expiresAt: cmd.expiresAt })], { sessionId: cmd.sessionId, expiresAt: cmd.expiresAt });
 }
 
 /** Reveals the open recovery token of a deployment to its own tenant (another tenant's is a 404). */
-export function decideRevealRecovery(models: ReadModels, cmd: BrowserIdentity & { deploymentId: string }): Decision<{ recoveryId: string; ciphertext: string; keyId: string }> {
+export function decideRevealRecovery(models: AuthorityModels, cmd: BrowserIdentity & { deploymentId: string }): Decision<{ recoveryId: string; ciphertext: string; keyId: string }> {
   const d = deploymentsOf(models).byId[cmd.deploymentId];
   if (!d || d.tenantId !== cmd.tenantId) return reject('not_found', `no deployment ${cmd.deploymentId}`);
   const open = openRecovery(recoveryOf(models), d.recoveryIds);

@@ -1,5 +1,5 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import type { Ed25519PublicKey } from '../identity-key.js';
 import { deploymentsOf, recoveryOf, sessionsOf } from '../models.js';
@@ -24,7 +24,7 @@ export interface RecoveryClaimResult { readonly deploymentId: string; readonly s
  * id and approved scope (a narrower scope may be sent, a wider one is refused), its old key is
  * retired and the enrollment epoch moves on, so every remote collector must enroll again.
  */
-export function decideRecoveryClaim(models: ReadModels, cmd: RecoveryClaimCommand): Decision<RecoveryClaimResult> {
+export function decideRecoveryClaim(models: AuthorityModels, cmd: RecoveryClaimCommand): Decision<RecoveryClaimResult> {
   const recovery = recoveryOf(models);
   const id = recovery.byTokenHash[cmd.tokenHash];
   const view = id === undefined ? undefined : recovery.byId[id];

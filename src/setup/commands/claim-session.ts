@@ -1,5 +1,5 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import type { Ed25519PublicKey } from '../identity-key.js';
 import { deploymentsOf, sessionsOf } from '../models.js';
@@ -8,7 +8,7 @@ import type { InstallationScope } from '../scope.js';
 
 const BAD_SETUP_TOKEN = 'setup token is invalid, expired or already used';
 
-function liveSession(models: ReadModels, tokenHash: string, now: string): SessionView | undefined {
+function liveSession(models: AuthorityModels, tokenHash: string, now: string): SessionView | undefined {
   const s = sessionsOf(models);
   const id = s.bySetupToken[tokenHash];
   const view = id === undefined ? undefined : s.byId[id];
@@ -16,7 +16,7 @@ function liveSession(models: ReadModels, tokenHash: string, now: string): Sessio
 }
 
 /** `connect`: records that an installer holds a valid token; consumes nothing and releases nothing. */
-export function decideConnect(models: ReadModels, cmd: { tokenHash: string; now: string }): Decision<{ sessionId: string; expiresAt: string }> {
+export function decideConnect(models: AuthorityModels, cmd: { tokenHash: string; now: string }): Decision<{ sessionId: string; expiresAt: string }> {
   const view = liveSession(models, cmd.tokenHash, cmd.now);
   if (!view) return reject('unauthenticated', BAD_SETUP_TOKEN);
   return accept([event('SetupSessionConnected', { sessionId: view.id })], { sessionId: view.id, expiresAt: view.expiresAt });
@@ -35,7 +35,7 @@ export interface ClaimCommand {
 }
 
 /** `claim`: the first valid claim consumes the setup token and binds identity key and scope. */
-export function decideClaim(models: ReadModels, cmd: ClaimCommand): Decision<{ sessionId: string }> {
+export function decideClaim(models: AuthorityModels, cmd: ClaimCommand): Decision<{ sessionId: string }> {
   const view = liveSession(models, cmd.tokenHash, cmd.now);
   if (!view) return reject('unauthenticated', BAD_SETUP_TOKEN);
   if (view.status !== 'connected') return reject('conflict', 'the installer must connect before it claims');

@@ -1,5 +1,5 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import { deploymentsOf, recoveryOf } from '../models.js';
 import type { DeploymentView } from '../projections/deployments.js';
@@ -23,7 +23,7 @@ export interface MarkMissingCommand {
  * against current state makes it exactly one: a deployment already missing is a conflict, and a
  * deployment that still holds an unclaimed token (its central came back, then left again) gets no second one.
  */
-export function decideCentralMissing(models: ReadModels, cmd: MarkMissingCommand): Decision<{ issued: boolean }> {
+export function decideCentralMissing(models: AuthorityModels, cmd: MarkMissingCommand): Decision<{ issued: boolean }> {
   const d = deploymentsOf(models).byId[cmd.deploymentId];
   if (!d || !isOverdue(d, cmd.now, cmd.timeoutSeconds)) return reject('conflict', 'the deployment is not overdue');
   const missing = event('DeploymentCentralMissing', { deploymentId: d.id, lastHeartbeatAt: d.lastHeartbeatAt!, timeoutSeconds: cmd.timeoutSeconds });

@@ -1,5 +1,5 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { event, type EnrollmentGrant } from '../events.js';
 import { parseEd25519Spki, proofMessage, verifyStrict } from '../identity-key.js';
 import { deploymentsOf } from '../models.js';
@@ -23,7 +23,7 @@ export function remoteVms(d: DeploymentView): string[] {
 }
 
 /** The claimed session and its deployment for a session token, or a rejection. */
-export function sessionAndDeployment(models: ReadModels, sessionId: string, tokenHash: string, now: string): { view: SessionView; d: DeploymentView } | Decision<never> {
+export function sessionAndDeployment(models: AuthorityModels, sessionId: string, tokenHash: string, now: string): { view: SessionView; d: DeploymentView } | Decision<never> {
   const view = authorizeSession(models, sessionId, tokenHash, now);
   if (isDecision(view)) return view;
   const d = view.deploymentId === undefined ? undefined : deploymentsOf(models).byId[view.deploymentId];
@@ -32,7 +32,7 @@ export function sessionAndDeployment(models: ReadModels, sessionId: string, toke
 }
 
 /** `prove`: verifies the Ed25519 possession proof, then releases deployment-scoped provisioning once. */
-export function decideProve(models: ReadModels, cmd: ProveCommand): Decision<{ deploymentId: string; epoch: number; generation: number }> {
+export function decideProve(models: AuthorityModels, cmd: ProveCommand): Decision<{ deploymentId: string; epoch: number; generation: number }> {
   const found = sessionAndDeployment(models, cmd.sessionId, cmd.sessionTokenHash, cmd.now);
   if ('ok' in found) return found;
   const { view, d } = found;

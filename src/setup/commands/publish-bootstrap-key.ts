@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import { parseEd25519Spki } from '../identity-key.js';
 import { sessionAndDeployment } from './prove-session.js';
@@ -25,7 +25,7 @@ export function fleetKeyFingerprint(text: string): string | undefined {
 export interface BootstrapKeyCommand { readonly sessionId: string; readonly sessionTokenHash: string; readonly now: string; readonly publicKey: string; readonly label?: string }
 
 /** `bootstrap-key`: publishes the temporary restricted fleet key for visibility and audit (it grants nothing here). */
-export function decideBootstrapKey(models: ReadModels, cmd: BootstrapKeyCommand): Decision<{ fingerprint: string }> {
+export function decideBootstrapKey(models: AuthorityModels, cmd: BootstrapKeyCommand): Decision<{ fingerprint: string }> {
   const found = sessionAndDeployment(models, cmd.sessionId, cmd.sessionTokenHash, cmd.now);
   if ('ok' in found) return found;
   if (found.view.status !== 'proven') return reject('conflict', `the session is ${found.view.status}; the bootstrap key is published after the proof and before completion`);

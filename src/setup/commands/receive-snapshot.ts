@@ -1,5 +1,5 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import { SNAPSHOT_DOMAIN, parseEd25519Spki, signedBytes, verifyStrict } from '../identity-key.js';
 import { deploymentsOf } from '../models.js';
@@ -12,7 +12,7 @@ export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
 export interface SignedDeploymentRequest { readonly deploymentId: string; readonly payloadText: string; readonly signature: string }
 
 /** The deployment whose current identity key signed `payloadText` under `domain`, or a 401 rejection. */
-export function verifyDeploymentSignature(models: ReadModels, req: SignedDeploymentRequest, domain: string): DeploymentView | Decision<never> {
+export function verifyDeploymentSignature(models: AuthorityModels, req: SignedDeploymentRequest, domain: string): DeploymentView | Decision<never> {
   const d = deploymentsOf(models).byId[req.deploymentId];
   const refused = reject('unauthenticated', 'unknown deployment, retired identity key or bad signature');
   if (!d) return refused;
@@ -28,7 +28,7 @@ export interface SnapshotCommand extends SignedDeploymentRequest { readonly now:
  * Accepts a signed snapshot from the deployment's current identity key. `updated_at` (the
  * heartbeat) must move forward and may not be ahead of the authority's clock by more than 5 minutes.
  */
-export function decideSnapshot(models: ReadModels, cmd: SnapshotCommand): Decision<{ status: string; epoch: number }> {
+export function decideSnapshot(models: AuthorityModels, cmd: SnapshotCommand): Decision<{ status: string; epoch: number }> {
   const d = verifyDeploymentSignature(models, cmd, SNAPSHOT_DOMAIN);
   if ('ok' in d) return d;
   if (d.epoch === 0) return reject('conflict', 'provisioning has not been released for this deployment yet');

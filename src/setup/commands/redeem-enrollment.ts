@@ -1,5 +1,5 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { digestsEqual } from '../../auth/tokens.js';
 import { event } from '../events.js';
 import { ENROLLMENT_DOMAIN } from '../identity-key.js';
@@ -17,7 +17,7 @@ export interface RedeemCommand extends SignedDeploymentRequest {
  * Redeems a single-use collector enrollment token of the deployment's current epoch. A token of an
  * earlier epoch, a used, expired or unknown one is refused (401) and the refusal is recorded.
  */
-export function decideRedeem(models: ReadModels, cmd: RedeemCommand): Decision<{ collectorId: string; epoch: number }> {
+export function decideRedeem(models: AuthorityModels, cmd: RedeemCommand): Decision<{ collectorId: string; epoch: number }> {
   const d = verifyDeploymentSignature(models, cmd, ENROLLMENT_DOMAIN);
   if ('ok' in d) return d;
   const grant = d.enrollments[cmd.collectorId];
@@ -31,7 +31,7 @@ export function decideRedeem(models: ReadModels, cmd: RedeemCommand): Decision<{
 }
 
 /** Whether a collector enrollment (its key fingerprint and epoch) is still honoured by the deployment. */
-export function enrollmentValid(models: ReadModels, req: SignedDeploymentRequest, collectorId: string, keyFingerprint: string, epoch: number): Decision<{ valid: boolean; currentEpoch: number }> {
+export function enrollmentValid(models: AuthorityModels, req: SignedDeploymentRequest, collectorId: string, keyFingerprint: string, epoch: number): Decision<{ valid: boolean; currentEpoch: number }> {
   const d = verifyDeploymentSignature(models, req, ENROLLMENT_DOMAIN);
   if ('ok' in d) return d;
   const redeemed = d.enrollments[collectorId]?.redeemed;

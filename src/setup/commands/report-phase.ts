@@ -1,5 +1,5 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import { PHASES, phaseIndex } from '../phases.js';
 import { currentPhase } from '../projections/setup-sessions.js';
@@ -15,7 +15,7 @@ export interface PhaseResult { readonly phase: string; readonly index: number; r
  * `phases`: progress is monotonic (repeat = idempotent, back = 409); `completed` is refused (409)
  * until the deployment's first snapshot since this session's claim has arrived.
  */
-export function decidePhase(models: ReadModels, cmd: PhaseCommand): Decision<PhaseResult> {
+export function decidePhase(models: AuthorityModels, cmd: PhaseCommand): Decision<PhaseResult> {
   const found = sessionAndDeployment(models, cmd.sessionId, cmd.sessionTokenHash, cmd.now);
   if ('ok' in found) return found;
   const { view, d } = found;

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ReadModels } from '../../projections/runtime.js';
+import type { AuthorityModels } from '../models.js';
 import { deploymentsOf, recoveryOf, sessionsOf } from '../models.js';
 import { liveSystems, type DeploymentView } from '../projections/deployments.js';
 import type { RecoveryView } from '../projections/recovery.js';
@@ -24,7 +24,7 @@ export interface SessionPageData {
 const Systems = v.array(SnapshotSystem);
 
 /** Gathers the session page's data from the read models (the writer's, current as of this request). */
-export function sessionPageData(models: ReadModels, session: SessionView): SessionPageData {
+export function sessionPageData(models: AuthorityModels, session: SessionView): SessionPageData {
   const deployment = session.deploymentId === undefined ? undefined : deploymentsOf(models).byId[session.deploymentId];
   const last = deployment?.recoveryIds.at(-1);
   const recovery = last === undefined ? undefined : recoveryOf(models).byId[last];
@@ -47,7 +47,7 @@ export interface OverviewData { readonly deployments: readonly DeploymentRow[]; 
 export const OVERVIEW_SESSIONS = 50;
 
 /** Gathers the overview of one tenant. */
-export function overviewData(models: ReadModels, tenantId: string): OverviewData {
+export function overviewData(models: AuthorityModels, tenantId: string): OverviewData {
   const sessions = Object.values(sessionsOf(models).byId).filter((s) => s.tenantId === tenantId);
   sessions.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id.localeCompare(b.id)));
   const recoveries = recoveryOf(models);

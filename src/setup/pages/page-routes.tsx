@@ -61,28 +61,28 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
 
   app.get('/', headers, page, (c) => {
     const b = c.get('browser');
-    return sendPage(c, <OverviewPage user={userOf(b)} data={overviewData(deps.writer.models, b.tenantId)} tokenTtlMinutes={tokenMinutes} />);
+    return sendPage(c, <OverviewPage user={userOf(b)} data={overviewData(deps.pipeline.models, b.tenantId)} tokenTtlMinutes={tokenMinutes} />);
   });
 
   app.post('/setup-sessions', headers, ...form, async (c) => {
     const b = c.get('browser');
     const created = await createSetupSession(c, deps, b);
-    const progress = sessionPageData(deps.writer.models, sessionOfTenant(deps.writer.models, b.tenantId, created.sessionId));
+    const progress = sessionPageData(deps.pipeline.models, sessionOfTenant(deps.pipeline.models, b.tenantId, created.sessionId));
     return sendPage(c, <SessionCreatedPage user={userOf(b)} {...created} command={installerCommand(deps.publicUrl(), 'setup')} progress={progress} now={deps.now().toISOString()} />);
   });
 
   app.get('/setup-sessions/:id', headers, page, (c) => {
     const b = c.get('browser');
-    const view = sessionOfTenant(deps.writer.models, b.tenantId, c.req.param('id'));
-    return sendPage(c, <SessionPage user={userOf(b)} data={sessionPageData(deps.writer.models, view)} now={deps.now().toISOString()} />);
+    const view = sessionOfTenant(deps.pipeline.models, b.tenantId, c.req.param('id'));
+    return sendPage(c, <SessionPage user={userOf(b)} data={sessionPageData(deps.pipeline.models, view)} now={deps.now().toISOString()} />);
   });
 
   // The live region alone, for the ES module: the same component the page renders.
   app.get('/setup-sessions/:id/live', headers, (c) => {
     const b = browserOf(c, deps);
     if (!b) throw new HttpError(401, 'sign in first: no valid browser session');
-    const view = sessionOfTenant(deps.writer.models, b.tenantId, c.req.param('id'));
-    return c.html(String(<SessionLive data={sessionPageData(deps.writer.models, view)} now={deps.now().toISOString()} csrf={userOf(b).csrf} />));
+    const view = sessionOfTenant(deps.pipeline.models, b.tenantId, c.req.param('id'));
+    return c.html(String(<SessionLive data={sessionPageData(deps.pipeline.models, view)} now={deps.now().toISOString()} csrf={userOf(b).csrf} />));
   });
 
   app.post('/deployments/:id/recovery-token', headers, ...form, async (c) => {
@@ -90,7 +90,7 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
     const b = c.get('browser');
     const deploymentId = c.req.param('id');
     const r = await revealRecoveryToken(c, deps, b, deploymentId);
-    const sessionId = deploymentsOf(deps.writer.models).byId[deploymentId]!.firstSessionId;
+    const sessionId = deploymentsOf(deps.pipeline.models).byId[deploymentId]!.firstSessionId;
     return sendPage(c, <RecoveryTokenPage user={userOf(b)} deploymentId={deploymentId} sessionId={sessionId} recoveryId={r.recoveryId} token={r.token} command={installerCommand(deps.publicUrl(), 'recovery')} />);
   });
 }

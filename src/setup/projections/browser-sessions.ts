@@ -8,10 +8,11 @@ export interface BrowserSessionView { tenantId: string; userId: string; csrfHash
 export interface BrowserSessionsState { byHash: Record<string, BrowserSessionView> }
 
 /** Folds sign-ins and sign-outs; expiry is checked against the request time, not folded. */
-export const browserSessionsProjection = authorityProjection<BrowserSessionsState>({
+export const browserSessionsProjection = authorityProjection({
   name: 'browser-sessions',
   version: 1,
-  initial: () => ({ byHash: {} }),
+  folds: ['BrowserSignedIn', 'BrowserSignedOut'],
+  initial: (): BrowserSessionsState => ({ byHash: {} }),
   evolve(s, r) {
     switch (r.type) {
       case 'BrowserSignedIn': {
@@ -23,12 +24,6 @@ export const browserSessionsProjection = authorityProjection<BrowserSessionsStat
       }
       case 'BrowserSignedOut':
         delete s.byHash[r.data.browserSessionHash];
-        return s;
-      // Nothing else changes this model.
-      case 'SetupSessionCreated': case 'SetupSessionConnected': case 'SetupSessionClaimed': case 'SetupSessionProven': case 'BootstrapKeyPublished': case 'SetupPhaseReported':
-      case 'DeploymentSnapshotReceived': case 'DeploymentCentralMissing':
-      case 'RecoveryTokenIssued': case 'RecoveryNoticeSent': case 'RecoveryNoticeFailed': case 'RecoveryTokenRevealed': case 'RecoveryClaimed':
-      case 'CollectorEnrollmentRedeemed': case 'CollectorEnrollmentRefused':
         return s;
       default:
         return exhaustive(r, s);

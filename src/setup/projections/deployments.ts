@@ -1,6 +1,6 @@
 import { exhaustive } from '../../events/read.js';
 import type { AuthorityRecord } from '../../events/union.js';
-import { authorityProjection } from '../../projections/types.js';
+import { authorityProjection, type FoldedRecord } from '../../projections/types.js';
 import type { SetupSessionProven } from '../events.js';
 import type { InstallationScope } from '../scope.js';
 
@@ -51,7 +51,13 @@ function onProven(d: DeploymentView, data: SetupSessionProven): void {
   for (const g of data.enrollments) d.enrollments[g.collectorId] = { collectorId: g.collectorId, vmId: g.vmId, epoch: data.epoch, tokenHash: g.tokenHash, expiresAt: g.expiresAt };
 }
 
-function evolveOne(s: DeploymentsState, r: AuthorityRecord): void {
+/** The records that change the deployments read model. */
+const DEPLOYMENT_RECORDS = [
+  'SetupSessionClaimed', 'SetupSessionProven', 'DeploymentSnapshotReceived', 'DeploymentCentralMissing', 'RecoveryTokenIssued', 'RecoveryClaimed',
+  'CollectorEnrollmentRedeemed',
+] as const;
+
+function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof DEPLOYMENT_RECORDS)[number]>): void {
   switch (r.type) {
     case 'SetupSessionClaimed': {
       const d = r.data;
@@ -101,22 +107,17 @@ function evolveOne(s: DeploymentsState, r: AuthorityRecord): void {
       if (e && e.epoch === data.epoch) e.redeemed = { at: r.at, keyFingerprint: data.collectorKeyFingerprint };
       return;
     }
-    // Nothing else changes this model.
-    case 'BrowserSignedIn': case 'BrowserSignedOut':
-    case 'SetupSessionCreated': case 'SetupSessionConnected': case 'BootstrapKeyPublished': case 'SetupPhaseReported':
-    case 'RecoveryNoticeSent': case 'RecoveryNoticeFailed': case 'RecoveryTokenRevealed':
-    case 'CollectorEnrollmentRefused':
-      return;
     default:
       return exhaustive(r, undefined);
   }
 }
 
 /** Folds deployment records into the deployments read model. */
-export const deploymentsProjection = authorityProjection<DeploymentsState>({
+export const deploymentsProjection = authorityProjection({
   name: 'deployments',
   version: 1,
-  initial: () => ({ byId: {} }),
+  folds: DEPLOYMENT_RECORDS,
+  initial: (): DeploymentsState => ({ byId: {} }),
   evolve(s, r) {
     evolveOne(s, r);
     return s;

@@ -25,10 +25,11 @@ export interface RecoveryState {
 }
 
 /** Folds recovery records into the recovery read model. */
-export const recoveryProjection = authorityProjection<RecoveryState>({
+export const recoveryProjection = authorityProjection({
   name: 'recovery',
   version: 1,
-  initial: () => ({ byId: {}, byTokenHash: {} }),
+  folds: ['RecoveryTokenIssued', 'RecoveryNoticeSent', 'RecoveryNoticeFailed', 'RecoveryTokenRevealed', 'RecoveryClaimed'],
+  initial: (): RecoveryState => ({ byId: {}, byTokenHash: {} }),
   evolve(s, r) {
     switch (r.type) {
       case 'RecoveryTokenIssued': {
@@ -60,12 +61,6 @@ export const recoveryProjection = authorityProjection<RecoveryState>({
         if (view) { view.claimedAt = r.at; view.claimSessionId = d.sessionId; }
         return s;
       }
-      // Nothing else changes this model.
-      case 'BrowserSignedIn': case 'BrowserSignedOut':
-      case 'SetupSessionCreated': case 'SetupSessionConnected': case 'SetupSessionClaimed': case 'SetupSessionProven': case 'BootstrapKeyPublished': case 'SetupPhaseReported':
-      case 'DeploymentSnapshotReceived': case 'DeploymentCentralMissing':
-      case 'CollectorEnrollmentRedeemed': case 'CollectorEnrollmentRefused':
-        return s;
       default:
         return exhaustive(r, s);
     }

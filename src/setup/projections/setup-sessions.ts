@@ -46,10 +46,11 @@ function claimed(s: SessionsState, r: AuthorityRecord, sessionId: string, d: { d
 }
 
 /** Folds setup-session records into the sessions read model. */
-export const setupSessionsProjection = authorityProjection<SessionsState>({
+export const setupSessionsProjection = authorityProjection({
   name: 'setup-sessions',
   version: 1,
-  initial: () => ({ byId: {}, bySetupToken: {}, bySessionToken: {} }),
+  folds: ['SetupSessionCreated', 'SetupSessionConnected', 'SetupSessionClaimed', 'RecoveryClaimed', 'SetupSessionProven', 'BootstrapKeyPublished', 'SetupPhaseReported'],
+  initial: (): SessionsState => ({ byId: {}, bySetupToken: {}, bySessionToken: {} }),
   evolve(s, r) {
     switch (r.type) {
       case 'SetupSessionCreated': {
@@ -95,12 +96,6 @@ export const setupSessionsProjection = authorityProjection<SessionsState>({
         if (d.phase === 'completed') { view.status = 'completed'; view.completedAt = r.at; }
         return s;
       }
-      // Nothing else changes this model.
-      case 'BrowserSignedIn': case 'BrowserSignedOut':
-      case 'DeploymentSnapshotReceived': case 'DeploymentCentralMissing':
-      case 'RecoveryTokenIssued': case 'RecoveryNoticeSent': case 'RecoveryNoticeFailed': case 'RecoveryTokenRevealed':
-      case 'CollectorEnrollmentRedeemed': case 'CollectorEnrollmentRefused':
-        return s;
       default:
         return exhaustive(r, s);
     }

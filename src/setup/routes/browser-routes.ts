@@ -45,8 +45,8 @@ export function browserRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, thro
   });
 
   app.get('/v1/setup-sessions/:id', signedIn, (c) => {
-    const view = sessionOfTenant(deps.writer.models, c.get('browser').tenantId, c.req.param('id'));
-    return c.json(sessionStatus(deps.writer.models, view));
+    const view = sessionOfTenant(deps.pipeline.models, c.get('browser').tenantId, c.req.param('id'));
+    return c.json(sessionStatus(deps.pipeline.models, view));
   });
 
   app.post('/v1/deployments/:id/recovery-token/reveal', signedIn, csrf, async (c) => {

@@ -63,7 +63,7 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
     const tokenHash = sessionTokenHash(c);
     const b = await body(c, ProveBody, 'proof');
     const sessionId = c.req.param('id');
-    const found = sessionAndDeployment(deps.writer.models, sessionId, tokenHash, now());
+    const found = sessionAndDeployment(deps.pipeline.models, sessionId, tokenHash, now());
     if ('ok' in found) throw new HttpError(401, 'missing, invalid or expired session token');
     const ttl = deps.config.sessions.enrollmentTokenTtlSeconds;
     const plain = remoteVms(found.d).map((vmId) => ({ vmId, token: generateToken(PREFIX.enrollment), expiresAt: later(deps, ttl) }));
@@ -98,7 +98,7 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
   });
 
   app.get('/v1/setup-sessions/:id/progress', (c) => {
-    const found = sessionAndDeployment(deps.writer.models, c.req.param('id'), sessionTokenHash(c), now());
+    const found = sessionAndDeployment(deps.pipeline.models, c.req.param('id'), sessionTokenHash(c), now());
     if ('ok' in found) throw new HttpError(401, 'missing, invalid or expired session token');
     const { view, d } = found;
     return c.json({

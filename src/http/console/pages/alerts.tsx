@@ -98,7 +98,7 @@ function QueuePage(props: { q: QueueParams; page: { alerts: AlertView[]; total: 
 /** The alerts view, as of every write acknowledged before the request (the API's promise). */
 export async function alertsState(scope: PageScope): Promise<AlertsState> {
   await scope.deps.readYourWrites();
-  return scope.deps.reads.state<AlertsState>('alerts');
+  return scope.deps.reads.alerts;
 }
 
 const queueRoute: PageRoute = {

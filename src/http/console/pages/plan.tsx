@@ -11,7 +11,7 @@ const planRoute: PageRoute = {
   async handle(c, scope) {
     await scope.deps.readYourWrites();
     const m = scope.deps.reads;
-    const plan = detectionPlan(m.state<DetectionState>('detection'), m.state<SourcesState>('sources'), scope.deps.now(), scope.deps.config.detection.freshnessHours);
+    const plan = detectionPlan(m.detection, m.sources, scope.deps.now(), scope.deps.config.detection.freshnessHours);
     const only = c.req.query('state');
     const rows = plan.rules.filter((r) => !only || r.state === only).sort((a, b) => ORDER[a.state] - ORDER[b.state] || a.title.localeCompare(b.title));
     const s = plan.summary;

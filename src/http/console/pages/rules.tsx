@@ -15,7 +15,7 @@ import type { PageRoute, PageScope } from '../page-route.js';
 /** The installed rules, as of every write acknowledged before the request. */
 async function rules(scope: PageScope): Promise<DetectionState['rules']> {
   await scope.deps.readYourWrites();
-  return scope.deps.reads.state<DetectionState>('detection').rules;
+  return scope.deps.reads.detection.rules;
 }
 
 /** The import form, with the text and the errors of a refused import kept. */

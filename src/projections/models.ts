@@ -1,0 +1,86 @@
+import { activityProjection, type ActivityState } from './activity.js';
+import { alertsProjection, type AlertsState } from './alerts.js';
+import { collectorsProjection, type CollectorsState } from './collectors.js';
+import { consoleSessionsProjection, type ConsoleSessions } from './console-sessions.js';
+import { credentialsProjection, type CredentialsState } from './credentials.js';
+import { detectionProjection, type DetectionState } from './detection.js';
+import { exportsProjection, type ExportsState } from './exports.js';
+import { monitoringProjection, type MonitoringState } from './monitoring.js';
+import { retentionProjection, type RetentionState } from './retention.js';
+import type { FoldedModels, ReadModels } from './runtime.js';
+import { sourcesProjection, type SourcesState } from './sources.js';
+import { statsProjection, type Stats } from './stats.js';
+import type { Projection } from './types.js';
+
+/** The instance's heap read models, each a typed accessor named for its projection. */
+export interface InstanceSlices {
+  readonly activity: ActivityState;
+  readonly alerts: AlertsState;
+  readonly collectors: CollectorsState;
+  readonly consoleSessions: ConsoleSessions;
+  readonly credentials: CredentialsState;
+  readonly detection: DetectionState;
+  readonly exports: ExportsState;
+  readonly monitoring: MonitoringState;
+  readonly retention: RetentionState;
+  readonly sources: SourcesState;
+  readonly stats: Stats;
+}
+
+const SLICES: { readonly [K in keyof InstanceSlices]: Projection<InstanceSlices[K]> } = {
+  activity: activityProjection,
+  alerts: alertsProjection,
+  collectors: collectorsProjection,
+  consoleSessions: consoleSessionsProjection,
+  credentials: credentialsProjection,
+  detection: detectionProjection,
+  exports: exportsProjection,
+  monitoring: monitoringProjection,
+  retention: retentionProjection,
+  sources: sourcesProjection,
+  stats: statsProjection,
+};
+
+declare const writeSide: unique symbol;
+declare const readSide: unique symbol;
+
+/**
+ * What a decision reads: the write side's models as the writer has folded them, staged batches
+ * included. Only the write pipeline hands it out (src/commands/pipeline.ts), to a command's `decide`.
+ */
+export interface WriteModels extends InstanceSlices, ReadModels {
+  readonly [writeSide]: true;
+}
+
+/**
+ * What a read handler reads (`deps.reads`): the same heap models, the read side's databases for
+ * events and the audit trail, and the read side's position. A different type from WriteModels, so
+ * a handler cannot pass what it reads as what a decision reads, nor the other way round.
+ */
+export interface Reads extends InstanceSlices, ReadModels {
+  readonly [readSide]: true;
+}
+
+/** Typed accessors over folded models: each slice looked up by its projection, never by a string at the call site. */
+function withSlices<T>(access: ReadModels, folded: FoldedModels): T {
+  const out = {
+    index: access.index,
+    db: access.db.bind(access),
+    seq: access.seq.bind(access),
+    record: access.record.bind(access),
+  };
+  for (const [key, projection] of Object.entries(SLICES)) {
+    Object.defineProperty(out, key, { enumerable: true, get: () => folded.state(projection.name) });
+  }
+  return out as T;
+}
+
+/** The write side's models of a runtime, for the pipeline's decisions. */
+export function writeModelsOf(runtime: FoldedModels): WriteModels {
+  return withSlices<WriteModels>(runtime, runtime);
+}
+
+/** The reads of an instance: heap slices from the writer's runtime, everything else from `access`. */
+export function readsOf(runtime: FoldedModels, access: ReadModels): Reads {
+  return withSlices<Reads>(access, runtime);
+}
