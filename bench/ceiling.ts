@@ -13,13 +13,18 @@ const packr = new Packr({ useRecords: false });
 let seq = 0;
 const app = new Hono();
 app.post('/ingest', async (c) => {
-  const body = await c.req.json() as unknown[];
+  const body = (await c.req.json()) as unknown[];
   const s = ++seq;
-  await db.transaction(() => { log.putSync(s, packr.pack(body)); });
+  await db.transaction(() => {
+    log.putSync(s, packr.pack(body));
+  });
   await db.flushed;
   return c.json({ accepted: body.length }, 202);
 });
 const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => {
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${info.port}/ingest` })}\n`);
 });
-process.on('SIGTERM', () => { server.close(); void db.close().then(() => process.exit(0)); });
+process.on('SIGTERM', () => {
+  server.close();
+  void db.close().then(() => process.exit(0));
+});

@@ -28,27 +28,62 @@ export async function consoleBench(): Promise<Figure[]> {
         const k = b + i;
         const t = new Date(Date.UTC(2026, 10, 22, 0, 0, 0) + k * 1000).toISOString();
         return eventOf('AlertRaised', {
-          alertId: `alr_${k}`, ruleId: `rule-${k % 200}`, groupKey: `g${k}`, title: `Detection ${k % 200}`, level: levels[k % 5]!, severity: (k % 5) * 2, confidence: 0.7,
-          matchReason: { selections: ['sel'], fields: [], keywords: [] }, evidence: [{ eventId: `e${k}`, time: t, summary: 's' }],
-          affectedSystems: [`host:h${k % 500}`], firstSeen: t, lastSeen: t, tags: [],
+          alertId: `alr_${k}`,
+          ruleId: `rule-${k % 200}`,
+          groupKey: `g${k}`,
+          title: `Detection ${k % 200}`,
+          level: levels[k % 5]!,
+          severity: (k % 5) * 2,
+          confidence: 0.7,
+          matchReason: { selections: ['sel'], fields: [], keywords: [] },
+          evidence: [{ eventId: `e${k}`, time: t, summary: 's' }],
+          affectedSystems: [`host:h${k % 500}`],
+          firstSeen: t,
+          lastSeen: t,
+          tags: [],
         });
       });
       await inst.writer.record(batch, { now: '2026-11-23T00:00:00.000Z' });
     }
     const m = inst.writer.models;
     const now = new Date('2026-11-23T00:00:00.000Z');
-    const view = () => consoleView({
-      alerts: m.alerts, activity: m.activity, now,
-      plan: detectionPlan(m.detection, m.sources, now, 24),
-    });
+    const view = () =>
+      consoleView({
+        alerts: m.alerts,
+        activity: m.activity,
+        now,
+        plan: detectionPlan(m.detection, m.sources, now, 24),
+      });
     const json = JSON.stringify(view());
     const alerts = alertsSlice(m);
     const ctx = { now: now.toISOString(), actor: { id: 'bench', authentication: 'bearer' } };
     return [
-      { name: 'console projection, 100k alerts', value: median(15, view), unit: 'ms', note: `median of 15; ${Math.round(json.length / 1024)} KiB of JSON` },
-      { name: 'alert queue page (100 of 100k, no filter)', value: median(15, () => listAlerts(alerts, {}, 100)), unit: 'ms', note: 'median of 15' },
-      { name: 'alert queue page (rule filter, 500 match)', value: median(15, () => listAlerts(alerts, { ruleId: 'rule-7' }, 100)), unit: 'ms', note: 'median of 15' },
-      { name: 'bulk review decision, filter matching 10k', value: median(5, () => decideBulkReview(alerts, { filter: { minSeverity: 8 }, status: 'dismissed', reason: 'bench' }, ctx)), unit: 'ms', note: 'median of 5; decided, not appended' },
+      {
+        name: 'console projection, 100k alerts',
+        value: median(15, view),
+        unit: 'ms',
+        note: `median of 15; ${Math.round(json.length / 1024)} KiB of JSON`,
+      },
+      {
+        name: 'alert queue page (100 of 100k, no filter)',
+        value: median(15, () => listAlerts(alerts, {}, 100)),
+        unit: 'ms',
+        note: 'median of 15',
+      },
+      {
+        name: 'alert queue page (rule filter, 500 match)',
+        value: median(15, () => listAlerts(alerts, { ruleId: 'rule-7' }, 100)),
+        unit: 'ms',
+        note: 'median of 15',
+      },
+      {
+        name: 'bulk review decision, filter matching 10k',
+        value: median(5, () =>
+          decideBulkReview(alerts, { filter: { minSeverity: 8 }, status: 'dismissed', reason: 'bench' }, ctx),
+        ),
+        unit: 'ms',
+        note: 'median of 5; decided, not appended',
+      },
     ];
   } finally {
     await inst.close();

@@ -22,7 +22,8 @@ async function receiver(status: 200 | 503): Promise<{ url: string; items: () => 
         res.writeHead(${status}, ${status} === 503 ? { 'retry-after': '1' } : {}).end();
       });
     });
-    server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: 'http://127.0.0.1:' + server.address().port + '/hook' })));
+    server.listen(0, '127.0.0.1', () =>
+      console.log(JSON.stringify({ url: 'http://127.0.0.1:' + server.address().port + '/hook' })));
   `;
   const child = await startChild(['--input-type=module', '-e', code], scratch('receiver'));
   return {
@@ -38,7 +39,9 @@ async function ingestWith(destinations: unknown[], bodies: string[]): Promise<nu
   const secrets = join(dir, 'secrets-export');
   mkdirSync(secrets, { mode: 0o700 });
   writeFileSync(join(secrets, 'hook.secret'), 'bench-secret-0123456789abcdef', { mode: 0o600 });
-  const config = benchConfig(dir, { export: { destinations: destinations.map((d) => ({ ...(d as object), secretFile: join(secrets, 'hook.secret') })) } });
+  const config = benchConfig(dir, {
+    export: { destinations: destinations.map((d) => ({ ...(d as object), secretFile: join(secrets, 'hook.secret') })) },
+  });
   const t = token(config, dir, 'bench', 'ingestor');
   const serve = await startChild([cli, 'serve', '--config', config], dir);
   const result = load(`${serve.url}/api/v1/events`, bodies, 1000, { token: t, seconds: 10 });
@@ -69,7 +72,12 @@ export async function exportBench(): Promise<Figure[]> {
     { name: 'ingest, no export', value: Math.round(n), unit: 'events/s', note: '1000-event batches, 4 connections' },
     { name: 'ingest, one webhook answering 503 + Retry-After throughout', value: Math.round(d), unit: 'events/s' },
     { name: 'failing destination / no export', value: Math.round((d / n) * 1000) / 10, unit: '%' },
-    { name: 'ingest, one healthy webhook carrying every event', value: Math.round(u), unit: 'events/s', note: `${delivered} items delivered in both runs, the instance stopped after each 10 s load` },
+    {
+      name: 'ingest, one healthy webhook carrying every event',
+      value: Math.round(u),
+      unit: 'events/s',
+      note: `${delivered} items delivered in both runs, the instance stopped after each 10 s load`,
+    },
     { name: 'healthy destination / no export', value: Math.round((u / n) * 1000) / 10, unit: '%' },
   ];
 }

@@ -16,7 +16,8 @@ export const cli = join(root, 'dist', 'src', 'cli', 'main.js');
 const scratchDirs: string[] = [];
 process.once('exit', () => {
   // VIGIL_BENCH_KEEP=1 keeps them for inspection; otherwise a full run would leave tens of GiB behind.
-  if (process.env.VIGIL_BENCH_KEEP !== '1') for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+  if (process.env.VIGIL_BENCH_KEEP !== '1')
+    for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A fresh temp directory for one benchmark, removed when the section's process exits. */
@@ -46,17 +47,30 @@ export function timeRuns(runs: number, f: () => unknown): { p50: number; max: nu
 /** Writes a config for a bench instance (port 0, no loopback admin) and returns its path. */
 export function benchConfig(dir: string, extra: Record<string, unknown> = {}): string {
   const path = join(dir, 'vigil.config.json');
-  writeFileSync(path, JSON.stringify({ server: { port: 0 }, auth: { credentialsFile: 'secrets/credentials.json' }, storage: { path: 'store' }, ...extra }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      server: { port: 0 },
+      auth: { credentialsFile: 'secrets/credentials.json' },
+      storage: { path: 'store' },
+      ...extra,
+    }),
+  );
   return path;
 }
 
 /** Creates a credential and returns its token. */
 export function token(config: string, dir: string, principal: string, role: string): string {
-  return (JSON.parse(vigil(['api-token-generate', principal, role, '--config', config], dir)) as { token: string }).token;
+  return (JSON.parse(vigil(['api-token-generate', principal, role, '--config', config], dir)) as { token: string })
+    .token;
 }
 
 /** Starts a child that prints a JSON line with `url` first; resolves with it. */
-export function startChild(args: string[], cwd: string, urlPattern = /"url":"([^"]+)"/): Promise<{ proc: ChildProcess; url: string; startedMs: number; readyMs: number }> {
+export function startChild(
+  args: string[],
+  cwd: string,
+  urlPattern = /"url":"([^"]+)"/,
+): Promise<{ proc: ChildProcess; url: string; startedMs: number; readyMs: number }> {
   const t0 = performance.now();
   const proc = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -86,20 +100,49 @@ export function peakRssMiB(pid: number): number {
 }
 
 /** Load result of bench/load.ts. */
-export interface LoadResult { requests: number; failures: number; seconds: number; eventsPerSecond: number; p50ms: number; p99ms: number }
+export interface LoadResult {
+  requests: number;
+  failures: number;
+  seconds: number;
+  eventsPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+}
 
 /** Runs the load generator in its own process. */
-export function load(url: string, bodies: string[], eventsPerBody: number, opts: { token?: string; connections?: number; seconds?: number } = {}): LoadResult {
+export function load(
+  url: string,
+  bodies: string[],
+  eventsPerBody: number,
+  opts: { token?: string; connections?: number; seconds?: number } = {},
+): LoadResult {
   const dir = scratch('load');
   const jobPath = join(dir, 'job.json');
-  writeFileSync(jobPath, JSON.stringify({ url, bodies, eventsPerBody, connections: opts.connections ?? 4, seconds: opts.seconds ?? 15, ...(opts.token ? { token: opts.token } : {}) }));
-  const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', 'load.js'), jobPath], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  writeFileSync(
+    jobPath,
+    JSON.stringify({
+      url,
+      bodies,
+      eventsPerBody,
+      connections: opts.connections ?? 4,
+      seconds: opts.seconds ?? 15,
+      ...(opts.token ? { token: opts.token } : {}),
+    }),
+  );
+  const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', 'load.js'), jobPath], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as LoadResult;
 }
 
 /** What a store spent on its batches in `ingestInTurn`, and the alerts they raised or grew. */
-export interface TurnSpend { cpuMs: number; wallMs: number; alerts: number }
+export interface TurnSpend {
+  cpuMs: number;
+  wallMs: number;
+  alerts: number;
+}
 
 /**
  * Ingest + detect of the same batches into several stores in turn (the order rotating every batch),
@@ -107,7 +150,11 @@ export interface TurnSpend { cpuMs: number; wallMs: number; alerts: number }
  * process's threads) and wall-clock time of its own batches: whatever else the machine is doing
  * then weighs on every store alike, so their ratios hold on a busy machine.
  */
-export async function ingestInTurn(stores: readonly InstanceStore[], batches: ReadonlyArray<Array<{ record: unknown; events: NormalizedEvent[] }>>, now: string): Promise<Map<InstanceStore, TurnSpend>> {
+export async function ingestInTurn(
+  stores: readonly InstanceStore[],
+  batches: ReadonlyArray<Array<{ record: unknown; events: NormalizedEvent[] }>>,
+  now: string,
+): Promise<Map<InstanceStore, TurnSpend>> {
   const spent = new Map(stores.map((s) => [s, { cpuMs: 0, wallMs: 0, alerts: 0 }]));
   for (const [b, normalized] of batches.entries()) {
     for (let j = 0; j < stores.length; j++) {
@@ -116,7 +163,10 @@ export async function ingestInTurn(stores: readonly InstanceStore[], batches: Re
       const ctx = { now };
       const t = performance.now();
       const c = process.cpuUsage();
-      const out = await inst.pipeline.dispatch({ decide: (m) => decideIngestRaw(m, { normalizer: 'mixed', normalized }), ctx: ctx });
+      const out = await inst.pipeline.dispatch({
+        decide: (m) => decideIngestRaw(m, { normalizer: 'mixed', normalized }),
+        ctx: ctx,
+      });
       await inst.readYourWrites(60_000);
       const used = process.cpuUsage(c);
       s.cpuMs += (used.user + used.system) / 1000;

@@ -11,7 +11,16 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 
-interface Job { url: string; token?: string; bodies: string[]; connections: number; seconds: number; eventsPerBody: number; retryRefused?: boolean; rate?: number }
+interface Job {
+  url: string;
+  token?: string;
+  bodies: string[];
+  connections: number;
+  seconds: number;
+  eventsPerBody: number;
+  retryRefused?: boolean;
+  rate?: number;
+}
 
 const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Job;
 const url = new URL(job.url);
@@ -24,11 +33,24 @@ const deadline = performance.now() + job.seconds * 1000;
 
 function post(body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request({ agent, method: 'POST', hostname: url.hostname, port: url.port, path: url.pathname + url.search,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(job.token ? { authorization: `Bearer ${job.token}` } : {}) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      {
+        agent,
+        method: 'POST',
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...(job.token ? { authorization: `Bearer ${job.token}` } : {}),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -68,11 +90,18 @@ async function openLoop(rate: number): Promise<void> {
     }
     const body = job.bodies[next++]!;
     const t0 = performance.now();
-    const p: Promise<void> = post(body).then((status) => {
-      statuses[status] = (statuses[status] ?? 0) + 1;
-      if (status === 202 || status === 200) latencies.push(performance.now() - t0);
-      else if (status !== 429) failures++;
-    }, () => { failures++; }).finally(() => inFlight.delete(p));
+    const p: Promise<void> = post(body)
+      .then(
+        (status) => {
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (status === 202 || status === 200) latencies.push(performance.now() - t0);
+          else if (status !== 429) failures++;
+        },
+        () => {
+          failures++;
+        },
+      )
+      .finally(() => inFlight.delete(p));
     inFlight.add(p);
   }
   await Promise.all(inFlight);
@@ -84,5 +113,16 @@ else await Promise.all(Array.from({ length: job.connections }, worker));
 const seconds = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
-process.stdout.write(`${JSON.stringify({ requests: latencies.length, failures, seconds, eventsPerSecond: (job.rate ? latencies.length : latencies.length - failures) * job.eventsPerBody / seconds, p50ms: pct(0.5), p99ms: pct(0.99), statuses })}\n`);
+const answered = job.rate ? latencies.length : latencies.length - failures;
+const eventsPerSecond = (answered * job.eventsPerBody) / seconds;
+const summary = {
+  requests: latencies.length,
+  failures,
+  seconds,
+  eventsPerSecond,
+  p50ms: pct(0.5),
+  p99ms: pct(0.99),
+  statuses,
+};
+process.stdout.write(`${JSON.stringify(summary)}\n`);
 agent.destroy();

@@ -68,14 +68,21 @@ parentPort.postMessage({ units: mib, us, kept: kept.length });
 
 /** Runs `threads` workers of `code` at once for `ms`; resolves with each one's answer. */
 function answers<M>(code: string, threads: number, ms: number): Promise<M[]> {
-  return Promise.all(Array.from({ length: threads }, () => new Promise<M>((resolve, reject) => {
-    const w = new Worker(code, { eval: true, workerData: ms });
-    w.once('message', resolve);
-    w.once('error', reject);
-  })));
+  return Promise.all(
+    Array.from(
+      { length: threads },
+      () =>
+        new Promise<M>((resolve, reject) => {
+          const w = new Worker(code, { eval: true, workerData: ms });
+          w.once('message', resolve);
+          w.once('error', reject);
+        }),
+    ),
+  );
 }
 /** Runs `threads` workers of `code` at once for `ms`; resolves with each one's units of work. */
-const run = async (code: string, threads: number, ms: number): Promise<number[]> => (await answers<{ units: number }>(code, threads, ms)).map((m) => m.units);
+const run = async (code: string, threads: number, ms: number): Promise<number[]> =>
+  (await answers<{ units: number }>(code, threads, ms)).map((m) => m.units);
 const spin = (threads: number, ms: number) => run(SPIN, threads, ms);
 
 /**
@@ -103,12 +110,46 @@ export async function coreBalance(label: string): Promise<Figure[]> {
   const fresh = (await run(FRESH, 1, 2000))[0]! / 2;
   const [large] = await answers<{ units: number; us: number }>(LARGE, 1, 2000);
   return [
-    { name: `${label}: two threads at once, the slower one's work as a share of the faster one's`, value: Math.round(median * 10) / 10, unit: '%', note: `median of 3 rounds of 2 s: ${shares.map((s) => s.toFixed(1)).join(' / ')} %; about 100 % where both cores are equal` },
-    { name: `${label}: one thread's work on the faster core`, value: Math.round(fastest), unit: 'units/s', note: '100,000 integer steps a unit' },
-    { name: `${label}: memory copy, one thread`, value: Math.round(copyOne), unit: 'MiB/s', note: '64 MiB buffers, 2 s' },
-    { name: `${label}: memory copy, two threads at once`, value: Math.round(copyTwo), unit: 'MiB/s', note: `both together; ${((copyTwo / copyOne) * 100).toFixed(0)} % of one thread's` },
-    { name: `${label}: fresh memory written, one thread`, value: Math.round(fresh), unit: 'MiB/s', note: `16 MiB allocations, each page new (a minor page fault each); ${((fresh / copyOne) * 100).toFixed(0)} % of the copy rate` },
-    { name: `${label}: large V8 objects made, one thread`, value: Math.round(large!.units / 2), unit: 'MiB/s', note: `256 KiB strings, each on pages of its own; ${large!.us.toFixed(1)} µs a page fault` },
+    {
+      name: `${label}: two threads at once, the slower one's work as a share of the faster one's`,
+      value: Math.round(median * 10) / 10,
+      unit: '%',
+      note:
+        `median of 3 rounds of 2 s: ${shares.map((s) => s.toFixed(1)).join(' / ')} %; about 100 % where both ` +
+        `cores are equal`,
+    },
+    {
+      name: `${label}: one thread's work on the faster core`,
+      value: Math.round(fastest),
+      unit: 'units/s',
+      note: '100,000 integer steps a unit',
+    },
+    {
+      name: `${label}: memory copy, one thread`,
+      value: Math.round(copyOne),
+      unit: 'MiB/s',
+      note: '64 MiB buffers, 2 s',
+    },
+    {
+      name: `${label}: memory copy, two threads at once`,
+      value: Math.round(copyTwo),
+      unit: 'MiB/s',
+      note: `both together; ${((copyTwo / copyOne) * 100).toFixed(0)} % of one thread's`,
+    },
+    {
+      name: `${label}: fresh memory written, one thread`,
+      value: Math.round(fresh),
+      unit: 'MiB/s',
+      note:
+        `16 MiB allocations, each page new (a minor page fault each); ${((fresh / copyOne) * 100).toFixed(0)} % ` +
+        `of the copy rate`,
+    },
+    {
+      name: `${label}: large V8 objects made, one thread`,
+      value: Math.round(large!.units / 2),
+      unit: 'MiB/s',
+      note: `256 KiB strings, each on pages of its own; ${large!.us.toFixed(1)} µs a page fault`,
+    },
   ];
 }
 

@@ -11,10 +11,20 @@ function loadAsync(job: Record<string, unknown>): Promise<LoadResult & { statuse
   const dir = scratch('overload-load');
   const jobPath = join(dir, 'job.json');
   writeFileSync(jobPath, JSON.stringify(job));
-  const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'load.js'), jobPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'load.js'), jobPath], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
-  child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  return new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult & { statuses: Record<string, number> }) : reject(new Error(`load exited ${code}`)))));
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as LoadResult & { statuses: Record<string, number> })
+        : reject(new Error(`load exited ${code}`)),
+    ),
+  );
 }
 
 /** Resident memory of a process now: VmRSS and its anonymous part (heap, not LMDB's mapped file), MiB. */
@@ -24,7 +34,8 @@ export function rssNowMiB(pid: number): { rss: number; anon: number; peak: numbe
   return { rss: kb('VmRSS'), anon: kb('RssAnon'), peak: kb('VmHWM') };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
 /** One GET /health on a connection of its own (no keep-alive race); resolves with the milliseconds it took, or -1. */
 function healthOnce(url: string): Promise<number> {
@@ -38,12 +49,20 @@ function healthOnce(url: string): Promise<number> {
   });
 }
 
-/** Runs a load while sampling /health every 100 ms; the sorted /health latencies come back with it (failures as Infinity). */
-async function withHealthSamples(url: string, job: Record<string, unknown>): Promise<{ result: LoadResult & { statuses: Record<string, number> }; health: number[] }> {
+/**
+ * Runs a load while sampling /health every 100 ms; the sorted /health latencies come back with it (failures as
+ * Infinity).
+ */
+async function withHealthSamples(
+  url: string,
+  job: Record<string, unknown>,
+): Promise<{ result: LoadResult & { statuses: Record<string, number> }; health: number[] }> {
   const running = loadAsync(job);
   const health: number[] = [];
   let done = false;
-  void running.finally(() => { done = true; });
+  void running.finally(() => {
+    done = true;
+  });
   while (!done) {
     const ms = await healthOnce(url);
     health.push(ms < 0 ? Infinity : ms);
@@ -65,21 +84,64 @@ export async function overloadBench(): Promise<Figure[]> {
   const ingest = token(config, dir, 'bench', 'ingestor');
   const serve = await startChild([cli, 'serve', '--config', config], dir);
   try {
-    const capacity = load(`${serve.url}/api/v1/events`, eventBodies('cap', 120, 1000), 1000, { token: ingest, connections: 4, seconds: 10 });
-    figures.push({ name: 'capacity: POST /api/v1/events, 1000-event batches, 4 connections', value: Math.round(capacity.eventsPerSecond), unit: 'events/s', note: `p99 ${capacity.p99ms.toFixed(0)} ms` });
+    const capacity = load(`${serve.url}/api/v1/events`, eventBodies('cap', 120, 1000), 1000, {
+      token: ingest,
+      connections: 4,
+      seconds: 10,
+    });
+    figures.push({
+      name: 'capacity: POST /api/v1/events, 1000-event batches, 4 connections',
+      value: Math.round(capacity.eventsPerSecond),
+      unit: 'events/s',
+      note: `p99 ${capacity.p99ms.toFixed(0)} ms`,
+    });
     const cases: Array<[string, Record<string, unknown>]> = [
       ['2x capacity offered', { connections: 64, rate: (2 * capacity.eventsPerSecond) / 1000 }],
       ['hostile, 32 connections resending every 429', { connections: 32, retryRefused: true }],
     ];
     for (const [name, shape] of cases) {
-      const { result, health } = await withHealthSamples(serve.url, { url: `${serve.url}/api/v1/events`, token: ingest, bodies: eventBodies(`o${figures.length}`, 600, 1000), eventsPerBody: 1000, seconds: 15, ...shape });
+      const { result, health } = await withHealthSamples(serve.url, {
+        url: `${serve.url}/api/v1/events`,
+        token: ingest,
+        bodies: eventBodies(`o${figures.length}`, 600, 1000),
+        eventsPerBody: 1000,
+        seconds: 15,
+        ...shape,
+      });
       const rss = rssNowMiB(serve.proc.pid!);
-      const answered = Object.entries(result.statuses).filter(([s]) => s !== 'not-sent').reduce((n, [, c]) => n + c, 0);
-      figures.push({ name: `${name}: accepted`, value: Math.round(result.eventsPerSecond), unit: 'events/s', note: `${result.statuses['429'] ?? 0} of ${answered} requests answered 429` });
-      figures.push({ name: `${name}: accepted share of capacity`, value: Math.round((result.eventsPerSecond / capacity.eventsPerSecond) * 1000) / 10, unit: '%', note: 'target >= 90%' });
-      figures.push({ name: `${name}: p99 latency of accepted requests`, value: Math.round(result.p99ms), unit: 'ms', note: `p50 ${result.p50ms.toFixed(0)} ms` });
-      figures.push({ name: `${name}: /health p99 (sampled every 100 ms)`, value: Math.round(percentile(health, 0.99)), unit: 'ms', note: `max ${Math.round(health.at(-1) ?? 0)} ms, ${health.length} samples` });
-      figures.push({ name: `${name}: RSS of vigil serve`, value: Math.round(rss.rss), unit: 'MiB', note: `peak ${Math.round(rss.peak)} MiB, ${Math.round(rss.anon)} MiB anonymous now` });
+      const answered = Object.entries(result.statuses)
+        .filter(([s]) => s !== 'not-sent')
+        .reduce((n, [, c]) => n + c, 0);
+      figures.push({
+        name: `${name}: accepted`,
+        value: Math.round(result.eventsPerSecond),
+        unit: 'events/s',
+        note: `${result.statuses['429'] ?? 0} of ${answered} requests answered 429`,
+      });
+      figures.push({
+        name: `${name}: accepted share of capacity`,
+        value: Math.round((result.eventsPerSecond / capacity.eventsPerSecond) * 1000) / 10,
+        unit: '%',
+        note: 'target >= 90%',
+      });
+      figures.push({
+        name: `${name}: p99 latency of accepted requests`,
+        value: Math.round(result.p99ms),
+        unit: 'ms',
+        note: `p50 ${result.p50ms.toFixed(0)} ms`,
+      });
+      figures.push({
+        name: `${name}: /health p99 (sampled every 100 ms)`,
+        value: Math.round(percentile(health, 0.99)),
+        unit: 'ms',
+        note: `max ${Math.round(health.at(-1) ?? 0)} ms, ${health.length} samples`,
+      });
+      figures.push({
+        name: `${name}: RSS of vigil serve`,
+        value: Math.round(rss.rss),
+        unit: 'MiB',
+        note: `peak ${Math.round(rss.peak)} MiB, ${Math.round(rss.anon)} MiB anonymous now`,
+      });
     }
   } finally {
     await stopChild(serve.proc);

@@ -35,7 +35,10 @@ interface MonthRun {
   readonly archives: number;
   readonly archiveBytes: number;
   readonly expiryMs: number[];
-  /** Milliseconds from each simulated hour's due time to its last record's commit, inside and outside expiry runs (steady runs). */
+  /**
+   * Milliseconds from each simulated hour's due time to its last record's commit, inside and outside expiry runs
+   * (steady runs).
+   */
   readonly latencyDuring: number[];
   readonly latencyOutside: number[];
 }
@@ -54,7 +57,12 @@ async function month(retain: boolean, rate?: number): Promise<MonthRun> {
   const storePath = join(dir, 'store');
   const archiveDir = join(dir, 'archive');
   const inst = await openInstanceStore(storePath);
-  const cp = await startCheckpointer(inst.store, inst.log, { name: 'bench.log/r', seed: new Uint8Array(32).fill(5) }, { everyRecords: 10_000, everySeconds: 86_400, witnesses: [] });
+  const cp = await startCheckpointer(
+    inst.store,
+    inst.log,
+    { name: 'bench.log/r', seed: new Uint8Array(32).fill(5) },
+    { everyRecords: 10_000, everySeconds: 86_400, witnesses: [] },
+  );
   const settings = v.parse(RetentionSchema, { enabled: retain, evidenceDays: 7, segmentRecords: SEGMENT });
   const sizeByDay: number[] = [];
   const expiryMs: number[] = [];
@@ -81,29 +89,59 @@ async function month(retain: boolean, rate?: number): Promise<MonthRun> {
     if (hour === 7 * 24) laterStart = performance.now();
     if (retain && hour % CHECK_EVERY_HOURS === 0 && !expiring) {
       const t0 = performance.now();
-      expiring = expireSegments({ log: inst.log, pipeline: inst.pipeline, carried: inst.carried, checkpoints: cp, origin: 'bench.log/r', settings, archiveDir, storePath }, { now })
-        .then((done) => { if (done.length > 0) expiryMs.push(performance.now() - t0); })
-        .finally(() => { expiring = undefined; windows.push([t0, performance.now()]); });
+      expiring = expireSegments(
+        {
+          log: inst.log,
+          pipeline: inst.pipeline,
+          carried: inst.carried,
+          checkpoints: cp,
+          origin: 'bench.log/r',
+          settings,
+          archiveDir,
+          storePath,
+        },
+        { now },
+      )
+        .then((done) => {
+          if (done.length > 0) expiryMs.push(performance.now() - t0);
+        })
+        .finally(() => {
+          expiring = undefined;
+          windows.push([t0, performance.now()]);
+        });
     }
     const t0 = performance.now();
     const during = expiring !== undefined;
     const ctx = { now };
-    const taken = Promise.all(Array.from({ length: RECORDS_PER_HOUR }, () => {
-      const events = Array.from({ length: EVENTS_PER_RECORD }, () => { n++; return benchEvent(`m${n}`, n) as unknown as NormalizedEvent; });
-      return inst.pipeline.dispatch({ decide: (m) => decideIngestEvents(m, events), ctx: ctx });
-    }));
+    const taken = Promise.all(
+      Array.from({ length: RECORDS_PER_HOUR }, () => {
+        const events = Array.from({ length: EVENTS_PER_RECORD }, () => {
+          n++;
+          return benchEvent(`m${n}`, n) as unknown as NormalizedEvent;
+        });
+        return inst.pipeline.dispatch({ decide: (m) => decideIngestEvents(m, events), ctx: ctx });
+      }),
+    );
     if (rate === undefined) {
       await taken;
-      if (hour >= 7 * 24) { laterMs += performance.now() - t0; laterEvents += RECORDS_PER_HOUR * EVENTS_PER_RECORD; }
-      if (during) { duringMs += performance.now() - t0; duringEvents += RECORDS_PER_HOUR * EVENTS_PER_RECORD; }
+      if (hour >= 7 * 24) {
+        laterMs += performance.now() - t0;
+        laterEvents += RECORDS_PER_HOUR * EVENTS_PER_RECORD;
+      }
+      if (during) {
+        duringMs += performance.now() - t0;
+        duringEvents += RECORDS_PER_HOUR * EVENTS_PER_RECORD;
+      }
     } else {
-      const p = taken.then(() => {
-        lastCommit = performance.now();
-        const late = lastCommit - due;
-        if (expiring !== undefined) committedDuring += RECORDS_PER_HOUR * EVENTS_PER_RECORD;
-        if (hour >= 7 * 24) laterEvents += RECORDS_PER_HOUR * EVENTS_PER_RECORD;
-        (expiring !== undefined || during ? latencyDuring : latencyOutside).push(late);
-      }).finally(() => pending.delete(p));
+      const p = taken
+        .then(() => {
+          lastCommit = performance.now();
+          const late = lastCommit - due;
+          if (expiring !== undefined) committedDuring += RECORDS_PER_HOUR * EVENTS_PER_RECORD;
+          if (hour >= 7 * 24) laterEvents += RECORDS_PER_HOUR * EVENTS_PER_RECORD;
+          (expiring !== undefined || during ? latencyDuring : latencyOutside).push(late);
+        })
+        .finally(() => pending.delete(p));
       pending.add(p);
     }
     if (hour % 24 === 23) sizeByDay.push(statSync(join(storePath, 'data.mdb')).size);
@@ -112,17 +150,26 @@ async function month(retain: boolean, rate?: number): Promise<MonthRun> {
   if (rate !== undefined) laterMs = performance.now() - laterStart;
   await expiring;
   // Only the part of each window while records were still offered or committing counts.
-  if (rate !== undefined) { duringEvents = committedDuring; duringMs = windows.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(b, lastCommit) - a), 0); }
+  if (rate !== undefined) {
+    duringEvents = committedDuring;
+    duringMs = windows.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(b, lastCommit) - a), 0);
+  }
   await cp.stop();
   await inst.close();
   const files = retain ? readdirSync(archiveDir) : [];
   return {
-    sizeByDay, laterRate: laterEvents / (laterMs / 1000), duringRate: duringEvents / Math.max(duringMs / 1000, 1e-9), archives: files.length,
-    archiveBytes: files.reduce((s, f) => s + statSync(join(archiveDir, f)).size, 0), expiryMs, latencyDuring, latencyOutside,
+    sizeByDay,
+    laterRate: laterEvents / (laterMs / 1000),
+    duringRate: duringEvents / Math.max(duringMs / 1000, 1e-9),
+    archives: files.length,
+    archiveBytes: files.reduce((s, f) => s + statSync(join(archiveDir, f)).size, 0),
+    expiryMs,
+    latencyDuring,
+    latencyOutside,
   };
 }
 
-const mib = (b: number) => Math.round(b / 1048576 * 10) / 10;
+const mib = (b: number) => Math.round((b / 1048576) * 10) / 10;
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] ?? 0;
 const p99 = (a: number[]) => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * 0.99))] ?? 0;
 const pct = (a: number, b: number) => Math.round((a / b - 1) * 1000) / 10;
@@ -151,24 +198,100 @@ export async function retentionBench(): Promise<Figure[]> {
   const perHour = `${RECORDS_PER_HOUR} records of ${EVENTS_PER_RECORD} events a simulated hour`;
   const share = (x: number) => `${x * 100} %`;
   const growth = (r: MonthRun) => mib(r.sizeByDay[29]! - r.sizeByDay[13]!);
-  const lateness = (r: MonthRun, k: MonthRun) => `p50 ${Math.round(median(r.latencyDuring))} ms; outside expiry p50 ${Math.round(median(r.latencyOutside))} / p99 ${Math.round(p99(r.latencyOutside))} ms; without retention p50 ${Math.round(median(k.latencyOutside))} / p99 ${Math.round(p99(k.latencyOutside))} ms`;
+  const lateness = (r: MonthRun, k: MonthRun) =>
+    `p50 ${Math.round(median(r.latencyDuring))} ms; outside expiry p50 ${Math.round(median(r.latencyOutside))} / p99 ` +
+    `${Math.round(p99(r.latencyOutside))} ms; without retention p50 ${Math.round(median(k.latencyOutside))} / p99 ` +
+    `${Math.round(p99(k.latencyOutside))} ms`;
   return [
-    { name: 'steady rate offered (open loop)', value: rate, unit: 'events/s', note: `${share(head!.share)} of the capacity without retention; ${perHour}` },
-    ...days.map((d) => ({ name: `store size at day ${d}, 7-day retention, steady rate`, value: mib(steady.sizeByDay[d - 1]!), unit: 'MiB', note: `without retention ${mib(steadyKeep.sizeByDay[d - 1]!)} MiB` })),
-    { name: 'store growth days 14..30, 7-day retention, steady rate', value: growth(steady), unit: 'MiB', note: `without retention ${growth(steadyKeep)} MiB` },
-    { name: 'archives written, steady rate', value: steady.archives, unit: 'files', note: `${mib(steady.archiveBytes)} MiB; ${SEGMENT} records a segment` },
-    { name: 'one expiry run (archive, cut, refold), median, steady rate', value: Math.round(median(steady.expiryMs)), unit: 'ms', note: `${steady.expiryMs.length} runs that expired something` },
-    { name: 'steady: taken in days 8..30 without retention', value: Math.round(steadyKeep.laterRate), unit: 'events/s' },
+    {
+      name: 'steady rate offered (open loop)',
+      value: rate,
+      unit: 'events/s',
+      note: `${share(head!.share)} of the capacity without retention; ${perHour}`,
+    },
+    ...days.map((d) => ({
+      name: `store size at day ${d}, 7-day retention, steady rate`,
+      value: mib(steady.sizeByDay[d - 1]!),
+      unit: 'MiB',
+      note: `without retention ${mib(steadyKeep.sizeByDay[d - 1]!)} MiB`,
+    })),
+    {
+      name: 'store growth days 14..30, 7-day retention, steady rate',
+      value: growth(steady),
+      unit: 'MiB',
+      note: `without retention ${growth(steadyKeep)} MiB`,
+    },
+    {
+      name: 'archives written, steady rate',
+      value: steady.archives,
+      unit: 'files',
+      note: `${mib(steady.archiveBytes)} MiB; ${SEGMENT} records a segment`,
+    },
+    {
+      name: 'one expiry run (archive, cut, refold), median, steady rate',
+      value: Math.round(median(steady.expiryMs)),
+      unit: 'ms',
+      note: `${steady.expiryMs.length} runs that expired something`,
+    },
+    {
+      name: 'steady: taken in days 8..30 without retention',
+      value: Math.round(steadyKeep.laterRate),
+      unit: 'events/s',
+    },
     { name: 'steady: taken in days 8..30 with 7-day retention', value: Math.round(steady.laterRate), unit: 'events/s' },
-    { name: 'steady: taken in while an expiry run is in progress', value: Math.round(steady.duringRate), unit: 'events/s', note: `${steady.latencyDuring.length} simulated hours inside expiry runs` },
-    { name: 'steady: change while an expiry run is in progress', value: pct(steady.duringRate, steadyKeep.laterRate), unit: '%', note: 'against the same steady month without retention; target: no more than 10 % lower' },
-    { name: 'steady: lateness of a simulated hour inside expiry runs, p99', value: Math.round(p99(steady.latencyDuring)), unit: 'ms', note: lateness(steady, steadyKeep) },
+    {
+      name: 'steady: taken in while an expiry run is in progress',
+      value: Math.round(steady.duringRate),
+      unit: 'events/s',
+      note: `${steady.latencyDuring.length} simulated hours inside expiry runs`,
+    },
+    {
+      name: 'steady: change while an expiry run is in progress',
+      value: pct(steady.duringRate, steadyKeep.laterRate),
+      unit: '%',
+      note: 'against the same steady month without retention; target: no more than 10 % lower',
+    },
+    {
+      name: 'steady: lateness of a simulated hour inside expiry runs, p99',
+      value: Math.round(p99(steady.latencyDuring)),
+      unit: 'ms',
+      note: lateness(steady, steadyKeep),
+    },
     ...others.flatMap((o) => [
-      { name: `at ${share(o.share)} of capacity (${o.rate} events/s): change while an expiry run is in progress`, value: pct(o.retain.duringRate, o.keep.laterRate), unit: '%', note: `lateness inside expiry runs p99 ${Math.round(p99(o.retain.latencyDuring))} ms, ${lateness(o.retain, o.keep)}` },
-      { name: `at ${share(o.share)} of capacity: store growth days 14..30, archives written`, value: growth(o.retain), unit: 'MiB', note: `${o.retain.archives} archives; without retention ${growth(o.keep)} MiB` },
+      {
+        name: `at ${share(o.share)} of capacity (${o.rate} events/s): change while an expiry run is in progress`,
+        value: pct(o.retain.duringRate, o.keep.laterRate),
+        unit: '%',
+        note:
+          `lateness inside expiry runs p99 ${Math.round(p99(o.retain.latencyDuring))} ms, ` +
+          `${lateness(o.retain, o.keep)}`,
+      },
+      {
+        name: `at ${share(o.share)} of capacity: store growth days 14..30, archives written`,
+        value: growth(o.retain),
+        unit: 'MiB',
+        note: `${o.retain.archives} archives; without retention ${growth(o.keep)} MiB`,
+      },
     ]),
-    { name: 'saturating: capacity days 8..30 without retention', value: Math.round(keep.laterRate), unit: 'events/s', note: perHour },
-    { name: 'saturating: capacity while an expiry run is in progress', value: Math.round(retain.duringRate), unit: 'events/s', note: `${pct(retain.duringRate, keep.laterRate)} %: expiry's work takes CPU ingest would use (a simulated day lasts about a second)` },
-    { name: 'saturating: store growth days 14..30, archives written', value: growth(retain), unit: 'MiB', note: `${retain.archives} archives; without retention ${growth(keep)} MiB` },
+    {
+      name: 'saturating: capacity days 8..30 without retention',
+      value: Math.round(keep.laterRate),
+      unit: 'events/s',
+      note: perHour,
+    },
+    {
+      name: 'saturating: capacity while an expiry run is in progress',
+      value: Math.round(retain.duringRate),
+      unit: 'events/s',
+      note:
+        `${pct(retain.duringRate, keep.laterRate)} %: expiry's work takes CPU ingest would use (a simulated day ` +
+        `lasts about a second)`,
+    },
+    {
+      name: 'saturating: store growth days 14..30, archives written',
+      value: growth(retain),
+      unit: 'MiB',
+      note: `${retain.archives} archives; without retention ${growth(keep)} MiB`,
+    },
   ];
 }

@@ -40,17 +40,30 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
 
 const [only, mode] = process.argv.slice(2);
 
-/** The longest a section may run (the longest takes about 6 minutes here); VIGIL_BENCH_SECTION_TIMEOUT_MIN overrides it. */
+/**
+ * The longest a section may run (the longest takes about 6 minutes here); VIGIL_BENCH_SECTION_TIMEOUT_MIN overrides it.
+ */
 const timeoutSetting = Number(process.env.VIGIL_BENCH_SECTION_TIMEOUT_MIN);
 const SECTION_TIMEOUT_MIN = timeoutSetting > 0 ? timeoutSetting : 30;
 
-/** What each thread of process `pid` waits in, from /proc; the first is the main thread (`do_epoll_wait`: an idle event loop, a `futex` wait: a lock). */
+/**
+ * What each thread of process `pid` waits in, from /proc; the first is the main thread (`do_epoll_wait`: an idle event
+ * loop, a `futex` wait: a lock).
+ */
 function threadWaits(pid: number): string {
   try {
-    return readdirSync(`/proc/${pid}/task`).map((tid) => {
-      const read = (f: string) => { try { return readFileSync(`/proc/${pid}/task/${tid}/${f}`, 'utf8').trim(); } catch { return '?'; } };
-      return `${tid} ${read('comm')}: ${read('wchan')}`;
-    }).join('\n');
+    return readdirSync(`/proc/${pid}/task`)
+      .map((tid) => {
+        const read = (f: string) => {
+          try {
+            return readFileSync(`/proc/${pid}/task/${tid}/${f}`, 'utf8').trim();
+          } catch {
+            return '?';
+          }
+        };
+        return `${tid} ${read('comm')}: ${read('wchan')}`;
+      })
+      .join('\n');
   } catch {
     return 'not readable';
   }
@@ -63,13 +76,20 @@ function threadWaits(pid: number): string {
  */
 function runSection(name: string): Promise<{ status: number | null; stdout: string; timedOut: boolean }> {
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), name, '--child'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), name, '--child'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     let timedOut = false;
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+    });
     const timer = setTimeout(() => {
       timedOut = true;
-      process.stderr.write(`bench section ${name} has run for ${SECTION_TIMEOUT_MIN} minutes; its threads wait in:\n${threadWaits(child.pid!)}\n`);
+      process.stderr.write(
+        `bench section ${name} has run for ${SECTION_TIMEOUT_MIN} minutes; its threads wait ` +
+          `in:\n${threadWaits(child.pid!)}\n`,
+      );
       child.kill('SIGKILL');
     }, SECTION_TIMEOUT_MIN * 60_000);
     child.once('close', (status) => {
@@ -98,15 +118,24 @@ if (mode === '--child') {
     // figures of the rest, and the run still fails at the end.
     if (child.status !== 0) {
       failed.push(name);
-      process.stdout.write(`\n## ${name}\nFAILED${child.timedOut ? ` (no result after ${SECTION_TIMEOUT_MIN} minutes)` : ` (exit ${child.status}; its error is above)`}\n`);
+      const why = child.timedOut
+        ? ` (no result after ${SECTION_TIMEOUT_MIN} minutes)`
+        : ` (exit ${child.status}; its error is above)`;
+      process.stdout.write(`\n## ${name}\nFAILED${why}\n`);
       continue;
     }
-    const out = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { figures: Figure[]; report: Record<string, unknown> };
+    const out = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as {
+      figures: Figure[];
+      report: Record<string, unknown>;
+    };
     sections.push([name, out.figures]);
     Object.assign(report, out.report);
     process.stdout.write(`\n## ${name}\n`);
     const width = Math.max(...out.figures.map((f) => f.name.length));
-    for (const f of out.figures) process.stdout.write(`${f.name.padEnd(width)}  ${String(f.value).padStart(10)} ${f.unit}${f.note ? `  (${f.note})` : ''}\n`);
+    for (const f of out.figures)
+      process.stdout.write(
+        `${f.name.padEnd(width)}  ${String(f.value).padStart(10)} ${f.unit}${f.note ? `  (${f.note})` : ''}\n`,
+      );
   }
   report.sections = Object.fromEntries(sections);
   if (failed.length > 0) report.failed = failed;

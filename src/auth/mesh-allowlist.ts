@@ -6,13 +6,24 @@ import { watchRegistryFile } from './registry-file.js';
 /** The roles a mesh identity may hold (spec 5.1 #8): interactive people and devices, never ingest or collector. */
 export const MESH_ROLES = ['viewer', 'analyst', 'rule_admin', 'admin'] as const;
 
-const MeshRoles = v.pipe(v.array(v.picklist(MESH_ROLES, `expected one of ${MESH_ROLES.join(', ')}`)), v.minLength(1, 'expected at least one role'), v.maxLength(MESH_ROLES.length));
+const MeshRoles = v.pipe(
+  v.array(v.picklist(MESH_ROLES, `expected one of ${MESH_ROLES.join(', ')}`)),
+  v.minLength(1, 'expected at least one role'),
+  v.maxLength(MESH_ROLES.length),
+);
 
 /** A stable user id as `tailscale whois` prints it: the decimal `UserProfile.ID`, quoted so no digit is lost. */
-const StableUserId = v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,15}$/, 'expected a user ID as `tailscale whois` prints it (decimal digits, quoted)'), v.check((s) => Number.isSafeInteger(Number(s)), 'expected a user ID below 2^53'));
+const StableUserId = v.pipe(
+  v.string(),
+  v.regex(/^[1-9][0-9]{0,15}$/, 'expected a user ID as `tailscale whois` prints it (decimal digits, quoted)'),
+  v.check((s) => Number.isSafeInteger(Number(s)), 'expected a user ID below 2^53'),
+);
 
 /** A stable node id as `tailscale whois` prints it (`Node.StableID`, e.g. `nDbSrv01CNTRL`). */
-const StableNodeId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,128}$/, 'expected a stable node ID as `tailscale whois` prints it, e.g. nDbSrv01CNTRL'));
+const StableNodeId = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9_-]{1,128}$/, 'expected a stable node ID as `tailscale whois` prints it, e.g. nDbSrv01CNTRL'),
+);
 
 /** One allowlist entry: exactly one of a stable user id or a stable node id, and its roles. */
 export const MeshAllowlistEntrySchema = v.pipe(
@@ -42,17 +53,32 @@ export function readMeshAllowlist(path: string): MeshAllowlistEntry[] {
  * While the file is invalid or readable by others the whole allowlist is undefined, so every mesh
  * identity is refused (fail closed) until it is fixed; `onError` says why.
  */
-export function openMeshAllowlist(inline: readonly MeshAllowlistEntry[], file: string | undefined, onError: (message: string) => void, recheckMs = 500): () => readonly MeshAllowlistEntry[] | undefined {
+export function openMeshAllowlist(
+  inline: readonly MeshAllowlistEntry[],
+  file: string | undefined,
+  onError: (message: string) => void,
+  recheckMs = 500,
+): () => readonly MeshAllowlistEntry[] | undefined {
   if (file === undefined) return () => inline;
   let broken = false;
-  const current = watchRegistryFile(file, (path) => {
-    const entries = readMeshAllowlist(path);
-    broken = false;
-    return entries;
-  }, (message) => {
-    broken = true;
-    onError(message.replace(/^registry (.*?) not loaded, refusing every token/, 'mesh allowlist $1 not loaded, refusing every mesh identity'));
-  }, recheckMs);
+  const current = watchRegistryFile(
+    file,
+    (path) => {
+      const entries = readMeshAllowlist(path);
+      broken = false;
+      return entries;
+    },
+    (message) => {
+      broken = true;
+      onError(
+        message.replace(
+          /^registry (.*?) not loaded, refusing every token/,
+          'mesh allowlist $1 not loaded, refusing every mesh identity',
+        ),
+      );
+    },
+    recheckMs,
+  );
   return () => {
     const entries = current();
     return broken ? undefined : [...inline, ...entries];

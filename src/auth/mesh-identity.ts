@@ -51,18 +51,33 @@ export function createMeshIdentity(o: MeshIdentityOptions): MeshIdentity {
       return Promise.resolve(undefined);
     }
     inFlight++;
-    const answer = Promise.resolve().then(() => o.whois(addr)).finally(() => { inFlight--; }).then((a) => {
-      if (a.kind === 'unknown') return undefined;
-      const who = a.kind === 'found' ? parseWhoIs(a.body) : undefined;
-      if (!who) o.onProblem(a.kind === 'failed' ? `mesh daemon lookup failed: ${a.reason}` : 'mesh daemon answered whois with a malformed body');
-      return who;
-    }, (err: unknown) => {
-      o.onProblem(`mesh daemon lookup failed: ${(err as Error).message}`);
-      return undefined;
-    });
+    const answer = Promise.resolve()
+      .then(() => o.whois(addr))
+      .finally(() => {
+        inFlight--;
+      })
+      .then(
+        (a) => {
+          if (a.kind === 'unknown') return undefined;
+          const who = a.kind === 'found' ? parseWhoIs(a.body) : undefined;
+          if (!who)
+            o.onProblem(
+              a.kind === 'failed'
+                ? `mesh daemon lookup failed: ${a.reason}`
+                : 'mesh daemon answered whois with a malformed body',
+            );
+          return who;
+        },
+        (err: unknown) => {
+          o.onProblem(`mesh daemon lookup failed: ${(err as Error).message}`);
+          return undefined;
+        },
+      );
     cache.set(addr, { at: now, answer });
     while (cache.size > o.cacheEntries) cache.delete(cache.keys().next().value!);
-    void answer.then((who) => { if (!who && cache.get(addr)?.answer === answer) cache.delete(addr); });
+    void answer.then((who) => {
+      if (!who && cache.get(addr)?.answer === answer) cache.delete(addr);
+    });
     return answer;
   };
   return {

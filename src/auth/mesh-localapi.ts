@@ -37,7 +37,10 @@ export function queryWhoIs(socketPath: string, addr: string, limits: LocalApiLim
       req?.destroy();
       resolve(answer);
     };
-    timer = setTimeout(() => settle({ kind: 'failed', reason: `no answer within ${limits.timeoutMs} ms` }), limits.timeoutMs);
+    timer = setTimeout(
+      () => settle({ kind: 'failed', reason: `no answer within ${limits.timeoutMs} ms` }),
+      limits.timeoutMs,
+    );
     try {
       req = sendWhoIs(socketPath, addr, limits, settle);
     } catch (err) {
@@ -47,24 +50,36 @@ export function queryWhoIs(socketPath: string, addr: string, limits: LocalApiLim
 }
 
 /** Sends the whois request and reports its outcome, once, to `settle`. */
-function sendWhoIs(socketPath: string, addr: string, limits: LocalApiLimits, settle: (answer: WhoIsAnswer) => void): ClientRequest {
-  const req = request({
-    socketPath, method: 'GET', path: `/localapi/v0/whois?addr=${encodeURIComponent(addr)}`,
-    headers: { host: LOCALAPI_HOST, accept: 'application/json' }, agent: false,
-  }, (res) => {
-    const status = res.statusCode ?? 0;
-    if (status === 404) return settle({ kind: 'unknown' });
-    if (status !== 200) return settle({ kind: 'failed', reason: `daemon answered ${status}` });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limits.maxBytes) return settle({ kind: 'failed', reason: `answer larger than ${limits.maxBytes} bytes` });
-      chunks.push(chunk);
-    });
-    res.on('end', () => settle({ kind: 'found', body: Buffer.concat(chunks).toString('utf8') }));
-    res.on('error', (err) => settle({ kind: 'failed', reason: err.message }));
-  });
+function sendWhoIs(
+  socketPath: string,
+  addr: string,
+  limits: LocalApiLimits,
+  settle: (answer: WhoIsAnswer) => void,
+): ClientRequest {
+  const req = request(
+    {
+      socketPath,
+      method: 'GET',
+      path: `/localapi/v0/whois?addr=${encodeURIComponent(addr)}`,
+      headers: { host: LOCALAPI_HOST, accept: 'application/json' },
+      agent: false,
+    },
+    (res) => {
+      const status = res.statusCode ?? 0;
+      if (status === 404) return settle({ kind: 'unknown' });
+      if (status !== 200) return settle({ kind: 'failed', reason: `daemon answered ${status}` });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limits.maxBytes)
+          return settle({ kind: 'failed', reason: `answer larger than ${limits.maxBytes} bytes` });
+        chunks.push(chunk);
+      });
+      res.on('end', () => settle({ kind: 'found', body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', (err) => settle({ kind: 'failed', reason: err.message }));
+    },
+  );
   req.on('error', (err: NodeJS.ErrnoException) => settle({ kind: 'failed', reason: err.code ?? err.message }));
   req.end();
   return req;

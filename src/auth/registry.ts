@@ -5,7 +5,10 @@ import { ROLES, type Role } from './roles.js';
 import { entryForToken, watchRegistryFile } from './registry-file.js';
 import { ensureSecretDir, writeSecretFile } from '../kernel/secret-files.js';
 
-const PrincipalId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'));
+const PrincipalId = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'),
+);
 
 /** One credential of the registry (spec 2.6 and 5.3). */
 export const CredentialSchema = v.strictObject({
@@ -37,7 +40,10 @@ export interface Principal {
   readonly credential?: string;
 }
 
-/** The fingerprint of a credential: the first 12 hex digits of its token hash, shown by `vigil credential list` and taken by `--fingerprint`. */
+/**
+ * The fingerprint of a credential: the first 12 hex digits of its token hash, shown by `vigil credential list` and
+ * taken by `--fingerprint`.
+ */
 export function credentialFingerprint(tokenHash: string): string {
   return tokenHash.slice(0, 12);
 }
@@ -76,7 +82,12 @@ export interface CredentialRegistry {
  * most every `recheckMs`). A file that becomes invalid or unsafe fails closed: no token is accepted
  * until it is fixed, and `onError` is told why (never with token material).
  */
-export function openCredentialRegistry(path: string, onError: (message: string) => void = () => {}, recheckMs = 500, onLoaded?: (credentials: readonly Credential[]) => void): CredentialRegistry {
+export function openCredentialRegistry(
+  path: string,
+  onError: (message: string) => void = () => {},
+  recheckMs = 500,
+  onLoaded?: (credentials: readonly Credential[]) => void,
+): CredentialRegistry {
   const current = watchRegistryFile(path, readRegistry, onError, recheckMs, onLoaded);
   const principalOf = (found: Credential | undefined, nowMs: number): Principal | undefined => {
     if (!found || found.disabled) return undefined;
@@ -93,7 +104,11 @@ export function openCredentialRegistry(path: string, onError: (message: string) 
   };
   return {
     authenticate: (token, nowMs) => principalOf(entryForToken(current(), token), nowMs),
-    principalById: (id, nowMs) => principalOf(current().find((c) => c.id === id), nowMs),
+    principalById: (id, nowMs) =>
+      principalOf(
+        current().find((c) => c.id === id),
+        nowMs,
+      ),
     size() {
       return current().length;
     },

@@ -5,15 +5,42 @@ export type Role = (typeof ROLES)[number];
 
 /** Permissions checked by routes; each route names exactly one. */
 export const PERMISSIONS = [
-  'principal:read', 'console:read', 'health:read', 'graph:read', 'plan:read', 'rules:read', 'rules:write',
-  'events:read', 'alerts:read', 'alerts:review', 'incidents:read', 'incidents:promote', 'ingest', 'collector:submit',
-  'audit:read', 'collectors:admin', 'log:read', 'log:cosign', 'exports:read', 'health:detail',
+  'principal:read',
+  'console:read',
+  'health:read',
+  'graph:read',
+  'plan:read',
+  'rules:read',
+  'rules:write',
+  'events:read',
+  'alerts:read',
+  'alerts:review',
+  'incidents:read',
+  'incidents:promote',
+  'ingest',
+  'collector:submit',
+  'audit:read',
+  'collectors:admin',
+  'log:read',
+  'log:cosign',
+  'exports:read',
+  'health:detail',
   'metrics:read',
 ] as const;
 /** One permission. */
 export type Permission = (typeof PERMISSIONS)[number];
 
-const VIEWER: Permission[] = ['health:read', 'graph:read', 'plan:read', 'rules:read', 'events:read', 'alerts:read', 'incidents:read', 'log:read', 'console:read'];
+const VIEWER: Permission[] = [
+  'health:read',
+  'graph:read',
+  'plan:read',
+  'rules:read',
+  'events:read',
+  'alerts:read',
+  'incidents:read',
+  'log:read',
+  'console:read',
+];
 
 /** What each role may do (spec 5.2); `admin` holds every permission; every principal may read itself. */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {

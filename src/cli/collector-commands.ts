@@ -30,8 +30,13 @@ type Out = (line: unknown) => void;
 /** Reads a secret from a file that only its owner can read; the value never appears in argv. */
 function readSecretFile(path: string, what: string): string {
   let mode: number;
-  try { mode = statSync(path).mode; } catch { throw new CliError(`${what}: cannot read ${path}`); }
-  if (process.platform !== 'win32' && (mode & 0o077) !== 0) throw new CliError(`${what}: ${path} is readable by group or others; run: chmod 600 ${path}`);
+  try {
+    mode = statSync(path).mode;
+  } catch {
+    throw new CliError(`${what}: cannot read ${path}`);
+  }
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0)
+    throw new CliError(`${what}: ${path} is readable by group or others; run: chmod 600 ${path}`);
   return readFileSync(path, 'utf8').trim();
 }
 
@@ -39,13 +44,20 @@ function readSecretFile(path: string, what: string): string {
 export function loadAgentConfig(path: string): AgentConfig {
   const full = resolve(path);
   let raw: unknown;
-  try { raw = JSON.parse(readFileSync(full, 'utf8')); } catch (err) { throw new CliError(`cannot read agent config ${full}: ${(err as Error).message}`); }
+  try {
+    raw = JSON.parse(readFileSync(full, 'utf8'));
+  } catch (err) {
+    throw new CliError(`cannot read agent config ${full}: ${(err as Error).message}`);
+  }
   const parsed = v.safeParse(AgentConfigSchema, raw);
-  if (!parsed.success) throw new CliError(`invalid agent config ${full}:\n  ${formatIssues(parsed.issues).join('\n  ')}`);
+  if (!parsed.success)
+    throw new CliError(`invalid agent config ${full}:\n  ${formatIssues(parsed.issues).join('\n  ')}`);
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(dirname(full), p));
   const c = parsed.output;
   return {
-    ...c, stateDir: abs(c.stateDir), files: c.files.map(abs),
+    ...c,
+    stateDir: abs(c.stateDir),
+    files: c.files.map(abs),
     ...(c.bearerTokenFile ? { bearerTokenFile: abs(c.bearerTokenFile) } : {}),
     ...(c.enrollmentTokenFile ? { enrollmentTokenFile: abs(c.enrollmentTokenFile) } : {}),
   };
@@ -53,11 +65,23 @@ export function loadAgentConfig(path: string): AgentConfig {
 
 /** What to do after an enrollment refusal of this HTTP status. */
 function enrollmentHint(status: number, collectorId: string): string {
-  if (status === 401) return `the enrollment token is unknown, used or expired: ask an admin for a new one (vigil collector-token create ${collectorId}, or POST /api/v1/collector/enrollment-tokens) and enroll again`;
-  if (status === 403 || status === 409) return `the token was issued for another collector id, or this key is already enrolled: check collectorId (${collectorId}) and use a token issued for it`;
+  if (status === 401)
+    return (
+      `the enrollment token is unknown, used or expired: ask an admin for a new one (vigil collector-token ` +
+      `create ${collectorId}, or POST /api/v1/collector/enrollment-tokens) and enroll again`
+    );
+  if (status === 403 || status === 409)
+    return (
+      `the token was issued for another collector id, or this key is already enrolled: check collectorId ` +
+      `(${collectorId}) and use a token issued for it`
+    );
   if (status === 429) return 'too many attempts: wait a minute and try again';
-  if (status === 400) return 'the server did not accept the request: check --server (the instance URL), the collector id and the token file (it holds the token exactly as issued)';
-  return 'see the instance\'s log for this request';
+  if (status === 400)
+    return (
+      'the server did not accept the request: check --server (the instance URL), the collector id and the token ' +
+      'file (it holds the token exactly as issued)'
+    );
+  return "see the instance's log for this request";
 }
 
 /** Runs `fn` holding the agent's state directory; another agent or enrollment holding it is a CLI error. */
@@ -81,29 +105,54 @@ async function enrollOrExplain(o: Parameters<typeof enroll>[0]): Promise<unknown
   try {
     return await enroll(o);
   } catch (err) {
-    if (err instanceof EnrollmentRefused) throw new CliError(`${err.message}\n${enrollmentHint(err.status, o.collectorId)}`);
+    if (err instanceof EnrollmentRefused)
+      throw new CliError(`${err.message}\n${enrollmentHint(err.status, o.collectorId)}`);
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     if (err instanceof TypeError || cause !== undefined) {
-      throw new CliError(`cannot reach the instance at ${o.server}${cause ? ` (${cause})` : ''}: is vigil serve running there, and is --server (or server in the agent config) its URL?`);
+      throw new CliError(
+        `cannot reach the instance at ${o.server}${cause ? ` (${cause})` : ''}: is vigil serve running there, and is ` +
+          `--server (or server in the agent config) its URL?`,
+      );
     }
     throw err;
   }
 }
 
-async function issueToken(collectorId: string, expiresIn: string | undefined, configPath: string | undefined, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
-  if (!v.is(CollectorId, collectorId)) throw new CliError('collector id: 1-128 characters, letters, digits, . _ @ -', 2);
+async function issueToken(
+  collectorId: string,
+  expiresIn: string | undefined,
+  configPath: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<Record<string, unknown>> {
+  if (!v.is(CollectorId, collectorId))
+    throw new CliError('collector id: 1-128 characters, letters, digits, . _ @ -', 2);
   const lifetime = expiresIn === undefined ? TOKEN_LIFETIME.defaultMs : parseLifetime(expiresIn);
-  if (lifetime === undefined) throw new CliError('--expires-in: expected a lifetime from 1m to 7d such as 15m, 1h, 2d', 2);
+  if (lifetime === undefined)
+    throw new CliError('--expires-in: expected a lifetime from 1m to 7d such as 15m, 1h, 2d', 2);
   const { config } = loadConfig(configPath, env, process.cwd());
   // A JetStream node's store is a copy of the stream: a record appended to it here would be in no other copy.
-  if (config.storage.backend === 'jetstream') throw new CliError('storage.backend is "jetstream": issue the token through the admin API of a running node (POST /api/v1/collector/enrollment-tokens)', 2);
-  // Writes through the store, so it needs the instance stopped (one process per store); the admin API route does the same online.
+  if (config.storage.backend === 'jetstream')
+    throw new CliError(
+      'storage.backend is "jetstream": issue the token through the admin API of a running node (POST ' +
+        '/api/v1/collector/enrollment-tokens)',
+      2,
+    );
+  // Writes through the store, so it needs the instance stopped (one process per store); the admin API route does the
+  // same online.
   const inst = await openInstanceStore(config.storage.path, storeOptions(config));
   try {
     const token = generateToken(ENROLLMENT_TOKEN_PREFIX);
     const now = new Date();
-    const cmd = { tokenId: randomBytes(8).toString('hex'), collectorId, tokenHash: hashToken(token), expiresAt: new Date(now.getTime() + lifetime).toISOString() };
-    const outcome = await inst.pipeline.dispatch({ decide: () => decideIssueEnrollmentToken(cmd), ctx: { now: now.toISOString(), actor: { id: 'local-cli', authentication: 'local' } } });
+    const cmd = {
+      tokenId: randomBytes(8).toString('hex'),
+      collectorId,
+      tokenHash: hashToken(token),
+      expiresAt: new Date(now.getTime() + lifetime).toISOString(),
+    };
+    const outcome = await inst.pipeline.dispatch({
+      decide: () => decideIssueEnrollmentToken(cmd),
+      ctx: { now: now.toISOString(), actor: { id: 'local-cli', authentication: 'local' } },
+    });
     if (!outcome.ok) throw new CliError(outcome.rejection.message);
     return { ...outcome.result, token };
   } finally {
@@ -112,20 +161,41 @@ async function issueToken(collectorId: string, expiresIn: string | undefined, co
 }
 
 async function run(config: AgentConfig, env: NodeJS.ProcessEnv, out: Out): Promise<number> {
-  const bearer = config.bearerTokenFile ? readSecretFile(config.bearerTokenFile, 'bearerTokenFile') : env.VIGIL_COLLECTOR_TOKEN;
+  const bearer = config.bearerTokenFile
+    ? readSecretFile(config.bearerTokenFile, 'bearerTokenFile')
+    : env.VIGIL_COLLECTOR_TOKEN;
   if (!bearer) throw new CliError('no bearer token: set bearerTokenFile in the agent config or VIGIL_COLLECTOR_TOKEN');
-  const log = (level: string, msg: string, extra: Record<string, unknown> = {}) => out({ at: new Date().toISOString(), level, msg, ...extra });
+  const log = (level: string, msg: string, extra: Record<string, unknown> = {}) =>
+    out({ at: new Date().toISOString(), level, msg, ...extra });
   if (config.enrollmentTokenFile) {
     const enrollmentToken = readSecretFile(config.enrollmentTokenFile, 'enrollmentTokenFile');
     if (needsEnrollment(config.stateDir, config.server, enrollmentToken)) {
-      const state = await enroll({ server: config.server, collectorId: config.collectorId, stateDir: config.stateDir, enrollmentToken, now: () => new Date() });
-      log('info', 'enrolled', { collectorId: state.collectorId, epoch: state.epoch, keyFingerprint: state.keyFingerprint });
+      const state = await enroll({
+        server: config.server,
+        collectorId: config.collectorId,
+        stateDir: config.stateDir,
+        enrollmentToken,
+        now: () => new Date(),
+      });
+      log('info', 'enrolled', {
+        collectorId: state.collectorId,
+        epoch: state.epoch,
+        keyFingerprint: state.keyFingerprint,
+      });
     }
   }
   const agent = startAgent({ config, bearer, key: loadKey(config.stateDir), log });
-  log('info', 'collector running', { collectorId: config.collectorId, server: config.server, files: config.files, journal: config.journal.enabled });
+  log('info', 'collector running', {
+    collectorId: config.collectorId,
+    server: config.server,
+    files: config.files,
+    journal: config.journal.enabled,
+  });
   await new Promise<void>((done) => {
-    const stop = (signal: string) => { log('info', 'stopping', { signal }); void agent.stop().then(done); };
+    const stop = (signal: string) => {
+      log('info', 'stopping', { signal });
+      void agent.stop().then(done);
+    };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
@@ -137,11 +207,23 @@ async function run(config: AgentConfig, env: NodeJS.ProcessEnv, out: Out): Promi
  * The `vigil collector ...` and `vigil collector-token ...` commands; undefined for any other
  * command, so main.ts can dispatch here first.
  */
-export async function runCollectorCommand(argv: readonly string[], env: NodeJS.ProcessEnv, out: Out): Promise<number | undefined> {
+export async function runCollectorCommand(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  out: Out,
+): Promise<number | undefined> {
   if (argv[0] !== 'collector' && argv[0] !== 'collector-token') return undefined;
   const { values, positionals } = parseArgs({
-    args: [...argv.slice(1)], allowPositionals: true,
-    options: { config: { type: 'string' }, server: { type: 'string' }, 'collector-id': { type: 'string' }, 'token-file': { type: 'string' }, 'state-dir': { type: 'string' }, 'expires-in': { type: 'string' } },
+    args: [...argv.slice(1)],
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      server: { type: 'string' },
+      'collector-id': { type: 'string' },
+      'token-file': { type: 'string' },
+      'state-dir': { type: 'string' },
+      'expires-in': { type: 'string' },
+    },
   });
   const [verb, ...rest] = positionals;
   if (argv[0] === 'collector-token') {
@@ -157,7 +239,11 @@ export async function runCollectorCommand(argv: readonly string[], env: NodeJS.P
       const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
       if (!server || !collectorId || !stateDir || !values['token-file']) throw new CliError(USAGE, 2);
       const enrollmentToken = readSecretFile(values['token-file'], '--token-file');
-      out(await holdingStateDir(stateDir, () => enrollOrExplain({ server, collectorId, stateDir, enrollmentToken, now: () => new Date() })));
+      out(
+        await holdingStateDir(stateDir, () =>
+          enrollOrExplain({ server, collectorId, stateDir, enrollmentToken, now: () => new Date() }),
+        ),
+      );
       return 0;
     }
     case 'run':

@@ -18,26 +18,48 @@ import type { Stats } from '../projections/stats.js';
  * from record 1 (src/services/retention/verify-archives.ts), archives signed by other nodes' keys checked
  * with `archiveKeys`. Resolves with the verdict.
  */
-export async function logVerify(storePath: string, opts: OpenOptions = {}, archives?: string, archiveKeys: readonly NoteVerifier[] = []): Promise<VerifyResult | (VerifyResult & { tree: TreeVerdict }) | (VerifyResult & { history: HistoryVerdict })> {
+export async function logVerify(
+  storePath: string,
+  opts: OpenOptions = {},
+  archives?: string,
+  archiveKeys: readonly NoteVerifier[] = [],
+): Promise<VerifyResult | (VerifyResult & { tree: TreeVerdict }) | (VerifyResult & { history: HistoryVerdict })> {
   const inst = await openInstanceStore(storePath, opts);
   try {
     const cut = inst.log.cut();
     // Records carried forward by a cut are checked in the same walk: each copy must be its original.
     const chain = verifyLog(inst.log, cut, carriedCopyProblem);
     if (!chain.ok) return chain;
-    if (cut && !cutRecorded(inst, cut)) return { ok: false, records: chain.records, badSeq: cut.firstSeq, reason: `no LogSegmentsExpired record in the log names the cut at ${cut.firstSeq}` };
+    if (cut && !cutRecorded(inst, cut))
+      return {
+        ok: false,
+        records: chain.records,
+        badSeq: cut.firstSeq,
+        reason: `no LogSegmentsExpired record in the log names the cut at ${cut.firstSeq}`,
+      };
     const keyFile = logKeyPath(storePath);
     // Without the key a checkpoint's signature cannot be checked: say so rather than count it as verified.
     const key = existsSync(keyFile) ? verifierOf(loadLogKey(keyFile)) : undefined;
     if (!key && inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getKeysCount() > 0) {
-      return { ok: false, records: chain.records, badSeq: chain.records, reason: `the checkpoint signing key ${keyFile} is missing: the stored checkpoints' signatures cannot be verified` };
+      return {
+        ok: false,
+        records: chain.records,
+        badSeq: chain.records,
+        reason:
+          `the checkpoint signing key ${keyFile} is missing: the stored checkpoints' signatures cannot be ` +
+          `verified`,
+      };
     }
     const tree = verifyTree(inst.store, inst.log, key);
     if (!tree.ok) return { ok: false, records: chain.records, badSeq: chain.records, reason: tree.reason, tree };
     if (archives === undefined) return { ...chain, tree };
-    const stored = [...inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getRange({})].map(({ key: k, value }) => [k, value] as [number, string]);
+    const stored = [...inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getRange({})].map(
+      ({ key: k, value }) => [k, value] as [number, string],
+    );
     const history = verifyWithArchives(inst.log, inst.carried, archives, stored, key, archiveKeys);
-    return history.ok ? { ...chain, history } : { ok: false, records: chain.records, badSeq: history.badSeq ?? 0, reason: history.reason, history };
+    return history.ok
+      ? { ...chain, history }
+      : { ok: false, records: chain.records, badSeq: history.badSeq ?? 0, reason: history.reason, history };
   } finally {
     await inst.close();
   }
@@ -48,17 +70,30 @@ function cutRecorded(inst: InstanceStore, cut: LogCut): boolean {
   if (cut.atSeq === undefined) return false;
   for (const r of inst.log.read(cut.atSeq, cut.atSeq)) {
     const known = asInstanceRecord(r);
-    return known?.type === 'LogSegmentsExpired' && known.data.firstSeq === cut.firstSeq && known.data.prevHash === cut.prevHash && known.data.treeRoot === cut.treeRoot;
+    return (
+      known?.type === 'LogSegmentsExpired' &&
+      known.data.firstSeq === cut.firstSeq &&
+      known.data.prevHash === cut.prevHash &&
+      known.data.treeRoot === cut.treeRoot
+    );
   }
   return false;
 }
 
 /**
  * `vigil log export`: writes records `from..to` as JSON lines (bigints as strings, bytes as base64)
- * to `write`; with `raw`, each line also holds its record's stored bytes (base64) for offline verification. A value nested past the edge's bound (possible only in an old log) is shown clamped;
- * the stored bytes, which the chain hashes, are untouched.
+ * to `write`; with `raw`, each line also holds its record's stored bytes (base64) for offline verification. A value
+ * nested past the edge's bound (possible only in an old log) is shown clamped; the stored bytes, which the chain
+ * hashes, are untouched.
  */
-export async function logExport(storePath: string, from: number, to: number | undefined, write: (line: string) => void, opts: OpenOptions = {}, raw = false): Promise<number> {
+export async function logExport(
+  storePath: string,
+  from: number,
+  to: number | undefined,
+  write: (line: string) => void,
+  opts: OpenOptions = {},
+  raw = false,
+): Promise<number> {
   const inst = await openInstanceStore(storePath, opts);
   let n = 0;
   try {
@@ -79,26 +114,40 @@ export async function logExport(storePath: string, from: number, to: number | un
  * read side's fold is the longer of the two, and on a machine whose cores are all busy it then gets
  * the CPU first.
  */
-export async function replay(storePath: string, until: number | undefined, opts: OpenOptions = {}, yieldToReadSide = 0): Promise<Record<string, unknown>> {
+export async function replay(
+  storePath: string,
+  until: number | undefined,
+  opts: OpenOptions = {},
+  yieldToReadSide = 0,
+): Promise<Record<string, unknown>> {
   const inst = await openInstanceStore(storePath, opts);
   lowerThreadPriority(yieldToReadSide);
   try {
     const head = inst.log.head().seq;
-    if (until !== undefined && (until < 0 || until > head)) throw new Error(`--until ${until} is outside the log (head is ${head})`);
+    if (until !== undefined && (until < 0 || until > head))
+      throw new Error(`--until ${until} is outside the log (head is ${head})`);
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
     // The write side folds in this thread while the read side folds in its worker, at once.
-    const [records] = await Promise.all([inst.runtime.rebuild(until), inst.readSide.rebuild(until ?? head), until === undefined && inst.log.first() === 1 ? inst.log.tree.rebuild() : undefined]);
+    const [records] = await Promise.all([
+      inst.runtime.rebuild(until),
+      inst.readSide.rebuild(until ?? head),
+      until === undefined && inst.log.first() === 1 ? inst.log.tree.rebuild() : undefined,
+    ]);
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
     const stats = inst.writer.models.stats;
-    const graph = await inst.readSide.snapshot('graph') as { e: { key: unknown[] }; r: { from: unknown[] } };
+    const graph = (await inst.readSide.snapshot('graph')) as { e: { key: unknown[] }; r: { from: unknown[] } };
     if (until !== undefined) await Promise.all([inst.runtime.rebuild(), inst.readSide.rebuild(head)]);
     return {
-      records, until: until ?? head, seconds: Number(seconds.toFixed(3)), recordsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
+      records,
+      until: until ?? head,
+      seconds: Number(seconds.toFixed(3)),
+      recordsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
       // Every thread of the process (both folds, the tree, V8's helpers), user and system time.
       cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(3)),
-      recordsByType: stats.records, eventsByCategory: stats.events,
+      recordsByType: stats.records,
+      eventsByCategory: stats.events,
       graph: { entities: graph.e.key.length, relationships: graph.r.from.length },
     };
   } finally {
@@ -106,7 +155,9 @@ export async function replay(storePath: string, until: number | undefined, opts:
   }
 }
 
-/** The verifier keys in a file, one a line (as `vigil log public-key` prints them); throws on a line that is not one. */
+/**
+ * The verifier keys in a file, one a line (as `vigil log public-key` prints them); throws on a line that is not one.
+ */
 export function readVerifierKeys(text: string): NoteVerifier[] {
   return text.split('\n').flatMap((line, i) => {
     const l = line.trim();

@@ -3,8 +3,22 @@ import { parseArgs } from 'node:util';
 import { generateKeyPair } from '../kernel/ed25519.js';
 import { writeSecretFile, writeDurable } from '../kernel/secret-files.js';
 import { loadLogKey, logKeyPath } from '../log/log-key.js';
-import { verifyCheckpointConsistency, verifyExport, verifyRecordInclusion, openCheckpoint } from '../log/offline-verify.js';
-import { COSIGNATURE_V1, parseSignerKey, parseVerifierKey, signerKeyString, validKeyName, verifierKeyString, verifierOf, type NoteVerifier } from '../log/signed-note.js';
+import {
+  verifyCheckpointConsistency,
+  verifyExport,
+  verifyRecordInclusion,
+  openCheckpoint,
+} from '../log/offline-verify.js';
+import {
+  COSIGNATURE_V1,
+  parseSignerKey,
+  parseVerifierKey,
+  signerKeyString,
+  validKeyName,
+  verifierKeyString,
+  verifierOf,
+  type NoteVerifier,
+} from '../log/signed-note.js';
 import { cosignCheckpoint } from '../log/witness.js';
 import { CliError } from './credentials.js';
 import { loadConfig } from './config-file.js';
@@ -23,7 +37,10 @@ const USAGE = `usage:
 
 /** Whether argv (after `log`) is one of the offline proof commands. */
 export function isLogProofCommand(args: readonly string[]): boolean {
-  return COMMANDS.has(args[0] ?? '') || (args[0] === 'verify' && args.some((a) => a === '--export' || a.startsWith('--export=')));
+  return (
+    COMMANDS.has(args[0] ?? '') ||
+    (args[0] === 'verify' && args.some((a) => a === '--export' || a.startsWith('--export=')))
+  );
 }
 
 function read(path: string | undefined, what: string): string {
@@ -42,16 +59,25 @@ function verifierArg(text: string | undefined): NoteVerifier {
 }
 
 /** A proof given as a file (the API's JSON answer or a list of base64 hashes), or fetched from `url`. */
-async function proofArg(file: string | undefined, url: string | undefined, path: string, field: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+async function proofArg(
+  file: string | undefined,
+  url: string | undefined,
+  path: string,
+  field: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string[]> {
   let body: unknown;
   if (file) body = JSON.parse(read(file, '--proof'));
   else if (url) {
-    const res = await fetch(new URL(path, url), { headers: env.VIGIL_TOKEN ? { authorization: `Bearer ${env.VIGIL_TOKEN}` } : {} });
+    const res = await fetch(new URL(path, url), {
+      headers: env.VIGIL_TOKEN ? { authorization: `Bearer ${env.VIGIL_TOKEN}` } : {},
+    });
     if (!res.ok) throw new CliError(`${url}${path}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`, 1);
     body = await res.json();
   } else return [];
   const list = Array.isArray(body) ? body : (body as Record<string, unknown>)[field];
-  if (!Array.isArray(list) || !list.every((h) => typeof h === 'string')) throw new CliError(`the proof has no ${field} list`, 1);
+  if (!Array.isArray(list) || !list.every((h) => typeof h === 'string'))
+    throw new CliError(`the proof has no ${field} list`, 1);
   return list as string[];
 }
 
@@ -62,12 +88,25 @@ const sizeOf = (note: string, key: NoteVerifier) => {
 };
 
 /** Runs an offline proof command (argv after `log`); resolves with the exit code. */
-export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string, out: (line: unknown) => void): Promise<number> {
+export async function runLogProofCommand(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  out: (line: unknown) => void,
+): Promise<number> {
   const { values, positionals } = parseArgs({
-    args, allowPositionals: true,
+    args,
+    allowPositionals: true,
     options: {
-      config: { type: 'string' }, export: { type: 'string' }, checkpoint: { type: 'string' }, key: { type: 'string' },
-      proof: { type: 'string' }, url: { type: 'string' }, 'witness-key': { type: 'string' }, state: { type: 'string' }, out: { type: 'string' },
+      config: { type: 'string' },
+      export: { type: 'string' },
+      checkpoint: { type: 'string' },
+      key: { type: 'string' },
+      proof: { type: 'string' },
+      url: { type: 'string' },
+      'witness-key': { type: 'string' },
+      state: { type: 'string' },
+      out: { type: 'string' },
     },
   });
   const [verb, a, b] = positionals;
@@ -92,7 +131,13 @@ export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv,
     case 'verify-consistency': {
       const key = verifierArg(values.key);
       const [oldNote, newNote] = [read(a, 'OLD'), read(b, 'NEW')];
-      const proof = await proofArg(values.proof, values.url, `/api/v1/log/proofs/consistency?from=${sizeOf(oldNote, key)}&to=${sizeOf(newNote, key)}`, 'consistency_path', env);
+      const proof = await proofArg(
+        values.proof,
+        values.url,
+        `/api/v1/log/proofs/consistency?from=${sizeOf(oldNote, key)}&to=${sizeOf(newNote, key)}`,
+        'consistency_path',
+        env,
+      );
       const verdict = verifyCheckpointConsistency(oldNote, newNote, key, proof);
       out(verdict);
       return verdict.ok ? 0 : 1;
@@ -101,13 +146,20 @@ export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv,
       const key = verifierArg(values.key);
       const [line, note] = [read(a, 'RECORD').trim(), read(b, 'CHECKPOINT')];
       const seq = Number((JSON.parse(line) as { seq?: unknown }).seq);
-      const proof = await proofArg(values.proof, values.url, `/api/v1/log/proofs/inclusion?seq=${seq}&size=${sizeOf(note, key)}`, 'inclusion_path', env);
+      const proof = await proofArg(
+        values.proof,
+        values.url,
+        `/api/v1/log/proofs/inclusion?seq=${seq}&size=${sizeOf(note, key)}`,
+        'inclusion_path',
+        env,
+      );
       const verdict = verifyRecordInclusion(line, note, key, proof);
       out(verdict);
       return verdict.ok ? 0 : 1;
     }
     case 'witness-key': {
-      if (!a || !validKeyName(a) || !values.out) throw new CliError('usage: vigil log witness-key NAME --out FILE (NAME without spaces or +)', 2);
+      if (!a || !validKeyName(a) || !values.out)
+        throw new CliError('usage: vigil log witness-key NAME --out FILE (NAME without spaces or +)', 2);
       if (existsSync(values.out)) throw new CliError(`${values.out} exists; refusing to overwrite a key`, 2);
       const signer = { name: a, seed: generateKeyPair().seed, type: COSIGNATURE_V1 } as const;
       writeSecretFile(values.out, `${signerKeyString(signer)}\n`);
@@ -121,8 +173,24 @@ export async function runLogProofCommand(args: string[], env: NodeJS.ProcessEnv,
       if (!values.state) throw new CliError('--state FILE is required (the last checkpoint this witness cosigned)', 2);
       const note = read(a, 'CHECKPOINT');
       const last = existsSync(values.state) ? readFileSync(values.state, 'utf8') : undefined;
-      const proof = last === undefined ? [] : await proofArg(values.proof, values.url, `/api/v1/log/proofs/consistency?from=${sizeOf(last, key)}&to=${sizeOf(note, key)}`, 'consistency_path', env);
-      const r = cosignCheckpoint({ note, logKey: key, witness, time: Math.floor(Date.now() / 1000), ...(last !== undefined ? { last } : {}), proof });
+      const proof =
+        last === undefined
+          ? []
+          : await proofArg(
+              values.proof,
+              values.url,
+              `/api/v1/log/proofs/consistency?from=${sizeOf(last, key)}&to=${sizeOf(note, key)}`,
+              'consistency_path',
+              env,
+            );
+      const r = cosignCheckpoint({
+        note,
+        logKey: key,
+        witness,
+        time: Math.floor(Date.now() / 1000),
+        ...(last !== undefined ? { last } : {}),
+        proof,
+      });
       if (!r.ok) throw new CliError(r.reason, 1);
       writeDurable(values.state, r.note);
       process.stdout.write(r.note);

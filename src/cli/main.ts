@@ -13,9 +13,15 @@ import { runSetupCommand } from './setup-commands.js';
 import { runCollectorCommand } from './collector-commands.js';
 import { runRulesCommand } from './rules-commands.js';
 
-/** How long `vigil serve` may take to stop after an unexpected error before it kills itself (the graceful stop gives connections 10 s). */
+/**
+ * How long `vigil serve` may take to stop after an unexpected error before it kills itself (the graceful stop gives
+ * connections 10 s).
+ */
 const UNEXPECTED_STOP_MS = 20_000;
-/** Nice steps the replay's write-side thread runs below its read side's worker (as `limits.readSideNice`'s default, the other way round). */
+/**
+ * Nice steps the replay's write-side thread runs below its read side's worker (as `limits.readSideNice`'s default, the
+ * other way round).
+ */
 const REPLAY_YIELD = 10;
 
 const USAGE = `usage: vigil <command> [options]
@@ -44,7 +50,10 @@ const USAGE = `usage: vigil <command> [options]
   every command takes --config FILE (else VIGIL_CONFIG, else ./vigil.config.json)`;
 
 /** What the start line says when requests from this machine need a token too. */
-const LOOPBACK_OFF = 'loopback administration is off (server.allowLoopbackAdmin is false in the config in force): every /api/v1 request needs a bearer token; create one with vigil api-token-generate <principal> <role>, or set server.allowLoopbackAdmin: true for local use';
+const LOOPBACK_OFF =
+  'loopback administration is off (server.allowLoopbackAdmin is false in the config in force): every /api/v1 request ' +
+  'needs a bearer token; create one with vigil api-token-generate <principal> <role>, or set ' +
+  'server.allowLoopbackAdmin: true for local use';
 
 const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
 /** A progress line on stderr: rewritten in place on a terminal, one line per step otherwise. */
@@ -62,7 +71,8 @@ function intOption(value: string | undefined, name: string): number | undefined 
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'setup-authority' || argv[0] === 'install') return runSetupCommand(argv, process.env, process.cwd());
-  if (argv[0] === 'log' && isLogProofCommand(argv.slice(1))) return runLogProofCommand(argv.slice(1), process.env, process.cwd(), out);
+  if (argv[0] === 'log' && isLogProofCommand(argv.slice(1)))
+    return runLogProofCommand(argv.slice(1), process.env, process.cwd(), out);
   const collector = await runCollectorCommand(argv, process.env, out);
   if (collector !== undefined) return collector;
   const rules = await runRulesCommand(argv, process.env, out, progressLine);
@@ -71,9 +81,19 @@ async function main(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      config: { type: 'string' }, 'expires-at': { type: 'string' }, 'collector-id': { type: 'string' },
-      fingerprint: { type: 'string' }, until: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, raw: { type: 'boolean' }, archives: { type: 'string' }, 'archive-keys': { type: 'string' },
-      help: { type: 'boolean', short: 'h' }, host: { type: 'string' }, port: { type: 'string' },
+      config: { type: 'string' },
+      'expires-at': { type: 'string' },
+      'collector-id': { type: 'string' },
+      fingerprint: { type: 'string' },
+      until: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      raw: { type: 'boolean' },
+      archives: { type: 'string' },
+      'archive-keys': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      host: { type: 'string' },
+      port: { type: 'string' },
     },
   });
   const [command, ...args] = positionals;
@@ -87,13 +107,18 @@ async function main(argv: string[]): Promise<number> {
   }
   const loaded = loadConfig(values.config, process.env, process.cwd());
   const { config } = loaded;
-  if ((values.host !== undefined || values.port !== undefined) && command !== 'serve') throw new CliError('--host and --port are options of vigil serve', 2);
+  if ((values.host !== undefined || values.port !== undefined) && command !== 'serve')
+    throw new CliError('--host and --port are options of vigil serve', 2);
   switch (command) {
     case 'serve': {
       const { config: served, from } = withListenOverrides(config, values, process.env, loaded.source);
       let running: Awaited<ReturnType<typeof startInstance>> | undefined;
       const onFatal = (err: Error) => {
-        logLine({ level: 'fatal', msg: 'storage failure: stopping without acknowledging more writes', error: err.message });
+        logLine({
+          level: 'fatal',
+          msg: 'storage failure: stopping without acknowledging more writes',
+          error: err.message,
+        });
         process.exit(70);
       };
       // An error nothing caught (a bug) stops the process as SIGTERM does (requests in flight are
@@ -104,24 +129,42 @@ async function main(argv: string[]): Promise<number> {
       process.on('uncaughtException', (err) => {
         if (dying) return;
         dying = true;
-        logLine({ level: 'fatal', msg: 'unexpected error: stopping as on SIGTERM, then exiting with status 70 (please report this line)', error: err?.message ?? String(err), stack: String(err?.stack ?? '').slice(0, 2000) });
+        logLine({
+          level: 'fatal',
+          msg: 'unexpected error: stopping as on SIGTERM, then exiting with status 70 (please report this line)',
+          error: err?.message ?? String(err),
+          stack: String(err?.stack ?? '').slice(0, 2000),
+        });
         setTimeout(() => {
-          logLine({ level: 'fatal', msg: `could not stop within ${UNEXPECTED_STOP_MS / 1000} s of the unexpected error: killing the process` });
+          logLine({
+            level: 'fatal',
+            msg: `could not stop within ${UNEXPECTED_STOP_MS / 1000} s of the unexpected error: killing the process`,
+          });
           process.kill(process.pid, 'SIGKILL');
         }, UNEXPECTED_STOP_MS).unref();
         void (running?.stop() ?? Promise.resolve()).catch(() => undefined).finally(() => process.exit(70));
       });
       running = await startInstance(served, logLine, onFatal, from);
       logLine({
-        level: 'info', msg: 'listening', url: running.url, config: loaded.source === '(defaults)' ? '(none: built-in defaults)' : loaded.source, listenFrom: from,
-        loopbackAdmin: served.server.allowLoopbackAdmin, store: served.storage.path, foldedAtStart: running.instance.folded, head: running.instance.log.head().seq,
+        level: 'info',
+        msg: 'listening',
+        url: running.url,
+        config: loaded.source === '(defaults)' ? '(none: built-in defaults)' : loaded.source,
+        listenFrom: from,
+        loopbackAdmin: served.server.allowLoopbackAdmin,
+        store: served.storage.path,
+        foldedAtStart: running.instance.folded,
+        head: running.instance.log.head().seq,
         ...(served.server.allowLoopbackAdmin ? {} : { note: LOOPBACK_OFF }),
       });
       const stop = (signal: string) => {
         // Already stopping after an unexpected error: that stop ends with status 70.
         if (dying) return;
         logLine({ level: 'info', msg: 'stopping', signal });
-        void running!.stop().then(() => { logLine({ level: 'info', msg: 'stopped' }); process.exit(0); });
+        void running!.stop().then(() => {
+          logLine({ level: 'info', msg: 'stopped' });
+          process.exit(0);
+        });
       };
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
@@ -131,23 +174,36 @@ async function main(argv: string[]): Promise<number> {
         try {
           running!.reload(loadConfig(values.config, process.env, process.cwd()).config);
         } catch (err) {
-          logLine({ level: 'error', msg: 'config reload failed: keeping the settings in force', error: (err as Error)?.message });
+          logLine({
+            level: 'error',
+            msg: 'config reload failed: keeping the settings in force',
+            error: (err as Error)?.message,
+          });
         }
       });
       return await new Promise<number>(() => {});
     }
     case 'api-token-generate': {
       const [principal, role] = args;
-      if (!principal || !role || args.length !== 2) throw new CliError('usage: vigil api-token-generate <principal_id> <role> [--expires-at ISO] [--collector-id ID]', 2);
-      out(apiTokenGenerate(config.auth.credentialsFile, principal, role, {
-        ...(values['expires-at'] !== undefined ? { expiresAt: values['expires-at'] } : {}),
-        ...(values['collector-id'] !== undefined ? { collectorId: values['collector-id'] } : {}),
-      }));
+      if (!principal || !role || args.length !== 2)
+        throw new CliError(
+          'usage: vigil api-token-generate <principal_id> <role> [--expires-at ISO] [--collector-id ID]',
+          2,
+        );
+      out(
+        apiTokenGenerate(config.auth.credentialsFile, principal, role, {
+          ...(values['expires-at'] !== undefined ? { expiresAt: values['expires-at'] } : {}),
+          ...(values['collector-id'] !== undefined ? { collectorId: values['collector-id'] } : {}),
+        }),
+      );
       return 0;
     }
     case 'credential': {
       const [verb, id] = args;
-      if (verb === 'list' && !id) { out(listCredentials(config.auth.credentialsFile)); return 0; }
+      if (verb === 'list' && !id) {
+        out(listCredentials(config.auth.credentialsFile));
+        return 0;
+      }
       if ((verb === 'disable' || verb === 'enable') && id) {
         const n = setCredentialDisabled(config.auth.credentialsFile, id, verb === 'disable', values.fingerprint);
         out({ id, disabled: verb === 'disable', credentials: n });
@@ -163,15 +219,31 @@ async function main(argv: string[]): Promise<number> {
     case 'log': {
       if (args[0] === 'verify') {
         const keysFile = values['archive-keys'];
-        const result = await logVerify(config.storage.path, storeOptions(config), values.archives, keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : []);
+        const result = await logVerify(
+          config.storage.path,
+          storeOptions(config),
+          values.archives,
+          keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : [],
+        );
         out(result);
         return result.ok ? 0 : 1;
       }
       if (args[0] === 'export') {
-        await logExport(config.storage.path, intOption(values.from, '--from') ?? 1, intOption(values.to, '--to'), (l) => process.stdout.write(l), storeOptions(config), values.raw === true);
+        await logExport(
+          config.storage.path,
+          intOption(values.from, '--from') ?? 1,
+          intOption(values.to, '--to'),
+          (l) => process.stdout.write(l),
+          storeOptions(config),
+          values.raw === true,
+        );
         return 0;
       }
-      throw new CliError('usage: vigil log verify | log export [--from SEQ] [--to SEQ] [--raw] | log public-key | log verify-consistency | log verify-inclusion | log cosign | log witness-key', 2);
+      throw new CliError(
+        'usage: vigil log verify | log export [--from SEQ] [--to SEQ] [--raw] | log public-key | log ' +
+          'verify-consistency | log verify-inclusion | log cosign | log witness-key',
+        2,
+      );
     }
     default:
       throw new CliError(`unknown command ${command}\n${USAGE}`, 2);
@@ -190,8 +262,13 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     const e = err as Error;
     // Known failures say what to do; "refusing to start:" is how start-up checks (secret files, grants, keys) refuse.
-    const known = e instanceof CliError || e instanceof ConfigError || e instanceof StartupError || e?.name === 'StoreLockedError'
-      || (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || /^refusing to start: /.test(e?.message ?? '');
+    const known =
+      e instanceof CliError ||
+      e instanceof ConfigError ||
+      e instanceof StartupError ||
+      e?.name === 'StoreLockedError' ||
+      (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+      /^refusing to start: /.test(e?.message ?? '');
     process.stderr.write(`vigil: ${known ? e.message : `unexpected error: ${e?.message ?? String(err)}`}\n`);
     process.exit(e instanceof CliError ? e.exitCode : 1);
   },

@@ -52,38 +52,72 @@ export function batches<T extends { name: string; text: string }>(files: readonl
   return out;
 }
 
-async function postBatch(url: string, token: string, files: Array<{ name: string; text: string }>): Promise<BatchResult> {
+async function postBatch(
+  url: string,
+  token: string,
+  files: Array<{ name: string; text: string }>,
+): Promise<BatchResult> {
   const res = await fetch(new URL('/api/v1/rules/bulk', url), {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ files }),
   });
-  const body = await res.json().catch(() => ({})) as { error?: string; issues?: string[] } & Partial<BatchResult>;
+  const body = (await res.json().catch(() => ({}))) as { error?: string; issues?: string[] } & Partial<BatchResult>;
   if (res.status === 201) return body as BatchResult;
   if (res.status === 400 && Array.isArray(body.issues)) {
     // No valid rule in the whole batch: every issue is a refusal of one of its files.
-    return { imported: 0, blocked: 0, blockedByLogsource: [], invalid: body.issues.map((issue) => ({ file: issue.split(/ document | line |: /, 1)[0] ?? '', error: issue })) };
+    return {
+      imported: 0,
+      blocked: 0,
+      blockedByLogsource: [],
+      invalid: body.issues.map((issue) => ({ file: issue.split(/ document | line |: /, 1)[0] ?? '', error: issue })),
+    };
   }
-  throw new CliError(`the server answered ${res.status}: ${body.error ?? 'no error message'}${res.status === 413 ? ' (lower --batch-bytes below its limits.bodyBytes)' : ''}`, 1);
+  const hint = res.status === 413 ? ' (lower --batch-bytes below its limits.bodyBytes)' : '';
+  throw new CliError(`the server answered ${res.status}: ${body.error ?? 'no error message'}${hint}`, 1);
 }
 
 /** `vigil rules ...`; undefined when argv is not a rules command. */
-export async function runRulesCommand(argv: readonly string[], env: NodeJS.ProcessEnv, out: (line: unknown) => void, progress: (line: string, done: boolean) => void): Promise<number | undefined> {
+export async function runRulesCommand(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  out: (line: unknown) => void,
+  progress: (line: string, done: boolean) => void,
+): Promise<number | undefined> {
   if (argv[0] !== 'rules') return undefined;
-  const { values, positionals } = parseArgs({ args: argv.slice(1), allowPositionals: true, options: { url: { type: 'string' }, 'batch-bytes': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
-  if (values.help) { out(USAGE); return 0; }
+  const { values, positionals } = parseArgs({
+    args: argv.slice(1),
+    allowPositionals: true,
+    options: { url: { type: 'string' }, 'batch-bytes': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    out(USAGE);
+    return 0;
+  }
   const [verb, dir] = positionals;
   if (verb !== 'import' || !dir || positionals.length !== 2) throw new CliError(USAGE, 2);
   const token = env.VIGIL_TOKEN;
-  if (!token) throw new CliError('rules import: set VIGIL_TOKEN to a rule_admin or admin token (never on the command line)', 2);
+  if (!token)
+    throw new CliError('rules import: set VIGIL_TOKEN to a rule_admin or admin token (never on the command line)', 2);
   const batchBytes = values['batch-bytes'] === undefined ? 512 * 1024 : Number(values['batch-bytes']);
-  if (!Number.isInteger(batchBytes) || batchBytes < 1024) throw new CliError('--batch-bytes: expected an integer of at least 1024', 2);
+  if (!Number.isInteger(batchBytes) || batchBytes < 1024)
+    throw new CliError('--batch-bytes: expected an integer of at least 1024', 2);
   const url = values.url ?? 'http://127.0.0.1:4173';
   let found: Array<{ name: string; path: string }>;
-  try { found = ruleFiles(dir); } catch (error) { throw new CliError(`rules import: cannot read ${dir}: ${(error as Error).message}`, 2); }
+  try {
+    found = ruleFiles(dir);
+  } catch (error) {
+    throw new CliError(`rules import: cannot read ${dir}: ${(error as Error).message}`, 2);
+  }
   if (found.length === 0) throw new CliError(`rules import: no *.yml or *.yaml file under ${dir}`, 2);
   const files = found.map((f) => ({ name: f.name, text: readFileSync(f.path, 'utf8') }));
-  const summary = { files: files.length, imported: 0, blocked: 0, blockedByLogsource: new Map<string, number>(), invalid: [] as BatchResult['invalid'] };
+  const summary = {
+    files: files.length,
+    imported: 0,
+    blocked: 0,
+    blockedByLogsource: new Map<string, number>(),
+    invalid: [] as BatchResult['invalid'],
+  };
   let sent = 0;
   const started = Date.now();
   for (const batch of batches(files, batchBytes)) {
@@ -91,15 +125,22 @@ export async function runRulesCommand(argv: readonly string[], env: NodeJS.Proce
     sent += batch.length;
     summary.imported += r.imported;
     summary.blocked += r.blocked;
-    for (const b of r.blockedByLogsource) summary.blockedByLogsource.set(b.logsource, (summary.blockedByLogsource.get(b.logsource) ?? 0) + b.rules);
+    for (const b of r.blockedByLogsource)
+      summary.blockedByLogsource.set(b.logsource, (summary.blockedByLogsource.get(b.logsource) ?? 0) + b.rules);
     summary.invalid.push(...r.invalid);
-    progress(`rules import: ${sent}/${files.length} files, ${summary.imported} rules imported (${summary.blocked} waiting for a source), ${summary.invalid.length} refused`, sent === files.length);
+    progress(
+      `rules import: ${sent}/${files.length} files, ${summary.imported} rules imported (${summary.blocked} waiting ` +
+        `for a source), ${summary.invalid.length} refused`,
+      sent === files.length,
+    );
   }
   out({
     files: summary.files,
     imported: summary.imported,
     blocked: summary.blocked,
-    blockedByLogsource: [...summary.blockedByLogsource.entries()].sort((a, b) => b[1] - a[1]).map(([logsource, rules]) => ({ logsource, rules })),
+    blockedByLogsource: [...summary.blockedByLogsource.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([logsource, rules]) => ({ logsource, rules })),
     invalid: summary.invalid,
     seconds: Math.round((Date.now() - started) / 100) / 10,
   });

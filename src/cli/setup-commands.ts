@@ -39,16 +39,28 @@ export function loadAuthorityConfig(path: string | undefined, cwd: string): Auth
   const full = path === undefined ? undefined : resolve(cwd, path);
   let raw: unknown = {};
   if (full !== undefined) {
-    try { raw = JSON.parse(readFileSync(full, 'utf8')); } catch (err) { throw new CliError(`cannot read config ${full}: ${(err as Error).message}`); }
+    try {
+      raw = JSON.parse(readFileSync(full, 'utf8'));
+    } catch (err) {
+      throw new CliError(`cannot read config ${full}: ${(err as Error).message}`);
+    }
   }
   const parsed = v.safeParse(AuthorityConfigSchema, raw);
-  if (!parsed.success) throw new CliError(`invalid setup authority configuration:\n  ${formatIssues(parsed.issues, 'config').join('\n  ')}`);
+  if (!parsed.success)
+    throw new CliError(
+      `invalid setup authority configuration:\n  ${formatIssues(parsed.issues, 'config').join('\n  ')}`,
+    );
   const c = parsed.output;
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(full ? dirname(full) : cwd, p));
   const pwd = c.email?.smtp.passwordFile;
   return {
-    ...c, storage: { path: abs(c.storage.path) }, accounts: { file: abs(c.accounts.file) }, recovery: { ...c.recovery, keyFile: abs(c.recovery.keyFile) },
-    ...(c.email ? { email: { ...c.email, smtp: { ...c.email.smtp, ...(pwd ? { passwordFile: abs(pwd) } : {}) } } } : {}),
+    ...c,
+    storage: { path: abs(c.storage.path) },
+    accounts: { file: abs(c.accounts.file) },
+    recovery: { ...c.recovery, keyFile: abs(c.recovery.keyFile) },
+    ...(c.email
+      ? { email: { ...c.email, smtp: { ...c.email.smtp, ...(pwd ? { passwordFile: abs(pwd) } : {}) } } }
+      : {}),
   };
 }
 
@@ -64,43 +76,79 @@ function clockFrom(env: NodeJS.ProcessEnv): () => Date {
   return () => {
     const st = existsSync(file) ? statSync(file) : undefined;
     const next = st ? `${st.mtimeMs}:${st.size}` : '';
-    if (next !== stamp) { stamp = next; offset = st ? Number.parseInt(readFileSync(file, 'utf8'), 10) || 0 : 0; }
+    if (next !== stamp) {
+      stamp = next;
+      offset = st ? Number.parseInt(readFileSync(file, 'utf8'), 10) || 0 : 0;
+    }
     return new Date(Date.now() + offset);
   };
 }
 
 async function serveAuthority(config: AuthorityConfig, env: NodeJS.ProcessEnv): Promise<number> {
-  const onFatal = (err: Error) => { logLine({ level: 'fatal', msg: 'storage failure', error: err.message }); process.exit(70); };
+  const onFatal = (err: Error) => {
+    logLine({ level: 'fatal', msg: 'storage failure', error: err.message });
+    process.exit(70);
+  };
   const running = await startAuthority(config, logLine, onFatal, clockFrom(env));
-  logLine({ level: 'info', msg: 'listening', url: running.url, store: config.storage.path, service: 'setup-authority' });
+  logLine({
+    level: 'info',
+    msg: 'listening',
+    url: running.url,
+    store: config.storage.path,
+    service: 'setup-authority',
+  });
   const stop = (signal: string) => {
     logLine({ level: 'info', msg: 'stopping', signal });
-    void running.stop().then(() => { logLine({ level: 'info', msg: 'stopped' }); process.exit(0); });
+    void running.stop().then(() => {
+      logLine({ level: 'info', msg: 'stopped' });
+      process.exit(0);
+    });
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   return new Promise<number>(() => {});
 }
 
-function accountCommand(config: AuthorityConfig, args: string[], values: { 'display-name'?: string | undefined; email?: string | undefined }): number {
+function accountCommand(
+  config: AuthorityConfig,
+  args: string[],
+  values: { 'display-name'?: string | undefined; email?: string | undefined },
+): number {
   const file = config.accounts.file;
   const [verb, tenantId, userId] = args;
   const accounts = readAccounts(file);
-  if (verb === 'list') { out(accounts.map(({ tokenHash, ...a }) => ({ ...a, fingerprint: tokenHash.slice(0, 12) }))); return 0; }
+  if (verb === 'list') {
+    out(accounts.map(({ tokenHash, ...a }) => ({ ...a, fingerprint: tokenHash.slice(0, 12) })));
+    return 0;
+  }
   if (!tenantId || !userId) throw new CliError(USAGE, 2);
   if (verb === 'add') {
     const token = generateToken(ACCOUNT_TOKEN_PREFIX);
-    const parsed = v.safeParse(AccountSchema, { tenantId, userId, displayName: values['display-name'] ?? userId, email: values.email, tokenHash: hashToken(token), disabled: false });
+    const parsed = v.safeParse(AccountSchema, {
+      tenantId,
+      userId,
+      displayName: values['display-name'] ?? userId,
+      email: values.email,
+      tokenHash: hashToken(token),
+      disabled: false,
+    });
     if (!parsed.success) throw new CliError(`invalid account: ${formatIssues(parsed.issues).join('; ')}`, 2);
-    if (accounts.some((a) => a.tenantId === tenantId && a.userId === userId)) throw new CliError(`account ${tenantId}/${userId} exists`);
+    if (accounts.some((a) => a.tenantId === tenantId && a.userId === userId))
+      throw new CliError(`account ${tenantId}/${userId} exists`);
     writeAccounts(file, [...accounts, parsed.output]);
     const { tokenHash: _hash, ...shown } = parsed.output;
     out({ token, account: shown });
     return 0;
   }
   if (verb === 'disable' || verb === 'enable') {
-    if (!accounts.some((a) => a.tenantId === tenantId && a.userId === userId)) throw new CliError(`no account ${tenantId}/${userId}`);
-    writeAccounts(file, accounts.map((a) => (a.tenantId === tenantId && a.userId === userId ? { ...a, disabled: verb === 'disable' } : a)));
+    if (!accounts.some((a) => a.tenantId === tenantId && a.userId === userId))
+      throw new CliError(`no account ${tenantId}/${userId}`);
+    writeAccounts(
+      file,
+      accounts.map((a) =>
+        a.tenantId === tenantId && a.userId === userId ? { ...a, disabled: verb === 'disable' } : a,
+      ),
+    );
     out({ tenantId, userId, disabled: verb === 'disable' });
     return 0;
   }
@@ -110,25 +158,38 @@ function accountCommand(config: AuthorityConfig, args: string[], values: { 'disp
 function readTokenFrom(source: string): string {
   const text = source === '-' ? readFileSync(0, 'utf8') : readFileSync(source, 'utf8');
   const token = text.trim();
-  if (!/^(lst|lrc)_[A-Za-z0-9_-]{43}$/.test(token)) throw new CliError('the token file must hold one lst_... setup token (or lrc_... recovery token)', 2);
+  if (!/^(lst|lrc)_[A-Za-z0-9_-]{43}$/.test(token))
+    throw new CliError('the token file must hold one lst_... setup token (or lrc_... recovery token)', 2);
   return token;
 }
 
 function inventoryFrom(values: Values): InventoryProvider {
-  const str = (k: string) => (typeof values[k] === 'string' ? values[k] as string : undefined);
+  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
   const file = str('inventory');
   const tailnet = str('tailscale-tailnet');
-  if ((file === undefined) === (tailnet === undefined)) throw new CliError(`name one discovery source: --inventory FILE or --tailscale-tailnet NAME\n${USAGE}`, 2);
+  if ((file === undefined) === (tailnet === undefined))
+    throw new CliError(`name one discovery source: --inventory FILE or --tailscale-tailnet NAME\n${USAGE}`, 2);
   if (file !== undefined) return staticInventoryProvider(resolve(file));
   const apiKeyFile = str('tailscale-api-key-file');
-  if (!apiKeyFile) throw new CliError('--tailscale-api-key-file FILE is required with --tailscale-tailnet (the API key is never taken from the command line)', 2);
+  if (!apiKeyFile)
+    throw new CliError(
+      '--tailscale-api-key-file FILE is required with --tailscale-tailnet (the API key is never taken from the ' +
+        'command line)',
+      2,
+    );
   const apiUrl = str('tailscale-api-url');
-  return tailscaleInventoryProvider({ tailnet: tailnet!, apiKeyFile: resolve(apiKeyFile), ...(apiUrl ? { apiUrl } : {}) });
+  return tailscaleInventoryProvider({
+    tailnet: tailnet!,
+    apiKeyFile: resolve(apiKeyFile),
+    ...(apiUrl ? { apiUrl } : {}),
+  });
 }
 
 function collectorFiles(given: unknown): string[] {
   const files = Array.isArray(given) ? given.map(String) : [];
-  for (const f of files) if (!f.startsWith('/') || posix.normalize(f) !== f) throw new CliError(`--collector-file ${f}: expected a normalized absolute path on the VMs`, 2);
+  for (const f of files)
+    if (!f.startsWith('/') || posix.normalize(f) !== f)
+      throw new CliError(`--collector-file ${f}: expected a normalized absolute path on the VMs`, 2);
   if (files.length > 64) throw new CliError('--collector-file: at most 64 files', 2);
   return files;
 }
@@ -138,12 +199,21 @@ function confirmer(values: Values): (planText: string) => Promise<boolean> {
   return async (planText) => {
     process.stderr.write(`${planText}\n`);
     if (values.yes === true) return true;
-    if (values['token-file'] === '-') throw new CliError('the token came on stdin, so there is no one to ask: review the plan and pass --yes', 2);
+    if (values['token-file'] === '-')
+      throw new CliError('the token came on stdin, so there is no one to ask: review the plan and pass --yes', 2);
     process.stderr.write('Claim this scope and install? [y/N] ');
     const answer = await new Promise<string>((done) => {
       let text = '';
-      const onData = (c: Buffer) => { text += c.toString(); if (text.includes('\n')) finish(); };
-      const finish = () => { process.stdin.off('data', onData); process.stdin.off('end', finish); process.stdin.pause(); done(text.split('\n')[0] ?? ''); };
+      const onData = (c: Buffer) => {
+        text += c.toString();
+        if (text.includes('\n')) finish();
+      };
+      const finish = () => {
+        process.stdin.off('data', onData);
+        process.stdin.off('end', finish);
+        process.stdin.pause();
+        done(text.split('\n')[0] ?? '');
+      };
       process.stdin.on('data', onData);
       process.stdin.once('end', finish);
     });
@@ -154,33 +224,64 @@ function confirmer(values: Values): (planText: string) => Promise<boolean> {
 type Values = Record<string, string | boolean | string[] | undefined>;
 
 async function install(values: Values): Promise<number> {
-  const need = (k: string) => { const x = values[k]; if (typeof x !== 'string') throw new CliError(`--${k} is required\n${USAGE}`, 2); return x; };
+  const need = (k: string) => {
+    const x = values[k];
+    if (typeof x !== 'string') throw new CliError(`--${k} is required\n${USAGE}`, 2);
+    return x;
+  };
   const transport = need('transport');
   const workDir = resolve(need('work-dir'));
   const ssh = transport === 'ssh';
   if (!ssh && !transport.startsWith('directory:')) throw new CliError('--transport: ssh or directory:DIR', 2);
   const serviceManager = (values['service-manager'] ?? (ssh ? 'systemd' : 'none')) as ServiceManager;
-  if (serviceManager !== 'systemd' && serviceManager !== 'none') throw new CliError('--service-manager: systemd or none', 2);
+  if (serviceManager !== 'systemd' && serviceManager !== 'none')
+    throw new CliError('--service-manager: systemd or none', 2);
   const sshKey = ssh ? resolve(need('ssh-key')) : '';
-  const knownHosts = typeof values['known-hosts'] === 'string' ? resolve(values['known-hosts']) : join(workDir, 'known_hosts');
-  const [host, port] = (typeof values['central-listen'] === 'string' ? values['central-listen'] : '0.0.0.0:4173').split(/:(?=\d+$)/);
+  const knownHosts =
+    typeof values['known-hosts'] === 'string' ? resolve(values['known-hosts']) : join(workDir, 'known_hosts');
+  const [host, port] = (typeof values['central-listen'] === 'string' ? values['central-listen'] : '0.0.0.0:4173').split(
+    /:(?=\d+$)/,
+  );
   const progress = (line: Record<string, unknown>) => logLine({ level: 'info', ...line });
   const result = await runInstall({
-    client: authorityClient(need('setup-url')), token: readTokenFrom(need('token-file')), recovery: values.recovery === true,
-    inventory: inventoryFrom(values), confirm: confirmer(values), isOrchestrationHost,
+    client: authorityClient(need('setup-url')),
+    token: readTokenFrom(need('token-file')),
+    recovery: values.recovery === true,
+    inventory: inventoryFrom(values),
+    confirm: confirmer(values),
+    isOrchestrationHost,
     transport: ssh
-      ? (approved, vms) => sshTransport({ approved, inventory: vms, identityFile: sshKey, knownHostsFile: knownHosts, trustOnFirstUse: values['trust-on-first-use'] === true, report: progress })
+      ? (approved, vms) =>
+          sshTransport({
+            approved,
+            inventory: vms,
+            identityFile: sshKey,
+            knownHostsFile: knownHosts,
+            trustOnFirstUse: values['trust-on-first-use'] === true,
+            report: progress,
+          })
       : () => directoryTransport(resolve(transport.slice('directory:'.length))),
-    vigilExec: typeof values['vigil-exec'] === 'string' ? values['vigil-exec'] : DEFAULT_VIGIL_EXEC, serviceManager, collectorFiles: collectorFiles(values['collector-file']),
+    vigilExec: typeof values['vigil-exec'] === 'string' ? values['vigil-exec'] : DEFAULT_VIGIL_EXEC,
+    serviceManager,
+    collectorFiles: collectorFiles(values['collector-file']),
     centralListen: { host: host ?? '0.0.0.0', port: Number(port ?? 4173) },
-    snapshotIntervalSeconds: Number(values['snapshot-interval'] ?? 60), waitMs: Number(values['wait-seconds'] ?? 900) * 1000, pollMs: 1000,
+    snapshotIntervalSeconds: Number(values['snapshot-interval'] ?? 60),
+    waitMs: Number(values['wait-seconds'] ?? 900) * 1000,
+    pollMs: 1000,
     progress,
-  }).catch((err: Error) => { throw err instanceof CliError ? err : new CliError(`install stopped: ${err.message}`); });
-  writeSecretFile(join(workDir, `${result.deploymentId}.console-credential.json`), `${JSON.stringify(result.consoleCredential, null, 2)}\n`);
+  }).catch((err: Error) => {
+    throw err instanceof CliError ? err : new CliError(`install stopped: ${err.message}`);
+  });
+  writeSecretFile(
+    join(workDir, `${result.deploymentId}.console-credential.json`),
+    `${JSON.stringify(result.consoleCredential, null, 2)}\n`,
+  );
   const { consoleCredential, notInstalled, ...summary } = result;
   out({
-    ...summary, notInstalled: notInstalled.map((e) => ({ vm: e.vmId, os: e.os, reason: e.action })),
-    consoleCredentialId: consoleCredential.id, consoleCredentialFile: join(workDir, `${result.deploymentId}.console-credential.json`),
+    ...summary,
+    notInstalled: notInstalled.map((e) => ({ vm: e.vmId, os: e.os, reason: e.action })),
+    consoleCredentialId: consoleCredential.id,
+    consoleCredentialFile: join(workDir, `${result.deploymentId}.console-credential.json`),
   });
   return 0;
 }
@@ -197,14 +298,31 @@ function authorityUnit(configPath: string | undefined, config: AuthorityConfig, 
 /** Dispatches `vigil setup-authority ...` and `vigil install ...` (argv without the program). */
 export async function runSetupCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv, allowPositionals: true,
+    args: argv,
+    allowPositionals: true,
     options: {
-      config: { type: 'string' }, 'display-name': { type: 'string' }, email: { type: 'string' }, 'setup-url': { type: 'string' },
-      'token-file': { type: 'string' }, inventory: { type: 'string' }, transport: { type: 'string' }, 'work-dir': { type: 'string' },
-      recovery: { type: 'boolean' }, 'central-listen': { type: 'string' }, 'snapshot-interval': { type: 'string' }, 'wait-seconds': { type: 'string' },
-      'tailscale-tailnet': { type: 'string' }, 'tailscale-api-key-file': { type: 'string' }, 'tailscale-api-url': { type: 'string' },
-      'ssh-key': { type: 'string' }, 'known-hosts': { type: 'string' }, 'trust-on-first-use': { type: 'boolean' }, yes: { type: 'boolean' },
-      'service-manager': { type: 'string' }, 'vigil-exec': { type: 'string' }, 'collector-file': { type: 'string', multiple: true },
+      config: { type: 'string' },
+      'display-name': { type: 'string' },
+      email: { type: 'string' },
+      'setup-url': { type: 'string' },
+      'token-file': { type: 'string' },
+      inventory: { type: 'string' },
+      transport: { type: 'string' },
+      'work-dir': { type: 'string' },
+      recovery: { type: 'boolean' },
+      'central-listen': { type: 'string' },
+      'snapshot-interval': { type: 'string' },
+      'wait-seconds': { type: 'string' },
+      'tailscale-tailnet': { type: 'string' },
+      'tailscale-api-key-file': { type: 'string' },
+      'tailscale-api-url': { type: 'string' },
+      'ssh-key': { type: 'string' },
+      'known-hosts': { type: 'string' },
+      'trust-on-first-use': { type: 'boolean' },
+      yes: { type: 'boolean' },
+      'service-manager': { type: 'string' },
+      'vigil-exec': { type: 'string' },
+      'collector-file': { type: 'string', multiple: true },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -212,6 +330,15 @@ export async function runSetupCommand(argv: string[], env: NodeJS.ProcessEnv, cw
   const config = loadAuthorityConfig(values.config, cwd);
   if (sub === 'serve') return serveAuthority(config, env);
   if (sub === 'account') return accountCommand(config, rest, values);
-  if (sub === 'unit') { process.stdout.write(authorityUnit(values.config, config, typeof values['vigil-exec'] === 'string' ? values['vigil-exec'] : DEFAULT_VIGIL_EXEC)); return 0; }
+  if (sub === 'unit') {
+    process.stdout.write(
+      authorityUnit(
+        values.config,
+        config,
+        typeof values['vigil-exec'] === 'string' ? values['vigil-exec'] : DEFAULT_VIGIL_EXEC,
+      ),
+    );
+    return 0;
+  }
   throw new CliError(USAGE, 2);
 }

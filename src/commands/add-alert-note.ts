@@ -12,16 +12,31 @@ export const AddAlertNoteBody = v.strictObject({
 });
 
 /** The answer of a note: its alert and id. */
-export interface NoteResult { alertId: string; noteId: string }
+export interface NoteResult {
+  alertId: string;
+  noteId: string;
+}
 
 /** Decides adding a note to an alert; the note's id is one past the highest the alert has (`n1`, `n2`, ...). */
-export function decideAddAlertNote(alerts: AlertsState, alertId: string, body: v.InferOutput<typeof AddAlertNoteBody>, ctx: CommandContext): Decision<NoteResult> {
+export function decideAddAlertNote(
+  alerts: AlertsState,
+  alertId: string,
+  body: v.InferOutput<typeof AddAlertNoteBody>,
+  ctx: CommandContext,
+): Decision<NoteResult> {
   const alert = alerts.alerts.get(alertId);
   if (!alert) return reject('not_found', `alert ${alertId} does not exist`);
   if (!ctx.actor) return reject('unauthenticated', 'a note needs an authenticated principal');
-  if (alert.notes.length >= NOTES_PER_ALERT) return reject('too_large', `alert ${alertId} already has ${NOTES_PER_ALERT} notes, the most one alert keeps`);
+  if (alert.notes.length >= NOTES_PER_ALERT)
+    return reject('too_large', `alert ${alertId} already has ${NOTES_PER_ALERT} notes, the most one alert keeps`);
   // One past the highest id given so far: the count alone repeats an id once older notes have expired (retention).
   const noteId = `n${alert.notes.reduce((n, x) => Math.max(n, Number(x.noteId.slice(1)) || 0), 0) + 1}`;
-  const data: AlertNoteAdded = { alertId, noteId, text: body.text, principal: ctx.actor.id, authentication: ctx.actor.authentication };
+  const data: AlertNoteAdded = {
+    alertId,
+    noteId,
+    text: body.text,
+    principal: ctx.actor.id,
+    authentication: ctx.actor.authentication,
+  };
   return accept([{ type: DetectionRecord.AlertNoteAdded, data }], { alertId, noteId });
 }

@@ -17,18 +17,39 @@ export const AddIncidentAlertsBody = v.strictObject({
  * may be neither merged (409 naming where it went) nor closed (reopen it first). Alerts already in
  * it are left as they are.
  */
-export function decideAddIncidentAlerts(alerts: AlertsState, incidentId: string, body: v.InferOutput<typeof AddIncidentAlertsBody>, ctx: CommandContext): Decision<{ id: string; added: string[] }> {
+export function decideAddIncidentAlerts(
+  alerts: AlertsState,
+  incidentId: string,
+  body: v.InferOutput<typeof AddIncidentAlertsBody>,
+  ctx: CommandContext,
+): Decision<{ id: string; added: string[] }> {
   const incident = alerts.incidents.get(incidentId);
   if (!incident) return reject('not_found', `incident ${incidentId} does not exist`);
   if (!ctx.actor) return reject('unauthenticated', 'a promotion needs an authenticated principal');
   const merged = refuseMerged(incident);
   if (merged) return merged;
-  if (incident.status === 'closed') return reject('conflict', `incident ${incidentId} is closed; reopen it (PATCH its status) before adding alerts`);
+  if (incident.status === 'closed')
+    return reject('conflict', `incident ${incidentId} is closed; reopen it (PATCH its status) before adding alerts`);
   const ids = [...new Set(body.alertIds)];
   const missing = ids.filter((id) => !alerts.alerts.has(id));
-  if (missing.length > 0) return reject('invalid', 'unknown alerts', { issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`) });
+  if (missing.length > 0)
+    return reject('invalid', 'unknown alerts', {
+      issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`),
+    });
   const added = ids.filter((id) => alerts.alerts.get(id)!.incidentId !== incidentId);
   if (added.length === 0) return accept([], { id: incidentId, added });
-  const data: IncidentAlertsAdded = { incidentId, alertIds: added, reason: body.reason, principal: ctx.actor.id, authentication: ctx.actor.authentication };
-  return accept([{ type: DetectionRecord.IncidentAlertsAdded, data }, ...closeEmptied(alerts, added, incidentId, { ...ctx, actor: ctx.actor })], { id: incidentId, added });
+  const data: IncidentAlertsAdded = {
+    incidentId,
+    alertIds: added,
+    reason: body.reason,
+    principal: ctx.actor.id,
+    authentication: ctx.actor.authentication,
+  };
+  return accept(
+    [
+      { type: DetectionRecord.IncidentAlertsAdded, data },
+      ...closeEmptied(alerts, added, incidentId, { ...ctx, actor: ctx.actor }),
+    ],
+    { id: incidentId, added },
+  );
 }

@@ -41,12 +41,18 @@ export const BULK_IMPORT_LIMITS = { files: 5000 } as const;
  * document that is not valid Sigma is refused on its own, named by file, document and line. Nothing
  * valid is held back by an invalid neighbour. Correlations must reference installed or imported rules.
  */
-export function decideBulkImport(detection: DetectionState, files: readonly RuleFile[], source: RuleSource): Decision<BulkImportResult> {
+export function decideBulkImport(
+  detection: DetectionState,
+  files: readonly RuleFile[],
+  source: RuleSource,
+): Decision<BulkImportResult> {
   if (files.length === 0) return reject('invalid', 'no rule file in the body');
-  if (files.length > BULK_IMPORT_LIMITS.files) return reject('invalid', `more than ${BULK_IMPORT_LIMITS.files} files in one import`);
+  if (files.length > BULK_IMPORT_LIMITS.files)
+    return reject('invalid', `more than ${BULK_IMPORT_LIMITS.files} files in one import`);
   const { compiled, invalid, texts } = compileFiles(files);
   const kept = withoutDangling(detection, withoutDuplicates(compiled, invalid), invalid);
-  if (kept.length === 0) return reject('invalid', 'no valid rule in the import', { issues: invalid.map(issueText).slice(0, 1000) });
+  if (kept.length === 0)
+    return reject('invalid', 'no valid rule in the import', { issues: invalid.map(issueText).slice(0, 1000) });
   const data: RulesImported = { source, text: texts.join('\n---\n'), rules: kept.map(({ id, doc }) => ({ id, doc })) };
   return accept([{ type: DetectionRecord.RulesImported, data }], summarize(kept, invalid));
 }
@@ -60,19 +66,36 @@ interface CompiledDocument {
 }
 
 /** Every document of every file compiled, or refused with its place; the texts of the files that gave rules. */
-function compileFiles(files: readonly RuleFile[]): { compiled: CompiledDocument[]; invalid: InvalidRule[]; texts: string[] } {
+function compileFiles(files: readonly RuleFile[]): {
+  compiled: CompiledDocument[];
+  invalid: InvalidRule[];
+  texts: string[];
+} {
   const compiled: CompiledDocument[] = [];
   const invalid: InvalidRule[] = [];
   const texts: string[] = [];
   for (const file of files) {
     const parsed = parseSigmaText(file.text);
-    if (!parsed.ok) { invalid.push({ file: file.name, error: parsed.error }); continue; }
+    if (!parsed.ok) {
+      invalid.push({ file: file.name, error: parsed.error });
+      continue;
+    }
     let used = false;
     parsed.docs.forEach((doc, i) => {
       const r = compileSigma(doc);
-      if (r.ok) { compiled.push({ id: r.rule.id, doc, rule: r.rule, file: file.name, index: i }); used = true; return; }
+      if (r.ok) {
+        compiled.push({ id: r.rule.id, doc, rule: r.rule, file: file.name, index: i });
+        used = true;
+        return;
+      }
       const refused = invalidDocument(doc, i, parsed.origins?.[i], r.error);
-      invalid.push({ file: file.name, document: i + 1, ...(refused.line !== undefined ? { line: refused.line } : {}), ...(refused.title !== undefined ? { title: refused.title } : {}), error: r.error });
+      invalid.push({
+        file: file.name,
+        document: i + 1,
+        ...(refused.line !== undefined ? { line: refused.line } : {}),
+        ...(refused.title !== undefined ? { title: refused.title } : {}),
+        error: r.error,
+      });
     });
     if (used) texts.push(file.text.trim());
   }
@@ -84,21 +107,36 @@ function withoutDuplicates(compiled: readonly CompiledDocument[], invalid: Inval
   const firstOf = new Map<string, string>();
   return compiled.filter((c) => {
     const seen = firstOf.get(c.id);
-    if (seen === undefined) { firstOf.set(c.id, c.file); return true; }
-    invalid.push({ file: c.file, document: c.index + 1, error: `rule id ${c.id} appears twice in the import (first in ${seen})` });
+    if (seen === undefined) {
+      firstOf.set(c.id, c.file);
+      return true;
+    }
+    invalid.push({
+      file: c.file,
+      document: c.index + 1,
+      error: `rule id ${c.id} appears twice in the import (first in ${seen})`,
+    });
     return false;
   });
 }
 
 /** The documents without correlations whose referenced rules are neither imported nor installed (those are refused). */
-function withoutDangling(detection: DetectionState, unique: readonly CompiledDocument[], invalid: InvalidRule[]): CompiledDocument[] {
+function withoutDangling(
+  detection: DetectionState,
+  unique: readonly CompiledDocument[],
+  invalid: InvalidRule[],
+): CompiledDocument[] {
   const combined = new Map([...detection.rules.values()].map((r) => [r.id, r.compiled]));
   for (const c of unique) combined.set(c.id, c.rule);
   const byId = new Map(unique.map((c) => [c.id, c]));
   const unresolved = unresolvedReferences([...combined.values()]).filter((u) => byId.has(u.correlationId));
   for (const u of unresolved) {
     const c = byId.get(u.correlationId)!;
-    invalid.push({ file: c.file, document: c.index + 1, error: `correlation ${u.correlationId} references ${u.reference}, which is neither in this import nor installed` });
+    invalid.push({
+      file: c.file,
+      document: c.index + 1,
+      error: `correlation ${u.correlationId} references ${u.reference}, which is neither in this import nor installed`,
+    });
   }
   const dangling = new Set(unresolved.map((u) => u.correlationId));
   return unique.filter((c) => !dangling.has(c.id));
@@ -115,11 +153,15 @@ function summarize(kept: readonly CompiledDocument[], invalid: InvalidRule[]): B
     imported: kept.length,
     ruleIds: kept.map((c) => c.id),
     blocked: [...blockedBy.values()].reduce((a, b) => a + b, 0),
-    blockedByLogsource: [...blockedBy.entries()].sort((a, b) => b[1] - a[1]).map(([logsource, rules]) => ({ logsource, rules })),
+    blockedByLogsource: [...blockedBy.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([logsource, rules]) => ({ logsource, rules })),
     invalid,
   };
 }
 
 function issueText(i: InvalidRule): string {
-  return `${i.file}${i.document !== undefined ? ` document ${i.document}` : ''}${i.line !== undefined ? ` line ${i.line}` : ''}: ${i.error}`;
+  const document = i.document !== undefined ? ` document ${i.document}` : '';
+  const line = i.line !== undefined ? ` line ${i.line}` : '';
+  return `${i.file}${document}${line}: ${i.error}`;
 }

@@ -20,16 +20,28 @@ export const BulkReviewFilter = v.strictObject({
   since: v.optional(IsoDateTime),
 });
 
-/** Body of `POST /api/v1/alerts/reviews`: the alerts (by `alertIds` or by `filter`, exactly one), the status, an optional disposition, the reason. */
+/**
+ * Body of `POST /api/v1/alerts/reviews`: the alerts (by `alertIds` or by `filter`, exactly one), the status, an
+ * optional disposition, the reason.
+ */
 export const BulkReviewBody = v.pipe(
   v.strictObject({
-    alertIds: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(128))), v.minLength(1), v.maxLength(BULK_REVIEW_MAX, `at most ${BULK_REVIEW_MAX} alerts in one review`))),
+    alertIds: v.optional(
+      v.pipe(
+        v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+        v.minLength(1),
+        v.maxLength(BULK_REVIEW_MAX, `at most ${BULK_REVIEW_MAX} alerts in one review`),
+      ),
+    ),
     filter: v.optional(BulkReviewFilter),
     status: v.picklist(ALERT_STATUSES),
     disposition: v.optional(v.picklist(ALERT_DISPOSITIONS)),
     reason: Reason,
   }),
-  v.check((b) => (b.alertIds === undefined) !== (b.filter === undefined), 'name the alerts by alertIds or by filter (exactly one)'),
+  v.check(
+    (b) => (b.alertIds === undefined) !== (b.filter === undefined),
+    'name the alerts by alertIds or by filter (exactly one)',
+  ),
 );
 
 /** A bulk review as the decider takes it: the filter already in the projection's terms. */
@@ -42,33 +54,58 @@ export interface BulkReview {
 }
 
 /** The answer of a bulk review: how many alerts, which, and what they became. */
-export interface BulkReviewResult { reviewed: number; status: string; disposition: string | null; alertIds: string[] }
+export interface BulkReviewResult {
+  reviewed: number;
+  status: string;
+  disposition: string | null;
+  alertIds: string[];
+}
 
 /**
  * Decides a bulk review: the named alerts (each must exist) or every alert matching the filter at
  * the time of the decision, at most BULK_REVIEW_MAX. One event records them all, each with the
  * status it had, so each alert's history gets its own entry and the log one record.
  */
-export function decideBulkReview(alerts: AlertsState, cmd: BulkReview, ctx: CommandContext): Decision<BulkReviewResult> {
+export function decideBulkReview(
+  alerts: AlertsState,
+  cmd: BulkReview,
+  ctx: CommandContext,
+): Decision<BulkReviewResult> {
   if (!ctx.actor) return reject('unauthenticated', 'a review needs an authenticated principal');
   let ids: string[];
   if (cmd.alertIds !== undefined) {
     ids = [...new Set(cmd.alertIds)];
     const missing = ids.filter((id) => !alerts.alerts.has(id));
-    if (missing.length > 0) return reject('invalid', 'unknown alerts', { issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`) });
+    if (missing.length > 0)
+      return reject('invalid', 'unknown alerts', {
+        issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`),
+      });
   } else if (cmd.filter !== undefined) {
     ids = matchingAlerts(alerts, cmd.filter).map((a) => a.id);
   } else return reject('invalid', 'name the alerts by alertIds or by filter (exactly one)');
   if (ids.length > BULK_REVIEW_MAX) {
-    return reject('too_large', `the filter matches ${ids.length} alerts; one review changes at most ${BULK_REVIEW_MAX}: narrow the filter (status, minSeverity, rule, entity, assignee, unassigned, since)`, { details: { matched: ids.length, limit: BULK_REVIEW_MAX } });
+    return reject(
+      'too_large',
+      `the filter matches ${ids.length} alerts; one review changes at most ${BULK_REVIEW_MAX}: narrow the filter ` +
+        `(status, minSeverity, rule, entity, assignee, unassigned, since)`,
+      { details: { matched: ids.length, limit: BULK_REVIEW_MAX } },
+    );
   }
-  const result: BulkReviewResult = { reviewed: ids.length, status: cmd.status, disposition: cmd.disposition ?? null, alertIds: ids };
+  const result: BulkReviewResult = {
+    reviewed: ids.length,
+    status: cmd.status,
+    disposition: cmd.disposition ?? null,
+    alertIds: ids,
+  };
   if (ids.length === 0) return accept([], result);
   const data: AlertsBulkReviewed = {
     reviews: ids.map((alertId) => ({ alertId, from: alerts.alerts.get(alertId)!.status })),
-    to: cmd.status, ...(cmd.disposition !== undefined ? { disposition: cmd.disposition } : {}), reason: cmd.reason,
+    to: cmd.status,
+    ...(cmd.disposition !== undefined ? { disposition: cmd.disposition } : {}),
+    reason: cmd.reason,
     ...(cmd.filter !== undefined ? { filter: filterRecord(cmd.filter) } : {}),
-    principal: ctx.actor.id, authentication: ctx.actor.authentication,
+    principal: ctx.actor.id,
+    authentication: ctx.actor.authentication,
   };
   return accept([{ type: DetectionRecord.AlertsBulkReviewed, data }], result);
 }
@@ -76,6 +113,7 @@ export function decideBulkReview(alerts: AlertsState, cmd: BulkReview, ctx: Comm
 /** The filter as stored with the review (for the auditor: what "all that match" meant). */
 function filterRecord(f: AlertFilter): Record<string, string | number> {
   const out: Record<string, string | number> = {};
-  for (const [k, val] of Object.entries(f)) if (val !== undefined) out[k] = typeof val === 'boolean' ? String(val) : val as string | number;
+  for (const [k, val] of Object.entries(f))
+    if (val !== undefined) out[k] = typeof val === 'boolean' ? String(val) : (val as string | number);
   return out;
 }

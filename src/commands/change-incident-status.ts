@@ -14,12 +14,24 @@ export const ChangeIncidentStatusBody = v.strictObject({ status: v.picklist(INCI
  * containment). Every step is kept in the timeline with who, how they authenticated, and why. A
  * merged incident no longer changes.
  */
-export function decideIncidentStatus(alerts: AlertsState, incidentId: string, body: v.InferOutput<typeof ChangeIncidentStatusBody>, ctx: CommandContext): Decision<{ id: string; status: string }> {
+export function decideIncidentStatus(
+  alerts: AlertsState,
+  incidentId: string,
+  body: v.InferOutput<typeof ChangeIncidentStatusBody>,
+  ctx: CommandContext,
+): Decision<{ id: string; status: string }> {
   const incident = alerts.incidents.get(incidentId);
   if (!incident) return reject('not_found', `incident ${incidentId} does not exist`);
   if (!ctx.actor) return reject('unauthenticated', 'an incident change needs an authenticated principal');
   const merged = refuseMerged(incident);
   if (merged) return merged;
-  const data: IncidentStatusChanged = { incidentId, from: incident.status, to: body.status, reason: body.reason, principal: ctx.actor.id, authentication: ctx.actor.authentication };
+  const data: IncidentStatusChanged = {
+    incidentId,
+    from: incident.status,
+    to: body.status,
+    reason: body.reason,
+    principal: ctx.actor.id,
+    authentication: ctx.actor.authentication,
+  };
   return accept([{ type: DetectionRecord.IncidentStatusChanged, data }], { id: incidentId, status: body.status });
 }

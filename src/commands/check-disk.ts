@@ -28,23 +28,50 @@ export function decideDiskCheck(state: DiskCheckState, sample: DiskSample, ctx: 
   const from = state.monitoring.disk.level;
   if (sample.level === from) return accept([], from);
   const crossed = (alertId?: string): DomainEvent => {
-    const data: EventData<'DiskWatermarkCrossed'> = { from, to: sample.level, freeBytes: sample.freeBytes, totalBytes: sample.totalBytes, ...(alertId !== undefined ? { alertId } : {}) };
+    const data: EventData<'DiskWatermarkCrossed'> = {
+      from,
+      to: sample.level,
+      freeBytes: sample.freeBytes,
+      totalBytes: sample.totalBytes,
+      ...(alertId !== undefined ? { alertId } : {}),
+    };
     return { type: 'DiskWatermarkCrossed', data };
   };
   if (from === 'ok') {
     const alertId = systemAlertId(state.alerts, DISK_LOW_RULE, 'store', ctx.now);
     const flood = sample.level === 'flood';
-    return accept([crossed(alertId), {
-      type: DetectionRecord.AlertRaised,
-      data: systemAlertRaised({
-        alertId, ruleId: DISK_LOW_RULE, groupKey: 'store', at: ctx.now, level: flood ? 'critical' : 'high', severity: flood ? 9 : 7,
-        title: `Store disk space ${flood ? 'past the flood mark: writes refused' : 'low'} (${mib(sample.freeBytes)} free of ${mib(sample.totalBytes)})`,
-        facts: { level: sample.level, freeBytes: sample.freeBytes, totalBytes: sample.totalBytes },
-      }),
-    }], sample.level);
+    return accept(
+      [
+        crossed(alertId),
+        {
+          type: DetectionRecord.AlertRaised,
+          data: systemAlertRaised({
+            alertId,
+            ruleId: DISK_LOW_RULE,
+            groupKey: 'store',
+            at: ctx.now,
+            level: flood ? 'critical' : 'high',
+            severity: flood ? 9 : 7,
+            title:
+              `Store disk space ${flood ? 'past the flood mark: writes refused' : 'low'} ` +
+              `(${mib(sample.freeBytes)} free of ${mib(sample.totalBytes)})`,
+            facts: { level: sample.level, freeBytes: sample.freeBytes, totalBytes: sample.totalBytes },
+          }),
+        },
+      ],
+      sample.level,
+    );
   }
   const open = state.monitoring.disk.alertId;
   if (sample.level !== 'ok' || open === undefined) return accept([crossed()], sample.level);
-  const resolution = systemResolution(state.alerts, open, DISK_LOW_RULE, `free space back above the low mark (${mib(sample.freeBytes)} free of ${mib(sample.totalBytes)})`);
-  return accept([crossed(open), ...(resolution ? [{ type: DetectionRecord.AlertReviewed, data: resolution }] : [])], sample.level);
+  const resolution = systemResolution(
+    state.alerts,
+    open,
+    DISK_LOW_RULE,
+    `free space back above the low mark (${mib(sample.freeBytes)} free of ${mib(sample.totalBytes)})`,
+  );
+  return accept(
+    [crossed(open), ...(resolution ? [{ type: DetectionRecord.AlertReviewed, data: resolution }] : [])],
+    sample.level,
+  );
 }

@@ -35,7 +35,12 @@ const seconds = (ms: number | null): string => (ms === null ? 'not learned yet' 
  * alert with its last report time and usual cadence (both may happen in one check: one report
  * during a long silence, then quiet again). Nothing to say: no events.
  */
-export function decideSilenceCheck(state: SilenceCheckState, settings: SilenceSettings, ctx: CommandContext, check: SilenceCheck = {}): Decision<SilenceCheckResult> {
+export function decideSilenceCheck(
+  state: SilenceCheckState,
+  settings: SilenceSettings,
+  ctx: CommandContext,
+  check: SilenceCheck = {},
+): Decision<SilenceCheckResult> {
   const nowMs = Date.parse(ctx.now);
   const watchingMs = check.watchingSince === undefined ? 0 : Date.parse(check.watchingSince);
   const events: DomainEvent[] = [];
@@ -45,9 +50,19 @@ export function decideSilenceCheck(state: SilenceCheckState, settings: SilenceSe
   for (const [source, a] of state.monitoring.sources) {
     if (a.silent) {
       if (a.lastSeenAt <= a.silent.lastSeenAt) continue;
-      const data: EventData<'SourceResumed'> = { source, resumedAt: a.lastSeenAt, silentSince: a.silent.lastSeenAt, alertId: a.silent.alertId };
+      const data: EventData<'SourceResumed'> = {
+        source,
+        resumedAt: a.lastSeenAt,
+        silentSince: a.silent.lastSeenAt,
+        alertId: a.silent.alertId,
+      };
       events.push({ type: 'SourceResumed', data });
-      const resolution: AlertReviewed | undefined = systemResolution(state.alerts, a.silent.alertId, SOURCE_SILENT_RULE, `source reported again at ${a.lastSeenAt} (silent since ${a.silent.lastSeenAt})`);
+      const resolution: AlertReviewed | undefined = systemResolution(
+        state.alerts,
+        a.silent.alertId,
+        SOURCE_SILENT_RULE,
+        `source reported again at ${a.lastSeenAt} (silent since ${a.silent.lastSeenAt})`,
+      );
       if (resolution) events.push({ type: DetectionRecord.AlertReviewed, data: resolution });
       resumed.push(source);
       // It may be overdue again already (one report, then quiet): judged below like any other.
@@ -55,19 +70,44 @@ export function decideSilenceCheck(state: SilenceCheckState, settings: SilenceSe
     if (!settings.enabled) continue;
     const thresholdMs = silenceThresholdMs(source, a.gaps, settings);
     // A restart after downtime gives every source its threshold again before it is called silent.
-    if (nowMs - Math.max(Date.parse(a.lastSeenAt), watchingMs) <= thresholdMs || isExpectedQuiet(source, nowMs, settings)) continue;
+    if (
+      nowMs - Math.max(Date.parse(a.lastSeenAt), watchingMs) <= thresholdMs ||
+      isExpectedQuiet(source, nowMs, settings)
+    )
+      continue;
     const usual = usualCadenceMs(a.gaps, settings.minSamples);
     let alertId = systemAlertId(state.alerts, SOURCE_SILENT_RULE, source, a.lastSeenAt);
-    for (let n = 2; raisedIds.has(alertId); n++) alertId = `${systemAlertId(state.alerts, SOURCE_SILENT_RULE, source, a.lastSeenAt)}-${n}`;
+    for (let n = 2; raisedIds.has(alertId); n++)
+      alertId = `${systemAlertId(state.alerts, SOURCE_SILENT_RULE, source, a.lastSeenAt)}-${n}`;
     raisedIds.add(alertId);
-    const silent: EventData<'SourceWentSilent'> = { source, kind: a.kind, lastSeenAt: a.lastSeenAt, usualCadenceMs: usual, thresholdMs, alertId };
+    const silent: EventData<'SourceWentSilent'> = {
+      source,
+      kind: a.kind,
+      lastSeenAt: a.lastSeenAt,
+      usualCadenceMs: usual,
+      thresholdMs,
+      alertId,
+    };
     events.push({ type: 'SourceWentSilent', data: silent });
     events.push({
       type: DetectionRecord.AlertRaised,
       data: systemAlertRaised({
-        alertId, ruleId: SOURCE_SILENT_RULE, groupKey: source, at: ctx.now, level: 'high', severity: 7,
-        title: `${a.kind === 'collector' ? 'Collector' : 'Source'} went silent: ${source} (last event ${a.lastSeenAt}, usual cadence ${seconds(usual)})`,
-        facts: { source, kind: a.kind, lastEventAt: a.lastSeenAt, usualCadenceSeconds: usual === null ? null : usual / 1000, silentAfterSeconds: thresholdMs / 1000 },
+        alertId,
+        ruleId: SOURCE_SILENT_RULE,
+        groupKey: source,
+        at: ctx.now,
+        level: 'high',
+        severity: 7,
+        title:
+          `${a.kind === 'collector' ? 'Collector' : 'Source'} went silent: ${source} (last event ` +
+          `${a.lastSeenAt}, usual cadence ${seconds(usual)})`,
+        facts: {
+          source,
+          kind: a.kind,
+          lastEventAt: a.lastSeenAt,
+          usualCadenceSeconds: usual === null ? null : usual / 1000,
+          silentAfterSeconds: thresholdMs / 1000,
+        },
       }),
     });
     silenced.push(source);

@@ -3,7 +3,12 @@ import { encodeBase64 } from '../kernel/strict-base64.js';
 import { RecordType } from '../events/record-types.js';
 import { nanosFromIso } from '../kernel/time.js';
 import type { CollectorsState } from '../projections/collectors.js';
-import type { CollectorEnrolled, CollectorEnrollmentRejected, CollectorEnrollmentTokenIssued, EnrollmentRejectionReason } from '../events/collector-records.js';
+import type {
+  CollectorEnrolled,
+  CollectorEnrollmentRejected,
+  CollectorEnrollmentTokenIssued,
+  EnrollmentRejectionReason,
+} from '../events/collector-records.js';
 import { refusalEvent } from './collector-rejection.js';
 import { accept, reject, type Decision, type RejectionKind } from './decision.js';
 
@@ -24,8 +29,17 @@ export interface IssuedToken {
 
 /** Records a new single-use enrollment token for a collector id. */
 export function decideIssueEnrollmentToken(cmd: IssueEnrollmentToken): Decision<IssuedToken> {
-  const data: CollectorEnrollmentTokenIssued = { tokenId: cmd.tokenId, collectorId: cmd.collectorId, tokenHash: cmd.tokenHash, expiresAt: cmd.expiresAt };
-  return accept([{ type: RecordType.CollectorEnrollmentTokenIssued, data }], { tokenId: cmd.tokenId, collectorId: cmd.collectorId, expiresAt: cmd.expiresAt });
+  const data: CollectorEnrollmentTokenIssued = {
+    tokenId: cmd.tokenId,
+    collectorId: cmd.collectorId,
+    tokenHash: cmd.tokenHash,
+    expiresAt: cmd.expiresAt,
+  };
+  return accept([{ type: RecordType.CollectorEnrollmentTokenIssued, data }], {
+    tokenId: cmd.tokenId,
+    collectorId: cmd.collectorId,
+    expiresAt: cmd.expiresAt,
+  });
 }
 
 /** An enrollment request, validated at the edge (the key is already a sound Ed25519 point). */
@@ -47,15 +61,25 @@ export interface Enrollment {
 }
 
 const KIND_OF: Readonly<Record<EnrollmentRejectionReason, RejectionKind>> = {
-  unknown_token: 'unauthenticated', token_used: 'unauthenticated', token_expired: 'unauthenticated',
-  collector_mismatch: 'forbidden', key_reused: 'conflict', malformed: 'invalid',
+  unknown_token: 'unauthenticated',
+  token_used: 'unauthenticated',
+  token_expired: 'unauthenticated',
+  collector_mismatch: 'forbidden',
+  key_reused: 'conflict',
+  malformed: 'invalid',
 };
 
 /** One answer for every token problem, so a caller cannot tell a used token from an unknown one. */
 const BAD_TOKEN = 'invalid, used or expired enrollment token';
 
 function refuse(cmd: Enroll, reason: EnrollmentRejectionReason, message: string): Decision<never> {
-  const event = refusalEvent('collector_enrollment_rejected', reason, { requestId: cmd.requestId, at: cmd.at, sourceAddress: cmd.sourceAddress, collectorId: cmd.collectorId, message });
+  const event = refusalEvent('collector_enrollment_rejected', reason, {
+    requestId: cmd.requestId,
+    at: cmd.at,
+    sourceAddress: cmd.sourceAddress,
+    collectorId: cmd.collectorId,
+    message,
+  });
   const data: CollectorEnrollmentRejected = { reason, collectorId: cmd.collectorId, event };
   const shown = KIND_OF[reason] === 'unauthenticated' ? BAD_TOKEN : message;
   return reject(KIND_OF[reason], shown, { events: [{ type: RecordType.CollectorEnrollmentRejected, data }] });
@@ -63,7 +87,8 @@ function refuse(cmd: Enroll, reason: EnrollmentRejectionReason, message: string)
 
 /** Whether instant `a` is strictly before `b` (as instants, not text); false when either is unreadable. */
 function isBefore(a: string, b: string): boolean {
-  const x = nanosFromIso(a), y = nanosFromIso(b);
+  const x = nanosFromIso(a),
+    y = nanosFromIso(b);
   return x !== undefined && y !== undefined && x < y;
 }
 
@@ -77,12 +102,30 @@ export function decideEnroll(s: CollectorsState, cmd: Enroll): Decision<Enrollme
   const token = tokenId === undefined ? undefined : s.tokens.get(tokenId);
   if (!token) return refuse(cmd, 'unknown_token', 'unknown enrollment token');
   if (token.usedAt !== null) return refuse(cmd, 'token_used', `enrollment token ${token.tokenId} was already used`);
-  if (!isBefore(cmd.at, token.expiresAt)) return refuse(cmd, 'token_expired', `enrollment token ${token.tokenId} expired`);
-  if (token.collectorId !== cmd.collectorId) return refuse(cmd, 'collector_mismatch', 'this enrollment token was issued for another collector id');
+  if (!isBefore(cmd.at, token.expiresAt))
+    return refuse(cmd, 'token_expired', `enrollment token ${token.tokenId} expired`);
+  if (token.collectorId !== cmd.collectorId)
+    return refuse(cmd, 'collector_mismatch', 'this enrollment token was issued for another collector id');
   const fingerprint = keyFingerprint(cmd.publicKey);
   const previous = s.collectors.get(cmd.collectorId);
-  if (previous?.usedFingerprints.includes(fingerprint)) return refuse(cmd, 'key_reused', 'this key was already enrolled for this collector; a new enrollment needs a new key');
+  if (previous?.usedFingerprints.includes(fingerprint))
+    return refuse(
+      cmd,
+      'key_reused',
+      'this key was already enrolled for this collector; a new enrollment needs a new key',
+    );
   const epoch = (previous?.epoch ?? 0) + 1;
-  const data: CollectorEnrolled = { collectorId: cmd.collectorId, epoch, tokenId: token.tokenId, publicKey: encodeBase64(cmd.publicKey), keyFingerprint: fingerprint };
-  return accept([{ type: RecordType.CollectorEnrolled, data }], { collectorId: cmd.collectorId, epoch, keyFingerprint: fingerprint, nextSequence: 1 });
+  const data: CollectorEnrolled = {
+    collectorId: cmd.collectorId,
+    epoch,
+    tokenId: token.tokenId,
+    publicKey: encodeBase64(cmd.publicKey),
+    keyFingerprint: fingerprint,
+  };
+  return accept([{ type: RecordType.CollectorEnrolled, data }], {
+    collectorId: cmd.collectorId,
+    epoch,
+    keyFingerprint: fingerprint,
+    nextSequence: 1,
+  });
 }

@@ -14,8 +14,17 @@ export interface RefusalFacts {
 }
 
 const SEVERITY: Readonly<Record<SubmissionRejectionReason | EnrollmentRejectionReason, number>> = {
-  equivocation: 8, bad_signature: 7, replay: 6, collector_mismatch: 6, unknown_collector: 4, sequence_gap: 2, malformed: 2,
-  unknown_token: 5, token_used: 6, token_expired: 4, key_reused: 5,
+  equivocation: 8,
+  bad_signature: 7,
+  replay: 6,
+  collector_mismatch: 6,
+  unknown_collector: 4,
+  sequence_gap: 2,
+  malformed: 2,
+  unknown_token: 5,
+  token_used: 6,
+  token_expired: 4,
+  key_reused: 5,
 };
 
 /** Reasons that say something about the key or the stream (findings) rather than who is calling (identity). */
@@ -25,7 +34,11 @@ const FINDINGS = new Set(['bad_signature', 'equivocation', 'replay', 'sequence_g
  * The NormalizedEvent of a refused collector submission or enrollment (source `vigil/collector`),
  * so Sigma rules with `logsource: {product: vigil, service: collector}` can alert on it.
  */
-export function refusalEvent(eventClass: 'collector_submission_rejected' | 'collector_enrollment_rejected', reason: SubmissionRejectionReason | EnrollmentRejectionReason, f: RefusalFacts): NormalizedEvent {
+export function refusalEvent(
+  eventClass: 'collector_submission_rejected' | 'collector_enrollment_rejected',
+  reason: SubmissionRejectionReason | EnrollmentRejectionReason,
+  f: RefusalFacts,
+): NormalizedEvent {
   const ip = f.sourceAddress !== 'unknown' ? f.sourceAddress : undefined;
   return {
     schemaVersion: 1,

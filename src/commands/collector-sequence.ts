@@ -6,7 +6,12 @@ export type SequenceVerdict = 'next' | 'retry' | 'equivocation' | 'replay' | 'ga
  * idempotent retry, with another digest equivocation (the key signed two things for one number);
  * below `last` a replay; above `last + 1` a gap. `last` is 0 before the first submission.
  */
-export function sequenceVerdict(last: number, lastDigest: string | null, sequence: number, digest: string): SequenceVerdict {
+export function sequenceVerdict(
+  last: number,
+  lastDigest: string | null,
+  sequence: number,
+  digest: string,
+): SequenceVerdict {
   if (sequence === last + 1) return 'next';
   if (sequence === last && last > 0) return digest === lastDigest ? 'retry' : 'equivocation';
   return sequence < last ? 'replay' : 'gap';

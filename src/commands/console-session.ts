@@ -20,18 +20,40 @@ export interface EndConsoleSession {
 }
 
 /** Starts a session that lasts at most `maxHours` from now; a session secret is never reused. */
-export function decideStartConsoleSession(sessions: ConsoleSessions, cmd: StartConsoleSession, ctx: CommandContext): Decision<{ expiresAt: string }> {
+export function decideStartConsoleSession(
+  sessions: ConsoleSessions,
+  cmd: StartConsoleSession,
+  ctx: CommandContext,
+): Decision<{ expiresAt: string }> {
   if (sessions.byHash[cmd.sessionHash]) return reject('conflict', 'that session already exists');
   const expiresAt = new Date(Date.parse(ctx.now) + cmd.maxHours * 3_600_000).toISOString();
-  return accept([eventOf('ConsoleSessionStarted', {
-    sessionHash: cmd.sessionHash, principal: cmd.principal, authentication: cmd.authentication,
-    expiresAt, idleMinutes: cmd.idleMinutes, sourceAddress: cmd.sourceAddress,
-  })], { expiresAt });
+  return accept(
+    [
+      eventOf('ConsoleSessionStarted', {
+        sessionHash: cmd.sessionHash,
+        principal: cmd.principal,
+        authentication: cmd.authentication,
+        expiresAt,
+        idleMinutes: cmd.idleMinutes,
+        sourceAddress: cmd.sourceAddress,
+      }),
+    ],
+    { expiresAt },
+  );
 }
 
 /** Ends an open session; ending one that is not open is a 404 (signing out twice changes nothing). */
 export function decideEndConsoleSession(sessions: ConsoleSessions, cmd: EndConsoleSession): Decision<{ ended: true }> {
   const session = sessions.byHash[cmd.sessionHash];
   if (!session) return reject('not_found', 'no such open session');
-  return accept([eventOf('ConsoleSessionEnded', { sessionHash: cmd.sessionHash, principal: session.principal, reason: cmd.reason })], { ended: true });
+  return accept(
+    [
+      eventOf('ConsoleSessionEnded', {
+        sessionHash: cmd.sessionHash,
+        principal: session.principal,
+        reason: cmd.reason,
+      }),
+    ],
+    { ended: true },
+  );
 }

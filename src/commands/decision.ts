@@ -35,6 +35,19 @@ export function accept<R>(events: readonly DomainEvent[], result: R): Decision<R
 }
 
 /** Rejects a decision. */
-export function reject(kind: RejectionKind, message: string, extra: { issues?: readonly string[]; details?: Record<string, unknown>; events?: readonly DomainEvent[] } = {}): Decision<never> {
-  return { ok: false, rejection: { kind, message, ...(extra.issues ? { issues: extra.issues } : {}), ...(extra.details ? { details: extra.details } : {}) }, ...(extra.events ? { events: extra.events } : {}) };
+export function reject(
+  kind: RejectionKind,
+  message: string,
+  extra: { issues?: readonly string[]; details?: Record<string, unknown>; events?: readonly DomainEvent[] } = {},
+): Decision<never> {
+  return {
+    ok: false,
+    rejection: {
+      kind,
+      message,
+      ...(extra.issues ? { issues: extra.issues } : {}),
+      ...(extra.details ? { details: extra.details } : {}),
+    },
+    ...(extra.events ? { events: extra.events } : {}),
+  };
 }

@@ -28,7 +28,9 @@ export interface EventStoreOptions<M> {
   readonly checkpointEvery?: number;
   /** Called when a write's outcome is unknown (I/O failure): the process must stop. */
   readonly onFatal?: (err: Error) => void;
-  /** Opens the log in the store; the LMDB log by default (a JetStream node passes its own, src/log/jetstream-log.ts). */
+  /**
+   * Opens the log in the store; the LMDB log by default (a JetStream node passes its own, src/log/jetstream-log.ts).
+   */
   readonly openLog?: LogOpener;
   /** Folds the heap models from a retention cut off the writer's thread (src/projections/refold.ts). */
   readonly foldFromCut?: RuntimeOptions['foldFromCut'];
@@ -45,9 +47,16 @@ export async function openEventStore<M>(path: string, opts: EventStoreOptions<M>
   const store = openLmdbStore(path);
   try {
     const log = await (opts.openLog ?? openLmdbLog)(store, opts.onFatal);
-    const carried = openCarriedIndex(store.root, (seq) => { for (const r of log.read(seq, seq)) return r; return undefined; });
+    const carried = openCarriedIndex(store.root, (seq) => {
+      for (const r of log.read(seq, seq)) return r;
+      return undefined;
+    });
     const runtime = createProjectionRuntime({
-      store, log, projections: opts.projections, indexes: opts.indexes, carried,
+      store,
+      log,
+      projections: opts.projections,
+      indexes: opts.indexes,
+      carried,
       ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
       ...(opts.foldFromCut ? { foldFromCut: opts.foldFromCut } : {}),
     });
@@ -55,7 +64,12 @@ export async function openEventStore<M>(path: string, opts: EventStoreOptions<M>
     const writer = createWriter(log, runtime, opts.models(runtime));
     let closed = false;
     return {
-      store, log, runtime, writer, folded, carried,
+      store,
+      log,
+      runtime,
+      writer,
+      folded,
+      carried,
       async close() {
         if (closed) return;
         closed = true;

@@ -13,14 +13,19 @@ export interface ExportObservation {
   readonly lastSuccessAt?: string;
 }
 
-const same = (a: readonly ExportDestinationSummary[] | undefined, b: readonly ExportDestinationSummary[]) => JSON.stringify(a ?? []) === JSON.stringify(b);
+const same = (a: readonly ExportDestinationSummary[] | undefined, b: readonly ExportDestinationSummary[]) =>
+  JSON.stringify(a ?? []) === JSON.stringify(b);
 
 /**
  * Records the export configuration in force when it differs from the last one recorded (the
  * first start with none configured records nothing: nothing was ever enabled).
  */
-export function decideExportConfiguration(s: ExportsState, destinations: readonly ExportDestinationSummary[]): Decision<{ changed: boolean }> {
-  if (same(s.configuration, destinations) || (s.configuration === undefined && destinations.length === 0)) return accept([], { changed: false });
+export function decideExportConfiguration(
+  s: ExportsState,
+  destinations: readonly ExportDestinationSummary[],
+): Decision<{ changed: boolean }> {
+  if (same(s.configuration, destinations) || (s.configuration === undefined && destinations.length === 0))
+    return accept([], { changed: false });
   return accept([eventOf('ExportConfigurationRecorded', { destinations: [...destinations] })], { changed: true });
 }
 
@@ -51,12 +56,25 @@ function stateEvent(o: ExportObservation, ctx: CommandContext): NormalizedEvent 
 }
 
 /** Records that a destination became failing or delivers again; nothing when the log already says so. */
-export function decideExportState(s: ExportsState, o: ExportObservation, ctx: CommandContext): Decision<{ changed: boolean }> {
+export function decideExportState(
+  s: ExportsState,
+  o: ExportObservation,
+  ctx: CommandContext,
+): Decision<{ changed: boolean }> {
   if ((o.state === 'failing') === s.failing.has(o.destination)) return accept([], { changed: false });
-  return accept([eventOf('ExportDestinationStateChanged', {
-    event: stateEvent(o, ctx), destination: o.destination, state: o.state, reason: o.reason, lagRecords: o.lagRecords,
-    ...(o.lastSuccessAt !== undefined ? { lastSuccessAt: o.lastSuccessAt } : {}),
-  })], { changed: true });
+  return accept(
+    [
+      eventOf('ExportDestinationStateChanged', {
+        event: stateEvent(o, ctx),
+        destination: o.destination,
+        state: o.state,
+        reason: o.reason,
+        lagRecords: o.lagRecords,
+        ...(o.lastSuccessAt !== undefined ? { lastSuccessAt: o.lastSuccessAt } : {}),
+      }),
+    ],
+    { changed: true },
+  );
 }
 
 /** Records that a destination's items up to `seq` were delivered; nothing when the log already says as much. */

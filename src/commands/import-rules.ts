@@ -3,7 +3,12 @@ import { unresolvedReferences } from '../detection/engine.js';
 import { ruleLabel } from '../detection/meta.js';
 import { errorLine, parseSigmaText, type DocumentOrigin } from '../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../detection/types.js';
-import { DetectionRecord, type RuleEnabledChanged, type RuleSource, type RulesImported } from '../events/detection-records.js';
+import {
+  DetectionRecord,
+  type RuleEnabledChanged,
+  type RuleSource,
+  type RulesImported,
+} from '../events/detection-records.js';
 import type { DetectionState } from '../projections/detection.js';
 import { accept, reject, type Decision } from './decision.js';
 
@@ -17,7 +22,12 @@ export interface ImportResult {
  * compile and every correlation reference must name a rule of the import or an installed one, or
  * nothing is installed and each problem is named. The full text is kept in the log.
  */
-export function decideImportRules(detection: DetectionState, text: string, source: RuleSource, packVersion?: string): Decision<ImportResult> {
+export function decideImportRules(
+  detection: DetectionState,
+  text: string,
+  source: RuleSource,
+  packVersion?: string,
+): Decision<ImportResult> {
   const parsed = parseSigmaText(text);
   if (!parsed.ok) return reject('invalid', 'invalid Sigma YAML', { issues: [parsed.error] });
   if (parsed.docs.length === 0) return reject('invalid', 'no rule in the body');
@@ -37,14 +47,29 @@ export function decideImportRules(detection: DetectionState, text: string, sourc
   for (const c of compiled) combined.set(c.id, c.rule);
   const unresolved = unresolvedReferences([...combined.values()]).filter((u) => ids.includes(u.correlationId));
   if (unresolved.length > 0) {
-    return reject('invalid', 'invalid rules: nothing was imported', { issues: unresolved.map((u) => `correlation ${u.correlationId} references ${u.reference}, which is neither in this import nor installed`) });
+    return reject('invalid', 'invalid rules: nothing was imported', {
+      issues: unresolved.map(
+        (u) =>
+          `correlation ${u.correlationId} references ${u.reference}, which is neither in this import nor installed`,
+      ),
+    });
   }
-  const data: RulesImported = { source, text, rules: compiled.map(({ id, doc }) => ({ id, doc })), ...(packVersion ? { packVersion } : {}) };
+  const data: RulesImported = {
+    source,
+    text,
+    rules: compiled.map(({ id, doc }) => ({ id, doc })),
+    ...(packVersion ? { packVersion } : {}),
+  };
   return accept([{ type: DetectionRecord.RulesImported, data }], { ruleIds: ids });
 }
 
 /** Decides switching a rule on or off. */
-export function decideSetRuleEnabled(detection: DetectionState, ruleId: string, enabled: boolean, reason?: string): Decision<{ id: string; enabled: boolean }> {
+export function decideSetRuleEnabled(
+  detection: DetectionState,
+  ruleId: string,
+  enabled: boolean,
+  reason?: string,
+): Decision<{ id: string; enabled: boolean }> {
   const rule = detection.rules.get(ruleId);
   if (!rule) return reject('not_found', `rule ${ruleId} is not installed`);
   const data: RuleEnabledChanged = { ruleId, enabled, ...(reason !== undefined ? { reason } : {}) };
@@ -52,9 +77,21 @@ export function decideSetRuleEnabled(detection: DetectionState, ruleId: string, 
 }
 
 /** A refused document of an import: the issue text (document, line, error), its line and title. */
-export function invalidDocument(doc: unknown, index: number, origin: DocumentOrigin | undefined, error: string): { text: string; line?: number; title?: string } {
+export function invalidDocument(
+  doc: unknown,
+  index: number,
+  origin: DocumentOrigin | undefined,
+  error: string,
+): { text: string; line?: number; title?: string } {
   const line = origin ? errorLine(origin, error) : undefined;
-  const title = doc && typeof doc === 'object' && typeof (doc as Record<string, unknown>)['title'] === 'string' ? String((doc as Record<string, unknown>)['title']).slice(0, 256) : undefined;
+  const title =
+    doc && typeof doc === 'object' && typeof (doc as Record<string, unknown>)['title'] === 'string'
+      ? String((doc as Record<string, unknown>)['title']).slice(0, 256)
+      : undefined;
   // Compile errors already name the rule (`rule "X": ...`); the document and line say where it is.
-  return { text: `document ${index + 1}${line !== undefined ? `, line ${line}` : ''}: ${error}`, ...(line !== undefined ? { line } : {}), ...(title !== undefined ? { title } : {}) };
+  return {
+    text: `document ${index + 1}${line !== undefined ? `, line ${line}` : ''}: ${error}`,
+    ...(line !== undefined ? { line } : {}),
+    ...(title !== undefined ? { title } : {}),
+  };
 }

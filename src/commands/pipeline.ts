@@ -51,18 +51,24 @@ export function createPipeline<M>(writer: Writer<M>, detector?: Detector<M>): Pi
   // and with it the command's input (a batch's parsed events), until the batch is durable.
   function dispatch<R>(command: Command<M, R>): Promise<Dispatched<R>> {
     const { decide, ctx, facts } = command;
-    return writer.execute((m) => {
-      const decision = decide(m);
-      return detectIn(m, decision, facts ? facts(decision) : [], ctx, detector);
-    }, ctx).then((o): Dispatched<R> => (o.ok
-      ? { ok: true, result: o.result.result, detections: o.result.detections, records: o.records }
-      : { ok: false, rejection: o.rejection }));
+    return writer
+      .execute((m) => {
+        const decision = decide(m);
+        return detectIn(m, decision, facts ? facts(decision) : [], ctx, detector);
+      }, ctx)
+      .then((o): Dispatched<R> =>
+        o.ok
+          ? { ok: true, result: o.result.result, detections: o.result.detections, records: o.records }
+          : { ok: false, rejection: o.rejection },
+      );
   }
   return {
     dispatch,
     models: writer.models,
-    record: (events, ctx) => dispatch({ decide: () => accept(events, undefined), ctx })
-      .then((o) => (o.ok ? o.detections : { alerts: [], incidents: [] })),
+    record: (events, ctx) =>
+      dispatch({ decide: () => accept(events, undefined), ctx }).then((o) =>
+        o.ok ? o.detections : { alerts: [], incidents: [] },
+      ),
     cut: (command) => writer.cut(command.events, command.ctx, command.cut),
   };
 }

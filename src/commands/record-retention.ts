@@ -7,6 +7,7 @@ import type { RecordedPolicy, RetentionState } from '../projections/retention.js
  * with retention off records nothing: nothing ever expired).
  */
 export function decideRetentionPolicy(s: RetentionState, policy: RecordedPolicy): Decision<{ changed: boolean }> {
-  if (JSON.stringify(s.policy) === JSON.stringify(policy) || (s.policy === undefined && !policy.enabled)) return accept([], { changed: false });
+  if (JSON.stringify(s.policy) === JSON.stringify(policy) || (s.policy === undefined && !policy.enabled))
+    return accept([], { changed: false });
   return accept([eventOf('RetentionPolicyRecorded', policy)], { changed: true });
 }

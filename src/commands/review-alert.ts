@@ -9,7 +9,11 @@ import { closeEmptied } from './incident-moves.js';
 export const Reason = v.pipe(v.string(), v.trim(), v.minLength(1, 'a reason is required'), v.maxLength(4096));
 
 /** Body of `PATCH /api/v1/alerts/{alertId}`: a status, a reason, and optionally what the analyst concluded. */
-export const ReviewAlertBody = v.strictObject({ status: v.picklist(ALERT_STATUSES), reason: Reason, disposition: v.optional(v.picklist(ALERT_DISPOSITIONS)) });
+export const ReviewAlertBody = v.strictObject({
+  status: v.picklist(ALERT_STATUSES),
+  reason: Reason,
+  disposition: v.optional(v.picklist(ALERT_DISPOSITIONS)),
+});
 
 /** Body of `POST /api/v1/incidents`. */
 export const PromoteIncidentBody = v.strictObject({
@@ -22,12 +26,22 @@ export const PromoteIncidentBody = v.strictObject({
  * Decides an alert review: any status may follow any other (spec 3.1); every review is kept in the
  * history with the authenticated principal and how it authenticated, taken from the context.
  */
-export function decideReviewAlert(alerts: AlertsState, alertId: string, body: v.InferOutput<typeof ReviewAlertBody>, ctx: CommandContext): Decision<{ id: string; status: string }> {
+export function decideReviewAlert(
+  alerts: AlertsState,
+  alertId: string,
+  body: v.InferOutput<typeof ReviewAlertBody>,
+  ctx: CommandContext,
+): Decision<{ id: string; status: string }> {
   const alert = alerts.alerts.get(alertId);
   if (!alert) return reject('not_found', `alert ${alertId} does not exist`);
   if (!ctx.actor) return reject('unauthenticated', 'a review needs an authenticated principal');
   const data: AlertReviewed = {
-    alertId, from: alert.status, to: body.status, reason: body.reason, principal: ctx.actor.id, authentication: ctx.actor.authentication,
+    alertId,
+    from: alert.status,
+    to: body.status,
+    reason: body.reason,
+    principal: ctx.actor.id,
+    authentication: ctx.actor.authentication,
     ...(body.disposition !== undefined ? { disposition: body.disposition } : {}),
   };
   return accept([{ type: DetectionRecord.AlertReviewed, data }], { id: alertId, status: body.status });
@@ -37,16 +51,32 @@ export function decideReviewAlert(alerts: AlertsState, alertId: string, body: v.
  * Decides promoting alerts to a new incident; every alert must exist. Alerts already in another
  * incident move to the new one, and an incident the move empties is closed (incident-moves.ts).
  */
-export function decidePromoteIncident(alerts: AlertsState, body: v.InferOutput<typeof PromoteIncidentBody>, ctx: CommandContext): Decision<{ id: string; title: string; alertIds: string[] }> {
+export function decidePromoteIncident(
+  alerts: AlertsState,
+  body: v.InferOutput<typeof PromoteIncidentBody>,
+  ctx: CommandContext,
+): Decision<{ id: string; title: string; alertIds: string[] }> {
   const ids = [...new Set(body.alertIds)];
   const missing = ids.filter((id) => !alerts.alerts.has(id));
-  if (missing.length > 0) return reject('invalid', 'unknown alerts', { issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`) });
+  if (missing.length > 0)
+    return reject('invalid', 'unknown alerts', {
+      issues: missing.slice(0, 50).map((id) => `alertIds: ${id} does not exist`),
+    });
   let incidentId = incidentIdOf(`promoted\0${ids.join(',')}\0${ctx.now}`);
-  for (let n = 2; alerts.incidents.has(incidentId); n++) incidentId = `${incidentIdOf(`promoted\0${ids.join(',')}\0${ctx.now}`)}-${n}`;
+  for (let n = 2; alerts.incidents.has(incidentId); n++)
+    incidentId = `${incidentIdOf(`promoted\0${ids.join(',')}\0${ctx.now}`)}-${n}`;
   const data: IncidentOpened = {
-    incidentId, title: body.title, origin: 'promoted', reason: body.reason, alertIds: ids,
+    incidentId,
+    title: body.title,
+    origin: 'promoted',
+    reason: body.reason,
+    alertIds: ids,
     ...(ctx.actor ? { principal: ctx.actor.id, authentication: ctx.actor.authentication } : {}),
   };
   const closing = ctx.actor ? closeEmptied(alerts, ids, incidentId, { ...ctx, actor: ctx.actor }) : [];
-  return accept([{ type: DetectionRecord.IncidentOpened, data }, ...closing], { id: incidentId, title: body.title, alertIds: ids });
+  return accept([{ type: DetectionRecord.IncidentOpened, data }, ...closing], {
+    id: incidentId,
+    title: body.title,
+    alertIds: ids,
+  });
 }

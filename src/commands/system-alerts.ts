@@ -33,15 +33,42 @@ export interface SystemAlert {
 /** The `AlertRaised` of a built-in check: certain (confidence 1), no evidence events, the facts as its match reason. */
 export function systemAlertRaised(a: SystemAlert): AlertRaised {
   return {
-    alertId: a.alertId, ruleId: a.ruleId, groupKey: a.groupKey, title: a.title, author: 'Vigil', level: a.level, severity: a.severity, confidence: 1,
-    matchReason: { selections: [a.ruleId], fields: Object.entries(a.facts).map(([field, value]) => ({ selection: a.ruleId, field, modifiers: [], value })), keywords: [] },
-    evidence: [], affectedSystems: [], firstSeen: a.at, lastSeen: a.at, tags: ['vigil.self-monitoring'],
+    alertId: a.alertId,
+    ruleId: a.ruleId,
+    groupKey: a.groupKey,
+    title: a.title,
+    author: 'Vigil',
+    level: a.level,
+    severity: a.severity,
+    confidence: 1,
+    matchReason: {
+      selections: [a.ruleId],
+      fields: Object.entries(a.facts).map(([field, value]) => ({ selection: a.ruleId, field, modifiers: [], value })),
+      keywords: [],
+    },
+    evidence: [],
+    affectedSystems: [],
+    firstSeen: a.at,
+    lastSeen: a.at,
+    tags: ['vigil.self-monitoring'],
   };
 }
 
 /** The review-history entry that resolves a built-in alert by itself; none when it is gone or already dismissed. */
-export function systemResolution(alerts: AlertsState, alertId: string, ruleId: string, reason: string): AlertReviewed | undefined {
+export function systemResolution(
+  alerts: AlertsState,
+  alertId: string,
+  ruleId: string,
+  reason: string,
+): AlertReviewed | undefined {
   const alert = alerts.alerts.get(alertId);
   if (!alert || alert.status === 'dismissed') return undefined;
-  return { alertId, from: alert.status, to: 'dismissed', reason, principal: ruleId, authentication: SYSTEM_AUTHENTICATION };
+  return {
+    alertId,
+    from: alert.status,
+    to: 'dismissed',
+    reason,
+    principal: ruleId,
+    authentication: SYSTEM_AUTHENTICATION,
+  };
 }

@@ -43,10 +43,26 @@ export interface RetentionCut {
  * command that carries evidence runs the detection step itself (src/commands/alerting/detection-step.ts).
  */
 export function createWriter<M>(log: LmdbEventLog, runtime: ProjectionRuntime, models: M): Writer<M> {
-  function stage(events: readonly DomainEvent[], ctx: CommandContext, cut?: RetentionCut): { records: readonly LogRecord[]; durable: Promise<void> } {
-    const batch: NewRecord[] = events.map((e) => ({ type: e.type, at: ctx.now, ...(ctx.actor ? { actor: ctx.actor } : {}), data: e.data }));
+  function stage(
+    events: readonly DomainEvent[],
+    ctx: CommandContext,
+    cut?: RetentionCut,
+  ): { records: readonly LogRecord[]; durable: Promise<void> } {
+    const batch: NewRecord[] = events.map((e) => ({
+      type: e.type,
+      at: ctx.now,
+      ...(ctx.actor ? { actor: ctx.actor } : {}),
+      data: e.data,
+    }));
     let inTxn: ((recs: readonly LogRecord[]) => void) | undefined;
-    const staged = log.stage(batch, (recs) => { inTxn!(recs); cut?.inTransaction(recs); }, cut?.at);
+    const staged = log.stage(
+      batch,
+      (recs) => {
+        inTxn!(recs);
+        cut?.inTransaction(recs);
+      },
+      cut?.at,
+    );
     inTxn = runtime.apply(staged.records, staged.kept);
     // From here on only the kept records are held (src/log/record.ts, keptRecord).
     const { kept } = staged;
@@ -56,11 +72,16 @@ export function createWriter<M>(log: LmdbEventLog, runtime: ProjectionRuntime, m
   }
 
   /** Decides and stages a command: the outcome it will have, and when it is durable. */
-  function decideAndStage<R>(decide: (models: M) => Decision<R>, ctx: CommandContext): { outcome: Outcome<R>; durable?: Promise<void> } {
+  function decideAndStage<R>(
+    decide: (models: M) => Decision<R>,
+    ctx: CommandContext,
+  ): { outcome: Outcome<R>; durable?: Promise<void> } {
     const decision = decide(models);
     const events = decision.events ?? [];
     const staged = events.length > 0 ? stage(events, ctx) : undefined;
-    const outcome: Outcome<R> = decision.ok ? { ok: true, result: decision.result, records: staged?.records ?? [] } : { ok: false, rejection: decision.rejection };
+    const outcome: Outcome<R> = decision.ok
+      ? { ok: true, result: decision.result, records: staged?.records ?? [] }
+      : { ok: false, rejection: decision.rejection };
     return staged ? { outcome, durable: staged.durable } : { outcome };
   }
 

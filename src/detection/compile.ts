@@ -2,7 +2,15 @@ import { compileCorrelationSection } from './correlation-rule.js';
 import { mapLogsource, type LogsourceMapping } from './logsources.js';
 import { compileDetection } from './match.js';
 import { readMeta, ruleLabel } from './meta.js';
-import { fail, ok, type CompiledCorrelation, type CompiledRule, type Logsource, type Result, type RuleMeta } from './types.js';
+import {
+  fail,
+  ok,
+  type CompiledCorrelation,
+  type CompiledRule,
+  type Logsource,
+  type Result,
+  type RuleMeta,
+} from './types.js';
 
 export type { CompiledCorrelation, CompiledRule, CountCondition, Logsource, MatchDetail, RuleMeta } from './types.js';
 
@@ -24,7 +32,8 @@ function readLogsource(raw: unknown): Result<Logsource> {
   for (const key of ['product', 'category', 'service'] as const) {
     const value = raw[key];
     if (value === undefined || value === null) continue;
-    if (typeof value !== 'string' || value === '' || value.length > 128) return fail(`logsource.${key}: expected a short string`);
+    if (typeof value !== 'string' || value === '' || value.length > 128)
+      return fail(`logsource.${key}: expected a short string`);
     out[key] = value;
   }
   if (Object.keys(out).length === 0) return fail('logsource: needs a product, category or service');
@@ -43,20 +52,34 @@ function compileDetectionRule(doc: Record<string, unknown>, meta: RuleMeta): Res
   if (!detection.ok) return fail(detection.error);
   const { match, fields, triggers } = detection.value;
   const unmapped = mapping.ok ? {} : { unmapped: mapping.error };
-  return ok({ ...meta, kind: 'detection', logsource: logsource.value, indexKeys: mapping.ok ? mapping.value.indexKeys : [], fields, match, ...(triggers ? { triggers } : {}), ...unmapped });
+  return ok({
+    ...meta,
+    kind: 'detection',
+    logsource: logsource.value,
+    indexKeys: mapping.ok ? mapping.value.indexKeys : [],
+    fields,
+    match,
+    ...(triggers ? { triggers } : {}),
+    ...unmapped,
+  });
 }
 
 function compileDocument(doc: Record<string, unknown>): Result<CompiledRule | CompiledCorrelation> {
-  if (doc['action'] !== undefined) return fail(`'action' belongs to a rule collection; parse the file with parseSigmaText first`);
+  if (doc['action'] !== undefined)
+    return fail(`'action' belongs to a rule collection; parse the file with parseSigmaText first`);
   if (doc['filter'] !== undefined) return fail('Sigma filter documents are not supported');
   const meta = readMeta(doc);
   if (!meta.ok) return fail(meta.error);
-  return doc['correlation'] !== undefined ? compileCorrelationSection(doc, meta.value) : compileDetectionRule(doc, meta.value);
+  return doc['correlation'] !== undefined
+    ? compileCorrelationSection(doc, meta.value)
+    : compileDetectionRule(doc, meta.value);
 }
 
 /** Compiles one parsed Sigma document (a detection or a correlation rule). Never throws. */
 export function compileSigma(doc: unknown): CompileResult {
   if (!isMap(doc)) return { ok: false, error: 'Sigma document: expected a map' };
   const compiled = compileDocument(doc);
-  return compiled.ok ? { ok: true, rule: compiled.value } : { ok: false, error: `${ruleLabel(doc)}: ${compiled.error}` };
+  return compiled.ok
+    ? { ok: true, rule: compiled.value }
+    : { ok: false, error: `${ruleLabel(doc)}: ${compiled.error}` };
 }

@@ -76,7 +76,8 @@ function parsePrimary(p: Parser): ConditionNode | string {
   const quantifier = QUANTIFIERS[token.toLowerCase()];
   if (quantifier && isWord(p.tokens[p.pos + 1], 'of')) {
     const pattern = p.tokens[p.pos + 2];
-    if (pattern === undefined || pattern === '(' || pattern === ')' || KEYWORDS.has(pattern.toLowerCase())) return `'${token} of' needs a search identifier pattern or 'them'`;
+    if (pattern === undefined || pattern === '(' || pattern === ')' || KEYWORDS.has(pattern.toLowerCase()))
+      return `'${token} of' needs a search identifier pattern or 'them'`;
     p.pos += 3;
     return { kind: 'of', quantifier, pattern: pattern.toLowerCase() === 'them' ? 'them' : pattern };
   }
@@ -101,7 +102,8 @@ export function parseCondition(text: string): Result<ConditionNode> {
 /** Parses a `condition:` value: a string, or a list of strings meaning their OR. */
 export function parseConditionValue(value: unknown): Result<ConditionNode> {
   const texts = Array.isArray(value) ? value : [value];
-  if (texts.length === 0 || !texts.every((t): t is string => typeof t === 'string')) return fail('condition must be a string or a list of strings');
+  if (texts.length === 0 || !texts.every((t): t is string => typeof t === 'string'))
+    return fail('condition must be a string or a list of strings');
   const nodes: ConditionNode[] = [];
   for (const text of texts) {
     const parsed = parseCondition(text);
@@ -113,9 +115,12 @@ export function parseConditionValue(value: unknown): Result<ConditionNode> {
 
 function identifiersFor(pattern: string, identifiers: readonly string[]): string[] {
   if (pattern === 'them') return identifiers.filter((name) => !name.startsWith('_'));
-  const tokens: PatternToken[] = pattern.split('*').flatMap((text, i): PatternToken[] => [
-    ...(i > 0 ? [{ kind: 'any' } as const] : []), ...(text === '' ? [] : [{ kind: 'text', text } as const]),
-  ]);
+  const tokens: PatternToken[] = pattern
+    .split('*')
+    .flatMap((text, i): PatternToken[] => [
+      ...(i > 0 ? [{ kind: 'any' } as const] : []),
+      ...(text === '' ? [] : [{ kind: 'text', text } as const]),
+    ]);
   const test = compilePattern(tokens, true);
   return identifiers.filter((name) => test(name));
 }
@@ -138,7 +143,11 @@ function anyOf<T>(parts: Predicate<T>[]): Predicate<T> {
 }
 
 /** Binds a parsed condition to search identifiers; unknown names and empty patterns are errors. */
-export function bindCondition<T>(node: ConditionNode, identifiers: readonly string[], leaf: (name: string) => Predicate<T>): Result<Predicate<T>> {
+export function bindCondition<T>(
+  node: ConditionNode,
+  identifiers: readonly string[],
+  leaf: (name: string) => Predicate<T>,
+): Result<Predicate<T>> {
   switch (node.kind) {
     case 'id':
       return identifiers.includes(node.name) ? ok(leaf(node.name)) : fail(`unknown search identifier '${node.name}'`);
@@ -170,9 +179,14 @@ export function bindCondition<T>(node: ConditionNode, identifiers: readonly stri
 /** The search identifiers a condition mentions (patterns expanded), for the match explanation. */
 export function referencedIdentifiers(node: ConditionNode, identifiers: readonly string[]): string[] {
   switch (node.kind) {
-    case 'id': return [node.name];
-    case 'not': return referencedIdentifiers(node.operand, identifiers);
-    case 'and': case 'or': return [...new Set(node.operands.flatMap((n) => referencedIdentifiers(n, identifiers)))];
-    case 'of': return identifiersFor(node.pattern, identifiers);
+    case 'id':
+      return [node.name];
+    case 'not':
+      return referencedIdentifiers(node.operand, identifiers);
+    case 'and':
+    case 'or':
+      return [...new Set(node.operands.flatMap((n) => referencedIdentifiers(n, identifiers)))];
+    case 'of':
+      return identifiersFor(node.pattern, identifiers);
   }
 }

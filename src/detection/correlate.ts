@@ -1,6 +1,13 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { canonicalJson } from '../kernel/canonical-json.js';
-import { addHit, newGroup, WINDOW_LIMITS, type GroupState, type GroupUpdate, type WindowEntry } from './correlation-window.js';
+import {
+  addHit,
+  newGroup,
+  WINDOW_LIMITS,
+  type GroupState,
+  type GroupUpdate,
+  type WindowEntry,
+} from './correlation-window.js';
 import { eventFieldValue } from './logsources.js';
 import type { CompiledCorrelation } from './types.js';
 
@@ -91,7 +98,7 @@ function hitValue(c: CompiledCorrelation, field: string, hit: RuleHit): unknown 
   const carried = own(hit.groupValues, field);
   if (carried !== undefined) return carried;
   const perRule = own(c.aliases, field);
-  const name = perRule ? own(perRule, hit.ruleName) ?? own(perRule, hit.ruleId) ?? field : field;
+  const name = perRule ? (own(perRule, hit.ruleName) ?? own(perRule, hit.ruleId) ?? field) : field;
   return eventFieldValue(hit.event, name);
 }
 
@@ -126,7 +133,12 @@ function tailIds(entries: readonly WindowEntry[], max: number): string[] {
   return [...seen].reverse();
 }
 
-function update(work: Work, c: CompiledCorrelation, hit: RuleHit, values: Record<string, unknown>): { key: string; update: GroupUpdate } | undefined {
+function update(
+  work: Work,
+  c: CompiledCorrelation,
+  hit: RuleHit,
+  values: Record<string, unknown>,
+): { key: string; update: GroupUpdate } | undefined {
   let counted: string | undefined;
   if (c.type === 'value_count') {
     const value = hitValue(c, c.field ?? '', hit);
@@ -151,7 +163,10 @@ function update(work: Work, c: CompiledCorrelation, hit: RuleHit, values: Record
 
 function processHit(work: Work, hit: RuleHit, depth: number): void {
   if (!Number.isFinite(hit.timeMs)) return;
-  const targets = new Set([...(work.byReference.get(hit.ruleId) ?? []), ...(hit.ruleName ? work.byReference.get(hit.ruleName) ?? [] : [])]);
+  const targets = new Set([
+    ...(work.byReference.get(hit.ruleId) ?? []),
+    ...(hit.ruleName ? (work.byReference.get(hit.ruleName) ?? []) : []),
+  ]);
   for (const c of targets) {
     const values = groupValuesOf(c, hit);
     const done = values && update(work, c, hit, values);
@@ -161,13 +176,26 @@ function processHit(work: Work, hit: RuleHit, depth: number): void {
     if (u.fires) {
       const firstMs = u.evidence[0]?.t ?? hit.timeMs;
       const lastMs = u.evidence[u.evidence.length - 1]?.t ?? hit.timeMs;
-      work.fired.push({ correlationId: c.id, groupKey: key, groupValues: { ...values }, value: u.value, eventIds, firstMs, lastMs });
+      work.fired.push({
+        correlationId: c.id,
+        groupKey: key,
+        groupValues: { ...values },
+        value: u.value,
+        eventIds,
+        firstMs,
+        lastMs,
+      });
     }
     // A chained correlation sees a hit each time this one's condition holds, not only when it fires,
     // so a sustained burst keeps feeding it.
     if (u.satisfied && depth < CORRELATION_STATE_LIMITS.chainDepth) {
       const chained: RuleHit = {
-        ruleId: c.id, eventId: hit.eventId, timeMs: hit.timeMs, event: hit.event, groupValues: values, eventIds,
+        ruleId: c.id,
+        eventId: hit.eventId,
+        timeMs: hit.timeMs,
+        event: hit.event,
+        groupValues: values,
+        eventIds,
         ...(c.name !== undefined ? { ruleName: c.name } : {}),
       };
       processHit(work, chained, depth + 1);
@@ -184,7 +212,11 @@ function sweep(slot: Slot, c: CompiledCorrelation): void {
     live.sort((a, b) => b[1].touched - a[1].touched);
     let total = 0;
     let keep = 0;
-    while (keep < live.length && keep < CORRELATION_STATE_LIMITS.groups && total + live[keep]![1].entries.length <= CORRELATION_STATE_LIMITS.entries) {
+    while (
+      keep < live.length &&
+      keep < CORRELATION_STATE_LIMITS.groups &&
+      total + live[keep]![1].entries.length <= CORRELATION_STATE_LIMITS.entries
+    ) {
       total += live[keep]![1].entries.length;
       keep++;
     }
@@ -214,7 +246,11 @@ function startWork(state: CorrelationState, correlations: readonly CompiledCorre
  * not modified), so replaying the same hits gives the same fires. Correlations absent from the list
  * lose their state. See docs/detections.md, "Correlation semantics", for windows, late hits and firing.
  */
-export function advanceCorrelations(state: CorrelationState, correlations: CompiledCorrelation[], hits: RuleHit[]): { state: CorrelationState; fired: CorrelationFire[] } {
+export function advanceCorrelations(
+  state: CorrelationState,
+  correlations: CompiledCorrelation[],
+  hits: RuleHit[],
+): { state: CorrelationState; fired: CorrelationFire[] } {
   const work = startWork(state, correlations);
   for (const hit of hits) processHit(work, hit, 0);
   for (const c of correlations) if (work.touched.has(c.id)) sweep(work.slots.get(c.id) as Slot, c);

@@ -41,8 +41,14 @@ export interface GroupUpdate {
 /** Whether a count satisfies every bound of a condition. */
 export function countHolds(condition: CountCondition, n: number): boolean {
   const { gt, gte, lt, lte, eq, neq } = condition;
-  return (gt === undefined || n > gt) && (gte === undefined || n >= gte) && (lt === undefined || n < lt)
-    && (lte === undefined || n <= lte) && (eq === undefined || n === eq) && (neq === undefined || n !== neq);
+  return (
+    (gt === undefined || n > gt) &&
+    (gte === undefined || n >= gte) &&
+    (lt === undefined || n < lt) &&
+    (lte === undefined || n <= lte) &&
+    (eq === undefined || n === eq) &&
+    (neq === undefined || n !== neq)
+  );
 }
 
 function before(a: WindowEntry, b: WindowEntry): boolean {
@@ -69,7 +75,10 @@ function orderedChain(c: CompiledCorrelation, entries: readonly WindowEntry[]): 
 }
 
 /** The count the condition is about, and the entries that make it up. */
-export function measure(c: CompiledCorrelation, entries: readonly WindowEntry[]): { value: number; evidence: readonly WindowEntry[] } {
+export function measure(
+  c: CompiledCorrelation,
+  entries: readonly WindowEntry[],
+): { value: number; evidence: readonly WindowEntry[] } {
   switch (c.type) {
     case 'event_count':
     case 'value_count':
@@ -91,7 +100,11 @@ function replaces(c: CompiledCorrelation, old: WindowEntry, entry: WindowEntry):
   return false;
 }
 
-function withEntry(c: CompiledCorrelation, entries: readonly WindowEntry[], entry: WindowEntry): readonly WindowEntry[] {
+function withEntry(
+  c: CompiledCorrelation,
+  entries: readonly WindowEntry[],
+  entry: WindowEntry,
+): readonly WindowEntry[] {
   const same = entries.find((old) => replaces(c, old, entry));
   if (same && before(entry, same)) return entries;
   const kept = same ? entries.filter((old) => old !== same) : entries;
@@ -121,6 +134,9 @@ export function addHit(c: CompiledCorrelation, group: GroupState, entry: WindowE
   const fires = satisfied && armed;
   return {
     group: { values: group.values, entries, newestMs, armed: armed && !fires, touched: entry.s },
-    satisfied, fires, value, evidence,
+    satisfied,
+    fires,
+    value,
+    evidence,
   };
 }

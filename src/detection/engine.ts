@@ -37,11 +37,18 @@ export interface RuleSet {
   evaluate(state: CorrelationState, events: NormalizedEvent[]): { state: CorrelationState; matches: RuleMatch[] };
 }
 
-function referencesOf(rule: CompiledRule | CompiledCorrelation, correlations: readonly CompiledCorrelation[]): CompiledCorrelation[] {
-  return correlations.filter((c) => c.rules.includes(rule.id) || (rule.name !== undefined && c.rules.includes(rule.name)));
+function referencesOf(
+  rule: CompiledRule | CompiledCorrelation,
+  correlations: readonly CompiledCorrelation[],
+): CompiledCorrelation[] {
+  return correlations.filter(
+    (c) => c.rules.includes(rule.id) || (rule.name !== undefined && c.rules.includes(rule.name)),
+  );
 }
 
-/** Spec "generate": a rule referenced by correlations raises its own matches only if one of them says `generate: true`. */
+/**
+ * Spec "generate": a rule referenced by correlations raises its own matches only if one of them says `generate: true`.
+ */
 function standalone(rule: CompiledRule | CompiledCorrelation, correlations: readonly CompiledCorrelation[]): boolean {
   const refs = referencesOf(rule, correlations);
   return refs.length === 0 || refs.some((c) => c.generate);
@@ -49,12 +56,20 @@ function standalone(rule: CompiledRule | CompiledCorrelation, correlations: read
 
 /** Correlation references that name no rule of the set, without building the set (imports check only this). */
 export function unresolvedReferences(rules: readonly (CompiledRule | CompiledCorrelation)[]): UnresolvedReference[] {
-  return unresolvedOf(rules, rules.filter((r): r is CompiledCorrelation => r.kind === 'correlation'));
+  return unresolvedOf(
+    rules,
+    rules.filter((r): r is CompiledCorrelation => r.kind === 'correlation'),
+  );
 }
 
-function unresolvedOf(rules: readonly (CompiledRule | CompiledCorrelation)[], correlations: readonly CompiledCorrelation[]): UnresolvedReference[] {
+function unresolvedOf(
+  rules: readonly (CompiledRule | CompiledCorrelation)[],
+  correlations: readonly CompiledCorrelation[],
+): UnresolvedReference[] {
   const known = new Set(rules.flatMap((r) => (r.name === undefined ? [r.id] : [r.id, r.name])));
-  return correlations.flatMap((c) => c.rules.filter((ref) => !known.has(ref)).map((reference) => ({ correlationId: c.id, reference })));
+  return correlations.flatMap((c) =>
+    c.rules.filter((ref) => !known.has(ref)).map((reference) => ({ correlationId: c.id, reference })),
+  );
 }
 
 /** Rules triggered through one field (read alike): an automaton over their literals, literal id -> rules. */
@@ -105,7 +120,11 @@ function buildIndex(detections: readonly CompiledRule[]): RuleIndex {
       }
     }
   });
-  const groups = [...building.values()].map((g) => ({ get: g.get, index: literalIndex([...g.literals.keys()]), rulesOf: [...g.literals.values()] }));
+  const groups = [...building.values()].map((g) => ({
+    get: g.get,
+    index: literalIndex([...g.literals.keys()]),
+    rulesOf: [...g.literals.values()],
+  }));
   return { always, groupsOf: new Map([...groupsOf].map(([k, v]) => [k, [...v].sort((a, b) => a - b)])), groups };
 }
 
@@ -144,14 +163,26 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
       const rule = detections[i]!;
       const detail = rule.match(event);
       if (!detail) return;
-      if (raises[i]) matches.push({ ruleId: rule.id, kind: 'detection', eventIds: [event.id], groupKey: event.id, detail, timeMs });
-      if (feeds[i]) hits.push({ ruleId: rule.id, eventId: event.id, timeMs, event, ...(rule.name !== undefined ? { ruleName: rule.name } : {}) });
+      if (raises[i])
+        matches.push({ ruleId: rule.id, kind: 'detection', eventIds: [event.id], groupKey: event.id, detail, timeMs });
+      if (feeds[i])
+        hits.push({
+          ruleId: rule.id,
+          eventId: event.id,
+          timeMs,
+          event,
+          ...(rule.name !== undefined ? { ruleName: rule.name } : {}),
+        });
     };
     const keys = indexKeysForEvent(event);
     // A triggered rule is tried only when it shares a key with the event (groups serve every key).
     const triggered = (i: number): void => {
       if (tried[i] === pass) return;
-      for (const k of ruleKeys[i]!) if (keys.includes(k)) { attempt(i); return; }
+      for (const k of ruleKeys[i]!)
+        if (keys.includes(k)) {
+          attempt(i);
+          return;
+        }
     };
     for (const key of keys) {
       for (const i of index.always.get(key) ?? []) attempt(i);
@@ -162,7 +193,11 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
         const g = index.groups[n]!;
         const value = g.get(event);
         if (value === undefined || value === null) continue;
-        textsOf(value, (text) => g.index.scan(lowerOf(text), (id) => { for (const i of g.rulesOf[id]!) triggered(i); }));
+        textsOf(value, (text) =>
+          g.index.scan(lowerOf(text), (id) => {
+            for (const i of g.rulesOf[id]!) triggered(i);
+          }),
+        );
       }
     }
   }
@@ -173,7 +208,14 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
     const next = advanceCorrelations(state, correlations, hits);
     for (const fire of next.fired) {
       if (!firesAlone.get(fire.correlationId)) continue;
-      matches.push({ ruleId: fire.correlationId, kind: 'correlation', eventIds: fire.eventIds, groupKey: fire.groupKey, detail: fire, timeMs: fire.lastMs });
+      matches.push({
+        ruleId: fire.correlationId,
+        kind: 'correlation',
+        eventIds: fire.eventIds,
+        groupKey: fire.groupKey,
+        detail: fire,
+        timeMs: fire.lastMs,
+      });
     }
     return { state: next.state, matches };
   }

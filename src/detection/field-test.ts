@@ -6,7 +6,14 @@ import { translateRegex } from './regex.js';
 import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';
 import type { Accessor } from './logsources.js';
 import type { FieldPlan } from './modifiers.js';
-import { anchorPattern, compilePattern, literalPattern, parsePattern, windashPattern, type StringTest } from './wildcard.js';
+import {
+  anchorPattern,
+  compilePattern,
+  literalPattern,
+  parsePattern,
+  windashPattern,
+  type StringTest,
+} from './wildcard.js';
 
 /** Tests the resolved value of one field (undefined when absent) for one field entry of a selection. */
 export type FieldTest = (value: unknown, event: NormalizedEvent) => boolean;
@@ -46,13 +53,13 @@ function combine(tests: ElementTest[], all: boolean): (value: unknown) => boolea
   // Loops rather than every/some: no closure per evaluation on the hot path.
   return all
     ? (value) => {
-      for (const t of tests) if (!anyElement(value, t)) return false;
-      return true;
-    }
+        for (const t of tests) if (!anyElement(value, t)) return false;
+        return true;
+      }
     : (value) => {
-      for (const t of tests) if (anyElement(value, t)) return true;
-      return false;
-    };
+        for (const t of tests) if (anyElement(value, t)) return true;
+        return false;
+      };
 }
 
 function textTest(test: StringTest): ElementTest {
@@ -91,8 +98,9 @@ function stringPattern(value: string | number | boolean, plan: FieldPlan): Eleme
   const text = String(value);
   if (plan.base64) {
     // Encoded text is compared exactly: upper and lower case are different base64 digits.
-    const variants = base64Variants(utf16Bytes(text, plan.encoding), plan.base64)
-      .map((v) => compilePattern(anchorPattern(literalPattern(v), plan.position), true));
+    const variants = base64Variants(utf16Bytes(text, plan.encoding), plan.base64).map((v) =>
+      compilePattern(anchorPattern(literalPattern(v), plan.position), true),
+    );
     return textTest((s) => variants.some((t) => t(s)));
   }
   let tokens = parsePattern(text);
@@ -124,7 +132,9 @@ function regexTest(value: unknown, flags: string): ElementTest | string {
 function cidrTest(value: unknown): ElementTest | string {
   if (typeof value !== 'string') return `'cidr' needs a network such as 10.0.0.0/8`;
   if (parseCidr(value) === undefined) {
-    return isIP(value.split('/')[0] ?? '') === 0 ? `'${value}' is not an IPv4 or IPv6 network` : `'${value}' has an invalid prefix length`;
+    return isIP(value.split('/')[0] ?? '') === 0
+      ? `'${value}' is not an IPv4 or IPv6 network`
+      : `'${value}' has an invalid prefix length`;
   }
   const network = cidrSet([value]);
   return (e) => typeof e === 'string' && e.length <= 64 && network.has(e);
@@ -133,7 +143,12 @@ function cidrTest(value: unknown): ElementTest | string {
 function compareTest(value: unknown, op: 'gt' | 'gte' | 'lt' | 'lte'): ElementTest | string {
   const bound = numberOf(value);
   if (bound === undefined) return `'${op}' needs a number`;
-  const holds = { gt: (n: number) => n > bound, gte: (n: number) => n >= bound, lt: (n: number) => n < bound, lte: (n: number) => n <= bound }[op];
+  const holds = {
+    gt: (n: number) => n > bound,
+    gte: (n: number) => n >= bound,
+    lt: (n: number) => n < bound,
+    lte: (n: number) => n <= bound,
+  }[op];
   return (e) => {
     const n = numberOf(e);
     return n !== undefined && holds(n);
@@ -142,10 +157,17 @@ function compareTest(value: unknown, op: 'gt' | 'gte' | 'lt' | 'lte'): ElementTe
 
 function elementTest(value: string | number | boolean, plan: FieldPlan): ElementTest | string {
   switch (plan.operator) {
-    case 're': return regexTest(value, plan.regexFlags);
-    case 'cidr': return cidrTest(value);
-    case 'gt': case 'gte': case 'lt': case 'lte': return compareTest(value, plan.operator);
-    default: return valueTest(value, plan);
+    case 're':
+      return regexTest(value, plan.regexFlags);
+    case 'cidr':
+      return cidrTest(value);
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return compareTest(value, plan.operator);
+    default:
+      return valueTest(value, plan);
   }
 }
 
@@ -156,7 +178,8 @@ function fieldrefTest(values: unknown[], plan: FieldPlan, accessor: (name: strin
     accessors.push(accessor(v));
   }
   const same = (a: unknown, b: unknown): boolean => {
-    const x = scalarText(a), y = scalarText(b);
+    const x = scalarText(a),
+      y = scalarText(b);
     return x !== undefined && y !== undefined && (plan.cased ? x === y : x.toLowerCase() === y.toLowerCase());
   };
   const equal = (value: unknown, event: NormalizedEvent, get: Accessor): boolean => {
@@ -174,9 +197,11 @@ function checkValues(values: unknown[]): string | undefined {
   if (values.length > FIELD_LIMITS.values) return `more than ${FIELD_LIMITS.values} values`;
   for (const v of values) {
     if (v !== null && typeof v === 'object') return 'values must be strings, numbers, booleans or null';
-    if (typeof v === 'string' && v.length > FIELD_LIMITS.valueLength) return `a value longer than ${FIELD_LIMITS.valueLength} characters`;
+    if (typeof v === 'string' && v.length > FIELD_LIMITS.valueLength)
+      return `a value longer than ${FIELD_LIMITS.valueLength} characters`;
   }
-  if (values.length > 1 && values.includes(null)) return 'null must be the only value of its field (put it in its own selection)';
+  if (values.length > 1 && values.includes(null))
+    return 'null must be the only value of its field (put it in its own selection)';
   return undefined;
 }
 
@@ -191,7 +216,11 @@ function setEligible(plan: FieldPlan): boolean {
 }
 
 /** Compiles the values of one field entry under its modifier plan into a test, or says what is wrong. */
-export function compileFieldTest(plan: FieldPlan, raw: unknown, accessor: (name: string) => Accessor): FieldTest | string {
+export function compileFieldTest(
+  plan: FieldPlan,
+  raw: unknown,
+  accessor: (name: string) => Accessor,
+): FieldTest | string {
   const values = Array.isArray(raw) ? raw : [raw];
   const problem = checkValues(values);
   if (problem) return problem;

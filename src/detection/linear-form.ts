@@ -43,7 +43,10 @@ const inClass = (c: string) => (/[\\\]\[^-]/.test(c) ? `\\${c}` : c);
 /** The other case of the letters in the range `lo`..`hi`, as class text. */
 function otherCaseOf(lo: number, hi: number): string {
   let out = '';
-  for (const [from, to, shift] of [[0x61, 0x7a, -32], [0x41, 0x5a, 32]] as const) {
+  for (const [from, to, shift] of [
+    [0x61, 0x7a, -32],
+    [0x41, 0x5a, 32],
+  ] as const) {
     const a = Math.max(lo, from);
     const b = Math.min(hi, to);
     if (a <= b) out += a === b ? char(a + shift) : `${char(a + shift)}-${char(b + shift)}`;
@@ -59,12 +62,18 @@ function otherCaseOf(lo: number, hi: number): string {
 function foldClass(src: string, start: number): { text: string; end: number } | undefined {
   let i = start + 1;
   let out = '[';
-  if (src[i] === '^') { out += '^'; i++; }
+  if (src[i] === '^') {
+    out += '^';
+    i++;
+  }
   let extra = '';
   /** The next atom: a character (with its code), or a class escape (no code). */
   const atom = (): { text: string; code?: number } | undefined => {
     const c = src[i]!;
-    if (c !== '\\') { i++; return { text: inClass(c), code: code(c) }; }
+    if (c !== '\\') {
+      i++;
+      return { text: inClass(c), code: code(c) };
+    }
     if (opaqueEscape(src, i)) return undefined;
     const e = src[i + 1]!;
     i += 2;
@@ -229,7 +238,9 @@ export function unrolled(source: string): string | undefined {
   return unrolledAny ? out : source;
 }
 
-/** A translated pattern in the form V8's linear engine takes where that can be done exactly (see above), else as it is. */
+/**
+ * A translated pattern in the form V8's linear engine takes where that can be done exactly (see above), else as it is.
+ */
 export function linearForm(source: string, flags: string): { source: string; flags: string } {
   const folded = flags.includes('i') ? caseFolded(source) : undefined;
   const cased = folded !== undefined ? { source: folded, flags: flags.replace('i', '') } : { source, flags };

@@ -115,13 +115,16 @@ function auditPairs(event: NormalizedEvent): Record<string, string> {
 
 /** Linux auditd fields over audit records in the journal: `type` is the record type, the rest its `key=value` pairs. */
 export function auditdField(name: string): Accessor {
-  if (name === 'type') return (event) => firstText(event.attributes['_AUDIT_TYPE_NAME']) ?? firstText(event.attributes['MESSAGE'])?.split(' ', 1)[0];
+  if (name === 'type')
+    return (event) =>
+      firstText(event.attributes['_AUDIT_TYPE_NAME']) ?? firstText(event.attributes['MESSAGE'])?.split(' ', 1)[0];
   return (event) => auditPairs(event)[name];
 }
 
 /** Security 4688 keeps Sysmon's process fields under other names; the alias reads them there. */
 export const PROCESS_CREATION_FIELDS: Record<string, Accessor> = Object.fromEntries(
-  Object.entries(SECURITY_4688_FIELDS).map(([sigma, security]) => [sigma, (event: NormalizedEvent) =>
-    event.attributes['Channel'] === 'Security' ? event.attributes[security] : undefined]),
+  Object.entries(SECURITY_4688_FIELDS).map(([sigma, security]) => [
+    sigma,
+    (event: NormalizedEvent) => (event.attributes['Channel'] === 'Security' ? event.attributes[security] : undefined),
+  ]),
 );
-

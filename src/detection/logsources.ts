@@ -1,6 +1,14 @@
 import type { LogsourceEvent, NormalizedEvent } from '../events/normalized-event.js';
 import { fail, ok, type Logsource, type Result } from './types.js';
-import { auditdField, valueAt, DNS_FIELDS, FIREWALL_FIELDS, PROCESS_CREATION_FIELDS, PROXY_FIELDS, WEBSERVER_FIELDS } from './logsource-fields.js';
+import {
+  auditdField,
+  valueAt,
+  DNS_FIELDS,
+  FIREWALL_FIELDS,
+  PROCESS_CREATION_FIELDS,
+  PROXY_FIELDS,
+  WEBSERVER_FIELDS,
+} from './logsource-fields.js';
 import { WINDOWS_CATEGORIES, WINDOWS_SERVICE_CHANNELS, windowsCategories } from './windows-logsources.js';
 
 /** Reads one field of an event; undefined when absent. */
@@ -34,15 +42,40 @@ const LINUX_SERVICE_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
 
 /** Programs whose messages land in auth.log besides anything logged to the auth/authpriv facilities. */
 const AUTH_PROGRAMS = new Set([
-  'sshd', 'sshd-session', 'sudo', 'su', 'login', 'systemd-logind', 'useradd', 'userdel', 'usermod', 'groupadd',
-  'groupdel', 'groupmod', 'passwd', 'chpasswd', 'chage', 'gpasswd', 'newgrp', 'chsh', 'chfn', 'pkexec', 'polkitd',
-  'unix_chkpwd', 'sudoedit', 'doas',
+  'sshd',
+  'sshd-session',
+  'sudo',
+  'su',
+  'login',
+  'systemd-logind',
+  'useradd',
+  'userdel',
+  'usermod',
+  'groupadd',
+  'groupdel',
+  'groupmod',
+  'passwd',
+  'chpasswd',
+  'chage',
+  'gpasswd',
+  'newgrp',
+  'chsh',
+  'chfn',
+  'pkexec',
+  'polkitd',
+  'unix_chkpwd',
+  'sudoedit',
+  'doas',
 ]);
 
 const LINUX_CATEGORIES = new Set(['process_creation', 'network_connection', 'file_event']);
 const ZEEK_LOG = /^[a-z0-9_]{1,64}$/;
 
-function mapping(indexKeys: string[], aliases: Record<string, Accessor> = {}, resolve?: (name: string) => Accessor | undefined): Result<LogsourceMapping> {
+function mapping(
+  indexKeys: string[],
+  aliases: Record<string, Accessor> = {},
+  resolve?: (name: string) => Accessor | undefined,
+): Result<LogsourceMapping> {
   return ok({ indexKeys, aliases, ...(resolve ? { resolve } : {}) });
 }
 
@@ -53,13 +86,17 @@ function mapping(indexKeys: string[], aliases: Record<string, Accessor> = {}, re
  */
 function genericCategory(category: string, zeekOnly: boolean): Result<LogsourceMapping> | undefined {
   if (category === 'dns') return mapping(['zeek:dns'], DNS_FIELDS);
-  if (category === 'firewall') return mapping(zeekOnly ? ['zeek:conn'] : ['zeek:conn', 'linux:class:firewall'], FIREWALL_FIELDS);
+  if (category === 'firewall')
+    return mapping(zeekOnly ? ['zeek:conn'] : ['zeek:conn', 'linux:class:firewall'], FIREWALL_FIELDS);
   if (category === 'proxy') return mapping(['zeek:http'], PROXY_FIELDS);
   if (category === 'webserver') return mapping(['zeek:http'], WEBSERVER_FIELDS);
   return undefined;
 }
 
-function linuxLogsource(category: string | undefined, service: string | undefined): Result<LogsourceMapping> | undefined {
+function linuxLogsource(
+  category: string | undefined,
+  service: string | undefined,
+): Result<LogsourceMapping> | undefined {
   if (category !== undefined && service !== undefined) return undefined;
   if (category === 'firewall') return mapping(['linux:class:firewall'], FIREWALL_FIELDS);
   if (category !== undefined) return LINUX_CATEGORIES.has(category) ? mapping([`linux:class:${category}`]) : undefined;
@@ -71,7 +108,10 @@ function linuxLogsource(category: string | undefined, service: string | undefine
 }
 
 /** `product: windows`: a service is its channels, a category its channel and event ids (windows-logsources.ts). */
-function windowsLogsource(category: string | undefined, service: string | undefined): Result<LogsourceMapping> | undefined {
+function windowsLogsource(
+  category: string | undefined,
+  service: string | undefined,
+): Result<LogsourceMapping> | undefined {
   if (category !== undefined && service !== undefined) return undefined;
   if (service !== undefined) {
     const channels = Object.hasOwn(WINDOWS_SERVICE_CHANNELS, service) ? WINDOWS_SERVICE_CHANNELS[service] : undefined;
@@ -82,7 +122,11 @@ function windowsLogsource(category: string | undefined, service: string | undefi
   return mapping([`win:cat:${category}`], category === 'process_creation' ? PROCESS_CREATION_FIELDS : {});
 }
 
-function productLogsource(product: string, category: string | undefined, service: string | undefined): Result<LogsourceMapping> | undefined {
+function productLogsource(
+  product: string,
+  category: string | undefined,
+  service: string | undefined,
+): Result<LogsourceMapping> | undefined {
   switch (product) {
     case 'zeek':
       if (category !== undefined) return service === undefined ? genericCategory(category, true) : undefined;
@@ -98,7 +142,10 @@ function productLogsource(product: string, category: string | undefined, service
       if (service === 'network') return mapping(['tailscale:network']);
       return service === 'audit' || service === 'configuration' ? mapping(['tailscale:configuration']) : undefined;
     case 'vigil':
-      return (service === 'api' || service === 'collector' || service === 'export' || service === 'syslog') && category === undefined ? mapping([`vigil:${service}`]) : undefined;
+      return (service === 'api' || service === 'collector' || service === 'export' || service === 'syslog') &&
+        category === undefined
+        ? mapping([`vigil:${service}`])
+        : undefined;
     case 'opentelemetry':
       return service === undefined && category === undefined ? mapping(['otel']) : undefined;
     default:
@@ -108,7 +155,9 @@ function productLogsource(product: string, category: string | undefined, service
 
 /** `{product: x, category: y}` as written in errors and the plan. */
 export function describeLogsource(ls: Logsource): string {
-  const parts = (['product', 'category', 'service'] as const).filter((k) => ls[k] !== undefined).map((k) => `${k}: ${ls[k]}`);
+  const parts = (['product', 'category', 'service'] as const)
+    .filter((k) => ls[k] !== undefined)
+    .map((k) => `${k}: ${ls[k]}`);
   return `{${parts.join(', ')}}`;
 }
 
@@ -120,10 +169,19 @@ export function mapLogsource(ls: Logsource): Result<LogsourceMapping> {
   const product = ls.product?.toLowerCase();
   const category = ls.category?.toLowerCase();
   const service = ls.service?.toLowerCase();
-  const mapped = product === undefined
-    ? (service === undefined && category !== undefined ? genericCategory(category, false) : undefined)
-    : productLogsource(product, category, service);
-  return mapped ?? fail(`unmapped logsource ${describeLogsource(ls)}: no Vigil normalizer produces these events (docs/detections.md#logsource-mapping lists the mapped logsources)`);
+  const mapped =
+    product === undefined
+      ? service === undefined && category !== undefined
+        ? genericCategory(category, false)
+        : undefined
+      : productLogsource(product, category, service);
+  return (
+    mapped ??
+    fail(
+      `unmapped logsource ${describeLogsource(ls)}: no Vigil normalizer produces these events ` +
+        `(docs/detections.md#logsource-mapping lists the mapped logsources)`,
+    )
+  );
 }
 
 function firstText(value: unknown): string | undefined {
@@ -135,7 +193,10 @@ function firstText(value: unknown): string | undefined {
 /** The program of a Linux log line, canonical and lower-case: `sshd[42]` and `/usr/sbin/sshd` are `sshd`. */
 export function eventProgram(event: LogsourceEvent): string | undefined {
   const a = event.attributes;
-  const raw = event.source.adapter === 'syslog-rfc5424' ? firstText(a['APP-NAME']) : firstText(a['SYSLOG_IDENTIFIER']) ?? firstText(a['_COMM']);
+  const raw =
+    event.source.adapter === 'syslog-rfc5424'
+      ? firstText(a['APP-NAME'])
+      : (firstText(a['SYSLOG_IDENTIFIER']) ?? firstText(a['_COMM']));
   if (raw === undefined || raw === '' || raw.length > 256) return undefined;
   const base = raw.slice(raw.lastIndexOf('/') + 1).replace(/\[\d*\]:?$/, '');
   return base === '' ? undefined : base.toLowerCase();
@@ -168,7 +229,10 @@ function linuxKeys(event: LogsourceEvent): string[] {
   return keys;
 }
 
-/** Whether an event carries a Linux log line (journal fields: the collector's file and journal lines, normalized events). */
+/**
+ * Whether an event carries a Linux log line (journal fields: the collector's file and journal lines, normalized
+ * events).
+ */
 function isLinuxLine(event: LogsourceEvent): boolean {
   return typeof event.attributes['MESSAGE'] === 'string' || typeof event.attributes['SYSLOG_IDENTIFIER'] === 'string';
 }
@@ -178,23 +242,34 @@ function windowsKeys(event: LogsourceEvent): string[] {
   const channel = event.attributes['Channel'];
   const id = event.attributes['EventID'];
   if (typeof channel !== 'string' || typeof id !== 'number') return [];
-  return ['win', `win:ch:${channel.toLowerCase()}`, ...windowsCategories(channel, id, event.attributes['EventType']).map((c) => `win:cat:${c}`)];
+  return [
+    'win',
+    `win:ch:${channel.toLowerCase()}`,
+    ...windowsCategories(channel, id, event.attributes['EventType']).map((c) => `win:cat:${c}`),
+  ];
 }
 
 /** The index keys of an event: a rule is tried on an event only when they share a key. */
 export function indexKeysForEvent(event: LogsourceEvent): string[] {
   const instance = event.source.instance;
   switch (event.source.adapter) {
-    case 'network-monitor': return ['zeek', `zeek:${instance}`];
+    case 'network-monitor':
+      return ['zeek', `zeek:${instance}`];
     case 'linux-journal':
-    case 'syslog-rfc5424': return linuxKeys(event);
+    case 'syslog-rfc5424':
+      return linuxKeys(event);
     // A line the collector tailed or read from the journal is the same evidence as through the
     // journal or syslog routes, so it gets the same keys (and so the same rules).
-    case 'collector': return isLinuxLine(event) ? linuxKeys(event) : [`linux:class:${event.class}`];
-    case 'mesh-vpn-logs': return ['tailscale', `tailscale:${instance}`];
-    case 'vigil': return [`vigil:${instance}`];
-    case 'opentelemetry-log': return ['otel', ...windowsKeys(event)];
-    default: return isLinuxLine(event) ? linuxKeys(event) : [];
+    case 'collector':
+      return isLinuxLine(event) ? linuxKeys(event) : [`linux:class:${event.class}`];
+    case 'mesh-vpn-logs':
+      return ['tailscale', `tailscale:${instance}`];
+    case 'vigil':
+      return [`vigil:${instance}`];
+    case 'opentelemetry-log':
+      return ['otel', ...windowsKeys(event)];
+    default:
+      return isLinuxLine(event) ? linuxKeys(event) : [];
   }
 }
 
@@ -202,7 +277,11 @@ export function indexKeysForEvent(event: LogsourceEvent): string[] {
  * The accessor for a Sigma field name: the logsource alias, then `attributes[name]` exactly (Zeek's
  * `id.orig_h` is one key), then a dotted path into the event (`actor.user`, `source.adapter`).
  */
-export function fieldAccessor(name: string, aliases: Readonly<Record<string, Accessor>> = {}, resolve?: LogsourceMapping['resolve']): Accessor {
+export function fieldAccessor(
+  name: string,
+  aliases: Readonly<Record<string, Accessor>> = {},
+  resolve?: LogsourceMapping['resolve'],
+): Accessor {
   const alias = Object.hasOwn(aliases, name) ? aliases[name] : resolve?.(name);
   const keys = name.split('.');
   return (event) => {
@@ -241,10 +320,15 @@ function someText(value: unknown, test: (s: string) => boolean): boolean {
 export function keywordValues(event: NormalizedEvent): unknown[] {
   const a = event.attributes;
   switch (event.source.adapter) {
-    case 'linux-journal': return [a['MESSAGE'], a['SYSLOG_IDENTIFIER']];
-    case 'syslog-rfc5424': return [a['MSG'], a['APP-NAME']];
-    case 'opentelemetry-log': if (typeof a['body'] === 'string') return [a['body']]; break;
-    default: break;
+    case 'linux-journal':
+      return [a['MESSAGE'], a['SYSLOG_IDENTIFIER']];
+    case 'syslog-rfc5424':
+      return [a['MSG'], a['APP-NAME']];
+    case 'opentelemetry-log':
+      if (typeof a['body'] === 'string') return [a['body']];
+      break;
+    default:
+      break;
   }
   const out: unknown[] = [];
   for (const key in a) out.push(a[key]);

@@ -3,7 +3,14 @@ import { bindCondition, parseConditionValue, referencedIdentifiers } from './con
 import { compileFieldTest, FIELD_LIMITS, type FieldTest } from './field-test.js';
 import { fieldAccessor, keywordValues, someKeywordText, type Accessor, type LogsourceMapping } from './logsources.js';
 import { planModifiers } from './modifiers.js';
-import { conditionNeed, conjunctionNeed, fieldLiterals, keywordLiterals, type Need, type Trigger } from './prefilter.js';
+import {
+  conditionNeed,
+  conjunctionNeed,
+  fieldLiterals,
+  keywordLiterals,
+  type Need,
+  type Trigger,
+} from './prefilter.js';
 import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';
 import { fail, ok, type MatchDetail, type Result } from './types.js';
 import { anchorPattern, compilePattern, parsePattern, type StringTest } from './wildcard.js';
@@ -67,15 +74,30 @@ function keywordTerm(values: unknown[], all: boolean): KeywordTerm | string {
   // Many plain keywords are found in one pass over the text (value-set.ts), the rest one by one.
   const literal = keywords.filter((k) => !/[*?\\]/.test(k.text));
   const useSet = literal.length >= VALUE_SET_THRESHOLD;
-  const inSet = useSet ? literalSetTest(literal.map((k) => k.text), 'contains', false) : undefined;
+  const inSet = useSet
+    ? literalSetTest(
+        literal.map((k) => k.text),
+        'contains',
+        false,
+      )
+    : undefined;
   const others = useSet ? keywords.filter((k) => /[*?\\]/.test(k.text)) : keywords;
   const anyIn: StringTest = (text) => {
     if (inSet?.(text)) return true;
     for (const k of others) if (k.test(text)) return true;
     return false;
   };
-  const literals = keywordLiterals(keywords.map((k) => k.text), all);
-  return { kind: 'keywords', keywords, all, anyIn, ...(literals ? { trigger: { field: '', via: 'keywords', get: keywordValues, literals } } : {}) };
+  const literals = keywordLiterals(
+    keywords.map((k) => k.text),
+    all,
+  );
+  return {
+    kind: 'keywords',
+    keywords,
+    all,
+    anyIn,
+    ...(literals ? { trigger: { field: '', via: 'keywords', get: keywordValues, literals } } : {}),
+  };
 }
 
 function fieldTerm(key: string, raw: unknown, mapping: LogsourceMapping): Term | string {
@@ -93,8 +115,16 @@ function fieldTerm(key: string, raw: unknown, mapping: LogsourceMapping): Term |
   const get = accessor(field);
   const literals = fieldLiterals(plan, raw);
   const aliased = Object.hasOwn(mapping.aliases, field) || mapping.resolve !== undefined;
-  const via = aliased ? `${mapping.indexKeys.join(',')}|${Object.keys(mapping.aliases).sort().join(',')}|${mapping.resolve ? 'resolve' : ''}` : '';
-  return { kind: 'field', field, modifiers, get, test, ...(literals ? { trigger: { field, via, get, literals } } : {}) };
+  const aliases = Object.keys(mapping.aliases).sort().join(',');
+  const via = aliased ? `${mapping.indexKeys.join(',')}|${aliases}|${mapping.resolve ? 'resolve' : ''}` : '';
+  return {
+    kind: 'field',
+    field,
+    modifiers,
+    get,
+    test,
+    ...(literals ? { trigger: { field, via, get, literals } } : {}),
+  };
 }
 
 function mapTerms(map: Record<string, unknown>, mapping: LogsourceMapping): Term[] | string {
@@ -116,7 +146,8 @@ function compileSelection(name: string, value: unknown, mapping: LogsourceMappin
     return typeof terms === 'string' ? terms : { name, alternatives: [terms] };
   }
   if (typeof value === 'string' || typeof value === 'number') value = [value];
-  if (!Array.isArray(value) || value.length === 0) return 'expected a map of fields, a list of maps or a list of keywords';
+  if (!Array.isArray(value) || value.length === 0)
+    return 'expected a map of fields, a list of maps or a list of keywords';
   if (value.every(isMap)) {
     if (value.length > DETECTION_LIMITS.entries) return `more than ${DETECTION_LIMITS.entries} alternatives`;
     const alternatives: Term[][] = [];
@@ -133,7 +164,9 @@ function compileSelection(name: string, value: unknown, mapping: LogsourceMappin
 
 /** A selection's need: any of its alternatives' needs. */
 function selectionNeed(selection: Selection): Need {
-  const needs: Need[] = selection.alternatives.map((terms) => conjunctionNeed(terms.map((t) => (t.trigger ? { trigger: t.trigger } : {}))));
+  const needs: Need[] = selection.alternatives.map((terms) =>
+    conjunctionNeed(terms.map((t) => (t.trigger ? { trigger: t.trigger } : {}))),
+  );
   if (needs.some((n) => n === undefined)) return undefined;
   return needs.flatMap((n) => n!);
 }
@@ -162,19 +195,29 @@ function explain(selection: Selection, event: NormalizedEvent, detail: MutableDe
   const terms = selection.alternatives.find((t) => conjunctionHolds(t, event)) ?? [];
   for (const term of terms) {
     if (term.kind === 'field') {
-      detail.fields.push({ selection: selection.name, field: term.field, modifiers: term.modifiers, value: term.get(event) ?? null });
+      detail.fields.push({
+        selection: selection.name,
+        field: term.field,
+        modifiers: term.modifiers,
+        value: term.get(event) ?? null,
+      });
     } else {
-      for (const k of term.keywords) if (someKeywordText(event, k.test) && !detail.keywords.includes(k.text)) detail.keywords.push(k.text);
+      for (const k of term.keywords)
+        if (someKeywordText(event, k.test) && !detail.keywords.includes(k.text)) detail.keywords.push(k.text);
     }
   }
 }
 
-function compileSelections(detection: Record<string, unknown>, mapping: LogsourceMapping): Result<Map<string, Selection>> {
+function compileSelections(
+  detection: Record<string, unknown>,
+  mapping: LogsourceMapping,
+): Result<Map<string, Selection>> {
   const selections = new Map<string, Selection>();
   for (const [name, value] of Object.entries(detection)) {
     // `timeframe` belonged to Sigma 1.0 aggregations; without one it has no effect.
     if (name === 'condition' || name === 'timeframe') continue;
-    if (selections.size >= DETECTION_LIMITS.identifiers) return fail(`more than ${DETECTION_LIMITS.identifiers} search identifiers`);
+    if (selections.size >= DETECTION_LIMITS.identifiers)
+      return fail(`more than ${DETECTION_LIMITS.identifiers} search identifiers`);
     const selection = compileSelection(name, value, mapping);
     if (typeof selection === 'string') return fail(`detection.${name}: ${selection}`);
     selections.set(name, selection);
@@ -182,7 +225,9 @@ function compileSelections(detection: Record<string, unknown>, mapping: Logsourc
   return ok(selections);
 }
 
-/** Compiles a `detection:` section against a logsource mapping; evaluation is lazy and allocation-free until a match. */
+/**
+ * Compiles a `detection:` section against a logsource mapping; evaluation is lazy and allocation-free until a match.
+ */
 export function compileDetection(detection: unknown, mapping: LogsourceMapping): Result<CompiledDetection> {
   if (!isMap(detection)) return fail('detection: expected a map of search identifiers and a condition');
   if (detection['condition'] === undefined) return fail('detection: missing condition');
@@ -199,8 +244,19 @@ export function compileDetection(detection: unknown, mapping: LogsourceMapping):
   if (!bound.ok) return fail(`detection.condition: ${bound.error}`);
   const condition = bound.value;
   const mentioned = referencedIdentifiers(parsed.value, names).map((name) => selections.get(name)!);
-  const fields = [...new Set([...selections.values()].flatMap((s) => s.alternatives.flat()).flatMap((t) => (t.kind === 'field' ? [t.field] : [])))];
-  const need = conditionNeed(parsed.value, names, (name) => selectionNeed(selections.get(name)!), (pattern) => referencedIdentifiers({ kind: 'of', quantifier: 'one', pattern }, names));
+  const fields = [
+    ...new Set(
+      [...selections.values()]
+        .flatMap((s) => s.alternatives.flat())
+        .flatMap((t) => (t.kind === 'field' ? [t.field] : [])),
+    ),
+  ];
+  const need = conditionNeed(
+    parsed.value,
+    names,
+    (name) => selectionNeed(selections.get(name)!),
+    (pattern) => referencedIdentifiers({ kind: 'of', quantifier: 'one', pattern }, names),
+  );
   return ok({
     fields,
     ...(need && need.length > 0 ? { triggers: need } : {}),

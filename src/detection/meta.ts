@@ -55,7 +55,8 @@ export function ruleId(doc: Record<string, unknown>): Result<string> {
       return fail('id: cannot derive an id from a recursive document; give the rule an id');
     }
   }
-  if (typeof id !== 'string' || id.trim() === '' || id.length > MAX_SHORT) return fail('id: expected a non-empty string of at most 256 characters');
+  if (typeof id !== 'string' || id.trim() === '' || id.length > MAX_SHORT)
+    return fail('id: expected a non-empty string of at most 256 characters');
   return ok(id);
 }
 
@@ -66,9 +67,16 @@ function levelOf(doc: Record<string, unknown>): Result<Level> {
   return found ? ok(found) : fail(`level: expected one of ${LEVELS.join(', ')}`);
 }
 
-function optionalTexts(doc: Record<string, unknown>): Result<Pick<RuleMeta, 'name' | 'author' | 'description' | 'status'>> {
+function optionalTexts(
+  doc: Record<string, unknown>,
+): Result<Pick<RuleMeta, 'name' | 'author' | 'description' | 'status'>> {
   const out: Record<string, string> = {};
-  for (const [key, max] of [['name', MAX_SHORT], ['author', MAX_TEXT], ['description', MAX_TEXT], ['status', MAX_SHORT]] as const) {
+  for (const [key, max] of [
+    ['name', MAX_SHORT],
+    ['author', MAX_TEXT],
+    ['description', MAX_TEXT],
+    ['status', MAX_SHORT],
+  ] as const) {
     const value = optionalText(doc, key, max);
     if (!value.ok) return fail(value.error);
     if (value.value !== undefined) out[key] = value.value;
@@ -99,5 +107,12 @@ export function readMeta(doc: Record<string, unknown>): Result<RuleMeta> {
   if (!texts.ok) return fail(texts.error);
   const listed = lists(doc);
   if (!listed.ok) return fail(listed.error);
-  return ok({ id: id.value, title, level: level.value, severity: LEVEL_SEVERITY[level.value], ...listed.value, ...texts.value });
+  return ok({
+    id: id.value,
+    title,
+    level: level.value,
+    severity: LEVEL_SEVERITY[level.value],
+    ...listed.value,
+    ...texts.value,
+  });
 }

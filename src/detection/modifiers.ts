@@ -30,7 +30,12 @@ type Step = (plan: FieldPlan) => FieldPlan | string;
 export const PLAIN: FieldPlan = { all: false, cased: false, windash: false, neq: false, regexFlags: '' };
 
 function position(name: 'contains' | 'startswith' | 'endswith'): Step {
-  return (p) => (p.position ? `'${name}' cannot follow '${p.position}'` : p.operator ? `'${name}' cannot be combined with '${p.operator}'` : { ...p, position: name });
+  return (p) =>
+    p.position
+      ? `'${name}' cannot follow '${p.position}'`
+      : p.operator
+        ? `'${name}' cannot be combined with '${p.operator}'`
+        : { ...p, position: name };
 }
 
 function operator(name: Operator): Step {
@@ -38,15 +43,28 @@ function operator(name: Operator): Step {
 }
 
 function encoding(name: Encoding): Step {
-  return (p) => (p.encoding ? `'${name}' cannot follow '${p.encoding}'` : p.base64 ? `'${name}' must come before '${p.base64}'` : { ...p, encoding: name });
+  return (p) =>
+    p.encoding
+      ? `'${name}' cannot follow '${p.encoding}'`
+      : p.base64
+        ? `'${name}' must come before '${p.base64}'`
+        : { ...p, encoding: name };
 }
 
 function base64(name: 'base64' | 'base64offset'): Step {
-  return (p) => (p.base64 ? `'${name}' cannot follow '${p.base64}'` : p.position ? `'${name}' must come before '${p.position}'` : { ...p, base64: name });
+  return (p) =>
+    p.base64
+      ? `'${name}' cannot follow '${p.base64}'`
+      : p.position
+        ? `'${name}' must come before '${p.position}'`
+        : { ...p, base64: name };
 }
 
 function regexFlag(name: string, flag: string): Step {
-  return (p) => (p.operator === 're' ? { ...p, regexFlags: p.regexFlags.includes(flag) ? p.regexFlags : p.regexFlags + flag } : `'${name}' is a sub-modifier of 're' and must follow it`);
+  return (p) =>
+    p.operator === 're'
+      ? { ...p, regexFlags: p.regexFlags.includes(flag) ? p.regexFlags : p.regexFlags + flag }
+      : `'${name}' is a sub-modifier of 're' and must follow it`;
 }
 
 function unsupported(reason: string): Step {
@@ -79,7 +97,9 @@ export const MODIFIERS: Readonly<Record<string, Step>> = {
   wide: encoding('utf16le'),
   utf16be: encoding('utf16be'),
   utf16: encoding('utf16'),
-  expand: unsupported(`modifier 'expand' is not supported: placeholders need a processing pipeline, which Vigil does not have`),
+  expand: unsupported(
+    `modifier 'expand' is not supported: placeholders need a processing pipeline, which Vigil does not have`,
+  ),
   minute: unsupported(`time modifier 'minute' is not supported`),
   hour: unsupported(`time modifier 'hour' is not supported`),
   day: unsupported(`time modifier 'day' is not supported`),
@@ -91,10 +111,15 @@ export const MODIFIERS: Readonly<Record<string, Step>> = {
 /** Modifiers that change the operator's meaning and so cannot stand beside `cidr`, `exists` or comparisons. */
 function checkPlan(p: FieldPlan): string | undefined {
   if (p.base64 && p.windash) return `'windash' cannot be combined with '${p.base64}'`;
-  if (p.encoding && !p.base64) return `'${p.encoding}' is only supported before 'base64' or 'base64offset' (Vigil events hold text, not UTF-16 bytes)`;
+  if (p.encoding && !p.base64)
+    return (
+      `'${p.encoding}' is only supported before 'base64' or 'base64offset' (Vigil events hold text, not UTF-16 ` +
+      `bytes)`
+    );
   const op = p.operator;
   if (op === undefined) return undefined;
-  if (op === 'fieldref') return p.position || p.base64 || p.windash ? `'fieldref' supports only 'neq' and 'cased' beside it` : undefined;
+  if (op === 'fieldref')
+    return p.position || p.base64 || p.windash ? `'fieldref' supports only 'neq' and 'cased' beside it` : undefined;
   if (p.neq) return `'neq' cannot be combined with '${op}'`;
   if (p.position || p.base64 || p.windash) return `'${op}' cannot be combined with string modifiers`;
   if (op !== 're' && p.cased) return `'cased' has no meaning with '${op}'`;

@@ -87,12 +87,21 @@ function union(needs: readonly Need[]): Need {
 }
 
 /** The need of a whole condition, given the need of each search identifier. */
-export function conditionNeed(node: ConditionNode, names: readonly string[], need: (name: string) => Need, expand: (pattern: string) => string[]): Need {
+export function conditionNeed(
+  node: ConditionNode,
+  names: readonly string[],
+  need: (name: string) => Need,
+  expand: (pattern: string) => string[],
+): Need {
   switch (node.kind) {
-    case 'id': return names.includes(node.name) ? need(node.name) : undefined;
-    case 'not': return undefined;
-    case 'and': return best(node.operands.map((o) => conditionNeed(o, names, need, expand)));
-    case 'or': return union(node.operands.map((o) => conditionNeed(o, names, need, expand)));
+    case 'id':
+      return names.includes(node.name) ? need(node.name) : undefined;
+    case 'not':
+      return undefined;
+    case 'and':
+      return best(node.operands.map((o) => conditionNeed(o, names, need, expand)));
+    case 'or':
+      return union(node.operands.map((o) => conditionNeed(o, names, need, expand)));
     case 'of': {
       const parts = expand(node.pattern).map(need);
       return node.quantifier === 'all' ? best(parts) : union(parts);
@@ -175,7 +184,9 @@ export function literalIndex(literals: readonly string[]): LiteralIndex {
 /** The texts of a field value as field tests read them (strings, numbers, booleans; array elements). */
 export function textsOf(value: unknown, each: (text: string) => void): void {
   if (typeof value === 'string') each(value);
-  else if (typeof value === 'number') { if (Number.isFinite(value)) each(String(value)); } else if (typeof value === 'boolean') each(value ? 'true' : 'false');
+  else if (typeof value === 'number') {
+    if (Number.isFinite(value)) each(String(value));
+  } else if (typeof value === 'boolean') each(value ? 'true' : 'false');
   else if (Array.isArray(value)) for (const v of value) textsOf(v, each);
 }
 

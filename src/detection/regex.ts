@@ -8,10 +8,12 @@ import { setFlagsFromString } from 'node:v8';
  * | written | meaning | JavaScript |
  * |---|---|---|
  * | `(?i)`, `(?s)` at the start | flags for the whole pattern | the `i`, `s` flags |
- * | `(?m)` at the start | `^`/`$` at every `\n` | `(?<![^\n])`, `(?![^\n])` (JavaScript's `m` also breaks at `\r`, U+2028, U+2029) |
+ * | `(?m)` at the start | `^`/`$` at every `\n` | `(?<![^\n])`, `(?![^\n])` (JavaScript's `m` also breaks at `\r`,
+ * U+2028, U+2029) |
  * | `(?P<name>...)`, `(?P=name)` | named group, back-reference | `(?<name>...)`, `\k<name>` |
  * | `\A`, `\Z` | start, end of the text | `^`, `$` (with `(?m)`: `(?<![\s\S])`, `(?![\s\S])`) |
- * | `$` | end, or before a final newline | `\n?$` where nothing of the pattern can follow it, else `(?=\n?(?![\s\S]))` (without `m`) |
+ * | `$` | end, or before a final newline | `\n?$` where nothing of the pattern can follow it, else `(?=\n?(?![\s\S]))`
+ * (without `m`) |
  * | `[]a]`, `[^]a]` | a `]` first in a class is literal | `[\]a]`, `[^\]a]` |
  * | `.` | any character but `\n` | `[^\n]` (JavaScript's `.` also excludes `\r`, U+2028, U+2029) |
  * | `(?#...)` | comment | removed |
@@ -30,7 +32,9 @@ import { setFlagsFromString } from 'node:v8';
 setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 /** A translated pattern, or the reason it cannot be expressed in JavaScript. */
-export type RegexTranslation = { readonly ok: true; readonly source: string; readonly flags: string } | { readonly ok: false; readonly error: string };
+export type RegexTranslation =
+  | { readonly ok: true; readonly source: string; readonly flags: string }
+  | { readonly ok: false; readonly error: string };
 
 const LEADING_FLAGS = /^\(\?([a-zA-Z]+)\)/;
 
@@ -44,7 +48,9 @@ export function translateRegex(pattern: string, modifierFlags = ''): RegexTransl
   let rest = pattern;
   for (let m = LEADING_FLAGS.exec(rest); m; m = LEADING_FLAGS.exec(rest)) {
     for (const f of m[1]!) {
-      if (f === 'i' || f === 'm' || f === 's') { if (!flags.includes(f)) flags += f; } else if (f === 'u' || f === 'a' || f === 'L') {
+      if (f === 'i' || f === 'm' || f === 's') {
+        if (!flags.includes(f)) flags += f;
+      } else if (f === 'u' || f === 'a' || f === 'L') {
         // Unicode/ASCII/locale matching: JavaScript without `u` matches code units, as ASCII-only text does.
       } else return refuse(`inline flag '${f}' has no JavaScript equivalent`);
     }
@@ -100,7 +106,10 @@ function translateBody(src: string, multiline: boolean, dotAll: boolean): string
       out += c;
       continue;
     }
-    if (c === '.' && !dotAll) { out += '[^\\n]'; continue; }
+    if (c === '.' && !dotAll) {
+      out += '[^\\n]';
+      continue;
+    }
     if (c === '$') {
       // Where nothing of the pattern can follow, consuming the final newline is the same as looking
       // ahead at it, for a test, and keeps the pattern free of lookarounds, which V8's linear engine
@@ -108,12 +117,20 @@ function translateBody(src: string, multiline: boolean, dotAll: boolean): string
       out += multiline ? '(?![^\\n])' : endsMatch(src, i + 1, open) ? '\\n?$' : '(?=\\n?(?![\\s\\S]))';
       continue;
     }
-    if (c === '^' && multiline) { out += '(?<![^\\n])'; continue; }
-    if ((c === '+' || c === '*' || c === '?' || c === '}') && src[i + 1] === '+') return refuse(`possessive quantifier '${c}+' has no JavaScript equivalent`);
+    if (c === '^' && multiline) {
+      out += '(?<![^\\n])';
+      continue;
+    }
+    if ((c === '+' || c === '*' || c === '?' || c === '}') && src[i + 1] === '+')
+      return refuse(`possessive quantifier '${c}+' has no JavaScript equivalent`);
     if (c === '(' && src[i + 1] === '?') {
       const group = translateGroupStart(src, i);
       if (typeof group !== 'string' && 'ok' in group) return group;
-      if (typeof group === 'string') { open.push(LOOKAROUND.test(src.slice(i, i + 4)) ? 'lookaround' : 'group'); out += group; continue; }
+      if (typeof group === 'string') {
+        open.push(LOOKAROUND.test(src.slice(i, i + 4)) ? 'lookaround' : 'group');
+        out += group;
+        continue;
+      }
       if (group.text === '(?<') open.push('group');
       out += group.text;
       i = group.end - 1;
@@ -163,7 +180,10 @@ function closingOf(src: string, from: number): number {
   return -1;
 }
 
-/** `(?...` constructs: the replacement and where the construct ends, `(` when JavaScript reads it as written, or a refusal. */
+/**
+ * `(?...` constructs: the replacement and where the construct ends, `(` when JavaScript reads it as written, or a
+ * refusal.
+ */
 function translateGroupStart(src: string, i: number): string | RegexTranslation | { text: string; end: number } {
   const head = src.slice(i, i + 4);
   if (head.startsWith('(?P<')) return { text: '(?<', end: i + 4 };

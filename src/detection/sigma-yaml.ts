@@ -1,7 +1,13 @@
 import { CST, Lexer, LineCounter, parseAllDocuments, type Document } from 'yaml';
 
 /** Bounds on a Sigma upload: text size, documents, nesting, and YAML alias expansion (anchor bombs). */
-export const SIGMA_TEXT_LIMITS = { bytes: 1024 * 1024, documents: 1000, nesting: 64, aliases: 50, mergeDepth: 32 } as const;
+export const SIGMA_TEXT_LIMITS = {
+  bytes: 1024 * 1024,
+  documents: 1000,
+  nesting: 64,
+  aliases: 50,
+  mergeDepth: 32,
+} as const;
 
 /** Where a rule document sits in the text: its first line, and the line of a key path inside it. */
 export interface DocumentOrigin {
@@ -26,7 +32,10 @@ function deepMerge(base: Mapping, over: Mapping, depth = 0): Mapping {
   const out: Mapping = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const current = out[key];
-    out[key] = isMap(current) && isMap(value) && depth < SIGMA_TEXT_LIMITS.mergeDepth ? deepMerge(current, value, depth + 1) : value;
+    out[key] =
+      isMap(current) && isMap(value) && depth < SIGMA_TEXT_LIMITS.mergeDepth
+        ? deepMerge(current, value, depth + 1)
+        : value;
   }
   return out;
 }
@@ -54,13 +63,17 @@ export function applyCollectionActions(docs: readonly unknown[], origins?: reado
     if (action === 'global') template = rest;
     else if (action === 'reset') template = undefined;
     else if (action === 'repeat') {
-      if (!previous) return { ok: false, error: `document ${index + 1}: 'action: repeat' has no previous rule to repeat` };
+      if (!previous)
+        return { ok: false, error: `document ${index + 1}: 'action: repeat' has no previous rule to repeat` };
       previous = deepMerge(previous, rest);
       out.push(previous);
       if (origin) from.push(origin);
     } else {
       const name = typeof action === 'string' ? action : typeof action;
-      return { ok: false, error: `document ${index + 1}: unknown collection action '${name}' (supported: global, reset, repeat)` };
+      return {
+        ok: false,
+        error: `document ${index + 1}: unknown collection action '${name}' (supported: global, reset, repeat)`,
+      };
     }
   }
   return origins ? { ok: true, docs: out, origins: from } : { ok: true, docs: out };
@@ -86,7 +99,11 @@ function originOf(doc: Document, lines: LineCounter): DocumentOrigin {
     line: lines.linePos(start).line,
     locate(path) {
       const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
-      const parent = path.length > 0 ? (doc.getIn(path.slice(0, -1), true) as { items?: Array<{ key?: { value?: unknown; range?: [number, number, number] } }> } | undefined) : undefined;
+      const parent =
+        path.length > 0
+          ? (doc.getIn(path.slice(0, -1), true) as
+              { items?: Array<{ key?: { value?: unknown; range?: [number, number, number] } }> } | undefined)
+          : undefined;
       // The key's line names the entry (`selection:`) better than its value's first line.
       const key = parent?.items?.find((p) => p.key?.value === path[path.length - 1])?.key;
       const offset = key?.range?.[0] ?? node?.range?.[0];
@@ -107,7 +124,9 @@ function originOf(doc: Document, lines: LineCounter): DocumentOrigin {
  */
 export function nestingPastLimit(text: string, limit: number): number | undefined {
   const open: number[] = [];
-  const openAt = (column: number) => { if (open.length === 0 || open[open.length - 1]! < column) open.push(column); };
+  const openAt = (column: number) => {
+    if (open.length === 0 || open[open.length - 1]! < column) open.push(column);
+  };
   let flow = 0;
   let line = 1;
   let column = 0;
@@ -130,14 +149,21 @@ export function nestingPastLimit(text: string, limit: number): number | undefine
     }
     // A block sequence may sit at its parent key's column (`k:` then `- a` below it): a line that
     // starts with `-` or `?` opens a level between that column and its content's.
-    if (column === open[open.length - 1] && flow === 0 && (type === 'seq-item-ind' || type === 'explicit-key-ind')) open.push(column + 0.5);
+    if (column === open[open.length - 1] && flow === 0 && (type === 'seq-item-ind' || type === 'explicit-key-ind'))
+      open.push(column + 0.5);
     if (afterIndicator && type !== 'space' && type !== 'newline' && type !== 'comment') {
       openAt(column);
       afterIndicator = false;
     }
     if (type === 'flow-map-start' || type === 'flow-seq-start') flow++;
     else if (type === 'flow-map-end' || type === 'flow-seq-end') flow = Math.max(0, flow - 1);
-    else if (flow === 0 && (type === 'seq-item-ind' || type === 'explicit-key-ind' || (type === 'map-value-ind' && column === open[open.length - 1]))) afterIndicator = true;
+    else if (
+      flow === 0 &&
+      (type === 'seq-item-ind' ||
+        type === 'explicit-key-ind' ||
+        (type === 'map-value-ind' && column === open[open.length - 1]))
+    )
+      afterIndicator = true;
     if (open.length + flow > limit) return line;
     // The lexer's markers (a scalar follows, document mode) take no room in the text.
     if (!(token.length === 1 && token < ' ' && token !== '\n' && token !== '\t')) column += token.length;
@@ -145,26 +171,43 @@ export function nestingPastLimit(text: string, limit: number): number | undefine
     // A block scalar's lines (after `|` or `>`) come as one token, after the header's line break.
     if (type === 'block-scalar-header') blockScalar = true;
     else if (type === 'scalar-value') blockScalar = false;
-    if ((type === 'newline' && !blockScalar) || (type === 'scalar-value' && token.endsWith('\n'))) { lineStart = true; afterIndicator = false; }
+    if ((type === 'newline' && !blockScalar) || (type === 'scalar-value' && token.endsWith('\n'))) {
+      lineStart = true;
+      afterIndicator = false;
+    }
   }
   return undefined;
 }
 
 function parseDocuments(text: string): SigmaTextResult & { origins?: DocumentOrigin[] } {
   const deep = nestingPastLimit(text, SIGMA_TEXT_LIMITS.nesting);
-  if (deep !== undefined) return { ok: false, error: `YAML (line ${deep}): nested deeper than ${SIGMA_TEXT_LIMITS.nesting} levels` };
+  if (deep !== undefined)
+    return { ok: false, error: `YAML (line ${deep}): nested deeper than ${SIGMA_TEXT_LIMITS.nesting} levels` };
   const lines = new LineCounter();
-  const parsed = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: true, logLevel: 'silent', lineCounter: lines });
+  const parsed = parseAllDocuments(text, {
+    uniqueKeys: true,
+    prettyErrors: true,
+    logLevel: 'silent',
+    lineCounter: lines,
+  });
   if (!Array.isArray(parsed)) return { ok: true, docs: [], origins: [] };
-  if (parsed.length > SIGMA_TEXT_LIMITS.documents) return { ok: false, error: `more than ${SIGMA_TEXT_LIMITS.documents} YAML documents` };
+  if (parsed.length > SIGMA_TEXT_LIMITS.documents)
+    return { ok: false, error: `more than ${SIGMA_TEXT_LIMITS.documents} YAML documents` };
   const docs: unknown[] = [];
   const origins: DocumentOrigin[] = [];
   for (const [index, doc] of parsed.entries()) {
     const error = doc.errors[0];
-    if (error) return { ok: false, error: `YAML document ${index + 1}${error.linePos ? ` (line ${error.linePos[0].line})` : ''}: ${firstLine(error.message)}` };
+    if (error)
+      return {
+        ok: false,
+        error:
+          `YAML document ${index + 1}${error.linePos ? ` (line ${error.linePos[0].line})` : ''}: ` +
+          `${firstLine(error.message)}`,
+      };
     const value: unknown = doc.toJS({ maxAliasCount: SIGMA_TEXT_LIMITS.aliases });
     // An alias inside its own anchor (`a: &x {b: *x}`) builds a cycle, which no rule needs.
-    if (!isTree(value)) return { ok: false, error: `YAML document ${index + 1}: an alias refers to its own anchor (recursive data)` };
+    if (!isTree(value))
+      return { ok: false, error: `YAML document ${index + 1}: an alias refers to its own anchor (recursive data)` };
     // An empty document (a stray `---`) holds no rule.
     if (value !== null && value !== undefined) {
       docs.push(value);
@@ -174,7 +217,10 @@ function parseDocuments(text: string): SigmaTextResult & { origins?: DocumentOri
   return { ok: true, docs, origins };
 }
 
-/** The line a compile error points at: the key its path names (`detection.selection: ...`), else the document's first line. */
+/**
+ * The line a compile error points at: the key its path names (`detection.selection: ...`), else the document's first
+ * line.
+ */
 export function errorLine(origin: DocumentOrigin, error: string): number {
   const message = error.replace(/^(rule "[^"]*"|rule \S+|untitled rule): /, '');
   const path = /^([A-Za-z_][\w-]*)(?:\.([^:\s]+))?:/.exec(message);
@@ -187,7 +233,8 @@ export function errorLine(origin: DocumentOrigin, error: string): number {
 
 /** Parses a Sigma YAML text (one or more documents, rule collections applied). Never throws. */
 export function parseSigmaText(text: string): SigmaTextResult {
-  if (Buffer.byteLength(text, 'utf8') > SIGMA_TEXT_LIMITS.bytes) return { ok: false, error: `Sigma text larger than ${SIGMA_TEXT_LIMITS.bytes} bytes` };
+  if (Buffer.byteLength(text, 'utf8') > SIGMA_TEXT_LIMITS.bytes)
+    return { ok: false, error: `Sigma text larger than ${SIGMA_TEXT_LIMITS.bytes} bytes` };
   let parsed: SigmaTextResult;
   try {
     parsed = parseDocuments(text);

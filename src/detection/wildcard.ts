@@ -59,7 +59,10 @@ export function literalPattern(value: string): PatternToken[] {
 }
 
 /** Wraps a pattern for `contains` / `startswith` / `endswith` (the spec's "puts `*` around the value"). */
-export function anchorPattern(tokens: PatternToken[], position: 'contains' | 'startswith' | 'endswith' | undefined): PatternToken[] {
+export function anchorPattern(
+  tokens: PatternToken[],
+  position: 'contains' | 'startswith' | 'endswith' | undefined,
+): PatternToken[] {
   if (position === 'contains') return [ANY, ...tokens, ANY];
   if (position === 'startswith') return [...tokens, ANY];
   if (position === 'endswith') return [ANY, ...tokens];
@@ -86,7 +89,8 @@ export function windashPattern(tokens: PatternToken[]): PatternToken[] {
     let run = '';
     for (let i = 0; i < token.text.length; i++) {
       const c = token.text[i]!;
-      const next = i + 1 < token.text.length ? token.text[i + 1] : following?.kind === 'text' ? following.text[0] : undefined;
+      const next =
+        i + 1 < token.text.length ? token.text[i + 1] : following?.kind === 'text' ? following.text[0] : undefined;
       if (DASH_CHARACTERS.includes(c) && !prevIsWord && next !== undefined && WORD.test(next)) {
         if (run !== '') out.push({ kind: 'text', text: run });
         run = '';
@@ -213,9 +217,18 @@ export function compilePattern(tokens: PatternToken[], cased: boolean): StringTe
     return (s) => s.length === segment.length && segment.at(s, 0);
   }
   const plain = parts.segments.every((seg) => seg.every((t) => t.kind === 'text'));
-  if (!plain) return globTest(parts.segments.map((seg) => regexSegment(seg, cased)), parts.openStart, parts.openEnd);
+  if (!plain)
+    return globTest(
+      parts.segments.map((seg) => regexSegment(seg, cased)),
+      parts.openStart,
+      parts.openEnd,
+    );
   const texts = parts.segments.map((seg) => seg.map((t) => (t.kind === 'text' ? t.text : '')).join(''));
   if (cased) return globTest(texts.map(textSegment), parts.openStart, parts.openEnd);
-  const lowered = globTest(texts.map((t) => textSegment(t.toLowerCase())), parts.openStart, parts.openEnd);
+  const lowered = globTest(
+    texts.map((t) => textSegment(t.toLowerCase())),
+    parts.openStart,
+    parts.openEnd,
+  );
   return (s) => lowered(lowerOf(s));
 }

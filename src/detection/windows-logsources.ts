@@ -24,8 +24,10 @@ export const WINDOWS_SERVICE_CHANNELS: Readonly<Record<string, readonly string[]
   ntlm: ['Microsoft-Windows-NTLM/Operational'],
   dhcp: ['Microsoft-Windows-DHCP-Server/Operational'],
   applocker: [
-    'Microsoft-Windows-AppLocker/MSI and Script', 'Microsoft-Windows-AppLocker/EXE and DLL',
-    'Microsoft-Windows-AppLocker/Packaged app-Deployment', 'Microsoft-Windows-AppLocker/Packaged app-Execution',
+    'Microsoft-Windows-AppLocker/MSI and Script',
+    'Microsoft-Windows-AppLocker/EXE and DLL',
+    'Microsoft-Windows-AppLocker/Packaged app-Deployment',
+    'Microsoft-Windows-AppLocker/Packaged app-Execution',
   ],
   'msexchange-management': ['MSExchange Management'],
   'printservice-admin': ['Microsoft-Windows-PrintService/Admin'],
@@ -39,7 +41,10 @@ export const WINDOWS_SERVICE_CHANNELS: Readonly<Record<string, readonly string[]
   'terminalservices-localsessionmanager': ['Microsoft-Windows-TerminalServices-LocalSessionManager/Operational'],
   'microsoft-servicebus-client': ['Microsoft-ServiceBus-Client'],
   ldap_debug: ['Microsoft-Windows-LDAP-Client/Debug'],
-  'security-mitigations': ['Microsoft-Windows-Security-Mitigations/Kernel Mode', 'Microsoft-Windows-Security-Mitigations/User Mode'],
+  'security-mitigations': [
+    'Microsoft-Windows-Security-Mitigations/Kernel Mode',
+    'Microsoft-Windows-Security-Mitigations/User Mode',
+  ],
   'diagnosis-scripted': ['Microsoft-Windows-Diagnosis-Scripted/Operational'],
   'shell-core': ['Microsoft-Windows-Shell-Core/Operational'],
   openssh: ['OpenSSH/Operational'],
@@ -50,8 +55,13 @@ export const WINDOWS_SERVICE_CHANNELS: Readonly<Record<string, readonly string[]
   'appxpackaging-om': ['Microsoft-Windows-AppxPackaging/Operational'],
   'appmodel-runtime': ['Microsoft-Windows-AppModel-Runtime/Admin'],
   capi2: ['Microsoft-Windows-CAPI2/Operational'],
-  'certificateservicesclient-lifecycle-system': ['Microsoft-Windows-CertificateServicesClient-Lifecycle-System/Operational'],
-  'kernel-shimengine': ['Microsoft-Windows-Kernel-ShimEngine/Operational', 'Microsoft-Windows-Kernel-ShimEngine/Diagnostic'],
+  'certificateservicesclient-lifecycle-system': [
+    'Microsoft-Windows-CertificateServicesClient-Lifecycle-System/Operational',
+  ],
+  'kernel-shimengine': [
+    'Microsoft-Windows-Kernel-ShimEngine/Operational',
+    'Microsoft-Windows-Kernel-ShimEngine/Diagnostic',
+  ],
   'iis-configuration': ['Microsoft-IIS-Configuration/Operational'],
   'hyper-v-worker': ['Microsoft-Windows-Hyper-V-Worker'],
   'sysmon-error': [SYSMON_CHANNEL],
@@ -64,7 +74,11 @@ interface CategorySource {
   readonly eventTypes?: readonly string[];
 }
 
-const sysmon = (ids: number[], eventTypes?: string[]): CategorySource => ({ channel: SYSMON_CHANNEL, ids, ...(eventTypes ? { eventTypes } : {}) });
+const sysmon = (ids: number[], eventTypes?: string[]): CategorySource => ({
+  channel: SYSMON_CHANNEL,
+  ids,
+  ...(eventTypes ? { eventTypes } : {}),
+});
 const POWERSHELL = ['Microsoft-Windows-PowerShell/Operational', 'PowerShellCore/Operational'];
 
 /** `product: windows, category: X` -> the channel and event ids that are that category. */
@@ -132,5 +146,7 @@ const BY_CHANNEL_ID: ReadonlyMap<string, ReadonlyArray<{ category: string; event
 /** The Windows categories of one event, from its channel, event id and (Sysmon registry) EventType. */
 export function windowsCategories(channel: string, eventId: number, eventType: unknown): string[] {
   const entries = BY_CHANNEL_ID.get(`${channel.toLowerCase()}#${eventId}`) ?? [];
-  return entries.filter((e) => !e.eventTypes || (typeof eventType === 'string' && e.eventTypes.includes(eventType))).map((e) => e.category);
+  return entries
+    .filter((e) => !e.eventTypes || (typeof eventType === 'string' && e.eventTypes.includes(eventType)))
+    .map((e) => e.category);
 }

@@ -9,7 +9,9 @@ export const AccessRecordedSchema = v.strictObject({
   event: NormalizedEventSchema,
 });
 
-/** `ApiRequestAudited`: the audit record of one `/api/v1` request (who, how, what, outcome); never a token or a body. */
+/**
+ * `ApiRequestAudited`: the audit record of one `/api/v1` request (who, how, what, outcome); never a token or a body.
+ */
 export const ApiRequestAuditedSchema = v.strictObject({
   requestId: v.string(),
   principal: v.nullable(v.string()),

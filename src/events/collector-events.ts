@@ -4,11 +4,24 @@ import { NormalizedEventSchema } from './normalized-event.js';
 
 /** Why a collector submission was refused: the `attributes.reason` of its rejection event. */
 export const SUBMISSION_REJECTION_REASONS = [
-  'bad_signature', 'equivocation', 'replay', 'sequence_gap', 'unknown_collector', 'collector_mismatch', 'malformed',
+  'bad_signature',
+  'equivocation',
+  'replay',
+  'sequence_gap',
+  'unknown_collector',
+  'collector_mismatch',
+  'malformed',
 ] as const;
 
 /** Why a collector enrollment was refused. */
-export const ENROLLMENT_REJECTION_REASONS = ['unknown_token', 'token_used', 'token_expired', 'collector_mismatch', 'key_reused', 'malformed'] as const;
+export const ENROLLMENT_REJECTION_REASONS = [
+  'unknown_token',
+  'token_used',
+  'token_expired',
+  'collector_mismatch',
+  'key_reused',
+  'malformed',
+] as const;
 
 /** The collector submission result (spec 2.8), kept so an exact retry answers it again. */
 export const SubmissionResultSchema = v.strictObject({
@@ -18,7 +31,10 @@ export const SubmissionResultSchema = v.strictObject({
   acceptedEvents: v.number(),
 });
 
-/** `CollectorEnrollmentTokenIssued`: an admin issued a single-use enrollment token for a collector id; only its hash is kept. */
+/**
+ * `CollectorEnrollmentTokenIssued`: an admin issued a single-use enrollment token for a collector id; only its hash is
+ * kept.
+ */
 export const CollectorEnrollmentTokenIssuedSchema = v.strictObject({
   tokenId: v.string(),
   collectorId: v.string(),
@@ -43,7 +59,9 @@ export const CollectorEnrollmentRejectedSchema = v.strictObject({
   event: NormalizedEventSchema,
 });
 
-/** `CollectorSubmissionAccepted`: a signed submission was accepted, with its facts and the events not already stored. */
+/**
+ * `CollectorSubmissionAccepted`: a signed submission was accepted, with its facts and the events not already stored.
+ */
 export const CollectorSubmissionAcceptedSchema = v.strictObject({
   collectorId: v.string(),
   epoch: v.number(),

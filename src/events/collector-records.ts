@@ -1,5 +1,9 @@
 import type * as v from 'valibot';
-import type { ENROLLMENT_REJECTION_REASONS, SUBMISSION_REJECTION_REASONS, SubmissionResultSchema } from './collector-events.js';
+import type {
+  ENROLLMENT_REJECTION_REASONS,
+  SUBMISSION_REJECTION_REASONS,
+  SubmissionResultSchema,
+} from './collector-events.js';
 import type { EventData } from './union.js';
 
 /** Why a collector submission was refused: the `attributes.reason` of its rejection event. */

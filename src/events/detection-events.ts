@@ -12,7 +12,9 @@ export const INCIDENT_STATUSES = ['open', 'investigating', 'contained', 'closed'
 /** Where rules come from: the built-in pack or an import through the API. */
 export const RULE_SOURCES = ['builtin', 'api'] as const;
 
-/** `RulesImported`: Sigma rules imported (the full text, and each document as parsed), replacing rules with the same id. */
+/**
+ * `RulesImported`: Sigma rules imported (the full text, and each document as parsed), replacing rules with the same id.
+ */
 export const RulesImportedSchema = v.strictObject({
   source: v.picklist(RULE_SOURCES),
   packVersion: v.optional(v.string()),
@@ -52,13 +54,15 @@ export const DetectionHitsRecordedSchema = v.strictObject({
  * `DetectionHitsRecorded` (see upcast.ts).
  */
 export const LegacyDetectionHitsSchema = v.strictObject({
-  hits: v.array(v.strictObject({
-    r: v.string(),
-    n: v.optional(v.string()),
-    e: v.string(),
-    t: v.number(),
-    v: v.record(v.string(), v.unknown()),
-  })),
+  hits: v.array(
+    v.strictObject({
+      r: v.string(),
+      n: v.optional(v.string()),
+      e: v.string(),
+      t: v.number(),
+      v: v.record(v.string(), v.unknown()),
+    }),
+  ),
 });
 
 /** A reference to one piece of evidence of an alert; raw records stay local. */
@@ -71,7 +75,9 @@ export const EvidenceRefSchema = v.strictObject({
 /** Why a detection rule matched: the selections, the field tests that held, the keywords. */
 export const MatchDetailSchema = v.strictObject({
   selections: v.array(v.string()),
-  fields: v.array(v.strictObject({ selection: v.string(), field: v.string(), modifiers: v.array(v.string()), value: v.unknown() })),
+  fields: v.array(
+    v.strictObject({ selection: v.string(), field: v.string(), modifiers: v.array(v.string()), value: v.unknown() }),
+  ),
   keywords: v.array(v.string()),
 });
 
@@ -113,7 +119,9 @@ export const AlertEvidenceAddedSchema = v.strictObject({
   confidence: v.number(),
 });
 
-/** `AlertReviewed`: an analyst set an alert's status, with a reason; principal and authentication come from the request. */
+/**
+ * `AlertReviewed`: an analyst set an alert's status, with a reason; principal and authentication come from the request.
+ */
 export const AlertReviewedSchema = v.strictObject({
   alertId: v.string(),
   from: v.picklist(ALERT_STATUSES),
@@ -201,7 +209,10 @@ export const IncidentAssignedSchema = v.strictObject({
   authentication: v.string(),
 });
 
-/** `IncidentMerged`: one incident merged into another; its alerts (`alertIds`, at the time) moved there and it became `merged`. */
+/**
+ * `IncidentMerged`: one incident merged into another; its alerts (`alertIds`, at the time) moved there and it became
+ * `merged`.
+ */
 export const IncidentMergedSchema = v.strictObject({
   incidentId: v.string(),
   into: v.string(),

@@ -1,5 +1,13 @@
 import type * as v from 'valibot';
-import type { ALERT_DISPOSITIONS, ALERT_STATUSES, INCIDENT_STATUSES, CorrelationReasonSchema, EvidenceRefSchema, HitSchema, RULE_SOURCES } from './detection-events.js';
+import type {
+  ALERT_DISPOSITIONS,
+  ALERT_STATUSES,
+  INCIDENT_STATUSES,
+  CorrelationReasonSchema,
+  EvidenceRefSchema,
+  HitSchema,
+  RULE_SOURCES,
+} from './detection-events.js';
 import type { EventData, InstanceEventType } from './union.js';
 
 /** Where rules come from: the built-in pack or an import through the API. */

@@ -6,7 +6,9 @@ export const EventsIngestedSchema = v.strictObject({
   events: v.array(NormalizedEventSchema),
 });
 
-/** `RawRecordsIngested`: raw records accepted through `POST /api/v1/ingest/{normalizer}`, kept with what they became. */
+/**
+ * `RawRecordsIngested`: raw records accepted through `POST /api/v1/ingest/{normalizer}`, kept with what they became.
+ */
 export const RawRecordsIngestedSchema = v.strictObject({
   normalizer: v.string(),
   logType: v.optional(v.string()),

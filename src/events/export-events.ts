@@ -8,11 +8,13 @@ export const ExportDestinationSummarySchema = v.strictObject({
   /** Where it goes: the URL, or `host:port` for syslog. */
   target: v.string(),
   carries: v.array(v.string()),
-  events: v.optional(v.strictObject({
-    categories: v.optional(v.array(v.string())),
-    classes: v.optional(v.array(v.string())),
-    adapters: v.optional(v.array(v.string())),
-  })),
+  events: v.optional(
+    v.strictObject({
+      categories: v.optional(v.array(v.string())),
+      classes: v.optional(v.array(v.string())),
+      adapters: v.optional(v.array(v.string())),
+    }),
+  ),
   includeRaw: v.boolean(),
 });
 

@@ -1,4 +1,7 @@
-/** The events of both services: one schema per stored type, the unions inferred from them, and the one way in from the log. */
+/**
+ * The events of both services: one schema per stored type, the unions inferred from them, and the one way in from the
+ * log.
+ */
 export * from './access-events.js';
 export * from './collector-events.js';
 export * from './console-events.js';

@@ -3,7 +3,15 @@ import { isIsoDateTime } from '../kernel/time.js';
 
 /** The nine event categories of spec 2.12. */
 export const CATEGORIES = [
-  'identity', 'network', 'system', 'application', 'discovery', 'configuration', 'data', 'health', 'finding',
+  'identity',
+  'network',
+  'system',
+  'application',
+  'discovery',
+  'configuration',
+  'data',
+  'health',
+  'finding',
 ] as const;
 
 /** The three outcomes of spec 2.1. */
@@ -30,7 +38,8 @@ export function firstOfKey(keys: readonly string[], i: number, seen: Set<string>
 }
 
 /** The set `firstOfKey` needs for an event's keys: none for a handful. */
-export const seenKeys = (keys: readonly string[]): Set<string> | undefined => (keys.length > 16 ? new Set() : undefined);
+export const seenKeys = (keys: readonly string[]): Set<string> | undefined =>
+  keys.length > 16 ? new Set() : undefined;
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -44,7 +53,11 @@ export const IsoDateTime = v.pipe(
 
 const ShortString = v.pipe(v.string(), v.minLength(1), v.maxLength(EVENT_LIMITS.shortString));
 /** A JSON object (never an array, which `v.record` alone would take and copy into `{}`). */
-const FreeObject = v.pipe(v.unknown(), v.check((o) => !Array.isArray(o), 'expected an object, not an array'), v.record(v.string(), v.unknown()));
+const FreeObject = v.pipe(
+  v.unknown(),
+  v.check((o) => !Array.isArray(o), 'expected an object, not an array'),
+  v.record(v.string(), v.unknown()),
+);
 const NullableObject = v.nullable(FreeObject);
 
 /** EventSource: exactly adapter, instance and recordId (spec 2.1). */
@@ -92,8 +105,10 @@ export type NormalizedEvent = v.InferOutput<typeof NormalizedEventSchema>;
  * through src/projections/graph-relationships.ts; of the last four only `host`, `ip`, `user` and `name`). The
  * read side decodes evidence records to these alone (src/log/evidence-fields.ts).
  */
-export type ReadSideEvent = Pick<NormalizedEvent, 'time' | 'category' | 'class' | 'entityKeys' | 'actor' | 'sourceEndpoint' | 'destinationEndpoint' | 'service'>
-  & { readonly source: Pick<NormalizedEvent['source'], 'adapter'> };
+export type ReadSideEvent = Pick<
+  NormalizedEvent,
+  'time' | 'category' | 'class' | 'entityKeys' | 'actor' | 'sourceEndpoint' | 'destinationEndpoint' | 'service'
+> & { readonly source: Pick<NormalizedEvent['source'], 'adapter'> };
 
 /** The fields of a NormalizedEvent that a detection source's index keys are made of (src/detection/logsources.ts). */
 export type LogsourceEvent = Pick<NormalizedEvent, 'source' | 'class' | 'attributes'>;

@@ -1,7 +1,12 @@
 import type { LogRecord } from '../kernel/record.js';
 import { hitsRecordedFromLegacy } from './upcast.js';
 import {
-  AUTHORITY_EVENTS, INSTANCE_EVENTS, type AuthorityRecord, type InstanceRecord, type StoredInstanceEvent, type StoredInstanceRecord,
+  AUTHORITY_EVENTS,
+  INSTANCE_EVENTS,
+  type AuthorityRecord,
+  type InstanceRecord,
+  type StoredInstanceEvent,
+  type StoredInstanceRecord,
 } from './union.js';
 
 const INSTANCE_TYPES: ReadonlySet<string> = new Set(Object.keys(INSTANCE_EVENTS));
@@ -36,7 +41,9 @@ export function asInstanceRecord(record: LogRecord): InstanceRecord | undefined 
   return lastUpcast.to;
 }
 
-/** A decoded setup authority log record, narrowed by its type name; `undefined` for a type this version does not know. */
+/**
+ * A decoded setup authority log record, narrowed by its type name; `undefined` for a type this version does not know.
+ */
 export function asAuthorityRecord(record: LogRecord): AuthorityRecord | undefined {
   return AUTHORITY_TYPES.has(record.type) ? known<AuthorityRecord>(record) : undefined;
 }
@@ -52,7 +59,10 @@ export function exhaustive<S>(_record: never, unchanged: S): S {
   return unchanged;
 }
 
-/** A `{type, data}` pair (a decided event or a record) as a stored instance event, without upcasting; `undefined` if unknown. */
+/**
+ * A `{type, data}` pair (a decided event or a record) as a stored instance event, without upcasting; `undefined` if
+ * unknown.
+ */
 export function asStoredInstanceEvent(e: Envelope): StoredInstanceEvent | undefined {
   return INSTANCE_TYPES.has(e.type) ? known<StoredInstanceEvent>(e) : undefined;
 }

@@ -39,8 +39,15 @@ export const RecordType = {
  * tests/projections/folds.test.ts checks the two agree.
  */
 export const CARRYING_EVENT_TYPES = [
-  'EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted', 'CredentialsChanged',
-  'AccessRecorded', 'RequestsRefused', 'CollectorSubmissionRejected', 'CollectorEnrollmentRejected', 'ExportDestinationStateChanged',
+  'EventsIngested',
+  'RawRecordsIngested',
+  'CollectorSubmissionAccepted',
+  'CredentialsChanged',
+  'AccessRecorded',
+  'RequestsRefused',
+  'CollectorSubmissionRejected',
+  'CollectorEnrollmentRejected',
+  'ExportDestinationStateChanged',
 ] as const satisfies readonly InstanceEventType[];
 
 const NONE: readonly NormalizedEvent[] = [];

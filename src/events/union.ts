@@ -12,7 +12,17 @@ import { MONITOR_EVENTS } from './monitor-events.js';
 import { RETENTION_EVENTS } from './retention-events.js';
 
 /** The schema of every event the instance has ever written, by stored type name. */
-export const INSTANCE_EVENTS = { ...EVIDENCE_EVENTS, ...ACCESS_EVENTS, ...COLLECTOR_EVENTS, ...DETECTION_EVENTS, ...EXPORT_EVENTS, ...CONSOLE_EVENTS, ...MONITOR_EVENTS, ...CREDENTIAL_EVENTS, ...RETENTION_EVENTS } as const;
+export const INSTANCE_EVENTS = {
+  ...EVIDENCE_EVENTS,
+  ...ACCESS_EVENTS,
+  ...COLLECTOR_EVENTS,
+  ...DETECTION_EVENTS,
+  ...EXPORT_EVENTS,
+  ...CONSOLE_EVENTS,
+  ...MONITOR_EVENTS,
+  ...CREDENTIAL_EVENTS,
+  ...RETENTION_EVENTS,
+} as const;
 
 /** The schema of every event the setup authority has ever written, by stored type name. */
 export const AUTHORITY_EVENTS = SETUP_EVENTS;

@@ -6,6 +6,12 @@ import type { EventData } from './union.js';
  */
 export function hitsRecordedFromLegacy(data: EventData<'DetectionHits'>): EventData<'DetectionHitsRecorded'> {
   return {
-    hits: data.hits.map((h) => ({ ruleId: h.r, ...(h.n !== undefined ? { ruleName: h.n } : {}), eventId: h.e, timeMs: h.t, values: h.v })),
+    hits: data.hits.map((h) => ({
+      ruleId: h.r,
+      ...(h.n !== undefined ? { ruleName: h.n } : {}),
+      eventId: h.e,
+      timeMs: h.t,
+      values: h.v,
+    })),
   };
 }

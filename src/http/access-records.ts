@@ -1,7 +1,12 @@
 import type { Principal } from '../auth/registry.js';
 import type { DomainEvent } from '../commands/decision.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
-import { RecordType, type AccessRecorded, type ApiRequestAudited, type RequestsRefused } from '../events/record-types.js';
+import {
+  RecordType,
+  type AccessRecorded,
+  type ApiRequestAudited,
+  type RequestsRefused,
+} from '../events/record-types.js';
 import type { RefusalCount } from './refusals.js';
 
 /** What one `/api/v1` request did, as the guard saw it. */
@@ -35,7 +40,11 @@ export function accessRecords(f: RequestFacts): DomainEvent[] {
     ingestedAt: f.at,
     severity: f.status === 401 || f.status === 403 ? 4 : !f.approved ? 3 : 1,
     source: { adapter: 'vigil', instance: 'api', recordId: f.requestId },
-    entityKeys: [...(p ? [`user:${p.id}`] : []), ...(f.sourceAddress !== 'unknown' ? [`ip:${f.sourceAddress}`] : []), 'service:vigil-api'],
+    entityKeys: [
+      ...(p ? [`user:${p.id}`] : []),
+      ...(f.sourceAddress !== 'unknown' ? [`ip:${f.sourceAddress}`] : []),
+      'service:vigil-api',
+    ],
     actor: p ? { user: p.id, authentication: p.authentication, roles: [...p.roles] } : null,
     sourceEndpoint: { ip: f.sourceAddress },
     service: { name: 'vigil-api' },
@@ -103,7 +112,16 @@ export function refusalRecords(counts: readonly RefusalCount[]): DomainEvent[] {
         authentication: 'none',
       },
     };
-    const data: RequestsRefused = { event, reason: c.reason, status: c.status, sourceAddress: c.sourceAddress, count: c.count, firstAt: c.firstAt, lastAt: c.lastAt, routes: [...c.routes] };
+    const data: RequestsRefused = {
+      event,
+      reason: c.reason,
+      status: c.status,
+      sourceAddress: c.sourceAddress,
+      count: c.count,
+      firstAt: c.firstAt,
+      lastAt: c.lastAt,
+      routes: [...c.routes],
+    };
     out.push({ type: RecordType.RequestsRefused, data });
   }
   return out;

@@ -35,7 +35,8 @@ export function createIngestAdmission(limits: Pick<Limits, 'ingestQueueBytes' | 
   let records = 0;
   return {
     admit(size) {
-      if (requests > 0 && (bytes + size > limits.ingestQueueBytes || records >= limits.ingestQueueEvents)) return undefined;
+      if (requests > 0 && (bytes + size > limits.ingestQueueBytes || records >= limits.ingestQueueEvents))
+        return undefined;
       requests++;
       bytes += size;
       let counted = 0;
@@ -81,7 +82,8 @@ export function admitIngest(admission: IngestAdmission, bodyLimit: number, bodyM
   const lastRefused = new WeakMap<object, number>();
   return async (c, next) => {
     const declared = c.req.header('content-length');
-    const size = declared !== undefined && /^\d{1,12}$/.test(declared) ? Math.min(Number(declared), bodyLimit) : bodyLimit;
+    const size =
+      declared !== undefined && /^\d{1,12}$/.test(declared) ? Math.min(Number(declared), bodyLimit) : bodyLimit;
     let ticket = admission.admit(size);
     const connection = ticket ? undefined : connectionOf(c);
     if (connection) {
@@ -93,7 +95,9 @@ export function admitIngest(admission: IngestAdmission, bodyLimit: number, bodyM
       if (!ticket) lastRefused.set(connection, Date.now());
     }
     if (!ticket) {
-      throw new HttpError(429, 'ingest queue is full: retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds: QUEUE_RETRY_AFTER_SECONDS });
+      throw new HttpError(429, 'ingest queue is full: retry after the number of seconds in Retry-After', undefined, {
+        retryAfterSeconds: QUEUE_RETRY_AFTER_SECONDS,
+      });
     }
     c.set('ingestTicket', ticket);
     // Admitted bytes are reserved before they arrive: a body that trickles (or never ends) must not

@@ -17,10 +17,20 @@ export type TargetedDecider<B, R> = (alerts: AlertsState, id: string, body: B, c
  * step) over the alerts slice; resolves with its result.
  */
 export async function runTargeted<S extends v.GenericSchema, R>(
-  c: Context<AppEnv>, deps: AppDeps, param: string, schema: S, decide: TargetedDecider<v.InferOutput<S>, R>, status: number,
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  param: string,
+  schema: S,
+  decide: TargetedDecider<v.InferOutput<S>, R>,
+  status: number,
 ): Promise<R> {
   const body = parseOr400(schema, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
   const ctx = commandContext(c, deps);
-  const { result } = await executeAudited(c, deps, (m) => decide(alertsSlice(m), c.req.param(param)!, body, ctx), status);
+  const { result } = await executeAudited(
+    c,
+    deps,
+    (m) => decide(alertsSlice(m), c.req.param(param)!, body, ctx),
+    status,
+  );
   return result;
 }

@@ -38,7 +38,10 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     now: deps.now,
   });
   const app = new Hono<AppEnv>();
-  const net: NetPolicy = { approved: cidrSet(deps.config.server.approvedSourceAddresses), trustedProxies: cidrSet(deps.config.server.trustedProxies) };
+  const net: NetPolicy = {
+    approved: cidrSet(deps.config.server.approvedSourceAddresses),
+    trustedProxies: cidrSet(deps.config.server.trustedProxies),
+  };
 
   app.use('*', requestIds());
 
@@ -49,7 +52,10 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     const allowed = methodsFor(app, c.req.path);
     if (allowed.length > 0) {
       c.header('Allow', allowed.join(', '));
-      return sendError(c, new HttpError(405, `method ${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(', ')}`));
+      return sendError(
+        c,
+        new HttpError(405, `method ${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(', ')}`),
+      );
     }
     return sendError(c, new HttpError(404, 'no such route'));
   });

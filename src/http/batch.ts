@@ -9,7 +9,10 @@ export interface Batch {
   readonly context?: Readonly<Record<string, unknown>>;
 }
 
-const BatchContext = v.custom<Record<string, unknown>>((c) => c !== null && typeof c === 'object' && !Array.isArray(c), 'expected an object');
+const BatchContext = v.custom<Record<string, unknown>>(
+  (c) => c !== null && typeof c === 'object' && !Array.isArray(c),
+  'expected an object',
+);
 
 /**
  * The schema of a batch body of at most `maxRecords` records: an array of records or a strict
@@ -23,10 +26,17 @@ export function batchSchema(maxRecords: number) {
     v.maxLength(maxRecords, (issue) => `batch of ${issue.received} records exceeds the limit of ${maxRecords}`),
   );
   return v.pipe(
-    v.union([v.array(v.unknown()), v.looseObject({ records: v.array(v.unknown()) })], 'expected an array of records, an object {records, context}, or one JSON object per line (Content-Type: application/x-ndjson)'),
+    v.union(
+      [v.array(v.unknown()), v.looseObject({ records: v.array(v.unknown()) })],
+      'expected an array of records, an object {records, context}, or one JSON object per line (Content-Type: ' +
+        'application/x-ndjson)',
+    ),
     v.transform((body): Record<string, unknown> => (Array.isArray(body) ? { records: body } : body)),
     // Strict, like strictObject, but naming every unknown key rather than the first.
-    v.objectWithRest({ records, context: v.optional(BatchContext) }, v.never('unknown key (expected records and context)')),
+    v.objectWithRest(
+      { records, context: v.optional(BatchContext) },
+      v.never('unknown key (expected records and context)'),
+    ),
   );
 }
 
@@ -39,7 +49,9 @@ export function batchDescription(record: v.GenericSchema) {
 // One schema per configured limit, built once rather than per request.
 const schemas = new Map<number, ReturnType<typeof batchSchema>>();
 
-/** Splits an ingestion body into records and context, or throws a 400 saying what is wrong (413 for too many records). */
+/**
+ * Splits an ingestion body into records and context, or throws a 400 saying what is wrong (413 for too many records).
+ */
 export function batchOf(body: unknown, maxRecords: number): Batch {
   let schema = schemas.get(maxRecords);
   if (!schema) schemas.set(maxRecords, (schema = batchSchema(maxRecords)));

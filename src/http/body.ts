@@ -19,7 +19,10 @@ export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Arr
   if (deadline === undefined) return read;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HttpError(408, 'request body not received in time')), Math.max(0, deadline - Date.now()));
+    timer = setTimeout(
+      () => reject(new HttpError(408, 'request body not received in time')),
+      Math.max(0, deadline - Date.now()),
+    );
     timer.unref();
   });
   try {
@@ -93,7 +96,10 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
 }
 
 /** The 400 of a body nested past the bound, naming where in `text`. */
-const tooDeep = (text: string) => new HttpError(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, [`${tooDeepPath(text)}: nesting deeper than ${MAX_JSON_DEPTH} levels`]);
+const tooDeep = (text: string) =>
+  new HttpError(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, [
+    `${tooDeepPath(text)}: nesting deeper than ${MAX_JSON_DEPTH} levels`,
+  ]);
 
 /** Whether the bytes begin with UTF-8's byte-order mark, which the decoder (ignoreBOM: false) drops. */
 const hasBom = (b: Buffer) => b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
@@ -107,13 +113,24 @@ export async function readJsonBody(c: Context, limit: number): Promise<unknown> 
   return parseJsonBytes(await readBodyBytes(c, limit));
 }
 
-/** The media types of a body of one JSON value per line (NDJSON, JSON Lines), as Zeek and `journalctl -o json` write. */
-export const JSON_LINES_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines'] as const;
+/**
+ * The media types of a body of one JSON value per line (NDJSON, JSON Lines), as Zeek and `journalctl -o json` write.
+ */
+export const JSON_LINES_TYPES = [
+  'application/x-ndjson',
+  'application/ndjson',
+  'application/jsonl',
+  'application/x-jsonlines',
+  'application/jsonlines',
+] as const;
 
 /** The shapes every ingest route accepts, named in its 400 and 415 answers. */
-export const BATCH_SHAPES = 'a JSON array of records, a JSON object {records, context}, or one JSON object per line (Content-Type: application/x-ndjson)';
+export const BATCH_SHAPES =
+  'a JSON array of records, a JSON object {records, context}, or one JSON object per line (Content-Type: ' +
+  'application/x-ndjson)';
 
-const isJsonLinesType = (type: string) => (JSON_LINES_TYPES as readonly string[]).includes(type.split(';')[0]!.trim().toLowerCase());
+const isJsonLinesType = (type: string) =>
+  (JSON_LINES_TYPES as readonly string[]).includes(type.split(';')[0]!.trim().toLowerCase());
 
 /**
  * Parses a body of one JSON value per line into the array of those values. Blank lines (and a
@@ -144,16 +161,22 @@ export function parseJsonLines(bytes: Uint8Array): unknown[] {
       value = JSON.parse(line);
     } catch (err) {
       const at = /position (\d+)/.exec((err as Error).message)?.[1];
-      if (issues.length < 20) issues.push(`line ${i + 1}: not one JSON value${at ? ` (syntax error at column ${Number(at) + 1})` : ''}`);
+      if (issues.length < 20)
+        issues.push(`line ${i + 1}: not one JSON value${at ? ` (syntax error at column ${Number(at) + 1})` : ''}`);
       continue;
     }
     // Checked on each line's value, as parseJsonBytes does on a whole body.
     if (withinDepth(value, MAX_JSON_DEPTH - 1)) values.push(value);
-    else if (tooDeep.length < 20) tooDeep.push(`line ${i + 1}: ${tooDeepPath(line, MAX_JSON_DEPTH - 1)}: nesting deeper than ${MAX_JSON_DEPTH - 1} levels`);
+    else if (tooDeep.length < 20)
+      tooDeep.push(
+        `line ${i + 1}: ${tooDeepPath(line, MAX_JSON_DEPTH - 1)}: nesting deeper than ${MAX_JSON_DEPTH - 1} levels`,
+      );
   }
   if (issues.length > 0) throw new HttpError(400, `malformed JSON lines; expected ${BATCH_SHAPES}`, issues);
-  if (tooDeep.length > 0) throw new HttpError(400, `JSON nested deeper than ${MAX_JSON_DEPTH - 1} levels in a line`, tooDeep);
-  if (values.length === 0) throw new HttpError(400, 'request body holds no JSON lines; expected one JSON object per line');
+  if (tooDeep.length > 0)
+    throw new HttpError(400, `JSON nested deeper than ${MAX_JSON_DEPTH - 1} levels in a line`, tooDeep);
+  if (values.length === 0)
+    throw new HttpError(400, 'request body holds no JSON lines; expected one JSON object per line');
   return values;
 }
 
@@ -176,7 +199,10 @@ export interface BatchBody {
 
 const isJsonSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
-/** The bytes of a JSON document that parsed to an array, without the whitespace around it (undefined after a byte-order mark). */
+/**
+ * The bytes of a JSON document that parsed to an array, without the whitespace around it (undefined after a byte-order
+ * mark).
+ */
 function arrayTextOf(bytes: Uint8Array): Uint8Array | undefined {
   let start = 0;
   let end = bytes.length;
@@ -206,7 +232,8 @@ export async function readBatchBodyText(c: Context, limit: number): Promise<Batc
       throw new HttpError(400, `malformed JSON; expected ${BATCH_SHAPES}`, err.issues);
     }
     // One value per line reads as JSON lines only when there are several lines of objects.
-    if (lines.length > 1 && lines.every((l) => l !== null && typeof l === 'object' && !Array.isArray(l))) return { value: lines };
+    if (lines.length > 1 && lines.every((l) => l !== null && typeof l === 'object' && !Array.isArray(l)))
+      return { value: lines };
     throw new HttpError(400, `malformed JSON; expected ${BATCH_SHAPES}`, err.issues);
   }
 }

@@ -12,7 +12,10 @@ export const FORWARDING_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip'] 
 export function clientAddress(peer: string | undefined, forwardedFor: string | undefined, trusted: CidrSet): string {
   const p = peer ? normalizeAddress(peer) : 'unknown';
   if (!peer || !forwardedFor || !trusted.has(p)) return p;
-  const hops = forwardedFor.split(',').map((h) => normalizeAddress(h.trim())).slice(-32);
+  const hops = forwardedFor
+    .split(',')
+    .map((h) => normalizeAddress(h.trim()))
+    .slice(-32);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!;
     if (isIP(hop) === 0) return p;

@@ -11,7 +11,13 @@ export function refuseWritesPastFlood(deps: AppDeps): MiddlewareHandler<AppEnv> 
   return async (_c, next) => {
     const retryAfterSeconds = deps.monitor?.refusesWrites();
     if (retryAfterSeconds !== undefined) {
-      throw new HttpError(507, 'the store\'s disk is past its flood mark: writes are refused until space returns; retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds });
+      throw new HttpError(
+        507,
+        "the store's disk is past its flood mark: writes are refused until space returns; retry after the number of " +
+          'seconds in Retry-After',
+        undefined,
+        { retryAfterSeconds },
+      );
     }
     await next();
   };

@@ -49,7 +49,9 @@ export interface AppDeps {
   readonly graph: (query: GraphQuery) => Promise<GraphPage | undefined>;
   /** Signed checkpoints and proofs of the log (absent where none are kept: the log routes answer 404). */
   readonly transparency?: Transparency;
-  /** The deployment reporter's view of its reporting to the setup authority (absent when no deployment is configured). */
+  /**
+   * The deployment reporter's view of its reporting to the setup authority (absent when no deployment is configured).
+   */
   readonly deployment?: () => ReporterStatus | undefined;
   /** Each export destination's delivery state (absent or empty: export is off). */
   readonly exports?: () => DestinationStatus[];
@@ -58,7 +60,11 @@ export interface AppDeps {
   /** Disk watermarks, silent sources and health detail (absent: no self-monitoring, health is `ok`). */
   readonly monitor?: SelfMonitor;
   /** Appends a request's access records (a JetStream follower sends them to the leader); `local` appends them here. */
-  readonly recordAccess?: (facts: readonly DomainEvent[], ctx: CommandContext, local: () => Promise<void>) => Promise<void>;
+  readonly recordAccess?: (
+    facts: readonly DomainEvent[],
+    ctx: CommandContext,
+    local: () => Promise<void>,
+  ) => Promise<void>;
 }
 
 /** The request-scoped values middleware sets. */
@@ -79,7 +85,10 @@ export interface AppVariables {
 /** Hono environment of the instance app. */
 export interface AppEnv {
   Variables: AppVariables;
-  /** `forwarded`: a request a JetStream follower forwarded to this leader (src/cli/cluster): it never gets a loopback or mesh identity. */
+  /**
+   * `forwarded`: a request a JetStream follower forwarded to this leader (src/cli/cluster): it never gets a loopback or
+   * mesh identity.
+   */
   Bindings: { incoming?: unknown; forwarded?: boolean };
 }
 

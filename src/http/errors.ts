@@ -5,7 +5,12 @@ import { formatIssues } from '../kernel/issues.js';
 
 /** The status of each typed rejection (STYLE.md "Thin HTTP"). */
 export const STATUS_OF: Readonly<Record<RejectionKind, 400 | 401 | 403 | 404 | 409 | 413>> = {
-  invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, too_large: 413,
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
 };
 
 /** An error meant for the client: status plus an ErrorResponse body. Thrown from middleware and handlers. */
@@ -27,7 +32,11 @@ export function fromRejection(r: Rejection): HttpError {
 }
 
 /** The ErrorResponse body (spec 2.9), with extra detail fields where a route defines them. */
-export function errorBody(message: string, issues?: readonly string[], details?: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function errorBody(
+  message: string,
+  issues?: readonly string[],
+  details?: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   return { ...(details ?? {}), error: message, ...(issues && issues.length > 0 ? { issues: [...issues] } : {}) };
 }
 
@@ -43,7 +52,12 @@ export function sendError(c: Context, err: HttpError): Response {
 }
 
 /** Parses with a schema or throws a 400 HttpError naming every bad path. */
-export function parseOr400<S extends v.GenericSchema>(schema: S, input: unknown, what: string, root = ''): v.InferOutput<S> {
+export function parseOr400<S extends v.GenericSchema>(
+  schema: S,
+  input: unknown,
+  what: string,
+  root = '',
+): v.InferOutput<S> {
   const r = v.safeParse(schema, input);
   if (!r.success) throw new HttpError(400, `invalid ${what}`, formatIssues(r.issues, root));
   return r.output;

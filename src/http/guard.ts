@@ -9,12 +9,23 @@ import { HttpError, sendError } from './errors.js';
 
 /** The principal of loopback administration (`server.allowLoopbackAdmin`). */
 export const LOOPBACK_ADMIN: Principal = {
-  id: 'local-admin', roles: ['admin'], displayName: 'Local administrator', loginName: 'local-admin', authentication: 'loopback',
+  id: 'local-admin',
+  roles: ['admin'],
+  displayName: 'Local administrator',
+  loginName: 'local-admin',
+  authentication: 'loopback',
 };
 
-/** The principal of an unauthenticated loopback scrape of `GET /metrics` (`server.allowLoopbackMetrics`): it may read metrics only. */
+/**
+ * The principal of an unauthenticated loopback scrape of `GET /metrics` (`server.allowLoopbackMetrics`): it may read
+ * metrics only.
+ */
 export const LOOPBACK_METRICS: Principal = {
-  id: 'local-metrics', roles: [], displayName: 'Local metrics scraper', loginName: 'local-metrics', authentication: 'loopback',
+  id: 'local-metrics',
+  roles: [],
+  displayName: 'Local metrics scraper',
+  loginName: 'local-metrics',
+  authentication: 'loopback',
 };
 
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
@@ -26,7 +37,14 @@ const UNAUTHENTICATED = 'missing, invalid, expired or disabled credentials';
  * is the daemon's to name or no one: no forwarding header may stand in front of it, and a failed
  * lookup never falls back to loopback administration.
  */
-function identify(deps: AppDeps, authorization: string | undefined, peer: string | undefined, forwarded: boolean, nowMs: number, raw: unknown): Principal | undefined | Promise<Principal | undefined> {
+function identify(
+  deps: AppDeps,
+  authorization: string | undefined,
+  peer: string | undefined,
+  forwarded: boolean,
+  nowMs: number,
+  raw: unknown,
+): Principal | undefined | Promise<Principal | undefined> {
   if (authorization === undefined && deps.mesh && peer !== undefined && deps.mesh.covers(peer)) {
     return forwarded ? undefined : deps.mesh.identify(peer, deps.peerPortOf?.(raw));
   }
@@ -34,25 +52,45 @@ function identify(deps: AppDeps, authorization: string | undefined, peer: string
     const m = BEARER.exec(authorization);
     return m ? deps.registry.authenticate(m[1]!, nowMs) : undefined;
   }
-  if (deps.config.server.allowLoopbackAdmin && peer !== undefined && isLoopback(peer) && !forwarded) return LOOPBACK_ADMIN;
+  if (deps.config.server.allowLoopbackAdmin && peer !== undefined && isLoopback(peer) && !forwarded)
+    return LOOPBACK_ADMIN;
   return undefined;
 }
 
 /** A loopback peer without credentials scraping metrics, when `server.allowLoopbackMetrics` allows it. */
-function loopbackScraper(deps: AppDeps, permission: Permission, authorization: string | undefined, peer: string | undefined, forwarded: boolean): Principal | undefined {
-  const allowed = permission === 'metrics:read' && deps.config.server.allowLoopbackMetrics && authorization === undefined && !forwarded && peer !== undefined && isLoopback(peer);
+function loopbackScraper(
+  deps: AppDeps,
+  permission: Permission,
+  authorization: string | undefined,
+  peer: string | undefined,
+  forwarded: boolean,
+): Principal | undefined {
+  const allowed =
+    permission === 'metrics:read' &&
+    deps.config.server.allowLoopbackMetrics &&
+    authorization === undefined &&
+    !forwarded &&
+    peer !== undefined &&
+    isLoopback(peer);
   return allowed ? LOOPBACK_METRICS : undefined;
 }
 
 /**
- * Guards one `/api/v1` route (or console page, identified first by `session`): refuses an address throttled for failed authentications (429),
- * authenticates (401 with one body for every failure), checks the permission (403), runs the
+ * Guards one `/api/v1` route (or console page, identified first by `session`): refuses an address throttled for failed
+ * authentications (429), authenticates (401 with one body for every failure), checks the permission (403), runs the
  * handler, then appends the access event and audit record of the request and waits for them to be
  * durable before the response leaves. Refusals that a flood can repeat (every failed
  * authentication but an address's first of the interval, throttled and overloaded requests) are
  * counted in `deps.refusals` instead and logged as one summary per address and interval.
  */
-export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: string, permission: Permission, session?: (c: Context<AppEnv>) => Promise<Principal | undefined>): MiddlewareHandler<AppEnv> {
+export function guard(
+  deps: AppDeps,
+  net: NetPolicy,
+  route: string,
+  operation: string,
+  permission: Permission,
+  session?: (c: Context<AppEnv>) => Promise<Principal | undefined>,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
     const peer = deps.peerOf(c.env?.incoming);
@@ -63,19 +101,39 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
     const waitSeconds = deps.refusals.throttledFor(source, at.getTime());
     if (waitSeconds > 0) {
       deps.refusals.refused('throttled', source, route, at);
-      c.res = sendError(c, new HttpError(429, 'too many failed authentications from this address: retry after the number of seconds in Retry-After', undefined, { retryAfterSeconds: waitSeconds }));
+      c.res = sendError(
+        c,
+        new HttpError(
+          429,
+          'too many failed authentications from this address: retry after the number of seconds in Retry-After',
+          undefined,
+          { retryAfterSeconds: waitSeconds },
+        ),
+      );
       return;
     }
     // A console page (`session` given) is first identified by its session cookie, then as the API is.
     const fromSession = session && c.req.header('authorization') === undefined ? await session(c) : undefined;
-    const identified = fromSession ?? identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);
-    const principal = (identified instanceof Promise ? await identified : identified) ?? loopbackScraper(deps, permission, c.req.header('authorization'), peer, forwarded);
+    const identified =
+      fromSession ?? identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);
+    const principal =
+      (identified instanceof Promise ? await identified : identified) ??
+      loopbackScraper(deps, permission, c.req.header('authorization'), peer, forwarded);
     const approved = source !== 'unknown' && net.approved.has(source);
-    c.set('auditRecords', (status: number) => accessRecords({
-      requestId: c.get('requestId'), operation, method: c.req.method, route, status,
-      durationMs: Math.round((performance.now() - started) * 1000) / 1000, sourceAddress: source,
-      approved, ...(principal ? { principal } : {}), at: deps.now().toISOString(),
-    }));
+    c.set('auditRecords', (status: number) =>
+      accessRecords({
+        requestId: c.get('requestId'),
+        operation,
+        method: c.req.method,
+        route,
+        status,
+        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+        sourceAddress: source,
+        approved,
+        ...(principal ? { principal } : {}),
+        at: deps.now().toISOString(),
+      }),
+    );
     if (!principal) {
       c.res = sendError(c, new HttpError(401, UNAUTHENTICATED));
       c.header('WWW-Authenticate', 'Bearer');
@@ -93,8 +151,13 @@ export function guard(deps: AppDeps, net: NetPolicy, route: string, operation: s
       return;
     }
     const records = c.get('auditRecords')(c.res.status);
-    const ctx = { now: deps.now().toISOString(), ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}) };
-    const local = async () => { await deps.pipeline.record(records, ctx); };
+    const ctx = {
+      now: deps.now().toISOString(),
+      ...(principal ? { actor: { id: principal.id, authentication: principal.authentication } } : {}),
+    };
+    const local = async () => {
+      await deps.pipeline.record(records, ctx);
+    };
     await (deps.recordAccess ? deps.recordAccess(records, ctx, local) : local());
   };
 }

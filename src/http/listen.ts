@@ -8,12 +8,17 @@ const HEADER_BYTES = 16 * 1024;
 /** The status and message of a request Node's HTTP parser refused before the app saw it. */
 function clientErrorAnswer(code: string | undefined): [number, string, string] {
   switch (code) {
-    case 'HPE_HEADER_OVERFLOW': return [431, 'Request Header Fields Too Large', `request headers exceed the limit of ${HEADER_BYTES} bytes`];
-    case 'ERR_HTTP_REQUEST_TIMEOUT': return [408, 'Request Timeout', 'request not received in time'];
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'Request Header Fields Too Large', `request headers exceed the limit of ${HEADER_BYTES} bytes`];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'Request Timeout', 'request not received in time'];
     case 'HPE_INVALID_CONTENT_LENGTH':
-    case 'HPE_UNEXPECTED_CONTENT_LENGTH': return [400, 'Bad Request', 'malformed HTTP request: invalid Content-Length'];
-    case 'HPE_INVALID_TRANSFER_ENCODING': return [400, 'Bad Request', 'malformed HTTP request: invalid Transfer-Encoding'];
-    default: return [400, 'Bad Request', 'malformed HTTP request'];
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return [400, 'Bad Request', 'malformed HTTP request: invalid Content-Length'];
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+      return [400, 'Bad Request', 'malformed HTTP request: invalid Transfer-Encoding'];
+    default:
+      return [400, 'Bad Request', 'malformed HTTP request'];
   }
 }
 
@@ -29,12 +34,23 @@ export function answerClientErrors(server: Server): void {
     }
     const [status, reason, message] = clientErrorAnswer(err.code);
     const body = JSON.stringify({ error: message });
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ` +
+        `${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: ` +
+        `close\r\n\r\n${body}`,
+    );
   });
 }
 
-const UNREADABLE = JSON.stringify({ error: 'malformed HTTP request: missing or invalid Host header, or a request target that is not a path' });
-const UNREADABLE_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', connection: 'close' };
+const UNREADABLE = JSON.stringify({
+  error: 'malformed HTTP request: missing or invalid Host header, or a request target that is not a path',
+});
+const UNREADABLE_HEADERS = {
+  'content-type': 'application/json',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  connection: 'close',
+};
 
 /**
  * The adapter's errors as ErrorResponses: a request Node parsed but that cannot become a fetch
@@ -47,7 +63,11 @@ export function unreadableRequest(err: unknown): Response {
 }
 
 /** Serves a fetch handler on host:port with the service's HTTP settings; resolves once listening. */
-export function listen(fetch: (req: Request, env: { incoming: unknown }) => Response | Promise<Response>, host: string, port: number): Promise<Server> {
+export function listen(
+  fetch: (req: Request, env: { incoming: unknown }) => Response | Promise<Response>,
+  host: string,
+  port: number,
+): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
     const app = getRequestListener(fetch as never, { hostname: host, errorHandler: unreadableRequest });
     // Node answers an HTTP/1.1 request without Host (RFC 9112 3.2) itself, with an empty 400; it is

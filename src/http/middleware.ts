@@ -34,7 +34,9 @@ function setHeader(c: Context, name: string, value: string): void {
 }
 
 /** The answer to a request in flight when the store failed. */
-export const STORAGE_FAILED = 'storage failure: the outcome of this request is unknown and the service is stopping; retrying with the same event ids (or the same collector envelope) is safe once it is back';
+export const STORAGE_FAILED =
+  'storage failure: the outcome of this request is unknown and the service is stopping; retrying with the same event ' +
+  'ids (or the same collector envelope) is safe once it is back';
 
 const CLIENT_CLOSED = 'request body incomplete: the client closed the connection before sending all of it';
 
@@ -54,7 +56,16 @@ export function errorHandler(log: (line: Record<string, unknown>) => void): Erro
     // stopping. Ingest is idempotent by event id, so the client can safely send the same batch again.
     if (err instanceof FatalStorageError) return sendError(c, new HttpError(503, STORAGE_FAILED));
     // A JetStream node that stopped leading between the request's arrival and its write: nothing was written.
-    if (err instanceof NotLeaderError) return sendError(c, new HttpError(503, 'this node stopped leading while the request was under way: nothing was written; retry', undefined, { retryAfterSeconds: 2 }));
+    if (err instanceof NotLeaderError)
+      return sendError(
+        c,
+        new HttpError(
+          503,
+          'this node stopped leading while the request was under way: nothing was written; retry',
+          undefined,
+          { retryAfterSeconds: 2 },
+        ),
+      );
     // A log proof that needs records retention removed: made from their segment's archive, not here.
     if (err instanceof ProofNeedsArchive) return sendError(c, new HttpError(404, err.message));
     // The client closed its connection while its body was being read (Node fails the request stream
@@ -62,7 +73,13 @@ export function errorHandler(log: (line: Record<string, unknown>) => void): Erro
     // recorded as a bad one, and no error is logged.
     if (clientClosedMidBody(err, c)) return sendError(c, new HttpError(400, CLIENT_CLOSED));
     const requestId = c.get('requestId') as string;
-    log({ level: 'error', msg: 'unhandled error', requestId, error: (err as Error)?.name, detail: (err as Error)?.message?.slice(0, 500) });
+    log({
+      level: 'error',
+      msg: 'unhandled error',
+      requestId,
+      error: (err as Error)?.name,
+      detail: (err as Error)?.message?.slice(0, 500),
+    });
     return sendError(c, new HttpError(500, `internal error; quote request id ${requestId}`));
   };
 }

@@ -26,39 +26,111 @@ function permissionText(permission: Permission | Public): string {
 }
 
 function parameters(r: Route): unknown[] {
-  const path = Object.entries(r.params?.entries ?? {}).map(([name, s]) => ({ name, in: 'path', required: true, schema: schema(s) }));
-  const query = Object.entries(r.query?.entries ?? {}).map(([name, s]) => ({ name, in: 'query', required: false, schema: schema(s) }));
+  const path = Object.entries(r.params?.entries ?? {}).map(([name, s]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: schema(s),
+  }));
+  const query = Object.entries(r.query?.entries ?? {}).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema: schema(s),
+  }));
   return [...path, ...query];
 }
 
 function requestBody(body: RequestBody): Record<string, unknown> {
   if ('media' in body) {
-    return { required: true, content: Object.fromEntries(Object.entries(body.media).map(([type, description]) => [type, { schema: { description } }])) };
+    return {
+      required: true,
+      content: Object.fromEntries(
+        Object.entries(body.media).map(([type, description]) => [type, { schema: { description } }]),
+      ),
+    };
   }
-  const content = 'yaml' in body
-    ? { 'application/yaml': { schema: { type: 'string', description: body.yaml } } }
-    : { 'application/json': { schema: schema('batch' in body ? batchDescription(body.batch) : body.json) },
-      // A batch may also come as one record per line (src/http/body.ts, readBatchBody).
-      ...('batch' in body ? { 'application/x-ndjson': { schema: { ...(schema(body.batch) as object), description: 'one record per line' } } } : {}) };
+  const content =
+    'yaml' in body
+      ? { 'application/yaml': { schema: { type: 'string', description: body.yaml } } }
+      : {
+          'application/json': { schema: schema('batch' in body ? batchDescription(body.batch) : body.json) },
+          // A batch may also come as one record per line (src/http/body.ts, readBatchBody).
+          ...('batch' in body
+            ? {
+                'application/x-ndjson': {
+                  schema: { ...(schema(body.batch) as object), description: 'one record per line' },
+                },
+              }
+            : {}),
+        };
   return { required: true, content };
 }
 
 function responses(r: Route): Record<string, unknown> {
   const { status, description, schema: body } = r.success;
   const out: Record<string, unknown> = {
-    [status]: { description, ...(body ? { content: { 'application/json': { schema: typeof body === 'string' ? ref(body) : schema(body) } } } : {}) },
+    [status]: {
+      description,
+      ...(body
+        ? { content: { 'application/json': { schema: typeof body === 'string' ? ref(body) : schema(body) } } }
+        : {}),
+    },
   };
-  const errors = new Set<number>([...r.errors, ...(isPublic(r.permission) ? [] : GUARD_STATUSES), ...(r.method === 'get' ? [] : WRITE_STATUSES), ...PARSER_STATUSES]);
-  for (const s of [...errors].sort((a, b) => a - b)) out[s] = { description: 'ErrorResponse', content: { 'application/json': { schema: ref('ErrorResponse') } } };
+  const errors = new Set<number>([
+    ...r.errors,
+    ...(isPublic(r.permission) ? [] : GUARD_STATUSES),
+    ...(r.method === 'get' ? [] : WRITE_STATUSES),
+    ...PARSER_STATUSES,
+  ]);
+  for (const s of [...errors].sort((a, b) => a - b))
+    out[s] = { description: 'ErrorResponse', content: { 'application/json': { schema: ref('ErrorResponse') } } };
   return out;
 }
 
 /** The response schemas every operation refers to by name. */
 const COMPONENTS: Readonly<Record<SchemaName, unknown>> = {
   NormalizedEvent: schema(NormalizedEventSchema),
-  CollectorSubmissionResult: { type: 'object', required: ['collectorId', 'sequence', 'graph', 'acceptedEvents'], properties: { collectorId: { type: 'string' }, sequence: { type: 'integer' }, graph: { type: 'object', required: ['entities', 'relationships'], properties: { entities: { type: 'integer' }, relationships: { type: 'integer' } } }, acceptedEvents: { type: 'integer' } } },
-  IngestionResult: { type: 'object', required: ['alerts', 'incidents'], properties: { accepted: { type: 'array', items: ref('NormalizedEvent'), description: 'absent when the request sent Prefer: return=minimal' }, acceptedCount: { type: 'integer', description: 'instead of accepted, with Prefer: return=minimal' }, duplicates: { type: 'integer', description: 'accepted events that were already stored or repeated in the batch' }, alerts: { type: 'array', items: { type: 'object' } }, incidents: { type: 'array', items: { type: 'object' } } } },
-  Principal: { type: 'object', required: ['id', 'roles', 'displayName', 'loginName', 'authentication'], properties: { id: { type: 'string' }, roles: { type: 'array', items: { type: 'string' } }, displayName: { type: 'string' }, loginName: { type: 'string' }, authentication: { type: 'string' } } },
+  CollectorSubmissionResult: {
+    type: 'object',
+    required: ['collectorId', 'sequence', 'graph', 'acceptedEvents'],
+    properties: {
+      collectorId: { type: 'string' },
+      sequence: { type: 'integer' },
+      graph: {
+        type: 'object',
+        required: ['entities', 'relationships'],
+        properties: { entities: { type: 'integer' }, relationships: { type: 'integer' } },
+      },
+      acceptedEvents: { type: 'integer' },
+    },
+  },
+  IngestionResult: {
+    type: 'object',
+    required: ['alerts', 'incidents'],
+    properties: {
+      accepted: {
+        type: 'array',
+        items: ref('NormalizedEvent'),
+        description: 'absent when the request sent Prefer: return=minimal',
+      },
+      acceptedCount: { type: 'integer', description: 'instead of accepted, with Prefer: return=minimal' },
+      duplicates: { type: 'integer', description: 'accepted events that were already stored or repeated in the batch' },
+      alerts: { type: 'array', items: { type: 'object' } },
+      incidents: { type: 'array', items: { type: 'object' } },
+    },
+  },
+  Principal: {
+    type: 'object',
+    required: ['id', 'roles', 'displayName', 'loginName', 'authentication'],
+    properties: {
+      id: { type: 'string' },
+      roles: { type: 'array', items: { type: 'string' } },
+      displayName: { type: 'string' },
+      loginName: { type: 'string' },
+      authentication: { type: 'string' },
+    },
+  },
 };
 
 /** The OpenAPI 3.1 document, generated from the route table and the valibot schemas the routes validate with. */
@@ -77,19 +149,38 @@ export function openApiDocument(routes: readonly Route[] = ROUTES): Record<strin
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Vigil', version: '1.0.0', description: 'Vigil instance API (`/api/v1`). Generated from the route table and its valibot schemas; see docs/api.md.' },
+    info: {
+      title: 'Vigil',
+      version: '1.0.0',
+      description:
+        'Vigil instance API (`/api/v1`). Generated from the route table and its valibot schemas; see docs/api.md.',
+    },
     servers: [{ url: 'http://127.0.0.1:4173' }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An opaque `vgl_` token from `vigil api-token-generate`.' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An opaque `vgl_` token from `vigil api-token-generate`.',
+        },
+      },
       schemas: {
         ...COMPONENTS,
         ErrorResponse: {
-          type: 'object', required: ['error'],
+          type: 'object',
+          required: ['error'],
           properties: {
             error: { type: 'string' },
             issues: { type: 'array', items: { type: 'string' } },
-            retryAfterSeconds: { type: 'integer', description: 'With 429, 503 or 507: seconds to wait, as in Retry-After.' },
-            conflictingIds: { type: 'array', items: { type: 'string' }, description: 'With 409 on ingestion: the event ids re-sent with different content.' },
+            retryAfterSeconds: {
+              type: 'integer',
+              description: 'With 429, 503 or 507: seconds to wait, as in Retry-After.',
+            },
+            conflictingIds: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'With 409 on ingestion: the event ids re-sent with different content.',
+            },
           },
         },
       },

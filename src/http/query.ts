@@ -36,7 +36,13 @@ export function queryShape(shape: QueryShape): MiddlewareHandler<AppEnv> {
 }
 
 /** The `limit` query parameter of every list route: an integer 1..1000. */
-export const QueryLimit = v.pipe(v.string(), v.regex(/^\d{1,4}$/, 'expected an integer 1..1000'), v.transform(Number), v.minValue(1), v.maxValue(1000));
+export const QueryLimit = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,4}$/, 'expected an integer 1..1000'),
+  v.transform(Number),
+  v.minValue(1),
+  v.maxValue(1000),
+);
 
 /** The `cursor` query parameter of a paged list: the `nextCursor` its last page answered (opaque, bounded). */
 export const QueryCursor = v.pipe(v.string(), v.maxLength(2048));

@@ -10,10 +10,13 @@ const LAGGING_RETRY_SECONDS = 5;
  * Retry-After instead of silently serving data older than the client's own writes.
  */
 export function readYourWritesOf(wait: () => Promise<void>): () => Promise<void> {
-  return () => wait().catch((err: unknown) => {
-    if (err instanceof ReadSideLagging) {
-      throw new HttpError(503, `the read side is catching up (${err.message}); retry shortly`, undefined, { retryAfterSeconds: LAGGING_RETRY_SECONDS });
-    }
-    throw err;
-  });
+  return () =>
+    wait().catch((err: unknown) => {
+      if (err instanceof ReadSideLagging) {
+        throw new HttpError(503, `the read side is catching up (${err.message}); retry shortly`, undefined, {
+          retryAfterSeconds: LAGGING_RETRY_SECONDS,
+        });
+      }
+      throw err;
+    });
 }

@@ -37,8 +37,19 @@ export interface RefusalLedger {
   drain(now: Date, all?: boolean): RefusalCount[];
 }
 
-interface Bucket { tokens: number; atMs: number }
-interface Counter { reason: RefusalReason; status: number; address: string; count: number; firstAt: string; lastAt: string; routes: Set<string> }
+interface Bucket {
+  tokens: number;
+  atMs: number;
+}
+interface Counter {
+  reason: RefusalReason;
+  status: number;
+  address: string;
+  count: number;
+  firstAt: string;
+  lastAt: string;
+  routes: Set<string>;
+}
 
 /** A ledger for the configured limits. */
 export function createRefusalLedger(limits: Pick<Limits, 'authFailures' | 'refusalSummarySeconds'>): RefusalLedger {
@@ -75,7 +86,8 @@ export function createRefusalLedger(limits: Pick<Limits, 'authFailures' | 'refus
     }
     const iso = at.toISOString();
     let c = counters.get(key);
-    if (!c) counters.set(key, (c = { reason, status, address, count: 0, firstAt: iso, lastAt: iso, routes: new Set() }));
+    if (!c)
+      counters.set(key, (c = { reason, status, address, count: 0, firstAt: iso, lastAt: iso, routes: new Set() }));
     c.count++;
     c.lastAt = iso;
     if (c.routes.size < MAX_ROUTES) c.routes.add(route);
@@ -108,7 +120,15 @@ export function createRefusalLedger(limits: Pick<Limits, 'authFailures' | 'refus
       const closed = [...counters.values()];
       counters = new Map();
       intervalStart = undefined;
-      return closed.map((c) => ({ reason: c.reason, status: c.status, sourceAddress: c.address, count: c.count, firstAt: c.firstAt, lastAt: c.lastAt, routes: [...c.routes] }));
+      return closed.map((c) => ({
+        reason: c.reason,
+        status: c.status,
+        sourceAddress: c.address,
+        count: c.count,
+        firstAt: c.firstAt,
+        lastAt: c.lastAt,
+        routes: [...c.routes],
+      }));
     },
   };
 }

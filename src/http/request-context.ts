@@ -9,7 +9,11 @@ import { STATUS_OF, fromRejection } from './errors.js';
 /** The command context of a request: time, the authenticated actor, the request id. */
 export function commandContext(c: Context<AppEnv>, deps: AppDeps): CommandContext {
   const p = c.get('principal');
-  return { now: deps.now().toISOString(), requestId: c.get('requestId'), ...(p ? { actor: { id: p.id, authentication: p.authentication } } : {}) };
+  return {
+    now: deps.now().toISOString(),
+    requestId: c.get('requestId'),
+    ...(p ? { actor: { id: p.id, authentication: p.authentication } } : {}),
+  };
 }
 
 /**
@@ -18,7 +22,12 @@ export function commandContext(c: Context<AppEnv>, deps: AppDeps): CommandContex
  * returns the result with what its evidence raised, or throws the rejection as an HttpError.
  * `durationMs` of such an audit record runs to the decision.
  */
-export function executeAudited<R>(c: Context<AppEnv>, deps: AppDeps, decide: (m: WriteModels) => Decision<R>, successStatus: number): Promise<{ result: R; detections: Detections }> {
+export function executeAudited<R>(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  decide: (m: WriteModels) => Decision<R>,
+  successStatus: number,
+): Promise<{ result: R; detections: Detections }> {
   // Not async: it would hold `decide` until the batch is durable (src/commands/pipeline.ts).
   const facts = (d: Decision<R>) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]);
   return deps.pipeline.dispatch({ decide, facts, ctx: commandContext(c, deps) }).then((outcome: Dispatched<R>) => {
@@ -42,7 +51,11 @@ const ACCEPTED_OPEN = Buffer.from('{"accepted":');
  * instead of serializing the same events again (for a batch of 1,000 events, the largest cost of
  * an answer), and nothing keeps the parsed events while the batch is on its way to disk.
  */
-export function ingestionAnswer<T extends { accepted: unknown[]; alerts: unknown[]; incidents: unknown[] }>(c: Context<AppEnv>, r: { result: T; detections: Detections }, echo?: AcceptedEcho): Response {
+export function ingestionAnswer<T extends { accepted: unknown[]; alerts: unknown[]; incidents: unknown[] }>(
+  c: Context<AppEnv>,
+  r: { result: T; detections: Detections },
+  echo?: AcceptedEcho,
+): Response {
   const { accepted, ...rest } = withDetections(r);
   if (/(^|[,\s])return=minimal\b/i.test(c.req.header('prefer') ?? '')) {
     c.header('Preference-Applied', 'return=minimal');
@@ -61,6 +74,9 @@ export interface AcceptedEcho {
 }
 
 /** An ingestion result with the alerts and incidents its evidence raised (spec 2.2). */
-export function withDetections<T extends { alerts: unknown[]; incidents: unknown[] }>(r: { result: T; detections: Detections }): T {
+export function withDetections<T extends { alerts: unknown[]; incidents: unknown[] }>(r: {
+  result: T;
+  detections: Detections;
+}): T {
   return { ...r.result, alerts: [...r.detections.alerts], incidents: [...r.detections.incidents] };
 }

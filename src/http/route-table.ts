@@ -20,14 +20,33 @@ import { credentialRoutes } from './routes/credentials.js';
 import { queryShape } from './query.js';
 
 /** Every operation of the instance, in registration and documentation order. */
-export const ROUTES: readonly Route[] = [...coreRoutes, ...eventRoutes, ...ingestRoutes, ...collectorRoutes, ...ruleRoutes, ...alertRoutes, ...logRoutes, ...exportRoutes, ...consoleRoutes, ...otlpRoutes, ...metricsRoutes, ...healthRoutes, ...credentialRoutes];
+export const ROUTES: readonly Route[] = [
+  ...coreRoutes,
+  ...eventRoutes,
+  ...ingestRoutes,
+  ...collectorRoutes,
+  ...ruleRoutes,
+  ...alertRoutes,
+  ...logRoutes,
+  ...exportRoutes,
+  ...consoleRoutes,
+  ...otlpRoutes,
+  ...metricsRoutes,
+  ...healthRoutes,
+  ...credentialRoutes,
+];
 
 /**
  * Registers every route of the table on `app`: the guard of its permission, route template and
  * audit label (public routes have none), the check of its query's shape, its own middleware, then
  * its handler.
  */
-export function registerRoutes(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy, routes: readonly Route[] = ROUTES): void {
+export function registerRoutes(
+  app: Hono<AppEnv>,
+  deps: AppDeps,
+  net: NetPolicy,
+  routes: readonly Route[] = ROUTES,
+): void {
   for (const r of routes) {
     const scope = { deps, net, route: r };
     const handlers: MiddlewareHandler<AppEnv>[] = [

@@ -24,7 +24,10 @@ export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429;
 /** Response schemas published once under `components` of the OpenAPI document. */
 export type SchemaName = 'NormalizedEvent' | 'IngestionResult' | 'CollectorSubmissionResult' | 'Principal';
 
-/** A request body: JSON of a schema, a batch of records of a schema (see batch.ts), Sigma YAML, or described media types. */
+/**
+ * A request body: JSON of a schema, a batch of records of a schema (see batch.ts), Sigma YAML, or described media
+ * types.
+ */
 export type RequestBody =
   | { readonly json: v.GenericSchema }
   | { readonly batch: v.GenericSchema }
@@ -48,27 +51,29 @@ type ParamsSchema<K extends string, In = string> =
 type ParamName<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamName<Rest> : never;
 
 /** The Hono pattern of an OpenAPI path template, as a type (`{alertId}` becomes `:alertId`). */
-export type HonoPath<P extends string> = P extends `${infer Head}{${infer N}}${infer Rest}` ? `${Head}:${N}${HonoPath<Rest>}` : P;
+export type HonoPath<P extends string> = P extends `${infer Head}{${infer N}}${infer Rest}`
+  ? `${Head}:${N}${HonoPath<Rest>}`
+  : P;
 
 /** A template with placeholders must describe each of them; one without has nothing to describe. */
 type PathParams<P extends string> = string extends P
   ? { readonly params?: ParamsSchema<string> }
   : [ParamName<P>] extends [never]
-  ? { readonly params?: undefined }
-  : { readonly params: ParamsSchema<ParamName<P>> };
+    ? { readonly params?: undefined }
+    : { readonly params: ParamsSchema<ParamName<P>> };
 
 /** Who may call: a permission the guard checks and an audit label it records, or an explicit public mark. */
 type Access =
   | {
-    readonly permission: Permission;
-    /** The operation label of the request's access event and audit record: stored in the log, never renamed. */
-    readonly audit: string;
-  }
+      readonly permission: Permission;
+      /** The operation label of the request's access event and audit record: stored in the log, never renamed. */
+      readonly audit: string;
+    }
   | {
-    readonly permission: Public;
-    /** The label of the access records a public route writes itself, if it writes any. */
-    readonly audit?: string;
-  };
+      readonly permission: Public;
+      /** The label of the access records a public route writes itself, if it writes any. */
+      readonly audit?: string;
+    };
 
 /** A read takes no body; a write says what its body is. */
 type MethodBody =
@@ -76,19 +81,25 @@ type MethodBody =
   | { readonly method: 'post' | 'put' | 'patch'; readonly body: RequestBody };
 
 /** The declaration of one operation: registration, guard, audit label and OpenAPI entry all come from it. */
-export type Route<P extends string = string> = MethodBody & Access & PathParams<P> & {
-  /** The OpenAPI path template (`/api/v1/alerts/{alertId}`), also the route the audit log records. */
-  readonly path: P;
-  readonly operationId: string;
-  readonly summary: string;
-  readonly query?: ParamsSchema<string, string | undefined>;
-  readonly success: { readonly status: 200 | 201 | 202; readonly description: string; readonly schema?: v.GenericSchema | SchemaName };
-  /** The error statuses of the handler and its middleware (the guard's are added where it runs). */
-  readonly errors: readonly ErrorStatus[];
-  /** Middleware run after the guard and before the handler. */
-  readonly middleware?: (deps: AppDeps) => readonly MiddlewareHandler<AppEnv>[];
-  handle(c: Context<AppEnv, HonoPath<P>>, scope: RouteScope): Response | Promise<Response>;
-};
+export type Route<P extends string = string> = MethodBody &
+  Access &
+  PathParams<P> & {
+    /** The OpenAPI path template (`/api/v1/alerts/{alertId}`), also the route the audit log records. */
+    readonly path: P;
+    readonly operationId: string;
+    readonly summary: string;
+    readonly query?: ParamsSchema<string, string | undefined>;
+    readonly success: {
+      readonly status: 200 | 201 | 202;
+      readonly description: string;
+      readonly schema?: v.GenericSchema | SchemaName;
+    };
+    /** The error statuses of the handler and its middleware (the guard's are added where it runs). */
+    readonly errors: readonly ErrorStatus[];
+    /** Middleware run after the guard and before the handler. */
+    readonly middleware?: (deps: AppDeps) => readonly MiddlewareHandler<AppEnv>[];
+    handle(c: Context<AppEnv, HonoPath<P>>, scope: RouteScope): Response | Promise<Response>;
+  };
 
 /** Declares one operation; the path literal types the handler's `c.req.param()`. */
 export function route<const P extends string>(declaration: Route<P>): Route {

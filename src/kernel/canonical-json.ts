@@ -140,7 +140,10 @@ function sortedTree(value: unknown): unknown {
   return out;
 }
 
-/** The JCS text of a JSON value; throws CanonicalizationError for what I-JSON forbids (lone surrogates, non-finite numbers). */
+/**
+ * The JCS text of a JSON value; throws CanonicalizationError for what I-JSON forbids (lone surrogates, non-finite
+ * numbers).
+ */
 export function canonicalize(value: unknown): string {
   let out: string;
   try {
@@ -169,7 +172,8 @@ export function canonicalizeInOrder(value: unknown): string {
 /** Checked once on the output: well-formed JSON.stringify escapes exactly the lone surrogates this way. */
 function withoutLoneSurrogates(text: string): string {
   // Most texts have no escaped surrogate at all: a native substring search rules that out first.
-  if (text.includes('\\ud') && ESCAPED_LONE_SURROGATE.test(text)) throw new CanonicalizationError('string contains a lone surrogate');
+  if (text.includes('\\ud') && ESCAPED_LONE_SURROGATE.test(text))
+    throw new CanonicalizationError('string contains a lone surrogate');
   return text;
 }
 

@@ -9,7 +9,8 @@ ed.hashes.sha512 = (message) => new Uint8Array(createHash('sha512').update(messa
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 /** DER prefix of an Ed25519 PKCS#8 PrivateKeyInfo (RFC 8410) holding the 32-byte seed. */
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-const PEM = (label: string) => new RegExp(`^-----BEGIN ${label}-----\\r?\\n((?:[A-Za-z0-9+/=]{1,76}\\r?\\n){1,4})-----END ${label}-----\\r?\\n?$`);
+const PEM = (label: string) =>
+  new RegExp(`^-----BEGIN ${label}-----\\r?\\n((?:[A-Za-z0-9+/=]{1,76}\\r?\\n){1,4})-----END ${label}-----\\r?\\n?$`);
 
 function pemBody(pem: string, label: string, maxBytes: number): Uint8Array | undefined {
   if (pem.length > 1024) return undefined;
@@ -80,14 +81,19 @@ export function sign(message: Uint8Array, seed: Uint8Array): Uint8Array {
   return ed.sign(message, seed);
 }
 
-/** Public keys already judged, as key objects (undefined: refused), so repeated verifications skip the curve decoding. */
+/**
+ * Public keys already judged, as key objects (undefined: refused), so repeated verifications skip the curve decoding.
+ */
 const judgedKeys = new Map<string, KeyObject | undefined>();
 const MAX_JUDGED_KEYS = 4096;
 
 function keyObjectOf(publicKey: Uint8Array): KeyObject | undefined {
   const id = Buffer.from(publicKey).toString('latin1');
   if (judgedKeys.has(id)) return judgedKeys.get(id);
-  const key = publicKeyProblem(publicKey) === undefined ? createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' }) : undefined;
+  const key =
+    publicKeyProblem(publicKey) === undefined
+      ? createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' })
+      : undefined;
   if (judgedKeys.size >= MAX_JUDGED_KEYS) judgedKeys.clear();
   judgedKeys.set(id, key);
   return key;

@@ -7,7 +7,12 @@ export function formatIssues(issues: readonly v.BaseIssue<unknown>[], root = '')
     let path = root;
     for (const item of issue.path ?? []) {
       const key = (item as { key: unknown }).key;
-      path += typeof key === 'number' ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(String(key)) ? `${path ? '.' : ''}${String(key)}` : `[${JSON.stringify(String(key))}]`;
+      path +=
+        typeof key === 'number'
+          ? `[${key}]`
+          : /^[A-Za-z_$][\w$]*$/.test(String(key))
+            ? `${path ? '.' : ''}${String(key)}`
+            : `[${JSON.stringify(String(key))}]`;
     }
     out.push(`${path || '(body)'}: ${issue.message}`);
     if (out.length >= 100) {

@@ -1,4 +1,14 @@
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -9,10 +19,12 @@ export function secretFileProblem(path: string): string | undefined {
   const dir = dirname(path);
   if (process.platform === 'win32') return undefined;
   const dirMode = statSync(dir).mode & 0o777;
-  if (dirMode & 0o077) return `${dir} is accessible to group or others (mode ${dirMode.toString(8)}); run: chmod 700 ${dir}`;
+  if (dirMode & 0o077)
+    return `${dir} is accessible to group or others (mode ${dirMode.toString(8)}); run: chmod 700 ${dir}`;
   if (!existsSync(path)) return undefined;
   const fileMode = statSync(path).mode & 0o777;
-  if (fileMode & 0o077) return `${path} is readable or writable by group or others (mode ${fileMode.toString(8)}); run: chmod 600 ${path}`;
+  if (fileMode & 0o077)
+    return `${path} is readable or writable by group or others (mode ${fileMode.toString(8)}); run: chmod 600 ${path}`;
   return undefined;
 }
 
@@ -25,7 +37,11 @@ export function ensureSecretDir(path: string): void {
 /** fsyncs a directory so a rename or unlink in it is durable. */
 export function syncDir(dir: string): void {
   const fd = openSync(dir, 'r');
-  try { fsyncSync(fd); } finally { closeSync(fd); }
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Writes a file durably and atomically (temp file, fsync, rename, fsync of the directory), mode 0600. */

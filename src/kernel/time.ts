@@ -19,7 +19,10 @@ function inRange(ns: bigint): bigint | undefined {
 export function isoFromNanos(ns: bigint): string {
   let s = ns / NS_PER_S;
   let frac = ns % NS_PER_S;
-  if (frac < 0n) { frac += NS_PER_S; s -= 1n; }
+  if (frac < 0n) {
+    frac += NS_PER_S;
+    s -= 1n;
+  }
   const base = new Date(Number(s) * 1000).toISOString().slice(0, 19);
   if (frac === 0n) return `${base}Z`;
   let digits = frac.toString().padStart(9, '0');
@@ -80,7 +83,11 @@ let canonicalFraction = 0;
  */
 function canonicalSecond(text: string, maxFractionDigits: number): number {
   const n = text.length;
-  if (!(n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46 /* . */)) || text.charCodeAt(n - 1) !== 90 /* Z */) return NOT_CANONICAL;
+  if (
+    !(n === 20 || (n >= 22 && n <= 30 && text.charCodeAt(19) === 46) /* . */) ||
+    text.charCodeAt(n - 1) !== 90 /* Z */
+  )
+    return NOT_CANONICAL;
   if (n > 20 && n - 21 > maxFractionDigits) return TOO_PRECISE;
   const slot = secondSlot(text.slice(0, 19));
   if (slot < 0) return NOT_CANONICAL;
@@ -146,11 +153,17 @@ export function parseIsoNanos(text: string, maxFractionDigits: number): bigint |
   if (!m) return undefined;
   const [, y, mo, d, h, mi, se, fr = '', zone] = m as unknown as string[];
   if (fr.length > maxFractionDigits) return undefined;
-  const Y = Number(y), M = Number(mo), D = Number(d), H = Number(h), I = Number(mi), S = Number(se);
+  const Y = Number(y),
+    M = Number(mo),
+    D = Number(d),
+    H = Number(h),
+    I = Number(mi),
+    S = Number(se);
   if (M < 1 || M > 12 || D < 1 || D > daysInMonth(Y, M) || H > 23 || I > 59 || S > 59) return undefined;
   let offsetMin = 0;
   if (zone !== 'Z' && zone !== 'z') {
-    const oh = Number(zone!.slice(1, 3)), om = Number(zone!.slice(4, 6));
+    const oh = Number(zone!.slice(1, 3)),
+      om = Number(zone!.slice(4, 6));
     if (oh > 23 || om > 59) return undefined;
     offsetMin = (zone![0] === '-' ? -1 : 1) * (oh * 60 + om);
   }

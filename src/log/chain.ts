@@ -19,7 +19,14 @@ export function linkBatch(batch: readonly NewRecord[], head: LogHead): LinkedBat
   const bytes: Uint8Array[] = [];
   let { seq, hash } = head;
   for (const r of batch) {
-    const record: LogRecord = { seq: ++seq, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: hash };
+    const record: LogRecord = {
+      seq: ++seq,
+      at: r.at,
+      type: r.type,
+      ...(r.actor ? { actor: r.actor } : {}),
+      data: r.data,
+      prev: hash,
+    };
     const encoded = encodeRecord(record);
     hash = hashBytes(encoded);
     records.push(record);

@@ -26,7 +26,9 @@ export interface Transparency {
   inclusion(seq: number, size: number): { leafHash: Uint8Array; path: Uint8Array[] };
   consistency(from: number, to: number): Uint8Array[];
   /** Adds the verified cosignatures of configured witnesses to the stored checkpoint they sign. */
-  cosign(note: string): Promise<{ ok: true; note: string; added: number } | { ok: false; error: string; status: 400 | 404 }>;
+  cosign(
+    note: string,
+  ): Promise<{ ok: true; note: string; added: number } | { ok: false; error: string; status: 400 | 404 }>;
   /** Makes a checkpoint at the committed size if it grew; resolves with the latest note. */
   make(): Promise<string | undefined>;
   /** Stops the triggers and makes a last checkpoint (call before the log closes). */
@@ -48,7 +50,12 @@ export class ProofNeedsArchive extends Error {
  * match the tree (unless it is of a size before a retention cut), and a new one is made at the head,
  * so a checkpoint lost to a crash is replaced by one consistent with everything published before it.
  */
-export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, signer: NoteSigner, policy: CheckpointPolicy): Promise<Transparency> {
+export async function startCheckpointer(
+  store: LmdbStore,
+  log: LmdbEventLog,
+  signer: NoteSigner,
+  policy: CheckpointPolicy,
+): Promise<Transparency> {
   const db: Database<string, number> = store.db('checkpoints', { keyEncoding: 'uint32' });
   const verifier = verifierOf(signer);
   const latestStored = (): [number, string] | undefined => {
@@ -64,8 +71,12 @@ export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, sig
     // the archives (`vigil log verify --archives`), as `vigil log verify` does.
     const cut = log.cut();
     const beforeCut = cut !== undefined && cp?.ok === true && cp.checkpoint.size < cut.firstSeq - 1;
-    if (!cp?.ok || cp.checkpoint.size !== last[0] || cp.checkpoint.size > log.tree.committedSize()
-      || (!beforeCut && !Buffer.from(cp.checkpoint.root).equals(Buffer.from(log.tree.root(cp.checkpoint.size))))) {
+    if (
+      !cp?.ok ||
+      cp.checkpoint.size !== last[0] ||
+      cp.checkpoint.size > log.tree.committedSize() ||
+      (!beforeCut && !Buffer.from(cp.checkpoint.root).equals(Buffer.from(log.tree.root(cp.checkpoint.size))))
+    ) {
       throw new Error(`the log no longer matches its checkpoint of ${last[0]} records: run vigil log verify`);
     }
   }
@@ -73,14 +84,16 @@ export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, sig
   let chain: Promise<string | undefined> = Promise.resolve(undefined);
 
   function make(): Promise<string | undefined> {
-    chain = chain.catch(() => undefined).then(async () => {
-      const size = log.tree.committedSize();
-      if (size <= lastSize) return db.get(lastSize);
-      const note = signNote(formatCheckpoint({ origin: signer.name, size, root: log.tree.root(size) }), signer);
-      await log.commit(() => db.putSync(size, note));
-      lastSize = size;
-      return note;
-    });
+    chain = chain
+      .catch(() => undefined)
+      .then(async () => {
+        const size = log.tree.committedSize();
+        if (size <= lastSize) return db.get(lastSize);
+        const note = signNote(formatCheckpoint({ origin: signer.name, size, root: log.tree.root(size) }), signer);
+        await log.commit(() => db.putSync(size, note));
+        lastSize = size;
+        return note;
+      });
     return chain;
   }
 
@@ -91,12 +104,18 @@ export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, sig
   const unfollow = log.follow(log.head().seq, (r) => {
     if (stopped || queued || r.seq - lastSize < policy.everyRecords) return;
     queued = true;
-    void make().finally(() => { queued = false; });
+    void make().finally(() => {
+      queued = false;
+    });
   });
   const timer = setInterval(() => void make(), policy.everySeconds * 1000);
   timer.unref();
 
-  const needsArchive = (seq: number) => new ProofNeedsArchive(`the proof needs record ${seq}, which retention removed from the live log (it starts at record ${log.first()}): make it from the archive of the record's segment`);
+  const needsArchive = (seq: number) =>
+    new ProofNeedsArchive(
+      `the proof needs record ${seq}, which retention removed from the live log (it starts at record ` +
+        `${log.first()}): make it from the archive of the record's segment`,
+    );
   /** A proof made from the tree, or ProofNeedsArchive when it needs a record a cut removed. */
   function fromLiveRecords<T>(make: () => T): T {
     try {
@@ -126,16 +145,19 @@ export async function startCheckpointer(store: LmdbStore, log: LmdbEventLog, sig
       if (!cp.ok) return { ok: false, error: cp.error, status: 400 };
       const stored = db.get(cp.checkpoint.size);
       const current = stored === undefined ? undefined : parseNote(stored);
-      if (!current?.ok || current.text !== parsed.text) return { ok: false, error: `no checkpoint of ${cp.checkpoint.size} records with this text`, status: 404 };
+      if (!current?.ok || current.text !== parsed.text)
+        return { ok: false, error: `no checkpoint of ${cp.checkpoint.size} records with this text`, status: 404 };
       const have = new Set(current.signatures.map((s) => `${s.name} ${s.keyHash}`));
       const lines: string[] = [];
       for (const w of policy.witnesses) {
         const opened = openNote(note, w);
         if (!opened.ok) continue;
         const mine = opened.signatures.find((s) => s.name === w.name && !have.has(`${s.name} ${s.keyHash}`));
-        if (mine) lines.push(`\u2014 ${mine.name} ${Buffer.concat([u32(mine.keyHash), mine.signature]).toString('base64')}\n`);
+        if (mine)
+          lines.push(`\u2014 ${mine.name} ${Buffer.concat([u32(mine.keyHash), mine.signature]).toString('base64')}\n`);
       }
-      if (lines.length === 0) return { ok: false, error: 'no new verifiable signature of a configured witness', status: 400 };
+      if (lines.length === 0)
+        return { ok: false, error: 'no new verifiable signature of a configured witness', status: 400 };
       const merged = `${stored}${lines.join('')}`;
       await log.commit(() => db.putSync(cp.checkpoint.size, merged));
       return { ok: true, note: merged, added: lines.length };

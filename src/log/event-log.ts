@@ -33,7 +33,9 @@ export interface EventLog {
   readRaw(from: number, to?: number): Iterable<{ seq: number; bytes: Uint8Array }>;
   /** The current head. */
   head(): LogHead;
-  /** Calls `onRecord` for each record appended after `from` (including already stored ones); returns a stop function. */
+  /**
+   * Calls `onRecord` for each record appended after `from` (including already stored ones); returns a stop function.
+   */
   follow(from: number, onRecord: (record: LogRecord) => void): () => void;
   /**
    * Appends `batch` and removes every record before `cut.firstSeq`, atomically (retention; a

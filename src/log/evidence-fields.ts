@@ -29,11 +29,28 @@ const UNREAD = new Error('not read here');
 
 const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
 const K = {
-  seq: ascii('seq'), at: ascii('at'), type: ascii('type'), data: ascii('data'), prev: ascii('prev'), actor: ascii('actor'),
-  events: ascii('events'), id: ascii('id'), time: ascii('time'), class: ascii('class'), source: ascii('source'), service: ascii('service'),
-  category: ascii('category'), entityKeys: ascii('entityKeys'), attributes: ascii('attributes'), sourceEndpoint: ascii('sourceEndpoint'),
-  destinationEndpoint: ascii('destinationEndpoint'), adapter: ascii('adapter'), host: ascii('host'), ip: ascii('ip'),
-  user: ascii('user'), name: ascii('name'),
+  seq: ascii('seq'),
+  at: ascii('at'),
+  type: ascii('type'),
+  data: ascii('data'),
+  prev: ascii('prev'),
+  actor: ascii('actor'),
+  events: ascii('events'),
+  id: ascii('id'),
+  time: ascii('time'),
+  class: ascii('class'),
+  source: ascii('source'),
+  service: ascii('service'),
+  category: ascii('category'),
+  entityKeys: ascii('entityKeys'),
+  attributes: ascii('attributes'),
+  sourceEndpoint: ascii('sourceEndpoint'),
+  destinationEndpoint: ascii('destinationEndpoint'),
+  adapter: ascii('adapter'),
+  host: ascii('host'),
+  ip: ascii('ip'),
+  user: ascii('user'),
+  name: ascii('name'),
 };
 
 /** The record types whose events are read field by field; every other type is decoded whole. */
@@ -114,11 +131,16 @@ function withOwnedKeptStrings(record: LogRecord): LogRecord {
 function ownKeptStrings(record: { readonly type: string; readonly data: unknown }): void {
   for (const e of eventsOfRecord(record) as ReadonlyArray<{ time: unknown; entityKeys: unknown }>) {
     if (typeof e.time === 'string') e.time = own(e.time);
-    if (Array.isArray(e.entityKeys)) e.entityKeys = e.entityKeys.map((k: unknown) => typeof k === 'string' ? own(k) : k);
+    if (Array.isArray(e.entityKeys))
+      e.entityKeys = e.entityKeys.map((k: unknown) => (typeof k === 'string' ? own(k) : k));
   }
 }
 
-function readEvidenceRecord(bytes: Uint8Array, event: () => unknown, types: ReadonlySet<string>): LogRecord | undefined {
+function readEvidenceRecord(
+  bytes: Uint8Array,
+  event: () => unknown,
+  types: ReadonlySet<string>,
+): LogRecord | undefined {
   buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   pos = 0;
   let seq: number | undefined;
@@ -129,9 +151,13 @@ function readEvidenceRecord(bytes: Uint8Array, event: () => unknown, types: Read
   let recordData: { events: unknown[] } | undefined;
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
-    if (len === 3 && eq(K.seq)) { pos += 3; seq = integer(); }
-    else if (len === 2 && eq(K.at)) { pos += 2; at = string(); }
-    else if (len === 4 && eq(K.type)) {
+    if (len === 3 && eq(K.seq)) {
+      pos += 3;
+      seq = integer();
+    } else if (len === 2 && eq(K.at)) {
+      pos += 2;
+      at = string();
+    } else if (len === 4 && eq(K.type)) {
       pos += 4;
       type = string();
       if (!types.has(type)) return undefined;
@@ -140,12 +166,25 @@ function readEvidenceRecord(bytes: Uint8Array, event: () => unknown, types: Read
       if (type === undefined) throw UNREAD;
       pos += 4;
       recordData = data(event, WHOLE_DATA_TYPES.has(type));
-    } else if (len === 4 && eq(K.prev)) { pos += 4; prev = string(); }
-    else if (len === 5 && eq(K.actor)) { pos += 5; actor = plain(0); }
-    else throw UNREAD;
+    } else if (len === 4 && eq(K.prev)) {
+      pos += 4;
+      prev = string();
+    } else if (len === 5 && eq(K.actor)) {
+      pos += 5;
+      actor = plain(0);
+    } else throw UNREAD;
   }
-  if (pos !== buf.length || seq === undefined || at === undefined || type === undefined || prev === undefined || recordData === undefined) throw UNREAD;
-  const record: { seq: number; at: string; type: string; data: { events: unknown[] }; prev: string; actor?: unknown } = { seq, at, type, data: recordData, prev };
+  if (
+    pos !== buf.length ||
+    seq === undefined ||
+    at === undefined ||
+    type === undefined ||
+    prev === undefined ||
+    recordData === undefined
+  )
+    throw UNREAD;
+  const record: { seq: number; at: string; type: string; data: { events: unknown[] }; prev: string; actor?: unknown } =
+    { seq, at, type, data: recordData, prev };
   if (actor !== undefined) record.actor = actor;
   return record as LogRecord;
 }
@@ -182,25 +221,80 @@ function data(event: () => unknown, whole: boolean): { events: unknown[] } {
 
 function readSideEvent(): ReadSideEvent {
   const e = {
-    time: undefined as unknown as string, category: undefined as unknown as NormalizedEvent['category'], class: undefined as unknown as string,
-    source: undefined as unknown as { adapter: string }, entityKeys: undefined as unknown as string[],
-    actor: undefined as Picked | null | undefined, sourceEndpoint: undefined as Picked | null | undefined,
-    destinationEndpoint: undefined as Picked | null | undefined, service: undefined as Picked | null | undefined,
+    time: undefined as unknown as string,
+    category: undefined as unknown as NormalizedEvent['category'],
+    class: undefined as unknown as string,
+    source: undefined as unknown as { adapter: string },
+    entityKeys: undefined as unknown as string[],
+    actor: undefined as Picked | null | undefined,
+    sourceEndpoint: undefined as Picked | null | undefined,
+    destinationEndpoint: undefined as Picked | null | undefined,
+    service: undefined as Picked | null | undefined,
   };
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
     switch (len) {
-      case 4: if (eq(K.time)) { pos += 4; e.time = string(); continue; } break;
-      case 5:
-        if (eq(K.class)) { pos += 5; e.class = string(); continue; }
-        if (eq(K.actor)) { pos += 5; e.actor = picked(); continue; }
+      case 4:
+        if (eq(K.time)) {
+          pos += 4;
+          e.time = string();
+          continue;
+        }
         break;
-      case 6: if (eq(K.source)) { pos += 6; e.source = adapterOnly(); continue; } break;
-      case 7: if (eq(K.service)) { pos += 7; e.service = picked(); continue; } break;
-      case 8: if (eq(K.category)) { pos += 8; e.category = string() as NormalizedEvent['category']; continue; } break;
-      case 10: if (eq(K.entityKeys)) { pos += 10; e.entityKeys = strings(); continue; } break;
-      case 14: if (eq(K.sourceEndpoint)) { pos += 14; e.sourceEndpoint = picked(); continue; } break;
-      case 19: if (eq(K.destinationEndpoint)) { pos += 19; e.destinationEndpoint = picked(); continue; } break;
+      case 5:
+        if (eq(K.class)) {
+          pos += 5;
+          e.class = string();
+          continue;
+        }
+        if (eq(K.actor)) {
+          pos += 5;
+          e.actor = picked();
+          continue;
+        }
+        break;
+      case 6:
+        if (eq(K.source)) {
+          pos += 6;
+          e.source = adapterOnly();
+          continue;
+        }
+        break;
+      case 7:
+        if (eq(K.service)) {
+          pos += 7;
+          e.service = picked();
+          continue;
+        }
+        break;
+      case 8:
+        if (eq(K.category)) {
+          pos += 8;
+          e.category = string() as NormalizedEvent['category'];
+          continue;
+        }
+        break;
+      case 10:
+        if (eq(K.entityKeys)) {
+          pos += 10;
+          e.entityKeys = strings();
+          continue;
+        }
+        break;
+      case 14:
+        if (eq(K.sourceEndpoint)) {
+          pos += 14;
+          e.sourceEndpoint = picked();
+          continue;
+        }
+        break;
+      case 19:
+        if (eq(K.destinationEndpoint)) {
+          pos += 19;
+          e.destinationEndpoint = picked();
+          continue;
+        }
+        break;
     }
     pos += len;
     skip();
@@ -210,18 +304,58 @@ function readSideEvent(): ReadSideEvent {
 
 function writeSideEvent(): WriteSideEvent {
   const e = {
-    id: undefined as unknown as string, category: undefined as unknown as NormalizedEvent['category'], class: undefined as unknown as string,
-    time: undefined as unknown as string, source: undefined as unknown as NormalizedEvent['source'], attributes: undefined as unknown as NormalizedEvent['attributes'],
+    id: undefined as unknown as string,
+    category: undefined as unknown as NormalizedEvent['category'],
+    class: undefined as unknown as string,
+    time: undefined as unknown as string,
+    source: undefined as unknown as NormalizedEvent['source'],
+    attributes: undefined as unknown as NormalizedEvent['attributes'],
   };
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
     switch (len) {
-      case 2: if (eq(K.id)) { pos += 2; e.id = string(); continue; } break;
-      case 4: if (eq(K.time)) { pos += 4; e.time = string(); continue; } break;
-      case 5: if (eq(K.class)) { pos += 5; e.class = string(); continue; } break;
-      case 6: if (eq(K.source)) { pos += 6; e.source = plain(0) as NormalizedEvent['source']; continue; } break;
-      case 8: if (eq(K.category)) { pos += 8; e.category = string() as NormalizedEvent['category']; continue; } break;
-      case 10: if (eq(K.attributes)) { pos += 10; e.attributes = plain(0) as NormalizedEvent['attributes']; continue; } break;
+      case 2:
+        if (eq(K.id)) {
+          pos += 2;
+          e.id = string();
+          continue;
+        }
+        break;
+      case 4:
+        if (eq(K.time)) {
+          pos += 4;
+          e.time = string();
+          continue;
+        }
+        break;
+      case 5:
+        if (eq(K.class)) {
+          pos += 5;
+          e.class = string();
+          continue;
+        }
+        break;
+      case 6:
+        if (eq(K.source)) {
+          pos += 6;
+          e.source = plain(0) as NormalizedEvent['source'];
+          continue;
+        }
+        break;
+      case 8:
+        if (eq(K.category)) {
+          pos += 8;
+          e.category = string() as NormalizedEvent['category'];
+          continue;
+        }
+        break;
+      case 10:
+        if (eq(K.attributes)) {
+          pos += 10;
+          e.attributes = plain(0) as NormalizedEvent['attributes'];
+          continue;
+        }
+        break;
     }
     pos += len;
     skip();
@@ -234,8 +368,13 @@ function adapterOnly(): { adapter: string } {
   let adapter: string | undefined;
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
-    if (len === 7 && eq(K.adapter)) { pos += 7; adapter = string(); }
-    else { pos += len; skip(); }
+    if (len === 7 && eq(K.adapter)) {
+      pos += 7;
+      adapter = string();
+    } else {
+      pos += len;
+      skip();
+    }
   }
   return { adapter: adapter as string };
 }
@@ -247,13 +386,30 @@ function adapterOnly(): { adapter: string } {
 type Picked = Record<string, unknown>;
 
 function picked(): Picked | null {
-  if (buf[pos] === 0xc0) { pos++; return null; }
+  if (buf[pos] === 0xc0) {
+    pos++;
+    return null;
+  }
   const o: Picked = {};
   for (let n = mapHeader(); n > 0; n--) {
     const len = keyHeader();
-    const field = len === 4 ? (eq(K.host) ? 'host' : eq(K.user) ? 'user' : eq(K.name) ? 'name' : undefined) : len === 2 && eq(K.ip) ? 'ip' : undefined;
+    const field =
+      len === 4
+        ? eq(K.host)
+          ? 'host'
+          : eq(K.user)
+            ? 'user'
+            : eq(K.name)
+              ? 'name'
+              : undefined
+        : len === 2 && eq(K.ip)
+          ? 'ip'
+          : undefined;
     pos += len;
-    if (field === undefined) { skip(); continue; }
+    if (field === undefined) {
+      skip();
+      continue;
+    }
     const b = buf[pos]!;
     if (isString(b)) o[field] = string();
     else if (isContainerOrConstant(b)) {
@@ -268,9 +424,17 @@ function picked(): Picked | null {
 /** Whether the value at a type byte `b` is a string. */
 const isString = (b: number): boolean => (b & 0xe0) === 0xa0 || b === 0xd9 || b === 0xda || b === 0xdb;
 
-/** Whether the value at a type byte `b` is a map, an array, a binary, nil or a boolean: none reads as a string or a number. */
+/**
+ * Whether the value at a type byte `b` is a map, an array, a binary, nil or a boolean: none reads as a string or a
+ * number.
+ */
 const isContainerOrConstant = (b: number): boolean =>
-  (b >= 0x80 && b <= 0x9f) || b === 0xc0 || b === 0xc2 || b === 0xc3 || (b >= 0xc4 && b <= 0xc6) || (b >= 0xdc && b <= 0xdf);
+  (b >= 0x80 && b <= 0x9f) ||
+  b === 0xc0 ||
+  b === 0xc2 ||
+  b === 0xc3 ||
+  (b >= 0xc4 && b <= 0xc6) ||
+  (b >= 0xdc && b <= 0xdf);
 
 function strings(): string[] {
   const n = arrayHeader();
@@ -291,8 +455,14 @@ function eq(key: Uint8Array): boolean {
 /** A map key's header: its length (the key's bytes follow at `pos`). Only string keys are read here. */
 function keyHeader(): number {
   const b = buf[pos]!;
-  if ((b & 0xe0) === 0xa0) { pos++; return b & 0x1f; }
-  if (b === 0xd9) { pos += 2; return buf[pos - 1]!; }
+  if ((b & 0xe0) === 0xa0) {
+    pos++;
+    return b & 0x1f;
+  }
+  if (b === 0xd9) {
+    pos += 2;
+    return buf[pos - 1]!;
+  }
   throw UNREAD;
 }
 
@@ -300,11 +470,19 @@ function keyHeader(): number {
 function string(): string {
   const b = buf[pos]!;
   let len: number;
-  if ((b & 0xe0) === 0xa0) { len = b & 0x1f; pos++; }
-  else if (b === 0xd9) { len = buf[pos + 1]!; pos += 2; }
-  else if (b === 0xda) { len = (buf[pos + 1]! << 8) | buf[pos + 2]!; pos += 3; }
-  else if (b === 0xdb) { len = buf.readUInt32BE(pos + 1); pos += 5; }
-  else throw UNREAD;
+  if ((b & 0xe0) === 0xa0) {
+    len = b & 0x1f;
+    pos++;
+  } else if (b === 0xd9) {
+    len = buf[pos + 1]!;
+    pos += 2;
+  } else if (b === 0xda) {
+    len = (buf[pos + 1]! << 8) | buf[pos + 2]!;
+    pos += 3;
+  } else if (b === 0xdb) {
+    len = buf.readUInt32BE(pos + 1);
+    pos += 5;
+  } else throw UNREAD;
   const end = pos + len;
   const bytes = buf;
   if (end > bytes.length) throw UNREAD;
@@ -341,7 +519,8 @@ const INTERNED = 4096;
 const internedStrings = new Array<string | undefined>(INTERNED).fill(undefined);
 const internedHashes = new Int32Array(INTERNED);
 
-const latin1 = (start: number, end: number): string => (buf as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
+const latin1 = (start: number, end: number): string =>
+  (buf as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
 
 function sameAscii(s: string, at: number): boolean {
   const bytes = buf;
@@ -352,18 +531,46 @@ function sameAscii(s: string, at: number): boolean {
 /** A number msgpackr reads the same way: integers of up to 32 bits and float64. */
 function number(): number {
   const b = buf[pos]!;
-  if (b <= 0x7f) { pos++; return b; }
-  if (b >= 0xe0) { pos++; return b - 0x100; }
+  if (b <= 0x7f) {
+    pos++;
+    return b;
+  }
+  if (b >= 0xe0) {
+    pos++;
+    return b - 0x100;
+  }
   let v: number;
   switch (b) {
-    case 0xcc: v = buf[pos + 1]!; pos += 2; return v;
-    case 0xcd: v = buf.readUInt16BE(pos + 1); pos += 3; return v;
-    case 0xce: v = buf.readUInt32BE(pos + 1); pos += 5; return v;
-    case 0xd0: v = buf.readInt8(pos + 1); pos += 2; return v;
-    case 0xd1: v = buf.readInt16BE(pos + 1); pos += 3; return v;
-    case 0xd2: v = buf.readInt32BE(pos + 1); pos += 5; return v;
-    case 0xcb: v = buf.readDoubleBE(pos + 1); pos += 9; return v;
-    default: throw UNREAD;
+    case 0xcc:
+      v = buf[pos + 1]!;
+      pos += 2;
+      return v;
+    case 0xcd:
+      v = buf.readUInt16BE(pos + 1);
+      pos += 3;
+      return v;
+    case 0xce:
+      v = buf.readUInt32BE(pos + 1);
+      pos += 5;
+      return v;
+    case 0xd0:
+      v = buf.readInt8(pos + 1);
+      pos += 2;
+      return v;
+    case 0xd1:
+      v = buf.readInt16BE(pos + 1);
+      pos += 3;
+      return v;
+    case 0xd2:
+      v = buf.readInt32BE(pos + 1);
+      pos += 5;
+      return v;
+    case 0xcb:
+      v = buf.readDoubleBE(pos + 1);
+      pos += 9;
+      return v;
+    default:
+      throw UNREAD;
   }
 }
 
@@ -376,9 +583,18 @@ function integer(): number {
 function mapHeader(): number {
   const bytes = buf;
   const b = bytes[pos]!;
-  if ((b & 0xf0) === 0x80) { pos++; return b & 0x0f; }
-  if (b === 0xde) { pos += 3; return bytes.readUInt16BE(pos - 2); }
-  if (b === 0xdf) { pos += 5; return bytes.readUInt32BE(pos - 4); }
+  if ((b & 0xf0) === 0x80) {
+    pos++;
+    return b & 0x0f;
+  }
+  if (b === 0xde) {
+    pos += 3;
+    return bytes.readUInt16BE(pos - 2);
+  }
+  if (b === 0xdf) {
+    pos += 5;
+    return bytes.readUInt32BE(pos - 4);
+  }
   throw UNREAD;
 }
 
@@ -386,10 +602,17 @@ function mapHeader(): number {
 function arrayHeader(): number {
   const b = buf[pos]!;
   let n: number;
-  if ((b & 0xf0) === 0x90) { pos++; return b & 0x0f; }
-  if (b === 0xdc) { n = buf.readUInt16BE(pos + 1); pos += 3; }
-  else if (b === 0xdd) { n = buf.readUInt32BE(pos + 1); pos += 5; }
-  else throw UNREAD;
+  if ((b & 0xf0) === 0x90) {
+    pos++;
+    return b & 0x0f;
+  }
+  if (b === 0xdc) {
+    n = buf.readUInt16BE(pos + 1);
+    pos += 3;
+  } else if (b === 0xdd) {
+    n = buf.readUInt32BE(pos + 1);
+    pos += 5;
+  } else throw UNREAD;
   if (n > buf.length - pos) throw UNREAD;
   return n;
 }
@@ -415,8 +638,14 @@ function plain(depth: number): unknown {
     for (let n = arrayHeader(); n > 0; n--) a.push(plain(depth + 1));
     return a;
   }
-  if (b === 0xc0) { pos++; return null; }
-  if (b === 0xc2 || b === 0xc3) { pos++; return b === 0xc3; }
+  if (b === 0xc0) {
+    pos++;
+    return null;
+  }
+  if (b === 0xc2 || b === 0xc3) {
+    pos++;
+    return b === 0xc3;
+  }
   if (isString(b)) return string();
   return number();
 }
@@ -430,32 +659,102 @@ function skip(): void {
     pending--;
     if (p >= bytes.length) throw UNREAD;
     const b = bytes[p]!;
-    if (b <= 0x7f || b >= 0xe0) { p++; continue; }
-    if (b <= 0x8f) { p++; pending += 2 * (b & 0x0f); continue; }
-    if (b <= 0x9f) { p++; pending += b & 0x0f; continue; }
-    if (b <= 0xbf) { p += 1 + (b & 0x1f); continue; }
+    if (b <= 0x7f || b >= 0xe0) {
+      p++;
+      continue;
+    }
+    if (b <= 0x8f) {
+      p++;
+      pending += 2 * (b & 0x0f);
+      continue;
+    }
+    if (b <= 0x9f) {
+      p++;
+      pending += b & 0x0f;
+      continue;
+    }
+    if (b <= 0xbf) {
+      p += 1 + (b & 0x1f);
+      continue;
+    }
     switch (b) {
-      case 0xc0: case 0xc2: case 0xc3: p += 1; break;
-      case 0xc4: case 0xd9: p += 2 + bytes[p + 1]!; break;
-      case 0xc5: case 0xda: p += 3 + bytes.readUInt16BE(p + 1); break;
-      case 0xc6: case 0xdb: p += 5 + bytes.readUInt32BE(p + 1); break;
-      case 0xc7: p += 3 + bytes[p + 1]!; break;
-      case 0xc8: p += 4 + bytes.readUInt16BE(p + 1); break;
-      case 0xc9: p += 6 + bytes.readUInt32BE(p + 1); break;
-      case 0xcc: case 0xd0: p += 2; break;
-      case 0xcd: case 0xd1: p += 3; break;
-      case 0xca: case 0xce: case 0xd2: p += 5; break;
-      case 0xcb: case 0xcf: case 0xd3: p += 9; break;
-      case 0xd4: p += 3; break;
-      case 0xd5: p += 4; break;
-      case 0xd6: p += 6; break;
-      case 0xd7: p += 10; break;
-      case 0xd8: p += 18; break;
-      case 0xdc: pending += bytes.readUInt16BE(p + 1); p += 3; break;
-      case 0xdd: pending += bytes.readUInt32BE(p + 1); p += 5; break;
-      case 0xde: pending += 2 * bytes.readUInt16BE(p + 1); p += 3; break;
-      case 0xdf: pending += 2 * bytes.readUInt32BE(p + 1); p += 5; break;
-      default: throw UNREAD; // 0xc1 is never used
+      case 0xc0:
+      case 0xc2:
+      case 0xc3:
+        p += 1;
+        break;
+      case 0xc4:
+      case 0xd9:
+        p += 2 + bytes[p + 1]!;
+        break;
+      case 0xc5:
+      case 0xda:
+        p += 3 + bytes.readUInt16BE(p + 1);
+        break;
+      case 0xc6:
+      case 0xdb:
+        p += 5 + bytes.readUInt32BE(p + 1);
+        break;
+      case 0xc7:
+        p += 3 + bytes[p + 1]!;
+        break;
+      case 0xc8:
+        p += 4 + bytes.readUInt16BE(p + 1);
+        break;
+      case 0xc9:
+        p += 6 + bytes.readUInt32BE(p + 1);
+        break;
+      case 0xcc:
+      case 0xd0:
+        p += 2;
+        break;
+      case 0xcd:
+      case 0xd1:
+        p += 3;
+        break;
+      case 0xca:
+      case 0xce:
+      case 0xd2:
+        p += 5;
+        break;
+      case 0xcb:
+      case 0xcf:
+      case 0xd3:
+        p += 9;
+        break;
+      case 0xd4:
+        p += 3;
+        break;
+      case 0xd5:
+        p += 4;
+        break;
+      case 0xd6:
+        p += 6;
+        break;
+      case 0xd7:
+        p += 10;
+        break;
+      case 0xd8:
+        p += 18;
+        break;
+      case 0xdc:
+        pending += bytes.readUInt16BE(p + 1);
+        p += 3;
+        break;
+      case 0xdd:
+        pending += bytes.readUInt32BE(p + 1);
+        p += 5;
+        break;
+      case 0xde:
+        pending += 2 * bytes.readUInt16BE(p + 1);
+        p += 3;
+        break;
+      case 0xdf:
+        pending += 2 * bytes.readUInt32BE(p + 1);
+        p += 5;
+        break;
+      default:
+        throw UNREAD; // 0xc1 is never used
     }
   }
   if (p > bytes.length) throw UNREAD;

@@ -20,10 +20,24 @@ export function exportLineParts(record: LogRecord, raw?: Uint8Array): string[] {
   // fast path. The record has no `raw` of its own, so `raw` goes last, as in `{ ...record, raw }`.
   if (plainWithin(record, MAX_JSON_DEPTH)) {
     const json = JSON.stringify(record);
-    return raw ? [json.slice(0, -1), ',"raw":"', Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64'), '"}\n'] : [json, '\n'];
+    return raw
+      ? [
+          json.slice(0, -1),
+          ',"raw":"',
+          Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64'),
+          '"}\n',
+        ]
+      : [json, '\n'];
   }
-  const shown = raw ? { ...(clampDepth(record) as object), raw: Buffer.from(raw).toString('base64') } : clampDepth(record);
-  return [JSON.stringify(shown, (_k, val) => (typeof val === 'bigint' ? val.toString() : val instanceof Uint8Array ? Buffer.from(val).toString('base64') : val)), '\n'];
+  const shown = raw
+    ? { ...(clampDepth(record) as object), raw: Buffer.from(raw).toString('base64') }
+    : clampDepth(record);
+  return [
+    JSON.stringify(shown, (_k, val) =>
+      typeof val === 'bigint' ? val.toString() : val instanceof Uint8Array ? Buffer.from(val).toString('base64') : val,
+    ),
+    '\n',
+  ];
 }
 
 /** Whether `value` nests at most `max` levels and holds no bigint or bytes (iterative). */

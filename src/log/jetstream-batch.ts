@@ -6,7 +6,10 @@ import type { LogRecord, NewRecord } from '../kernel/record.js';
 /** How long an append retries a publish the stream did not take (a server restarting, a stream leader moving). */
 export const DEFAULT_RETRY_WINDOW_MS = 30_000;
 const RETRY_PAUSE_MS = 250;
-/** Pulls of a follower's consumer expire after this (heartbeats at half): a consumer lost with its server is recreated in seconds. */
+/**
+ * Pulls of a follower's consumer expire after this (heartbeats at half): a consumer lost with its server is recreated
+ * in seconds.
+ */
 export const FOLLOW_EXPIRES_MS = 5000;
 
 // A batch message is a msgpack array of the records' stored bytes: the same bytes the chain hashes.
@@ -15,7 +18,8 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSiz
 /** The stored bytes of a batch message's records; throws on a message that is not a batch. */
 export function unpackBatch(data: Uint8Array): Uint8Array[] {
   const value: unknown = packr.unpack(data);
-  if (!Array.isArray(value) || value.length === 0 || !value.every((b) => b instanceof Uint8Array)) throw new Error('a stream message is not a Vigil batch');
+  if (!Array.isArray(value) || value.length === 0 || !value.every((b) => b instanceof Uint8Array))
+    throw new Error('a stream message is not a Vigil batch');
   return value as Uint8Array[];
 }
 
@@ -40,7 +44,8 @@ export async function republish(publish: () => Promise<PubAck>, first: unknown, 
   for (;;) {
     const wrongSequence = /wrong last sequence/i.test((last as Error)?.message ?? '');
     // The first attempt may have raced an earlier batch's retry; a second refusal is final.
-    if (wrongSequence && previousWrongSequence) throw new FatalStorageError(`another writer appended to the stream: ${(last as Error).message}`);
+    if (wrongSequence && previousWrongSequence)
+      throw new FatalStorageError(`another writer appended to the stream: ${(last as Error).message}`);
     previousWrongSequence = wrongSequence;
     if (performance.now() >= deadline) throw last;
     if (!wrongSequence) await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS));

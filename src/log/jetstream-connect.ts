@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, tokenAuthenticator, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
 import { secretFileProblem } from '../kernel/secret-files.js';
 import type { JetStreamConfig } from './jetstream-config.js';
 
@@ -31,7 +37,9 @@ function readSecret(path: string): Uint8Array {
 export async function connectJetStream(config: JetStreamConfig, name: string): Promise<JetStreamConnection> {
   const authenticator = config.credentialsFile
     ? credsAuthenticator(readSecret(config.credentialsFile))
-    : config.tokenFile ? tokenAuthenticator(Buffer.from(readSecret(config.tokenFile)).toString('utf8').trim()) : undefined;
+    : config.tokenFile
+      ? tokenAuthenticator(Buffer.from(readSecret(config.tokenFile)).toString('utf8').trim())
+      : undefined;
   const nc = await connect({
     servers: config.servers,
     name,
@@ -41,15 +49,30 @@ export async function connectJetStream(config: JetStreamConfig, name: string): P
     timeout: 10_000,
   }).catch((err: Error) => {
     // Said as a start-up refusal (the CLI prints it as it is): which servers, and what to do.
-    throw new Error(`refusing to start: cannot reach NATS at ${config.servers.join(', ')} (${err.message}); start the NATS servers first, or check storage.jetstream.servers and the credentials file (docs/scale-out.md)`);
+    throw new Error(
+      `refusing to start: cannot reach NATS at ${config.servers.join(', ')} (${err.message}); start the NATS servers ` +
+        `first, or check storage.jetstream.servers and the credentials file (docs/scale-out.md)`,
+    );
   });
   try {
     const jsm = await jetstreamManager(nc, { timeout: config.publishTimeoutSeconds * 1000 });
     const js = jetstream(nc, { timeout: config.publishTimeoutSeconds * 1000 });
-    return { nc, js, jsm, subject: `vigil.${config.stream}.batches`, cutSubject: `vigil.${config.stream}.cuts`, stream: config.stream, close: () => nc.close() };
+    return {
+      nc,
+      js,
+      jsm,
+      subject: `vigil.${config.stream}.batches`,
+      cutSubject: `vigil.${config.stream}.cuts`,
+      stream: config.stream,
+      close: () => nc.close(),
+    };
   } catch (err) {
     await nc.close();
-    throw new Error(`refusing to start: JetStream at ${config.servers.join(', ')} did not answer (${(err as Error).message}): a majority of the NATS servers must be up with JetStream on; under systemd (Restart=always) the node tries again (docs/scale-out.md)`);
+    throw new Error(
+      `refusing to start: JetStream at ${config.servers.join(', ')} did not answer (${(err as Error).message}): a ` +
+        `majority of the NATS servers must be up with JetStream on; under systemd (Restart=always) the node tries ` +
+        `again (docs/scale-out.md)`,
+    );
   }
 }
 
@@ -57,7 +80,11 @@ export async function connectJetStream(config: JetStreamConfig, name: string): P
 const DUPLICATE_WINDOW_NS = 2 * 60 * 1_000_000_000;
 
 /** The stream settings the log needs; docs/scale-out.md says why each is set. */
-export function streamSettings(config: JetStreamConfig, subjects: { subject: string; cutSubject: string }, maxMessageBytes: number): Partial<StreamConfig> & { name: string } {
+export function streamSettings(
+  config: JetStreamConfig,
+  subjects: { subject: string; cutSubject: string },
+  maxMessageBytes: number,
+): Partial<StreamConfig> & { name: string } {
   return {
     name: config.stream,
     subjects: [subjects.subject, subjects.cutSubject],
@@ -78,24 +105,45 @@ export function streamSettings(config: JetStreamConfig, subjects: { subject: str
   };
 }
 
-/** What an existing stream allows: retention needs the cuts subject and purges (streams of earlier versions have neither). */
+/**
+ * What an existing stream allows: retention needs the cuts subject and purges (streams of earlier versions have
+ * neither).
+ */
 export interface StreamAbilities {
   readonly retention: boolean;
-  /** When the stream was created (as the servers keep it, the same for every node): it names the stream's export items. */
+  /**
+   * When the stream was created (as the servers keep it, the same for every node): it names the stream's export items.
+   */
   readonly created: string;
 }
 
 /** Settings a stream must have to hold the log; any other value is refused rather than silently changed. */
-const REQUIRED: readonly (keyof StreamConfig)[] = ['storage', 'retention', 'max_msgs', 'max_bytes', 'max_age', 'deny_delete', 'allow_rollup_hdrs'];
+const REQUIRED: readonly (keyof StreamConfig)[] = [
+  'storage',
+  'retention',
+  'max_msgs',
+  'max_bytes',
+  'max_age',
+  'deny_delete',
+  'allow_rollup_hdrs',
+];
 
 /**
  * Creates the log's stream, or checks an existing one: a stream that could lose, reorder or
  * purge records (a limit, a retention policy, memory storage) is refused with the difference.
  */
-export async function ensureStream(conn: JetStreamConnection, config: JetStreamConfig, maxMessageBytes: number): Promise<StreamAbilities> {
+export async function ensureStream(
+  conn: JetStreamConnection,
+  config: JetStreamConfig,
+  maxMessageBytes: number,
+): Promise<StreamAbilities> {
   const wanted = streamSettings(config, conn, maxMessageBytes);
   const existing = await conn.jsm.streams.info(config.stream).catch((err: unknown) => {
-    if ((err as { name?: string })?.name === 'StreamNotFoundError' || /stream not found/i.test((err as Error)?.message ?? '')) return undefined;
+    if (
+      (err as { name?: string })?.name === 'StreamNotFoundError' ||
+      /stream not found/i.test((err as Error)?.message ?? '')
+    )
+      return undefined;
     throw err;
   });
   if (!existing) {
@@ -103,15 +151,27 @@ export async function ensureStream(conn: JetStreamConnection, config: JetStreamC
     return { retention: true, created: added.created };
   }
   const have = existing.config as unknown as Record<string, unknown>;
-  const differences = REQUIRED.filter((k) => JSON.stringify(have[k]) !== JSON.stringify((wanted as Record<string, unknown>)[k]));
-  // A stream made by an earlier version has only the batches subject and deny_purge: it holds the log, without retention.
+  const differences = REQUIRED.filter(
+    (k) => JSON.stringify(have[k]) !== JSON.stringify((wanted as Record<string, unknown>)[k]),
+  );
+  // A stream made by an earlier version has only the batches subject and deny_purge: it holds the log, without
+  // retention.
   const subjects = JSON.stringify(existing.config.subjects);
-  if (subjects !== JSON.stringify([conn.subject]) && subjects !== JSON.stringify(wanted.subjects)) differences.push('subjects');
+  if (subjects !== JSON.stringify([conn.subject]) && subjects !== JSON.stringify(wanted.subjects))
+    differences.push('subjects');
   if (differences.length > 0) {
-    throw new Error(`refusing to start: the stream ${config.stream} has settings a log cannot have: ${differences.map((k) => `${k}=${JSON.stringify(have[k])} (needs ${JSON.stringify((wanted as Record<string, unknown>)[k])})`).join(', ')}`);
+    const needs = (k: string) => JSON.stringify((wanted as Record<string, unknown>)[k]);
+    const listed = differences.map((k) => `${k}=${JSON.stringify(have[k])} (needs ${needs(k)})`).join(', ');
+    throw new Error(`refusing to start: the stream ${config.stream} has settings a log cannot have: ${listed}`);
   }
   if (existing.config.num_replicas !== config.replicas) {
-    throw new Error(`refusing to start: the stream ${config.stream} has ${existing.config.num_replicas} replicas and the configuration asks for ${config.replicas}: change one of them (nats stream edit --replicas)`);
+    throw new Error(
+      `refusing to start: the stream ${config.stream} has ${existing.config.num_replicas} replicas and the ` +
+        `configuration asks for ${config.replicas}: change one of them (nats stream edit --replicas)`,
+    );
   }
-  return { retention: subjects === JSON.stringify(wanted.subjects) && existing.config.deny_purge === false, created: existing.created };
+  return {
+    retention: subjects === JSON.stringify(wanted.subjects) && existing.config.deny_purge === false,
+    created: existing.created,
+  };
 }

@@ -14,11 +14,19 @@ import { decodeRecord } from './record.js';
 import { type LogRecord } from '../kernel/record.js';
 
 /** The cut a batch makes: its `LogSegmentsExpired` record, as the log's cut. */
-export function cutOfBatch(records: readonly LogRecord[]): (LogCut & { readonly treeFrontier?: readonly string[] }) | undefined {
+export function cutOfBatch(
+  records: readonly LogRecord[],
+): (LogCut & { readonly treeFrontier?: readonly string[] }) | undefined {
   const r = records.find((x) => x.type === 'LogSegmentsExpired');
   if (!r) return undefined;
   const d = r.data as { firstSeq: number; prevHash: string; treeRoot: string; treeFrontier?: string[] };
-  return { firstSeq: d.firstSeq, prevHash: d.prevHash, treeRoot: d.treeRoot, atSeq: records.at(-1)!.seq, ...(d.treeFrontier ? { treeFrontier: d.treeFrontier } : {}) };
+  return {
+    firstSeq: d.firstSeq,
+    prevHash: d.prevHash,
+    treeRoot: d.treeRoot,
+    atSeq: records.at(-1)!.seq,
+    ...(d.treeFrontier ? { treeFrontier: d.treeFrontier } : {}),
+  };
 }
 
 /** The records a batch message holds (header `Vigil-Seq: first-last`, or its records when the header is missing). */
@@ -53,13 +61,27 @@ export async function startFromCut(store: LmdbStore, conn: JetStreamConnection, 
   const last = await conn.jsm.streams.getMessage(conn.stream, { last_by_subj: conn.cutSubject });
   const records = last ? unpackBatch(last.data).map((b) => decodeRecord(b)) : [];
   const cut = cutOfBatch(records);
-  if (!last || !cut) throw new Error(`refusing to start: the stream ${conn.stream} starts at message ${firstStreamSeq} and records no cut (on ${conn.cutSubject}): it was purged by hand; this store cannot copy it`);
-  if (!cut.treeFrontier) throw new Error(`refusing to start: the last cut of ${conn.stream} does not record its Merkle frontier: this store cannot start from it`);
+  if (!last || !cut)
+    throw new Error(
+      `refusing to start: the stream ${conn.stream} starts at message ${firstStreamSeq} and records no cut (on ` +
+        `${conn.cutSubject}): it was purged by hand; this store cannot copy it`,
+    );
+  if (!cut.treeFrontier)
+    throw new Error(
+      `refusing to start: the last cut of ${conn.stream} does not record its Merkle frontier: this store cannot ` +
+        `start from it`,
+    );
   const size = cut.firstSeq - 1;
   const frontier = frontierOfText(size, cut.treeFrontier);
-  if (size % 256 !== 0 || Buffer.from(frontierRoot(frontier)).toString('base64') !== cut.treeRoot) throw new Error(`refusing to start: the last cut of ${conn.stream} records a Merkle frontier that does not have its root`);
+  if (size % 256 !== 0 || Buffer.from(frontierRoot(frontier)).toString('base64') !== cut.treeRoot)
+    throw new Error(
+      `refusing to start: the last cut of ${conn.stream} records a Merkle frontier that does not have its root`,
+    );
   const streamSeq = await messageHolding(conn, cut.firstSeq, firstStreamSeq, last.seq).catch((err: Error) => {
-    throw new Error(`refusing to start: the stream ${conn.stream} does not hold record ${cut.firstSeq}, the first after its last cut (${err.message}): it was purged past the cut by hand; this store cannot copy it`);
+    throw new Error(
+      `refusing to start: the stream ${conn.stream} does not hold record ${cut.firstSeq}, the first after its last ` +
+        `cut (${err.message}): it was purged past the cut by hand; this store cannot copy it`,
+    );
   });
   seedMerkleTree(store, frontier);
   const meta: Database<LogHead | LogCut, string> = store.db('log-meta');

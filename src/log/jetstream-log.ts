@@ -9,7 +9,14 @@ import { decodeRecord, hashBytes } from './record.js';
 import { linkBatch } from './chain.js';
 import { type LogRecord, type NewRecord } from '../kernel/record.js';
 import { cutOfBatch, messageHolding, startFromCut } from './jetstream-cut.js';
-import { DEFAULT_RETRY_WINDOW_MS, FOLLOW_EXPIRES_MS, packBatch, republish, toNew, unpackBatch } from './jetstream-batch.js';
+import {
+  DEFAULT_RETRY_WINDOW_MS,
+  FOLLOW_EXPIRES_MS,
+  packBatch,
+  republish,
+  toNew,
+  unpackBatch,
+} from './jetstream-batch.js';
 
 /** Where the local copy stands in the stream: the last batch message it holds and the last record's seq. */
 interface Position {
@@ -31,7 +38,10 @@ export interface Replica {
   cut?(records: readonly LogRecord[], cut: LogCut): { readonly inTransaction: InTransaction; refold(): Promise<void> };
 }
 
-/** Writes beyond the log that a cut batch read from the stream needs in its transaction (the carried records' places); undefined for other batches. */
+/**
+ * Writes beyond the log that a cut batch read from the stream needs in its transaction (the carried records' places);
+ * undefined for other batches.
+ */
 export type CutWrites = (records: readonly LogRecord[]) => (() => void) | undefined;
 
 /** Options of a JetStream log beyond its store and connection. */
@@ -41,7 +51,9 @@ export interface JetStreamLogOptions {
   readonly cutWrites?: CutWrites;
   /** Where the log says what it did by itself (a follower that stalled and follows again). */
   readonly notice?: (line: Record<string, unknown>) => void;
-  /** How long a follower's copy may stand still while the stream grows before its consumer is replaced (STALL_CHECK_MS). */
+  /**
+   * How long a follower's copy may stand still while the stream grows before its consumer is replaced (STALL_CHECK_MS).
+   */
   readonly stallCheckMs?: number;
 }
 
@@ -91,7 +103,12 @@ export { NotLeaderError };
  * Opens the local copy kept in `store` and brings it up to the stream's last batch. A copy that is
  * not a prefix of the stream (another stream, a store that held an LMDB log) is refused.
  */
-export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnection, onFatal: (err: Error) => void = () => {}, opts: JetStreamLogOptions = {}): Promise<JetStreamEventLog> {
+export async function openJetStreamLog(
+  store: LmdbStore,
+  conn: JetStreamConnection,
+  onFatal: (err: Error) => void = () => {},
+  opts: JetStreamLogOptions = {},
+): Promise<JetStreamEventLog> {
   const { retryWindowMs = DEFAULT_RETRY_WINDOW_MS, cutWrites, notice = () => {}, stallCheckMs = STALL_CHECK_MS } = opts;
   const positions: Database<Position, string> = store.db('jetstream');
   const stateAtOpen = (await conn.jsm.streams.info(conn.stream)).state;
@@ -100,13 +117,21 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   const at = positions.get('position');
   const meta = store.db('log-meta') as Database<LogHead | LogCut, string>;
   const startedCut = meta.get('cut') as LogCut | undefined;
-  const startedOnly = at !== undefined && startedCut !== undefined && at.seq === startedCut.firstSeq - 1 && at.seq === (meta.get('head') as LogHead | undefined)?.seq;
+  const startedOnly =
+    at !== undefined &&
+    startedCut !== undefined &&
+    at.seq === startedCut.firstSeq - 1 &&
+    at.seq === (meta.get('head') as LogHead | undefined)?.seq;
   const empty = at === undefined && meta.get('head') === undefined;
-  if ((empty || startedOnly) && stateAtOpen.messages > 0 && stateAtOpen.first_seq > (at?.streamSeq ?? 0) + 1) await startFromCut(store, conn, stateAtOpen.first_seq);
+  if ((empty || startedOnly) && stateAtOpen.messages > 0 && stateAtOpen.first_seq > (at?.streamSeq ?? 0) + 1)
+    await startFromCut(store, conn, stateAtOpen.first_seq);
   const inner = openLmdbLog(store, onFatal);
   let position: Position = positions.get('position') ?? { streamSeq: 0, seq: 0 };
   if (position.seq !== inner.head().seq) {
-    throw new Error(`refusing to start: the store at ${store.path} holds ${inner.head().seq} records that did not come from a JetStream stream: a JetStream node needs its own store directory`);
+    throw new Error(
+      `refusing to start: the store at ${store.path} holds ${inner.head().seq} records that did not come from a ` +
+        `JetStream stream: a JetStream node needs its own store directory`,
+    );
   }
   let failed: Error | undefined;
   let closing = false;
@@ -121,14 +146,18 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   let pending: Promise<unknown> = Promise.resolve();
 
   function fail(err: unknown): never {
-    failed ??= err instanceof FatalStorageError ? err : new FatalStorageError(`log write failed, outcome unknown: ${(err as Error)?.message ?? String(err)}`);
+    failed ??=
+      err instanceof FatalStorageError
+        ? err
+        : new FatalStorageError(`log write failed, outcome unknown: ${(err as Error)?.message ?? String(err)}`);
     onFatal(failed);
     throw failed;
   }
 
   /** Stages a batch that the stream holds at `streamSeq` into the local copy, checking its chain. */
   function applyMessage(streamSeq: number, data: Uint8Array, replica?: Replica): StagedBatch {
-    if (streamSeq !== position.streamSeq + 1) throw new FatalStorageError(`the stream skipped from ${position.streamSeq} to ${streamSeq}`);
+    if (streamSeq !== position.streamSeq + 1)
+      throw new FatalStorageError(`the stream skipped from ${position.streamSeq} to ${streamSeq}`);
     let encoded = unpackBatch(data);
     let records = encoded.map((b) => decodeRecord(b));
     let { seq, hash } = inner.head();
@@ -136,12 +165,14 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     // before the cut must be the one whose hash the cut recorded.
     const skip = records.findIndex((r) => r.seq > seq);
     if (skip > 0) {
-      if (records[skip - 1]!.seq !== seq || hashBytes(encoded[skip - 1]!) !== hash) throw new FatalStorageError(`stream message ${streamSeq} does not continue the local log at ${seq}`);
+      if (records[skip - 1]!.seq !== seq || hashBytes(encoded[skip - 1]!) !== hash)
+        throw new FatalStorageError(`stream message ${streamSeq} does not continue the local log at ${seq}`);
       encoded = encoded.slice(skip);
       records = records.slice(skip);
     }
     for (let i = 0; i < records.length; i++) {
-      if (records[i]!.seq !== seq + 1 || records[i]!.prev !== hash) throw new FatalStorageError(`stream message ${streamSeq} does not continue the local log at ${seq}`);
+      if (records[i]!.seq !== seq + 1 || records[i]!.prev !== hash)
+        throw new FatalStorageError(`stream message ${streamSeq} does not continue the local log at ${seq}`);
       seq++;
       hash = hashBytes(encoded[i]!);
     }
@@ -150,37 +181,65 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     const cut = cutOfBatch(records);
     const cutting = cut && replica?.cut ? replica.cut(records, cut) : undefined;
     const carriedWrites = cut ? cutWrites?.(records) : undefined;
-    const localCut = cut && cut.firstSeq > inner.first() ? { firstSeq: cut.firstSeq, prevHash: cut.prevHash, treeRoot: cut.treeRoot } : undefined;
+    const localCut =
+      cut && cut.firstSeq > inner.first()
+        ? { firstSeq: cut.firstSeq, prevHash: cut.prevHash, treeRoot: cut.treeRoot }
+        : undefined;
     const next = { streamSeq, seq };
-    const staged = inner.stage(records.map(toNew), (recs) => {
-      positions.putSync('position', next);
-      inTxn?.(recs);
-      carriedWrites?.();
-      cutting?.inTransaction(recs);
-    }, localCut);
-    if (inner.head().hash !== hash) throw new FatalStorageError(`stream message ${streamSeq} re-encodes to other bytes`);
+    const staged = inner.stage(
+      records.map(toNew),
+      (recs) => {
+        positions.putSync('position', next);
+        inTxn?.(recs);
+        carriedWrites?.();
+        cutting?.inTransaction(recs);
+      },
+      localCut,
+    );
+    if (inner.head().hash !== hash)
+      throw new FatalStorageError(`stream message ${streamSeq} re-encodes to other bytes`);
     position = next;
     pendingHead = inner.head();
     expectedLast = streamSeq;
     wake();
     const settled = staged.durable.then(() => replica?.settle(staged.records));
-    return { records: staged.records, kept: staged.kept, durable: cutting ? settled.then(() => cutting.refold()) : settled };
+    return {
+      records: staged.records,
+      kept: staged.kept,
+      durable: cutting ? settled.then(() => cutting.refold()) : settled,
+    };
   }
 
   /** Applies every batch after the local position up to the stream's last message now. */
   async function catchUp(replica?: Replica): Promise<void> {
     const last = (await conn.jsm.streams.info(conn.stream)).state.last_seq;
-    if (last < position.streamSeq) throw new Error(`the local copy holds stream message ${position.streamSeq} and the stream ${conn.stream} ends at ${last}: the stream is not the one this store copied`);
+    if (last < position.streamSeq)
+      throw new Error(
+        `the local copy holds stream message ${position.streamSeq} and the stream ${conn.stream} ends at ${last}: ` +
+          `the stream is not the one this store copied`,
+      );
     // A consumer that delivers nothing for a check period stalled (see STALL_CHECK_MS): another one
     // takes over from where the copy stands.
     for (let attempt = 1; position.streamSeq < last; attempt++) {
       if (failed) throw failed;
       if (closing) return;
-      if (attempt > 1) notice({ level: 'warn', msg: 'catching up with the stream stalled: going on with a new consumer', position: position.streamSeq, streamLast: last, attempt });
-      const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
+      if (attempt > 1)
+        notice({
+          level: 'warn',
+          msg: 'catching up with the stream stalled: going on with a new consumer',
+          position: position.streamSeq,
+          streamLast: last,
+          attempt,
+        });
+      const consumer = await conn.js.consumers.get(conn.stream, {
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: position.streamSeq + 1,
+      });
       const messages = await consumer.consume({ expires: FOLLOW_EXPIRES_MS });
       catching = messages;
-      const idle = setTimeout(() => { void messages.close().catch(() => undefined); }, stallCheckMs);
+      const idle = setTimeout(() => {
+        void messages.close().catch(() => undefined);
+      }, stallCheckMs);
       let staged: StagedBatch | undefined;
       try {
         for await (const m of messages) {
@@ -205,12 +264,20 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     if (c && position.seq === c.firstSeq - 1) return;
     const stored = await conn.jsm.streams.getMessage(conn.stream, { seq: position.streamSeq });
     if (!stored && stateAtOpen.first_seq > position.streamSeq + 1) {
-      throw new Error(`refusing to start: the stream ${conn.stream} no longer holds the messages after this store's position (${position.streamSeq}): retention purged them up to ${stateAtOpen.first_seq - 1} while this node was away; move ${store.path} aside and start the node with an empty storage.path: it starts from the last cut (docs/scale-out.md)`);
+      throw new Error(
+        `refusing to start: the stream ${conn.stream} no longer holds the messages after this store's position ` +
+          `(${position.streamSeq}): retention purged them up to ${stateAtOpen.first_seq - 1} while this node was ` +
+          `away; move ${store.path} aside and start the node with an empty storage.path: it starts from the last cut ` +
+          `(docs/scale-out.md)`,
+      );
     }
     if (!stored) return; // purged up to this very message: the next one is checked against the local head
     const encoded = unpackBatch(stored.data);
     if (encoded.length === 0 || hashBytes(encoded[encoded.length - 1]!) !== inner.head().hash) {
-      throw new Error(`refusing to start: stream message ${position.streamSeq} of ${conn.stream} is not the batch this store holds: the stream is not the one this store copied`);
+      throw new Error(
+        `refusing to start: stream message ${position.streamSeq} of ${conn.stream} is not the batch this store ` +
+          `holds: the stream is not the one this store copied`,
+      );
     }
   }
 
@@ -240,27 +307,43 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     // a different batch (another writer's) never passes as a duplicate of this one.
     const payload = packBatch(encoded);
     // A cut goes on the cuts subject: a node that starts behind the purged prefix finds the last one by it.
-    const publish = () => conn.js.publish(cut ? conn.cutSubject : conn.subject, payload, { msgID: hash, headers: h, expect: { lastSequence: expect, streamName: conn.stream } });
+    const publish = () =>
+      conn.js.publish(cut ? conn.cutSubject : conn.subject, payload, {
+        msgID: hash,
+        headers: h,
+        expect: { lastSequence: expect, streamName: conn.stream },
+      });
     const deadline = performance.now() + retryWindowMs;
     // Sent at once, so batches pipeline; a failed first attempt is retried once the batch before it settled.
     const ack = publish();
     ack.catch(() => undefined);
     const staged = staging.then(async () => {
       const a = await ack.catch((err: unknown) => republish(publish, err, deadline));
-      if (a.seq !== expect + 1) throw new FatalStorageError(`the stream stored batch ${records[0]!.seq}-${seq} at ${a.seq}, expected ${expect + 1}`);
+      if (a.seq !== expect + 1)
+        throw new FatalStorageError(
+          `the stream stored batch ${records[0]!.seq}-${seq} at ${a.seq}, expected ${expect + 1}`,
+        );
       const next = { streamSeq: a.seq, seq };
-      const local = inner.stage(batch, (recs) => {
-        positions.putSync('position', next);
-        inTransaction?.(recs);
-      }, cut);
-      if (inner.head().hash !== hash) throw new FatalStorageError(`the local copy chained batch ${records[0]!.seq}-${seq} differently`);
+      const local = inner.stage(
+        batch,
+        (recs) => {
+          positions.putSync('position', next);
+          inTransaction?.(recs);
+        },
+        cut,
+      );
+      if (inner.head().hash !== hash)
+        throw new FatalStorageError(`the local copy chained batch ${records[0]!.seq}-${seq} differently`);
       position = next;
       return local;
     });
     staging = staged;
     // Once the cut is in the stream and the local copy, the stream's prefix is purged; a failed
     // purge is done again by the next expiry run or the next leader (purgeBelowCut).
-    const durable = staged.then((local) => local.durable).catch(fail).then(() => (cut ? purgeBelowCut().catch(() => undefined) : undefined));
+    const durable = staged
+      .then((local) => local.durable)
+      .catch(fail)
+      .then(() => (cut ? purgeBelowCut().catch(() => undefined) : undefined));
     pending = durable;
     // The batch itself is held until the stream has it (the local copy is staged from it then).
     return { records, kept: records, durable };
@@ -270,7 +353,11 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
 
   const waiters = new Set<{ readonly streamSeq: number; readonly resolve: () => void }>();
   function wake(): void {
-    for (const w of waiters) if (position.streamSeq >= w.streamSeq) { waiters.delete(w); w.resolve(); }
+    for (const w of waiters)
+      if (position.streamSeq >= w.streamSeq) {
+        waiters.delete(w);
+        w.resolve();
+      }
   }
 
   // Following, leading and replacing a stalled consumer run one at a time: two consumers applying
@@ -305,7 +392,13 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     try {
       await inTurn(async () => {
         if (!following || leads || failed || !replica || position.streamSeq !== at) return;
-        notice({ level: 'warn', msg: 'the local copy stopped following the stream: following again with a new consumer', position: at, streamLast: last, stalledForMs: stallCheckMs });
+        notice({
+          level: 'warn',
+          msg: 'the local copy stopped following the stream: following again with a new consumer',
+          position: at,
+          streamLast: last,
+          stalledForMs: stallCheckMs,
+        });
         await follow(replica);
       });
     } finally {
@@ -318,10 +411,15 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
     await stopReplica?.();
     if (closing) return async () => {};
     following = true;
-    stallCheck ??= setInterval(() => { checkProgress().catch(() => undefined); }, stallCheckMs).unref();
+    stallCheck ??= setInterval(() => {
+      checkProgress().catch(() => undefined);
+    }, stallCheckMs).unref();
     await catchUp(r);
     if (closing) return async () => {};
-    const consumer = await conn.js.consumers.get(conn.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: position.streamSeq + 1 });
+    const consumer = await conn.js.consumers.get(conn.stream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: position.streamSeq + 1,
+    });
     // Pulls that expire every 5 s (heartbeats every 2.5 s): a consumer lost with its server is
     // noticed and recreated in seconds, not after the default 30 s.
     const messages = await consumer.consume({ expires: FOLLOW_EXPIRES_MS });
@@ -337,7 +435,8 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
       }
     })().catch((err: unknown) => {
       // The consumer gave up (it could not be recreated): the progress check replaces it.
-      if (following && !failed) notice({ level: 'warn', msg: 'the stream consumer ended', error: (err as Error)?.message ?? String(err) });
+      if (following && !failed)
+        notice({ level: 'warn', msg: 'the stream consumer ended', error: (err as Error)?.message ?? String(err) });
     });
     const stop = async () => {
       await messages.close().catch(() => undefined);
@@ -350,7 +449,11 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
   }
 
   /** Stages a batch and resolves with its records once it is durable (in the stream and the local copy). */
-  async function commit(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): Promise<LogRecord[]> {
+  async function commit(
+    batch: readonly NewRecord[],
+    inTransaction?: InTransaction,
+    cut?: LogCut,
+  ): Promise<LogRecord[]> {
     const staged = stage(batch, inTransaction, cut);
     await staged.durable;
     return [...staged.records];
@@ -389,8 +492,17 @@ export async function openJetStreamLog(store: LmdbStore, conn: JetStreamConnecti
       const last = (await conn.jsm.streams.info(conn.stream)).state.last_seq;
       if (position.streamSeq >= last) return true;
       return new Promise<boolean>((resolve) => {
-        const waiter = { streamSeq: last, resolve: () => { clearTimeout(timer); resolve(true); } };
-        const timer = setTimeout(() => { waiters.delete(waiter); resolve(false); }, timeoutMs);
+        const waiter = {
+          streamSeq: last,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve(true);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          resolve(false);
+        }, timeoutMs);
         waiters.add(waiter);
       });
     },

@@ -44,7 +44,9 @@ export function lentReader<T>(root: RootDatabase, name: string, decode: LentDeco
     throw err;
   };
   const options: DatabaseOptions & { name: string; encoder: LentEncoder<T> } = {
-    name, keyEncoding: 'uint32', cache: false,
+    name,
+    keyEncoding: 'uint32',
+    cache: false,
     // lmdb-js reads a value into one buffer it keeps for every read (or views it in the map) and
     // sets that buffer's own `length` to the value's size, which its `byteLength` may exceed. It
     // never writes through this handle, but insists on an encoder with both halves.
@@ -58,7 +60,9 @@ export function lentReader<T>(root: RootDatabase, name: string, decode: LentDeco
           return undefined;
         }
       },
-      encode: () => { throw new Error(`database ${name} is only read through this handle`); },
+      encode: () => {
+        throw new Error(`database ${name} is only read through this handle`);
+      },
     },
   };
   const db = root.openDB<T | undefined, number>(options);

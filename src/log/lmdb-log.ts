@@ -67,7 +67,8 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
 
   function stage(batch: readonly NewRecord[], inTransaction?: InTransaction, newCut?: LogCut): StagedBatch {
     if (failed) throw failed;
-    if (newCut && !(newCut.firstSeq > (cut?.firstSeq ?? 1) && newCut.firstSeq <= head.seq + 1)) throw new RangeError(`cannot cut the log at ${newCut.firstSeq}`);
+    if (newCut && !(newCut.firstSeq > (cut?.firstSeq ?? 1) && newCut.firstSeq <= head.seq + 1))
+      throw new RangeError(`cannot cut the log at ${newCut.firstSeq}`);
     const removeFrom = cut?.firstSeq ?? 1;
     let storedCut: LogCut | undefined;
     // Seq and chain links are assigned now, synchronously, so concurrent appends chain in call order.
@@ -80,23 +81,30 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     // A nested transactionSync is a child transaction: if anything in it throws, none of the
     // batch's writes survive, even though other work shares the outer batched transaction.
     const first = kept[0]?.seq;
-    const done = store.root.transaction(() => store.root.transactionSync(() => {
-      // A batch chains behind the one staged before it: if that one did not commit (its child
-      // transaction threw, or its commit failed), this one must not either, or the log has a hole.
-      // (The first record after a cut has no record before it: a JetStream copy can start there.)
-      if (first !== undefined && (records.doesExist(first) || (first > (cut?.firstSeq ?? 1) && !records.doesExist(first - 1)))) {
-        throw new FatalStorageError(`record ${first - 1} was not committed: refusing to write record ${first} after it`);
-      }
-      for (let i = 0; i < kept.length; i++) records.putSync(kept[i]!.seq, bytes[i]!);
-      if (kept.length > 0) meta.putSync('head', newHead);
-      if (newCut) {
-        // The records go, the tree's nodes stay: proofs and checkpoints of the whole log still hold.
-        for (let s = removeFrom; s < newCut.firstSeq; s++) records.removeSync(s);
-        cutMeta.putSync('cut', storedCut!);
-      }
-      treeWrites();
-      inTransaction?.(kept);
-    }));
+    const done = store.root.transaction(() =>
+      store.root.transactionSync(() => {
+        // A batch chains behind the one staged before it: if that one did not commit (its child
+        // transaction threw, or its commit failed), this one must not either, or the log has a hole.
+        // (The first record after a cut has no record before it: a JetStream copy can start there.)
+        if (
+          first !== undefined &&
+          (records.doesExist(first) || (first > (cut?.firstSeq ?? 1) && !records.doesExist(first - 1)))
+        ) {
+          throw new FatalStorageError(
+            `record ${first - 1} was not committed: refusing to write record ${first} after it`,
+          );
+        }
+        for (let i = 0; i < kept.length; i++) records.putSync(kept[i]!.seq, bytes[i]!);
+        if (kept.length > 0) meta.putSync('head', newHead);
+        if (newCut) {
+          // The records go, the tree's nodes stay: proofs and checkpoints of the whole log still hold.
+          for (let s = removeFrom; s < newCut.firstSeq; s++) records.removeSync(s);
+          cutMeta.putSync('cut', storedCut!);
+        }
+        treeWrites();
+        inTransaction?.(kept);
+      }),
+    );
     const durable = (async () => {
       try {
         await done;
@@ -123,7 +131,8 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
   }
 
   function* readRaw(from: number, to = head.seq): Iterable<{ seq: number; bytes: Uint8Array }> {
-    for (const { key, value } of records.getRange({ start: Math.max(1, from), end: to + 1 })) yield { seq: key, bytes: value };
+    for (const { key, value } of records.getRange({ start: Math.max(1, from), end: to + 1 }))
+      yield { seq: key, bytes: value };
   }
 
   return {

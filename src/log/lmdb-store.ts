@@ -9,7 +9,10 @@ export interface LmdbStore {
   readonly path: string;
   readonly root: RootDatabase;
   /** Opens (or creates) a named database in the environment. */
-  db<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(name: string, options?: { encoding?: 'msgpack' | 'binary' | 'json'; keyEncoding?: 'uint32' | 'ordered-binary' }): Database<V, K>;
+  db<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(
+    name: string,
+    options?: { encoding?: 'msgpack' | 'binary' | 'json'; keyEncoding?: 'uint32' | 'ordered-binary' },
+  ): Database<V, K>;
   close(): Promise<void>;
 }
 
@@ -28,7 +31,11 @@ function refuseSharedEnvironment(path: string, release: () => void): void {
   // This process took the pid lock file over as stale: leave it naming the holder, where there is one.
   if (visible.length === 1) nameHolder(join(path, STORE_LOCK_FILE), visible[0]!);
   else release();
-  throw new StoreLockedError(`the store at ${path} is in use by ${visible.length > 0 ? `process ${visible.join(', ')}` : 'a process whose pid is not visible here'}; stop it first (one Vigil process per store)`);
+  throw new StoreLockedError(
+    `the store at ${path} is in use by ` +
+      `${visible.length > 0 ? `process ${visible.join(', ')}` : 'a process whose pid is not visible here'}; stop it ` +
+      `first (one Vigil process per store)`,
+  );
 }
 
 /** Opens the store directory (created 0700), refusing one that another process holds. */
@@ -51,7 +58,13 @@ export function openLmdbStore(path: string): LmdbStore {
   return {
     path,
     root: opened,
-    db: (name, options) => opened.openDB({ name, encoding: options?.encoding ?? 'msgpack', keyEncoding: options?.keyEncoding, cache: false }),
+    db: (name, options) =>
+      opened.openDB({
+        name,
+        encoding: options?.encoding ?? 'msgpack',
+        keyEncoding: options?.keyEncoding,
+        cache: false,
+      }),
     async close() {
       await opened.flushed;
       await opened.close();

@@ -28,7 +28,11 @@ export function loadOrCreateLogKey(path: string): NoteSigner {
  * here would be one that never signed anything, and handed to auditors as if it had).
  */
 export function loadLogKey(path: string): NoteSigner {
-  if (!existsSync(path)) throw new Error(`no checkpoint signing key at ${path}: \`vigil serve\` makes it at its first start (if this store has served before, restore the key with it from a backup)`);
+  if (!existsSync(path))
+    throw new Error(
+      `no checkpoint signing key at ${path}: \`vigil serve\` makes it at its first start (if this store has served ` +
+        `before, restore the key with it from a backup)`,
+    );
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`refusing the log signing key: ${problem}`);
   const signer = parseSignerKey(readFileSync(path, 'utf8'));

@@ -1,7 +1,17 @@
 import type { Database } from 'lmdb';
 import type { LmdbStore } from './lmdb-store.js';
 import type { LentReader } from './lent-range.js';
-import { appendLeaf, consistencyPath, frontierRoot, inclusionPath, leafHash, nodeHash, rootAt, type Frontier, type NodeSource } from './merkle.js';
+import {
+  appendLeaf,
+  consistencyPath,
+  frontierRoot,
+  inclusionPath,
+  leafHash,
+  nodeHash,
+  rootAt,
+  type Frontier,
+  type NodeSource,
+} from './merkle.js';
 
 /** Only every eighth level is stored (tiles of 256): about one node per 256 records. */
 const TILE = 8;
@@ -28,7 +38,10 @@ export interface MerkleTree {
   inclusion(seq: number, size: number): Uint8Array[];
   /** The consistency path between trees of `from` and `to` records. */
   consistency(from: number, to: number): Uint8Array[];
-  /** The frontier of the first `size` records from stored nodes (a size past a retention cut needs no removed record when it is a multiple of 256). */
+  /**
+   * The frontier of the first `size` records from stored nodes (a size past a retention cut needs no removed record
+   * when it is a multiple of 256).
+   */
   frontierAt(size: number): Frontier;
   /** Clears the stored nodes and hashes the whole log again (`vigil replay`); returns the size. */
   rebuild(): Promise<number>;
@@ -51,7 +64,9 @@ export class MissingRecordError extends Error {
  * (`leafHash`); a log older than the tree (or a tree cut short) is caught up now.
  */
 export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>, headSeq: number): MerkleTree {
-  const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', { encoding: 'binary' }) as unknown as Database<Uint8Array, [number, number]>;
+  const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', {
+    encoding: 'binary',
+  }) as unknown as Database<Uint8Array, [number, number]>;
   const meta: Database<number, string> = store.db('merkle-meta');
   const node: NodeSource = (level, index) => {
     if (level === 0) {
@@ -70,7 +85,8 @@ export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>,
       const base = level - (level % TILE);
       const width = 2 ** (level - base);
       let row = Array.from({ length: width }, (_, j) => node(base, index * width + j));
-      while (row.length > 1) row = Array.from({ length: row.length / 2 }, (_, j) => nodeHash(row[2 * j]!, row[2 * j + 1]!));
+      while (row.length > 1)
+        row = Array.from({ length: row.length / 2 }, (_, j) => nodeHash(row[2 * j]!, row[2 * j + 1]!));
       return row[0]!;
     }
     const h = nodes.get([level, index]);
@@ -113,7 +129,8 @@ export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>,
   }
 
   function bounded(size: number): number {
-    if (!(Number.isInteger(size) && size >= 0 && size <= committed)) throw new RangeError(`tree size ${size} is beyond the committed log (${committed})`);
+    if (!(Number.isInteger(size) && size >= 0 && size <= committed))
+      throw new RangeError(`tree size ${size} is beyond the committed log (${committed})`);
     return size;
   }
 
@@ -122,14 +139,20 @@ export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>,
     size: () => frontier.size,
     committedSize: () => committed,
     stage,
-    settle(size) { committed = Math.max(committed, Math.min(size, frontier.size)); },
-    root: (size = committed) => (size === frontier.size && size === committed ? frontierRoot(frontier) : rootAt(node, bounded(size))),
+    settle(size) {
+      committed = Math.max(committed, Math.min(size, frontier.size));
+    },
+    root: (size = committed) =>
+      size === frontier.size && size === committed ? frontierRoot(frontier) : rootAt(node, bounded(size)),
     inclusion: (seq, size) => inclusionPath(node, seq - 1, bounded(size)),
     consistency: (from, to) => consistencyPath(node, bounded(from), bounded(to)),
     frontierAt: (size) => loadFrontier(node, bounded(size)),
     async rebuild() {
       const to = frontier.size;
-      await store.root.transaction(() => { nodes.clearSync(); meta.removeSync('size'); });
+      await store.root.transaction(() => {
+        nodes.clearSync();
+        meta.removeSync('size');
+      });
       frontier = { size: 0, roots: [] };
       committed = 0;
       catchUp(to);
@@ -159,7 +182,9 @@ function loadFrontier(node: NodeSource, size: number): Frontier {
  * set, so roots, checkpoints and proofs of the records after it work; proofs into the prefix do not.
  */
 export function seedMerkleTree(store: LmdbStore, frontier: Frontier): void {
-  const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', { encoding: 'binary' }) as unknown as Database<Uint8Array, [number, number]>;
+  const nodes: Database<Uint8Array, [number, number]> = store.db('merkle', {
+    encoding: 'binary',
+  }) as unknown as Database<Uint8Array, [number, number]>;
   const meta: Database<number, string> = store.db('merkle-meta');
   store.root.transactionSync(() => {
     let start = 0;
@@ -184,7 +209,9 @@ export function frontierText(f: Frontier): string[] {
   return out;
 }
 
-/** The frontier of `size` records from the roots a cut recorded (largest first); throws when they do not fit the size. */
+/**
+ * The frontier of `size` records from the roots a cut recorded (largest first); throws when they do not fit the size.
+ */
 export function frontierOfText(size: number, roots: readonly string[]): Frontier {
   const f: Frontier = { size, roots: [] };
   let i = 0;

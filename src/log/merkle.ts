@@ -19,7 +19,13 @@ const pair = Buffer.allocUnsafe(65);
 
 /** The leaf hash of one entry: SHA-256(0x00 ‖ entry bytes). */
 export function leafHash(entry: Uint8Array): Uint8Array {
-  if (entry.length > SMALL) return view(createHash('sha256').update(new Uint8Array([0x00])).update(entry).digest());
+  if (entry.length > SMALL)
+    return view(
+      createHash('sha256')
+        .update(new Uint8Array([0x00]))
+        .update(entry)
+        .digest(),
+    );
   scratch[0] = 0x00;
   scratch.set(entry, 1);
   return view(hash('sha256', scratch.subarray(0, entry.length + 1), 'buffer'));
@@ -28,7 +34,14 @@ export function leafHash(entry: Uint8Array): Uint8Array {
 /** The hash of an interior node: SHA-256(0x01 ‖ left ‖ right). */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
   // A proof from outside may hold hashes of another length: those take the general path (and fail to verify).
-  if (left.length !== 32 || right.length !== 32) return view(createHash('sha256').update(new Uint8Array([0x01])).update(left).update(right).digest());
+  if (left.length !== 32 || right.length !== 32)
+    return view(
+      createHash('sha256')
+        .update(new Uint8Array([0x01]))
+        .update(left)
+        .update(right)
+        .digest(),
+    );
   pair[0] = 0x01;
   pair.set(left, 1);
   pair.set(right, 33);
@@ -122,7 +135,12 @@ function equal(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /** Recomputes the root from a leaf hash and its inclusion path (RFC 9162 2.1.3.2). */
-export function rootFromInclusion(index: number, size: number, leaf: Uint8Array, path: readonly Uint8Array[]): Uint8Array | undefined {
+export function rootFromInclusion(
+  index: number,
+  size: number,
+  leaf: Uint8Array,
+  path: readonly Uint8Array[],
+): Uint8Array | undefined {
   if (!(index >= 0 && index < size)) return undefined;
   let fn = index;
   let sn = size - 1;
@@ -131,7 +149,11 @@ export function rootFromInclusion(index: number, size: number, leaf: Uint8Array,
     if (sn === 0) return undefined;
     if (fn % 2 === 1 || fn === sn) {
       r = nodeHash(p, r);
-      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2); }
+      if (fn % 2 === 0)
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
     } else {
       r = nodeHash(r, p);
     }
@@ -142,13 +164,25 @@ export function rootFromInclusion(index: number, size: number, leaf: Uint8Array,
 }
 
 /** Whether `path` proves entry `index` with leaf hash `leaf` is in the tree of `size` with `root`. */
-export function verifyInclusion(index: number, size: number, leaf: Uint8Array, path: readonly Uint8Array[], root: Uint8Array): boolean {
+export function verifyInclusion(
+  index: number,
+  size: number,
+  leaf: Uint8Array,
+  path: readonly Uint8Array[],
+  root: Uint8Array,
+): boolean {
   const r = rootFromInclusion(index, size, leaf, path);
   return r !== undefined && equal(r, root);
 }
 
 /** Whether `path` proves the tree (`to`, `newRoot`) extends the tree (`from`, `oldRoot`) (RFC 9162 2.1.4.2). */
-export function verifyConsistency(from: number, to: number, oldRoot: Uint8Array, newRoot: Uint8Array, path: readonly Uint8Array[]): boolean {
+export function verifyConsistency(
+  from: number,
+  to: number,
+  oldRoot: Uint8Array,
+  newRoot: Uint8Array,
+  path: readonly Uint8Array[],
+): boolean {
   if (!(from >= 0 && from <= to)) return false;
   if (from === to) return path.length === 0 && equal(oldRoot, newRoot);
   if (from === 0) return path.length === 0 && equal(oldRoot, EMPTY_ROOT);
@@ -156,7 +190,10 @@ export function verifyConsistency(from: number, to: number, oldRoot: Uint8Array,
   const c = isPow2(from) ? [oldRoot, ...path] : [...path];
   let fn = from - 1;
   let sn = to - 1;
-  while (fn % 2 === 1) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2); }
+  while (fn % 2 === 1) {
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
   let fr = c[0]!;
   let sr = c[0]!;
   for (const p of c.slice(1)) {
@@ -164,7 +201,11 @@ export function verifyConsistency(from: number, to: number, oldRoot: Uint8Array,
     if (fn % 2 === 1 || fn === sn) {
       fr = nodeHash(p, fr);
       sr = nodeHash(p, sr);
-      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2); }
+      if (fn % 2 === 0)
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
     } else {
       sr = nodeHash(sr, p);
     }

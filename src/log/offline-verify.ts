@@ -11,7 +11,8 @@ import { openNote, type NoteVerifier } from './signed-note.js';
  */
 
 /** A verdict: ok with what was proven, or the first bad record (when one can be named) and why. */
-export type Verdict<T> = ({ readonly ok: true } & T) | { readonly ok: false; readonly badSeq?: number; readonly reason: string };
+export type Verdict<T> =
+  ({ readonly ok: true } & T) | { readonly ok: false; readonly badSeq?: number; readonly reason: string };
 
 /** Opens a checkpoint note with the log's verifier key and parses it. */
 export function openCheckpoint(note: string, key: NoteVerifier): Verdict<{ checkpoint: Checkpoint }> {
@@ -19,7 +20,8 @@ export function openCheckpoint(note: string, key: NoteVerifier): Verdict<{ check
   if (!opened.ok) return { ok: false, reason: `checkpoint: ${opened.error}` };
   const cp = parseCheckpoint(opened.text);
   if (!cp.ok) return { ok: false, reason: `checkpoint: ${cp.error}` };
-  if (cp.checkpoint.origin !== key.name) return { ok: false, reason: `checkpoint origin ${cp.checkpoint.origin} is not the key's name ${key.name}` };
+  if (cp.checkpoint.origin !== key.name)
+    return { ok: false, reason: `checkpoint origin ${cp.checkpoint.origin} is not the key's name ${key.name}` };
   return { ok: true, checkpoint: cp.checkpoint };
 }
 
@@ -31,7 +33,12 @@ export function readExportLine(line: string, expectedSeq: number): Verdict<{ byt
   } catch {
     return { ok: false, badSeq: expectedSeq, reason: `line ${expectedSeq} is not JSON` };
   }
-  if (typeof raw !== 'string') return { ok: false, badSeq: expectedSeq, reason: `line ${expectedSeq} has no raw record bytes (export with --raw)` };
+  if (typeof raw !== 'string')
+    return {
+      ok: false,
+      badSeq: expectedSeq,
+      reason: `line ${expectedSeq} has no raw record bytes (export with --raw)`,
+    };
   // A Buffer, as the exporter decoded from LMDB, so byte fields render the same way in both.
   const bytes = Buffer.from(raw, 'base64');
   let record: LogRecord;
@@ -41,7 +48,12 @@ export function readExportLine(line: string, expectedSeq: number): Verdict<{ byt
     return { ok: false, badSeq: expectedSeq, reason: `line ${expectedSeq}: the record bytes do not decode` };
   }
   // The readable fields must be exactly what the bytes say, so a reader of the JSON reads what was hashed.
-  if (exportLine(record, bytes) !== `${line.trimEnd()}\n`) return { ok: false, badSeq: record.seq, reason: `record ${record.seq}: the exported fields differ from its record bytes` };
+  if (exportLine(record, bytes) !== `${line.trimEnd()}\n`)
+    return {
+      ok: false,
+      badSeq: record.seq,
+      reason: `record ${record.seq}: the exported fields differ from its record bytes`,
+    };
   return { ok: true, bytes, record };
 }
 
@@ -50,7 +62,11 @@ export function readExportLine(line: string, expectedSeq: number): Verdict<{ byt
  * compares them with a signed checkpoint. Names the first record that is changed, missing, out of
  * place or cut off.
  */
-export function verifyExport(lines: Iterable<string>, note: string, key: NoteVerifier): Verdict<{ size: number; root: string; beyond: number }> {
+export function verifyExport(
+  lines: Iterable<string>,
+  note: string,
+  key: NoteVerifier,
+): Verdict<{ size: number; root: string; beyond: number }> {
   const opened = openCheckpoint(note, key);
   if (!opened.ok) return opened;
   const { size, root } = opened.checkpoint;
@@ -65,17 +81,40 @@ export function verifyExport(lines: Iterable<string>, note: string, key: NoteVer
     const r = readExportLine(line, seq);
     if (!r.ok) return r;
     if (r.record.seq !== seq) {
-      return { ok: false, badSeq: seq, reason: r.record.seq > seq ? `record ${seq} is missing (the next line holds ${r.record.seq})` : `record ${r.record.seq} is out of place (expected ${seq})` };
+      return {
+        ok: false,
+        badSeq: seq,
+        reason:
+          r.record.seq > seq
+            ? `record ${seq} is missing (the next line holds ${r.record.seq})`
+            : `record ${r.record.seq} is out of place (expected ${seq})`,
+      };
     }
-    if (r.record.prev !== prev) return { ok: false, badSeq: seq - 1, reason: `record ${seq - 1} does not hash to the link record ${seq} holds: it was changed` };
+    if (r.record.prev !== prev)
+      return {
+        ok: false,
+        badSeq: seq - 1,
+        reason: `record ${seq - 1} does not hash to the link record ${seq} holds: it was changed`,
+      };
     prev = hashBytes(r.bytes);
     appendLeaf(f, leafHash(r.bytes));
     if (f.size === size) sizeRoot = frontierRoot(f);
   }
-  if (f.size < size) return { ok: false, badSeq: f.size + 1, reason: `the export ends after record ${f.size}; the checkpoint covers ${size}` };
+  if (f.size < size)
+    return {
+      ok: false,
+      badSeq: f.size + 1,
+      reason: `the export ends after record ${f.size}; the checkpoint covers ${size}`,
+    };
   if (!Buffer.from(sizeRoot!).equals(Buffer.from(root))) {
     // Every link held, so only the last record can differ from what was checkpointed (or the whole log was rewritten).
-    return { ok: false, badSeq: size, reason: `the root of ${size} records differs from the checkpoint's: record ${size} was changed or the log was rewritten` };
+    return {
+      ok: false,
+      badSeq: size,
+      reason:
+        `the root of ${size} records differs from the checkpoint's: record ${size} was changed or the log was ` +
+        `rewritten`,
+    };
   }
   return { ok: true, size, root: Buffer.from(root).toString('base64'), beyond: f.size - size };
 }
@@ -83,7 +122,12 @@ export function verifyExport(lines: Iterable<string>, note: string, key: NoteVer
 const hashes = (path: readonly string[]) => path.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
 
 /** Checks that the newer signed checkpoint extends the older one, with an RFC 9162 consistency proof. */
-export function verifyCheckpointConsistency(oldNote: string, newNote: string, key: NoteVerifier, proof: readonly string[]): Verdict<{ from: number; to: number }> {
+export function verifyCheckpointConsistency(
+  oldNote: string,
+  newNote: string,
+  key: NoteVerifier,
+  proof: readonly string[],
+): Verdict<{ from: number; to: number }> {
   const a = openCheckpoint(oldNote, key);
   if (!a.ok) return { ok: false, reason: `old ${a.reason}` };
   const b = openCheckpoint(newNote, key);
@@ -91,13 +135,24 @@ export function verifyCheckpointConsistency(oldNote: string, newNote: string, ke
   const [from, to] = [a.checkpoint.size, b.checkpoint.size];
   if (from > to) return { ok: false, reason: `the old checkpoint (${from}) is larger than the new one (${to})` };
   if (!verifyConsistency(from, to, a.checkpoint.root, b.checkpoint.root, hashes(proof))) {
-    return { ok: false, reason: from === to ? `two checkpoints of ${from} records with different roots: the log forked` : `the log of ${to} records is not an extension of the log of ${from} records (fork or rewrite)` };
+    return {
+      ok: false,
+      reason:
+        from === to
+          ? `two checkpoints of ${from} records with different roots: the log forked`
+          : `the log of ${to} records is not an extension of the log of ${from} records (fork or rewrite)`,
+    };
   }
   return { ok: true, from, to };
 }
 
 /** Checks that one exported record is in the tree of a signed checkpoint, with an RFC 9162 inclusion proof. */
-export function verifyRecordInclusion(line: string, note: string, key: NoteVerifier, proof: readonly string[]): Verdict<{ seq: number; size: number }> {
+export function verifyRecordInclusion(
+  line: string,
+  note: string,
+  key: NoteVerifier,
+  proof: readonly string[],
+): Verdict<{ seq: number; size: number }> {
   const cp = openCheckpoint(note, key);
   if (!cp.ok) return cp;
   let seq: number;
@@ -109,6 +164,11 @@ export function verifyRecordInclusion(line: string, note: string, key: NoteVerif
   const r = readExportLine(line, seq);
   if (!r.ok) return r;
   const root = rootFromInclusion(r.record.seq - 1, cp.checkpoint.size, leafHash(r.bytes), hashes(proof));
-  if (!root || !Buffer.from(root).equals(Buffer.from(cp.checkpoint.root))) return { ok: false, badSeq: r.record.seq, reason: `record ${r.record.seq} is not in the checkpointed log of ${cp.checkpoint.size} records` };
+  if (!root || !Buffer.from(root).equals(Buffer.from(cp.checkpoint.root)))
+    return {
+      ok: false,
+      badSeq: r.record.seq,
+      reason: `record ${r.record.seq} is not in the checkpointed log of ${cp.checkpoint.size} records`,
+    };
   return { ok: true, seq: r.record.seq, size: cp.checkpoint.size };
 }

@@ -4,7 +4,6 @@ import { Packr } from 'msgpackr';
 import { decodeBounded } from './bounded-msgpack.js';
 import type { LogRecord } from '../kernel/record.js';
 
-
 // Plain maps and arrays only (no msgpackr record extension), so the bytes are self-describing
 // and any msgpack implementation can read an exported log.
 const PACK_OPTIONS = { useRecords: false, mapsAsObjects: true, variableMapSize: true } as const;
@@ -28,7 +27,13 @@ function carriesEvents(data: unknown): boolean {
 
 /** Encodes a record to the bytes that are stored and hashed. */
 export function encodeRecord(record: LogRecord): Uint8Array {
-  const plain: Record<string, unknown> = { seq: record.seq, at: record.at, type: record.type, data: record.data, prev: record.prev };
+  const plain: Record<string, unknown> = {
+    seq: record.seq,
+    at: record.at,
+    type: record.type,
+    data: record.data,
+    prev: record.prev,
+  };
   if (record.actor) plain.actor = record.actor;
   return (carriesEvents(record.data) ? evidencePackr : packr).pack(plain);
 }
@@ -47,7 +52,11 @@ const PROTO_KEY = Buffer.from([0xa9, ...Buffer.from('__proto__', 'latin1')]);
 const mapsPackr = new Packr({ ...PACK_OPTIONS, mapsAsObjects: false });
 
 function holdsProtoKey(bytes: Uint8Array): boolean {
-  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).indexOf(PROTO_KEY) !== -1;
+  return (
+    (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).indexOf(
+      PROTO_KEY,
+    ) !== -1
+  );
 }
 
 /** msgpackr's key of a map read as an object (its `asSafeString`). */
@@ -61,7 +70,8 @@ function keyOf(k: unknown): string {
 function objectsOf(value: unknown): unknown {
   if (value instanceof Map) {
     const o: Record<string, unknown> = {};
-    for (const [k, v] of value) Object.defineProperty(o, keyOf(k), { value: objectsOf(v), enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of value)
+      Object.defineProperty(o, keyOf(k), { value: objectsOf(v), enumerable: true, writable: true, configurable: true });
     return o;
   }
   if (Array.isArray(value)) {
@@ -110,7 +120,11 @@ export function keptRecord(record: LogRecord, bytes: Uint8Array): LogRecord {
   let data: unknown;
   let decoded = false;
   return {
-    seq: record.seq, at: record.at, type: record.type, ...(record.actor ? { actor: record.actor } : {}), prev: record.prev,
+    seq: record.seq,
+    at: record.at,
+    type: record.type,
+    ...(record.actor ? { actor: record.actor } : {}),
+    prev: record.prev,
     get data() {
       if (!decoded) {
         data = decodeRecord(bytes).data;

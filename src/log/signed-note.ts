@@ -19,11 +19,23 @@ const MAX_NOTE = 1 << 20;
 const MAX_SIGNATURES = 100;
 
 /** A signer: the key name, the 32-byte Ed25519 seed, and its signature type (0x01 when absent). */
-export interface NoteSigner { readonly name: string; readonly seed: Uint8Array; readonly type?: KeyType }
+export interface NoteSigner {
+  readonly name: string;
+  readonly seed: Uint8Array;
+  readonly type?: KeyType;
+}
 /** A verifier: the key name, the 32-byte Ed25519 public key, and its signature type (0x01 when absent). */
-export interface NoteVerifier { readonly name: string; readonly publicKey: Uint8Array; readonly type?: KeyType }
+export interface NoteVerifier {
+  readonly name: string;
+  readonly publicKey: Uint8Array;
+  readonly type?: KeyType;
+}
 /** One signature line, verified or not. */
-export interface NoteSignature { readonly name: string; readonly keyHash: number; readonly signature: Uint8Array }
+export interface NoteSignature {
+  readonly name: string;
+  readonly keyHash: number;
+  readonly signature: Uint8Array;
+}
 
 /** Whether a string may name a key: non-empty, no whitespace, no `+`. */
 export function validKeyName(name: string): boolean {
@@ -41,17 +53,22 @@ const hex8 = (n: number) => n.toString(16).padStart(8, '0');
 /** The verifier key string `name+hash+base64(type ‖ public key)` an outsider is given. */
 export function verifierKeyString(v: NoteVerifier): string {
   const type = v.type ?? ED25519;
-  return `${v.name}+${hex8(keyHash(v.name, v.publicKey, type))}+${Buffer.concat([Uint8Array.of(type), v.publicKey]).toString('base64')}`;
+  const key = Buffer.concat([Uint8Array.of(type), v.publicKey]).toString('base64');
+  return `${v.name}+${hex8(keyHash(v.name, v.publicKey, type))}+${key}`;
 }
 
 /** The signer key string `PRIVATE+KEY+name+hash+base64(type ‖ seed)` kept in the key file. */
 export function signerKeyString(s: NoteSigner): string {
   const pub = publicKeyOf(s.seed);
   const type = s.type ?? ED25519;
-  return `PRIVATE+KEY+${s.name}+${hex8(keyHash(s.name, pub, type))}+${Buffer.concat([Uint8Array.of(type), s.seed]).toString('base64')}`;
+  const seed = Buffer.concat([Uint8Array.of(type), s.seed]).toString('base64');
+  return `PRIVATE+KEY+${s.name}+${hex8(keyHash(s.name, pub, type))}+${seed}`;
 }
 
-function keyParts(text: string, prefix: string): { name: string; hash: number; key: Uint8Array; type: KeyType } | undefined {
+function keyParts(
+  text: string,
+  prefix: string,
+): { name: string; hash: number; key: Uint8Array; type: KeyType } | undefined {
   const t = text.trim();
   if (!t.startsWith(prefix)) return undefined;
   // The key's base64 may itself hold '+': split on the first two only (a name holds none).
@@ -60,10 +77,16 @@ function keyParts(text: string, prefix: string): { name: string; hash: number; k
   const j = i < 0 ? -1 : rest.indexOf('+', i + 1);
   if (j < 0) return undefined;
   const parts = [rest.slice(0, i), rest.slice(i + 1, j), rest.slice(j + 1)];
-  if ( !validKeyName(parts[0]!) || !/^[0-9a-f]{8}$/.test(parts[1]!)) return undefined;
+  if (!validKeyName(parts[0]!) || !/^[0-9a-f]{8}$/.test(parts[1]!)) return undefined;
   const raw = Buffer.from(parts[2]!, 'base64');
-  if (raw.byteLength !== 33 || (raw[0] !== ED25519 && raw[0] !== COSIGNATURE_V1) || raw.toString('base64') !== parts[2]) return undefined;
-  return { name: parts[0]!, hash: Number.parseInt(parts[1]!, 16), key: new Uint8Array(raw.subarray(1)), type: raw[0] as KeyType };
+  if (raw.byteLength !== 33 || (raw[0] !== ED25519 && raw[0] !== COSIGNATURE_V1) || raw.toString('base64') !== parts[2])
+    return undefined;
+  return {
+    name: parts[0]!,
+    hash: Number.parseInt(parts[1]!, 16),
+    key: new Uint8Array(raw.subarray(1)),
+    type: raw[0] as KeyType,
+  };
 }
 
 /** Parses a verifier key string, checking its hash; undefined when malformed. */
@@ -99,7 +122,8 @@ export function signatureLine(text: string, signer: NoteSigner, time?: number): 
   const type = signer.type ?? ED25519;
   let blob: Buffer;
   if (type === COSIGNATURE_V1) {
-    if (time === undefined || !Number.isSafeInteger(time) || time < 0) throw new Error('a cosignature needs its time in unix seconds');
+    if (time === undefined || !Number.isSafeInteger(time) || time < 0)
+      throw new Error('a cosignature needs its time in unix seconds');
     blob = Buffer.alloc(4 + 8 + 64);
     blob.writeBigUInt64BE(BigInt(time), 4);
     blob.set(sign(cosignedMessage(text, BigInt(time)), signer.seed), 12);
@@ -126,15 +150,19 @@ export function cosignatureTime(sig: Uint8Array): number | undefined {
 
 /** Signs text into a note. */
 export function signNote(text: string, signer: NoteSigner): string {
-  if (!text.endsWith('\n') || text.includes('\n\n')) throw new Error('note text must end in a newline and hold no blank line');
+  if (!text.endsWith('\n') || text.includes('\n\n'))
+    throw new Error('note text must end in a newline and hold no blank line');
   return `${text}\n${signatureLine(text, signer)}`;
 }
 
 /** A parsed note: its text and signature lines, or why it is malformed. */
-export function parseNote(note: string): { ok: true; text: string; signatures: NoteSignature[] } | { ok: false; error: string } {
+export function parseNote(
+  note: string,
+): { ok: true; text: string; signatures: NoteSignature[] } | { ok: false; error: string } {
   if (note.length > MAX_NOTE) return { ok: false, error: 'note too large' };
   const split = note.lastIndexOf('\n\n');
-  if (split < 0 || !note.endsWith('\n')) return { ok: false, error: 'not a signed note (no blank line before signatures)' };
+  if (split < 0 || !note.endsWith('\n'))
+    return { ok: false, error: 'not a signed note (no blank line before signatures)' };
   const text = note.slice(0, split + 1);
   const lines = note.slice(split + 2, -1).split('\n');
   if (lines.length > MAX_SIGNATURES) return { ok: false, error: 'too many signatures' };
@@ -153,12 +181,16 @@ export function parseNote(note: string): { ok: true; text: string; signatures: N
  * Opens a note with a verifier: ok with its text when a line of that key (name and hash) verifies;
  * a failing line of that key rejects the note (signed-note's rule), lines of other keys are ignored.
  */
-export function openNote(note: string, v: NoteVerifier): { ok: true; text: string; signatures: NoteSignature[] } | { ok: false; error: string } {
+export function openNote(
+  note: string,
+  v: NoteVerifier,
+): { ok: true; text: string; signatures: NoteSignature[] } | { ok: false; error: string } {
   const parsed = parseNote(note);
   if (!parsed.ok) return parsed;
   const hash = keyHash(v.name, v.publicKey, v.type ?? ED25519);
   const mine = parsed.signatures.find((s) => s.name === v.name && s.keyHash === hash);
   if (!mine) return { ok: false, error: `no signature by ${v.name}` };
-  if (!signatureVerifies(mine.signature, parsed.text, v)) return { ok: false, error: `the signature by ${v.name} does not verify` };
+  if (!signatureVerifies(mine.signature, parsed.text, v))
+    return { ok: false, error: `the signature by ${v.name} does not verify` };
   return parsed;
 }

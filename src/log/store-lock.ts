@@ -94,7 +94,11 @@ function takeOver(path: string, stale: string): void {
  * Returns the release. `seams.beforeTakeover` runs between judging a lock stale and taking it over
  * (tests put a rival's takeover there).
  */
-export function acquirePidFileLock(path: string, inUse: (owner: number | undefined) => Error, seams: { beforeTakeover?: () => void } = {}): () => void {
+export function acquirePidFileLock(
+  path: string,
+  inUse: (owner: number | undefined) => Error,
+  seams: { beforeTakeover?: () => void } = {},
+): () => void {
   // Written whole beside the lock, then linked into place: no one ever reads a lock file half written.
   const mine = `${path}.${process.pid}.tmp`;
   writeFileSync(mine, lockText(process.pid), { mode: 0o600 });
@@ -103,7 +107,11 @@ export function acquirePidFileLock(path: string, inUse: (owner: number | undefin
       try {
         linkSync(mine, path);
         return () => {
-          try { unlinkSync(path); } catch { /* already gone: nothing to release */ }
+          try {
+            unlinkSync(path);
+          } catch {
+            /* already gone: nothing to release */
+          }
         };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -132,7 +140,8 @@ export function nameHolder(path: string, owner: number): void {
   renameSync(staged, path);
 }
 
-/** A line of /proc/locks: `1: POSIX  ADVISORY  READ 7362 fe:00:2179698 0 0`, or `1: -> …` for a process waiting for one. */
+/** A line of /proc/locks: `1: POSIX  ADVISORY  READ 7362 fe:00:2179698 0 ` +
+  `0`, or `1: -> …` for a process waiting for one. */
 const LOCK_LINE = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/gm;
 
 /**
@@ -156,7 +165,8 @@ export function otherLockHolders(file: string): number[] | undefined {
   const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
   const pids: number[] = [];
   for (const m of table.matchAll(LOCK_LINE)) {
-    if (BigInt(`0x${m[2]}`) === major && BigInt(`0x${m[3]}`) === minor && BigInt(m[4]!) === ino) pids.push(Number(m[1]));
+    if (BigInt(`0x${m[2]}`) === major && BigInt(`0x${m[3]}`) === minor && BigInt(m[4]!) === ino)
+      pids.push(Number(m[1]));
   }
   if (!pids.includes(process.pid)) return undefined;
   return [...new Set(pids.filter((p) => p !== process.pid))];
@@ -171,7 +181,13 @@ export const STORE_LOCK_FILE = 'vigil.lock';
  * is refused. A lock left by a process that no longer exists (kill -9, a power loss) is taken over.
  */
 export function acquireStoreLock(dir: string): () => void {
-  return acquirePidFileLock(join(dir, STORE_LOCK_FILE), (owner) => new StoreLockedError(owner === undefined
-    ? `could not take the lock on the store at ${dir}`
-    : `the store at ${dir} is in use by process ${owner}; stop it first (one Vigil process per store)`));
+  return acquirePidFileLock(
+    join(dir, STORE_LOCK_FILE),
+    (owner) =>
+      new StoreLockedError(
+        owner === undefined
+          ? `could not take the lock on the store at ${dir}`
+          : `the store at ${dir} is in use by process ${owner}; stop it first (one Vigil process per store)`,
+      ),
+  );
 }

@@ -31,9 +31,16 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
     try {
       f = log.tree.frontierAt(start);
     } catch (err) {
-      return { ok: false, reason: `the stored Merkle tree at the cut (${start} records) is incomplete: ${(err as Error).message}` };
+      return {
+        ok: false,
+        reason: `the stored Merkle tree at the cut (${start} records) is incomplete: ${(err as Error).message}`,
+      };
     }
-    if (Buffer.from(frontierRoot(f)).toString('base64') !== cut.treeRoot) return { ok: false, reason: `the stored Merkle tree at the cut (${start} records) does not have the root the cut recorded` };
+    if (Buffer.from(frontierRoot(f)).toString('base64') !== cut.treeRoot)
+      return {
+        ok: false,
+        reason: `the stored Merkle tree at the cut (${start} records) does not have the root the cut recorded`,
+      };
   }
   let checked = 0;
   const check = (): string | undefined => {
@@ -43,7 +50,11 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
     if (!opened.ok) return `checkpoint of ${f.size} records: ${opened.error}`;
     const cp = parseCheckpoint(opened.text);
     if (!cp.ok || cp.checkpoint.size !== f.size) return `checkpoint of ${f.size} records does not parse`;
-    if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f)))) return `the log's root at ${f.size} records differs from its checkpoint: the log was changed after it was checkpointed`;
+    if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f))))
+      return (
+        `the log's root at ${f.size} records differs from its checkpoint: the log was changed after it was ` +
+        `checkpointed`
+      );
     checked++;
     return undefined;
   };
@@ -55,7 +66,14 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
     if (bad) return { ok: false, reason: bad };
   }
   const root = frontierRoot(f);
-  if (checked < due.size) return { ok: false, reason: `${due.size - checked} checkpoint(s) are of sizes beyond the log` };
-  if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root))) return { ok: false, reason: 'the stored Merkle tree does not match the records (run vigil replay to rebuild it)' };
-  return { ok: true, root: Buffer.from(root).toString('base64'), checkpoints: checked, ...(cut ? { checkpointsBeforeCut: beforeCut } : {}) };
+  if (checked < due.size)
+    return { ok: false, reason: `${due.size - checked} checkpoint(s) are of sizes beyond the log` };
+  if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root)))
+    return { ok: false, reason: 'the stored Merkle tree does not match the records (run vigil replay to rebuild it)' };
+  return {
+    ok: true,
+    root: Buffer.from(root).toString('base64'),
+    checkpoints: checked,
+    ...(cut ? { checkpointsBeforeCut: beforeCut } : {}),
+  };
 }

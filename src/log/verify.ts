@@ -14,12 +14,24 @@ export type VerifyResult =
  * reordered record breaks one of these at the first place it happened. `check` looks at each
  * decoded record as it passes (why it is wrong, or undefined), in the same walk.
  */
-export function verifyLog(log: EventLog, cut?: LogCut, check?: (record: LogRecord) => string | undefined): VerifyResult {
+export function verifyLog(
+  log: EventLog,
+  cut?: LogCut,
+  check?: (record: LogRecord) => string | undefined,
+): VerifyResult {
   let expected = cut?.firstSeq ?? 1;
   let prev = cut?.prevHash ?? GENESIS_HASH;
   for (const { seq, bytes } of log.readRaw(1)) {
-    const fail = (reason: string): VerifyResult => ({ ok: false, records: expected - (cut?.firstSeq ?? 1), badSeq: expected, reason });
-    if (seq !== expected) return fail(seq > expected ? `record ${expected} is missing (next stored is ${seq})` : `record ${seq} out of order`);
+    const fail = (reason: string): VerifyResult => ({
+      ok: false,
+      records: expected - (cut?.firstSeq ?? 1),
+      badSeq: expected,
+      reason,
+    });
+    if (seq !== expected)
+      return fail(
+        seq > expected ? `record ${expected} is missing (next stored is ${seq})` : `record ${seq} out of order`,
+      );
     let record;
     try {
       record = decodeRecord(bytes);
@@ -27,7 +39,12 @@ export function verifyLog(log: EventLog, cut?: LogCut, check?: (record: LogRecor
       return fail('record bytes do not decode');
     }
     if (record.seq !== seq) return fail(`record stored under ${seq} says it is ${record.seq}`);
-    if (record.prev !== prev) return fail(cut && seq === cut.firstSeq ? `chain broken: record ${seq} does not link to the hash recorded at the cut` : `chain broken: record ${seq} does not link to the hash of record ${seq - 1}`);
+    if (record.prev !== prev)
+      return fail(
+        cut && seq === cut.firstSeq
+          ? `chain broken: record ${seq} does not link to the hash recorded at the cut`
+          : `chain broken: record ${seq} does not link to the hash of record ${seq - 1}`,
+      );
     const wrong = check?.(record);
     if (wrong !== undefined) return fail(wrong);
     prev = hashBytes(bytes);
@@ -36,7 +53,12 @@ export function verifyLog(log: EventLog, cut?: LogCut, check?: (record: LogRecor
   const head = log.head();
   const first = cut?.firstSeq ?? 1;
   if (head.seq !== expected - 1 || head.hash !== prev) {
-    return { ok: false, records: expected - first, badSeq: expected - 1, reason: 'the last record does not match the recorded head' };
+    return {
+      ok: false,
+      records: expected - first,
+      badSeq: expected - 1,
+      reason: 'the last record does not match the recorded head',
+    };
   }
   return { ok: true, records: expected - first, head: prev, ...(cut ? { from: first } : {}) };
 }

@@ -1,6 +1,14 @@
 import { openCheckpoint } from './offline-verify.js';
 import { verifyConsistency } from './merkle.js';
-import { ED25519, keyHash, parseNote, signatureLine, verifierOf, type NoteSigner, type NoteVerifier } from './signed-note.js';
+import {
+  ED25519,
+  keyHash,
+  parseNote,
+  signatureLine,
+  verifierOf,
+  type NoteSigner,
+  type NoteVerifier,
+} from './signed-note.js';
 
 /**
  * A witness's decision on a checkpoint: it cosigns only a checkpoint signed by the log's key that
@@ -29,12 +37,16 @@ export function cosignCheckpoint(input: {
     if (to < from) return { ok: false, reason: `refusing a checkpoint of ${to} records: already cosigned ${from}` };
     const proof = (input.proof ?? []).map((h) => new Uint8Array(Buffer.from(h, 'base64')));
     if (!verifyConsistency(from, to, prev.checkpoint.root, next.checkpoint.root, proof)) {
-      return { ok: false, reason: `refusing: the checkpoint of ${to} records is not consistent with the cosigned one of ${from}` };
+      return {
+        ok: false,
+        reason: `refusing: the checkpoint of ${to} records is not consistent with the cosigned one of ${from}`,
+      };
     }
   }
   const line = signatureLine(text, input.witness, input.time);
   const hash = keyHash(input.witness.name, verifierOf(input.witness).publicKey, input.witness.type ?? ED25519);
   const parsed = parseNote(input.note);
-  if (parsed.ok && parsed.signatures.some((s) => s.name === input.witness.name && s.keyHash === hash)) return { ok: true, note: input.note, size: next.checkpoint.size };
+  if (parsed.ok && parsed.signatures.some((s) => s.name === input.witness.name && s.keyHash === hash))
+    return { ok: true, note: input.note, size: next.checkpoint.size };
   return { ok: true, note: `${input.note}${line}`, size: next.checkpoint.size };
 }

@@ -14,7 +14,9 @@ import { type LogRecord } from '../kernel/record.js';
 export function runWorkerJob<T>(url: URL, data: unknown, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(url, { workerData: data });
-    worker.once('message', (m: { result: T } | { error: string }) => ('error' in m ? reject(new Error(m.error)) : resolve(m.result)));
+    worker.once('message', (m: { result: T } | { error: string }) =>
+      'error' in m ? reject(new Error(m.error)) : resolve(m.result),
+    );
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`${what} exited with ${code}`)));
   });
@@ -55,7 +57,12 @@ export async function answerJob<T>(store: WorkerStore, job: () => T | Promise<T>
  * Records `from`..`to` of the store, decoded (whole, unless `decode` says otherwise) with their
  * stored bytes; throws when one is missing.
  */
-export function* storedRange(store: WorkerStore, from: number, to: number, decode: (bytes: Uint8Array) => LogRecord = decodeRecord): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
+export function* storedRange(
+  store: WorkerStore,
+  from: number,
+  to: number,
+  decode: (bytes: Uint8Array) => LogRecord = decodeRecord,
+): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
   let expected = from;
   // A slice of records per read snapshot: a snapshot held for the whole range (seconds for a week
   // of records) keeps the writer from reusing the pages it frees meanwhile, and the file grows.

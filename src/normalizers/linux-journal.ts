@@ -61,15 +61,26 @@ function journalKeys(field: JournalField, input: LinuxMessageInput): (string | u
   return [
     input.host === undefined ? undefined : `host:${input.host}`,
     unit !== undefined && unit.endsWith('.service') ? `service:${unit}` : undefined,
-    input.host !== undefined && pid !== undefined && /^\d{1,10}$/.test(pid) ? `process:${input.host}/${pid}` : undefined,
+    input.host !== undefined && pid !== undefined && /^\d{1,10}$/.test(pid)
+      ? `process:${input.host}/${pid}`
+      : undefined,
   ];
 }
 
-function toEvent(record: unknown, attributes: Record<string, unknown>, ctx: NormalizeContext, nanos: bigint): NormalizedEvent {
+function toEvent(
+  record: unknown,
+  attributes: Record<string, unknown>,
+  ctx: NormalizeContext,
+  nanos: bigint,
+): NormalizedEvent {
   const field = fieldReader(attributes);
   const input = messageInput(field);
   return linuxEvent({
-    adapter: ADAPTER, record, ctx, time: isoFromNanos(nanos), host: input.host,
+    adapter: ADAPTER,
+    record,
+    ctx,
+    time: isoFromNanos(nanos),
+    host: input.host,
     recognized: recognize(field, input),
     // A unit of a user's own service manager is an application; everything else the system's.
     fallback: {
@@ -82,11 +93,17 @@ function toEvent(record: unknown, attributes: Record<string, unknown>, ctx: Norm
 }
 
 function normalize(record: unknown, ctx: NormalizeContext): NormalizeResult {
-  if (!isPlainObject(record)) return { ok: false, error: 'record: expected a journal entry object (journalctl -o json)' };
+  if (!isPlainObject(record))
+    return { ok: false, error: 'record: expected a journal entry object (journalctl -o json)' };
   const attributes = decodeEntry(record);
   const nanos = eventNanos(fieldReader(attributes));
   if (nanos === undefined) {
-    return { ok: false, error: '__REALTIME_TIMESTAMP: expected epoch microseconds as a decimal string (and no usable _SOURCE_REALTIME_TIMESTAMP)' };
+    return {
+      ok: false,
+      error:
+        '__REALTIME_TIMESTAMP: expected epoch microseconds as a decimal string (and no usable ' +
+        '_SOURCE_REALTIME_TIMESTAMP)',
+    };
   }
   return { ok: true, events: [toEvent(record, attributes, ctx, nanos)] };
 }

@@ -18,11 +18,24 @@ const MAX_TEXT = 8192;
 
 const SSHD: readonly Matcher[] = [recognizeSshd, recognizePam];
 const ACCOUNTS: readonly Matcher[] = [recognizeAccounts, recognizePam];
-const ACCOUNT_PROGRAMS = ['useradd', 'groupadd', 'usermod', 'groupmod', 'userdel', 'groupdel', 'passwd', 'chpasswd', 'gpasswd', 'chage'];
+const ACCOUNT_PROGRAMS = [
+  'useradd',
+  'groupadd',
+  'usermod',
+  'groupmod',
+  'userdel',
+  'groupdel',
+  'passwd',
+  'chpasswd',
+  'gpasswd',
+  'chage',
+];
 
 const BY_PROGRAM: ReadonlyMap<string, readonly Matcher[]> = new Map<string, readonly Matcher[]>([
   // OpenSSH >= 9.8 logs per-connection lines from sshd-session (and sshd-auth since 10.0).
-  ['sshd', SSHD], ['sshd-session', SSHD], ['sshd-auth', SSHD],
+  ['sshd', SSHD],
+  ['sshd-session', SSHD],
+  ['sshd-auth', SSHD],
   ['sudo', [recognizeSudo, recognizePam]],
   ['su', [recognizeSu, recognizePam]],
   ...ACCOUNT_PROGRAMS.map((p) => [p, ACCOUNTS] as const),
@@ -33,7 +46,14 @@ const BY_PROGRAM: ReadonlyMap<string, readonly Matcher[]> = new Map<string, read
 
 /** With no program name every family is tried; a known program other than these only gets PAM. */
 const EVERY: readonly Matcher[] = [
-  recognizeSshd, recognizePam, recognizeSudo, recognizeSu, recognizeAccounts, recognizeSystemd, recognizeLogind, recognizeKernel,
+  recognizeSshd,
+  recognizePam,
+  recognizeSudo,
+  recognizeSu,
+  recognizeAccounts,
+  recognizeSystemd,
+  recognizeLogind,
+  recognizeKernel,
 ];
 const OTHER: readonly Matcher[] = [recognizePam];
 
@@ -53,7 +73,7 @@ export function recognizeLinuxMessage(input: LinuxMessageInput): RecognizedMessa
   const text = input.message.slice(0, MAX_TEXT).trim();
   if (text === '') return undefined;
   const name = programName(input.program);
-  const matchers = name === undefined ? EVERY : BY_PROGRAM.get(name) ?? OTHER;
+  const matchers = name === undefined ? EVERY : (BY_PROGRAM.get(name) ?? OTHER);
   for (const match of matchers) {
     const found = match(text, input);
     if (found) return found;

@@ -28,7 +28,9 @@ function normalizeRecord(record: unknown, ctx: NormalizeContext): NormalizeResul
     ingestedAt: ctx.ingestedAt,
   };
   const events: NormalizedEvent[] = [];
-  const added = isAbsent(record.logs) ? addRecord(record, '', logType, batch, events, {}) : addResponse(record, logType, batch, events);
+  const added = isAbsent(record.logs)
+    ? addRecord(record, '', logType, batch, events, {})
+    : addResponse(record, logType, batch, events);
   return added.ok ? { ok: true, events } : added;
 }
 
@@ -36,7 +38,12 @@ function normalizeRecord(record: unknown, ctx: NormalizeContext): NormalizeResul
  * An API response: `{logs:[...]}` for network, `{version, tailnetId, logs:[...]}` for configuration.
  * Any unreadable log refuses the whole response, naming its path.
  */
-function addResponse(response: Record<string, unknown>, logType: MeshLogType, batch: MeshBatch, events: NormalizedEvent[]): Decoded<true> {
+function addResponse(
+  response: Record<string, unknown>,
+  logType: MeshLogType,
+  batch: MeshBatch,
+  events: NormalizedEvent[],
+): Decoded<true> {
   if (!Array.isArray(response.logs)) return fail('logs', 'expected an array of log records');
   const tailnetId = shortString(response.tailnetId);
   const extra = tailnetId === undefined ? {} : { tailnetId };
@@ -48,7 +55,12 @@ function addResponse(response: Record<string, unknown>, logType: MeshLogType, ba
 }
 
 function addRecord(
-  record: unknown, where: string, logType: MeshLogType, batch: MeshBatch, events: NormalizedEvent[], extra: Record<string, unknown>,
+  record: unknown,
+  where: string,
+  logType: MeshLogType,
+  batch: MeshBatch,
+  events: NormalizedEvent[],
+  extra: Record<string, unknown>,
 ): Decoded<true> {
   if (logType === 'network') return addFlowEvents(record, where, batch, events);
   // A lone audit event is the whole raw record, so it needs no part or path; one of a response does.

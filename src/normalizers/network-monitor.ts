@@ -24,12 +24,29 @@ const TS_EXPECTED = 'expected epoch seconds, ISO 8601 string or epoch millisecon
 
 /** The Zeek logs with a specific mapping; any other log name gets the generic one. */
 const MAPPERS: ReadonlyMap<string, ZeekMapper> = new Map<string, ZeekMapper>([
-  ['conn', mapConn], ['dns', mapDns], ['http', mapHttp], ['ssl', mapSsl], ['x509', mapX509],
-  ['files', mapFiles], ['notice', mapNotice], ['weird', mapWeird], ['ssh', mapSsh], ['dhcp', mapDhcp],
-  ['smtp', mapSmtp], ['ftp', mapFtp], ['kerberos', mapKerberos], ['rdp', mapRdp], ['ntlm', mapNtlm],
-  ['smb_files', mapSmbFiles], ['smb_mapping', mapSmbMapping], ['dce_rpc', mapDceRpc],
-  ['software', mapSoftware], ['known_hosts', mapKnownHosts], ['known_services', mapKnownServices],
-  ['known_certs', mapKnownCerts], ['tunnel', mapTunnel],
+  ['conn', mapConn],
+  ['dns', mapDns],
+  ['http', mapHttp],
+  ['ssl', mapSsl],
+  ['x509', mapX509],
+  ['files', mapFiles],
+  ['notice', mapNotice],
+  ['weird', mapWeird],
+  ['ssh', mapSsh],
+  ['dhcp', mapDhcp],
+  ['smtp', mapSmtp],
+  ['ftp', mapFtp],
+  ['kerberos', mapKerberos],
+  ['rdp', mapRdp],
+  ['ntlm', mapNtlm],
+  ['smb_files', mapSmbFiles],
+  ['smb_mapping', mapSmbMapping],
+  ['dce_rpc', mapDceRpc],
+  ['software', mapSoftware],
+  ['known_hosts', mapKnownHosts],
+  ['known_services', mapKnownServices],
+  ['known_certs', mapKnownCerts],
+  ['tunnel', mapTunnel],
 ]);
 
 /** The Zeek log names the network-monitor normalizer maps specifically. */
@@ -93,13 +110,20 @@ function endpointIp(fields: Fields | undefined): string | undefined {
 }
 
 function buildEvent(
-  record: ZeekRecord, logType: string, time: string, conn: ZeekConn, mapping: ZeekMapping, ingestedAt: string,
+  record: ZeekRecord,
+  logType: string,
+  time: string,
+  conn: ZeekConn,
+  mapping: ZeekMapping,
+  ingestedAt: string,
 ): NormalizedEvent {
   const sourceEndpoint = endpoint(mapping.sourceEndpoint, conn.origH, conn.origP);
   const destinationEndpoint = endpoint(mapping.destinationEndpoint, conn.respH, conn.respP);
   const correlation = compact({ uid: conn.uid, ...mapping.correlation });
   const entityKeys = finalKeys([
-    ipKey(endpointIp(sourceEndpoint)), ipKey(endpointIp(destinationEndpoint)), ...(mapping.keys ?? []),
+    ipKey(endpointIp(sourceEndpoint)),
+    ipKey(endpointIp(destinationEndpoint)),
+    ...(mapping.keys ?? []),
   ]);
   const place = placesOf(ADAPTER, logType, record)();
   return {

@@ -7,8 +7,17 @@ import { decodeResource, decodeScope, logOrigin } from './opentelemetry-log/orig
 
 /** Top-level fields that mark a record as a bare LogRecord rather than an ExportLogsServiceRequest. */
 const LOG_RECORD_FIELDS = [
-  'timeUnixNano', 'observedTimeUnixNano', 'severityNumber', 'severityText', 'body', 'attributes',
-  'droppedAttributesCount', 'flags', 'traceId', 'spanId', 'eventName',
+  'timeUnixNano',
+  'observedTimeUnixNano',
+  'severityNumber',
+  'severityText',
+  'body',
+  'attributes',
+  'droppedAttributesCount',
+  'flags',
+  'traceId',
+  'spanId',
+  'eventName',
 ];
 
 /** OTLP logs in the JSON encoding: one LogRecord (resource and scope from `context`) or a whole export request. */
@@ -18,7 +27,8 @@ export const opentelemetryLog: Normalizer = {
 };
 
 function normalizeRecord(record: unknown, ctx: NormalizeContext): NormalizeResult {
-  if (!isObject(record)) return fail('record', 'expected a JSON object (an OTLP LogRecord or ExportLogsServiceRequest)');
+  if (!isObject(record))
+    return fail('record', 'expected a JSON object (an OTLP LogRecord or ExportLogsServiceRequest)');
   // A receiver ignores unknown fields, so an object with no LogRecord field at all is an
   // ExportLogsServiceRequest, possibly empty (e.g. snake_case `resource_logs`, which OTLP/JSON does not allow).
   const isLogRecord = !('resourceLogs' in record) && LOG_RECORD_FIELDS.some((field) => field in record);
@@ -54,7 +64,11 @@ function fromExportRequest(request: Record<string, unknown>, ctx: NormalizeConte
 }
 
 function addResourceLogs(
-  item: unknown, path: string, placeOf: PlaceOf, events: NormalizedEvent[], ingestedAt: string,
+  item: unknown,
+  path: string,
+  placeOf: PlaceOf,
+  events: NormalizedEvent[],
+  ingestedAt: string,
 ): Decoded<true> {
   if (!isObject(item)) return fail(path, 'expected a ResourceLogs object');
   const resource = decodeResource(item.resource, `${path}.resource`);

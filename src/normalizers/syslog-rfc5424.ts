@@ -12,7 +12,11 @@ import type { NormalizeContext, NormalizeResult, Normalizer } from './types.js';
 
 const ADAPTER = 'syslog-rfc5424';
 
-interface SyslogRecord { readonly message: string; readonly receivedAt?: string; readonly peer?: string }
+interface SyslogRecord {
+  readonly message: string;
+  readonly receivedAt?: string;
+  readonly peer?: string;
+}
 
 /** Checks the record envelope; the message itself is judged by the RFC 5424 parser. */
 function readRecord(record: unknown): SyslogRecord | string {
@@ -47,9 +51,17 @@ function structuredData(elements: readonly SdElement[]): Record<string, unknown>
 /** The message's header, SD and MSG under their RFC 5424 names; NILVALUE fields are null. */
 function attributesOf(m: SyslogMessage, rec: SyslogRecord): Record<string, unknown> {
   return {
-    PRI: m.pri, FACILITY: m.facility, SEVERITY: m.severity, VERSION: m.version, TIMESTAMP: m.timestamp,
-    HOSTNAME: m.hostname, 'APP-NAME': m.appName, PROCID: m.procId, MSGID: m.msgId,
-    'STRUCTURED-DATA': structuredData(m.structuredData), MSG: m.message,
+    PRI: m.pri,
+    FACILITY: m.facility,
+    SEVERITY: m.severity,
+    VERSION: m.version,
+    TIMESTAMP: m.timestamp,
+    HOSTNAME: m.hostname,
+    'APP-NAME': m.appName,
+    PROCID: m.procId,
+    MSGID: m.msgId,
+    'STRUCTURED-DATA': structuredData(m.structuredData),
+    MSG: m.message,
     ...(rec.receivedAt === undefined ? {} : { receivedAt: rec.receivedAt }),
     ...(rec.peer === undefined ? {} : { peer: rec.peer }),
   };
@@ -64,14 +76,22 @@ function timeOf(m: SyslogMessage, rec: SyslogRecord, ctx: NormalizeContext): str
 
 function toEvent(record: unknown, rec: SyslogRecord, m: SyslogMessage, ctx: NormalizeContext): NormalizedEvent {
   const host = m.hostname ?? undefined;
-  const recognized = m.message === null ? undefined : recognizeLinuxMessage({
-    message: m.message,
-    ...(m.appName === null ? {} : { program: m.appName }),
-    ...(host === undefined ? {} : { host }),
-    ...(m.procId === null ? {} : { pid: m.procId }),
-  });
+  const recognized =
+    m.message === null
+      ? undefined
+      : recognizeLinuxMessage({
+          message: m.message,
+          ...(m.appName === null ? {} : { program: m.appName }),
+          ...(host === undefined ? {} : { host }),
+          ...(m.procId === null ? {} : { pid: m.procId }),
+        });
   return linuxEvent({
-    adapter: ADAPTER, record, ctx, time: timeOf(m, rec, ctx), host, recognized,
+    adapter: ADAPTER,
+    record,
+    ctx,
+    time: timeOf(m, rec, ctx),
+    host,
+    recognized,
     fallback: { category: 'system', severity: eventSeverityFromSyslog(m.severity) },
     attributes: attributesOf(m, rec),
     extraKeys: [host === undefined ? undefined : `host:${host}`],

@@ -14,19 +14,23 @@ export interface NormalizeContext {
 
 /** A normalizer's answer for one raw record: events, or why the record is refused. */
 export type NormalizeResult =
-  | { readonly ok: true; readonly events: NormalizedEvent[] }
-  | { readonly ok: false; readonly error: string };
+  { readonly ok: true; readonly events: NormalizedEvent[] } | { readonly ok: false; readonly error: string };
 
 /**
  * Wraps a normalizer's body so it answers instead of throwing: hashing a record recurses through
  * it, and a pathologically deep record can exhaust the stack.
  */
-export function answering(normalize: (record: unknown, ctx: NormalizeContext) => NormalizeResult): Normalizer['normalize'] {
+export function answering(
+  normalize: (record: unknown, ctx: NormalizeContext) => NormalizeResult,
+): Normalizer['normalize'] {
   return (record, ctx) => {
     try {
       return normalize(record, ctx);
     } catch (err) {
-      return { ok: false, error: `record: cannot be read (${err instanceof Error ? err.message : 'unexpected value'})` };
+      return {
+        ok: false,
+        error: `record: cannot be read (${err instanceof Error ? err.message : 'unexpected value'})`,
+      };
     }
   };
 }

@@ -48,11 +48,21 @@ function evidenceOf(r: FoldedRecord<InstanceRecord, (typeof FROM_OUTSIDE)[number
   }
 }
 
-function count(map: Map<string, Activity>, cap: number, key: string, adapter: string, at: string, time: string): boolean {
+function count(
+  map: Map<string, Activity>,
+  cap: number,
+  key: string,
+  adapter: string,
+  at: string,
+  time: string,
+): boolean {
   let a = map.get(key);
   if (!a) {
     if (map.size >= cap) return false;
-    map.set(key, (a = { key, adapter, firstReportAt: at, lastReportAt: at, lastEventTime: time, events: 0, hours: [] }));
+    map.set(
+      key,
+      (a = { key, adapter, firstReportAt: at, lastReportAt: at, lastEventTime: time, events: 0, hours: [] }),
+    );
   }
   a.events++;
   if (at > a.lastReportAt) a.lastReportAt = at;
@@ -83,6 +93,10 @@ export const activityProjection = instanceProjection({
   snapshot: (s) => ({ systems: [...s.systems.values()], sources: [...s.sources.values()], untracked: s.untracked }),
   restore(data) {
     const d = data as { systems: Activity[]; sources: Activity[]; untracked: number };
-    return { systems: new Map(d.systems.map((a) => [a.key, a])), sources: new Map(d.sources.map((a) => [a.key, a])), untracked: d.untracked };
+    return {
+      systems: new Map(d.systems.map((a) => [a.key, a])),
+      sources: new Map(d.sources.map((a) => [a.key, a])),
+      untracked: d.untracked,
+    };
   },
 });

@@ -16,8 +16,14 @@ export interface AlertFilter {
   readonly incident?: string;
 }
 
-/** An alert in a list: the detail without evidence and history, its first SYSTEMS_LISTED affected systems, and how many it has. */
-export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matchReason' | 'assignmentHistory' | 'notes'> & { affectedSystemsCount: number };
+/**
+ * An alert in a list: the detail without evidence and history, its first SYSTEMS_LISTED affected systems, and how many
+ * it has.
+ */
+export type AlertListItem = Omit<
+  AlertView,
+  'evidence' | 'reviewHistory' | 'matchReason' | 'assignmentHistory' | 'notes'
+> & { affectedSystemsCount: number };
 
 /**
  * Affected systems an alert names in a list, an incident's lines and an ingestion result (the first
@@ -25,27 +31,53 @@ export type AlertListItem = Omit<AlertView, 'evidence' | 'reviewHistory' | 'matc
  */
 export const SYSTEMS_LISTED = 20;
 
-/** An alert's first `n` affected systems, how many it keeps (`affectedSystemsCount`), and whether those are all its evidence named. */
-export function systemsOf(a: Pick<AlertView, 'affectedSystems' | 'affectedSystemsComplete'>, n: number): { affectedSystems: string[]; affectedSystemsCount: number; affectedSystemsComplete: boolean } {
-  return { affectedSystems: a.affectedSystems.slice(0, n), affectedSystemsCount: a.affectedSystems.length, affectedSystemsComplete: a.affectedSystemsComplete };
+/**
+ * An alert's first `n` affected systems, how many it keeps (`affectedSystemsCount`), and whether those are all its
+ * evidence named.
+ */
+export function systemsOf(
+  a: Pick<AlertView, 'affectedSystems' | 'affectedSystemsComplete'>,
+  n: number,
+): { affectedSystems: string[]; affectedSystemsCount: number; affectedSystemsComplete: boolean } {
+  return {
+    affectedSystems: a.affectedSystems.slice(0, n),
+    affectedSystemsCount: a.affectedSystems.length,
+    affectedSystemsComplete: a.affectedSystemsComplete,
+  };
 }
 
 const newestFirst = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) =>
   a.lastSeen < b.lastSeen ? 1 : a.lastSeen > b.lastSeen ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
-/** The alerts a filter can only be among: an incident's (exactly the alerts whose `incidentId` names it), an entity's, or all. */
+/**
+ * The alerts a filter can only be among: an incident's (exactly the alerts whose `incidentId` names it), an entity's,
+ * or all.
+ */
 function candidates(s: AlertsState, f: AlertFilter): Iterable<AlertView> {
-  const ids = f.incident !== undefined ? s.incidents.get(f.incident)?.alertIds ?? [] : f.entity !== undefined ? s.bySystem.get(f.entity) ?? [] : undefined;
-  return ids === undefined ? s.alerts.values() : [...ids].map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
+  const ids =
+    f.incident !== undefined
+      ? (s.incidents.get(f.incident)?.alertIds ?? [])
+      : f.entity !== undefined
+        ? (s.bySystem.get(f.entity) ?? [])
+        : undefined;
+  return ids === undefined
+    ? s.alerts.values()
+    : [...ids].map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined);
 }
 
 /** Every alert that matches a filter, most recently seen first (what "all that match" means for a bulk action). */
 export function matchingAlerts(s: AlertsState, f: AlertFilter): AlertView[] {
   return [...candidates(s, f)]
-    .filter((a) => (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
-      && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
-      && (f.assignee === undefined || a.assignee === f.assignee) && (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned)
-      && (f.entity === undefined || s.bySystem.get(f.entity)?.has(a.id) === true))
+    .filter(
+      (a) =>
+        (f.status === undefined || a.status === f.status) &&
+        (f.minSeverity === undefined || a.severity >= f.minSeverity) &&
+        (f.ruleId === undefined || a.ruleId === f.ruleId) &&
+        (f.since === undefined || a.lastSeen >= f.since) &&
+        (f.assignee === undefined || a.assignee === f.assignee) &&
+        (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned) &&
+        (f.entity === undefined || s.bySystem.get(f.entity)?.has(a.id) === true),
+    )
     .sort(newestFirst);
 }
 
@@ -55,7 +87,8 @@ export const ALERT_SORTS = ['lastSeen', 'firstSeen', 'severity'] as const;
 export type AlertSort = (typeof ALERT_SORTS)[number];
 
 type Keyed = Pick<AlertView, 'id' | 'lastSeen' | 'firstSeen' | 'severity'>;
-const sortKey = (a: Keyed, sort: AlertSort): string | number => (sort === 'severity' ? a.severity : sort === 'firstSeen' ? a.firstSeen : a.lastSeen);
+const sortKey = (a: Keyed, sort: AlertSort): string | number =>
+  sort === 'severity' ? a.severity : sort === 'firstSeen' ? a.firstSeen : a.lastSeen;
 /** Descending by the sort's key, then most recently seen, then by id: a total order, so a cursor resumes exactly. */
 function ordered(sort: AlertSort) {
   return (a: Keyed, b: Keyed): number => {
@@ -70,17 +103,29 @@ function positionOf(cursor: string, sort: AlertSort): Keyed | undefined {
   const c = decodeCursor<unknown[]>(cursor);
   if (!Array.isArray(c)) return undefined;
   // The cursor of the default order is [lastSeen, id] (as before sorting existed); the others name their sort.
-  if (sort === 'lastSeen' && c.length === 2 && typeof c[0] === 'string' && typeof c[1] === 'string') return { lastSeen: c[0], firstSeen: '', severity: 0, id: c[1] };
+  if (sort === 'lastSeen' && c.length === 2 && typeof c[0] === 'string' && typeof c[1] === 'string')
+    return { lastSeen: c[0], firstSeen: '', severity: 0, id: c[1] };
   if (c.length !== 4 || c[0] !== sort || typeof c[2] !== 'string' || typeof c[3] !== 'string') return undefined;
   if (sort === 'severity' ? typeof c[1] !== 'number' : typeof c[1] !== 'string') return undefined;
-  return { lastSeen: c[2], id: c[3], severity: sort === 'severity' ? (c[1] as number) : 0, firstSeen: sort === 'firstSeen' ? (c[1] as string) : '' };
+  return {
+    lastSeen: c[2],
+    id: c[3],
+    severity: sort === 'severity' ? (c[1] as number) : 0,
+    firstSeen: sort === 'firstSeen' ? (c[1] as string) : '',
+  };
 }
 
 /**
  * Lists alerts matching a filter in one order (most recently seen first by default), a page at a
  * time with a cursor. Undefined when the cursor is not one of ours for this order.
  */
-export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor?: string, sort: AlertSort = 'lastSeen'): { alerts: AlertListItem[]; nextCursor: string | null } | undefined {
+export function listAlerts(
+  s: AlertsState,
+  f: AlertFilter,
+  limit: number,
+  cursor?: string,
+  sort: AlertSort = 'lastSeen',
+): { alerts: AlertListItem[]; nextCursor: string | null } | undefined {
   const after = cursor !== undefined ? positionOf(cursor, sort) : undefined;
   if (cursor !== undefined && after === undefined) return undefined;
   const cmp = ordered(sort);
@@ -90,26 +135,57 @@ export function listAlerts(s: AlertsState, f: AlertFilter, limit: number, cursor
   const more = start >= 0 && start + limit < pool.length;
   const last = page.at(-1);
   return {
-    alerts: page.map(({ evidence: _e, reviewHistory: _r, matchReason: _m, assignmentHistory: _a, notes: _n, ...rest }) => ({ ...rest, ...systemsOf(rest, SYSTEMS_LISTED) })),
-    nextCursor: more && last ? encodeCursor(sort === 'lastSeen' ? [last.lastSeen, last.id] : [sort, sortKey(last, sort), last.lastSeen, last.id]) : null,
+    alerts: page.map(
+      ({ evidence: _e, reviewHistory: _r, matchReason: _m, assignmentHistory: _a, notes: _n, ...rest }) => ({
+        ...rest,
+        ...systemsOf(rest, SYSTEMS_LISTED),
+      }),
+    ),
+    nextCursor:
+      more && last
+        ? encodeCursor(
+            sort === 'lastSeen' ? [last.lastSeen, last.id] : [sort, sortKey(last, sort), last.lastSeen, last.id],
+          )
+        : null,
   };
 }
 
 /** One page of a list: its entries, and the cursor of the next page (null: this is the last). */
-export interface ListPage<T> { readonly items: T[]; readonly nextCursor: string | null }
+export interface ListPage<T> {
+  readonly items: T[];
+  readonly nextCursor: string | null;
+}
 
-/** Entries of each list an alert's or incident's detail carries: the newest (alerts: the most recently seen); the rest is paged. */
+/**
+ * Entries of each list an alert's or incident's detail carries: the newest (alerts: the most recently seen); the rest
+ * is paged.
+ */
 export const HISTORY_SHOWN = 200;
 
 /** How many alerts, entities, merged incidents and timeline entries an incident has in all. */
-export interface IncidentTotals { alerts: number; entities: number; mergedFrom: number; timeline: number }
+export interface IncidentTotals {
+  alerts: number;
+  entities: number;
+  mergedFrom: number;
+  timeline: number;
+}
 
-/** An incident in a list: the incident without its timeline, bounded as its detail is, with its severity and how many of its alerts are not dismissed. */
-export type IncidentListItem = Omit<IncidentView, 'timeline'> & { severity: number; alertsOpen: number; totals: IncidentTotals };
+/**
+ * An incident in a list: the incident without its timeline, bounded as its detail is, with its severity and how many of
+ * its alerts are not dismissed.
+ */
+export type IncidentListItem = Omit<IncidentView, 'timeline'> & {
+  severity: number;
+  alertsOpen: number;
+  totals: IncidentTotals;
+};
 
 /** Incidents, most recently active first (at most `limit`), optionally of one lifecycle status. */
 export function listIncidents(s: AlertsState, limit: number, status?: string): IncidentListItem[] {
-  return [...s.incidents.values()].filter((i) => status === undefined || i.status === status).sort(newestFirst).slice(0, limit)
+  return [...s.incidents.values()]
+    .filter((i) => status === undefined || i.status === status)
+    .sort(newestFirst)
+    .slice(0, limit)
     .map((i) => {
       const { timeline: _t, newest: _n, ...bounded } = boundedIncident(s, i);
       return bounded;
@@ -117,7 +193,10 @@ export function listIncidents(s: AlertsState, limit: number, status?: string): I
 }
 
 /** An incident's severity (its highest alert's) and the number of its alerts that are not dismissed. */
-export function incidentRollup(s: AlertsState, i: Pick<IncidentView, 'alertIds'>): { severity: number; alertsOpen: number } {
+export function incidentRollup(
+  s: AlertsState,
+  i: Pick<IncidentView, 'alertIds'>,
+): { severity: number; alertsOpen: number } {
   return rollupOf(i.alertIds.map((id) => s.alerts.get(id)).filter((a): a is AlertView => a !== undefined));
 }
 
@@ -146,16 +225,40 @@ function boundedIncident(s: AlertsState, i: IncidentView) {
     mergedFrom: i.mergedFrom.slice(-HISTORY_SHOWN),
     timeline: i.timeline.slice(-HISTORY_SHOWN),
     ...rollupOf(alerts),
-    totals: { alerts: i.alertIds.length, entities: i.entities.length, mergedFrom: i.mergedFrom.length, timeline: i.timeline.length },
+    totals: {
+      alerts: i.alertIds.length,
+      entities: i.entities.length,
+      mergedFrom: i.mergedFrom.length,
+      timeline: i.timeline.length,
+    },
     newest,
   };
 }
 
 /** An alert as an incident lists it (its first SYSTEMS_LISTED affected systems, and how many it has). */
-export type IncidentAlertLine = Pick<AlertView, 'id' | 'status' | 'title' | 'ruleId' | 'severity' | 'firstSeen' | 'lastSeen' | 'affectedSystems' | 'affectedSystemsComplete' | 'assignee'> & { affectedSystemsCount: number };
+export type IncidentAlertLine = Pick<
+  AlertView,
+  | 'id'
+  | 'status'
+  | 'title'
+  | 'ruleId'
+  | 'severity'
+  | 'firstSeen'
+  | 'lastSeen'
+  | 'affectedSystems'
+  | 'affectedSystemsComplete'
+  | 'assignee'
+> & { affectedSystemsCount: number };
 const lineOf = (a: AlertView): IncidentAlertLine => ({
-  id: a.id, status: a.status, title: a.title, ruleId: a.ruleId, severity: a.severity, firstSeen: a.firstSeen, lastSeen: a.lastSeen,
-  ...systemsOf(a, SYSTEMS_LISTED), ...(a.assignee !== undefined ? { assignee: a.assignee } : {}),
+  id: a.id,
+  status: a.status,
+  title: a.title,
+  ruleId: a.ruleId,
+  severity: a.severity,
+  firstSeen: a.firstSeen,
+  lastSeen: a.lastSeen,
+  ...systemsOf(a, SYSTEMS_LISTED),
+  ...(a.assignee !== undefined ? { assignee: a.assignee } : {}),
 });
 
 /**
@@ -170,8 +273,16 @@ export function incidentDetail(s: AlertsState, id: string) {
   return { ...bounded, alerts: newest.map(lineOf) };
 }
 
-/** A page of an incident's alerts as lines, most recently seen first, `limit` after `cursor`; undefined when the cursor is not ours. */
-export function incidentAlertsPage(s: AlertsState, incidentId: string, limit: number, cursor?: string): ListPage<IncidentAlertLine> | undefined {
+/**
+ * A page of an incident's alerts as lines, most recently seen first, `limit` after `cursor`; undefined when the cursor
+ * is not ours.
+ */
+export function incidentAlertsPage(
+  s: AlertsState,
+  incidentId: string,
+  limit: number,
+  cursor?: string,
+): ListPage<IncidentAlertLine> | undefined {
   const page = listAlerts(s, { incident: incidentId }, limit, cursor);
   return page && { items: page.alerts.map((a) => lineOf(s.alerts.get(a.id)!)), nextCursor: page.nextCursor };
 }
@@ -195,12 +306,34 @@ export function namesPage(names: readonly string[], limit: number, cursor?: stri
 
 /** One entry of an alert's timeline: a review, an assignment or a note, with who and how they authenticated. */
 export type AlertTimelineEntry =
-  | { kind: 'review'; at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string; disposition?: string; bulk?: boolean }
-  | { kind: 'assignment'; at: string; seq: number; principal: string; authentication: string; from?: string; to?: string; reason?: string }
+  | {
+      kind: 'review';
+      at: string;
+      seq: number;
+      principal: string;
+      authentication: string;
+      from: string;
+      to: string;
+      reason: string;
+      disposition?: string;
+      bulk?: boolean;
+    }
+  | {
+      kind: 'assignment';
+      at: string;
+      seq: number;
+      principal: string;
+      authentication: string;
+      from?: string;
+      to?: string;
+      reason?: string;
+    }
   | { kind: 'note'; at: string; seq: number; principal: string; authentication: string; noteId: string; text: string };
 
 /** An alert's reviews, assignments and notes as one timeline, in log order. */
-export function alertTimeline(a: Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes'>): AlertTimelineEntry[] {
+export function alertTimeline(
+  a: Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes'>,
+): AlertTimelineEntry[] {
   const entries: AlertTimelineEntry[] = [
     ...a.reviewHistory.map((r) => ({ kind: 'review' as const, ...r })),
     ...a.assignmentHistory.map((r) => ({ kind: 'assignment' as const, ...r })),
@@ -216,7 +349,12 @@ export function alertTimeline(a: Pick<AlertView, 'reviewHistory' | 'assignmentHi
  * (`historyTotals`), so the answer stays bounded however often an alert was reviewed; its first
  * HISTORY_SHOWN affected systems, and how many it has.
  */
-export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignmentHistory' | 'notes' | 'affectedSystems' | 'affectedSystemsComplete'>>(a: A) {
+export function alertDetail<
+  A extends Pick<
+    AlertView,
+    'reviewHistory' | 'assignmentHistory' | 'notes' | 'affectedSystems' | 'affectedSystemsComplete'
+  >,
+>(a: A) {
   const timeline = alertTimeline(a);
   return {
     ...a,
@@ -225,7 +363,12 @@ export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignm
     assignmentHistory: a.assignmentHistory.slice(-HISTORY_SHOWN),
     notes: a.notes.slice(-HISTORY_SHOWN),
     timeline: timeline.slice(-HISTORY_SHOWN),
-    historyTotals: { reviews: a.reviewHistory.length, assignments: a.assignmentHistory.length, notes: a.notes.length, timeline: timeline.length },
+    historyTotals: {
+      reviews: a.reviewHistory.length,
+      assignments: a.assignmentHistory.length,
+      notes: a.notes.length,
+      timeline: timeline.length,
+    },
   };
 }
 
@@ -234,11 +377,16 @@ export function alertDetail<A extends Pick<AlertView, 'reviewHistory' | 'assignm
  * the last entry's record and how many entries of that record came before it, so it stays exact when
  * retention has since dropped older entries. Undefined when the cursor is not ours.
  */
-export function timelinePage<T extends { seq?: number | undefined }>(all: readonly T[], limit: number, cursor?: string): ListPage<T> | undefined {
+export function timelinePage<T extends { seq?: number | undefined }>(
+  all: readonly T[],
+  limit: number,
+  cursor?: string,
+): ListPage<T> | undefined {
   let after: [number, number] | undefined;
   if (cursor !== undefined) {
     const c = decodeCursor<unknown>(cursor);
-    if (!Array.isArray(c) || c.length !== 2 || !c.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)) return undefined;
+    if (!Array.isArray(c) || c.length !== 2 || !c.every((x) => Number.isSafeInteger(x) && (x as number) >= 0))
+      return undefined;
     after = c as [number, number];
   }
   const seqAt = (i: number) => all[i]!.seq ?? 0;

@@ -1,6 +1,13 @@
 import { exhaustive } from '../events/read.js';
 import type {
-  AlertAssigned, AlertDisposition, AlertNoteAdded, AlertRaised, AlertsBulkReviewed, AlertStatus, CorrelationReason, EvidenceRef,
+  AlertAssigned,
+  AlertDisposition,
+  AlertNoteAdded,
+  AlertRaised,
+  AlertsBulkReviewed,
+  AlertStatus,
+  CorrelationReason,
+  EvidenceRef,
   IncidentStatus,
 } from '../events/detection-records.js';
 import type { MatchDetail } from '../detection/types.js';
@@ -27,13 +34,38 @@ export const SYSTEMS_KEPT_PER_ALERT = 10_000;
 export const SYSTEM_LINKS_KEPT = 1_000_000;
 
 /** One review-history entry; `seq` is its record's, so an auditor can ask for that record's inclusion proof. */
-export interface ReviewEntry { at: string; seq: number; principal: string; authentication: string; from: string; to: string; reason: string; disposition?: AlertDisposition; bulk?: boolean }
+export interface ReviewEntry {
+  at: string;
+  seq: number;
+  principal: string;
+  authentication: string;
+  from: string;
+  to: string;
+  reason: string;
+  disposition?: AlertDisposition;
+  bulk?: boolean;
+}
 
 /** One assignment-history entry: who set the assignee (`to`; none when cleared). */
-export interface AssignmentEntry { at: string; seq: number; principal: string; authentication: string; from?: string; to?: string; reason?: string }
+export interface AssignmentEntry {
+  at: string;
+  seq: number;
+  principal: string;
+  authentication: string;
+  from?: string;
+  to?: string;
+  reason?: string;
+}
 
 /** One note on an alert. */
-export interface NoteEntry { at: string; seq: number; noteId: string; principal: string; authentication: string; text: string }
+export interface NoteEntry {
+  at: string;
+  seq: number;
+  noteId: string;
+  principal: string;
+  authentication: string;
+  text: string;
+}
 
 /** An alert as the detail route shows it. */
 export interface AlertView {
@@ -107,7 +139,10 @@ export interface AlertsState {
   alerts: Map<string, AlertView>;
   /** `ruleId \0 groupKey` -> the alert that is not dismissed, so matches join it: the newest such alert of the key. */
   openByKey: Map<string, string>;
-  /** `ruleId \0 groupKey` -> every alert of that rule and group, in the order raised (not in the snapshot: rebuilt on restore). */
+  /**
+   * `ruleId \0 groupKey` -> every alert of that rule and group, in the order raised (not in the snapshot: rebuilt on
+   * restore).
+   */
   byKey: Map<string, string[]>;
   /** affected system -> alert ids, for incident correlation. */
   bySystem: Map<string, Set<string>>;
@@ -151,7 +186,10 @@ function addSystems(s: AlertsState, alert: AlertView, systems: readonly string[]
 function rekey(s: AlertsState, key: string): void {
   const ids = s.byKey.get(key) ?? [];
   for (let i = ids.length - 1; i >= 0; i--) {
-    if (s.alerts.get(ids[i]!)?.status !== 'dismissed') { s.openByKey.set(key, ids[i]!); return; }
+    if (s.alerts.get(ids[i]!)?.status !== 'dismissed') {
+      s.openByKey.set(key, ids[i]!);
+      return;
+    }
   }
   s.openByKey.delete(key);
 }
@@ -164,10 +202,27 @@ function keyAlert(s: AlertsState, key: string, alertId: string): void {
 
 function raise(s: AlertsState, d: AlertRaised): void {
   const alert: AlertView = {
-    id: d.alertId, status: 'open', ruleId: d.ruleId, groupKey: d.groupKey, title: d.title, ...(d.author !== undefined ? { author: d.author } : {}),
-    level: d.level, severity: d.severity, confidence: d.confidence, matchReason: d.matchReason, evidence: [...d.evidence].slice(-EVIDENCE_KEPT),
-    evidenceCount: d.evidence.length, affectedSystems: [], affectedSystemsComplete: true, firstSeen: d.firstSeen, lastSeen: d.lastSeen, tags: [...d.tags],
-    attack: d.tags.filter((t) => t.startsWith('attack.')), reviewHistory: [], assignmentHistory: [], notes: [],
+    id: d.alertId,
+    status: 'open',
+    ruleId: d.ruleId,
+    groupKey: d.groupKey,
+    title: d.title,
+    ...(d.author !== undefined ? { author: d.author } : {}),
+    level: d.level,
+    severity: d.severity,
+    confidence: d.confidence,
+    matchReason: d.matchReason,
+    evidence: [...d.evidence].slice(-EVIDENCE_KEPT),
+    evidenceCount: d.evidence.length,
+    affectedSystems: [],
+    affectedSystemsComplete: true,
+    firstSeen: d.firstSeen,
+    lastSeen: d.lastSeen,
+    tags: [...d.tags],
+    attack: d.tags.filter((t) => t.startsWith('attack.')),
+    reviewHistory: [],
+    assignmentHistory: [],
+    notes: [],
   };
   s.alerts.set(d.alertId, alert);
   keyAlert(s, alertKey(d.ruleId, d.groupKey), d.alertId);
@@ -176,7 +231,16 @@ function raise(s: AlertsState, d: AlertRaised): void {
 }
 
 /** A review of one alert, from a single or a bulk review. */
-interface Review { alertId: string; from: AlertStatus; to: AlertStatus; reason: string; principal: string; authentication: string; disposition?: AlertDisposition | undefined; bulk?: boolean }
+interface Review {
+  alertId: string;
+  from: AlertStatus;
+  to: AlertStatus;
+  reason: string;
+  principal: string;
+  authentication: string;
+  disposition?: AlertDisposition | undefined;
+  bulk?: boolean;
+}
 
 function review(s: AlertsState, d: Review, at: string, seq: number): void {
   const alert = s.alerts.get(d.alertId);
@@ -184,21 +248,50 @@ function review(s: AlertsState, d: Review, at: string, seq: number): void {
   alert.status = d.to;
   if (d.disposition !== undefined) alert.disposition = d.disposition;
   alert.reviewHistory.push({
-    at, seq, principal: d.principal, authentication: d.authentication, from: d.from, to: d.to, reason: d.reason,
-    ...(d.disposition !== undefined ? { disposition: d.disposition } : {}), ...(d.bulk ? { bulk: true } : {}),
+    at,
+    seq,
+    principal: d.principal,
+    authentication: d.authentication,
+    from: d.from,
+    to: d.to,
+    reason: d.reason,
+    ...(d.disposition !== undefined ? { disposition: d.disposition } : {}),
+    ...(d.bulk ? { bulk: true } : {}),
   });
   rekey(s, alertKey(alert.ruleId, alert.groupKey));
   if (alert.incidentId) {
     s.incidents.get(alert.incidentId)?.timeline.push({
-      at, what: `alert ${d.from} -> ${d.to}: ${d.reason}`, kind: 'alert_reviewed', seq, alertId: alert.id, principal: d.principal,
-      authentication: d.authentication, from: d.from, to: d.to, reason: d.reason,
+      at,
+      what: `alert ${d.from} -> ${d.to}: ${d.reason}`,
+      kind: 'alert_reviewed',
+      seq,
+      alertId: alert.id,
+      principal: d.principal,
+      authentication: d.authentication,
+      from: d.from,
+      to: d.to,
+      reason: d.reason,
     });
   }
 }
 
 function bulkReview(s: AlertsState, d: AlertsBulkReviewed, at: string, seq: number): void {
   for (const r of d.reviews) {
-    review(s, { alertId: r.alertId, from: r.from, to: d.to, reason: d.reason, principal: d.principal, authentication: d.authentication, disposition: d.disposition, bulk: true }, at, seq);
+    review(
+      s,
+      {
+        alertId: r.alertId,
+        from: r.from,
+        to: d.to,
+        reason: d.reason,
+        principal: d.principal,
+        authentication: d.authentication,
+        disposition: d.disposition,
+        bulk: true,
+      },
+      at,
+      seq,
+    );
   }
 }
 
@@ -208,13 +301,20 @@ function assign(s: AlertsState, d: AlertAssigned, at: string, seq: number): void
   if (d.to !== undefined) alert.assignee = d.to;
   else delete alert.assignee;
   alert.assignmentHistory.push({
-    at, seq, principal: d.principal, authentication: d.authentication,
-    ...(d.from !== undefined ? { from: d.from } : {}), ...(d.to !== undefined ? { to: d.to } : {}), ...(d.reason !== undefined ? { reason: d.reason } : {}),
+    at,
+    seq,
+    principal: d.principal,
+    authentication: d.authentication,
+    ...(d.from !== undefined ? { from: d.from } : {}),
+    ...(d.to !== undefined ? { to: d.to } : {}),
+    ...(d.reason !== undefined ? { reason: d.reason } : {}),
   });
 }
 
 function note(s: AlertsState, d: AlertNoteAdded, at: string, seq: number): void {
-  s.alerts.get(d.alertId)?.notes.push({ at, seq, noteId: d.noteId, principal: d.principal, authentication: d.authentication, text: d.text });
+  s.alerts
+    .get(d.alertId)
+    ?.notes.push({ at, seq, noteId: d.noteId, principal: d.principal, authentication: d.authentication, text: d.text });
 }
 
 /** Alerts with their review history, and incidents with their alerts, entities and timeline. */
@@ -225,8 +325,27 @@ export const alertsProjection = instanceProjection({
   // 5: a match joins the newest alert of its rule and group that is not dismissed, live as after a restore.
   // 6: affected systems kept up to SYSTEMS_KEPT_PER_ALERT and SYSTEM_LINKS_KEPT.
   version: 6,
-  folds: ['AlertRaised', 'AlertEvidenceAdded', 'AlertReviewed', 'AlertsBulkReviewed', 'AlertAssigned', 'AlertNoteAdded', 'IncidentOpened', 'IncidentAlertsAdded', 'IncidentStatusChanged', 'IncidentAssigned', 'IncidentMerged'],
-  initial: (): AlertsState => ({ alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), systemLinks: 0, incidents: new Map() }),
+  folds: [
+    'AlertRaised',
+    'AlertEvidenceAdded',
+    'AlertReviewed',
+    'AlertsBulkReviewed',
+    'AlertAssigned',
+    'AlertNoteAdded',
+    'IncidentOpened',
+    'IncidentAlertsAdded',
+    'IncidentStatusChanged',
+    'IncidentAssigned',
+    'IncidentMerged',
+  ],
+  initial: (): AlertsState => ({
+    alerts: new Map(),
+    openByKey: new Map(),
+    byKey: new Map(),
+    bySystem: new Map(),
+    systemLinks: 0,
+    incidents: new Map(),
+  }),
   evolve(s, record) {
     switch (record.type) {
       case 'AlertRaised':
@@ -277,7 +396,14 @@ export const alertsProjection = instanceProjection({
   snapshot: (s) => ({ alerts: [...s.alerts.values()], incidents: [...s.incidents.values()] }),
   restore(data) {
     const d = data as { alerts: AlertView[]; incidents: IncidentView[] };
-    const s: AlertsState = { alerts: new Map(), openByKey: new Map(), byKey: new Map(), bySystem: new Map(), systemLinks: 0, incidents: new Map(d.incidents.map((i) => [i.id, i])) };
+    const s: AlertsState = {
+      alerts: new Map(),
+      openByKey: new Map(),
+      byKey: new Map(),
+      bySystem: new Map(),
+      systemLinks: 0,
+      incidents: new Map(d.incidents.map((i) => [i.id, i])),
+    };
     // Alerts come in the order raised, so the last one of a key that is not dismissed holds it (as rekey decides live).
     for (const a of d.alerts) {
       s.alerts.set(a.id, a);

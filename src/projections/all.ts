@@ -19,8 +19,17 @@ import type { IndexProjection, Projection } from './types.js';
  * alerts, collectors) and small summaries (sources, stats). Folded by the writer, in step.
  */
 export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
-  statsProjection, detectionProjection, alertsProjection, sourcesProjection, collectorsProjection, exportsProjection, activityProjection,
-  consoleSessionsProjection, monitoringProjection, credentialsProjection, retentionProjection,
+  statsProjection,
+  detectionProjection,
+  alertsProjection,
+  sourcesProjection,
+  collectorsProjection,
+  exportsProjection,
+  activityProjection,
+  consoleSessionsProjection,
+  monitoringProjection,
+  credentialsProjection,
+  retentionProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */
@@ -30,6 +39,9 @@ export const INDEX_PROJECTIONS: readonly IndexProjection[] = [evidenceIndex];
  * The read side's models, folded behind the writer in a worker thread: events by time and
  * dimension and the audit trail (LMDB), and the graph (heap, bounded by `graph`).
  */
-export function readProjections(graph: GraphLimits = DEFAULT_GRAPH_LIMITS): { indexes: readonly IndexProjection[]; heap: readonly Projection<unknown>[] } {
+export function readProjections(graph: GraphLimits = DEFAULT_GRAPH_LIMITS): {
+  indexes: readonly IndexProjection[];
+  heap: readonly Projection<unknown>[];
+} {
   return { indexes: [evidenceReadIndex, auditIndex], heap: [createGraphProjection(graph) as Projection<unknown>] };
 }

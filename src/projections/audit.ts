@@ -23,8 +23,21 @@ export interface AuditEntry extends ApiRequestAudited {
 /** The audit entry of a refusal summary. */
 function summaryEntry(seq: number, at: string, s: RequestsRefused): AuditEntry {
   return {
-    seq, at, requestId: `summary-${seq}`, principal: null, authentication: 'none', method: '*', route: s.routes.length === 1 ? s.routes[0]! : '*',
-    status: s.status, durationMs: 0, sourceAddress: s.sourceAddress, count: s.count, reason: s.reason, firstAt: s.firstAt, lastAt: s.lastAt, routes: s.routes,
+    seq,
+    at,
+    requestId: `summary-${seq}`,
+    principal: null,
+    authentication: 'none',
+    method: '*',
+    route: s.routes.length === 1 ? s.routes[0]! : '*',
+    status: s.status,
+    durationMs: 0,
+    sourceAddress: s.sourceAddress,
+    count: s.count,
+    reason: s.reason,
+    firstAt: s.firstAt,
+    lastAt: s.lastAt,
+    routes: s.routes,
   };
 }
 
@@ -63,18 +76,33 @@ export interface AuditFilter {
 }
 
 /** Lists audit entries newest first; `before` is the seq cursor. Scans at most `scanBudget` entries. */
-export function listAudit(models: ReadModels, f: AuditFilter, limit: number, before?: number, scanBudget = 50_000): { entries: AuditEntry[]; nextCursor: number | null } {
+export function listAudit(
+  models: ReadModels,
+  f: AuditFilter,
+  limit: number,
+  before?: number,
+  scanBudget = 50_000,
+): { entries: AuditEntry[]; nextCursor: number | null } {
   const db = models.db<AuditEntry>(AUDIT_DB);
   const entries: AuditEntry[] = [];
   let scanned = 0;
-  for (const { key, value } of db.getRange({ start: before !== undefined ? before - 1 : Number.MAX_SAFE_INTEGER, end: 0, reverse: true })) {
+  for (const { key, value } of db.getRange({
+    start: before !== undefined ? before - 1 : Number.MAX_SAFE_INTEGER,
+    end: 0,
+    reverse: true,
+  })) {
     const seq = key as number;
     if (++scanned > scanBudget) return { entries, nextCursor: seq + 1 };
     if (f.since !== undefined && value.at < f.since) break;
     if (f.until !== undefined && value.at > f.until) continue;
-    if ((f.principal !== undefined && value.principal !== f.principal) || (f.status !== undefined && value.status !== f.status)
-      || (f.route !== undefined && value.route !== f.route) || (f.method !== undefined && value.method !== f.method)
-      || (f.credential !== undefined && value.credential !== f.credential)) continue;
+    if (
+      (f.principal !== undefined && value.principal !== f.principal) ||
+      (f.status !== undefined && value.status !== f.status) ||
+      (f.route !== undefined && value.route !== f.route) ||
+      (f.method !== undefined && value.method !== f.method) ||
+      (f.credential !== undefined && value.credential !== f.credential)
+    )
+      continue;
     entries.push(value);
     if (entries.length >= limit) return { entries, nextCursor: seq };
   }

@@ -18,7 +18,15 @@ export function foldCollectorFacts(g: GraphState, data: CollectorSubmissionAccep
     const id = relationshipId(f);
     const r = g.relationships.get(id);
     if (r) touchRelationship(g, id, r, at);
-    else addRelationship(g, { from: own(f.from), to: own(f.to), type: own(f.type), firstSeen: at, lastSeen: at, count: 1 });
+    else
+      addRelationship(g, {
+        from: own(f.from),
+        to: own(f.to),
+        type: own(f.type),
+        firstSeen: at,
+        lastSeen: at,
+        count: 1,
+      });
   }
   return g;
 }

@@ -23,7 +23,14 @@ export function listCollectors(s: CollectorsState): CollectorSummary[] {
   return [...s.collectors.values()]
     .sort((a, b) => (a.collectorId < b.collectorId ? -1 : a.collectorId > b.collectorId ? 1 : 0))
     .map((c) => ({
-      collectorId: c.collectorId, epoch: c.epoch, keyFingerprint: c.keyFingerprint, enrolledAt: c.enrolledAt, lastSequence: c.lastSequence,
-      lastAcceptedAt: c.lastAcceptedAt, accepted: c.accepted, rejected: c.rejected, lastRejection: c.lastRejection,
+      collectorId: c.collectorId,
+      epoch: c.epoch,
+      keyFingerprint: c.keyFingerprint,
+      enrolledAt: c.enrolledAt,
+      lastSequence: c.lastSequence,
+      lastAcceptedAt: c.lastAcceptedAt,
+      accepted: c.accepted,
+      rejected: c.rejected,
+      lastRejection: c.lastRejection,
     }));
 }

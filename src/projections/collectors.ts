@@ -63,9 +63,19 @@ function enroll(s: CollectorsState, d: CollectorEnrolled, at: string): void {
   if (token) token.usedAt = at;
   const previous = s.collectors.get(d.collectorId);
   s.collectors.set(d.collectorId, {
-    collectorId: d.collectorId, epoch: d.epoch, publicKey: d.publicKey, keyFingerprint: d.keyFingerprint,
-    usedFingerprints: [...(previous?.usedFingerprints ?? []), d.keyFingerprint], enrolledAt: at,
-    lastSequence: 0, lastDigest: null, lastResult: null, lastAcceptedAt: null, accepted: 0, rejected: 0, lastRejection: null,
+    collectorId: d.collectorId,
+    epoch: d.epoch,
+    publicKey: d.publicKey,
+    keyFingerprint: d.keyFingerprint,
+    usedFingerprints: [...(previous?.usedFingerprints ?? []), d.keyFingerprint],
+    enrolledAt: at,
+    lastSequence: 0,
+    lastDigest: null,
+    lastResult: null,
+    lastAcceptedAt: null,
+    accepted: 0,
+    rejected: 0,
+    lastRejection: null,
   });
 }
 
@@ -76,8 +86,18 @@ function enroll(s: CollectorsState, d: CollectorEnrolled, at: string): void {
 export const collectorsProjection = instanceProjection({
   name: COLLECTORS,
   version: 2,
-  folds: ['CollectorEnrollmentTokenIssued', 'CollectorEnrolled', 'CollectorSubmissionAccepted', 'CollectorSubmissionRejected'],
-  initial: (): CollectorsState => ({ collectors: new Map(), tokens: new Map(), tokenByHash: new Map(), tokensForgottenThrough: null }),
+  folds: [
+    'CollectorEnrollmentTokenIssued',
+    'CollectorEnrolled',
+    'CollectorSubmissionAccepted',
+    'CollectorSubmissionRejected',
+  ],
+  initial: (): CollectorsState => ({
+    collectors: new Map(),
+    tokens: new Map(),
+    tokenByHash: new Map(),
+    tokensForgottenThrough: null,
+  }),
   evolve(s, record) {
     switch (record.type) {
       case 'CollectorEnrollmentTokenIssued': {
@@ -98,7 +118,13 @@ export const collectorsProjection = instanceProjection({
         const d = record.data;
         const c = s.collectors.get(d.collectorId);
         if (!c || c.epoch !== d.epoch) return s;
-        Object.assign(c, { lastSequence: d.sequence, lastDigest: d.digest, lastResult: d.result, lastAcceptedAt: record.at, accepted: c.accepted + 1 });
+        Object.assign(c, {
+          lastSequence: d.sequence,
+          lastDigest: d.digest,
+          lastResult: d.result,
+          lastAcceptedAt: record.at,
+          accepted: c.accepted + 1,
+        });
         return s;
       }
       case 'CollectorSubmissionRejected': {
@@ -111,9 +137,17 @@ export const collectorsProjection = instanceProjection({
         return exhaustive(record, s);
     }
   },
-  snapshot: (s) => ({ collectors: [...s.collectors.values()], tokens: [...s.tokens.values()], tokensForgottenThrough: s.tokensForgottenThrough }),
+  snapshot: (s) => ({
+    collectors: [...s.collectors.values()],
+    tokens: [...s.tokens.values()],
+    tokensForgottenThrough: s.tokensForgottenThrough,
+  }),
   restore(data) {
-    const d = data as { collectors: CollectorView[]; tokens: EnrollmentTokenView[]; tokensForgottenThrough: string | null };
+    const d = data as {
+      collectors: CollectorView[];
+      tokens: EnrollmentTokenView[];
+      tokensForgottenThrough: string | null;
+    };
     return {
       collectors: new Map(d.collectors.map((c) => [c.collectorId, c])),
       tokens: new Map(d.tokens.map((t) => [t.tokenId, t])),

@@ -28,41 +28,84 @@ export const CONSOLE_INCIDENTS = 200;
 export const CONSOLE_SYSTEMS = 500;
 /** A system is live when its evidence arrived within this window (the deployment reporter's window too). */
 export const LIVE_MS = 15 * 60_000;
-/** The setup authority's default heartbeat timeout: past it without a delivered snapshot, it marks the deployment central_missing. */
+/**
+ * The setup authority's default heartbeat timeout: past it without a delivered snapshot, it marks the deployment
+ * central_missing.
+ */
 export const AUTHORITY_HEARTBEAT_TIMEOUT_S = 900;
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const Names = v.array(v.string());
 const Time = v.string();
 
-/** An alert as the console shows it: what an analyst decides from, never its evidence, match values or event attributes. */
+/**
+ * An alert as the console shows it: what an analyst decides from, never its evidence, match values or event attributes.
+ */
 export const ConsoleAlertSchema = v.strictObject({
-  id: v.string(), title: v.string(), ruleId: v.string(), level: v.string(), severity: v.number(), status: v.string(),
-  assignee: v.nullable(v.string()), disposition: v.nullable(v.string()), affectedSystems: Names, evidenceCount: Count,
-  firstSeen: Time, lastSeen: Time, incidentId: v.nullable(v.string()),
+  id: v.string(),
+  title: v.string(),
+  ruleId: v.string(),
+  level: v.string(),
+  severity: v.number(),
+  status: v.string(),
+  assignee: v.nullable(v.string()),
+  disposition: v.nullable(v.string()),
+  affectedSystems: Names,
+  evidenceCount: Count,
+  firstSeen: Time,
+  lastSeen: Time,
+  incidentId: v.nullable(v.string()),
 });
 
 /** An incident as the console shows it. */
 export const ConsoleIncidentSchema = v.strictObject({
-  id: v.string(), title: v.string(), origin: v.string(), status: v.string(), severity: v.number(), assignee: v.nullable(v.string()),
-  alertCount: Count, affectedSystems: Names, firstSeen: Time, lastSeen: Time,
+  id: v.string(),
+  title: v.string(),
+  origin: v.string(),
+  status: v.string(),
+  severity: v.number(),
+  assignee: v.nullable(v.string()),
+  alertCount: Count,
+  affectedSystems: Names,
+  firstSeen: Time,
+  lastSeen: Time,
 });
 
 /** One system reporting evidence (`adapter:instance`) and its last report. */
 export const ConsoleSystemSchema = v.strictObject({
-  name: v.string(), adapter: v.string(), live: v.boolean(), lastReportAt: Time, lastEventTime: Time, events: Count, eventsLastHour: Count, events24h: Count,
+  name: v.string(),
+  adapter: v.string(),
+  live: v.boolean(),
+  lastReportAt: Time,
+  lastEventTime: Time,
+  events: Count,
+  eventsLastHour: Count,
+  events24h: Count,
 });
 
-/** One source (an ingest adapter) with its rates: `perHour` is the last 24 hours, oldest first, the current hour last. */
+/**
+ * One source (an ingest adapter) with its rates: `perHour` is the last 24 hours, oldest first, the current hour last.
+ */
 export const ConsoleSourceSchema = v.strictObject({
-  adapter: v.string(), lastReportAt: Time, events: Count, eventsLastHour: Count, events24h: Count, perHour: v.array(Count),
+  adapter: v.string(),
+  lastReportAt: Time,
+  events: Count,
+  eventsLastHour: Count,
+  events24h: Count,
+  perHour: v.array(Count),
 });
 
 /** The deployment as this instance knows it from its own reporting to the setup authority. */
 export const ConsoleDeploymentSchema = v.strictObject({
   state: v.picklist(['not_configured', 'reporting', 'not_delivered', 'not_yet_reported']),
-  deploymentId: v.nullable(v.string()), authorityUrl: v.nullable(v.string()), centralVmId: v.nullable(v.string()),
-  lastAttemptAt: v.nullable(Time), lastDeliveredAt: v.nullable(Time), authorityStatus: v.nullable(v.string()), failingSince: v.nullable(Time), lastError: v.nullable(v.string()),
+  deploymentId: v.nullable(v.string()),
+  authorityUrl: v.nullable(v.string()),
+  centralVmId: v.nullable(v.string()),
+  lastAttemptAt: v.nullable(Time),
+  lastDeliveredAt: v.nullable(Time),
+  authorityStatus: v.nullable(v.string()),
+  failingSince: v.nullable(Time),
+  lastError: v.nullable(v.string()),
   centralMissing: v.strictObject({ likely: v.boolean(), recoveryAction: v.nullable(v.string()) }),
 });
 
@@ -74,18 +117,40 @@ export const ConsoleViewSchema = v.strictObject({
     byStatus: v.record(v.string(), Count),
     openBySeverity: v.record(v.string(), Count),
     unassigned: Count,
-    /** Alerts whose first evidence falls in each of the last 24 hours, by level: 24 counts, oldest first, the current hour last. */
+    /**
+     * Alerts whose first evidence falls in each of the last 24 hours, by level: 24 counts, oldest first, the current
+     * hour last.
+     */
     perHourByLevel: v.record(v.string(), v.array(Count)),
     items: v.array(ConsoleAlertSchema),
     truncated: v.boolean(),
   }),
-  incidents: v.strictObject({ total: Count, byStatus: v.record(v.string(), Count), items: v.array(ConsoleIncidentSchema), truncated: v.boolean() }),
-  systems: v.strictObject({ total: Count, live: Count, items: v.array(ConsoleSystemSchema), truncated: v.boolean(), untrackedEvents: Count }),
+  incidents: v.strictObject({
+    total: Count,
+    byStatus: v.record(v.string(), Count),
+    items: v.array(ConsoleIncidentSchema),
+    truncated: v.boolean(),
+  }),
+  systems: v.strictObject({
+    total: Count,
+    live: Count,
+    items: v.array(ConsoleSystemSchema),
+    truncated: v.boolean(),
+    untrackedEvents: Count,
+  }),
   sources: v.array(ConsoleSourceSchema),
   detectionPlan: v.strictObject({
-    generatedAt: Time, freshnessHours: v.number(),
+    generatedAt: Time,
+    freshnessHours: v.number(),
     summary: v.strictObject({ rules: Count, ready: Count, degraded: Count, blocked: Count, disabled: Count }),
-    attention: v.array(v.strictObject({ ruleId: v.string(), title: v.string(), state: v.string(), missing: v.array(v.strictObject({ capability: v.string(), problem: v.string(), fix: v.string() })) })),
+    attention: v.array(
+      v.strictObject({
+        ruleId: v.string(),
+        title: v.string(),
+        state: v.string(),
+        missing: v.array(v.strictObject({ capability: v.string(), problem: v.string(), fix: v.string() })),
+      }),
+    ),
   }),
   deployment: ConsoleDeploymentSchema,
 });
@@ -95,24 +160,44 @@ export type ConsoleView = v.InferOutput<typeof ConsoleViewSchema>;
 /** The deployment part of it. */
 export type ConsoleDeployment = v.InferOutput<typeof ConsoleDeploymentSchema>;
 
-/** What the console projection is computed from: read models only, plus the time and the deployment reporter's status. */
+/**
+ * What the console projection is computed from: read models only, plus the time and the deployment reporter's status.
+ */
 export interface ConsoleInput {
   readonly alerts: AlertsState;
   readonly activity: ActivityState;
   readonly plan: DetectionPlan;
   readonly now: Date;
   /** The configured deployment (absent: not a managed deployment) and its reporter's status, if it runs. */
-  readonly deployment?: { readonly deploymentId: string; readonly authorityUrl: string; readonly centralVmId?: string; readonly reporter?: ReporterStatus };
+  readonly deployment?: {
+    readonly deploymentId: string;
+    readonly authorityUrl: string;
+    readonly centralVmId?: string;
+    readonly reporter?: ReporterStatus;
+  };
 }
 
-const newest = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) => (a.lastSeen < b.lastSeen ? 1 : a.lastSeen > b.lastSeen ? -1 : a.id < b.id ? -1 : 1);
-const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1; };
+const newest = (a: { lastSeen: string; id: string }, b: { lastSeen: string; id: string }) =>
+  a.lastSeen < b.lastSeen ? 1 : a.lastSeen > b.lastSeen ? -1 : a.id < b.id ? -1 : 1;
+const bump = (m: Record<string, number>, k: string) => {
+  m[k] = (m[k] ?? 0) + 1;
+};
 
 function consoleAlert(a: AlertView): v.InferOutput<typeof ConsoleAlertSchema> {
   return {
-    id: a.id, title: a.title, ruleId: a.ruleId, level: a.level, severity: a.severity, status: a.status, assignee: a.assignee ?? null,
-    disposition: a.disposition ?? null, affectedSystems: a.affectedSystems.slice(0, 20), evidenceCount: a.evidenceCount,
-    firstSeen: a.firstSeen, lastSeen: a.lastSeen, incidentId: a.incidentId ?? null,
+    id: a.id,
+    title: a.title,
+    ruleId: a.ruleId,
+    level: a.level,
+    severity: a.severity,
+    status: a.status,
+    assignee: a.assignee ?? null,
+    disposition: a.disposition ?? null,
+    affectedSystems: a.affectedSystems.slice(0, 20),
+    evidenceCount: a.evidenceCount,
+    firstSeen: a.firstSeen,
+    lastSeen: a.lastSeen,
+    incidentId: a.incidentId ?? null,
   };
 }
 
@@ -136,17 +221,36 @@ function alertSummary(s: AlertsState, now: Date): ConsoleView['alerts'] {
     active.push(a);
   }
   active.sort(newest);
-  return { total: s.alerts.size, byStatus, openBySeverity, unassigned, perHourByLevel, items: active.slice(0, CONSOLE_ALERTS).map(consoleAlert), truncated: active.length > CONSOLE_ALERTS };
+  return {
+    total: s.alerts.size,
+    byStatus,
+    openBySeverity,
+    unassigned,
+    perHourByLevel,
+    items: active.slice(0, CONSOLE_ALERTS).map(consoleAlert),
+    truncated: active.length > CONSOLE_ALERTS,
+  };
 }
 
 function incidentSummary(s: AlertsState): ConsoleView['incidents'] {
   const byStatus: Record<string, number> = {};
   const all = [...s.incidents.values()];
   for (const i of all) bump(byStatus, i.status);
-  const items = all.sort(newest).slice(0, CONSOLE_INCIDENTS).map((i) => ({
-    id: i.id, title: i.title, origin: i.origin, status: i.status, severity: incidentRollup(s, i).severity, assignee: i.assignee ?? null,
-    alertCount: i.alertIds.length, affectedSystems: i.entities.slice(0, 20), firstSeen: i.firstSeen, lastSeen: i.lastSeen,
-  }));
+  const items = all
+    .sort(newest)
+    .slice(0, CONSOLE_INCIDENTS)
+    .map((i) => ({
+      id: i.id,
+      title: i.title,
+      origin: i.origin,
+      status: i.status,
+      severity: incidentRollup(s, i).severity,
+      assignee: i.assignee ?? null,
+      alertCount: i.alertIds.length,
+      affectedSystems: i.entities.slice(0, 20),
+      firstSeen: i.firstSeen,
+      lastSeen: i.lastSeen,
+    }));
   return { total: all.length, byStatus, items, truncated: all.length > CONSOLE_INCIDENTS };
 }
 
@@ -156,39 +260,80 @@ const since = (a: Activity, fromHour: string) => a.hours.reduce((n, [h, c]) => (
 function rates(a: Activity, now: Date): { eventsLastHour: number; events24h: number; perHour: number[] } {
   const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
   const base = hourStart(now);
-  const perHour = Array.from({ length: 24 }, (_, i) => hourOf(base - (23 - i) * 3_600_000)).map((h) => a.hours.find(([x]) => x === h)?.[1] ?? 0);
+  const perHour = Array.from({ length: 24 }, (_, i) => hourOf(base - (23 - i) * 3_600_000)).map(
+    (h) => a.hours.find(([x]) => x === h)?.[1] ?? 0,
+  );
   return { eventsLastHour: since(a, hourOf(base)), events24h: since(a, hourOf(base - 23 * 3_600_000)), perHour };
 }
 
 function systemSummary(s: ActivityState, now: Date): ConsoleView['systems'] {
   const live = (a: Activity) => now.getTime() - (epochMillisOf(a.lastReportAt) ?? 0) <= LIVE_MS;
-  const all = [...s.systems.values()].sort((a, b) => (a.lastReportAt < b.lastReportAt ? 1 : a.lastReportAt > b.lastReportAt ? -1 : a.key < b.key ? -1 : 1));
+  const all = [...s.systems.values()].sort((a, b) =>
+    a.lastReportAt < b.lastReportAt ? 1 : a.lastReportAt > b.lastReportAt ? -1 : a.key < b.key ? -1 : 1,
+  );
   const items = all.slice(0, CONSOLE_SYSTEMS).map((a) => {
     const { eventsLastHour, events24h } = rates(a, now);
-    return { name: a.key, adapter: a.adapter, live: live(a), lastReportAt: a.lastReportAt, lastEventTime: a.lastEventTime, events: a.events, eventsLastHour, events24h };
+    return {
+      name: a.key,
+      adapter: a.adapter,
+      live: live(a),
+      lastReportAt: a.lastReportAt,
+      lastEventTime: a.lastEventTime,
+      events: a.events,
+      eventsLastHour,
+      events24h,
+    };
   });
-  return { total: all.length, live: all.filter(live).length, items, truncated: all.length > CONSOLE_SYSTEMS, untrackedEvents: s.untracked };
+  return {
+    total: all.length,
+    live: all.filter(live).length,
+    items,
+    truncated: all.length > CONSOLE_SYSTEMS,
+    untrackedEvents: s.untracked,
+  };
 }
 
 /** What to do when the central VM is lost (docs/setup-protocol.md, docs/installer.md). */
 export function recoveryAction(authorityUrl: string): string {
-  return `Sign in to the setup authority (${authorityUrl}), open this deployment's setup session and reveal its single-use recovery token (lrc_...), `
-    + 'then run the installer with --recovery against the same VM ids (docs/installer.md); every remote collector must then re-enroll with the reinstalled central VM.';
+  return (
+    `Sign in to the setup authority (${authorityUrl}), open this deployment's setup session and reveal its ` +
+    `single-use recovery token (lrc_...), ` +
+    'then run the installer with --recovery against the same VM ids (docs/installer.md); every remote collector must ' +
+    'then re-enroll with the reinstalled central VM.'
+  );
 }
 
 /** The deployment's state from what this instance knows: whether its snapshots reach the setup authority. */
 export function deploymentState(d: ConsoleInput['deployment'], now: Date): ConsoleDeployment {
-  const none = { deploymentId: null, authorityUrl: null, centralVmId: null, lastAttemptAt: null, lastDeliveredAt: null, authorityStatus: null, failingSince: null, lastError: null };
+  const none = {
+    deploymentId: null,
+    authorityUrl: null,
+    centralVmId: null,
+    lastAttemptAt: null,
+    lastDeliveredAt: null,
+    authorityStatus: null,
+    failingSince: null,
+    lastError: null,
+  };
   if (!d) return { state: 'not_configured', ...none, centralMissing: { likely: false, recoveryAction: null } };
   const r = d.reporter;
   // A first attempt still in flight is neither delivered nor failed yet.
   const state = r?.failingSince ? 'not_delivered' : r?.lastDeliveredAt ? 'reporting' : 'not_yet_reported';
   const silentSince = r?.failingSince ?? null;
-  const likely = silentSince !== null && now.getTime() - (epochMillisOf(r?.lastDeliveredAt ?? silentSince) ?? now.getTime()) > AUTHORITY_HEARTBEAT_TIMEOUT_S * 1000;
+  const likely =
+    silentSince !== null &&
+    now.getTime() - (epochMillisOf(r?.lastDeliveredAt ?? silentSince) ?? now.getTime()) >
+      AUTHORITY_HEARTBEAT_TIMEOUT_S * 1000;
   return {
-    state, deploymentId: d.deploymentId, authorityUrl: d.authorityUrl, centralVmId: d.centralVmId ?? null,
-    lastAttemptAt: r?.lastAttemptAt ?? null, lastDeliveredAt: r?.lastDeliveredAt ?? null, authorityStatus: r?.authorityStatus ?? null,
-    failingSince: r?.failingSince ?? null, lastError: r?.lastError ?? null,
+    state,
+    deploymentId: d.deploymentId,
+    authorityUrl: d.authorityUrl,
+    centralVmId: d.centralVmId ?? null,
+    lastAttemptAt: r?.lastAttemptAt ?? null,
+    lastDeliveredAt: r?.lastDeliveredAt ?? null,
+    authorityStatus: r?.authorityStatus ?? null,
+    failingSince: r?.failingSince ?? null,
+    lastError: r?.lastError ?? null,
     centralMissing: { likely, recoveryAction: recoveryAction(d.authorityUrl) },
   };
 }
@@ -205,10 +350,22 @@ export function consoleView(input: ConsoleInput): ConsoleView {
     alerts: alertSummary(input.alerts, now),
     incidents: incidentSummary(input.alerts),
     systems: systemSummary(input.activity, now),
-    sources: [...input.activity.sources.values()].sort((a, b) => (a.key < b.key ? -1 : 1)).map((a) => ({ adapter: a.key, lastReportAt: a.lastReportAt, events: a.events, ...rates(a, now) })),
+    sources: [...input.activity.sources.values()]
+      .sort((a, b) => (a.key < b.key ? -1 : 1))
+      .map((a) => ({ adapter: a.key, lastReportAt: a.lastReportAt, events: a.events, ...rates(a, now) })),
     detectionPlan: {
-      generatedAt: plan.generatedAt, freshnessHours: plan.freshnessHours, summary: plan.summary,
-      attention: plan.rules.filter((r) => r.enabled && r.state !== 'ready').slice(0, 100).map((r) => ({ ruleId: r.ruleId, title: r.title, state: r.state, missing: r.missingCapabilities.map((m) => ({ ...m })) })),
+      generatedAt: plan.generatedAt,
+      freshnessHours: plan.freshnessHours,
+      summary: plan.summary,
+      attention: plan.rules
+        .filter((r) => r.enabled && r.state !== 'ready')
+        .slice(0, 100)
+        .map((r) => ({
+          ruleId: r.ruleId,
+          title: r.title,
+          state: r.state,
+          missing: r.missingCapabilities.map((m) => ({ ...m })),
+        })),
     },
     deployment: deploymentState(input.deployment, now),
   };

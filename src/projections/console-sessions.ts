@@ -29,9 +29,17 @@ export const consoleSessionsProjection = instanceProjection({
   evolve(s, record) {
     switch (record.type) {
       case 'ConsoleSessionStarted': {
-        for (const [hash, session] of Object.entries(s.byHash)) if (session.expiresAt <= record.at) delete s.byHash[hash];
+        for (const [hash, session] of Object.entries(s.byHash))
+          if (session.expiresAt <= record.at) delete s.byHash[hash];
         const d = record.data;
-        s.byHash[d.sessionHash] = { principal: d.principal, authentication: d.authentication, startedAt: record.at, expiresAt: d.expiresAt, idleMinutes: d.idleMinutes, sourceAddress: d.sourceAddress };
+        s.byHash[d.sessionHash] = {
+          principal: d.principal,
+          authentication: d.authentication,
+          startedAt: record.at,
+          expiresAt: d.expiresAt,
+          idleMinutes: d.idleMinutes,
+          sourceAddress: d.sourceAddress,
+        };
         return s;
       }
       case 'ConsoleSessionEnded':

@@ -32,7 +32,11 @@ function applyChanges(s: CredentialsState, at: string, data: CredentialsChanged)
   for (const c of data.changes) {
     const known = s.get(c.fingerprint);
     const view: CredentialView = {
-      id: c.id, fingerprint: c.fingerprint, roles: [...c.roles], disabled: c.disabled, removed: c.change === 'removed',
+      id: c.id,
+      fingerprint: c.fingerprint,
+      roles: [...c.roles],
+      disabled: c.disabled,
+      removed: c.change === 'removed',
       ...(c.expiresAt !== undefined ? { expiresAt: c.expiresAt } : {}),
       ...(c.collectorId !== undefined ? { collectorId: c.collectorId } : {}),
       ...(c.createdAt !== undefined ? { createdAt: c.createdAt } : {}),

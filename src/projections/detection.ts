@@ -36,7 +36,10 @@ export function activeRuleSet(s: DetectionState): RuleSet {
 /** Hits as recorded, turned back into correlation input: the recorded fields stand in for the event. */
 export function hitsFromRecord(data: DetectionHitsRecorded): RuleHit[] {
   return data.hits.map((h) => ({
-    ruleId: h.ruleId, eventId: h.eventId, timeMs: h.timeMs, ...(h.ruleName !== undefined ? { ruleName: h.ruleName } : {}),
+    ruleId: h.ruleId,
+    eventId: h.eventId,
+    timeMs: h.timeMs,
+    ...(h.ruleName !== undefined ? { ruleName: h.ruleName } : {}),
     event: { attributes: h.values } as unknown as NormalizedEvent,
   }));
 }
@@ -47,7 +50,15 @@ function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 
     const compiled = compileSigma(r.doc);
     // Imports are validated before they are recorded; a rule this version cannot compile stays out.
     if (!compiled.ok) continue;
-    s.rules.set(r.id, { id: r.id, doc: r.doc, compiled: compiled.rule, source: data.source, importedAt: record.at, ...(record.actor ? { importedBy: record.actor.id } : {}), enabled: s.rules.get(r.id)?.enabled ?? true });
+    s.rules.set(r.id, {
+      id: r.id,
+      doc: r.doc,
+      compiled: compiled.rule,
+      source: data.source,
+      importedAt: record.at,
+      ...(record.actor ? { importedBy: record.actor.id } : {}),
+      enabled: s.rules.get(r.id)?.enabled ?? true,
+    });
   }
   if (data.source === 'builtin' && data.packVersion) s.builtinPack = data.packVersion;
   s.ruleSet = undefined;
@@ -70,7 +81,10 @@ export const detectionProjection = instanceProjection({
       case 'RuleEnabledChanged': {
         const d = record.data;
         const rule = s.rules.get(d.ruleId);
-        if (rule) { rule.enabled = d.enabled; s.ruleSet = undefined; }
+        if (rule) {
+          rule.enabled = d.enabled;
+          s.ruleSet = undefined;
+        }
         return s;
       }
       case 'DetectionHitsRecorded':
@@ -86,7 +100,11 @@ export const detectionProjection = instanceProjection({
     ...(s.builtinPack ? { builtinPack: s.builtinPack } : {}),
   }),
   restore(data) {
-    const d = data as { rules: Array<Omit<InstalledRule, 'compiled'>>; correlation: CorrelationState; builtinPack?: string };
+    const d = data as {
+      rules: Array<Omit<InstalledRule, 'compiled'>>;
+      correlation: CorrelationState;
+      builtinPack?: string;
+    };
     const rules = new Map<string, InstalledRule>();
     for (const r of d.rules) {
       const compiled = compileSigma(r.doc);

@@ -16,7 +16,9 @@ export type EventCursor = [number, number, number];
 /** Decodes an events cursor; undefined when it is not one. */
 export function parseEventCursor(cursor: string): EventCursor | undefined {
   const c = decodeCursor<unknown>(cursor);
-  return Array.isArray(c) && c.length === 3 && c.every((x) => typeof x === 'number' && Number.isFinite(x)) ? [c[0], c[1], c[2]] : undefined;
+  return Array.isArray(c) && c.length === 3 && c.every((x) => typeof x === 'number' && Number.isFinite(x))
+    ? [c[0], c[1], c[2]]
+    : undefined;
 }
 
 /** Filters of `GET /api/v1/events`; times are epoch milliseconds. */
@@ -44,10 +46,12 @@ function pickIndex(f: EventFilter): [EventDimension, string] | undefined {
 }
 
 function matches(e: NormalizedEvent, f: EventFilter): boolean {
-  return (f.category === undefined || e.category === f.category)
-    && (f.class === undefined || e.class === f.class)
-    && (f.adapter === undefined || e.source.adapter === f.adapter)
-    && (f.entityKey === undefined || e.entityKeys.includes(f.entityKey));
+  return (
+    (f.category === undefined || e.category === f.category) &&
+    (f.class === undefined || e.class === f.class) &&
+    (f.adapter === undefined || e.source.adapter === f.adapter) &&
+    (f.entityKey === undefined || e.entityKeys.includes(f.entityKey))
+  );
 }
 
 /** Where a walk of the index starts and how far it goes, in the order it walks. */
@@ -69,19 +73,28 @@ interface Walk {
  * behind all of it is passed over without a place made for it, so a page of a crowded second costs
  * a scan of its postings and a sort of what the page can take. The events themselves are not read.
  */
-function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<string | number>, walk: Walk): Generator<EventCursor[]> {
+function* secondsOf(
+  db: Database<Uint8Array, IndexKey>,
+  prefix: ReadonlyArray<string | number>,
+  walk: Walk,
+): Generator<EventCursor[]> {
   const { lo, hi, reverse, after } = walk;
   const n = prefix.length;
   const range = reverse
     ? { start: [...prefix, bucketOf(hi) + 1], end: [...prefix, bucketOf(lo)], reverse: true }
     : { start: [...prefix, bucketOf(lo)], end: [...prefix, bucketOf(hi) + 1] };
-  /** Where the event at (t, seq, index) stands against place `c` in the walk: above 0 after it, below 0 before it (no place is made to ask). */
+  /**
+   * Where the event at (t, seq, index) stands against place `c` in the walk: above 0 after it, below 0 before it (no
+   * place is made to ask).
+   */
   const walked = (t: number, seq: number, index: number, c: EventCursor) => {
     const d = t - c[0] || seq - c[1] || index - c[2];
     return reverse ? -d : d;
   };
   const order = (a: EventCursor, b: EventCursor) => walked(a[0], a[1], a[2], b);
-  /** Once a crowded second has kept all the room there is: the last place kept, which a later event must come before. */
+  /**
+   * Once a crowded second has kept all the room there is: the last place kept, which a later event must come before.
+   */
   let bar: EventCursor | undefined;
   const kept = (places: EventCursor[]) => {
     places.sort(order);
@@ -107,7 +120,11 @@ function* secondsOf(db: Database<Uint8Array, IndexKey>, prefix: ReadonlyArray<st
     forEachPosting(value, (t, index) => {
       if (t < lo || t > hi) return;
       // Past `after` (still to come), and not behind everything a full second already keeps.
-      if ((after === undefined || walked(t, seq, index, after) > 0) && (bar === undefined || walked(t, seq, index, bar) < 0)) places.push([t, seq, index]);
+      if (
+        (after === undefined || walked(t, seq, index, after) > 0) &&
+        (bar === undefined || walked(t, seq, index, bar) < 0)
+      )
+        places.push([t, seq, index]);
     });
     if (places.length > 2 * walk.room() + 64) kept(places);
   }
@@ -123,7 +140,9 @@ const RECENT_RECORDS = 64;
  * the places name are kept until handed out; the last few records decoded are reused by the next
  * seconds of the same walk.
  */
-function eventReader(models: Pick<ReadModels, 'record'>): (places: readonly EventCursor[]) => Generator<[EventCursor, NormalizedEvent | undefined]> {
+function eventReader(
+  models: Pick<ReadModels, 'record'>,
+): (places: readonly EventCursor[]) => Generator<[EventCursor, NormalizedEvent | undefined]> {
   const recent = new Map<number, readonly NormalizedEvent[]>();
   const eventsOf = (seq: number): readonly NormalizedEvent[] => {
     let events = recent.get(seq);
@@ -164,7 +183,13 @@ function eventReader(models: Pick<ReadModels, 'record'>): (places: readonly Even
  * A page stops after considering `scanBudget` events so one query cannot walk the whole store;
  * its cursor then says where the next page goes on.
  */
-export function listEvents(models: ReadModels, filter: EventFilter, limit: number, after?: EventCursor, scanBudget = 20_000): EventPage {
+export function listEvents(
+  models: ReadModels,
+  filter: EventFilter,
+  limit: number,
+  after?: EventCursor,
+  scanBudget = 20_000,
+): EventPage {
   const dim = pickIndex(filter);
   const hi = Math.min(after ? after[0] : Number.MAX_VALUE, filter.untilMs ?? Number.MAX_VALUE);
   const lo = filter.sinceMs ?? -Number.MAX_VALUE;
@@ -191,12 +216,24 @@ export function listEvents(models: ReadModels, filter: EventFilter, limit: numbe
  * after `after` (the place of the last event of the previous chunk). `last` is where to continue;
  * undefined at the end.
  */
-export function eventsInTimeOrder(models: ReadModels, sinceMs: number, untilMs: number, max: number, after?: EventCursor): { events: NormalizedEvent[]; last?: EventCursor } {
+export function eventsInTimeOrder(
+  models: ReadModels,
+  sinceMs: number,
+  untilMs: number,
+  max: number,
+  after?: EventCursor,
+): { events: NormalizedEvent[]; last?: EventCursor } {
   const db = models.db<Uint8Array>(EVIDENCE_DBS.byTime);
   const read = eventReader(models);
   const events: NormalizedEvent[] = [];
   let n = 0;
-  for (const second of secondsOf(db, [], { lo: after ? Math.max(sinceMs, after[0]) : sinceMs, hi: untilMs, reverse: false, after, room: () => max - n })) {
+  for (const second of secondsOf(db, [], {
+    lo: after ? Math.max(sinceMs, after[0]) : sinceMs,
+    hi: untilMs,
+    reverse: false,
+    after,
+    room: () => max - n,
+  })) {
     for (const [place, event] of read(second)) {
       if (event) events.push(event);
       if (++n >= max) return { events, last: place };

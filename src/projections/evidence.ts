@@ -1,5 +1,11 @@
 import { CARRYING_EVENT_TYPES, eventsCarried, eventsOfRecord } from '../events/record-types.js';
-import { firstOfKey, seenKeys, type NormalizedEvent, type ReadSideEvent, type WriteSideEvent } from '../events/normalized-event.js';
+import {
+  firstOfKey,
+  seenKeys,
+  type NormalizedEvent,
+  type ReadSideEvent,
+  type WriteSideEvent,
+} from '../events/normalized-event.js';
 import { canonicalJson } from '../kernel/canonical-json.js';
 import { millisFromIso } from '../kernel/time.js';
 import { instanceIndex } from './types.js';
@@ -69,7 +75,11 @@ export function hasEvent(models: Pick<EvidenceLookup, 'index'>, id: string): boo
  * The stored event with this id, including events of records not yet committed. `decoded`
  * caches records already read, so re-sending a whole batch decodes its record once.
  */
-export function lookupEvent(models: EvidenceLookup, id: string, decoded = new Map<number, readonly NormalizedEvent[]>()): NormalizedEvent | undefined {
+export function lookupEvent(
+  models: EvidenceLookup,
+  id: string,
+  decoded = new Map<number, readonly NormalizedEvent[]>(),
+): NormalizedEvent | undefined {
   const bytes = models.index.get(EVIDENCE_DBS.byId, id) as Uint8Array | undefined;
   if (!bytes) return undefined;
   const at = decodeStored(bytes);
@@ -112,7 +122,10 @@ const POSTING_SPAN_MS = 1000;
 /** The second (POSTING_SPAN_MS) an event time falls in: the bucket part of an evidence-read key. */
 export const bucketOf = (timeMs: number): number => Math.floor(timeMs / POSTING_SPAN_MS);
 
-/** Encodes the posting list of events `positions` of a record: each one's time (float64, from `times`) and position (uint32), 12 bytes an entry. */
+/**
+ * Encodes the posting list of events `positions` of a record: each one's time (float64, from `times`) and position
+ * (uint32), 12 bytes an entry.
+ */
 function encodePostings(times: Float64Array, positions: readonly number[]): Uint8Array {
   // A Buffer (from Node's pool when small), written big-endian as a DataView would: a small
   // Uint8Array's `.buffer` would have to be moved off the heap first, once per posting.
@@ -141,7 +154,11 @@ function note(into: Map<string, Positions>, value: string, position: number): vo
 }
 
 /** Calls `fn` for each second (bucket) the events at `positions` fall in, with theirs, in order. */
-function bySecond(positions: Positions, buckets: Float64Array, fn: (bucket: number, positions: number[]) => void): void {
+function bySecond(
+  positions: Positions,
+  buckets: Float64Array,
+  fn: (bucket: number, positions: number[]) => void,
+): void {
   if (typeof positions === 'number') return fn(buckets[positions]!, [positions]);
   const first = buckets[positions[0]!]!;
   if (positions.every((p) => buckets[p] === first)) return fn(first, positions);
@@ -180,7 +197,12 @@ export const evidenceReadIndex = instanceIndex({
     if (n === 0) return;
     const times = new Float64Array(n);
     const buckets = new Float64Array(n);
-    const dims: Record<EventDimension, Map<string, Positions>> = { category: new Map(), class: new Map(), adapter: new Map(), entity: new Map() };
+    const dims: Record<EventDimension, Map<string, Positions>> = {
+      category: new Map(),
+      class: new Map(),
+      adapter: new Map(),
+      entity: new Map(),
+    };
     for (let i = 0; i < n; i++) {
       const e = events[i]!;
       times[i] = eventTimeMs(e);
@@ -196,7 +218,9 @@ export const evidenceReadIndex = instanceIndex({
     bySecond(all, buckets, (b, ps) => write.put(EVIDENCE_DBS.byTime, [b, record.seq], encodePostings(times, ps)));
     for (const dim of EVENT_DIMENSIONS) {
       for (const [value, positions] of dims[dim]) {
-        bySecond(positions, buckets, (b, ps) => write.put(EVIDENCE_DBS.byDim, [dim, value, b, record.seq], encodePostings(times, ps)));
+        bySecond(positions, buckets, (b, ps) =>
+          write.put(EVIDENCE_DBS.byDim, [dim, value, b, record.seq], encodePostings(times, ps)),
+        );
       }
     }
   },

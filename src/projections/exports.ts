@@ -39,7 +39,15 @@ export const exportsProjection = instanceProjection({
   },
   snapshot: (s) => ({ configuration: s.configuration ?? null, failing: [...s.failing], cursors: [...s.cursors] }),
   restore: (data) => {
-    const d = data as { configuration: ExportDestinationSummary[] | null; failing: Array<[string, string]>; cursors?: Array<[string, number]> };
-    return { configuration: d.configuration ?? undefined, failing: new Map(d.failing), cursors: new Map(d.cursors ?? []) };
+    const d = data as {
+      configuration: ExportDestinationSummary[] | null;
+      failing: Array<[string, string]>;
+      cursors?: Array<[string, number]>;
+    };
+    return {
+      configuration: d.configuration ?? undefined,
+      failing: new Map(d.failing),
+      cursors: new Map(d.cursors ?? []),
+    };
   },
 });

@@ -24,7 +24,14 @@ function tally<T>(items: Iterable<T>, key: (t: T) => string): Record<string, num
   return out;
 }
 
-interface Derived { entities: number; relationships: number; evicted: number; sorted: Entity[]; kinds: Record<string, number>; types: Record<string, number> }
+interface Derived {
+  entities: number;
+  relationships: number;
+  evicted: number;
+  sorted: Entity[];
+  kinds: Record<string, number>;
+  types: Record<string, number>;
+}
 
 /**
  * Sorted entities and the kind and type counts, cached per graph. The graph adds entities and
@@ -35,7 +42,13 @@ const derivedOf = new WeakMap<GraphState, Derived>();
 
 function derived(g: GraphState): Derived {
   const cached = derivedOf.get(g);
-  if (cached && cached.entities === g.entities.size && cached.relationships === g.relationships.size && cached.evicted === g.evicted) return cached;
+  if (
+    cached &&
+    cached.entities === g.entities.size &&
+    cached.relationships === g.relationships.size &&
+    cached.evicted === g.evicted
+  )
+    return cached;
   const d: Derived = {
     entities: g.entities.size,
     relationships: g.relationships.size,
@@ -70,9 +83,14 @@ export function queryGraph(g: GraphState, q: GraphQuery): GraphPage | undefined 
   if (q.entity !== undefined) {
     const centre = g.entities.get(q.entity);
     if (!centre) return undefined;
-    rels = [...(adjacency(g).get(q.entity) ?? [])].map((id) => g.relationships.get(id)!).sort((a, b) => (a.from + a.type + a.to).localeCompare(b.from + b.type + b.to));
+    rels = [...(adjacency(g).get(q.entity) ?? [])]
+      .map((id) => g.relationships.get(id)!)
+      .sort((a, b) => (a.from + a.type + a.to).localeCompare(b.from + b.type + b.to));
     const keys = new Set([q.entity, ...rels.flatMap((r) => [r.from, r.to])]);
-    pool = [...keys].map((k) => g.entities.get(k)!).filter(Boolean).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    pool = [...keys]
+      .map((k) => g.entities.get(k)!)
+      .filter(Boolean)
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   } else {
     pool = derived(g).sorted;
     rels = [];
@@ -84,10 +102,11 @@ export function queryGraph(g: GraphState, q: GraphQuery): GraphPage | undefined 
   const inPage = new Set(page.map((e) => e.key));
   if (q.entity === undefined) {
     const ids = new Set<string>();
-    for (const e of page) for (const id of adjacency(g).get(e.key) ?? []) {
-      const r = g.relationships.get(id)!;
-      if (inPage.has(r.from) && inPage.has(r.to)) ids.add(id);
-    }
+    for (const e of page)
+      for (const id of adjacency(g).get(e.key) ?? []) {
+        const r = g.relationships.get(id)!;
+        if (inPage.has(r.from) && inPage.has(r.to)) ids.add(id);
+      }
     rels = [...ids].map((id) => g.relationships.get(id)!);
   }
   const more = start >= 0 && start + q.limit < pool.length;

@@ -45,7 +45,7 @@ function hostOrIp(o: Record<string, unknown> | null | undefined, keys: readonly 
   const host = str(o, 'host');
   if (host) return keyOf(keys, 'host:', host) ?? `host:${host}`;
   const ip = str(o, 'ip');
-  return ip ? keyOf(keys, 'ip:', ip) ?? `ip:${ip}` : undefined;
+  return ip ? (keyOf(keys, 'ip:', ip) ?? `ip:${ip}`) : undefined;
 }
 
 /**

@@ -74,7 +74,8 @@ export function adjacency(g: GraphState): Map<string, Set<string>> {
 export const relationshipIdOf = (from: string, type: string, to: string): string => [from, type, to].join('|');
 
 /** The id of a relationship: `from|type|to` (`relationshipIdOf`). */
-export const relationshipId = (r: { from: string; to: string; type: string }): string => relationshipIdOf(r.from, r.type, r.to);
+export const relationshipId = (r: { from: string; to: string; type: string }): string =>
+  relationshipIdOf(r.from, r.type, r.to);
 
 /**
  * A live iterator over each map's keys, where the last eviction left it. Every key it has passed
@@ -96,7 +97,13 @@ function oldestKey(map: Map<string, unknown>): string {
 }
 
 /** Forgets the least recently seen entries of `map` until it holds at most `max`. */
-function evict<V>(g: GraphState, map: Map<string, V>, seenAgain: Set<string>, max: number, forget: (key: string, value: V) => void): void {
+function evict<V>(
+  g: GraphState,
+  map: Map<string, V>,
+  seenAgain: Set<string>,
+  max: number,
+  forget: (key: string, value: V) => void,
+): void {
   while (map.size > max) {
     const key = oldestKey(map);
     const value = map.get(key)!;
@@ -119,7 +126,8 @@ export function touchEntity(g: GraphState, key: string, time: string, kind?: str
   const e = g.entities.get(key);
   if (!e) {
     g.entities.set(key, { key, kind: kind ?? entityKind(key), firstSeen: time, lastSeen: time, count: 1 });
-    if (g.entities.size > g.limits.entities) evict(g, g.entities, g.seenAgain.entities, g.limits.entities, () => undefined);
+    if (g.entities.size > g.limits.entities)
+      evict(g, g.entities, g.seenAgain.entities, g.limits.entities, () => undefined);
     return key;
   }
   e.count++;
@@ -171,7 +179,12 @@ export function link(g: GraphState, key: string, id: string): void {
 }
 
 const emptyGraph = (limits: GraphLimits, adjacent: GraphState['adjacent']): GraphState => ({
-  entities: new Map(), relationships: new Map(), adjacent, limits, seenAgain: { entities: new Set(), relationships: new Set() }, evicted: 0,
+  entities: new Map(),
+  relationships: new Map(),
+  adjacent,
+  limits,
+  seenAgain: { entities: new Set(), relationships: new Set() },
+  evicted: 0,
 });
 
 /**
@@ -210,11 +223,41 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
     // Columnar checkpoints: arrays of strings and numbers decode far faster than millions of small
     // maps. Map order and the second-chance sets are kept, so a restored graph evicts as the live one.
     snapshot(g) {
-      const e = { key: [] as string[], kind: [] as string[], first: [] as string[], last: [] as string[], count: [] as number[] };
-      for (const x of g.entities.values()) { e.key.push(x.key); e.kind.push(x.kind); e.first.push(x.firstSeen); e.last.push(x.lastSeen); e.count.push(x.count); }
-      const r = { from: [] as string[], to: [] as string[], type: [] as string[], first: [] as string[], last: [] as string[], count: [] as number[] };
-      for (const x of g.relationships.values()) { r.from.push(x.from); r.to.push(x.to); r.type.push(x.type); r.first.push(x.firstSeen); r.last.push(x.lastSeen); r.count.push(x.count); }
-      return { e, r, seenAgain: { entities: [...g.seenAgain.entities], relationships: [...g.seenAgain.relationships] } };
+      const e = {
+        key: [] as string[],
+        kind: [] as string[],
+        first: [] as string[],
+        last: [] as string[],
+        count: [] as number[],
+      };
+      for (const x of g.entities.values()) {
+        e.key.push(x.key);
+        e.kind.push(x.kind);
+        e.first.push(x.firstSeen);
+        e.last.push(x.lastSeen);
+        e.count.push(x.count);
+      }
+      const r = {
+        from: [] as string[],
+        to: [] as string[],
+        type: [] as string[],
+        first: [] as string[],
+        last: [] as string[],
+        count: [] as number[],
+      };
+      for (const x of g.relationships.values()) {
+        r.from.push(x.from);
+        r.to.push(x.to);
+        r.type.push(x.type);
+        r.first.push(x.firstSeen);
+        r.last.push(x.lastSeen);
+        r.count.push(x.count);
+      }
+      return {
+        e,
+        r,
+        seenAgain: { entities: [...g.seenAgain.entities], relationships: [...g.seenAgain.relationships] },
+      };
     },
     restore(data) {
       const { e, r, seenAgain } = data as {
@@ -223,9 +266,23 @@ export function createGraphProjection(limits: GraphLimits = DEFAULT_GRAPH_LIMITS
         seenAgain: { entities: string[]; relationships: string[] };
       };
       const g = emptyGraph(limits, undefined);
-      for (let i = 0; i < e.key.length; i++) g.entities.set(e.key[i]!, { key: e.key[i]!, kind: e.kind[i]!, firstSeen: e.first[i]!, lastSeen: e.last[i]!, count: e.count[i]! });
+      for (let i = 0; i < e.key.length; i++)
+        g.entities.set(e.key[i]!, {
+          key: e.key[i]!,
+          kind: e.kind[i]!,
+          firstSeen: e.first[i]!,
+          lastSeen: e.last[i]!,
+          count: e.count[i]!,
+        });
       for (let i = 0; i < r.from.length; i++) {
-        const rel: Relationship = { from: r.from[i]!, to: r.to[i]!, type: r.type[i]!, firstSeen: r.first[i]!, lastSeen: r.last[i]!, count: r.count[i]! };
+        const rel: Relationship = {
+          from: r.from[i]!,
+          to: r.to[i]!,
+          type: r.type[i]!,
+          firstSeen: r.first[i]!,
+          lastSeen: r.last[i]!,
+          count: r.count[i]!,
+        };
         g.relationships.set(relationshipId(rel), rel);
       }
       g.seenAgain = { entities: new Set(seenAgain.entities), relationships: new Set(seenAgain.relationships) };

@@ -16,11 +16,15 @@ export function packState<S>(p: Projection<S>, state: S): Uint8Array {
 export function unpackState<S>(p: Projection<S>, packed: Uint8Array): S {
   // A model may hold client-chosen keys (an alert's evidence): `__proto__` among them comes back as it was.
   const data = unpackKeepingKeys(packed);
-  return p.restore ? p.restore(data) : data as S;
+  return p.restore ? p.restore(data) : (data as S);
 }
 
 /** A heap projection's checkpoint: its version, the last seq it folded and its packed state. */
-export interface Checkpoint { version: number; seq: number; state: Uint8Array }
+export interface Checkpoint {
+  version: number;
+  seq: number;
+  state: Uint8Array;
+}
 
 /**
  * The write side's in-memory projections: their states, the seq each has folded, and their
@@ -32,7 +36,10 @@ export interface HeapModels {
   fold(record: LogRecord): void;
   /** Restores every checkpoint that matches its projection's version and is not past `head`. */
   restore(head: number): void;
-  /** Takes the given checkpoints (one per projection, of its version, as `snapshot` makes them); false, changing nothing, when one is missing, of another version or unreadable. */
+  /**
+   * Takes the given checkpoints (one per projection, of its version, as `snapshot` makes them); false, changing
+   * nothing, when one is missing, of another version or unreadable.
+   */
   load(checkpoints: ReadonlyArray<[string, Checkpoint]>): boolean;
   /** The lowest seq every projection has folded. */
   lowestSeq(): number;
@@ -78,19 +85,26 @@ export function createHeapModels(store: LmdbStore, projections: readonly Project
       } catch {
         return false;
       }
-      projections.forEach((p, i) => { states.set(p.name, loaded[i]); heapSeq.set(p.name, byName.get(p.name)!.seq); });
+      projections.forEach((p, i) => {
+        states.set(p.name, loaded[i]);
+        heapSeq.set(p.name, byName.get(p.name)!.seq);
+      });
       return true;
     },
     lowestSeq: () => Math.min(...heapSeq.values()),
-    snapshot: () => projections.map((p) => {
-      const state = states.get(p.name);
-      return [p.name, { version: p.version, seq: heapSeq.get(p.name)!, state: packState(p, state) }];
-    }),
+    snapshot: () =>
+      projections.map((p) => {
+        const state = states.get(p.name);
+        return [p.name, { version: p.version, seq: heapSeq.get(p.name)!, state: packState(p, state) }];
+      }),
     write(snapshot) {
       for (const [name, cp] of snapshot) checkpoints.putSync(name, cp);
     },
     reset() {
-      for (const p of projections) { states.set(p.name, p.initial()); heapSeq.set(p.name, 0); }
+      for (const p of projections) {
+        states.set(p.name, p.initial());
+        heapSeq.set(p.name, 0);
+      }
     },
   };
 }

@@ -10,9 +10,19 @@ const EMPTY = new Uint8Array(0);
 const FILTER_CAPACITY = 1 << 20;
 
 /** The version and last applied seq of one index projection. */
-export interface IndexMeta { version: number; seq: number }
+export interface IndexMeta {
+  version: number;
+  seq: number;
+}
 /** One collected write; `token` > 0 when it is also in the read overlay. */
-export type Op = { db: Database<unknown, IndexKey>; dbName: string; key: IndexKey; value?: unknown; remove?: true; token: number };
+export type Op = {
+  db: Database<unknown, IndexKey>;
+  dbName: string;
+  key: IndexKey;
+  value?: unknown;
+  remove?: true;
+  token: number;
+};
 
 /**
  * The write side's LMDB index projections: their databases, the writes a record makes (collected
@@ -62,12 +72,21 @@ interface FilterState {
  * Opens the index databases of `indexes` in `store`. `filterCapacity` (tests) is the fewest keys a
  * filter is sized for.
  */
-export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProjection[], opts: { filterCapacity?: number } = {}): IndexWrites {
+export function createIndexWrites(
+  store: LmdbStore,
+  indexes: readonly IndexProjection[],
+  opts: { filterCapacity?: number } = {},
+): IndexWrites {
   const indexMeta: Database<IndexMeta, string> = store.db('index-meta');
   const dbs = new Map<string, Database<unknown, IndexKey>>();
   const keyOnly = new Set(indexes.flatMap((ix) => ix.keyOnlyDbs ?? []));
   const binary = new Set(indexes.flatMap((ix) => [...(ix.keyOnlyDbs ?? []), ...(ix.binaryDbs ?? [])]));
-  for (const ix of indexes) for (const name of ix.dbs) dbs.set(name, store.db(name, binary.has(name) ? { encoding: 'binary' } : undefined) as Database<unknown, IndexKey>);
+  for (const ix of indexes)
+    for (const name of ix.dbs)
+      dbs.set(
+        name,
+        store.db(name, binary.has(name) ? { encoding: 'binary' } : undefined) as Database<unknown, IndexKey>,
+      );
   /** Writes not yet committed, by database and key (`overlayKey`), for the databases reads see. */
   const overlays = new Map<string, Map<string, { value: unknown; removed: boolean; token: number }>>();
   for (const ix of indexes) for (const name of ix.readDbs) overlays.set(name, new Map());
@@ -90,9 +109,15 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
   };
   for (const ix of indexes) {
     for (const name of ix.filteredDbs ?? []) {
-      if (!ix.readDbs.includes(name)) throw new Error(`index ${ix.name}: filtered database ${name} is not one of its readDbs`);
+      if (!ix.readDbs.includes(name))
+        throw new Error(`index ${ix.name}: filtered database ${name} is not one of its readDbs`);
       const held = (dbOf(name).getStats() as { entryCount?: number }).entryCount ?? 0;
-      filters.set(name, held === 0 ? { current: createKeyFilter(filterCapacity), next: undefined } : { current: undefined, next: undefined });
+      filters.set(
+        name,
+        held === 0
+          ? { current: createKeyFilter(filterCapacity), next: undefined }
+          : { current: undefined, next: undefined },
+      );
       if (held > 0) filters.get(name)!.next = begin(name, Math.max(filterCapacity, 2 * held));
     }
   }
@@ -102,7 +127,8 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
     if (f === undefined || typeof key !== 'string') return;
     f.current?.add(key);
     f.next?.filter.add(key);
-    if (f.next === undefined && f.current !== undefined && f.current.count >= f.current.capacity) f.next = begin(db, 4 * f.current.count);
+    if (f.next === undefined && f.current !== undefined && f.current.count >= f.current.capacity)
+      f.next = begin(db, 4 * f.current.count);
   };
   /** Whether `db` certainly does not hold `key` (its filter rules it out). */
   const ruledOut = (db: string, key: IndexKey): boolean => {
@@ -131,7 +157,9 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
       dbOf(db).putSync(key as never, stored(db, value));
       added(db, key);
     },
-    remove(db, key) { dbOf(db).removeSync(key as never); },
+    remove(db, key) {
+      dbOf(db).removeSync(key as never);
+    },
   };
 
   return {
@@ -186,7 +214,8 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
         for (const name of ix.dbs) dbOf(name).clearSync();
         indexMeta.removeSync(ix.name);
         // An empty database: a filter of what is not committed yet holds every key.
-        for (const name of ix.filteredDbs ?? []) filters.set(name, { current: begin(name, filterCapacity)!.filter, next: undefined });
+        for (const name of ix.filteredDbs ?? [])
+          filters.set(name, { current: begin(name, filterCapacity)!.filter, next: undefined });
       }
     },
     warming: () => [...filters.values()].some((f) => f.next !== undefined),
@@ -203,7 +232,10 @@ export function createIndexWrites(store: LmdbStore, indexes: readonly IndexProje
             next.filter.add(key);
             next.from = key;
           }
-          if (++n % 64 === 0 && performance.now() >= deadline) { done = false; break; }
+          if (++n % 64 === 0 && performance.now() >= deadline) {
+            done = false;
+            break;
+          }
         }
         if (!done) return false;
         f.current = next.filter;

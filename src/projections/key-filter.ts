@@ -59,7 +59,9 @@ export function createKeyFilter(capacity: number): KeyFilter {
       }
       return true;
     },
-    get count() { return count; },
+    get count() {
+      return count;
+    },
     capacity,
   };
 }

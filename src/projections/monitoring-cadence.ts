@@ -26,7 +26,8 @@ export function matchesSource(pattern: string, key: string): boolean {
  * (no cadence learned yet) the ceiling.
  */
 export function silenceThresholdMs(key: string, gaps: readonly number[], s: SilenceSettings): number {
-  for (const [pattern, fixed] of Object.entries(s.sources)) if (matchesSource(pattern, key)) return fixed.silentAfterSeconds * 1000;
+  for (const [pattern, fixed] of Object.entries(s.sources))
+    if (matchesSource(pattern, key)) return fixed.silentAfterSeconds * 1000;
   const usual = usualCadenceMs(gaps, s.minSamples);
   if (usual === null) return s.ceilingSeconds * 1000;
   return Math.min(s.ceilingSeconds * 1000, Math.max(s.floorSeconds * 1000, Math.round(usual * s.multiplier)));

@@ -32,29 +32,47 @@ export const ExpectedSilenceSchema = v.strictObject({
 export const MonitoringSchema = v.strictObject({
   /** How often the scheduler checks for silent sources and samples the disk. */
   checkSeconds: v.optional(Seconds(3600), 30),
-  silence: v.optional(v.pipe(v.strictObject({
-    enabled: v.optional(v.boolean(), true),
-    /** A source is silent after `multiplier` times its usual cadence, never sooner than the floor... */
-    floorSeconds: v.optional(Seconds(30 * 86_400), 300),
-    /** ...and never later than the ceiling (also the threshold of a source whose cadence is not learned yet). */
-    ceilingSeconds: v.optional(Seconds(30 * 86_400), 86_400),
-    multiplier: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(1000)), 4),
-    /** Gaps between reports needed before a cadence is learned (the ceiling applies until then). */
-    minSamples: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(32)), 3),
-    /** A fixed threshold for particular sources, overriding the learned one. */
-    sources: v.optional(v.pipe(v.record(SourcePattern, v.strictObject({ silentAfterSeconds: Seconds(30 * 86_400) })), v.check((r) => Object.keys(r).length <= 1024, 'at most 1024 entries')), {}),
-    quietHours: v.optional(v.pipe(v.array(QuietHoursSchema), v.maxLength(256)), []),
-    expectedSilences: v.optional(v.pipe(v.array(ExpectedSilenceSchema), v.maxLength(1024)), []),
-  }), v.check((s) => s.floorSeconds <= s.ceilingSeconds, 'floorSeconds must not exceed ceilingSeconds')), {}),
-  /** Watermarks on the free space of the store's filesystem: a mark is past when either its bytes or its percent is. 0 disables one. */
-  disk: v.optional(v.strictObject({
-    lowFreeBytes: v.optional(FreeBytes, 1024 ** 3),
-    lowFreePercent: v.optional(Percent, 10),
-    floodFreeBytes: v.optional(FreeBytes, 256 * 1024 ** 2),
-    floodFreePercent: v.optional(Percent, 2),
-    /** The Retry-After of a write refused past the flood mark. */
-    retryAfterSeconds: v.optional(Seconds(3600), 30),
-  }), {}),
+  silence: v.optional(
+    v.pipe(
+      v.strictObject({
+        enabled: v.optional(v.boolean(), true),
+        /** A source is silent after `multiplier` times its usual cadence, never sooner than the floor... */
+        floorSeconds: v.optional(Seconds(30 * 86_400), 300),
+        /** ...and never later than the ceiling (also the threshold of a source whose cadence is not learned yet). */
+        ceilingSeconds: v.optional(Seconds(30 * 86_400), 86_400),
+        multiplier: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(1000)), 4),
+        /** Gaps between reports needed before a cadence is learned (the ceiling applies until then). */
+        minSamples: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(32)), 3),
+        /** A fixed threshold for particular sources, overriding the learned one. */
+        sources: v.optional(
+          v.pipe(
+            v.record(SourcePattern, v.strictObject({ silentAfterSeconds: Seconds(30 * 86_400) })),
+            v.check((r) => Object.keys(r).length <= 1024, 'at most 1024 entries'),
+          ),
+          {},
+        ),
+        quietHours: v.optional(v.pipe(v.array(QuietHoursSchema), v.maxLength(256)), []),
+        expectedSilences: v.optional(v.pipe(v.array(ExpectedSilenceSchema), v.maxLength(1024)), []),
+      }),
+      v.check((s) => s.floorSeconds <= s.ceilingSeconds, 'floorSeconds must not exceed ceilingSeconds'),
+    ),
+    {},
+  ),
+  /**
+   * Watermarks on the free space of the store's filesystem: a mark is past when either its bytes or its percent is. 0
+   * disables one.
+   */
+  disk: v.optional(
+    v.strictObject({
+      lowFreeBytes: v.optional(FreeBytes, 1024 ** 3),
+      lowFreePercent: v.optional(Percent, 10),
+      floodFreeBytes: v.optional(FreeBytes, 256 * 1024 ** 2),
+      floodFreePercent: v.optional(Percent, 2),
+      /** The Retry-After of a write refused past the flood mark. */
+      retryAfterSeconds: v.optional(Seconds(3600), 30),
+    }),
+    {},
+  ),
 });
 
 /** The validated `monitoring` section. */

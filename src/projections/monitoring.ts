@@ -64,7 +64,14 @@ function seenEvents(s: MonitoringState, events: readonly WriteSideEvent[], at: s
 export const monitoringProjection = instanceProjection({
   name: MONITORING,
   version: 1,
-  folds: ['EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted', 'SourceWentSilent', 'SourceResumed', 'DiskWatermarkCrossed'],
+  folds: [
+    'EventsIngested',
+    'RawRecordsIngested',
+    'CollectorSubmissionAccepted',
+    'SourceWentSilent',
+    'SourceResumed',
+    'DiskWatermarkCrossed',
+  ],
   initial: (): MonitoringState => ({ sources: new Map(), disk: { level: 'ok' } }),
   evolve(s, record) {
     switch (record.type) {

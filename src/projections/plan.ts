@@ -43,10 +43,24 @@ function fieldSeen(field: string, sources: SourcesState, keys: readonly string[]
   return keys.some((k) => sources.get(k)?.fields.has(field));
 }
 
-function planRule(rule: InstalledRule, det: DetectionState, sources: SourcesState, nowMs: number, freshMs: number, freshnessHours: number): PlanEntry {
+function planRule(
+  rule: InstalledRule,
+  det: DetectionState,
+  sources: SourcesState,
+  nowMs: number,
+  freshMs: number,
+  freshnessHours: number,
+): PlanEntry {
   const c = rule.compiled;
-  const detections = c.kind === 'detection' ? [c] : [...det.rules.values()].map((r) => r.compiled)
-    .filter((r): r is Extract<typeof r, { kind: 'detection' }> => r.kind === 'detection' && (c.rules.includes(r.id) || (r.name !== undefined && c.rules.includes(r.name))));
+  const detections =
+    c.kind === 'detection'
+      ? [c]
+      : [...det.rules.values()]
+          .map((r) => r.compiled)
+          .filter(
+            (r): r is Extract<typeof r, { kind: 'detection' }> =>
+              r.kind === 'detection' && (c.rules.includes(r.id) || (r.name !== undefined && c.rules.includes(r.name))),
+          );
   const keys = [...new Set(detections.flatMap((d) => d.indexKeys))];
   const fields = [...new Set(detections.flatMap((d) => d.fields))];
   const required = [...keys.map(describeSource), ...fields.map((f) => `field ${f}`)];
@@ -54,21 +68,54 @@ function planRule(rule: InstalledRule, det: DetectionState, sources: SourcesStat
   const seen = keys.filter((k) => sources.has(k));
   const unmapped = detections.filter((d) => d.unmapped !== undefined);
   for (const d of unmapped) {
-    missing.push({ capability: `logsource ${describeLogsource(d.logsource)}`, problem: 'no_source', fix: `${d.unmapped}. The rule is stored and runs as soon as a normalizer maps this logsource; until then it cannot fire.` });
+    missing.push({
+      capability: `logsource ${describeLogsource(d.logsource)}`,
+      problem: 'no_source',
+      fix:
+        `${d.unmapped}. The rule is stored and runs as soon as a normalizer maps this logsource; until then it ` +
+        `cannot fire.`,
+    });
   }
   if (unmapped.length > 0 && keys.length === 0) {
     // Nothing else to say: no Vigil source can feed the rule.
   } else if (seen.length === 0) {
-    missing.push({ capability: keys.map(describeSource).join(' or ') || 'a source', problem: 'no_source', fix: sourceFix(keys) });
+    missing.push({
+      capability: keys.map(describeSource).join(' or ') || 'a source',
+      problem: 'no_source',
+      fix: sourceFix(keys),
+    });
   } else {
     const fresh = seen.filter((k) => nowMs - (epochMillisOf(sources.get(k)!.lastIngestedAt) ?? 0) <= freshMs);
-    if (fresh.length === 0) missing.push({ capability: seen.map(describeSource).join(' or '), problem: 'stale', fix: `${seen.map(describeSource).join(' or ')}: no records in the last ${freshnessHours} h (last at ${seen.map((k) => sources.get(k)!.lastIngestedAt).sort().at(-1)})` });
+    if (fresh.length === 0)
+      missing.push({
+        capability: seen.map(describeSource).join(' or '),
+        problem: 'stale',
+        fix: `${seen.map(describeSource).join(' or ')}: no records in the last ${freshnessHours} h (last at ${seen
+          .map((k) => sources.get(k)!.lastIngestedAt)
+          .sort()
+          .at(-1)})`,
+      });
     for (const f of fields) {
-      if (!fieldSeen(f, sources, seen)) missing.push({ capability: `field ${f}`, problem: 'field_never_seen', fix: `field ${f} has never been seen in ${seen.map(describeSource).join(' or ')}; check the source's configuration or the rule's field name` });
+      if (!fieldSeen(f, sources, seen))
+        missing.push({
+          capability: `field ${f}`,
+          problem: 'field_never_seen',
+          fix:
+            `field ${f} has never been seen in ${seen.map(describeSource).join(' or ')}; check the source's ` +
+            `configuration or the rule's field name`,
+        });
     }
   }
   const state = missing.some((m) => m.problem === 'no_source') ? 'blocked' : missing.length > 0 ? 'degraded' : 'ready';
-  return { ruleId: rule.id, title: c.title, ...(c.author !== undefined ? { author: c.author } : {}), enabled: rule.enabled, state, requiredCapabilities: required, missingCapabilities: missing };
+  return {
+    ruleId: rule.id,
+    title: c.title,
+    ...(c.author !== undefined ? { author: c.author } : {}),
+    enabled: rule.enabled,
+    state,
+    requiredCapabilities: required,
+    missingCapabilities: missing,
+  };
 }
 
 /**
@@ -76,9 +123,16 @@ function planRule(rule: InstalledRule, det: DetectionState, sources: SourcesStat
  * the sources are stale (nothing within the freshness window) or a referenced field was never
  * observed, ready otherwise. A correlation needs what the rules it references need.
  */
-export function detectionPlan(det: DetectionState, sources: SourcesState, now: Date, freshnessHours: number): DetectionPlan {
+export function detectionPlan(
+  det: DetectionState,
+  sources: SourcesState,
+  now: Date,
+  freshnessHours: number,
+): DetectionPlan {
   const freshMs = freshnessHours * 3600 * 1000;
-  const rules = [...det.rules.values()].map((r) => planRule(r, det, sources, now.getTime(), freshMs, freshnessHours)).sort((a, b) => a.title.localeCompare(b.title));
+  const rules = [...det.rules.values()]
+    .map((r) => planRule(r, det, sources, now.getTime(), freshMs, freshnessHours))
+    .sort((a, b) => a.title.localeCompare(b.title));
   const enabled = rules.filter((r) => r.enabled);
   return {
     generatedAt: now.toISOString(),

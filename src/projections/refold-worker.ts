@@ -22,10 +22,18 @@ const store = openStoreInWorker(job.storePath);
 void answerJob(store, (): RefoldResult => {
   const seq = store.meta.get('head')?.seq ?? 0;
   const states = HEAP_PROJECTIONS.map((p) => p.initial());
-  const fold = (r: LogRecord) => { for (let i = 0; i < states.length; i++) states[i] = HEAP_PROJECTIONS[i]!.evolve(states[i], r); };
-  const record = (s: number): LogRecord | undefined => { const bytes = store.records.get(s); return bytes ? decodeRecord(bytes) : undefined; };
+  const fold = (r: LogRecord) => {
+    for (let i = 0; i < states.length; i++) states[i] = HEAP_PROJECTIONS[i]!.evolve(states[i], r);
+  };
+  const record = (s: number): LogRecord | undefined => {
+    const bytes = store.records.get(s);
+    return bytes ? decodeRecord(bytes) : undefined;
+  };
   for (const r of openCarriedIndex(store.root, record).all()) fold(r);
   // Decoded as the write side's folds read them (src/log/evidence-fields.ts), as a replay does.
   for (const { record } of storedRange(store, job.firstSeq, seq, decodeForWriteSide)) fold(record);
-  return { seq, checkpoints: HEAP_PROJECTIONS.map((p, i) => [p.name, { version: p.version, seq, state: packState(p, states[i]) }]) };
+  return {
+    seq,
+    checkpoints: HEAP_PROJECTIONS.map((p, i) => [p.name, { version: p.version, seq, state: packState(p, states[i]) }]),
+  };
 });

@@ -1,7 +1,10 @@
 import { runWorkerJob } from '../log/worker-job.js';
 import type { Checkpoint } from './heap-models.js';
 
-/** What the refold worker is given: the store and the cut's first seq (it reads the records carried forward from the store). */
+/**
+ * What the refold worker is given: the store and the cut's first seq (it reads the records carried forward from the
+ * store).
+ */
 export interface RefoldJob {
   readonly storePath: string;
   readonly firstSeq: number;
@@ -18,5 +21,9 @@ export interface RefoldResult {
  * (src/projections/refold-worker.ts), reading the store at `storePath`.
  */
 export function foldFromCutOffThread(storePath: string, firstSeq: number): Promise<RefoldResult> {
-  return runWorkerJob<RefoldResult>(new URL('./refold-worker.js', import.meta.url), { storePath, firstSeq } satisfies RefoldJob, 'refold worker');
+  return runWorkerJob<RefoldResult>(
+    new URL('./refold-worker.js', import.meta.url),
+    { storePath, firstSeq } satisfies RefoldJob,
+    'refold worker',
+  );
 }

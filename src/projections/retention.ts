@@ -34,17 +34,34 @@ export const retentionProjection = instanceProjection({
         return s;
       case 'LogSegmentsExpired':
         s.archives.push(...record.data.archives);
-        for (const a of record.data.archives) for (const { eventIds } of a.alertEvidence ?? []) for (const id of eventIds) s.archivedEvidence.set(id, a.file);
+        for (const a of record.data.archives)
+          for (const { eventIds } of a.alertEvidence ?? [])
+            for (const id of eventIds) s.archivedEvidence.set(id, a.file);
         s.firstSeq = Math.max(s.firstSeq, record.data.firstSeq);
         return s;
       default:
         return exhaustive(record, s);
     }
   },
-  snapshot: (s) => ({ policy: s.policy ?? null, archives: s.archives, firstSeq: s.firstSeq, archivedEvidence: [...s.archivedEvidence] }),
+  snapshot: (s) => ({
+    policy: s.policy ?? null,
+    archives: s.archives,
+    firstSeq: s.firstSeq,
+    archivedEvidence: [...s.archivedEvidence],
+  }),
   restore: (data) => {
-    const d = data as { policy: RecordedPolicy | null; archives: ArchivedSegment[]; firstSeq: number; archivedEvidence: Array<[string, string]> };
-    return { policy: d.policy ?? undefined, archives: d.archives, firstSeq: d.firstSeq, archivedEvidence: new Map(d.archivedEvidence) };
+    const d = data as {
+      policy: RecordedPolicy | null;
+      archives: ArchivedSegment[];
+      firstSeq: number;
+      archivedEvidence: Array<[string, string]>;
+    };
+    return {
+      policy: d.policy ?? undefined,
+      archives: d.archives,
+      firstSeq: d.firstSeq,
+      archivedEvidence: new Map(d.archivedEvidence),
+    };
   },
 });
 

@@ -143,7 +143,12 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
    * indexes a chunk of records to a transaction (committed records: no decision reads their writes
    * before they commit, so they go straight into the store).
    */
-  async function fold(from: number, to: number, indexNames: ReadonlySet<string>, onProgress?: (seq: number) => void): Promise<number> {
+  async function fold(
+    from: number,
+    to: number,
+    indexNames: ReadonlySet<string>,
+    onProgress?: (seq: number) => void,
+  ): Promise<number> {
     let count = 0;
     let chunk: LogRecord[] = [];
     let chunkEvents = 0;
@@ -157,7 +162,8 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       chunk = [];
       chunkEvents = 0;
       await committing;
-      if (indexNames.size > 0) committing = log.commit(() => ix.applyCommitted(records, last, indexNames)).then(() => onProgress?.(last));
+      if (indexNames.size > 0)
+        committing = log.commit(() => ix.applyCommitted(records, last, indexNames)).then(() => onProgress?.(last));
       else onProgress?.(last);
     };
     // After a retention cut, a fold from the start folds the records carried forward first.
@@ -197,10 +203,12 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
       heap.restore(head);
       // Indexes commit with their records, so one that is not exactly at the head (a version bump,
       // or records appended by another tool) is rebuilt rather than trusted.
-      const stale = indexes.filter((i) => {
-        const m = ix.meta(i.name);
-        return !m || m.version !== i.version || m.seq !== head;
-      }).map((i) => i.name);
+      const stale = indexes
+        .filter((i) => {
+          const m = ix.meta(i.name);
+          return !m || m.version !== i.version || m.seq !== head;
+        })
+        .map((i) => i.name);
       if (stale.length > 0) await log.commit(() => ix.clear(stale));
       // A checkpoint from before the last cut still holds what the cut removed: refold from the cut.
       const cutAt = log.cut()?.atSeq;
@@ -271,17 +279,25 @@ export function createProjectionRuntime(opts: RuntimeOptions): ProjectionRuntime
             last = r.seq;
             if ((more = ++n % 16 === 0 && performance.now() >= until)) break;
           }
-          if (more || n === REFOLD_CHUNK) { await new Promise((r) => setImmediate(r)); continue; }
+          if (more || n === REFOLD_CHUNK) {
+            await new Promise((r) => setImmediate(r));
+            continue;
+          }
           for (const s of [...stagedRecords.keys()].sort((a, b) => a - b)) {
             if (s > last + 1) break; // not readable yet: look again next turn, never fold past a gap
-            if (s === last + 1) { fresh.fold(stagedRecords.get(s)!); last = s; }
+            if (s === last + 1) {
+              fresh.fold(stagedRecords.get(s)!);
+              last = s;
+            }
           }
           if (last >= seq) break;
           await new Promise((r) => setImmediate(r));
         }
         heap = fresh;
       })();
-      refolding = run.finally(() => { if (refolding === tracked) refolding = undefined; });
+      refolding = run.finally(() => {
+        if (refolding === tracked) refolding = undefined;
+      });
       const tracked = refolding;
       return refolding;
     },

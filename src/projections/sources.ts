@@ -7,14 +7,27 @@ import { instanceProjection } from './types.js';
 /** Fields remembered per source (enough for any rule; a source with more is reported as such). */
 export const FIELDS_KEPT = 512;
 
-/** The attributes every collector refusal event and every export state event carries (collector-rejection.ts, export-state.ts). */
-const COLLECTOR_REFUSAL_FIELDS = ['reason', 'collectorId', 'message', 'sequence', 'expectedSequence', 'principal', 'source_ip'];
+/**
+ * The attributes every collector refusal event and every export state event carries (collector-rejection.ts,
+ * export-state.ts).
+ */
+const COLLECTOR_REFUSAL_FIELDS = [
+  'reason',
+  'collectorId',
+  'message',
+  'sequence',
+  'expectedSequence',
+  'principal',
+  'source_ip',
+];
 const EXPORT_STATE_FIELDS = ['destination', 'destination_kind', 'state', 'reason', 'lag_records', 'last_success_at'];
 
 /** A record that shows a self-monitored part of Vigil in use: its source key and the fields of its events. */
 function selfMonitored(record: InstanceRecord): { key: string; fields: readonly string[] } | undefined {
-  if (record.type === 'CollectorEnrolled' || record.type === 'CollectorSubmissionAccepted') return { key: 'vigil:collector', fields: COLLECTOR_REFUSAL_FIELDS };
-  if (record.type === 'ExportConfigurationRecorded' && record.data.destinations.length > 0) return { key: 'vigil:export', fields: EXPORT_STATE_FIELDS };
+  if (record.type === 'CollectorEnrolled' || record.type === 'CollectorSubmissionAccepted')
+    return { key: 'vigil:collector', fields: COLLECTOR_REFUSAL_FIELDS };
+  if (record.type === 'ExportConfigurationRecorded' && record.data.destinations.length > 0)
+    return { key: 'vigil:export', fields: EXPORT_STATE_FIELDS };
   return undefined;
 }
 
@@ -38,7 +51,13 @@ export type SourcesState = Map<string, SourceSeen>;
 export const SOURCES_KEPT = 4_096;
 
 /** The source of `key`, made when new (forgetting the least recently active one when SOURCES_KEPT are remembered). */
-function sourceOf(s: SourcesState, key: string, at: string, eventTime: string, fields: readonly string[] = []): SourceSeen {
+function sourceOf(
+  s: SourcesState,
+  key: string,
+  at: string,
+  eventTime: string,
+  fields: readonly string[] = [],
+): SourceSeen {
   let seen = s.get(key);
   if (!seen) {
     // The model keeps its sources in the order they were last active (see `active`): the first is the stalest.
@@ -81,11 +100,18 @@ export const sourcesProjection = instanceProjection({
         // The record's own time: canonical UTC set by Vigil, unlike a client's ingestedAt.
         active(s, key, seen, record.at);
         if (e.time > seen.lastEventTime) seen.lastEventTime = e.time;
-        if (seen.fields.size < FIELDS_KEPT) for (const f in e.attributes) if (seen.fields.size < FIELDS_KEPT) seen.fields.add(f);
+        if (seen.fields.size < FIELDS_KEPT)
+          for (const f in e.attributes) if (seen.fields.size < FIELDS_KEPT) seen.fields.add(f);
       }
     }
     return s;
   },
   snapshot: (s) => [...s.entries()].map(([k, v]) => [k, { ...v, fields: [...v.fields] }]),
-  restore: (data) => new Map((data as Array<[string, Omit<SourceSeen, 'fields'> & { fields: string[] }]>).map(([k, v]) => [k, { ...v, fields: new Set(v.fields) }])),
+  restore: (data) =>
+    new Map(
+      (data as Array<[string, Omit<SourceSeen, 'fields'> & { fields: string[] }]>).map(([k, v]) => [
+        k,
+        { ...v, fields: new Set(v.fields) },
+      ]),
+    ),
 });

@@ -1,6 +1,11 @@
 import { asAuthorityRecord, asInstanceRecord } from '../events/read.js';
 import {
-  INSTANCE_EVENTS, type AuthorityEventType, type AuthorityRecord, type InstanceEventType, type InstanceRecord, type LegacyEventType,
+  INSTANCE_EVENTS,
+  type AuthorityEventType,
+  type AuthorityRecord,
+  type InstanceEventType,
+  type InstanceRecord,
+  type LegacyEventType,
 } from '../events/union.js';
 import type { LogRecord } from '../kernel/record.js';
 
@@ -84,15 +89,26 @@ export type FoldedRecord<R extends { readonly type: string }, T extends R['type'
  * record of any other type leaves the state as it is, without a call: a new event type changes
  * only the projections that fold it. `overRecords` makes it a runtime `Projection`.
  */
-export interface RecordProjection<S, R extends { readonly type: string }, T extends R['type'] = R['type']> extends Omit<Projection<S>, 'evolve' | 'folds'> {
-  /** The event types `evolve` is given (tests/projections/folds.test.ts checks each projection's against its service's). */
+export interface RecordProjection<S, R extends { readonly type: string }, T extends R['type'] = R['type']> extends Omit<
+  Projection<S>,
+  'evolve' | 'folds'
+> {
+  /**
+   * The event types `evolve` is given (tests/projections/folds.test.ts checks each projection's against its service's).
+   */
   readonly folds: readonly T[];
   /** Pure: the next state for one record of a folded type. May mutate and return `state`. */
   evolve(state: S, record: FoldedRecord<R, T>): S;
 }
 
-/** An index projection written over one service's typed records: it names the types it `folds`, and `apply` is given only those. */
-export interface RecordIndexProjection<R extends { readonly type: string }, T extends R['type'] = R['type']> extends Omit<IndexProjection, 'apply' | 'folds'> {
+/**
+ * An index projection written over one service's typed records: it names the types it `folds`, and `apply` is given
+ * only those.
+ */
+export interface RecordIndexProjection<
+  R extends { readonly type: string },
+  T extends R['type'] = R['type'],
+> extends Omit<IndexProjection, 'apply' | 'folds'> {
   /** The event types `apply` is given. */
   readonly folds: readonly T[];
   apply(record: FoldedRecord<R, T>, read: IndexReader, write: IndexWriter): void;
@@ -104,11 +120,18 @@ export interface RecordIndexProjection<R extends { readonly type: string }, T ex
  */
 const READ_AS: { readonly [K in LegacyEventType]: InstanceEventType } = { DetectionHits: 'DetectionHitsRecorded' };
 
-/** Every instance event type as projections see them (legacy types are read as their successors): what a projection that counts every record folds. */
-export const INSTANCE_EVENT_TYPES: readonly InstanceEventType[] = (Object.keys(INSTANCE_EVENTS) as Array<keyof typeof INSTANCE_EVENTS>)
-  .filter((t): t is InstanceEventType => !Object.hasOwn(READ_AS, t));
+/**
+ * Every instance event type as projections see them (legacy types are read as their successors): what a projection that
+ * counts every record folds.
+ */
+export const INSTANCE_EVENT_TYPES: readonly InstanceEventType[] = (
+  Object.keys(INSTANCE_EVENTS) as Array<keyof typeof INSTANCE_EVENTS>
+).filter((t): t is InstanceEventType => !Object.hasOwn(READ_AS, t));
 
-/** The stored instance types whose records are read as one of `folds`: the folded types and the legacy ones read as them. */
+/**
+ * The stored instance types whose records are read as one of `folds`: the folded types and the legacy ones read as
+ * them.
+ */
 function storedInstanceTypes(folds: readonly InstanceEventType[]): ReadonlySet<string> {
   const types = new Set<string>(folds);
   for (const [legacy, as] of Object.entries(READ_AS)) if (types.has(as)) types.add(legacy);
@@ -139,17 +162,26 @@ export function overRecords<S, R extends { readonly type: string }, T extends R[
 }
 
 /** An instance projection over the `InstanceRecord`s of the types it folds. */
-export function instanceProjection<S, const T extends InstanceEventType>(p: RecordProjection<S, InstanceRecord, T>): Projection<S> {
+export function instanceProjection<S, const T extends InstanceEventType>(
+  p: RecordProjection<S, InstanceRecord, T>,
+): Projection<S> {
   return overRecords(asInstanceRecord, storedInstanceTypes(p.folds), p);
 }
 
 /** A setup authority projection over the `AuthorityRecord`s of the types it folds. */
-export function authorityProjection<S, const T extends AuthorityEventType>(p: RecordProjection<S, AuthorityRecord, T>): Projection<S> {
+export function authorityProjection<S, const T extends AuthorityEventType>(
+  p: RecordProjection<S, AuthorityRecord, T>,
+): Projection<S> {
   return overRecords(asAuthorityRecord, new Set<string>(p.folds), p);
 }
 
-/** An instance index projection over the `InstanceRecord`s of the types it folds (a record of another type writes nothing, as in `overRecords`). */
-export function instanceIndex<const T extends InstanceEventType>(p: RecordIndexProjection<InstanceRecord, T>): IndexProjection {
+/**
+ * An instance index projection over the `InstanceRecord`s of the types it folds (a record of another type writes
+ * nothing, as in `overRecords`).
+ */
+export function instanceIndex<const T extends InstanceEventType>(
+  p: RecordIndexProjection<InstanceRecord, T>,
+): IndexProjection {
   const { apply, folds: _typed, ...rest } = p;
   const folds = storedInstanceTypes(p.folds);
   return {

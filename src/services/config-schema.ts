@@ -8,7 +8,10 @@ import { MonitoringSchema } from '../projections/monitoring-settings.js';
 import { JetStreamConfigSchema } from '../log/jetstream-config.js';
 import { RetentionSchema } from '../log/retention/settings.js';
 
-const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
+const Cidr = v.pipe(
+  v.string(),
+  v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'),
+);
 const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
 const Bytes = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(max));
 const Count = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
@@ -23,16 +26,25 @@ export const LimitsSchema = v.strictObject({
   ingestQueueBytes: v.optional(Bytes(1024 * 1024 * 1024), 4 * 1024 * 1024),
   /** Ingest admitted but not yet durable, in records: past it ingest routes answer 429. */
   ingestQueueEvents: v.optional(Count(10_000_000), 8_000),
-  /** Seconds an admitted ingest request has to send its whole body (408 past it), so a slow body cannot hold its share of the queue. */
+  /**
+   * Seconds an admitted ingest request has to send its whole body (408 past it), so a slow body cannot hold its share
+   * of the queue.
+   */
   ingestBodySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
-  /** Rule previews: wall-clock seconds one may run, and how many run at once (each in a worker thread of its own; one more is a 429). */
+  /**
+   * Rule previews: wall-clock seconds one may run, and how many run at once (each in a worker thread of its own; one
+   * more is a 429).
+   */
   previewSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(300)), 10),
   previewsAtOnce: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(16)), 2),
   /** Failed authentications per source address: a token bucket; an empty bucket answers 429. */
-  authFailures: v.optional(v.strictObject({
-    burst: v.optional(Count(1_000_000), 20),
-    perMinute: v.optional(Count(1_000_000), 30),
-  }), {}),
+  authFailures: v.optional(
+    v.strictObject({
+      burst: v.optional(Count(1_000_000), 20),
+      perMinute: v.optional(Count(1_000_000), 30),
+    }),
+    {},
+  ),
   /** Entities the in-memory graph keeps; past it the least recently seen is forgotten (events stay in the log). */
   graphEntities: v.optional(Count(100_000_000), 200_000),
   /** Relationships the in-memory graph keeps; past it the least recently seen is forgotten. */
@@ -42,7 +54,9 @@ export const LimitsSchema = v.strictObject({
    * the CPU is short, acknowledging evidence goes first and reads wait for the read side. 0: the same.
    */
   readSideNice: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(19)), 10),
-  /** Refused requests (failed authentication, throttled, overloaded) are logged as one summary per address and interval. */
+  /**
+   * Refused requests (failed authentication, throttled, overloaded) are logged as one summary per address and interval.
+   */
   refusalSummarySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
 });
 
@@ -66,59 +80,113 @@ export type MeshConfig = v.InferOutput<typeof MeshConfigSchema>;
 
 /** The instance configuration (`vigil.config.json`). Unknown keys are errors, named by path. */
 export const ConfigSchema = v.strictObject({
-  server: v.optional(v.strictObject({
-    host: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255)), '127.0.0.1'),
-    port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535)), 4173),
-    allowLoopbackAdmin: v.optional(v.boolean(), false),
-    approvedSourceAddresses: v.optional(CidrList, ['127.0.0.0/8', '::1/128']),
-    trustedProxies: v.optional(CidrList, []),
-    /** `GET /metrics` without a credential from a loopback peer (a Prometheus on the same machine). */
-    allowLoopbackMetrics: v.optional(v.boolean(), false),
-  }), {}),
-  auth: v.optional(v.strictObject({
-    credentialsFile: v.optional(PathText, 'data/credentials.json'),
-    mesh: v.optional(MeshConfigSchema),
-  }), {}),
-  storage: v.optional(v.pipe(v.strictObject({
-    path: v.optional(PathText, 'data/store'),
-    /** Where the log lives: "lmdb" (this machine, the default) or "jetstream" (a NATS cluster, docs/scale-out.md). */
-    backend: v.optional(v.picklist(['lmdb', 'jetstream']), 'lmdb'),
-    jetstream: v.optional(JetStreamConfigSchema),
-  }), v.check((s) => s.backend !== 'jetstream' || s.jetstream !== undefined, 'storage.backend "jetstream" needs a storage.jetstream section (servers at least)')), {}),
+  server: v.optional(
+    v.strictObject({
+      host: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255)), '127.0.0.1'),
+      port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535)), 4173),
+      allowLoopbackAdmin: v.optional(v.boolean(), false),
+      approvedSourceAddresses: v.optional(CidrList, ['127.0.0.0/8', '::1/128']),
+      trustedProxies: v.optional(CidrList, []),
+      /** `GET /metrics` without a credential from a loopback peer (a Prometheus on the same machine). */
+      allowLoopbackMetrics: v.optional(v.boolean(), false),
+    }),
+    {},
+  ),
+  auth: v.optional(
+    v.strictObject({
+      credentialsFile: v.optional(PathText, 'data/credentials.json'),
+      mesh: v.optional(MeshConfigSchema),
+    }),
+    {},
+  ),
+  storage: v.optional(
+    v.pipe(
+      v.strictObject({
+        path: v.optional(PathText, 'data/store'),
+        /**
+         * Where the log lives: "lmdb" (this machine, the default) or "jetstream" (a NATS cluster, docs/scale-out.md).
+         */
+        backend: v.optional(v.picklist(['lmdb', 'jetstream']), 'lmdb'),
+        jetstream: v.optional(JetStreamConfigSchema),
+      }),
+      v.check(
+        (s) => s.backend !== 'jetstream' || s.jetstream !== undefined,
+        'storage.backend "jetstream" needs a storage.jetstream section (servers at least)',
+      ),
+    ),
+    {},
+  ),
   limits: v.optional(LimitsSchema, {}),
   /** Deployment snapshots to the setup authority (docs/setup-protocol.md); absent = not a managed deployment. */
-  deployment: v.optional(v.strictObject({
-    authorityUrl: v.pipe(v.string(), v.maxLength(2048), v.url(), v.regex(/^https?:\/\//, 'expected an http(s) URL')),
-    deploymentId: v.pipe(v.string(), v.regex(/^dep_[A-Za-z0-9_-]{22}$/, 'expected a dep_... deployment id')),
-    identityKeyFile: v.pipe(PathText, v.check((p) => p.startsWith('/'), 'expected an absolute path')),
-    intervalSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
-    instanceUrl: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url())),
-    centralVmId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
-    /** The installer's enrollment grants (token hashes of this epoch's collectors), imported at start. */
-    enrollmentGrantsFile: v.optional(v.pipe(PathText, v.check((p) => p.startsWith('/'), 'expected an absolute path'))),
-  })),
+  deployment: v.optional(
+    v.strictObject({
+      authorityUrl: v.pipe(v.string(), v.maxLength(2048), v.url(), v.regex(/^https?:\/\//, 'expected an http(s) URL')),
+      deploymentId: v.pipe(v.string(), v.regex(/^dep_[A-Za-z0-9_-]{22}$/, 'expected a dep_... deployment id')),
+      identityKeyFile: v.pipe(
+        PathText,
+        v.check((p) => p.startsWith('/'), 'expected an absolute path'),
+      ),
+      intervalSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
+      instanceUrl: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url())),
+      centralVmId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+      /** The installer's enrollment grants (token hashes of this epoch's collectors), imported at start. */
+      enrollmentGrantsFile: v.optional(
+        v.pipe(
+          PathText,
+          v.check((p) => p.startsWith('/'), 'expected an absolute path'),
+        ),
+      ),
+    }),
+  ),
   /** Signed checkpoints of the log's Merkle tree (docs/log.md, "verifying the log as an outsider"). */
-  log: v.optional(v.strictObject({
-    checkpointEveryRecords: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000_000)), 10_000),
-    checkpointEverySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400)), 60),
-    /** Verifier keys (`name+hash+key`) of witnesses whose cosignatures the instance accepts and serves. */
-    witnesses: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(512), v.check((s) => parseVerifierKey(s) !== undefined, 'expected a signed-note verifier key name+hash+key'))), v.maxLength(64)), []),
-  }), {}),
+  log: v.optional(
+    v.strictObject({
+      checkpointEveryRecords: v.optional(
+        v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000_000)),
+        10_000,
+      ),
+      checkpointEverySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400)), 60),
+      /** Verifier keys (`name+hash+key`) of witnesses whose cosignatures the instance accepts and serves. */
+      witnesses: v.optional(
+        v.pipe(
+          v.array(
+            v.pipe(
+              v.string(),
+              v.maxLength(512),
+              v.check((s) => parseVerifierKey(s) !== undefined, 'expected a signed-note verifier key name+hash+key'),
+            ),
+          ),
+          v.maxLength(64),
+        ),
+        [],
+      ),
+    }),
+    {},
+  ),
   /** What leaves the machine (docs/export.md); absent: nothing does. */
   export: v.optional(ExportConfigSchema, {}),
-  detection: v.optional(v.strictObject({
-    incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
-    freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),
-  }), {}),
+  detection: v.optional(
+    v.strictObject({
+      incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
+      freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),
+    }),
+    {},
+  ),
   /** The analyst console's browser sessions (docs/console.md). */
-  console: v.optional(v.strictObject({
-    sessionIdleMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1440)), 30),
-    sessionMaxHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(168)), 12),
-  }), {}),
+  console: v.optional(
+    v.strictObject({
+      sessionIdleMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1440)), 30),
+      sessionMaxHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(168)), 12),
+    }),
+    {},
+  ),
   /** Syslog listeners (docs/shippers.md): none unless configured. */
-  syslog: v.optional(v.strictObject({
-    listeners: v.optional(SyslogListenersSchema, []),
-  }), {}),
+  syslog: v.optional(
+    v.strictObject({
+      listeners: v.optional(SyslogListenersSchema, []),
+    }),
+    {},
+  ),
   /** Silent sources, disk watermarks and health (docs/monitoring.md); reloaded on SIGHUP. */
   monitoring: v.optional(MonitoringSchema, {}),
   /** Retention: what expires from the live store, archived first (docs/log.md "Retention"); off by default. */

@@ -13,7 +13,12 @@ export const LIVE_WINDOW_MS = 15 * 60_000;
 const SCAN_RECORDS = 5000;
 
 /** One system in a snapshot. */
-export interface ReportedSystem { id: string; kind: 'central' | 'collector' | 'source'; live: boolean; last_seen_at?: string }
+export interface ReportedSystem {
+  id: string;
+  kind: 'central' | 'collector' | 'source';
+  live: boolean;
+  last_seen_at?: string;
+}
 
 /** Loads the deployment identity key (PKCS#8 PEM, Ed25519), refusing a file others can read. */
 export function loadIdentityKey(path: string): KeyObject {
@@ -27,7 +32,10 @@ export function loadIdentityKey(path: string): KeyObject {
 /** A signed request body: the payload as JSON text and the Ed25519 signature over domain, NUL, payload. */
 export function signPayload(domain: string, payload: unknown, key: KeyObject): { payload: string; signature: string } {
   const text = JSON.stringify(payload);
-  return { payload: text, signature: sign(null, Buffer.from(`${domain}\u0000${text}`, 'utf8'), key).toString('base64') };
+  return {
+    payload: text,
+    signature: sign(null, Buffer.from(`${domain}\u0000${text}`, 'utf8'), key).toString('base64'),
+  };
 }
 
 /** Systems whose evidence arrived within the live window, by `source.instance`, from the tail of the log. */
@@ -42,7 +50,12 @@ export function recentSystems(log: EventLog, now: Date): ReportedSystem[] {
       if ((lastSeen.get(id) ?? '') < r.at) lastSeen.set(id, r.at);
     }
   }
-  return [...lastSeen].slice(0, 1000).map(([id, at]) => ({ id, kind: id.startsWith('collector:') ? 'collector' : 'source', live: true, last_seen_at: at }));
+  return [...lastSeen].slice(0, 1000).map(([id, at]) => ({
+    id,
+    kind: id.startsWith('collector:') ? 'collector' : 'source',
+    live: true,
+    last_seen_at: at,
+  }));
 }
 
 /** What the reporter needs. */
@@ -61,39 +74,71 @@ export interface ReporterOptions {
 /** Builds the snapshot payload (docs/setup-protocol.md); `updated_at` is the heartbeat. */
 export function buildSnapshot(o: ReporterOptions): Record<string, unknown> {
   const now = o.now();
-  const central: ReportedSystem = { id: o.centralVmId ?? 'central', kind: 'central', live: true, last_seen_at: now.toISOString() };
+  const central: ReportedSystem = {
+    id: o.centralVmId ?? 'central',
+    kind: 'central',
+    live: true,
+    last_seen_at: now.toISOString(),
+  };
   const systems = [central, ...recentSystems(o.log, now)];
   return {
-    deployment_id: o.deploymentId, updated_at: now.toISOString(), instance_url: o.instanceUrl,
+    deployment_id: o.deploymentId,
+    updated_at: now.toISOString(),
+    instance_url: o.instanceUrl,
     ...(o.centralVmId ? { central_vm_id: o.centralVmId } : {}),
-    systems_reporting_live: systems.filter((s) => s.live).length, systems, log_head: o.log.head().seq,
+    systems_reporting_live: systems.filter((s) => s.live).length,
+    systems,
+    log_head: o.log.head().seq,
   };
 }
 
 /** The running reporter. */
-export interface DeploymentReporter { sendNow(): Promise<number>; stop(): Promise<void>; status(): ReporterStatus }
+export interface DeploymentReporter {
+  sendNow(): Promise<number>;
+  stop(): Promise<void>;
+  status(): ReporterStatus;
+}
 
 /** Sends a signed snapshot at once and then every `intervalMs`; failures are logged and retried next interval. */
 export function startDeploymentReporter(o: ReporterOptions): DeploymentReporter {
   const url = `${o.authorityUrl.replace(/\/+$/, '')}/v1/deployments/${encodeURIComponent(o.deploymentId)}/snapshots`;
   let inFlight: Promise<number> | undefined;
   let state: ReporterStatus = {
-    deploymentId: o.deploymentId, authorityUrl: o.authorityUrl, intervalSeconds: Math.round(o.intervalMs / 1000),
-    lastAttemptAt: null, lastDeliveredAt: null, authorityStatus: null, failingSince: null, lastError: null,
+    deploymentId: o.deploymentId,
+    authorityUrl: o.authorityUrl,
+    intervalSeconds: Math.round(o.intervalMs / 1000),
+    lastAttemptAt: null,
+    lastDeliveredAt: null,
+    authorityStatus: null,
+    failingSince: null,
+    lastError: null,
   };
-  const failed = (at: string, error: string) => { state = { ...state, failingSince: state.failingSince ?? at, lastError: error.slice(0, 200) }; };
+  const failed = (at: string, error: string) => {
+    state = { ...state, failingSince: state.failingSince ?? at, lastError: error.slice(0, 200) };
+  };
   async function once(): Promise<number> {
     const at = o.now().toISOString();
     state = { ...state, lastAttemptAt: at };
     try {
       const body = signPayload(SNAPSHOT_SIGNING_DOMAIN, buildSnapshot(o), o.key);
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(15_000),
+      });
       const answer = (await res.json().catch(() => ({}))) as { error?: string; status?: unknown };
       if (res.status !== 202) {
         o.onLine({ level: 'warn', msg: 'deployment snapshot refused', status: res.status, error: answer.error });
         failed(at, `HTTP ${res.status}${typeof answer.error === 'string' ? `: ${answer.error}` : ''}`);
       } else {
-        state = { ...state, lastDeliveredAt: at, authorityStatus: typeof answer.status === 'string' ? answer.status.slice(0, 64) : null, failingSince: null, lastError: null };
+        state = {
+          ...state,
+          lastDeliveredAt: at,
+          authorityStatus: typeof answer.status === 'string' ? answer.status.slice(0, 64) : null,
+          failingSince: null,
+          lastError: null,
+        };
       }
       return res.status;
     } catch (err) {
@@ -104,7 +149,9 @@ export function startDeploymentReporter(o: ReporterOptions): DeploymentReporter 
   }
   const sendNow = (): Promise<number> => {
     if (inFlight) return inFlight;
-    const p = once().finally(() => { if (inFlight === p) inFlight = undefined; });
+    const p = once().finally(() => {
+      if (inFlight === p) inFlight = undefined;
+    });
     inFlight = p;
     return p;
   };

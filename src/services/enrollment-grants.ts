@@ -12,12 +12,17 @@ import { COLLECTORS, type CollectorsState } from '../projections/collectors.js';
 export const EnrollmentGrantsSchema = v.object({
   deployment_id: v.pipe(v.string(), v.maxLength(128)),
   enrollment_epoch: v.pipe(v.number(), v.integer(), v.minValue(1)),
-  collectors: v.pipe(v.array(v.object({
-    collector_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected a collector id')),
-    vm_id: v.pipe(v.string(), v.maxLength(128)),
-    token_sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 hex digest')),
-    expires_at: IsoDateTime,
-  })), v.maxLength(4096)),
+  collectors: v.pipe(
+    v.array(
+      v.object({
+        collector_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected a collector id')),
+        vm_id: v.pipe(v.string(), v.maxLength(128)),
+        token_sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 hex digest')),
+        expires_at: IsoDateTime,
+      }),
+    ),
+    v.maxLength(4096),
+  ),
 });
 
 /**
@@ -28,12 +33,21 @@ export const EnrollmentGrantsSchema = v.object({
  * may have been imported and used); a missing file imports nothing; an unsafe or invalid one
  * stops the start.
  */
-export async function importEnrollmentGrants(pipeline: Pipeline<WriteModels>, path: string, now: string, warn: (line: Record<string, unknown>) => void = () => {}): Promise<number> {
+export async function importEnrollmentGrants(
+  pipeline: Pipeline<WriteModels>,
+  path: string,
+  now: string,
+  warn: (line: Record<string, unknown>) => void = () => {},
+): Promise<number> {
   if (!existsSync(path)) return 0;
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`refusing to start: ${problem}`);
   const parsed = v.safeParse(EnrollmentGrantsSchema, JSON.parse(readFileSync(path, 'utf8')));
-  if (!parsed.success) throw new Error(`enrollment grants file ${path} is invalid: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? '(root)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `enrollment grants file ${path} is invalid: ` +
+        `${parsed.issues.map((i) => `${v.getDotPath(i) ?? '(root)'}: ${i.message}`).join('; ')}`,
+    );
   const grants = parsed.output;
   let imported = 0;
   for (const g of grants.collectors) {
@@ -47,13 +61,30 @@ export async function importEnrollmentGrants(pipeline: Pipeline<WriteModels>, pa
     // clock was set back, or was ahead then): its token may have been issued, used and forgotten,
     // and issuing it again would revive a used token.
     if (known.tokensForgottenThrough !== null && expiresAt <= known.tokensForgottenThrough) {
-      warn({ level: 'warn', msg: 'enrollment grant not imported: it expires no later than the latest time this store forgot expired tokens, so it may have been used already; if it was not, issue the collector a token with vigil collector-token create', collectorId: g.collector_id, expiresAt, forgottenThrough: known.tokensForgottenThrough });
+      warn({
+        level: 'warn',
+        msg:
+          'enrollment grant not imported: it expires no later than the latest time this store forgot expired ' +
+          'tokens, so it may have been used already; if it was not, issue the collector a token with vigil ' +
+          'collector-token create',
+        collectorId: g.collector_id,
+        expiresAt,
+        forgottenThrough: known.tokensForgottenThrough,
+      });
       continue;
     }
     // The id names this grant's token (its hash), not only epoch and collector: another deployment's
     // grants (a new install on the same VMs) have the same epoch and collector ids.
-    const cmd = { tokenId: `grant-e${grants.enrollment_epoch}-${g.collector_id}-${g.token_sha256.slice(0, 16)}`, collectorId: g.collector_id, tokenHash: g.token_sha256, expiresAt };
-    const outcome = await pipeline.dispatch({ decide: () => decideIssueEnrollmentToken(cmd), ctx: { now, actor: { id: 'setup-authority', authentication: 'enrollment-grant' } } });
+    const cmd = {
+      tokenId: `grant-e${grants.enrollment_epoch}-${g.collector_id}-${g.token_sha256.slice(0, 16)}`,
+      collectorId: g.collector_id,
+      tokenHash: g.token_sha256,
+      expiresAt,
+    };
+    const outcome = await pipeline.dispatch({
+      decide: () => decideIssueEnrollmentToken(cmd),
+      ctx: { now, actor: { id: 'setup-authority', authentication: 'enrollment-grant' } },
+    });
     if (outcome.ok) imported++;
   }
   return imported;

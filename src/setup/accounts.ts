@@ -3,7 +3,10 @@ import * as v from 'valibot';
 import { writeSecretFile } from '../kernel/secret-files.js';
 import { entryForToken, watchRegistryFile } from '../auth/registry-file.js';
 
-const Id = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'));
+const Id = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'),
+);
 
 /** The prefix of browser account tokens. */
 export const ACCOUNT_TOKEN_PREFIX = 'lsa_';
@@ -27,7 +30,11 @@ const AccountsFileSchema = v.strictObject({ accounts: v.pipe(v.array(AccountSche
 export function readAccounts(path: string): Account[] {
   if (!existsSync(path)) return [];
   const parsed = v.safeParse(AccountsFileSchema, JSON.parse(readFileSync(path, 'utf8')));
-  if (!parsed.success) throw new Error(`account registry ${path} is invalid: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? '(root)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `account registry ${path} is invalid: ` +
+        `${parsed.issues.map((i) => `${v.getDotPath(i) ?? '(root)'}: ${i.message}`).join('; ')}`,
+    );
   return parsed.output.accounts;
 }
 
@@ -45,7 +52,11 @@ export interface AccountRegistry {
 }
 
 /** Opens the registry live (`watchRegistryFile`: re-read on change, fail closed on an invalid or unsafe file). */
-export function openAccountRegistry(path: string, onError: (message: string) => void, recheckMs = 1000): AccountRegistry {
+export function openAccountRegistry(
+  path: string,
+  onError: (message: string) => void,
+  recheckMs = 1000,
+): AccountRegistry {
   const current = watchRegistryFile(path, readAccounts, onError, recheckMs);
   return {
     authenticate(token) {

@@ -23,7 +23,8 @@ export function assertSameOrigin(c: Context, deps: AuthorityDeps): void {
   const site = c.req.header('sec-fetch-site');
   if (site !== undefined && site !== 'same-origin' && site !== 'none') throw refused;
   const origin = c.req.header('origin');
-  if (origin === 'null' ? site === undefined : origin !== undefined && origin !== new URL(deps.publicUrl()).origin) throw refused;
+  if (origin === 'null' ? site === undefined : origin !== undefined && origin !== new URL(deps.publicUrl()).origin)
+    throw refused;
 }
 
 /** The signed-in browser of a request (session cookie of an enabled account, unexpired), or undefined. */
@@ -32,7 +33,8 @@ export function browserOf(c: Context, deps: AuthorityDeps): BrowserContext | und
   if (value === undefined || !/^lsb_[A-Za-z0-9_-]{43}$/.test(value)) return undefined;
   const sessionHash = hashToken(value);
   const view = browsersOf(deps.pipeline.models).byHash[sessionHash];
-  if (!view || view.expiresAt <= deps.now().toISOString() || !deps.accounts.find(view.tenantId, view.userId)) return undefined;
+  if (!view || view.expiresAt <= deps.now().toISOString() || !deps.accounts.find(view.tenantId, view.userId))
+    return undefined;
   return { tenantId: view.tenantId, userId: view.userId, sessionHash, csrfHash: view.csrfHash };
 }
 
@@ -51,7 +53,11 @@ export function requireCsrf(deps: AuthorityDeps): MiddlewareHandler<AuthorityEnv
   return async (c, next) => {
     assertSameOrigin(c, deps);
     const presented = c.req.header(CSRF_HEADER);
-    if (presented === undefined || presented.length > 128 || !digestsEqual(hashToken(presented), c.get('browser').csrfHash)) {
+    if (
+      presented === undefined ||
+      presented.length > 128 ||
+      !digestsEqual(hashToken(presented), c.get('browser').csrfHash)
+    ) {
       throw new HttpError(403, `missing or wrong ${CSRF_HEADER} header`);
     }
     await next();

@@ -19,7 +19,12 @@ export interface AuthorityDeps {
 }
 
 /** The signed-in browser of a request. */
-export interface BrowserContext { readonly tenantId: string; readonly userId: string; readonly sessionHash: string; readonly csrfHash: string }
+export interface BrowserContext {
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly sessionHash: string;
+  readonly csrfHash: string;
+}
 
 /** Hono environment of the authority app. */
 export interface AuthorityEnv {

@@ -14,20 +14,28 @@ export const ENROLLMENT_DOMAIN = 'vigil-setup/collector-enrollment/v1';
 const PEM_MAX = 1024;
 
 /** A parsed Ed25519 public key: its raw 32 bytes and the SHA-256 hex of its SPKI DER (the fingerprint). */
-export interface Ed25519PublicKey { readonly raw: Uint8Array; readonly fingerprint: string; readonly pem: string }
+export interface Ed25519PublicKey {
+  readonly raw: Uint8Array;
+  readonly fingerprint: string;
+  readonly pem: string;
+}
 
 /**
  * Parses an SPKI PEM that must hold an Ed25519 key; refuses other key types, trailing data,
  * invalid or small-order points; returns the reason (a string) when it refuses.
  */
 export function parseEd25519Spki(pem: string): Ed25519PublicKey | string {
-  if (pem.length > PEM_MAX || !/^-----BEGIN PUBLIC KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PUBLIC KEY-----\r?\n?$/.test(pem)) {
+  if (
+    pem.length > PEM_MAX ||
+    !/^-----BEGIN PUBLIC KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PUBLIC KEY-----\r?\n?$/.test(pem)
+  ) {
     return 'expected an SPKI PEM (-----BEGIN PUBLIC KEY-----)';
   }
   let der: Buffer;
   try {
     const key = createPublicKey({ key: pem, format: 'pem' });
-    if (key.asymmetricKeyType !== 'ed25519') return `expected an Ed25519 key, got ${key.asymmetricKeyType ?? 'unknown'}`;
+    if (key.asymmetricKeyType !== 'ed25519')
+      return `expected an Ed25519 key, got ${key.asymmetricKeyType ?? 'unknown'}`;
     der = key.export({ type: 'spki', format: 'der' });
   } catch {
     return 'not a parsable public key';
@@ -38,7 +46,11 @@ export function parseEd25519Spki(pem: string): Ed25519PublicKey | string {
   } catch {
     return 'not a valid Ed25519 point';
   }
-  return { raw, fingerprint: createHash('sha256').update(der).digest('hex'), pem: pem.replace(/\r\n/g, '\n').replace(/\n?$/, '\n') };
+  return {
+    raw,
+    fingerprint: createHash('sha256').update(der).digest('hex'),
+    pem: pem.replace(/\r\n/g, '\n').replace(/\n?$/, '\n'),
+  };
 }
 
 /** The bytes a domain-separated signature covers: domain, then each part, NUL-separated. */

@@ -2,10 +2,17 @@ import { createTransport } from 'nodemailer';
 import type { AuthorityConfig } from './config.js';
 
 /** One plain-text e-mail. */
-export interface Mail { readonly to: string; readonly subject: string; readonly text: string }
+export interface Mail {
+  readonly to: string;
+  readonly subject: string;
+  readonly text: string;
+}
 
 /** Sends e-mail; resolves with the SMTP message id once the server accepted it. */
-export interface Mailer { send(mail: Mail): Promise<{ messageId: string }>; close(): void }
+export interface Mailer {
+  send(mail: Mail): Promise<{ messageId: string }>;
+  close(): void;
+}
 
 /** An SMTP mailer (nodemailer) for the `email` config block; `password` comes from the owner-only password file. */
 export function createSmtpMailer(email: NonNullable<AuthorityConfig['email']>, password?: string): Mailer {

@@ -7,7 +7,10 @@ import { setupSessionsProjection, type SessionsState } from './projections/setup
 
 /** Every read model of the setup authority. */
 export const AUTHORITY_PROJECTIONS: readonly Projection<unknown>[] = [
-  setupSessionsProjection, deploymentsProjection, recoveryProjection, browserSessionsProjection,
+  setupSessionsProjection,
+  deploymentsProjection,
+  recoveryProjection,
+  browserSessionsProjection,
 ] as Projection<unknown>[];
 
 /** The setup authority's read models, each a typed accessor named for its projection. */
@@ -20,8 +23,16 @@ export interface AuthorityModels extends ReadModels {
 
 /** Typed accessors over the authority runtime's folded models. */
 export function authorityModelsOf(runtime: FoldedModels): AuthorityModels {
-  const state = <S>(p: Projection<S>) => (): S => runtime.state<S>(p.name);
-  const out = { index: runtime.index, db: runtime.db.bind(runtime), seq: runtime.seq.bind(runtime), record: runtime.record.bind(runtime) };
+  const state =
+    <S>(p: Projection<S>) =>
+    (): S =>
+      runtime.state<S>(p.name);
+  const out = {
+    index: runtime.index,
+    db: runtime.db.bind(runtime),
+    seq: runtime.seq.bind(runtime),
+    record: runtime.record.bind(runtime),
+  };
   Object.defineProperties(out, {
     sessions: { enumerable: true, get: state(setupSessionsProjection) },
     deployments: { enumerable: true, get: state(deploymentsProjection) },

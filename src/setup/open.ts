@@ -10,6 +10,11 @@ export interface AuthorityStore extends EventStore<AuthorityModels> {
 
 /** Opens the authority store at `path` and folds its log into the authority's read models. */
 export async function openAuthorityStore(path: string, onFatal?: (err: Error) => void): Promise<AuthorityStore> {
-  const es = await openEventStore(path, { projections: AUTHORITY_PROJECTIONS, indexes: [], models: authorityModelsOf, ...(onFatal ? { onFatal } : {}) });
+  const es = await openEventStore(path, {
+    projections: AUTHORITY_PROJECTIONS,
+    indexes: [],
+    models: authorityModelsOf,
+    ...(onFatal ? { onFatal } : {}),
+  });
   return { ...es, pipeline: createPipeline(es.writer) };
 }

@@ -3,7 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { ensureSecretDir, secretFileProblem, writeSecretFile } from '../kernel/secret-files.js';
 
 /** The AES-256-GCM key that encrypts recovery tokens at rest, and its id (first 16 hex of its SHA-256). */
-export interface RecoveryKey { readonly key: Buffer; readonly id: string }
+export interface RecoveryKey {
+  readonly key: Buffer;
+  readonly id: string;
+}
 
 /**
  * Loads the owner-only recovery key file (base64 of 32 bytes), creating it on first start.
@@ -25,7 +28,9 @@ export function encryptToken(k: RecoveryKey, token: string, aad: string): string
   const cipher = createCipheriv('aes-256-gcm', k.key, iv);
   cipher.setAAD(Buffer.from(aad, 'utf8'));
   const ct = Buffer.concat([cipher.update(token, 'utf8'), cipher.final()]);
-  return ['v1', iv.toString('base64url'), ct.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+  return ['v1', iv.toString('base64url'), ct.toString('base64url'), cipher.getAuthTag().toString('base64url')].join(
+    '.',
+  );
 }
 
 /** Decrypts what `encryptToken` produced; throws when the key, the AAD or the bytes differ. */

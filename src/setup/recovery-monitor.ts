@@ -42,7 +42,8 @@ function noticeText(d: DeploymentView, url: string): string {
     'The deployment is now central_missing and a single-use recovery token has been issued.',
     '',
     `Sign in at ${url}/sign-in and open the deployment to reveal the token, then run the installer in recovery mode`,
-    'with a new deployment identity key. Remote collectors will have to enroll again against the reinstalled central VM.',
+    'with a new deployment identity key. Remote collectors will have to enroll again against the reinstalled central ' +
+      'VM.',
     '',
     'The token is not included in this message.',
   ].join('\n');
@@ -51,9 +52,24 @@ function noticeText(d: DeploymentView, url: string): string {
 async function markOverdue(deps: MonitorDeps, d: DeploymentView, now: string): Promise<boolean> {
   const recoveryId = `rcv_${randomBytes(12).toString('base64url')}`;
   const token = generateToken(RECOVERY_TOKEN_PREFIX);
-  const recovery = { recoveryId, tokenHash: hashToken(token), ciphertext: encryptToken(deps.key, token, recoveryAad(d.id, recoveryId)), keyId: deps.key.id };
-  const outcome = await deps.pipeline.dispatch({ decide: (m) => decideCentralMissing(m, { deploymentId: d.id, now, timeoutSeconds: deps.timeoutSeconds, recovery }), ctx: { now, actor: { id: 'recovery-monitor', authentication: 'internal' } } });
-  if (outcome.ok) deps.log({ level: 'warn', msg: 'central VM missing', deploymentId: d.id, lastHeartbeatAt: d.lastHeartbeatAt, recoveryTokenIssued: outcome.result.issued });
+  const recovery = {
+    recoveryId,
+    tokenHash: hashToken(token),
+    ciphertext: encryptToken(deps.key, token, recoveryAad(d.id, recoveryId)),
+    keyId: deps.key.id,
+  };
+  const outcome = await deps.pipeline.dispatch({
+    decide: (m) => decideCentralMissing(m, { deploymentId: d.id, now, timeoutSeconds: deps.timeoutSeconds, recovery }),
+    ctx: { now, actor: { id: 'recovery-monitor', authentication: 'internal' } },
+  });
+  if (outcome.ok)
+    deps.log({
+      level: 'warn',
+      msg: 'central VM missing',
+      deploymentId: d.id,
+      lastHeartbeatAt: d.lastHeartbeatAt,
+      recoveryTokenIssued: outcome.result.issued,
+    });
   return outcome.ok;
 }
 
@@ -62,12 +78,29 @@ async function sendNotice(deps: MonitorDeps, mailer: Mailer, d: DeploymentView, 
   if (!account) return false;
   const ctx = { now: deps.now().toISOString(), actor: { id: 'recovery-monitor', authentication: 'internal' } };
   try {
-    const sent = await mailer.send({ to: account.email, subject: `[Vigil] deployment ${d.id}: central VM missing, recovery available`, text: noticeText(d, deps.publicUrl()) });
-    await deps.pipeline.record([event('RecoveryNoticeSent', { deploymentId: d.id, recoveryId: r.id, to: account.email, messageId: sent.messageId })], ctx);
+    const sent = await mailer.send({
+      to: account.email,
+      subject: `[Vigil] deployment ${d.id}: central VM missing, recovery available`,
+      text: noticeText(d, deps.publicUrl()),
+    });
+    await deps.pipeline.record(
+      [
+        event('RecoveryNoticeSent', {
+          deploymentId: d.id,
+          recoveryId: r.id,
+          to: account.email,
+          messageId: sent.messageId,
+        }),
+      ],
+      ctx,
+    );
     return true;
   } catch (err) {
     const reason = String((err as Error)?.message ?? err).slice(0, 300);
-    await deps.pipeline.record([event('RecoveryNoticeFailed', { deploymentId: d.id, recoveryId: r.id, to: account.email, reason })], ctx);
+    await deps.pipeline.record(
+      [event('RecoveryNoticeFailed', { deploymentId: d.id, recoveryId: r.id, to: account.email, reason })],
+      ctx,
+    );
     deps.log({ level: 'error', msg: 'recovery e-mail not delivered', deploymentId: d.id, reason });
     return false;
   }
@@ -88,7 +121,8 @@ export function createRecoveryMonitor(deps: MonitorDeps): RecoveryMonitor {
       const recovery = recoveryOf(deps.pipeline.models);
       for (const r of Object.values(recovery.byId)) {
         const d = deploymentsOf(deps.pipeline.models).byId[r.deploymentId];
-        if (!d || r.claimedAt || r.notice || r.noticeFailures >= MAX_NOTICE_ATTEMPTS || d.status !== 'central_missing') continue;
+        if (!d || r.claimedAt || r.notice || r.noticeFailures >= MAX_NOTICE_ATTEMPTS || d.status !== 'central_missing')
+          continue;
         if (await sendNotice(deps, deps.mailer, d, r)) notices++;
       }
     }
@@ -97,11 +131,17 @@ export function createRecoveryMonitor(deps: MonitorDeps): RecoveryMonitor {
   return {
     tick() {
       // One pass at a time: an interval tick during a slow SMTP exchange joins the running pass.
-      running ??= once().finally(() => { running = undefined; });
+      running ??= once().finally(() => {
+        running = undefined;
+      });
       return running;
     },
     start(intervalMs) {
-      timer = setInterval(() => { void this.tick().catch((err: Error) => deps.log({ level: 'error', msg: 'recovery monitor pass failed', error: err.message })); }, intervalMs);
+      timer = setInterval(() => {
+        void this.tick().catch((err: Error) =>
+          deps.log({ level: 'error', msg: 'recovery monitor pass failed', error: err.message }),
+        );
+      }, intervalMs);
       timer.unref();
     },
     async stop() {

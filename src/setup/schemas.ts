@@ -2,14 +2,28 @@ import * as v from 'valibot';
 import { IsoDateTime } from '../events/normalized-event.js';
 import { InstallationScopeSchema, VmId } from './scope.js';
 
-const Secret = (prefix: string) => v.pipe(v.string(), v.maxLength(128), v.regex(new RegExp(`^${prefix}[A-Za-z0-9_-]{43}$`), `expected a ${prefix}... token`));
+const Secret = (prefix: string) =>
+  v.pipe(
+    v.string(),
+    v.maxLength(128),
+    v.regex(new RegExp(`^${prefix}[A-Za-z0-9_-]{43}$`), `expected a ${prefix}... token`),
+  );
 const Pem = v.pipe(v.string(), v.minLength(1), v.maxLength(1024));
 
 /** Prefixes of the authority's bearer secrets (256 bits each, base64url). */
-export const PREFIX = { setup: 'lst_', session: 'lss_', enrollment: 'lce_', browser: 'lsb_', csrf: 'lsx_', recovery: 'lrc_' } as const;
+export const PREFIX = {
+  setup: 'lst_',
+  session: 'lss_',
+  enrollment: 'lce_',
+  browser: 'lsb_',
+  csrf: 'lsx_',
+  recovery: 'lrc_',
+} as const;
 
 /** `POST /v1/browser-sessions`: the account token, presented once. */
-export const SignInBody = v.strictObject({ token: v.pipe(v.string(), v.maxLength(128), v.regex(/^lsa_[A-Za-z0-9_-]{43}$/, 'expected an lsa_... account token')) });
+export const SignInBody = v.strictObject({
+  token: v.pipe(v.string(), v.maxLength(128), v.regex(/^lsa_[A-Za-z0-9_-]{43}$/, 'expected an lsa_... account token')),
+});
 
 /** `POST /v1/setup-sessions`: exactly `{}`; tenant and user come from the signed-in account. */
 export const CreateSessionBody = v.strictObject({});
@@ -68,7 +82,9 @@ export const SnapshotPayload = v.strictObject({
   deployment_id: v.pipe(v.string(), v.maxLength(64)),
   updated_at: IsoDateTime,
   central_vm_id: v.optional(VmId),
-  instance_url: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url(), v.regex(/^https?:\/\//, 'expected an http(s) URL'))),
+  instance_url: v.optional(
+    v.pipe(v.string(), v.maxLength(2048), v.url(), v.regex(/^https?:\/\//, 'expected an http(s) URL')),
+  ),
   enrollment_epoch: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   systems_reporting_live: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000)),
   systems: v.optional(v.pipe(v.array(SnapshotSystem), v.maxLength(1024))),
@@ -88,6 +104,9 @@ export const RedeemPayload = v.strictObject({
 export const VerifyEnrollmentPayload = v.strictObject({
   deployment_id: v.pipe(v.string(), v.maxLength(64)),
   collector_id: VmId,
-  collector_key_fingerprint: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'expected the SHA-256 hex of the collector key SPKI DER')),
+  collector_key_fingerprint: v.pipe(
+    v.string(),
+    v.regex(/^[0-9a-f]{64}$/, 'expected the SHA-256 hex of the collector key SPKI DER'),
+  ),
   enrollment_epoch: v.pipe(v.number(), v.integer(), v.minValue(1)),
 });

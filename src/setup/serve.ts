@@ -33,14 +33,27 @@ function mailerOf(config: AuthorityConfig): Mailer | undefined {
 }
 
 /** Starts `vigil setup-authority serve`: checks secrets, opens its own store, listens, runs the recovery monitor. */
-export async function startAuthority(config: AuthorityConfig, log: (line: Record<string, unknown>) => void, onFatal: (err: Error) => void, now: () => Date = () => new Date()): Promise<RunningAuthority> {
+export async function startAuthority(
+  config: AuthorityConfig,
+  log: (line: Record<string, unknown>) => void,
+  onFatal: (err: Error) => void,
+  now: () => Date = () => new Date(),
+): Promise<RunningAuthority> {
   checkSecret(config.accounts.file);
   const recoveryKey = loadRecoveryKey(config.recovery.keyFile);
   const mailer = mailerOf(config);
   const store = await openAuthorityStore(config.storage.path, onFatal);
   const accounts = openAccountRegistry(config.accounts.file, (message) => log({ level: 'error', msg: message }));
   let publicUrl = config.server.publicUrl?.replace(/\/+$/, '') ?? '';
-  const app = createAuthorityApp({ pipeline: store.pipeline, accounts, config, recoveryKey, now, publicUrl: () => publicUrl, log });
+  const app = createAuthorityApp({
+    pipeline: store.pipeline,
+    accounts,
+    config,
+    recoveryKey,
+    now,
+    publicUrl: () => publicUrl,
+    log,
+  });
   const server = await listen(app.fetch, config.server.host, config.server.port);
   server.requestTimeout = 60_000;
   server.headersTimeout = 30_000;
@@ -49,13 +62,21 @@ export async function startAuthority(config: AuthorityConfig, log: (line: Record
   const url = `http://${host}:${port}`;
   publicUrl ||= url;
   const monitor = createRecoveryMonitor({
-    pipeline: store.pipeline, now, timeoutSeconds: config.recovery.heartbeatTimeoutSeconds, key: recoveryKey, accounts,
-    ...(mailer ? { mailer } : {}), publicUrl: () => publicUrl, log,
+    pipeline: store.pipeline,
+    now,
+    timeoutSeconds: config.recovery.heartbeatTimeoutSeconds,
+    key: recoveryKey,
+    accounts,
+    ...(mailer ? { mailer } : {}),
+    publicUrl: () => publicUrl,
+    log,
   });
   monitor.start(config.recovery.checkIntervalSeconds * 1000);
   let stopping: Promise<void> | undefined;
   return {
-    url, store, monitor,
+    url,
+    store,
+    monitor,
     stop() {
       stopping ??= (async () => {
         await monitor.stop();

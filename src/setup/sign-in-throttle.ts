@@ -30,12 +30,22 @@ export function createSignInThrottle(now: () => Date, log: (line: Record<string,
     failed(c) {
       const at = now();
       ledger.failed(sourceOf(c), '/sign-in', at);
-      for (const count of ledger.drain(at)) log({ level: 'warn', msg: 'failed sign-ins', sourceAddress: count.sourceAddress, count: count.count, firstAt: count.firstAt, lastAt: count.lastAt });
+      for (const count of ledger.drain(at))
+        log({
+          level: 'warn',
+          msg: 'failed sign-ins',
+          sourceAddress: count.sourceAddress,
+          count: count.count,
+          firstAt: count.firstAt,
+          lastAt: count.lastAt,
+        });
     },
   };
 }
 
 /** The 429 of a throttled address, with when to come back. */
 export function throttledError(seconds: number): HttpError {
-  return new HttpError(429, 'too many failed sign-ins from this address: wait and try again', undefined, { retryAfterSeconds: seconds });
+  return new HttpError(429, 'too many failed sign-ins from this address: wait and try again', undefined, {
+    retryAfterSeconds: seconds,
+  });
 }

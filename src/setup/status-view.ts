@@ -44,8 +44,14 @@ function recoveryStatus(d: DeploymentView, r: RecoveryView): Record<string, unkn
     issued_at: r.issuedAt,
     claimed_at: r.claimedAt ?? null,
     revealed_at: r.revealedAt ?? null,
-    email: r.notice ? { to: r.notice.to, sent_at: r.notice.sentAt } : r.noticeFailures > 0 ? { failures: r.noticeFailures } : null,
-    action: open ? { kind: 'reveal_recovery_token', method: 'POST', path: `/v1/deployments/${d.id}/recovery-token/reveal` } : null,
+    email: r.notice
+      ? { to: r.notice.to, sent_at: r.notice.sentAt }
+      : r.noticeFailures > 0
+        ? { failures: r.noticeFailures }
+        : null,
+    action: open
+      ? { kind: 'reveal_recovery_token', method: 'POST', path: `/v1/deployments/${d.id}/recovery-token/reveal` }
+      : null,
   };
 }
 
@@ -61,8 +67,15 @@ export function deploymentStatus(models: AuthorityModels, d: DeploymentView): Re
     installation_scope: d.scope,
     identity_key_fingerprint: d.keyFingerprint,
     enrollment_epoch: d.epoch,
-    console_credential: d.consoleCredential ? { id: d.consoleCredential.id, generation: d.consoleCredential.generation } : null,
-    collectors: Object.values(d.enrollments).map((e) => ({ collector_id: e.collectorId, vm_id: e.vmId, epoch: e.epoch, enrolled: e.redeemed !== undefined })),
+    console_credential: d.consoleCredential
+      ? { id: d.consoleCredential.id, generation: d.consoleCredential.generation }
+      : null,
+    collectors: Object.values(d.enrollments).map((e) => ({
+      collector_id: e.collectorId,
+      vm_id: e.vmId,
+      epoch: e.epoch,
+      enrolled: e.redeemed !== undefined,
+    })),
     last_heartbeat_at: d.lastHeartbeatAt ?? null,
     snapshot: d.snapshot ?? null,
     systems_reporting_live: liveSystems(d),
@@ -70,7 +83,10 @@ export function deploymentStatus(models: AuthorityModels, d: DeploymentView): Re
   };
 }
 
-/** `GET /v1/setup-sessions/{id}` for the owning browser: status, phases, deployment after claim, dashboard URL after completion. */
+/**
+ * `GET /v1/setup-sessions/{id}` for the owning browser: status, phases, deployment after claim, dashboard URL after
+ * completion.
+ */
 export function sessionStatus(models: AuthorityModels, view: SessionView): Record<string, unknown> {
   const d = view.deploymentId === undefined ? undefined : deploymentsOf(models).byId[view.deploymentId];
   return {
@@ -85,7 +101,14 @@ export function sessionStatus(models: AuthorityModels, view: SessionView): Recor
     completed_at: view.completedAt ?? null,
     phase: currentPhase(view)?.phase ?? null,
     phases: view.phases.map((p) => ({ phase: p.phase, at: p.at, ...(p.detail ? { detail: p.detail } : {}) })),
-    bootstrap_key: view.bootstrapKey ? { fingerprint: view.bootstrapKey.fingerprint, public_key: view.bootstrapKey.publicKeySpkiPem, published_at: view.bootstrapKey.publishedAt, label: view.bootstrapKey.label ?? null } : null,
+    bootstrap_key: view.bootstrapKey
+      ? {
+          fingerprint: view.bootstrapKey.fingerprint,
+          public_key: view.bootstrapKey.publicKeySpkiPem,
+          published_at: view.bootstrapKey.publishedAt,
+          label: view.bootstrapKey.label ?? null,
+        }
+      : null,
     ...(d ? { deployment: deploymentStatus(models, d) } : {}),
     ...(view.status === 'completed' ? { dashboard_url: consoleUrl(d) ?? null } : {}),
   };

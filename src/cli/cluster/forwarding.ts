@@ -15,7 +15,9 @@ export interface ForwardedHttp {
   readonly path: string;
   readonly headers: readonly (readonly [string, string])[];
   readonly body?: Uint8Array;
-  /** The TCP peer the follower saw: the request's source address on the leader, never an identity (docs/scale-out.md). */
+  /**
+   * The TCP peer the follower saw: the request's source address on the leader, never an identity (docs/scale-out.md).
+   */
   readonly peer?: string;
 }
 
@@ -66,25 +68,51 @@ const ForwardedSchema = v.variant('kind', [
   v.strictObject({
     kind: v.literal('syslog'),
     // As a listener's intake bounds a batch (2000 messages, each at most maxMessageBytes or a frame's head).
-    batch: v.pipe(v.array(v.strictObject({
-      record: v.strictObject({
-        message: Text(1024 * 1024),
-        receivedAt: IsoDateTime,
-        peer: Text(64),
-        listener: Text(32),
-        transport: v.picklist(['tcp', 'tls', 'udp']),
-        length: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
-      }),
-      rejection: v.optional(v.strictObject({ reason: v.picklist(['not_rfc5424', 'too_large'] satisfies SyslogRejectionReason[]), error: Text(4096) })),
-    })), v.minLength(1), v.maxLength(2000)),
+    batch: v.pipe(
+      v.array(
+        v.strictObject({
+          record: v.strictObject({
+            message: Text(1024 * 1024),
+            receivedAt: IsoDateTime,
+            peer: Text(64),
+            listener: Text(32),
+            transport: v.picklist(['tcp', 'tls', 'udp']),
+            length: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+          }),
+          rejection: v.optional(
+            v.strictObject({
+              reason: v.picklist(['not_rfc5424', 'too_large'] satisfies SyslogRejectionReason[]),
+              error: Text(4096),
+            }),
+          ),
+        }),
+      ),
+      v.minLength(1),
+      v.maxLength(2000),
+    ),
     ctx: v.strictObject({
       now: IsoDateTime,
-      actor: v.strictObject({ id: v.pipe(Text(64), v.startsWith('syslog:')), authentication: v.literal('syslog-listener') }),
+      actor: v.strictObject({
+        id: v.pipe(Text(64), v.startsWith('syslog:')),
+        authentication: v.literal('syslog-listener'),
+      }),
     }),
   }),
   v.strictObject({
     kind: v.literal('records'),
-    facts: v.pipe(v.array(v.variant('type', Object.entries(ACCESS_EVENTS).map(([type, data]) => v.strictObject({ type: v.literal(type), data })) as unknown as [v.StrictObjectSchema<{ type: v.LiteralSchema<string, undefined>; data: v.GenericSchema }, undefined>])), v.maxLength(64)),
+    facts: v.pipe(
+      v.array(
+        v.variant(
+          'type',
+          Object.entries(ACCESS_EVENTS).map(([type, data]) =>
+            v.strictObject({ type: v.literal(type), data }),
+          ) as unknown as [
+            v.StrictObjectSchema<{ type: v.LiteralSchema<string, undefined>; data: v.GenericSchema }, undefined>,
+          ],
+        ),
+      ),
+      v.maxLength(64),
+    ),
     ctx: v.strictObject({
       now: IsoDateTime,
       actor: v.optional(v.strictObject({ id: Text(256), authentication: Text(64) })),
@@ -102,17 +130,32 @@ export function readForwarded(bytes: Uint8Array): { ok: true; value: Forwarded }
     return { ok: false, error: `not msgpack: ${(err as Error).message}` };
   }
   const checked = v.safeParse(ForwardedSchema, raw);
-  if (!checked.success) return { ok: false, error: checked.issues.slice(0, 3).map((i) => `${v.getDotPath(i) ?? '(message)'}: ${i.message}`).join('; ') };
+  if (!checked.success)
+    return {
+      ok: false,
+      error: checked.issues
+        .slice(0, 3)
+        .map((i) => `${v.getDotPath(i) ?? '(message)'}: ${i.message}`)
+        .join('; '),
+    };
   return { ok: true, value: checked.output as unknown as Forwarded };
 }
 
-/** The subject the leader answers forwarded requests on (a queue group, so one leader answers even while two think they lead). */
+/**
+ * The subject the leader answers forwarded requests on (a queue group, so one leader answers even while two think they
+ * lead).
+ */
 export function forwardSubject(stream: string): string {
   return `vigil.${stream}.leader`;
 }
 
 /** Answers forwarded requests with `handle`, until the returned subscription is drained. */
-export function serveForwarded(nc: NatsConnection, subject: string, handle: (f: Forwarded) => Promise<ForwardReply>, log: (line: Record<string, unknown>) => void): Subscription {
+export function serveForwarded(
+  nc: NatsConnection,
+  subject: string,
+  handle: (f: Forwarded) => Promise<ForwardReply>,
+  log: (line: Record<string, unknown>) => void,
+): Subscription {
   const sub = nc.subscribe(subject, { queue: 'leader' });
   void (async () => {
     for await (const m of sub) {
@@ -122,16 +165,32 @@ export function serveForwarded(nc: NatsConnection, subject: string, handle: (f: 
           const forwarded = readForwarded(m.data);
           if (!forwarded.ok) {
             log({ level: 'warn', msg: 'forwarded message refused', error: forwarded.error.slice(0, 500) });
-            m.respond(packr.pack({ status: 400, headers: [['content-type', 'application/json']], body: Buffer.from(JSON.stringify({ error: 'the forwarded request is malformed' })), seq: 0 } satisfies ForwardReply));
+            m.respond(
+              packr.pack({
+                status: 400,
+                headers: [['content-type', 'application/json']],
+                body: Buffer.from(JSON.stringify({ error: 'the forwarded request is malformed' })),
+                seq: 0,
+              } satisfies ForwardReply),
+            );
             return;
           }
           reply = await handle(forwarded.value);
         } catch (err) {
           log({ level: 'warn', msg: 'forwarded request failed', error: (err as Error)?.message });
-          const message = (err as Error)?.name === 'FatalStorageError'
-            ? 'the log failed under this request: its outcome is unknown; retry (ingest is idempotent by event id)'
-            : 'the leader could not take this request: retry';
-          reply = { status: 503, headers: [['content-type', 'application/json'], ['retry-after', '2']], body: Buffer.from(JSON.stringify({ error: message, retryAfterSeconds: 2 })), seq: 0 };
+          const message =
+            (err as Error)?.name === 'FatalStorageError'
+              ? 'the log failed under this request: its outcome is unknown; retry (ingest is idempotent by event id)'
+              : 'the leader could not take this request: retry';
+          reply = {
+            status: 503,
+            headers: [
+              ['content-type', 'application/json'],
+              ['retry-after', '2'],
+            ],
+            body: Buffer.from(JSON.stringify({ error: message, retryAfterSeconds: 2 })),
+            seq: 0,
+          };
         }
         m.respond(packr.pack(reply));
       })();
@@ -141,7 +200,12 @@ export function serveForwarded(nc: NatsConnection, subject: string, handle: (f: 
 }
 
 /** Sends a forwarded request to the leader and waits for its answer (rejects when none answers in time). */
-export async function forward(nc: NatsConnection, subject: string, f: Forwarded, timeoutMs: number): Promise<ForwardReply> {
+export async function forward(
+  nc: NatsConnection,
+  subject: string,
+  f: Forwarded,
+  timeoutMs: number,
+): Promise<ForwardReply> {
   const m = await nc.request(subject, packr.pack(f), { timeout: timeoutMs });
   return packr.unpack(m.data) as ForwardReply;
 }

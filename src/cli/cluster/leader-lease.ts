@@ -93,9 +93,12 @@ export async function startLeaderLease(opts: LeaseOptions): Promise<LeaderLease>
 
   function schedule(): void {
     if (stopped) return;
-    timer = setTimeout(() => {
-      tick = campaign().finally(schedule);
-    }, Math.max(200, Math.floor(opts.ttlMs / 3)));
+    timer = setTimeout(
+      () => {
+        tick = campaign().finally(schedule);
+      },
+      Math.max(200, Math.floor(opts.ttlMs / 3)),
+    );
   }
 
   tick = campaign().finally(schedule);

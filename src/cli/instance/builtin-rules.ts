@@ -9,10 +9,21 @@ import { detectionSlice } from '../../commands/slices.js';
  * Installs the built-in rule pack on first start, and again when the shipped pack changed (its
  * version is a hash of the text). Rules keep their enabled switch across updates.
  */
-export async function installBuiltinRules(pipeline: Pipeline<WriteModels>, now: string): Promise<{ installed: boolean; version: string; rules: number }> {
+export async function installBuiltinRules(
+  pipeline: Pipeline<WriteModels>,
+  now: string,
+): Promise<{ installed: boolean; version: string; rules: number }> {
   const pack = loadBuiltinPack();
-  if (pipeline.models.detection.builtinPack === pack.version) return { installed: false, version: pack.version, rules: 0 };
-  const outcome = await pipeline.dispatch({ decide: (m) => decideImportRules(detectionSlice(m), pack.text, 'builtin', pack.version), ctx: { now, actor: { id: 'vigil', authentication: 'builtin' } } });
-  if (!outcome.ok) throw new Error(`the built-in rule pack does not import: ${outcome.rejection.message}: ${(outcome.rejection.issues ?? []).join('; ')}`);
+  if (pipeline.models.detection.builtinPack === pack.version)
+    return { installed: false, version: pack.version, rules: 0 };
+  const outcome = await pipeline.dispatch({
+    decide: (m) => decideImportRules(detectionSlice(m), pack.text, 'builtin', pack.version),
+    ctx: { now, actor: { id: 'vigil', authentication: 'builtin' } },
+  });
+  if (!outcome.ok)
+    throw new Error(
+      `the built-in rule pack does not import: ${outcome.rejection.message}: ` +
+        `${(outcome.rejection.issues ?? []).join('; ')}`,
+    );
   return { installed: true, version: pack.version, rules: outcome.result.ruleIds.length };
 }

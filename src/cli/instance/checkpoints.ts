@@ -5,7 +5,10 @@ import { parseVerifierKey } from '../../log/signed-note.js';
 import type { EventStore } from '../../commands/event-store.js';
 
 /** Starts signing checkpoints of an instance's log with its own key, as its configuration asks. */
-export function startInstanceCheckpointer(es: Pick<EventStore, 'store' | 'log'>, config: Config): Promise<Transparency> {
+export function startInstanceCheckpointer(
+  es: Pick<EventStore, 'store' | 'log'>,
+  config: Config,
+): Promise<Transparency> {
   const signer = loadOrCreateLogKey(logKeyPath(config.storage.path));
   return startCheckpointer(es.store, es.log, signer, {
     everyRecords: config.log.checkpointEveryRecords,

@@ -9,8 +9,15 @@ import { CREDENTIALS, type CredentialsState } from '../../projections/credential
  * detection step; resolves to the number of changes. The actor is the service itself: the file
  * was written by `vigil api-token-generate` / `vigil credential` (or by hand), not through the API.
  */
-export async function recordCredentialChanges(pipeline: Pipeline<WriteModels>, credentials: readonly Credential[], now: string): Promise<number> {
+export async function recordCredentialChanges(
+  pipeline: Pipeline<WriteModels>,
+  credentials: readonly Credential[],
+  now: string,
+): Promise<number> {
   const ctx = { now, actor: { id: 'vigil', authentication: 'credentials-file' } };
-  const outcome = await pipeline.dispatch({ decide: (m) => decideRecordCredentials(m.credentials, credentials, ctx), ctx });
+  const outcome = await pipeline.dispatch({
+    decide: (m) => decideRecordCredentials(m.credentials, credentials, ctx),
+    ctx,
+  });
   return outcome.ok ? outcome.result.changes : 0;
 }

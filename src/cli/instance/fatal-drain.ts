@@ -21,7 +21,11 @@ export function trackInFlight(server: Server): InFlight {
     drained(timeoutMs) {
       if (count === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {
-        const done = () => { clearTimeout(timer); waiters.delete(done); resolve(); };
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          resolve();
+        };
         const timer = setTimeout(done, timeoutMs);
         timer.unref();
         waiters.add(done);
@@ -38,15 +42,30 @@ export const FATAL_DRAIN_MS = 5000;
  * in flight be answered (their writes reject, and the error handler answers 503 "outcome unknown,
  * retry safely"), then calls `stop` (which ends the process). Later calls change nothing.
  */
-export function fatalDrain(serverOf: () => Server | undefined, inFlightOf: () => InFlight | undefined, log: (line: Record<string, unknown>) => void, stop: (err: Error) => void): (err: Error) => void {
+export function fatalDrain(
+  serverOf: () => Server | undefined,
+  inFlightOf: () => InFlight | undefined,
+  log: (line: Record<string, unknown>) => void,
+  stop: (err: Error) => void,
+): (err: Error) => void {
   let tripped = false;
   return (err) => {
     if (tripped) return;
     tripped = true;
-    log({ level: 'fatal', msg: 'storage failure: answering requests in flight with 503, then stopping', error: err.message });
+    log({
+      level: 'fatal',
+      msg: 'storage failure: answering requests in flight with 503, then stopping',
+      error: err.message,
+    });
     // The failed commit rejects every write queued with it, some in promises of LMDB's own that
     // nobody awaits; the process is stopping, so they must not end it before the answers are sent.
-    process.on('unhandledRejection', (reason) => log({ level: 'warn', msg: 'write rejected after the storage failure', error: (reason as Error)?.message ?? String(reason) }));
+    process.on('unhandledRejection', (reason) =>
+      log({
+        level: 'warn',
+        msg: 'write rejected after the storage failure',
+        error: (reason as Error)?.message ?? String(reason),
+      }),
+    );
     const server = serverOf();
     server?.close();
     server?.closeIdleConnections();

@@ -33,7 +33,12 @@ export interface JetStreamNode {
    * export workers); `onFollowing` each time it stops leading, before it steps down. A cut read
    * from the stream (retention) is applied to the models through `onCut` (src/services/retention/follow-cut.ts).
    */
-  start(runtime: ProjectionRuntime, onLeading: () => Promise<void>, onFollowing?: () => Promise<void>, onCut?: Replica['cut']): Promise<void>;
+  start(
+    runtime: ProjectionRuntime,
+    onLeading: () => Promise<void>,
+    onFollowing?: () => Promise<void>,
+    onCut?: Replica['cut'],
+  ): Promise<void>;
   /** Whether this node leads now, and which node does as far as it knows. */
   leadership(): { readonly leading: boolean; readonly leader: string | undefined };
   /** Whether the connection to NATS is up. */
@@ -71,14 +76,21 @@ function largestBody(config: Config): number {
  */
 export function unanswered(stream: string, err: Error): Error {
   if (/^refusing to start: /.test(err.message)) return err;
-  return new Error(`refusing to start: the JetStream stream ${stream} did not answer (${err.message}): a majority of the NATS servers must be up and have elected the stream's leader; under systemd (Restart=always) the node tries again (docs/scale-out.md)`);
+  return new Error(
+    `refusing to start: the JetStream stream ${stream} did not answer (${err.message}): a majority of the NATS ` +
+      `servers must be up and have elected the stream's leader; under systemd (Restart=always) the node tries again ` +
+      `(docs/scale-out.md)`,
+  );
 }
 
 /**
  * Connects to the cluster, creates or checks the stream, and refuses a cluster whose largest
  * message (`max_payload`) could not hold the batch of one request of the largest allowed body.
  */
-export async function connectJetStreamNode(config: Config, logLine: (line: Record<string, unknown>) => void): Promise<JetStreamNode> {
+export async function connectJetStreamNode(
+  config: Config,
+  logLine: (line: Record<string, unknown>) => void,
+): Promise<JetStreamNode> {
   const js = config.storage.jetstream;
   if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
@@ -88,12 +100,21 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     const maxPayload = conn.nc.info?.max_payload ?? 0;
     const needed = 2 * largestBody(config) + BATCH_OVERHEAD_BYTES;
     if (maxPayload < needed) {
-      throw new Error(`refusing to start: the NATS servers accept messages up to ${maxPayload} bytes and one batch may need ${needed} (2 x the largest request body, the larger of limits.bodyBytes and a 5 MiB collector envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`);
+      throw new Error(
+        `refusing to start: the NATS servers accept messages up to ${maxPayload} bytes and one batch may need ` +
+          `${needed} (2 x the largest request body, the larger of limits.bodyBytes and a 5 MiB collector ` +
+          `envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`,
+      );
     }
     const abilities = await ensureStream(conn, js, maxPayload);
     streamCreated = abilities.created;
     if (config.retention.enabled && !abilities.retention) {
-      throw new Error(`refusing to start: retention.enabled needs a stream that can be purged up to a cut, and the stream ${js.stream} was created by an earlier version with deny_purge, which NATS cannot lift: keep retention off on this stream, or start a new stream (another storage.jetstream.stream, every node with an empty storage.path) (docs/scale-out.md, "Retention")`);
+      throw new Error(
+        `refusing to start: retention.enabled needs a stream that can be purged up to a cut, and the stream ` +
+          `${js.stream} was created by an earlier version with deny_purge, which NATS cannot lift: keep retention ` +
+          `off on this stream, or start a new stream (another storage.jetstream.stream, every node with an empty ` +
+          `storage.path) (docs/scale-out.md, "Retention")`,
+      );
     }
   } catch (err) {
     await conn.close();
@@ -104,7 +125,12 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     for await (const s of conn.nc.status()) {
       if (s.type === 'disconnect') connected = false;
       if (s.type === 'reconnect') connected = true;
-      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') logLine({ level: s.type === 'reconnect' ? 'info' : 'warn', msg: `nats ${s.type}`, server: 'server' in s ? s.server : undefined });
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error')
+        logLine({
+          level: s.type === 'reconnect' ? 'info' : 'warn',
+          msg: `nats ${s.type}`,
+          server: 'server' in s ? s.server : undefined,
+        });
     }
   })().catch(() => undefined);
   const subject = forwardSubject(js.stream);
@@ -130,33 +156,57 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     streamCreated,
     async openLog(store, fatal) {
       onFatal = fatal ?? onFatal;
-      opened = await openJetStreamLog(store, conn, fatal, { retryWindowMs: js.publishTimeoutSeconds * 3000, cutWrites: (records) => carriedWritesOfCut(store.root, records), notice: (line) => logLine({ ...line, node: name }) });
+      opened = await openJetStreamLog(store, conn, fatal, {
+        retryWindowMs: js.publishTimeoutSeconds * 3000,
+        cutWrites: (records) => carriedWritesOfCut(store.root, records),
+        notice: (line) => logLine({ ...line, node: name }),
+      });
       return opened;
     },
     log: () => opened,
     async start(runtime, onLeading, onFollowing, onCut) {
       const log = opened;
       if (!log) throw new Error('the log is not open');
-      await log.replicate({ apply: (records) => runtime.apply(records), settle: (records) => runtime.settle(records), ...(onCut ? { cut: onCut } : {}) });
+      await log.replicate({
+        apply: (records) => runtime.apply(records),
+        settle: (records) => runtime.settle(records),
+        ...(onCut ? { cut: onCut } : {}),
+      });
       const transition = (step: () => Promise<void>) => {
-        transitions = transitions.then(step).catch((err: unknown) => onFatal(err instanceof Error ? err : new Error(String(err))));
+        transitions = transitions
+          .then(step)
+          .catch((err: unknown) => onFatal(err instanceof Error ? err : new Error(String(err))));
         return transitions;
       };
       lease = await startLeaderLease({
-        nc: conn.nc, bucket: `${js.stream}_leader`, node: name, ttlMs: js.leaseSeconds * 1000, replicas: js.replicas, log: logLine,
-        onLeaderChange: () => { for (const l of [...leaderListeners]) l(); },
-        onAcquired: () => transition(async () => {
-          await log.lead(() => lease?.held() ?? false);
-          logLine({ level: 'info', msg: 'leading: this node appends to the log', node: name, head: log.head().seq });
-          await onLeading();
-          answer();
-        }),
-        onLost: () => void transition(async () => {
-          await stopAnswering();
-          await onFollowing?.();
-          await log.stepDown();
-          logLine({ level: 'info', msg: 'following: this node forwards writes to the leader', node: name, head: log.head().seq });
-        }),
+        nc: conn.nc,
+        bucket: `${js.stream}_leader`,
+        node: name,
+        ttlMs: js.leaseSeconds * 1000,
+        replicas: js.replicas,
+        log: logLine,
+        onLeaderChange: () => {
+          for (const l of [...leaderListeners]) l();
+        },
+        onAcquired: () =>
+          transition(async () => {
+            await log.lead(() => lease?.held() ?? false);
+            logLine({ level: 'info', msg: 'leading: this node appends to the log', node: name, head: log.head().seq });
+            await onLeading();
+            answer();
+          }),
+        onLost: () =>
+          void transition(async () => {
+            await stopAnswering();
+            await onFollowing?.();
+            await log.stepDown();
+            logLine({
+              level: 'info',
+              msg: 'following: this node forwards writes to the leader',
+              node: name,
+              head: log.head().seq,
+            });
+          }),
       });
       await transitions;
     },
@@ -174,7 +224,7 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
     async readYourWrites(local) {
       const log = opened;
       const caught = log ? await log.caughtUpWithStream(READ_WAIT_MS).catch(() => false) : false;
-      if (!caught) throw new ReadSideLagging('this node could not confirm it holds the log\'s head');
+      if (!caught) throw new ReadSideLagging("this node could not confirm it holds the log's head");
       await local();
     },
     quiesce() {
@@ -194,15 +244,28 @@ export async function connectJetStreamNode(config: Config, logLine: (line: Recor
  * The HTTP edge of a JetStream node: writes reaching a follower go to the leader, reads stay
  * local and wait for the sequence the leader answered; the leader answers forwarded requests.
  */
-export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { head(): LogHead; follow: EventLog['follow'] } }, appFetch: (req: Request, env: unknown) => Response | Promise<Response>, pipeline: Pipeline<WriteModels>, config: Config): ClusterEdge {
+export function clusterEdgeOf(
+  node: JetStreamNode,
+  instance: { readonly log: { head(): LogHead; follow: EventLog['follow'] } },
+  appFetch: (req: Request, env: unknown) => Response | Promise<Response>,
+  pipeline: Pipeline<WriteModels>,
+  config: Config,
+): ClusterEdge {
   const edge = createClusterEdge({
-    node: { leading: () => node.leadership().leading, connected: () => node.connected(), onLeaderChange: (l) => node.onLeaderChange(l) },
+    node: {
+      leading: () => node.leadership().leading,
+      connected: () => node.connected(),
+      onLeaderChange: (l) => node.onLeaderChange(l),
+    },
     nc: node.conn.nc,
     subject: node.forwardSubject,
     log: instance.log,
     appFetch,
-    peerOf: (env) => (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
-    record: async (facts, ctx) => { await pipeline.record(facts, ctx); },
+    peerOf: (env) =>
+      (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
+    record: async (facts, ctx) => {
+      await pipeline.record(facts, ctx);
+    },
     ingestSyslog: async (batch, ctx) => {
       const { cmd } = syslogCommand(batch, ctx.now);
       await pipeline.dispatch({ decide: (m) => decideIngestRaw(m, cmd), ctx });
@@ -221,9 +284,17 @@ export function clusterEdgeOf(node: JetStreamNode, instance: { readonly log: { h
 export function leaderOnly(writer: Writer<WriteModels>, leading: () => boolean): Writer<WriteModels> {
   return {
     models: writer.models,
-    execute: (decide, ctx) => (leading() ? writer.execute(decide, ctx) : Promise.resolve({ ok: false, rejection: { kind: 'conflict', message: 'this node does not lead: the leader runs this command' } })),
-    record: (events, ctx) => (leading() ? writer.record(events, ctx) : Promise.reject(new NotLeaderError('this node does not lead'))),
-    cut: (events, ctx, cut) => (leading() ? writer.cut(events, ctx, cut) : Promise.reject(new NotLeaderError('this node does not lead'))),
+    execute: (decide, ctx) =>
+      leading()
+        ? writer.execute(decide, ctx)
+        : Promise.resolve({
+            ok: false,
+            rejection: { kind: 'conflict', message: 'this node does not lead: the leader runs this command' },
+          }),
+    record: (events, ctx) =>
+      leading() ? writer.record(events, ctx) : Promise.reject(new NotLeaderError('this node does not lead')),
+    cut: (events, ctx, cut) =>
+      leading() ? writer.cut(events, ctx, cut) : Promise.reject(new NotLeaderError('this node does not lead')),
   };
 }
 

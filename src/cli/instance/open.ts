@@ -41,7 +41,10 @@ export interface OpenOptions {
   readonly onFatal?: (err: Error) => void;
   /** Opens the log (LMDB unless given: a JetStream node passes its opener). */
   readonly openLog?: LogOpener;
-  /** How much lower than the writer the read side's thread is scheduled (src/projections/read-side/read-side.ts); 0 when absent. */
+  /**
+   * How much lower than the writer the read side's thread is scheduled (src/projections/read-side/read-side.ts); 0 when
+   * absent.
+   */
   readonly readSideNice?: number;
   /** Called when the read side's worker fails: reads are answered 503 from then on. */
   readonly onReadSideFailure?: (message: string) => void;

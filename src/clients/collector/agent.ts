@@ -15,7 +15,14 @@ import { syslogLineEvent } from './syslog-line.js';
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -46,40 +53,80 @@ export function startAgent(o: AgentOptions): RunningAgent {
   const resume = spool.resumeCursors();
   const pending = new PendingBatch(resume, config.batch);
   const ack = spool.ack();
-  const status: SendStatus = { lastAttemptAt: null, lastAckedAt: ack.ackedAt ?? null, lastAckedSequence: ack.lastAcked, lastError: null, consecutiveFailures: 0 };
+  const status: SendStatus = {
+    lastAttemptAt: null,
+    lastAckedAt: ack.ackedAt ?? null,
+    lastAckedSequence: ack.lastAcked,
+    lastError: null,
+    consecutiveFailures: 0,
+  };
   const messages: string[] = [];
   let stopped = false;
   let paused = false;
   const abort = new AbortController();
   let wake: () => void = () => {};
 
-  const journal = config.journal.enabled ? startJournal(config.journal.command, resume.journal, {
-    onEvent: (e, cursor) => pending.add(e, { journal: cursor }, Date.now()),
-    onMessage: (level, msg) => { messages.push(msg); o.log(level, msg); },
-    now,
-  }) : undefined;
+  const journal = config.journal.enabled
+    ? startJournal(config.journal.command, resume.journal, {
+        onEvent: (e, cursor) => pending.add(e, { journal: cursor }, Date.now()),
+        onMessage: (level, msg) => {
+          messages.push(msg);
+          o.log(level, msg);
+        },
+        now,
+      })
+    : undefined;
   const tails = config.files.map((f) => new FileTail(f, resume.files?.[f]));
 
   function spoolBatch(): void {
     const cut = pending.cut(Date.now());
     const sequence = spool.nextSequence();
-    const payload = { schemaVersion: 1, collectorId: config.collectorId, sequence, collectedAt: now().toISOString(), facts: cut.facts, events: cut.events };
-    spool.append({ sequence, envelope: sealEnvelope(payload, o.key.seed), cursors: cut.cursors, events: cut.events.length });
+    const payload = {
+      schemaVersion: 1,
+      collectorId: config.collectorId,
+      sequence,
+      collectedAt: now().toISOString(),
+      facts: cut.facts,
+      events: cut.events,
+    };
+    spool.append({
+      sequence,
+      envelope: sealEnvelope(payload, o.key.seed),
+      cursors: cut.cursors,
+      events: cut.events.length,
+    });
     wake();
   }
 
   function pollFiles(): void {
     for (const t of tails) {
       for (const l of t.poll(config.batch.maxEvents)) {
-        pending.add(syslogLineEvent(l.line, { path: t.path, ino: l.ino, offset: l.offset }, now()), { file: t.path, ino: l.ino, next: l.next }, Date.now());
+        pending.add(
+          syslogLineEvent(l.line, { path: t.path, ino: l.ino, offset: l.offset }, now()),
+          { file: t.path, ino: l.ino, next: l.next },
+          Date.now(),
+        );
       }
     }
   }
 
   function writeStatus(backlog: number): void {
     try {
-      writeDurable(join(config.stateDir, 'status.json'), JSON.stringify({ pid: process.pid, at: now().toISOString(), backlog, paused, pendingEvents: pending.size, send: status, messages: messages.slice(-5) }));
-    } catch { /* status is advisory */ }
+      writeDurable(
+        join(config.stateDir, 'status.json'),
+        JSON.stringify({
+          pid: process.pid,
+          at: now().toISOString(),
+          backlog,
+          paused,
+          pendingEvents: pending.size,
+          send: status,
+          messages: messages.slice(-5),
+        }),
+      );
+    } catch {
+      /* status is advisory */
+    }
   }
 
   function tick(): void {
@@ -96,7 +143,11 @@ export function startAgent(o: AgentOptions): RunningAgent {
   }
 
   const gatherFacts = () => {
-    try { pending.setFacts(hostFacts(config.collectorId)); } catch (err) { o.log('warn', `host facts: ${(err as Error).message}`); }
+    try {
+      pending.setFacts(hostFacts(config.collectorId));
+    } catch (err) {
+      o.log('warn', `host facts: ${(err as Error).message}`);
+    }
   };
   gatherFacts();
   const factsTimer = setInterval(gatherFacts, config.facts.intervalMs);
@@ -104,14 +155,24 @@ export function startAgent(o: AgentOptions): RunningAgent {
 
   const sender = (async () => {
     while (!stopped) {
-      const r = await sendOldest({ spool, server: config.server, bearer: o.bearer, key: o.key, retry: config.retry, log: o.log, now, status }, abort.signal);
+      const r = await sendOldest(
+        { spool, server: config.server, bearer: o.bearer, key: o.key, retry: config.retry, log: o.log, now, status },
+        abort.signal,
+      );
       if (r === 'empty') {
-        await new Promise<void>((res) => { wake = res; setTimeout(res, 1000).unref(); });
+        await new Promise<void>((res) => {
+          wake = res;
+          setTimeout(res, 1000).unref();
+        });
         continue;
       }
       status.consecutiveFailures = r === 'retry' ? status.consecutiveFailures + 1 : 0;
       // The server's Retry-After (back-pressure) is a floor under the agent's own backoff.
-      if (r === 'retry' && !stopped) await sleep(Math.max(backoffMs(status.consecutiveFailures - 1, config.retry), status.retryAfterMs ?? 0), abort.signal);
+      if (r === 'retry' && !stopped)
+        await sleep(
+          Math.max(backoffMs(status.consecutiveFailures - 1, config.retry), status.retryAfterMs ?? 0),
+          abort.signal,
+        );
     }
   })();
 

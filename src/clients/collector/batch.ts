@@ -2,13 +2,22 @@ import type { Fact, SubmittedEvent } from '../../events/collector-protocol/envel
 import type { SourceCursors } from './spool.js';
 
 /** Where a source stands once one event is spooled. */
-export type Mark = { readonly journal: string } | { readonly file: string; readonly ino: number; readonly next: number };
+export type Mark =
+  { readonly journal: string } | { readonly file: string; readonly ino: number; readonly next: number };
 
 /** One pending event with the source position just after it. */
-interface Item { readonly event: SubmittedEvent; readonly mark: Mark; readonly size: number }
+interface Item {
+  readonly event: SubmittedEvent;
+  readonly mark: Mark;
+  readonly size: number;
+}
 
 /** A batch cut from the pending events: its events and facts, and the cursors reached after them. */
-export interface Cut { readonly events: SubmittedEvent[]; readonly facts: Fact[]; readonly cursors: SourceCursors }
+export interface Cut {
+  readonly events: SubmittedEvent[];
+  readonly facts: Fact[];
+  readonly cursors: SourceCursors;
+}
 
 /**
  * Events waiting to be spooled. Each carries its source position, so a batch cut from the front
@@ -23,7 +32,10 @@ export class PendingBatch {
   private journal: string | undefined;
   private files: Record<string, { ino: number; offset: number }>;
 
-  constructor(cursors: SourceCursors, private readonly limits: { maxEvents: number; maxBytes: number; maxWaitMs: number }) {
+  constructor(
+    cursors: SourceCursors,
+    private readonly limits: { maxEvents: number; maxBytes: number; maxWaitMs: number },
+  ) {
     this.journal = cursors.journal;
     this.files = { ...(cursors.files ?? {}) };
   }
@@ -50,14 +62,23 @@ export class PendingBatch {
   /** Whether a batch should be cut: full by count or bytes, or the oldest waited maxWaitMs. */
   due(nowMs: number): boolean {
     if (this.items.length === 0 && this.facts.length === 0) return false;
-    return this.items.length >= this.limits.maxEvents || this.bytes >= this.limits.maxBytes || nowMs - (this.since ?? nowMs) >= this.limits.maxWaitMs;
+    return (
+      this.items.length >= this.limits.maxEvents ||
+      this.bytes >= this.limits.maxBytes ||
+      nowMs - (this.since ?? nowMs) >= this.limits.maxWaitMs
+    );
   }
 
   /** Cuts the next batch from the front (at most maxEvents events and about maxBytes). */
   cut(nowMs: number): Cut {
     let n = 0;
     let bytes = 0;
-    while (n < this.items.length && n < this.limits.maxEvents && (n === 0 || bytes + this.items[n]!.size <= this.limits.maxBytes)) bytes += this.items[n++]!.size;
+    while (
+      n < this.items.length &&
+      n < this.limits.maxEvents &&
+      (n === 0 || bytes + this.items[n]!.size <= this.limits.maxBytes)
+    )
+      bytes += this.items[n++]!.size;
     const taken = this.items.splice(0, n);
     this.bytes -= bytes;
     for (const { mark } of taken) {
@@ -67,6 +88,10 @@ export class PendingBatch {
     const facts = this.facts;
     this.facts = [];
     this.since = this.items.length > 0 ? nowMs : undefined;
-    return { events: taken.map((t) => t.event), facts, cursors: { ...(this.journal ? { journal: this.journal } : {}), files: { ...this.files } } };
+    return {
+      events: taken.map((t) => t.event),
+      facts,
+      cursors: { ...(this.journal ? { journal: this.journal } : {}), files: { ...this.files } },
+    };
   }
 }

@@ -9,7 +9,10 @@ import { ensurePrivateDir, readJsonFile, writeDurable } from './state-files.js';
 /** The server refused the enrollment: its status and ErrorResponse, for a message that says what to do. */
 export class EnrollmentRefused extends Error {
   override readonly name = 'EnrollmentRefused';
-  constructor(message: string, readonly status: number) {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
     super(message);
   }
 }
@@ -30,21 +33,42 @@ export interface EnrollmentState {
  * token, then makes it current. A new epoch restarts the sequence at 1, so anything still spooled
  * is renumbered from 1 and signed with the new key.
  */
-export async function enroll(o: { server: string; collectorId: string; enrollmentToken: string; stateDir: string; now: () => Date }): Promise<EnrollmentState> {
+export async function enroll(o: {
+  server: string;
+  collectorId: string;
+  enrollmentToken: string;
+  stateDir: string;
+  now: () => Date;
+}): Promise<EnrollmentState> {
   ensurePrivateDir(o.stateDir);
   const key = createPendingKey(o.stateDir);
   const res = await fetch(new URL('/api/v1/collector/enrollments', o.server), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ collectorId: o.collectorId, enrollmentToken: o.enrollmentToken, publicKey: spkiPemFromPublicKey(key.publicKey) }),
+    body: JSON.stringify({
+      collectorId: o.collectorId,
+      enrollmentToken: o.enrollmentToken,
+      publicKey: spkiPemFromPublicKey(key.publicKey),
+    }),
     signal: AbortSignal.timeout(60_000),
   });
-  const body = await res.json().catch(() => ({})) as { epoch?: number; error?: string; issues?: string[] };
+  const body = (await res.json().catch(() => ({}))) as { epoch?: number; error?: string; issues?: string[] };
   if (res.status !== 201 || typeof body.epoch !== 'number') {
-    throw new EnrollmentRefused(`enrollment refused (HTTP ${res.status}): ${body.error ?? 'no error message'}${body.issues ? `; ${body.issues.join('; ')}` : ''}`, res.status);
+    throw new EnrollmentRefused(
+      `enrollment refused (HTTP ${res.status}): ` +
+        `${body.error ?? 'no error message'}${body.issues ? `; ${body.issues.join('; ')}` : ''}`,
+      res.status,
+    );
   }
   promotePendingKey(o.stateDir);
-  const state: EnrollmentState = { collectorId: o.collectorId, server: o.server, epoch: body.epoch, keyFingerprint: keyFingerprint(key.publicKey), enrolledAt: o.now().toISOString(), tokenSha256: hashToken(o.enrollmentToken) };
+  const state: EnrollmentState = {
+    collectorId: o.collectorId,
+    server: o.server,
+    epoch: body.epoch,
+    keyFingerprint: keyFingerprint(key.publicKey),
+    enrolledAt: o.now().toISOString(),
+    tokenSha256: hashToken(o.enrollmentToken),
+  };
   writeDurable(join(o.stateDir, 'enrollment.json'), JSON.stringify(state, null, 2));
   resequence(new Spool(o.stateDir).recover(), 1, loadKey(o.stateDir));
   return state;

@@ -2,23 +2,38 @@ import { closeSync, fstatSync, openSync, readSync, readdirSync, statSync } from 
 import { basename, dirname, join } from 'node:path';
 
 /** Where a tailed file stands. */
-export interface FileCursor { readonly ino: number; readonly offset: number }
+export interface FileCursor {
+  readonly ino: number;
+  readonly offset: number;
+}
 
 /** One complete line, where it started and where the next one starts. */
-export interface TailedLine { readonly line: string; readonly ino: number; readonly offset: number; readonly next: number }
+export interface TailedLine {
+  readonly line: string;
+  readonly ino: number;
+  readonly offset: number;
+  readonly next: number;
+}
 
 const CHUNK = 256 * 1024;
 const MAX_LINE = 64 * 1024;
 
 function inodeOf(path: string): number | undefined {
-  try { return statSync(path).ino; } catch { return undefined; }
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A rotated predecessor of `path` (same directory, name starting with its base name) with inode `ino`. */
 function findRotated(path: string, ino: number): string | undefined {
   const base = basename(path);
   try {
-    return readdirSync(dirname(path)).filter((n) => n.startsWith(base) && n !== base).map((n) => join(dirname(path), n)).find((p) => inodeOf(p) === ino);
+    return readdirSync(dirname(path))
+      .filter((n) => n.startsWith(base) && n !== base)
+      .map((n) => join(dirname(path), n))
+      .find((p) => inodeOf(p) === ino);
   } catch {
     return undefined;
   }
@@ -35,7 +50,10 @@ export class FileTail {
   private offset = 0;
   private partial = Buffer.alloc(0);
 
-  constructor(readonly path: string, cursor: FileCursor | undefined) {
+  constructor(
+    readonly path: string,
+    cursor: FileCursor | undefined,
+  ) {
     if (cursor) {
       const current = inodeOf(path);
       const source = current === cursor.ino ? path : findRotated(path, cursor.ino);
@@ -74,7 +92,12 @@ export class FileTail {
   }
 
   private tryOpen(path: string, offset: number): boolean {
-    try { this.open(path, offset); return true; } catch { return false; }
+    try {
+      this.open(path, offset);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private open(path: string, offset: number): void {
@@ -101,7 +124,10 @@ export class FileTail {
     let data = this.partial;
     let start = 0;
     for (let nl = data.indexOf(10); nl >= 0 && out.length < maxLines; nl = data.indexOf(10, start)) {
-      const line = data.subarray(start, Math.min(nl, start + MAX_LINE)).toString('utf8').replace(/\r$/, '');
+      const line = data
+        .subarray(start, Math.min(nl, start + MAX_LINE))
+        .toString('utf8')
+        .replace(/\r$/, '');
       out.push({ line, ino: this.ino, offset: this.offset, next: this.offset + nl + 1 - start });
       this.offset += nl + 1 - start;
       start = nl + 1;
@@ -109,7 +135,12 @@ export class FileTail {
     data = data.subarray(start);
     if (data.length > MAX_LINE && data.indexOf(10) < 0) {
       // A runaway line without a newline is cut, so memory stays bounded.
-      out.push({ line: data.subarray(0, MAX_LINE).toString('utf8'), ino: this.ino, offset: this.offset, next: this.offset + data.length });
+      out.push({
+        line: data.subarray(0, MAX_LINE).toString('utf8'),
+        ino: this.ino,
+        offset: this.offset,
+        next: this.offset + data.length,
+      });
       this.offset += data.length;
       data = Buffer.alloc(0);
     }

@@ -20,7 +20,11 @@ export function listeningPorts(files = ['/proc/net/tcp', '/proc/net/tcp6']): num
   const ports = new Set<number>();
   for (const f of files) {
     let text: string;
-    try { text = readFileSync(f, 'utf8'); } catch { continue; }
+    try {
+      text = readFileSync(f, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
       if (cols[3] === '0A' && cols[1]) ports.add(Number.parseInt(cols[1].split(':').at(-1)!, 16));
@@ -37,18 +41,36 @@ export function hostFacts(collectorId: string): Fact[] {
   const host = hostname().toLowerCase().slice(0, 200) || collectorId;
   const os = osRelease();
   const hostKey = `host:${host}`;
-  const facts: Fact[] = [{
-    fact: 'entity', key: hostKey, kind: 'host',
-    attributes: { hostname: host, os: os.PRETTY_NAME ?? null, osId: os.ID ?? null, osVersion: os.VERSION_ID ?? null, kernel: release(), collectorId },
-  }];
+  const facts: Fact[] = [
+    {
+      fact: 'entity',
+      key: hostKey,
+      kind: 'host',
+      attributes: {
+        hostname: host,
+        os: os.PRETTY_NAME ?? null,
+        osId: os.ID ?? null,
+        osVersion: os.VERSION_ID ?? null,
+        kernel: release(),
+        collectorId,
+      },
+    },
+  ];
   const addresses = new Set<string>();
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (!a.internal) addresses.add(a.address);
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (!a.internal) addresses.add(a.address);
   for (const ip of [...addresses].slice(0, 64)) {
-    facts.push({ fact: 'entity', key: `ip:${ip}`, kind: 'ip' }, { fact: 'relationship', from: hostKey, to: `ip:${ip}`, type: 'has_address' });
+    facts.push(
+      { fact: 'entity', key: `ip:${ip}`, kind: 'ip' },
+      { fact: 'relationship', from: hostKey, to: `ip:${ip}`, type: 'has_address' },
+    );
   }
   for (const port of listeningPorts().slice(0, 512)) {
     const key = `port:${host}/tcp/${port}`;
-    facts.push({ fact: 'entity', key, kind: 'port', attributes: { protocol: 'tcp', port } }, { fact: 'relationship', from: hostKey, to: key, type: 'listens_on' });
+    facts.push(
+      { fact: 'entity', key, kind: 'port', attributes: { protocol: 'tcp', port } },
+      { fact: 'relationship', from: hostKey, to: key, type: 'listens_on' },
+    );
   }
   return facts;
 }

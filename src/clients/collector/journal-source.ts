@@ -36,14 +36,27 @@ export function startJournal(command: string, cursor: string | undefined, h: Jou
     return { pause() {}, resume() {}, stop() {} };
   }
   let stopping = false;
-  child.on('error', (err) => h.onMessage('warn', `journal collection skipped: ${command} is not available (${(err as NodeJS.ErrnoException).code ?? err.message})`));
-  child.stderr!.on('data', (c: Buffer) => h.onMessage('warn', `journalctl: ${c.toString('utf8').trim().slice(0, 500)}`));
-  child.on('exit', (code) => { if (!stopping) h.onMessage('warn', `journal collection stopped: journalctl exited with ${code}`); });
+  child.on('error', (err) =>
+    h.onMessage(
+      'warn',
+      `journal collection skipped: ${command} is not available (${(err as NodeJS.ErrnoException).code ?? err.message})`,
+    ),
+  );
+  child.stderr!.on('data', (c: Buffer) =>
+    h.onMessage('warn', `journalctl: ${c.toString('utf8').trim().slice(0, 500)}`),
+  );
+  child.on('exit', (code) => {
+    if (!stopping) h.onMessage('warn', `journal collection stopped: journalctl exited with ${code}`);
+  });
   const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity });
   lines.on('line', (line) => {
     if (line.length > MAX_ENTRY) return;
     let entry: Record<string, unknown>;
-    try { entry = JSON.parse(line) as Record<string, unknown>; } catch { return; }
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
     const c = entry.__CURSOR;
     if (typeof c !== 'string') return;
     const r = linuxJournal.normalize(entry, { ingestedAt: h.now().toISOString() });
@@ -52,6 +65,10 @@ export function startJournal(command: string, cursor: string | undefined, h: Jou
   return {
     pause: () => child.stdout!.pause(),
     resume: () => child.stdout!.resume(),
-    stop() { stopping = true; lines.close(); child.kill('SIGTERM'); },
+    stop() {
+      stopping = true;
+      lines.close();
+      child.kill('SIGTERM');
+    },
   };
 }

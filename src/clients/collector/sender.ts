@@ -45,7 +45,11 @@ export function backoffMs(failures: number, retry: { initialMs: number; maxMs: n
   return Math.round(cap / 2 + random() * (cap / 2));
 }
 
-async function post(deps: SenderDeps, entry: SpoolEntry, signal: AbortSignal): Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | null }> {
+async function post(
+  deps: SenderDeps,
+  entry: SpoolEntry,
+  signal: AbortSignal,
+): Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | null }> {
   const res = await fetch(new URL('/api/v1/collector/submissions', deps.server), {
     method: 'POST',
     headers: { authorization: `Bearer ${deps.bearer}`, 'content-type': 'application/json' },
@@ -54,7 +58,11 @@ async function post(deps: SenderDeps, entry: SpoolEntry, signal: AbortSignal): P
   });
   const text = await res.text();
   let body: Record<string, unknown> = {};
-  try { body = JSON.parse(text) as Record<string, unknown>; } catch { /* not JSON: the status says enough */ }
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    /* not JSON: the status says enough */
+  }
   return { status: res.status, body, retryAfter: res.headers.get('retry-after') };
 }
 
@@ -77,32 +85,57 @@ export async function sendOldest(deps: SenderDeps, signal: AbortSignal): Promise
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     deps.status.lastError = `network: ${(err as Error).message}${cause ? ` (${cause})` : ''}`;
     // Said once per outage; the status file and `vigil collector status` keep the latest error.
-    if (deps.status.consecutiveFailures === 0) deps.log('warn', 'cannot reach the server; spooling and retrying', { server: deps.server, error: deps.status.lastError, spooled: deps.spool.sequences().length });
+    if (deps.status.consecutiveFailures === 0)
+      deps.log('warn', 'cannot reach the server; spooling and retrying', {
+        server: deps.server,
+        error: deps.status.lastError,
+        spooled: deps.spool.sequences().length,
+      });
     return 'retry';
   }
   if (r.status === 202) {
     deps.spool.acknowledge(entry, deps.now().toISOString());
-    Object.assign(deps.status, { lastAckedAt: deps.now().toISOString(), lastAckedSequence: entry.sequence, lastError: null });
+    Object.assign(deps.status, {
+      lastAckedAt: deps.now().toISOString(),
+      lastAckedSequence: entry.sequence,
+      lastError: null,
+    });
     // The progress line: what was sent, what the server accepted, what is still waiting.
-    deps.log('info', 'acknowledged', { sequence: entry.sequence, events: entry.events, acceptedEvents: r.body.acceptedEvents, spooled: deps.spool.sequences().length });
+    deps.log('info', 'acknowledged', {
+      sequence: entry.sequence,
+      events: entry.events,
+      acceptedEvents: r.body.acceptedEvents,
+      spooled: deps.spool.sequences().length,
+    });
     return 'acked';
   }
   const reason = typeof r.body.error === 'string' ? r.body.error : '';
   deps.status.lastError = `HTTP ${r.status}${reason ? `: ${reason}` : ''}`;
   const expected = r.body.expectedSequence;
   if (r.status === 409 && typeof expected === 'number' && Number.isSafeInteger(expected) && expected >= 1) {
-    deps.log('warn', 'server expects another sequence: renumbering the spool', { sent: entry.sequence, expected, reason: r.body.reason });
+    deps.log('warn', 'server expects another sequence: renumbering the spool', {
+      sent: entry.sequence,
+      expected,
+      reason: r.body.reason,
+    });
     resequence(deps.spool, expected, deps.key);
     return 'resynced';
   }
   if (r.status === 400 || r.status === 413) {
-    deps.log('error', 'server refused an envelope for good; set aside under rejected/', { sequence: entry.sequence, status: r.status, error: reason, issues: r.body.issues });
+    deps.log('error', 'server refused an envelope for good; set aside under rejected/', {
+      sequence: entry.sequence,
+      status: r.status,
+      error: reason,
+      issues: r.body.issues,
+    });
     deps.spool.quarantine(entry.sequence);
     resequence(deps.spool, entry.sequence, deps.key);
     return 'quarantined';
   }
-  if (r.status === 401 || r.status === 403) deps.log('error', 'server refused the collector; will keep retrying', { status: r.status, error: reason });
+  if (r.status === 401 || r.status === 403)
+    deps.log('error', 'server refused the collector; will keep retrying', { status: r.status, error: reason });
   // 507: the instance's disk is past its flood mark; it says when to come back, like back-pressure.
-  if (r.status === 429 || r.status === 503 || r.status === 507) deps.status.retryAfterMs = retryAfterMs(r.retryAfter, deps.now()) ?? null;
+  if (r.status === 429 || r.status === 503 || r.status === 507)
+    deps.status.retryAfterMs = retryAfterMs(r.retryAfter, deps.now()) ?? null;
   return 'retry';
 }

@@ -11,7 +11,11 @@ export interface SourceCursors {
 /** One spooled envelope, with the source cursors reached once its events are in it. */
 export interface SpoolEntry {
   readonly sequence: number;
-  readonly envelope: { algorithm: 'Ed25519'; payload: Record<string, unknown> & { sequence: number }; signature: string };
+  readonly envelope: {
+    algorithm: 'Ed25519';
+    payload: Record<string, unknown> & { sequence: number };
+    signature: string;
+  };
   readonly cursors: SourceCursors;
   readonly events: number;
 }
@@ -66,7 +70,11 @@ export class Spool {
 
   /** Spooled sequences, oldest first. */
   sequences(): number[] {
-    return this.names().map((n) => NAME.exec(n)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+    return this.names()
+      .map((n) => NAME.exec(n))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1]))
+      .sort((a, b) => a - b);
   }
 
   /** The names in the spool's directory (none before its owner made it). */
@@ -88,8 +96,20 @@ export class Spool {
    * What the spool holds now, read from outside the agent: entries the running agent removes
    * (acknowledged) between the listing and the read are left out, not an error.
    */
-  backlog(): { envelopes: number; events: number; bytes: number; oldestSequence: number | null; newestSequence: number | null } {
-    const backlog = { envelopes: 0, events: 0, bytes: 0, oldestSequence: null as number | null, newestSequence: null as number | null };
+  backlog(): {
+    envelopes: number;
+    events: number;
+    bytes: number;
+    oldestSequence: number | null;
+    newestSequence: number | null;
+  } {
+    const backlog = {
+      envelopes: 0,
+      events: 0,
+      bytes: 0,
+      oldestSequence: null as number | null,
+      newestSequence: null as number | null,
+    };
     for (const sequence of this.sequences()) {
       let text: string;
       try {
@@ -125,7 +145,10 @@ export class Spool {
 
   /** Records an acknowledgement durably, then forgets the entry. */
   acknowledge(entry: SpoolEntry, at: string): void {
-    writeDurable(this.ackPath, JSON.stringify({ lastAcked: entry.sequence, cursors: entry.cursors, ackedAt: at } satisfies AckState));
+    writeDurable(
+      this.ackPath,
+      JSON.stringify({ lastAcked: entry.sequence, cursors: entry.cursors, ackedAt: at } satisfies AckState),
+    );
     this.remove(entry.sequence);
   }
 
@@ -145,6 +168,9 @@ export class Spool {
   /** Deletes an entry durably. */
   remove(sequence: number): void {
     const path = join(this.dir, nameOf(sequence));
-    if (existsSync(path)) { unlinkSync(path); syncDir(this.dir); }
+    if (existsSync(path)) {
+      unlinkSync(path);
+      syncDir(this.dir);
+    }
   }
 }

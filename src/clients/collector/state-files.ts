@@ -24,14 +24,21 @@ export class StateDirInUse extends Error {
 }
 
 /**
- * Takes the state directory for this process (`agent.lock`, naming it by pid, boot id and start time): one agent per state
- * directory, since two would hand out the same sequences and each one's crash recovery would delete
+ * Takes the state directory for this process (`agent.lock`, naming it by pid, boot id and start time): one agent per
+ * state directory, since two would hand out the same sequences and each one's crash recovery would delete
  * the other's spool write in progress. A lock left by a process that is gone is taken over. Returns
  * the release. `vigil collector status` only reads, and takes no lock.
  */
 export function lockStateDir(stateDir: string): () => void {
   ensurePrivateDir(stateDir);
-  return acquirePidFileLock(join(stateDir, 'agent.lock'), (owner) => new StateDirInUse(owner === undefined
-    ? `could not take the lock on the collector state directory ${stateDir}`
-    : `the collector state directory ${stateDir} is in use by process ${owner} (a running agent or enrollment); stop it first (one agent per state directory)`));
+  return acquirePidFileLock(
+    join(stateDir, 'agent.lock'),
+    (owner) =>
+      new StateDirInUse(
+        owner === undefined
+          ? `could not take the lock on the collector state directory ${stateDir}`
+          : `the collector state directory ${stateDir} is in use by process ${owner} (a running agent or ` +
+              `enrollment); stop it first (one agent per state directory)`,
+      ),
+  );
 }

@@ -15,7 +15,11 @@ export class NoStateDirectory extends Error {
  */
 export function agentStatus(stateDir: string): Record<string, unknown> {
   // A mistyped path is named, not made: status never creates anything.
-  if (!existsSync(stateDir)) throw new NoStateDirectory(`there is no collector state directory at ${stateDir}: check --state-dir or the config's stateDir (enrollment makes it)`);
+  if (!existsSync(stateDir))
+    throw new NoStateDirectory(
+      `there is no collector state directory at ${stateDir}: check --state-dir or the config's stateDir (enrollment ` +
+        `makes it)`,
+    );
   const spool = new Spool(stateDir);
   const ack = spool.ack();
   const live = readJsonFile<Record<string, unknown>>(join(stateDir, 'status.json'));

@@ -5,7 +5,12 @@ import { toSubmitted } from './submitted-event.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** `Nov 22 10:00:00 host prog[pid]: text` (RFC 3164 style) or the same with an RFC 3339 timestamp. */
-const LINE = /^(?:<\d{1,3}>)?(?:([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d))) (\S{1,255}) ([^\s:[\]]{1,128})(?:\[(\d{1,10})\])?: ?(.*)$/s;
+const LINE = new RegExp(
+  String.raw`^(?:<\d{1,3}>)?(?:([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)|` +
+    String.raw`(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d))) (\S{1,255}) ` +
+    String.raw`([^\s:[\]]{1,128})(?:\[(\d{1,10})\])?: ?(.*)$`,
+  's',
+);
 
 function epochMs(m: RegExpExecArray, now: Date): number | undefined {
   if (m[6] !== undefined) {
@@ -21,7 +26,11 @@ function epochMs(m: RegExpExecArray, now: Date): number | undefined {
 }
 
 /** Where a line was read: the file, its inode and the line's byte offset. */
-export interface LinePlace { readonly path: string; readonly ino: number; readonly offset: number }
+export interface LinePlace {
+  readonly path: string;
+  readonly ino: number;
+  readonly offset: number;
+}
 
 /**
  * One syslog-format line as a submitted event: parsed into journal fields and recognised by the
@@ -42,5 +51,10 @@ export function syslogLineEvent(line: string, place: LinePlace, now: Date): Subm
   if (!r.ok || !r.events[0]) throw new Error('the journal normalizer refused a synthesized record');
   const digest = createHash('sha256').update(`${place.ino}\0${place.offset}\0${line}`).digest('hex').slice(0, 32);
   const e = toSubmitted(r.events[0]);
-  return { ...e, id: `syslog-file:${digest}`, source: { adapter: 'syslog-file', instance: e.source.instance, recordId: `${place.ino}:${place.offset}` }, rawReference: `${place.path}#${place.offset}` };
+  return {
+    ...e,
+    id: `syslog-file:${digest}`,
+    source: { adapter: 'syslog-file', instance: e.source.instance, recordId: `${place.ino}:${place.offset}` },
+    rawReference: `${place.path}#${place.offset}`,
+  };
 }

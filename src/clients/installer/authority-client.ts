@@ -1,7 +1,11 @@
 /** An error answer of the setup authority. */
 export class AuthorityError extends Error {
   override readonly name = 'AuthorityError';
-  constructor(readonly status: number, message: string, readonly issues?: readonly string[]) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly issues?: readonly string[],
+  ) {
     super(message);
   }
 }
@@ -19,9 +23,15 @@ export function authorityClient(setupUrl: string): AuthorityClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (bearer) headers.authorization = `Bearer ${bearer}`;
-    const res = await fetch(`${base}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(30_000),
+    });
     const json = (await res.json().catch(() => ({}))) as { error?: string; issues?: string[] };
-    if (!res.ok) throw new AuthorityError(res.status, `${method} ${path}: ${res.status} ${json.error ?? 'error'}`, json.issues);
+    if (!res.ok)
+      throw new AuthorityError(res.status, `${method} ${path}: ${res.status} ${json.error ?? 'error'}`, json.issues);
     return json as T;
   }
   return {

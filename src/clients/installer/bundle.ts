@@ -14,7 +14,13 @@ export interface Provisioning {
   enrollment_epoch: number;
   authority_url: string;
   central: { vm_id: string; console_credential: { id: string; token: string; roles: string[]; generation: number } };
-  collectors: Array<{ vm_id: string; collector_id: string; enrollment_token: string; expires_at: string; enrollment_epoch: number }>;
+  collectors: Array<{
+    vm_id: string;
+    collector_id: string;
+    enrollment_token: string;
+    expires_at: string;
+    enrollment_epoch: number;
+  }>;
 }
 
 /** Where Vigil's files go on a VM (below the VM's prefix, `/` by default). */
@@ -34,7 +40,11 @@ export const VM_PATHS = {
 } as const;
 
 /** One file of a VM's bundle; `path` is absolute on the VM, below its prefix. */
-export interface BundleFile { readonly path: string; readonly content: string; readonly mode: number }
+export interface BundleFile {
+  readonly path: string;
+  readonly content: string;
+  readonly mode: number;
+}
 
 /** Everything the installer puts on one VM: files, the state directory, the unit it starts. */
 export interface VmBundle {
@@ -45,7 +55,12 @@ export interface VmBundle {
   readonly stateDir: string;
   /** Directories the service user must own (config and secrets it reads; /etc/vigil is 0700, so all of it). */
   readonly ownedDirs: readonly string[];
-  readonly unit: { readonly kind: UnitKind; readonly name: string; readonly user: string; readonly execStart: readonly string[] };
+  readonly unit: {
+    readonly kind: UnitKind;
+    readonly name: string;
+    readonly user: string;
+    readonly execStart: readonly string[];
+  };
 }
 
 /** What the bundles are built from besides the provisioning. */
@@ -71,7 +86,8 @@ const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 /** Validates a file's content with the schema its reader uses at start, so the bundle cannot drift from the loaders. */
 function checked<T>(schema: v.GenericSchema<unknown, T>, value: unknown, what: string): unknown {
   const parsed = v.safeParse(schema, value);
-  if (!parsed.success) throw new Error(`the installer built an invalid ${what}:\n  ${formatIssues(parsed.issues).join('\n  ')}`);
+  if (!parsed.success)
+    throw new Error(`the installer built an invalid ${what}:\n  ${formatIssues(parsed.issues).join('\n  ')}`);
   return value;
 }
 
@@ -93,33 +109,77 @@ export function centralBundle(p: Provisioning, o: BundleOptions): VmBundle {
   const at = (path: string) => under(o.root(vm), path);
   const console = p.central.console_credential;
   const credentials: Credential[] = [
-    { id: console.id, tokenHash: hashToken(console.token), roles: console.roles as Credential['roles'], disabled: false },
+    {
+      id: console.id,
+      tokenHash: hashToken(console.token),
+      roles: console.roles as Credential['roles'],
+      disabled: false,
+    },
     ...p.collectors.map((c): Credential => {
       const token = o.collectorTokens.get(c.collector_id);
       if (!token) throw new Error(`no collector credential generated for ${c.collector_id}`);
-      return { id: c.collector_id, tokenHash: hashToken(token), roles: ['collector'], disabled: false, collectorId: c.collector_id };
+      return {
+        id: c.collector_id,
+        tokenHash: hashToken(token),
+        roles: ['collector'],
+        disabled: false,
+        collectorId: c.collector_id,
+      };
     }),
   ];
-  const grants = { deployment_id: p.deployment_id, enrollment_epoch: p.enrollment_epoch, collectors: p.collectors.map((c) => ({ collector_id: c.collector_id, vm_id: c.vm_id, token_sha256: hashToken(c.enrollment_token), expires_at: c.expires_at })) };
+  const grants = {
+    deployment_id: p.deployment_id,
+    enrollment_epoch: p.enrollment_epoch,
+    collectors: p.collectors.map((c) => ({
+      collector_id: c.collector_id,
+      vm_id: c.vm_id,
+      token_sha256: hashToken(c.enrollment_token),
+      expires_at: c.expires_at,
+    })),
+  };
   const cidrs = o.vmAddresses.map(hostCidr).filter((c): c is string => c !== undefined);
   const config = {
-    server: { host: o.listen.host, port: o.listen.port, approvedSourceAddresses: [...new Set(['127.0.0.0/8', '::1/128', ...cidrs])] },
+    server: {
+      host: o.listen.host,
+      port: o.listen.port,
+      approvedSourceAddresses: [...new Set(['127.0.0.0/8', '::1/128', ...cidrs])],
+    },
     auth: { credentialsFile: at(VM_PATHS.credentials) },
     storage: { path: at(VM_PATHS.store) },
     deployment: {
-      authorityUrl: p.authority_url, deploymentId: p.deployment_id, identityKeyFile: at(VM_PATHS.identityKey),
-      intervalSeconds: o.snapshotIntervalSeconds, instanceUrl: o.instanceUrl, centralVmId: vm,
+      authorityUrl: p.authority_url,
+      deploymentId: p.deployment_id,
+      identityKeyFile: at(VM_PATHS.identityKey),
+      intervalSeconds: o.snapshotIntervalSeconds,
+      instanceUrl: o.instanceUrl,
+      centralVmId: vm,
       enrollmentGrantsFile: at(VM_PATHS.enrollmentGrants),
     },
   };
-  const unit = { vigilExec: o.vigilExec, configFile: at(VM_PATHS.config), writable: [at(VM_PATHS.stateDir)], user: UNIT_USERS.instance };
+  const unit = {
+    vigilExec: o.vigilExec,
+    configFile: at(VM_PATHS.config),
+    writable: [at(VM_PATHS.stateDir)],
+    user: UNIT_USERS.instance,
+  };
   return {
-    vmId: vm, role: 'central', stateDir: VM_PATHS.stateDir, ownedDirs: ['/etc/vigil'],
+    vmId: vm,
+    role: 'central',
+    stateDir: VM_PATHS.stateDir,
+    ownedDirs: ['/etc/vigil'],
     files: [
       { path: VM_PATHS.fleetKey, content: `${o.fleetPublicKey}\n`, mode: 0o644 },
       { path: VM_PATHS.identityKey, content: o.identityKeyPem, mode: 0o600 },
-      { path: VM_PATHS.credentials, content: json(checked(RegistrySchema, { credentials }, 'credential registry')), mode: 0o600 },
-      { path: VM_PATHS.enrollmentGrants, content: json(checked(EnrollmentGrantsSchema, grants, 'enrollment grants file')), mode: 0o600 },
+      {
+        path: VM_PATHS.credentials,
+        content: json(checked(RegistrySchema, { credentials }, 'credential registry')),
+        mode: 0o600,
+      },
+      {
+        path: VM_PATHS.enrollmentGrants,
+        content: json(checked(EnrollmentGrantsSchema, grants, 'enrollment grants file')),
+        mode: 0o600,
+      },
       { path: VM_PATHS.config, content: json(checked(ConfigSchema, config, 'instance configuration')), mode: 0o600 },
       { path: `${VM_PATHS.unitDir}/${UNIT_NAMES.instance}`, content: renderUnit('instance', unit), mode: 0o644 },
     ],
@@ -137,18 +197,33 @@ export function collectorBundles(p: Provisioning, o: BundleOptions): VmBundle[] 
     const bearer = o.collectorTokens.get(c.collector_id);
     if (!bearer) throw new Error(`no collector credential generated for ${c.collector_id}`);
     const config = {
-      server: o.instanceUrl, collectorId: c.collector_id, stateDir: at(VM_PATHS.collectorStateDir),
-      bearerTokenFile: at(VM_PATHS.collectorBearer), enrollmentTokenFile: at(VM_PATHS.collectorToken),
+      server: o.instanceUrl,
+      collectorId: c.collector_id,
+      stateDir: at(VM_PATHS.collectorStateDir),
+      bearerTokenFile: at(VM_PATHS.collectorBearer),
+      enrollmentTokenFile: at(VM_PATHS.collectorToken),
       files: o.collectorFiles.map(at),
     };
-    const unit = { vigilExec: o.vigilExec, configFile: at(VM_PATHS.collectorConfig), writable: [at(VM_PATHS.collectorStateDir)], user: UNIT_USERS.collector };
+    const unit = {
+      vigilExec: o.vigilExec,
+      configFile: at(VM_PATHS.collectorConfig),
+      writable: [at(VM_PATHS.collectorStateDir)],
+      user: UNIT_USERS.collector,
+    };
     return {
-      vmId: c.vm_id, role: 'collector' as const, stateDir: VM_PATHS.collectorStateDir, ownedDirs: ['/etc/vigil'],
+      vmId: c.vm_id,
+      role: 'collector' as const,
+      stateDir: VM_PATHS.collectorStateDir,
+      ownedDirs: ['/etc/vigil'],
       files: [
         { path: VM_PATHS.fleetKey, content: `${o.fleetPublicKey}\n`, mode: 0o644 },
         { path: VM_PATHS.collectorToken, content: `${c.enrollment_token}\n`, mode: 0o600 },
         { path: VM_PATHS.collectorBearer, content: `${bearer}\n`, mode: 0o600 },
-        { path: VM_PATHS.collectorConfig, content: json(checked(AgentConfigSchema, config, 'collector configuration')), mode: 0o600 },
+        {
+          path: VM_PATHS.collectorConfig,
+          content: json(checked(AgentConfigSchema, config, 'collector configuration')),
+          mode: 0o600,
+        },
         { path: `${VM_PATHS.unitDir}/${UNIT_NAMES.collector}`, content: renderUnit('collector', unit), mode: 0o644 },
       ],
       unit: { kind: 'collector', name: UNIT_NAMES.collector, user: unit.user, execStart: execStart('collector', unit) },

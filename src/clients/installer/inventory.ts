@@ -5,7 +5,8 @@ import { formatIssues } from '../../kernel/issues.js';
 import { VmId } from '../../setup/scope.js';
 
 /** An OpenSSH public key line (`type base64 [comment]`). */
-export const SSH_PUBLIC_KEY = /^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+={0,3}( [^\n]{0,256})?$/;
+export const SSH_PUBLIC_KEY =
+  /^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+={0,3}( [^\n]{0,256})?$/;
 
 /** One VM as an inventory provider describes it. */
 export const InventoryVmSchema = v.strictObject({
@@ -13,13 +14,38 @@ export const InventoryVmSchema = v.strictObject({
   name: v.optional(v.pipe(v.string(), v.maxLength(256))),
   os: v.picklist(['linux', 'windows', 'other']),
   /** Where the transport reaches it (host name or address); never defaulted to this host. */
-  address: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255), v.regex(/^[A-Za-z0-9.:_][A-Za-z0-9.:_-]*$/, 'expected a host name or IP address'))),
+  address: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1),
+      v.maxLength(255),
+      v.regex(/^[A-Za-z0-9.:_][A-Za-z0-9.:_-]*$/, 'expected a host name or IP address'),
+    ),
+  ),
   sshUser: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'expected a POSIX user name'))),
   sshPort: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))),
-  /** The VM's SSH host key (`ssh-ed25519 AAAA...`, as in its /etc/ssh/ssh_host_*_key.pub): pinned, never trusted on first use. */
-  sshHostKey: v.optional(v.pipe(v.string(), v.maxLength(8192), v.regex(SSH_PUBLIC_KEY, 'expected an OpenSSH public key line: type and base64 key'))),
+  /**
+   * The VM's SSH host key (`ssh-ed25519 AAAA...`, as in its /etc/ssh/ssh_host_*_key.pub): pinned, never trusted on
+   * first use.
+   */
+  sshHostKey: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(8192),
+      v.regex(SSH_PUBLIC_KEY, 'expected an OpenSSH public key line: type and base64 key'),
+    ),
+  ),
   /** Where Vigil's files go on the VM (default `/`): every path the installer writes is below it. */
-  prefix: v.optional(v.pipe(v.string(), v.maxLength(1024), v.check((p) => p.startsWith('/') && posix.normalize(p) === p && !p.includes('\u0000'), 'expected a normalized absolute path'))),
+  prefix: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(1024),
+      v.check(
+        (p) => p.startsWith('/') && posix.normalize(p) === p && !p.includes('\u0000'),
+        'expected a normalized absolute path',
+      ),
+    ),
+  ),
   tags: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(64))), v.maxLength(32)), []),
   /** false keeps a discovered VM out of the proposed scope. */
   install: v.optional(v.boolean(), true),

@@ -29,31 +29,57 @@ export const UNSUPPORTED_OS = 'no collector for this OS yet: left out of the sco
  * install becomes a collector; VMs marked not to install and VMs of another OS stay out of the
  * scope (so the authority issues nothing for them and no transport can reach them).
  */
-export function planInstall(vms: readonly InventoryVm[], isOrchestrationHost: (address: string) => boolean): InstallPlan {
+export function planInstall(
+  vms: readonly InventoryVm[],
+  isOrchestrationHost: (address: string) => boolean,
+): InstallPlan {
   const central = selectCentral(vms);
-  const entries = [...vms].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((vm): PlanEntry => {
-    const role: PlanRole = !vm.install ? 'excluded' : vm.os !== 'linux' ? 'unsupported_os' : vm.id === central.id ? 'central' : 'collector';
-    const action = {
-      central: 'central instance: identity key, credentials, enrollment grants, config, vigil.service',
-      collector: 'collector: enrollment token, bearer credential, agent config, vigil-collector.service',
-      excluded: 'marked not to install: left out of the scope, untouched',
-      unsupported_os: UNSUPPORTED_OS,
-    }[role];
-    return { vmId: vm.id, os: vm.os, address: vm.address ?? null, role, action, orchestrationHost: vm.address !== undefined && isOrchestrationHost(vm.address) };
-  });
+  const entries = [...vms]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((vm): PlanEntry => {
+      const role: PlanRole = !vm.install
+        ? 'excluded'
+        : vm.os !== 'linux'
+          ? 'unsupported_os'
+          : vm.id === central.id
+            ? 'central'
+            : 'collector';
+      const action = {
+        central: 'central instance: identity key, credentials, enrollment grants, config, vigil.service',
+        collector: 'collector: enrollment token, bearer credential, agent config, vigil-collector.service',
+        excluded: 'marked not to install: left out of the scope, untouched',
+        unsupported_os: UNSUPPORTED_OS,
+      }[role];
+      return {
+        vmId: vm.id,
+        os: vm.os,
+        address: vm.address ?? null,
+        role,
+        action,
+        orchestrationHost: vm.address !== undefined && isOrchestrationHost(vm.address),
+      };
+    });
   const ids = entries.filter((e) => e.role === 'central' || e.role === 'collector').map((e) => e.vmId);
-  if (ids.length > MAX_SCOPE_VMS) throw new Error(`the inventory proposes ${ids.length} VMs; one installation scope holds at most ${MAX_SCOPE_VMS}`);
+  if (ids.length > MAX_SCOPE_VMS)
+    throw new Error(`the inventory proposes ${ids.length} VMs; one installation scope holds at most ${MAX_SCOPE_VMS}`);
   return { scope: { central_vm_id: central.id, vms: ids }, entries };
 }
 
 /** The plan as text for a person to read before confirming. */
 export function formatPlan(plan: InstallPlan, source: string, recovery = false): string {
   const width = Math.max(4, ...plan.entries.map((e) => e.vmId.length));
-  const lines = plan.entries.map((e) => `  ${e.vmId.padEnd(width)}  ${e.os.padEnd(7)}  ${(e.address ?? '-').padEnd(15)}  ${e.action}${e.orchestrationHost ? '  [this is the orchestration host; listed explicitly]' : ''}`);
+  const lines = plan.entries.map(
+    (e) =>
+      `  ${e.vmId.padEnd(width)}  ${e.os.padEnd(7)}  ${(e.address ?? '-').padEnd(15)}  ` +
+      `${e.action}${e.orchestrationHost ? '  [this is the orchestration host; listed explicitly]' : ''}`,
+  );
   return [
-    `Discovered ${plan.entries.length} VMs (${source}). Central VM: ${plan.scope.central_vm_id}. Scope to claim: ${plan.scope.vms.join(', ')}.`,
+    `Discovered ${plan.entries.length} VMs (${source}). Central VM: ${plan.scope.central_vm_id}. Scope to claim: ` +
+      `${plan.scope.vms.join(', ')}.`,
     ...lines,
-    ...(recovery ? ['Recovery: the scope approved at the first install binds this run; VMs discovered since are left untouched.'] : []),
+    ...(recovery
+      ? ['Recovery: the scope approved at the first install binds this run; VMs discovered since are left untouched.']
+      : []),
     'Nothing outside the scope will be probed or changed.',
   ].join('\n');
 }

@@ -44,10 +44,18 @@ export function isOrchestrationHost(address: string): boolean {
 
 const alias = (vmId: string) => `vigil-vm-${vmId}`;
 
-interface KnownHosts { lines: string[] }
+interface KnownHosts {
+  lines: string[];
+}
 
 function readKnownHosts(path: string): KnownHosts {
-  return { lines: existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '') : [] };
+  return {
+    lines: existsSync(path)
+      ? readFileSync(path, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+      : [],
+  };
 }
 
 /**
@@ -61,11 +69,13 @@ function readKnownHosts(path: string): KnownHosts {
 export function sshTransport(o: SshOptions): VmTransport {
   const approved = new Set(o.approved);
   const byId = new Map(o.inventory.map((vm) => [vm.id, vm]));
-  if ((statSync(o.identityFile).mode & 0o077) !== 0) throw new Error(`${o.identityFile} is readable by group or others; run: chmod 600 ${o.identityFile}`);
+  if ((statSync(o.identityFile).mode & 0o077) !== 0)
+    throw new Error(`${o.identityFile} is readable by group or others; run: chmod 600 ${o.identityFile}`);
   const checkedKeys = new Set<string>();
 
   function target(vmId: string): InventoryVm & { address: string } {
-    if (!approved.has(vmId)) throw new ScopeViolationError(`refusing to connect to ${vmId}: it is not in the approved installation scope`);
+    if (!approved.has(vmId))
+      throw new ScopeViolationError(`refusing to connect to ${vmId}: it is not in the approved installation scope`);
     const vm = byId.get(vmId);
     if (!vm?.address) throw new Error(`${vmId}: the inventory gives no address to reach it over SSH`);
     return { ...vm, address: vm.address };
@@ -79,12 +89,19 @@ export function sshTransport(o: SshOptions): VmTransport {
       const [type, key] = vm.sshHostKey.split(' ');
       const pinned = `${alias(vm.id)} ${type} ${key}`;
       if (mine.length !== 1 || mine[0] !== pinned) {
-        writeSecretFile(o.knownHostsFile, `${[...known.lines.filter((l) => l.split(' ')[0] !== alias(vm.id)), pinned].join('\n')}\n`);
+        writeSecretFile(
+          o.knownHostsFile,
+          `${[...known.lines.filter((l) => l.split(' ')[0] !== alias(vm.id)), pinned].join('\n')}\n`,
+        );
       }
       return 'yes';
     }
     if (mine.length > 0) return 'yes';
-    if (!o.trustOnFirstUse) throw new Error(`${vm.id}: no pinned SSH host key (inventory sshHostKey) and none recorded in ${o.knownHostsFile}; pin it, or pass --trust-on-first-use to record it on first contact`);
+    if (!o.trustOnFirstUse)
+      throw new Error(
+        `${vm.id}: no pinned SSH host key (inventory sshHostKey) and none recorded in ${o.knownHostsFile}; pin it, ` +
+          `or pass --trust-on-first-use to record it on first contact`,
+      );
     ensureSecretDir(o.knownHostsFile);
     return 'accept-new';
   }
@@ -94,11 +111,21 @@ export function sshTransport(o: SshOptions): VmTransport {
     checkedKeys.add(vm.id);
     const recorded = readKnownHosts(o.knownHostsFile).lines.filter((l) => l.split(' ')[0] === alias(vm.id));
     // A key ssh could not record would be accepted silently on every connection: stop instead.
-    if (recorded.length === 0) throw new Error(`${vm.id}: ssh did not record the host key in ${o.knownHostsFile}; check that its folder is writable`);
+    if (recorded.length === 0)
+      throw new Error(
+        `${vm.id}: ssh did not record the host key in ${o.knownHostsFile}; check that its folder is writable`,
+      );
     chmodSync(o.knownHostsFile, 0o600);
     for (const line of recorded) {
       const keyLine = line.split(' ').slice(1).join(' ');
-      o.report({ level: 'warn', msg: 'SSH host key recorded on first use: compare it with the VM console before trusting this deployment', vm: vm.id, key_type: keyLine.split(' ')[0], fingerprint: sshFingerprint(keyLine), known_hosts: o.knownHostsFile });
+      o.report({
+        level: 'warn',
+        msg: 'SSH host key recorded on first use: compare it with the VM console before trusting this deployment',
+        vm: vm.id,
+        key_type: keyLine.split(' ')[0],
+        fingerprint: sshFingerprint(keyLine),
+        known_hosts: o.knownHostsFile,
+      });
     }
   }
 
@@ -106,26 +133,73 @@ export function sshTransport(o: SshOptions): VmTransport {
     const vm = target(vmId);
     const policy = hostKeyPolicy(vm);
     const args = [
-      '-F', '/dev/null', '-T', '-i', o.identityFile, '-p', String(vm.sshPort ?? 22), '-l', vm.sshUser ?? 'root',
-      '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'PasswordAuthentication=no', '-o', 'KbdInteractiveAuthentication=no',
-      '-o', `UserKnownHostsFile=${o.knownHostsFile}`, '-o', 'GlobalKnownHostsFile=/dev/null', '-o', `StrictHostKeyChecking=${policy}`,
-      '-o', `HostKeyAlias=${alias(vm.id)}`, '-o', 'CheckHostIP=no', '-o', 'UpdateHostKeys=no', '-o', 'ConnectTimeout=30',
-      '-o', 'ServerAliveInterval=15', '-o', 'LogLevel=ERROR', '--', vm.address, remoteCommand,
+      '-F',
+      '/dev/null',
+      '-T',
+      '-i',
+      o.identityFile,
+      '-p',
+      String(vm.sshPort ?? 22),
+      '-l',
+      vm.sshUser ?? 'root',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'PasswordAuthentication=no',
+      '-o',
+      'KbdInteractiveAuthentication=no',
+      '-o',
+      `UserKnownHostsFile=${o.knownHostsFile}`,
+      '-o',
+      'GlobalKnownHostsFile=/dev/null',
+      '-o',
+      `StrictHostKeyChecking=${policy}`,
+      '-o',
+      `HostKeyAlias=${alias(vm.id)}`,
+      '-o',
+      'CheckHostIP=no',
+      '-o',
+      'UpdateHostKeys=no',
+      '-o',
+      'ConnectTimeout=30',
+      '-o',
+      'ServerAliveInterval=15',
+      '-o',
+      'LogLevel=ERROR',
+      '--',
+      vm.address,
+      remoteCommand,
     ];
     return new Promise((resolve, reject) => {
       const child = spawn(o.sshCommand ?? 'ssh', args, { stdio: ['pipe', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
-      child.stdout.on('data', (c: Buffer) => { if (out.length < 1 << 20) out += c.toString(); });
-      child.stderr.on('data', (c: Buffer) => { if (err.length < 1 << 16) err += c.toString(); });
+      child.stdout.on('data', (c: Buffer) => {
+        if (out.length < 1 << 20) out += c.toString();
+      });
+      child.stderr.on('data', (c: Buffer) => {
+        if (err.length < 1 << 16) err += c.toString();
+      });
       child.once('error', (e) => reject(new Error(`${vmId}: cannot run ssh: ${e.message}`)));
       child.once('close', (code) => {
         if (code === 0) {
-          try { afterConnect(vm, policy); } catch (e) { reject(e as Error); return; }
+          try {
+            afterConnect(vm, policy);
+          } catch (e) {
+            reject(e as Error);
+            return;
+          }
           resolve(out);
           return;
         }
-        reject(new Error(`${vmId}: ssh ${vm.sshUser ?? 'root'}@${vm.address}:${vm.sshPort ?? 22} failed (exit ${code}): ${err.trim().slice(-600) || 'no message'}`));
+        reject(
+          new Error(
+            `${vmId}: ssh ${vm.sshUser ?? 'root'}@${vm.address}:${vm.sshPort ?? 22} failed (exit ${code}): ` +
+              `${err.trim().slice(-600) || 'no message'}`,
+          ),
+        );
       });
       child.stdin.end(input ?? '');
     });
@@ -142,7 +216,12 @@ export function sshTransport(o: SshOptions): VmTransport {
       const full = at(vmId, path);
       const tmp = `${full}.vigil-new`;
       // The content goes through stdin, never the command line; umask 077 makes new parents 0700.
-      await ssh(vmId, `umask 077 && mkdir -p -- ${shellQuote(dirOf(full))} && cat > ${shellQuote(tmp)} && chmod ${octal(mode)} -- ${shellQuote(tmp)} && mv -f -- ${shellQuote(tmp)} ${shellQuote(full)}`, content);
+      await ssh(
+        vmId,
+        `umask 077 && mkdir -p -- ${shellQuote(dirOf(full))} && cat > ${shellQuote(tmp)} && chmod ${octal(mode)} -- ` +
+          `${shellQuote(tmp)} && mv -f -- ${shellQuote(tmp)} ${shellQuote(full)}`,
+        content,
+      );
     },
     async makeDir(vmId, path, mode) {
       const full = at(vmId, path);
@@ -154,7 +233,9 @@ export function sshTransport(o: SshOptions): VmTransport {
     },
     async modes(vmId, paths) {
       const full = paths.map((p) => at(vmId, p));
-      const script = `for f in ${full.map(shellQuote).join(' ')}; do if [ -e "$f" ]; then printf '%s %s\\n' "$(stat -c %a -- "$f")" "$f"; fi; done`;
+      const script =
+        `for f in ${full.map(shellQuote).join(' ')}; do if [ -e "$f" ]; then printf '%s %s\\n' "$(stat ` +
+        `-c %a -- "$f")" "$f"; fi; done`;
       const out = await ssh(vmId, script);
       const back = new Map(full.map((f, i) => [f, paths[i]!]));
       const found = new Map<string, number>();

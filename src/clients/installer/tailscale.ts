@@ -51,7 +51,9 @@ export function deviceToVm(d: Device): InventoryVm | undefined {
   const os = d.os.toLowerCase() === 'linux' ? 'linux' : d.os.toLowerCase() === 'windows' ? 'windows' : 'other';
   const address = d.addresses.find((a) => isIPv4(a)) ?? d.addresses[0];
   return {
-    id, os, name: d.name,
+    id,
+    os,
+    name: d.name,
     ...(address ? { address } : {}),
     tags: [...(d.tags.includes(TAILSCALE_CENTRAL_TAG) ? [CENTRAL_TAG] : []), ...d.tags.slice(0, 31)],
     install: d.authorized && !d.tags.includes(TAILSCALE_SKIP_TAG),
@@ -62,7 +64,8 @@ function readApiKey(path: string): string {
   const problem = secretFileProblem(path);
   if (problem) throw new Error(`Tailscale API key: ${problem}`);
   const key = readFileSync(path, 'utf8').trim();
-  if (!/^[A-Za-z0-9_-]{8,512}$/.test(key)) throw new Error(`Tailscale API key: ${path} must hold one access token (tskey-api-...)`);
+  if (!/^[A-Za-z0-9_-]{8,512}$/.test(key))
+    throw new Error(`Tailscale API key: ${path} must hold one access token (tskey-api-...)`);
   return key;
 }
 
@@ -76,14 +79,23 @@ export function tailscaleInventoryProvider(o: TailscaleOptions): InventoryProvid
   return {
     name: `tailscale:${o.tailnet}`,
     async list() {
-      const res = await fetch(url, { headers: { authorization: `Bearer ${readApiKey(o.apiKeyFile)}`, accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(url, {
+        headers: { authorization: `Bearer ${readApiKey(o.apiKeyFile)}`, accept: 'application/json' },
+        signal: AbortSignal.timeout(30_000),
+      });
       const text = await res.text();
       if (!res.ok) throw new Error(`Tailscale API: GET ${url}: HTTP ${res.status}`);
-      if (text.length > MAX_RESPONSE_BYTES) throw new Error(`Tailscale API: the device list is larger than ${MAX_RESPONSE_BYTES} bytes`);
+      if (text.length > MAX_RESPONSE_BYTES)
+        throw new Error(`Tailscale API: the device list is larger than ${MAX_RESPONSE_BYTES} bytes`);
       let raw: unknown;
-      try { raw = JSON.parse(text); } catch { throw new Error('Tailscale API: the device list is not JSON'); }
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        throw new Error('Tailscale API: the device list is not JSON');
+      }
       const parsed = v.safeParse(DevicesSchema, raw);
-      if (!parsed.success) throw new Error(`Tailscale API: unexpected device list:\n  ${formatIssues(parsed.issues).join('\n  ')}`);
+      if (!parsed.success)
+        throw new Error(`Tailscale API: unexpected device list:\n  ${formatIssues(parsed.issues).join('\n  ')}`);
       const vms: InventoryVm[] = [];
       const seen = new Set<string>();
       for (const d of parsed.output.devices) {

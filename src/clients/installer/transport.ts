@@ -22,27 +22,50 @@ export class ScopeViolationError extends Error {
 
 /** Refuses a path that is not absolute or that climbs out with `..`. */
 function checkPath(path: string): void {
-  if (!path.startsWith('/') || posix.normalize(path) !== path || path.includes('\u0000')) throw new Error(`refusing path ${JSON.stringify(path)}: expected a normalized absolute path`);
+  if (!path.startsWith('/') || posix.normalize(path) !== path || path.includes('\u0000'))
+    throw new Error(`refusing path ${JSON.stringify(path)}: expected a normalized absolute path`);
 }
 
 /**
  * Guards a transport with the `vms` list the authority returned: any other target (including the
  * orchestration host, which is never implicit) is refused. `touched` records every VM acted on.
  */
-export function guardedTransport(inner: VmTransport, approved: readonly string[]): VmTransport & { readonly touched: ReadonlySet<string> } {
+export function guardedTransport(
+  inner: VmTransport,
+  approved: readonly string[],
+): VmTransport & { readonly touched: ReadonlySet<string> } {
   const allowed = new Set(approved);
   const touched = new Set<string>();
   const check = (vmId: string) => {
-    if (!allowed.has(vmId)) throw new ScopeViolationError(`refusing to act on ${vmId}: it is not in the approved installation scope`);
+    if (!allowed.has(vmId))
+      throw new ScopeViolationError(`refusing to act on ${vmId}: it is not in the approved installation scope`);
     touched.add(vmId);
   };
   return {
     touched,
-    root: (vmId) => { check(vmId); return inner.root(vmId); },
-    async writeFile(vmId, path, content, mode) { check(vmId); checkPath(path); await inner.writeFile(vmId, path, content, mode); },
-    async makeDir(vmId, path, mode) { check(vmId); checkPath(path); await inner.makeDir(vmId, path, mode); },
-    async run(vmId, argv) { check(vmId); return inner.run(vmId, argv); },
-    async modes(vmId, paths) { check(vmId); paths.forEach(checkPath); return inner.modes(vmId, paths); },
+    root: (vmId) => {
+      check(vmId);
+      return inner.root(vmId);
+    },
+    async writeFile(vmId, path, content, mode) {
+      check(vmId);
+      checkPath(path);
+      await inner.writeFile(vmId, path, content, mode);
+    },
+    async makeDir(vmId, path, mode) {
+      check(vmId);
+      checkPath(path);
+      await inner.makeDir(vmId, path, mode);
+    },
+    async run(vmId, argv) {
+      check(vmId);
+      return inner.run(vmId, argv);
+    },
+    async modes(vmId, paths) {
+      check(vmId);
+      paths.forEach(checkPath);
+      return inner.modes(vmId, paths);
+    },
   };
 }
 

@@ -40,7 +40,10 @@ export const UNIT_USERS: Readonly<Record<UnitKind, string>> = {
 
 /** A path as one systemd word: refuses what systemd would split or expand. */
 function unitPath(p: string): string {
-  if (!/^\/[A-Za-z0-9._\/@+-]*$/.test(p)) throw new Error(`refusing path ${JSON.stringify(p)} in a unit file: only letters, digits and . _ / @ + - are allowed`);
+  if (!/^\/[A-Za-z0-9._\/@+-]*$/.test(p))
+    throw new Error(
+      `refusing path ${JSON.stringify(p)} in a unit file: only letters, digits and . _ / @ + - are allowed`,
+    );
   return p;
 }
 

@@ -11,15 +11,27 @@ const SYSTEMS_PER_EVENT = 32;
 
 /** The hosts, nodes and addresses an event involves, sorted. */
 export function affectedSystems(e: NormalizedEvent): string[] {
-  return e.entityKeys.filter((k) => SYSTEM_KINDS.some((p) => k.startsWith(p))).slice(0, SYSTEMS_PER_EVENT).sort();
+  return e.entityKeys
+    .filter((k) => SYSTEM_KINDS.some((p) => k.startsWith(p)))
+    .slice(0, SYSTEMS_PER_EVENT)
+    .sort();
 }
 
 /** A one-line summary of an event for an alert's evidence list (never the raw record). */
 export function evidenceOf(e: NormalizedEvent): EvidenceRef {
   const actor = typeof e.actor?.user === 'string' ? ` user ${e.actor.user}` : '';
   const from = typeof e.sourceEndpoint?.ip === 'string' ? ` from ${e.sourceEndpoint.ip}` : '';
-  const to = typeof e.destinationEndpoint?.ip === 'string' ? ` to ${e.destinationEndpoint.ip}` : typeof e.destinationEndpoint?.host === 'string' ? ` to ${e.destinationEndpoint.host}` : '';
-  return { eventId: e.id, time: e.time, summary: `${e.source.adapter} ${e.class}/${e.activity} ${e.outcome}${actor}${from}${to}`.slice(0, 240) };
+  const to =
+    typeof e.destinationEndpoint?.ip === 'string'
+      ? ` to ${e.destinationEndpoint.ip}`
+      : typeof e.destinationEndpoint?.host === 'string'
+        ? ` to ${e.destinationEndpoint.host}`
+        : '';
+  return {
+    eventId: e.id,
+    time: e.time,
+    summary: `${e.source.adapter} ${e.class}/${e.activity} ${e.outcome}${actor}${from}${to}`.slice(0, 240),
+  };
 }
 
 const STATUS_BASE: Readonly<Record<string, number>> = { stable: 0.8, test: 0.7, experimental: 0.6 };
@@ -37,13 +49,20 @@ export function confidenceOf(rule: CompiledSigma, evidenceCount: number): number
 
 /** The match reason of a correlation fire. */
 export function correlationReason(c: CompiledCorrelation, fire: CorrelationFire): CorrelationReason {
-  const condition = Object.fromEntries(Object.entries(c.condition).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
+  const condition = Object.fromEntries(Object.entries(c.condition).filter(([, v]) => typeof v === 'number')) as Record<
+    string,
+    number
+  >;
   return {
-    correlation: c.type, groupBy: fire.groupValues, value: fire.value, condition, rules: c.rules,
-    timespan: `${Math.round(c.timespanMs / 1000)}s`, ...(c.field !== undefined ? { field: c.field } : {}),
+    correlation: c.type,
+    groupBy: fire.groupValues,
+    value: fire.value,
+    condition,
+    rules: c.rules,
+    timespan: `${Math.round(c.timespanMs / 1000)}s`,
+    ...(c.field !== undefined ? { field: c.field } : {}),
   };
 }
-
 
 /** A deterministic alert id from the rule, the group and the first evidence. */
 export function alertIdOf(ruleId: string, groupKey: string, firstEventId: string): string {

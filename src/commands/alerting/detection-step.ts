@@ -32,8 +32,14 @@ export type Detected<R> = Decision<{ readonly result: R; readonly detections: De
  * the same batch. A rejected decision keeps its rejection; the events it still records (a collector
  * rejection) are evaluated too. A service without a detector refuses evidence outright. Pure.
  */
-export function detectIn<M, R>(models: M, decision: Decision<R>, facts: readonly DomainEvent[], ctx: CommandContext, detector: Detector<M> | undefined): Detected<R> {
-  const own = facts.length > 0 ? [...(decision.events ?? []), ...facts] : decision.events ?? [];
+export function detectIn<M, R>(
+  models: M,
+  decision: Decision<R>,
+  facts: readonly DomainEvent[],
+  ctx: CommandContext,
+  detector: Detector<M> | undefined,
+): Detected<R> {
+  const own = facts.length > 0 ? [...(decision.events ?? []), ...facts] : (decision.events ?? []);
   const evidence = own.flatMap((e) => eventsOf(e.type, e.data));
   if (evidence.length > 0 && !detector) throw new Error('a batch carries evidence on a service that runs no detection');
   const outcome = evidence.length > 0 ? detector!(models, evidence, ctx) : undefined;
@@ -50,6 +56,8 @@ export function instanceDetector(settings: DetectionSettings): Detector<WriteMod
 }
 
 /** Detection settings from the instance configuration. */
-export function detectionSettingsOf(config: { readonly detection: { readonly incidentWindowMinutes: number } }): DetectionSettings {
+export function detectionSettingsOf(config: {
+  readonly detection: { readonly incidentWindowMinutes: number };
+}): DetectionSettings {
   return { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 };
 }

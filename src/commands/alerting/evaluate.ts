@@ -1,6 +1,10 @@
 import type { CommandContext, DomainEvent } from '../decision.js';
 import {
-  DetectionRecord, type AlertEvidenceAdded, type AlertRaised, type DetectionHitsRecorded, type RecordedHit,
+  DetectionRecord,
+  type AlertEvidenceAdded,
+  type AlertRaised,
+  type DetectionHitsRecorded,
+  type RecordedHit,
 } from '../../events/detection-records.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { alertKey, systemsKept, type AlertsState } from '../../projections/alerts.js';
@@ -25,7 +29,10 @@ export interface AlertSummary {
   readonly author?: string;
   readonly severity: number;
   readonly confidence: number;
-  /** Its first SYSTEMS_LISTED affected systems; `affectedSystemsCount` counts all it keeps, `affectedSystemsComplete` says whether it keeps all. */
+  /**
+   * Its first SYSTEMS_LISTED affected systems; `affectedSystemsCount` counts all it keeps, `affectedSystemsComplete`
+   * says whether it keeps all.
+   */
   readonly affectedSystems: readonly string[];
   readonly affectedSystemsCount: number;
   readonly affectedSystemsComplete: boolean;
@@ -74,7 +81,13 @@ function recordHits(hits: readonly RuleHit[], fieldsOf: (id: string) => readonly
       const value = eventFieldValue(h.event, f);
       if (value !== undefined) v[f] = value;
     }
-    return { ruleId: h.ruleId, ...(h.ruleName !== undefined ? { ruleName: h.ruleName } : {}), eventId: h.eventId, timeMs: h.timeMs, values: v };
+    return {
+      ruleId: h.ruleId,
+      ...(h.ruleName !== undefined ? { ruleName: h.ruleName } : {}),
+      eventId: h.eventId,
+      timeMs: h.timeMs,
+      values: v,
+    };
   });
 }
 
@@ -84,7 +97,12 @@ function recordHits(hits: readonly RuleHit[], fieldsOf: (id: string) => readonly
  * and incidents correlated from alerts that share affected systems. Pure: the state comes in, the
  * events to append go out (the hits are recorded, so the rules never run again on replay).
  */
-export function evaluateEvidence(state: AlertingState, evidence: readonly NormalizedEvent[], ctx: CommandContext, settings: DetectionSettings): DetectionOutcome {
+export function evaluateEvidence(
+  state: AlertingState,
+  evidence: readonly NormalizedEvent[],
+  ctx: CommandContext,
+  settings: DetectionSettings,
+): DetectionOutcome {
   const det = state.detection;
   if (evidence.length === 0 || det.rules.size === 0) return { events: [], alerts: [], incidents: [] };
   const rs = activeRuleSet(det);
@@ -134,10 +152,22 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
       const fresh = [...new Set(g.affectedSystems)].filter((sys) => alertsState.bySystem.get(sys)?.has(a.id) !== true);
       const kept = keep(a.affectedSystems.length, fresh.length);
       return {
-        id: a.id, status: a.status, ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: g.confidence,
-        affectedSystems: [...a.affectedSystems.slice(0, SYSTEMS_LISTED), ...fresh.slice(0, Math.min(kept, SYSTEMS_LISTED))].slice(0, SYSTEMS_LISTED),
-        affectedSystemsCount: a.affectedSystems.length + kept, affectedSystemsComplete: a.affectedSystemsComplete && kept === fresh.length,
-        firstSeen: a.firstSeen, lastSeen: g.lastSeen > a.lastSeen ? g.lastSeen : a.lastSeen, raised: false,
+        id: a.id,
+        status: a.status,
+        ruleId: a.ruleId,
+        title: a.title,
+        ...(a.author !== undefined ? { author: a.author } : {}),
+        severity: a.severity,
+        confidence: g.confidence,
+        affectedSystems: [
+          ...a.affectedSystems.slice(0, SYSTEMS_LISTED),
+          ...fresh.slice(0, Math.min(kept, SYSTEMS_LISTED)),
+        ].slice(0, SYSTEMS_LISTED),
+        affectedSystemsCount: a.affectedSystems.length + kept,
+        affectedSystemsComplete: a.affectedSystemsComplete && kept === fresh.length,
+        firstSeen: a.firstSeen,
+        lastSeen: g.lastSeen > a.lastSeen ? g.lastSeen : a.lastSeen,
+        raised: false,
       };
     }),
   ];
@@ -149,7 +179,7 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
     const evs = m.eventIds.map(find).filter((e): e is NormalizedEvent => e !== undefined);
     const systems = [...new Set(evs.flatMap(affectedSystems))].sort().slice(0, 64);
     // A detection groups by its first affected system; without one, all its matches share one alert.
-    const groupKey = m.kind === 'correlation' ? m.groupKey : systems[0] ?? '-';
+    const groupKey = m.kind === 'correlation' ? m.groupKey : (systems[0] ?? '-');
     const key = alertKey(rule.id, groupKey);
     const times = evs.map((e) => epochMillisOf(e.time) ?? Number.NaN).filter(Number.isFinite);
     const first = isoOfMs(Math.min(...times), ctx.now);
@@ -171,15 +201,38 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
         addSystems(prior, systems);
         if (last > prior.lastSeen) prior.lastSeen = last;
         prior.confidence = confidenceOf(rule, existing.evidenceCount + prior.evidence.length);
-      } else grown.set(openId, { alertId: openId, evidence: refs, affectedSystems: [...new Set(systems)], lastSeen: last, confidence: confidenceOf(rule, existing.evidenceCount + refs.length) });
+      } else
+        grown.set(openId, {
+          alertId: openId,
+          evidence: refs,
+          affectedSystems: [...new Set(systems)],
+          lastSeen: last,
+          confidence: confidenceOf(rule, existing.evidenceCount + refs.length),
+        });
     } else {
       let alertId = alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now);
-      for (let n = 2; alertsState.alerts.has(alertId) || raisedIds.has(alertId); n++) alertId = `${alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now)}-${n}`;
-      const reason: MatchDetail | ReturnType<typeof correlationReason> = m.kind === 'correlation' ? correlationReason(rule as CompiledCorrelation, m.detail as CorrelationFire) : (m.detail as MatchDetail);
+      for (let n = 2; alertsState.alerts.has(alertId) || raisedIds.has(alertId); n++)
+        alertId = `${alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now)}-${n}`;
+      const reason: MatchDetail | ReturnType<typeof correlationReason> =
+        m.kind === 'correlation'
+          ? correlationReason(rule as CompiledCorrelation, m.detail as CorrelationFire)
+          : (m.detail as MatchDetail);
       raisedIds.add(alertId);
       raisedHere.set(key, {
-        alertId, ruleId: rule.id, groupKey, title: rule.title, ...(rule.author !== undefined ? { author: rule.author } : {}), level: rule.level, severity: rule.severity,
-        confidence: confidenceOf(rule, refs.length), matchReason: reason, evidence: refs, affectedSystems: systems, firstSeen: first, lastSeen: last, tags: rule.tags,
+        alertId,
+        ruleId: rule.id,
+        groupKey,
+        title: rule.title,
+        ...(rule.author !== undefined ? { author: rule.author } : {}),
+        level: rule.level,
+        severity: rule.severity,
+        confidence: confidenceOf(rule, refs.length),
+        matchReason: reason,
+        evidence: refs,
+        affectedSystems: systems,
+        firstSeen: first,
+        lastSeen: last,
+        tags: rule.tags,
       });
     }
   }
@@ -188,8 +241,18 @@ export function evaluateEvidence(state: AlertingState, evidence: readonly Normal
 /** A raised alert as the ingestion result lists it, `kept` of its systems kept. */
 function summary(a: AlertRaised, kept: number): AlertSummary {
   return {
-    id: a.alertId, status: 'open', ruleId: a.ruleId, title: a.title, ...(a.author !== undefined ? { author: a.author } : {}), severity: a.severity, confidence: a.confidence,
-    affectedSystems: a.affectedSystems.slice(0, Math.min(kept, SYSTEMS_LISTED)), affectedSystemsCount: kept, affectedSystemsComplete: kept === a.affectedSystems.length,
-    firstSeen: a.firstSeen, lastSeen: a.lastSeen, raised: true,
+    id: a.alertId,
+    status: 'open',
+    ruleId: a.ruleId,
+    title: a.title,
+    ...(a.author !== undefined ? { author: a.author } : {}),
+    severity: a.severity,
+    confidence: a.confidence,
+    affectedSystems: a.affectedSystems.slice(0, Math.min(kept, SYSTEMS_LISTED)),
+    affectedSystemsCount: kept,
+    affectedSystemsComplete: kept === a.affectedSystems.length,
+    firstSeen: a.firstSeen,
+    lastSeen: a.lastSeen,
+    raised: true,
   };
 }

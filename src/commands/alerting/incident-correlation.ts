@@ -1,5 +1,10 @@
 import type { DomainEvent } from '../decision.js';
-import { DetectionRecord, type AlertRaised, type IncidentAlertsAdded, type IncidentOpened } from '../../events/detection-records.js';
+import {
+  DetectionRecord,
+  type AlertRaised,
+  type IncidentAlertsAdded,
+  type IncidentOpened,
+} from '../../events/detection-records.js';
 import type { AlertsState, AlertView } from '../../projections/alerts.js';
 import { epochMillisOf } from '../../kernel/time.js';
 import { HISTORY_SHOWN } from '../../projections/alerts-query.js';
@@ -11,13 +16,29 @@ export interface IncidentSettings {
   readonly incidentWindowMs: number;
 }
 
-interface Candidate { readonly id: string; readonly incidentId?: string; readonly firstMs: number; readonly lastMs: number; readonly systems: readonly string[] }
+interface Candidate {
+  readonly id: string;
+  readonly incidentId?: string;
+  readonly firstMs: number;
+  readonly lastMs: number;
+  readonly systems: readonly string[];
+}
 
-/** One incident's candidates on a system, with the span of their times (to rule a group out without looking at its members). */
-interface Group { readonly members: Candidate[]; minFirst: number; maxLast: number }
+/**
+ * One incident's candidates on a system, with the span of their times (to rule a group out without looking at its
+ * members).
+ */
+interface Group {
+  readonly members: Candidate[];
+  minFirst: number;
+  maxLast: number;
+}
 
 /** A system's candidates for this batch: grouped by the incident they are in, and those in none. */
-interface SystemView { readonly groups: Map<string, Group>; readonly loose: Map<string, Candidate> }
+interface SystemView {
+  readonly groups: Map<string, Group>;
+  readonly loose: Map<string, Candidate>;
+}
 
 const ms = (iso: string) => epochMillisOf(iso) ?? 0;
 
@@ -41,9 +62,14 @@ function timesOf(a: AlertView): { firstMs: number; lastMs: number } {
  * candidates are gathered once per batch, by incident: joining tests each incident's span before
  * its members, and opening looks only at the alerts in no incident.
  */
-export function correlateIncidents(state: AlertsState, raised: readonly AlertRaised[], settings: IncidentSettings): { events: DomainEvent[]; summaries: IncidentSummary[] } {
+export function correlateIncidents(
+  state: AlertsState,
+  raised: readonly AlertRaised[],
+  settings: IncidentSettings,
+): { events: DomainEvent[]; summaries: IncidentSummary[] } {
   const window = settings.incidentWindowMs;
-  const near = (me: Candidate, c: Candidate) => c.id !== me.id && me.firstMs - c.lastMs <= window && c.firstMs - me.lastMs <= window;
+  const near = (me: Candidate, c: Candidate) =>
+    c.id !== me.id && me.firstMs - c.lastMs <= window && c.firstMs - me.lastMs <= window;
   const opened = new Map<string, IncidentOpened & { alertIds: string[] }>();
   const added = new Map<string, IncidentAlertsAdded & { alertIds: string[] }>();
   // This batch's alerts (and stored alerts it put into an incident), by id and by affected system.
@@ -61,10 +87,16 @@ export function correlateIncidents(state: AlertsState, raised: readonly AlertRai
     return { id, ...(a.incidentId ? { incidentId: a.incidentId } : {}), firstMs, lastMs, systems: a.affectedSystems };
   };
   const place = (view: SystemView, c: Candidate): void => {
-    if (c.incidentId === undefined) { view.loose.set(c.id, c); return; }
+    if (c.incidentId === undefined) {
+      view.loose.set(c.id, c);
+      return;
+    }
     view.loose.delete(c.id);
     const g = view.groups.get(c.incidentId);
-    if (!g) { view.groups.set(c.incidentId, { members: [c], minFirst: c.firstMs, maxLast: c.lastMs }); return; }
+    if (!g) {
+      view.groups.set(c.incidentId, { members: [c], minFirst: c.firstMs, maxLast: c.lastMs });
+      return;
+    }
     g.members.push(c);
     if (c.firstMs < g.minFirst) g.minFirst = c.firstMs;
     if (c.lastMs > g.maxLast) g.maxLast = c.lastMs;
@@ -97,7 +129,12 @@ export function correlateIncidents(state: AlertsState, raised: readonly AlertRai
   };
 
   for (const alert of raised) {
-    const me: Candidate = { id: alert.alertId, firstMs: ms(alert.firstSeen), lastMs: ms(alert.lastSeen), systems: alert.affectedSystems };
+    const me: Candidate = {
+      id: alert.alertId,
+      firstMs: ms(alert.firstSeen),
+      lastMs: ms(alert.lastSeen),
+      systems: alert.affectedSystems,
+    };
     const mine = alert.affectedSystems.map(viewOf);
     const joined = joinedIncident(me, mine, near, window);
     if (joined !== undefined) {
@@ -107,18 +144,32 @@ export function correlateIncidents(state: AlertsState, raised: readonly AlertRai
       else {
         const a = added.get(joined);
         if (a) a.alertIds.push(me.id);
-        else added.set(joined, { incidentId: joined, alertIds: [me.id], reason: `shares affected systems with the incident's alerts` });
+        else
+          added.set(joined, {
+            incidentId: joined,
+            alertIds: [me.id],
+            reason: `shares affected systems with the incident's alerts`,
+          });
       }
       continue;
     }
     const peers = new Map<string, Candidate>();
     for (const view of mine) for (const c of view.loose.values()) if (near(me, c)) peers.set(c.id, c);
-    if (peers.size === 0) { setLocal(me); continue; }
+    if (peers.size === 0) {
+      setLocal(me);
+      continue;
+    }
     const sorted = [...peers.keys()].sort().map((id) => peers.get(id)!);
     const alertIds = [...sorted.map((p) => p.id), me.id];
     const incidentId = incidentIdOf(alertIds[0]!);
     const shared = alert.affectedSystems.find((s) => sorted.some((p) => p.systems.includes(s)));
-    opened.set(incidentId, { incidentId, title: `Related alerts on ${shared ?? 'shared systems'}`, origin: 'correlated', reason: `alerts share ${shared} within ${Math.round(window / 60000)} min`, alertIds });
+    opened.set(incidentId, {
+      incidentId,
+      title: `Related alerts on ${shared ?? 'shared systems'}`,
+      origin: 'correlated',
+      reason: `alerts share ${shared} within ${Math.round(window / 60000)} min`,
+      alertIds,
+    });
     for (const p of sorted) setLocal({ ...p, incidentId });
     setLocal({ ...me, incidentId });
   }
@@ -128,26 +179,53 @@ export function correlateIncidents(state: AlertsState, raised: readonly AlertRai
   ];
   const summaries = [
     ...[...opened.values()].map((o) => incidentSummary(o.incidentId, o.title, [], o.alertIds)),
-    ...[...added.values()].map((a) => incidentSummary(a.incidentId, state.incidents.get(a.incidentId)?.title ?? '', state.incidents.get(a.incidentId)?.alertIds ?? [], a.alertIds)),
+    ...[...added.values()].map((a) =>
+      incidentSummary(
+        a.incidentId,
+        state.incidents.get(a.incidentId)?.title ?? '',
+        state.incidents.get(a.incidentId)?.alertIds ?? [],
+        a.alertIds,
+      ),
+    ),
   ];
   return { events, summaries };
 }
 
 /** An incident as an ingestion result names it. */
-export interface IncidentSummary { id: string; title: string; alertIds: readonly string[]; alertCount: number }
+export interface IncidentSummary {
+  id: string;
+  title: string;
+  alertIds: readonly string[];
+  alertCount: number;
+}
 
 /**
  * An incident a batch opened or added alerts to, as the ingestion result names it: its newest
  * HISTORY_SHOWN alert ids (those it had, then those that joined), and how many it has in all, so
  * the answer stays small however large the incident has grown.
  */
-export function incidentSummary(id: string, title: string, had: readonly string[], joined: readonly string[]): IncidentSummary {
+export function incidentSummary(
+  id: string,
+  title: string,
+  had: readonly string[],
+  joined: readonly string[],
+): IncidentSummary {
   const kept = Math.min(had.length, Math.max(0, HISTORY_SHOWN - joined.length));
-  return { id, title, alertIds: [...had.slice(had.length - kept), ...joined.slice(-HISTORY_SHOWN)], alertCount: had.length + joined.length };
+  return {
+    id,
+    title,
+    alertIds: [...had.slice(had.length - kept), ...joined.slice(-HISTORY_SHOWN)],
+    alertCount: had.length + joined.length,
+  };
 }
 
 /** The smallest id of an incident with a candidate near `me` on one of its systems. */
-function joinedIncident(me: Candidate, views: readonly SystemView[], near: (me: Candidate, c: Candidate) => boolean, window: number): string | undefined {
+function joinedIncident(
+  me: Candidate,
+  views: readonly SystemView[],
+  near: (me: Candidate, c: Candidate) => boolean,
+  window: number,
+): string | undefined {
   const ids = new Set<string>();
   for (const view of views) for (const id of view.groups.keys()) ids.add(id);
   for (const id of [...ids].sort()) {

@@ -14,7 +14,10 @@ import type { FromPreviewWorker, PreviewWorkerData } from './preview-worker.js';
 
 /** Evaluates a preview's rules over its events, chunk after chunk, in time order (correlation windows carry over). */
 export interface PreviewEvaluator {
-  /** The matches of the next chunk, or undefined when they were not found by `deadlineMs` (`performance.now()` time); the evaluator is then stopped. */
+  /**
+   * The matches of the next chunk, or undefined when they were not found by `deadlineMs` (`performance.now()` time);
+   * the evaluator is then stopped.
+   */
   evaluate(events: readonly NormalizedEvent[], deadlineMs: number): Promise<RuleMatch[] | undefined>;
   /** Stops the evaluator (idempotent). */
   close(): Promise<void>;
@@ -40,12 +43,28 @@ export async function workerEvaluator(docs: readonly unknown[]): Promise<Preview
   const worker = new Worker(new URL('./preview-worker.js', import.meta.url), { workerData: data });
   let pending: ((m: FromPreviewWorker | undefined) => void) | undefined;
   let ended: string | undefined;
-  const answer = (m: FromPreviewWorker | undefined) => { const p = pending; pending = undefined; p?.(m); };
+  const answer = (m: FromPreviewWorker | undefined) => {
+    const p = pending;
+    pending = undefined;
+    p?.(m);
+  };
   worker.on('message', (m: FromPreviewWorker) => answer(m));
-  worker.on('error', (err) => { ended = err.message; answer({ kind: 'error', message: err.message }); });
-  worker.on('exit', () => { ended ??= 'the preview worker stopped'; answer(undefined); });
-  const next = () => new Promise<FromPreviewWorker | undefined>((resolve) => { pending = resolve; });
-  const close = async () => { ended ??= 'closed'; await worker.terminate(); };
+  worker.on('error', (err) => {
+    ended = err.message;
+    answer({ kind: 'error', message: err.message });
+  });
+  worker.on('exit', () => {
+    ended ??= 'the preview worker stopped';
+    answer(undefined);
+  });
+  const next = () =>
+    new Promise<FromPreviewWorker | undefined>((resolve) => {
+      pending = resolve;
+    });
+  const close = async () => {
+    ended ??= 'closed';
+    await worker.terminate();
+  };
   const ready = await next();
   if (ready?.kind !== 'ready') {
     await close();
@@ -57,7 +76,9 @@ export async function workerEvaluator(docs: readonly unknown[]): Promise<Preview
       const reply = next();
       worker.postMessage(events);
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), Math.max(0, deadlineMs - performance.now())); });
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), Math.max(0, deadlineMs - performance.now()));
+      });
       const m = await Promise.race([reply, late]);
       clearTimeout(timer);
       if (m === 'late') {

@@ -15,7 +15,8 @@ export interface PreviewWorkerData {
 }
 
 /** What the worker answers: once `ready` (or `error`), then `matches` (or `error`) per chunk. */
-export type FromPreviewWorker = { kind: 'ready' } | { kind: 'matches'; matches: RuleMatch[] } | { kind: 'error'; message: string };
+export type FromPreviewWorker =
+  { kind: 'ready' } | { kind: 'matches'; matches: RuleMatch[] } | { kind: 'error'; message: string };
 
 if (parentPort) {
   const port = parentPort;

@@ -33,14 +33,20 @@ export interface PreviewResult {
   /** Every match found in what was scanned; `matches` holds the first `maxMatches` of them. */
   readonly matchCount: number;
   readonly matches: PreviewMatch[];
-  /** Whether the whole range was scanned; otherwise `stoppedBy` says which bound ended it and `resumeAfter` where it stopped. */
+  /**
+   * Whether the whole range was scanned; otherwise `stoppedBy` says which bound ended it and `resumeAfter` where it
+   * stopped.
+   */
   readonly complete: boolean;
   readonly stoppedBy?: 'events' | 'time';
   readonly resumeAfter?: string;
 }
 
 /** Reads the next chunk of stored events, oldest first, after a cursor. */
-export type ChunkReader = (after: EventCursor | undefined, max: number) => { events: NormalizedEvent[]; last?: EventCursor };
+export type ChunkReader = (
+  after: EventCursor | undefined,
+  max: number,
+) => { events: NormalizedEvent[]; last?: EventCursor };
 
 const CHUNK = 500;
 
@@ -48,7 +54,10 @@ const CHUNK = 500;
  * The rules a preview evaluates: the previewed ones, plus the installed rules their correlations
  * reference (transitively), so a correlation over installed detections can be tried too.
  */
-export function previewRuleSet(previewed: readonly CompiledSigma[], installed: ReadonlyMap<string, CompiledSigma>): CompiledSigma[] {
+export function previewRuleSet(
+  previewed: readonly CompiledSigma[],
+  installed: ReadonlyMap<string, CompiledSigma>,
+): CompiledSigma[] {
   const set = new Map(previewed.map((r) => [r.id, r]));
   const byName = new Map([...installed.values()].filter((r) => r.name !== undefined).map((r) => [r.name!, r]));
   const pending = [...previewed];
@@ -69,11 +78,17 @@ export function previewRuleSet(previewed: readonly CompiledSigma[], installed: R
 /**
  * Runs rules over stored events in time order, as detection would have run them live, and returns
  * what the previewed rules would have matched. It reads chunks and has `evaluator` match them
- * (awaiting it lets the writer go on between chunks), and stops at the first bound reached. The time bound holds even within
- * a chunk: one the evaluator has not finished by then is left unscanned, and the preview resumes
+ * (awaiting it lets the writer go on between chunks), and stops at the first bound reached. The time bound holds even
+ * within a chunk: one the evaluator has not finished by then is left unscanned, and the preview resumes
  * before it.
  */
-export async function previewRules(evaluator: PreviewEvaluator, previewIds: readonly string[], read: ChunkReader, range: { since: string; until: string }, bounds: PreviewBounds): Promise<PreviewResult> {
+export async function previewRules(
+  evaluator: PreviewEvaluator,
+  previewIds: readonly string[],
+  read: ChunkReader,
+  range: { since: string; until: string },
+  bounds: PreviewBounds,
+): Promise<PreviewResult> {
   const wanted = new Set(previewIds);
   const started = performance.now();
   let after: EventCursor | undefined;
@@ -84,7 +99,13 @@ export async function previewRules(evaluator: PreviewEvaluator, previewIds: read
   for (;;) {
     const chunk = read(after, Math.min(CHUNK, bounds.maxEvents - scanned));
     const found = await evaluator.evaluate(chunk.events, started + bounds.maxMs);
-    if (found === undefined) return { ...base(), complete: false, stoppedBy: 'time', resumeAfter: after ? new Date(after[0]).toISOString() : range.since };
+    if (found === undefined)
+      return {
+        ...base(),
+        complete: false,
+        stoppedBy: 'time',
+        resumeAfter: after ? new Date(after[0]).toISOString() : range.since,
+      };
     const byId = new Map(chunk.events.map((e) => [e.id, e]));
     scanned += chunk.events.length;
     for (const m of found) {
@@ -92,11 +113,20 @@ export async function previewRules(evaluator: PreviewEvaluator, previewIds: read
       matchCount += 1;
       if (matches.length >= bounds.maxMatches) continue;
       const event = m.kind === 'detection' ? byId.get(m.eventIds[0]!) : undefined;
-      matches.push({ ruleId: m.ruleId, kind: m.kind, time: new Date(m.timeMs).toISOString(), eventIds: m.eventIds.slice(0, 100), groupKey: m.groupKey, detail: m.detail, ...(event ? { event } : {}) });
+      matches.push({
+        ruleId: m.ruleId,
+        kind: m.kind,
+        time: new Date(m.timeMs).toISOString(),
+        eventIds: m.eventIds.slice(0, 100),
+        groupKey: m.groupKey,
+        detail: m.detail,
+        ...(event ? { event } : {}),
+      });
     }
     after = chunk.last;
     if (after === undefined) return { ...base(), complete: true };
-    const stoppedBy = scanned >= bounds.maxEvents ? 'events' : performance.now() - started >= bounds.maxMs ? 'time' : undefined;
+    const stoppedBy =
+      scanned >= bounds.maxEvents ? 'events' : performance.now() - started >= bounds.maxMs ? 'time' : undefined;
     if (stoppedBy) return { ...base(), complete: false, stoppedBy, resumeAfter: new Date(after[0]).toISOString() };
   }
 }

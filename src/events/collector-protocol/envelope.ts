@@ -12,10 +12,21 @@ export const ENVELOPE_LIMITS = {
 } as const;
 
 /** A collector id: 1-128 characters, letters, digits, `. _ @ -`, starting with a letter or digit. */
-export const CollectorId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'));
+export const CollectorId = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, 'expected 1-128 characters: letters, digits, . _ @ -'),
+);
 
-const Name = v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected 1-64 characters: a-z, 0-9, _ (starting with a letter)'));
-const EntityKey = v.pipe(v.string(), v.minLength(3), v.maxLength(EVENT_LIMITS.entityKeyLength), v.regex(/^[a-z][a-z0-9_]{0,63}:./, 'expected kind:identifier'));
+const Name = v.pipe(
+  v.string(),
+  v.regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected 1-64 characters: a-z, 0-9, _ (starting with a letter)'),
+);
+const EntityKey = v.pipe(
+  v.string(),
+  v.minLength(3),
+  v.maxLength(EVENT_LIMITS.entityKeyLength),
+  v.regex(/^[a-z][a-z0-9_]{0,63}:./, 'expected kind:identifier'),
+);
 const Attributes = v.optional(v.record(v.string(), v.unknown()));
 
 /** A fact naming one entity of the graph: its key `kind:identifier`, its kind and attributes. */
@@ -25,7 +36,13 @@ export const EntityFactSchema = v.pipe(
 );
 
 /** A fact naming one typed relationship between two entity keys. */
-export const RelationshipFactSchema = v.strictObject({ fact: v.literal('relationship'), from: EntityKey, to: EntityKey, type: Name, attributes: Attributes });
+export const RelationshipFactSchema = v.strictObject({
+  fact: v.literal('relationship'),
+  from: EntityKey,
+  to: EntityKey,
+  type: Name,
+  attributes: Attributes,
+});
 
 /** One fact of a payload. */
 export const FactSchema = v.union([EntityFactSchema, RelationshipFactSchema]);

@@ -35,7 +35,8 @@ export interface EnvelopeFault {
 }
 
 /** The result of opening transport bytes. */
-export type OpenResult = { readonly ok: true; readonly envelope: OpenedEnvelope } | ({ readonly ok: false } & EnvelopeFault);
+export type OpenResult =
+  { readonly ok: true; readonly envelope: OpenedEnvelope } | ({ readonly ok: false } & EnvelopeFault);
 
 /** The signed bytes of a payload: DSSE PAE over its RFC 8785 canonical JSON. */
 export function signedBytesOf(payload: unknown): Uint8Array {
@@ -47,7 +48,10 @@ export function signedBytesOf(payload: unknown): Uint8Array {
  * text (`JSON.stringify(envelope)`) holds the payload's members in JCS order and the server
  * canonicalizes it in one native pass (docs/collector-protocol.md, "Verification"). Any member order verifies.
  */
-export function sealEnvelope<P extends object>(payload: P, seed: Uint8Array): { algorithm: 'Ed25519'; payload: P; signature: string } {
+export function sealEnvelope<P extends object>(
+  payload: P,
+  seed: Uint8Array,
+): { algorithm: 'Ed25519'; payload: P; signature: string } {
   const body = canonicalBytes(payload);
   const signature = encodeBase64(sign(pae(PAYLOAD_TYPE, body), seed));
   return { algorithm: 'Ed25519', payload: JSON.parse(Buffer.from(body).toString('utf8')) as P, signature };
@@ -67,13 +71,22 @@ const CANONICAL_PREFIX = Buffer.from('{"algorithm":"Ed25519","payload":');
  * canonical (a sealed envelope without escapes), one native JSON.stringify when its keys are in
  * order (a sealed envelope), else the general canonicalization.
  */
-function canonicalPayload(bytes: Uint8Array, parsed: Extract<StrictJsonResult, { ok: true }>, signature: string): Uint8Array {
+function canonicalPayload(
+  bytes: Uint8Array,
+  parsed: Extract<StrictJsonResult, { ok: true }>,
+  signature: string,
+): Uint8Array {
   if (parsed.canonical) {
     // Canonical text has no escapes: the signature's text is the string itself.
     const suffix = Buffer.from(`,"signature":"${signature}"}`);
     const b = asBuffer(bytes);
     const end = b.byteLength - suffix.byteLength;
-    if (end >= CANONICAL_PREFIX.byteLength && b.subarray(0, CANONICAL_PREFIX.byteLength).equals(CANONICAL_PREFIX) && b.subarray(end).equals(suffix)) return bytes.subarray(CANONICAL_PREFIX.byteLength, end);
+    if (
+      end >= CANONICAL_PREFIX.byteLength &&
+      b.subarray(0, CANONICAL_PREFIX.byteLength).equals(CANONICAL_PREFIX) &&
+      b.subarray(end).equals(suffix)
+    )
+      return bytes.subarray(CANONICAL_PREFIX.byteLength, end);
   }
   const received = (parsed.value as { payload: unknown }).payload;
   return parsed.keysInOrder ? Buffer.from(canonicalizeInOrder(received), 'utf8') : canonicalBytes(received);
@@ -85,27 +98,53 @@ function canonicalPayload(bytes: Uint8Array, parsed: Extract<StrictJsonResult, {
  * Pure and total: every failure is a value.
  */
 export function openEnvelope(bytes: Uint8Array): OpenResult {
-  if (bytes.byteLength > ENVELOPE_LIMITS.transportBytes) return { ok: false, fault: 'too_large', message: `envelope exceeds ${ENVELOPE_LIMITS.transportBytes} bytes` };
+  if (bytes.byteLength > ENVELOPE_LIMITS.transportBytes)
+    return { ok: false, fault: 'too_large', message: `envelope exceeds ${ENVELOPE_LIMITS.transportBytes} bytes` };
   const parsed = parseStrictJson(bytes);
-  if (!parsed.ok) return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: [`(body): ${parsed.error}`] };
+  if (!parsed.ok)
+    return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: [`(body): ${parsed.error}`] };
   const collectorId = peekCollectorId(parsed.value);
   const who = collectorId !== undefined ? { collectorId } : {};
   const checked = safeParseChecked(EnvelopeSchema, parsed.value);
-  if (!checked.success) return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: formatIssues(checked.issues), ...who };
+  if (!checked.success)
+    return {
+      ok: false,
+      fault: 'malformed',
+      message: 'malformed envelope',
+      issues: formatIssues(checked.issues),
+      ...who,
+    };
   let payloadBytes: Uint8Array;
   try {
     payloadBytes = canonicalPayload(bytes, parsed, checked.output.signature);
   } catch (err) {
     if (!(err instanceof CanonicalizationError)) throw err;
-    return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: [`payload: ${err.message}`], ...who };
+    return {
+      ok: false,
+      fault: 'malformed',
+      message: 'malformed envelope',
+      issues: [`payload: ${err.message}`],
+      ...who,
+    };
   }
   const signedParts = paeParts(PAYLOAD_TYPE, payloadBytes);
   if (signedParts[0].byteLength + payloadBytes.byteLength > ENVELOPE_LIMITS.signedBytes) {
-    return { ok: false, fault: 'too_large', message: `signed payload exceeds ${ENVELOPE_LIMITS.signedBytes} bytes`, ...who };
+    return {
+      ok: false,
+      fault: 'too_large',
+      message: `signed payload exceeds ${ENVELOPE_LIMITS.signedBytes} bytes`,
+      ...who,
+    };
   }
   const signature = decodeStrictBase64(checked.output.signature, 64);
   if (!signature || signature.byteLength !== 64) {
-    return { ok: false, fault: 'malformed', message: 'malformed envelope', issues: ['signature: expected canonical standard base64 of 64 bytes'], ...who };
+    return {
+      ok: false,
+      fault: 'malformed',
+      message: 'malformed envelope',
+      issues: ['signature: expected canonical standard base64 of 64 bytes'],
+      ...who,
+    };
   }
   const digest = createHash('sha256').update(signedParts[0]).update(payloadBytes).digest('hex');
   return { ok: true, envelope: { payload: checked.output.payload, signature, payloadBytes, digest } };

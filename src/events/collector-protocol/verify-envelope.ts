@@ -15,7 +15,10 @@ let signedScratch = Buffer.alloc(0);
 export function verifyEnvelope(envelope: OpenedEnvelope, publicKey: Uint8Array): boolean {
   const [head, body] = paeParts(PAYLOAD_TYPE, envelope.payloadBytes);
   const length = head.byteLength + body.byteLength;
-  if (signedScratch.byteLength < length) signedScratch = Buffer.allocUnsafeSlow(Math.max(length, Math.min(ENVELOPE_LIMITS.signedBytes, 2 * signedScratch.byteLength)));
+  if (signedScratch.byteLength < length)
+    signedScratch = Buffer.allocUnsafeSlow(
+      Math.max(length, Math.min(ENVELOPE_LIMITS.signedBytes, 2 * signedScratch.byteLength)),
+    );
   signedScratch.set(head, 0);
   signedScratch.set(body, head.byteLength);
   // Verification is synchronous: nothing else uses the buffer before it returns.

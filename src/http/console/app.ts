@@ -11,7 +11,13 @@ import { registerSignIn } from './sign-in.js';
 
 /** The console's operations on the app besides the API's (`METHOD /hono/path`), for the route-table test. */
 export function consoleOperations(): string[] {
-  return ['GET /assets/:name', 'GET /sign-in', 'POST /sign-in', 'POST /sign-out', ...CONSOLE_PAGES.map((p) => `${p.method.toUpperCase()} ${honoPath(p.path)}`)];
+  return [
+    'GET /assets/:name',
+    'GET /sign-in',
+    'POST /sign-in',
+    'POST /sign-out',
+    ...CONSOLE_PAGES.map((p) => `${p.method.toUpperCase()} ${honoPath(p.path)}`),
+  ];
 }
 
 /**

@@ -8,7 +8,8 @@ import { withQuery } from '../web/components/url.js';
 /** A form's fields: a repeated field (checkboxes) as an array, the CSRF token left out. */
 export async function formFields(c: Context<AppEnv>): Promise<Record<string, string | string[]>> {
   const type = c.req.header('content-type') ?? '';
-  if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/.test(type)) throw new HttpError(415, 'expected a form (application/x-www-form-urlencoded)');
+  if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/.test(type))
+    throw new HttpError(415, 'expected a form (application/x-www-form-urlencoded)');
   const body = await c.req.parseBody({ all: true });
   const out: Record<string, string | string[]> = {};
   for (const [k, value] of Object.entries(body)) {
@@ -25,15 +26,34 @@ export function parseForm<S extends v.GenericSchema>(schema: S, fields: unknown)
 }
 
 /** A form field that is empty when not filled: undefined. */
-export const optionalField = <S extends v.GenericSchema<string, unknown>>(s: S) => v.optional(v.union([v.pipe(v.literal(''), v.transform(() => undefined)), s]));
+export const optionalField = <S extends v.GenericSchema<string, unknown>>(s: S) =>
+  v.optional(
+    v.union([
+      v.pipe(
+        v.literal(''),
+        v.transform(() => undefined),
+      ),
+      s,
+    ]),
+  );
 
-/** An assign form's typed assignee: empty clears it; otherwise a principal id as the API takes it (no control characters). */
-export const assigneeField = v.optional(v.pipe(v.string(), v.trim(), v.maxLength(128), v.regex(/^[^\p{Cc}]*$/u, 'no control characters')), '');
+/**
+ * An assign form's typed assignee: empty clears it; otherwise a principal id as the API takes it (no control
+ * characters).
+ */
+export const assigneeField = v.optional(
+  v.pipe(v.string(), v.trim(), v.maxLength(128), v.regex(/^[^\p{Cc}]*$/u, 'no control characters')),
+  '',
+);
 
 /** Always an array of ids: a checkbox group that sent one value, several, or none. */
 export function idsField(max: number) {
   const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(128));
-  return v.pipe(v.optional(v.union([Id, v.array(Id)])), v.transform((x): string[] => (x === undefined ? [] : typeof x === 'string' ? [x] : x)), v.maxLength(max));
+  return v.pipe(
+    v.optional(v.union([Id, v.array(Id)])),
+    v.transform((x): string[] => (x === undefined ? [] : typeof x === 'string' ? [x] : x)),
+    v.maxLength(max),
+  );
 }
 
 /** Where a form goes back to after it did its work: a console path, with a notice. */

@@ -25,7 +25,10 @@ export interface PageScope {
   render(title: string, content: Child, opts?: { status?: 200 | 400 | 403 | 404 | 409 | 413 | 429 | 503 }): Response;
 }
 
-/** One console page (or form action), declared once: its path, permission and audit label drive the guard as for the API. */
+/**
+ * One console page (or form action), declared once: its path, permission and audit label drive the guard as for the
+ * API.
+ */
 export interface PageRoute {
   readonly method: 'get' | 'post';
   /** The path template (`/alerts/{alertId}`), also the route the audit log records. */
@@ -50,7 +53,10 @@ const NAV: readonly (NavItem & { permission: Permission })[] = [
 
 /** The navigation a principal may follow. */
 export function navFor(principal: Principal | undefined): NavItem[] {
-  return NAV.filter((n) => principal !== undefined && allows(principal.roles, n.permission)).map(({ href, label }) => ({ href, label }));
+  return NAV.filter((n) => principal !== undefined && allows(principal.roles, n.permission)).map(({ href, label }) => ({
+    href,
+    label,
+  }));
 }
 
 /** Whether the client asked for a page (a browser's navigation); other clients get the API's ErrorResponse. */
@@ -67,19 +73,42 @@ export function csrfBinding(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy): 
 }
 
 /** Shows a page in the console's shell for `principal`, with the sign-out form when the request carries a session. */
-export function pageShell(c: Context<AppEnv>, deps: AppDeps, net: NetPolicy, csrf: Csrf, principal: Principal | undefined, title: string, content: Child, status: number = 200): Response {
+export function pageShell(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  net: NetPolicy,
+  csrf: Csrf,
+  principal: Principal | undefined,
+  title: string,
+  content: Child,
+  status: number = 200,
+): Response {
   const binding = csrfBinding(c, deps, net);
-  const session = presentedSessionHash(c, overTls(c, deps, net)) !== undefined && principal?.authentication === 'console_session';
+  const session =
+    presentedSessionHash(c, overTls(c, deps, net)) !== undefined && principal?.authentication === 'console_session';
   const notice = c.req.query('notice');
   const failed = c.req.query('error');
-  return sendPage(c, (
+  return sendPage(
+    c,
     <Layout
-      title={title} brand="Vigil console" nav={navFor(principal)} current={c.req.path}
-      {...(principal ? { user: { name: principal.displayName, roles: principal.roles, authentication: principal.authentication } } : {})}
+      title={title}
+      brand="Vigil console"
+      nav={navFor(principal)}
+      current={c.req.path}
+      {...(principal
+        ? { user: { name: principal.displayName, roles: principal.roles, authentication: principal.authentication } }
+        : {})}
       {...(session && binding ? { signOut: { action: '/sign-out', csrf: csrf.tokenFor(binding) } } : {})}
-      {...(failed ? { notice: { kind: 'error' as const, text: failed.slice(0, 300) } } : notice ? { notice: { kind: 'ok' as const, text: notice.slice(0, 300) } } : {})}
-    >{content}</Layout>
-  ), status as 200);
+      {...(failed
+        ? { notice: { kind: 'error' as const, text: failed.slice(0, 300) } }
+        : notice
+          ? { notice: { kind: 'ok' as const, text: notice.slice(0, 300) } }
+          : {})}
+    >
+      {content}
+    </Layout>,
+    status as 200,
+  );
 }
 
 /**
@@ -92,21 +121,53 @@ export function pageErrors(deps: AppDeps, net: NetPolicy, csrf: Csrf): Middlewar
   return async (c, next) => {
     await next();
     const res = c.res;
-    if (res.status < 400 || !wantsHtml(c) || !(res.headers.get('content-type') ?? '').includes('application/json')) return;
-    const message = ((await res.clone().json().catch(() => ({}))) as { error?: unknown }).error;
+    if (res.status < 400 || !wantsHtml(c) || !(res.headers.get('content-type') ?? '').includes('application/json'))
+      return;
+    const message = (
+      (await res
+        .clone()
+        .json()
+        .catch(() => ({}))) as { error?: unknown }
+    ).error;
     if (res.status === 401 && c.req.method === 'GET') {
-      c.res = new Response(null, { status: 303, headers: { location: `/sign-in?next=${encodeURIComponent(c.req.path + (new URL(c.req.url).search))}` } });
+      c.res = new Response(null, {
+        status: 303,
+        headers: { location: `/sign-in?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}` },
+      });
       return;
     }
     const text = typeof message === 'string' ? message : 'the request failed';
-    c.res = pageShell(c, deps, net, csrf, c.get('principal'), `Error ${res.status}`, (
-      <section class="panel"><h1>{res.status === 403 ? 'Not allowed' : res.status === 401 ? 'Sign in first' : 'That did not work'}</h1><p>{text}</p><p><a href="/">Back to the overview</a></p></section>
-    ), res.status);
+    c.res = pageShell(
+      c,
+      deps,
+      net,
+      csrf,
+      c.get('principal'),
+      `Error ${res.status}`,
+      <section class="panel">
+        <h1>{res.status === 403 ? 'Not allowed' : res.status === 401 ? 'Sign in first' : 'That did not work'}</h1>
+        <p>{text}</p>
+        <p>
+          <a href="/">Back to the overview</a>
+        </p>
+      </section>,
+      res.status,
+    );
   };
 }
 
-/** Registers the console's pages: page headers, error pages, the API's guard (session first), CSRF on forms, then the handler. */
-export function registerPages(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy, csrf: Csrf, sessions: SessionKeeper, pages: readonly PageRoute[]): void {
+/**
+ * Registers the console's pages: page headers, error pages, the API's guard (session first), CSRF on forms, then the
+ * handler.
+ */
+export function registerPages(
+  app: Hono<AppEnv>,
+  deps: AppDeps,
+  net: NetPolicy,
+  csrf: Csrf,
+  sessions: SessionKeeper,
+  pages: readonly PageRoute[],
+): void {
   const refuse = (c: Context<AppEnv>, status: 403 | 413, message: string) => c.json({ error: message }, status);
   for (const p of pages) {
     const handlers: MiddlewareHandler<AppEnv>[] = [
@@ -118,9 +179,14 @@ export function registerPages(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy, 
         const principal = c.get('principal');
         const binding = csrfBinding(c, deps, net)!;
         return p.handle(c, {
-          deps, net, principal, sessions, csrf: csrf.tokenFor(binding),
+          deps,
+          net,
+          principal,
+          sessions,
+          csrf: csrf.tokenFor(binding),
           can: (permission) => allows(principal.roles, permission),
-          render: (title, content, opts) => pageShell(c, deps, net, csrf, principal, title, content, opts?.status ?? 200),
+          render: (title, content, opts) =>
+            pageShell(c, deps, net, csrf, principal, title, content, opts?.status ?? 200),
         });
       },
     ];

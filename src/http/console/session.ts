@@ -35,7 +35,13 @@ export function sessionCookieName(tls: boolean): string {
 
 /** Sets the session cookie: HttpOnly, SameSite=Strict, path /, Secure over TLS, for the session's absolute lifetime. */
 export function setSessionCookie(c: Context<AppEnv>, tls: boolean, secret: string, maxAgeSeconds: number): void {
-  setCookie(c, sessionCookieName(tls), secret, { path: '/', httpOnly: true, sameSite: 'Strict', secure: tls, maxAge: maxAgeSeconds });
+  setCookie(c, sessionCookieName(tls), secret, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'Strict',
+    secure: tls,
+    maxAge: maxAgeSeconds,
+  });
 }
 
 /** Removes the session cookie from the browser. */
@@ -69,7 +75,10 @@ export function createSessionKeeper(deps: AppDeps, net: NetPolicy): SessionKeepe
   const end = async (cmd: EndConsoleSession, actor: Pick<Principal, 'id' | 'authentication'>) => {
     lastSeen.delete(cmd.sessionHash);
     const ctx = { now: deps.now().toISOString(), actor: { id: actor.id, authentication: actor.authentication } };
-    const outcome = await deps.pipeline.dispatch({ decide: (m) => decideEndConsoleSession(consoleSessionsSlice(m), cmd), ctx });
+    const outcome = await deps.pipeline.dispatch({
+      decide: (m) => decideEndConsoleSession(consoleSessionsSlice(m), cmd),
+      ctx,
+    });
     return outcome.ok;
   };
   return {
@@ -81,9 +90,19 @@ export function createSessionKeeper(deps: AppDeps, net: NetPolicy): SessionKeepe
       const now = deps.now().getTime();
       const idleSince = lastSeen.get(hash) ?? Math.max(started, Date.parse(session.startedAt));
       const principal = deps.registry.principalById(session.principal, now);
-      const reason = Date.parse(session.expiresAt) <= now ? 'expired' : now - idleSince > session.idleMinutes * 60_000 ? 'idle' : principal ? undefined : 'credential_revoked';
+      const reason =
+        Date.parse(session.expiresAt) <= now
+          ? 'expired'
+          : now - idleSince > session.idleMinutes * 60_000
+            ? 'idle'
+            : principal
+              ? undefined
+              : 'credential_revoked';
       if (reason !== undefined || !principal) {
-        await end({ sessionHash: hash, reason: reason ?? 'credential_revoked' }, { id: session.principal, authentication: SESSION_AUTHENTICATION });
+        await end(
+          { sessionHash: hash, reason: reason ?? 'credential_revoked' },
+          { id: session.principal, authentication: SESSION_AUTHENTICATION },
+        );
         return undefined;
       }
       lastSeen.set(hash, now);

@@ -12,7 +12,14 @@ import { CSRF_FIELD, sameOrigin, type Csrf } from '../web/csrf.js';
 import { pageHeaders } from '../web/security.js';
 import { pageShell, registerPages, wantsHtml, type PageRoute } from './page-route.js';
 import { SignInPage } from './pages/sign-in.js';
-import { clearSessionCookie, newSessionSecret, overTls, presentedSessionHash, setSessionCookie, type SessionKeeper } from './session.js';
+import {
+  clearSessionCookie,
+  newSessionSecret,
+  overTls,
+  presentedSessionHash,
+  setSessionCookie,
+  type SessionKeeper,
+} from './session.js';
 
 const SIGN_IN_ROUTE = '/sign-in';
 /** The largest sign-in form: a token and a path. */
@@ -22,7 +29,9 @@ const PRE_SESSION_COOKIE = 'vigil-sign-in';
 
 /** Where to go after signing in: a path of this console, never another site. */
 function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/(?![/\\])[\x21-\x7e]{0,1023}$/.test(next) && !next.startsWith('/sign-') ? next : '/';
+  return typeof next === 'string' && /^\/(?![/\\])[\x21-\x7e]{0,1023}$/.test(next) && !next.startsWith('/sign-')
+    ? next
+    : '/';
 }
 
 /** The pre-session value of the browser (set on the sign-in page), that the sign-in form's token is bound to. */
@@ -40,7 +49,13 @@ function preSession(c: Context<AppEnv>): string {
  * the request's access event and audit record commit with the session's start. Signing out ends the
  * session in the log and clears the cookie.
  */
-export function registerSignIn(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy, csrf: Csrf, sessions: SessionKeeper): void {
+export function registerSignIn(
+  app: Hono<AppEnv>,
+  deps: AppDeps,
+  net: NetPolicy,
+  csrf: Csrf,
+  sessions: SessionKeeper,
+): void {
   app.get(SIGN_IN_ROUTE, pageHeaders(), (c) => {
     const next = safeNext(c.req.query('next'));
     const token = csrf.tokenFor(`sign-in:${preSession(c)}`);
@@ -51,9 +66,22 @@ export function registerSignIn(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
     const started = performance.now();
     const at = deps.now();
     const source = clientAddress(deps.peerOf(c.env?.incoming), c.req.header('x-forwarded-for'), net.trustedProxies);
-    const again = (status: 400 | 401 | 403 | 413 | 429, error: string, next = '/') => !wantsHtml(c) ? c.json({ error }, status) : pageShell(c, deps, net, csrf, undefined, 'Sign in', <SignInPage next={next} error={error} csrf={csrf.tokenFor(`sign-in:${preSession(c)}`)} />, status);
+    const again = (status: 400 | 401 | 403 | 413 | 429, error: string, next = '/') =>
+      !wantsHtml(c)
+        ? c.json({ error }, status)
+        : pageShell(
+            c,
+            deps,
+            net,
+            csrf,
+            undefined,
+            'Sign in',
+            <SignInPage next={next} error={error} csrf={csrf.tokenFor(`sign-in:${preSession(c)}`)} />,
+            status,
+          );
     if (!sameOrigin(c)) return again(403, 'cross-site sign-in refused');
-    if (Number(c.req.header('content-length') ?? 'NaN') > SIGN_IN_BYTES || c.req.header('content-length') === undefined) return again(413, 'sign-in form too large');
+    if (Number(c.req.header('content-length') ?? 'NaN') > SIGN_IN_BYTES || c.req.header('content-length') === undefined)
+      return again(413, 'sign-in form too large');
     const wait = deps.refusals.throttledFor(source, at.getTime());
     if (wait > 0) {
       deps.refusals.refused('throttled', source, SIGN_IN_ROUTE, at);
@@ -63,26 +91,53 @@ export function registerSignIn(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
     const form = await c.req.parseBody();
     const next = safeNext(form['next']);
     const pre = getCookie(c, PRE_SESSION_COOKIE);
-    if (pre === undefined || !csrf.verify(`sign-in:${pre}`, typeof form[CSRF_FIELD] === 'string' ? form[CSRF_FIELD] : undefined)) return again(403, 'the sign-in form expired: try again', next);
+    if (
+      pre === undefined ||
+      !csrf.verify(`sign-in:${pre}`, typeof form[CSRF_FIELD] === 'string' ? form[CSRF_FIELD] : undefined)
+    )
+      return again(403, 'the sign-in form expired: try again', next);
     const token = typeof form['token'] === 'string' ? form['token'].trim() : '';
-    const bearer = token.length > 0 && token.length <= 512 ? deps.registry.authenticate(token, at.getTime()) : undefined;
-    const records = (status: number, principal?: Principal) => accessRecords({
-      requestId: c.get('requestId'), operation: 'console_sign_in', method: 'POST', route: SIGN_IN_ROUTE, status,
-      durationMs: Math.round((performance.now() - started) * 1000) / 1000, sourceAddress: source,
-      approved: source !== 'unknown' && net.approved.has(source), ...(principal ? { principal } : {}), at: deps.now().toISOString(),
-    });
+    const bearer =
+      token.length > 0 && token.length <= 512 ? deps.registry.authenticate(token, at.getTime()) : undefined;
+    const records = (status: number, principal?: Principal) =>
+      accessRecords({
+        requestId: c.get('requestId'),
+        operation: 'console_sign_in',
+        method: 'POST',
+        route: SIGN_IN_ROUTE,
+        status,
+        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+        sourceAddress: source,
+        approved: source !== 'unknown' && net.approved.has(source),
+        ...(principal ? { principal } : {}),
+        at: deps.now().toISOString(),
+      });
     if (!bearer) {
-      if (deps.refusals.failed(source, SIGN_IN_ROUTE, at)) await deps.pipeline.record(records(401), { now: deps.now().toISOString() });
+      if (deps.refusals.failed(source, SIGN_IN_ROUTE, at))
+        await deps.pipeline.record(records(401), { now: deps.now().toISOString() });
       return again(401, 'that token is not valid (unknown, disabled or expired)', next);
     }
     const secret = newSessionSecret();
     const cfg = deps.config.console;
-    const ctx = { now: at.toISOString(), requestId: c.get('requestId'), actor: { id: bearer.id, authentication: bearer.authentication } };
+    const ctx = {
+      now: at.toISOString(),
+      requestId: c.get('requestId'),
+      actor: { id: bearer.id, authentication: bearer.authentication },
+    };
     const outcome = await deps.pipeline.dispatch({
-      decide: (m) => decideStartConsoleSession(consoleSessionsSlice(m), {
-        sessionHash: hashToken(secret), principal: bearer.id, authentication: bearer.authentication,
-        idleMinutes: cfg.sessionIdleMinutes, maxHours: cfg.sessionMaxHours, sourceAddress: source,
-      }, ctx),
+      decide: (m) =>
+        decideStartConsoleSession(
+          consoleSessionsSlice(m),
+          {
+            sessionHash: hashToken(secret),
+            principal: bearer.id,
+            authentication: bearer.authentication,
+            idleMinutes: cfg.sessionIdleMinutes,
+            maxHours: cfg.sessionMaxHours,
+            sourceAddress: source,
+          },
+          ctx,
+        ),
       facts: () => records(303, bearer),
       ctx,
     });
@@ -92,7 +147,10 @@ export function registerSignIn(app: Hono<AppEnv>, deps: AppDeps, net: NetPolicy,
   });
 
   const signOut: PageRoute = {
-    method: 'post', path: '/sign-out', permission: 'principal:read', audit: 'console_sign_out',
+    method: 'post',
+    path: '/sign-out',
+    permission: 'principal:read',
+    audit: 'console_sign_out',
     async handle(c, { principal }) {
       const tls = overTls(c, deps, net);
       const hash = presentedSessionHash(c, tls);

@@ -14,11 +14,26 @@ export async function alertsView(deps: AppDeps): Promise<AlertsState> {
 }
 
 /** What an alert's and an incident's lists belong to. */
-interface Owned { alert: AlertView; incident: IncidentView }
+interface Owned {
+  alert: AlertView;
+  incident: IncidentView;
+}
 
 const OWNERS = {
-  alert: { base: '/api/v1/alerts/{alertId}', param: 'alertId', params: v.object({ alertId: v.string() }), permission: 'alerts:read', find: (s: AlertsState, id: string) => s.alerts.get(id) },
-  incident: { base: '/api/v1/incidents/{id}', param: 'id', params: v.object({ id: v.string() }), permission: 'incidents:read', find: (s: AlertsState, id: string) => s.incidents.get(id) },
+  alert: {
+    base: '/api/v1/alerts/{alertId}',
+    param: 'alertId',
+    params: v.object({ alertId: v.string() }),
+    permission: 'alerts:read',
+    find: (s: AlertsState, id: string) => s.alerts.get(id),
+  },
+  incident: {
+    base: '/api/v1/incidents/{id}',
+    param: 'id',
+    params: v.object({ id: v.string() }),
+    permission: 'incidents:read',
+    find: (s: AlertsState, id: string) => s.incidents.get(id),
+  },
 } as const;
 
 /**
@@ -42,9 +57,19 @@ export function ownedListRoute<K extends keyof Owned>(o: {
   const idField = `${o.owner}Id`;
   const path: string = `${base}/${o.part}`;
   return route({
-    method: 'get', path, operationId: o.operationId, summary: o.summary,
-    permission, audit: `read_${o.owner}_${o.part}`, params, query: PageQuery,
-    success: { status: 200, description: `\`{${idField}, ${o.alongside ? `${o.alongside.field}, ` : ''}${o.field}, nextCursor}\`` }, errors: [400, 404],
+    method: 'get',
+    path,
+    operationId: o.operationId,
+    summary: o.summary,
+    permission,
+    audit: `read_${o.owner}_${o.part}`,
+    params,
+    query: PageQuery,
+    success: {
+      status: 200,
+      description: `\`{${idField}, ${o.alongside ? `${o.alongside.field}, ` : ''}${o.field}, nextCursor}\``,
+    },
+    errors: [400, 404],
     handle: async (c, { deps }) => {
       const q = parseOr400(PageQuery, c.req.query(), 'query');
       const s = await alertsView(deps);
@@ -52,8 +77,16 @@ export function ownedListRoute<K extends keyof Owned>(o: {
       const owner = find(s, id);
       if (!owner) throw new HttpError(404, `${o.owner} ${id.slice(0, 128)} does not exist`);
       const page = o.page(s, owner, Math.min(q.limit ?? 100, deps.config.limits.pageSize), q.cursor);
-      if (!page) throw new HttpError(400, 'invalid query', [`cursor: not a cursor returned by this endpoint for this ${o.owner}`]);
-      return storedJson(c, { [idField]: owner.id, ...(o.alongside ? { [o.alongside.field]: o.alongside.of(owner) } : {}), [o.field]: page.items, nextCursor: page.nextCursor });
+      if (!page)
+        throw new HttpError(400, 'invalid query', [
+          `cursor: not a cursor returned by this endpoint for this ${o.owner}`,
+        ]);
+      return storedJson(c, {
+        [idField]: owner.id,
+        ...(o.alongside ? { [o.alongside.field]: o.alongside.of(owner) } : {}),
+        [o.field]: page.items,
+        nextCursor: page.nextCursor,
+      });
     },
   });
 }

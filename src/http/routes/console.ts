@@ -22,7 +22,16 @@ export async function readConsole(deps: AppDeps): Promise<ConsoleView> {
     activity: m.activity,
     plan: detectionPlan(m.detection, m.sources, now, deps.config.detection.freshnessHours),
     now,
-    ...(dep ? { deployment: { deploymentId: dep.deploymentId, authorityUrl: dep.authorityUrl, ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}), ...(reporter ? { reporter } : {}) } } : {}),
+    ...(dep
+      ? {
+          deployment: {
+            deploymentId: dep.deploymentId,
+            authorityUrl: dep.authorityUrl,
+            ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}),
+            ...(reporter ? { reporter } : {}),
+          },
+        }
+      : {}),
   });
 }
 
@@ -30,22 +39,42 @@ export async function readConsole(deps: AppDeps): Promise<ConsoleView> {
 const SNAPSHOT_DEPRECATED_AT = '@1795392000';
 
 const readConsoleRoute = route({
-  method: 'get', path: '/api/v1/console', operationId: 'readConsole',
-  summary: 'The raw-log-free console projection: alerts and incidents by state, systems reporting, sources and rates, the plan, the deployment',
-  permission: 'console:read', audit: 'read_console',
-  success: { status: 200, description: 'ConsoleView', schema: ConsoleViewSchema }, errors: [],
+  method: 'get',
+  path: '/api/v1/console',
+  operationId: 'readConsole',
+  summary:
+    'The raw-log-free console projection: alerts and incidents by state, systems reporting, sources and rates, the ' +
+    'plan, the deployment',
+  permission: 'console:read',
+  audit: 'read_console',
+  success: { status: 200, description: 'ConsoleView', schema: ConsoleViewSchema },
+  errors: [],
   handle: async (c, { deps }) => c.json(await readConsole(deps)),
 });
 
 const readLegacySnapshotRoute = route({
-  method: 'get', path: '/api/snapshot', operationId: 'readLegacySnapshot',
-  summary: 'Unsupported for integrations (spec 9): the temporary browser fixture, the console projection\'s shape; use /api/v1/console',
-  permission: 'console:read', audit: 'read_legacy_snapshot',
-  success: { status: 200, description: 'ConsoleView, with `Deprecation`, `Warning` and a `Link` to /api/v1/console', schema: ConsoleViewSchema }, errors: [],
+  method: 'get',
+  path: '/api/snapshot',
+  operationId: 'readLegacySnapshot',
+  summary:
+    "Unsupported for integrations (spec 9): the temporary browser fixture, the console projection's shape; use " +
+    '/api/v1/console',
+  permission: 'console:read',
+  audit: 'read_legacy_snapshot',
+  success: {
+    status: 200,
+    description: 'ConsoleView, with `Deprecation`, `Warning` and a `Link` to /api/v1/console',
+    schema: ConsoleViewSchema,
+  },
+  errors: [],
   handle: async (c, { deps }) => {
     const view = await readConsole(deps);
     c.header('Deprecation', SNAPSHOT_DEPRECATED_AT);
-    c.header('Warning', '299 vigil "unsupported: /api/snapshot is a temporary browser fixture; integrations use /api/v1/console (docs/api.md)"');
+    c.header(
+      'Warning',
+      '299 vigil "unsupported: /api/snapshot is a temporary browser fixture; integrations use /api/v1/console ' +
+        '(docs/api.md)"',
+    );
     c.header('Link', '</api/v1/console>; rel="successor-version"');
     c.header('Cache-Control', 'no-store');
     return c.json(view);

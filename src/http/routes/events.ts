@@ -22,7 +22,10 @@ export const RESERVED_ADAPTERS = ['vigil', 'collector'] as const;
 /** A NormalizedEvent as a client may submit it: any adapter but the reserved ones, so evidence cannot be forged. */
 export const SubmittedEventSchema = v.pipe(
   NormalizedEventSchema,
-  v.check((e) => !(RESERVED_ADAPTERS as readonly string[]).includes(e.source.adapter), `source.adapter: ${RESERVED_ADAPTERS.join(' and ')} are reserved for events Vigil records itself`),
+  v.check(
+    (e) => !(RESERVED_ADAPTERS as readonly string[]).includes(e.source.adapter),
+    `source.adapter: ${RESERVED_ADAPTERS.join(' and ')} are reserved for events Vigil records itself`,
+  ),
 );
 
 /** Query of `GET /api/v1/events`. */
@@ -38,10 +41,18 @@ export const ListEventsQuery = v.strictObject({
 });
 
 const ingestEventsRoute = route({
-  method: 'post', path: '/api/v1/events', operationId: 'ingestEvents', summary: 'Ingest NormalizedEvents, all or nothing, idempotent by id',
-  permission: 'ingest', audit: 'ingest_events', body: { batch: SubmittedEventSchema },
-  middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000)],
-  success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 409, 413, 415, 429],
+  method: 'post',
+  path: '/api/v1/events',
+  operationId: 'ingestEvents',
+  summary: 'Ingest NormalizedEvents, all or nothing, idempotent by id',
+  permission: 'ingest',
+  audit: 'ingest_events',
+  body: { batch: SubmittedEventSchema },
+  middleware: (deps) => [
+    admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000),
+  ],
+  success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' },
+  errors: [400, 409, 413, 415, 429],
   handle: async (c, { deps }) => {
     const staged = await stageEvents(c, deps);
     return ingestionAnswer(c, await staged.answer, staged.echo);
@@ -54,7 +65,10 @@ const ingestEventsRoute = route({
  * commit is awaited but what the answer echoes (V8 would promote it to its old space meanwhile:
  * docs/benchmarks.md, 2026-12-01).
  */
-async function stageEvents(c: Context<AppEnv>, deps: AppDeps): Promise<{ answer: Promise<{ result: IngestionResult; detections: Detections }>; echo?: AcceptedEcho }> {
+async function stageEvents(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+): Promise<{ answer: Promise<{ result: IngestionResult; detections: Detections }>; echo?: AcceptedEcho }> {
   const body = await readBatchBodyText(c, deps.config.limits.bodyBytes);
   const batch = batchOf(body.value, deps.config.limits.recordsPerRequest);
   c.get('ingestTicket').records(batch.records.length);
@@ -75,25 +89,40 @@ function withoutEchoed(d: Decision<IngestionResult>, echo: AcceptedEcho | undefi
 }
 
 const listEventsRoute = route({
-  method: 'get', path: '/api/v1/events', operationId: 'listEvents', summary: 'Events newest first, from the evidence index',
-  permission: 'events:read', audit: 'list_events', query: ListEventsQuery,
-  success: { status: 200, description: '`{events, nextCursor}`' }, errors: [400],
+  method: 'get',
+  path: '/api/v1/events',
+  operationId: 'listEvents',
+  summary: 'Events newest first, from the evidence index',
+  permission: 'events:read',
+  audit: 'list_events',
+  query: ListEventsQuery,
+  success: { status: 200, description: '`{events, nextCursor}`' },
+  errors: [400],
   handle: async (c, { deps }) => {
     const q = parseOr400(ListEventsQuery, c.req.query(), 'query');
     const after = q.cursor !== undefined ? parseEventCursor(q.cursor) : undefined;
-    if (q.cursor !== undefined && !after) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
+    if (q.cursor !== undefined && !after)
+      throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     await deps.readYourWrites();
-    const page = listEvents(deps.reads, {
-      ...(q.since ? { sinceMs: epochMillisOf(q.since)! } : {}),
-      ...(q.until ? { untilMs: epochMillisOf(q.until)! } : {}),
-      ...(q.category ? { category: q.category } : {}),
-      ...(q.class ? { class: q.class } : {}),
-      ...(q.entityKey ? { entityKey: q.entityKey } : {}),
-      ...(q.adapter ? { adapter: q.adapter } : {}),
-    }, Math.min(q.limit ?? 100, deps.config.limits.pageSize), after);
+    const page = listEvents(
+      deps.reads,
+      {
+        ...(q.since ? { sinceMs: epochMillisOf(q.since)! } : {}),
+        ...(q.until ? { untilMs: epochMillisOf(q.until)! } : {}),
+        ...(q.category ? { category: q.category } : {}),
+        ...(q.class ? { class: q.class } : {}),
+        ...(q.entityKey ? { entityKey: q.entityKey } : {}),
+        ...(q.adapter ? { adapter: q.adapter } : {}),
+      },
+      Math.min(q.limit ?? 100, deps.config.limits.pageSize),
+      after,
+    );
     return storedJson(c, page);
   },
 });
 
-/** `POST /api/v1/events` (ingestor) and `GET /api/v1/events` (viewer); the list sees every write acknowledged before the request. */
+/**
+ * `POST /api/v1/events` (ingestor) and `GET /api/v1/events` (viewer); the list sees every write acknowledged before the
+ * request.
+ */
 export const eventRoutes: readonly Route[] = [ingestEventsRoute, listEventsRoute];

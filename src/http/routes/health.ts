@@ -5,9 +5,20 @@ import { route, type Route } from '../route.js';
  * aggregate. Read from the live process, not the read side: it answers even when the read side lags.
  */
 const readHealthDetailRoute = route({
-  method: 'get', path: '/api/v1/health', operationId: 'readHealthDetail', summary: 'Each component\'s state: writer queue, read-side lag, disk and watermarks, silent sources and collectors, export lag',
-  permission: 'health:detail', audit: 'read_health_detail',
-  success: { status: 200, description: '`{status, checkedAt, components: {writer, readSide, disk, sources, collectors, exports}}` (docs/monitoring.md)' }, errors: [],
+  method: 'get',
+  path: '/api/v1/health',
+  operationId: 'readHealthDetail',
+  summary:
+    "Each component's state: writer queue, read-side lag, disk and watermarks, silent sources and collectors, export " +
+    'lag',
+  permission: 'health:detail',
+  audit: 'read_health_detail',
+  success: {
+    status: 200,
+    description:
+      '`{status, checkedAt, components: {writer, readSide, disk, sources, collectors, exports}}` (docs/monitoring.md)',
+  },
+  errors: [],
   handle: (c, { deps }) => {
     const queue = deps.admission.depth();
     const limits = deps.config.limits;
@@ -16,29 +27,61 @@ const readHealthDetailRoute = route({
     const disk = monitor?.disk();
     const sources = monitor?.sources();
     const lag = progress ? Math.max(0, progress.headSeq - progress.readSeq) : 0;
-    const silentOf = (kind: 'source' | 'collector') => (sources?.silent ?? []).filter((s) => s.kind === kind).slice(0, 1000);
+    const silentOf = (kind: 'source' | 'collector') =>
+      (sources?.silent ?? []).filter((s) => s.kind === kind).slice(0, 1000);
     const sourcesSilent = silentOf('source');
     const collectorsSilent = silentOf('collector');
     const destinations = deps.exports?.() ?? [];
-    const exportStatus = destinations.length === 0 ? 'off' : destinations.some((d) => d.state === 'failing') ? 'failing' : destinations.some((d) => d.state === 'retrying') ? 'retrying' : 'ok';
+    const exportStatus =
+      destinations.length === 0
+        ? 'off'
+        : destinations.some((d) => d.state === 'failing')
+          ? 'failing'
+          : destinations.some((d) => d.state === 'retrying')
+            ? 'retrying'
+            : 'ok';
     return c.json({
       status: monitor?.status() ?? 'ok',
       checkedAt: deps.now().toISOString(),
       components: {
         writer: {
-          status: queue.records >= limits.ingestQueueEvents || queue.bytes >= limits.ingestQueueBytes ? 'saturated' : 'ok',
+          status:
+            queue.records >= limits.ingestQueueEvents || queue.bytes >= limits.ingestQueueBytes ? 'saturated' : 'ok',
           queue: { ...queue, maxBytes: limits.ingestQueueBytes, maxRecords: limits.ingestQueueEvents },
           headSeq: progress?.headSeq ?? null,
         },
         readSide: { status: lag === 0 ? 'ok' : 'behind', appliedSeq: progress?.readSeq ?? null, lag },
         disk: disk
-          ? { status: disk.level, writesRefused: disk.level === 'flood', freeBytes: disk.freeBytes, totalBytes: disk.totalBytes, freePercent: disk.freePercent, sampledAt: disk.sampledAt, watermarks: disk.watermarks }
+          ? {
+              status: disk.level,
+              writesRefused: disk.level === 'flood',
+              freeBytes: disk.freeBytes,
+              totalBytes: disk.totalBytes,
+              freePercent: disk.freePercent,
+              sampledAt: disk.sampledAt,
+              watermarks: disk.watermarks,
+            }
           : { status: 'unknown' },
-        sources: { status: sourcesSilent.length > 0 ? 'silent' : 'ok', watched: sources?.watched.source ?? 0, silent: sourcesSilent },
-        collectors: { status: collectorsSilent.length > 0 ? 'silent' : 'ok', watched: sources?.watched.collector ?? 0, silent: collectorsSilent },
+        sources: {
+          status: sourcesSilent.length > 0 ? 'silent' : 'ok',
+          watched: sources?.watched.source ?? 0,
+          silent: sourcesSilent,
+        },
+        collectors: {
+          status: collectorsSilent.length > 0 ? 'silent' : 'ok',
+          watched: sources?.watched.collector ?? 0,
+          silent: collectorsSilent,
+        },
         exports: {
           status: exportStatus,
-          destinations: destinations.map((d) => ({ name: d.name, kind: d.kind, state: d.state, lagRecords: d.lagRecords, ...(d.lastSuccessAt !== undefined ? { lastSuccessAt: d.lastSuccessAt } : {}), ...(d.deliveredBy !== undefined ? { deliveredBy: d.deliveredBy } : {}) })),
+          destinations: destinations.map((d) => ({
+            name: d.name,
+            kind: d.kind,
+            state: d.state,
+            lagRecords: d.lagRecords,
+            ...(d.lastSuccessAt !== undefined ? { lastSuccessAt: d.lastSuccessAt } : {}),
+            ...(d.deliveredBy !== undefined ? { deliveredBy: d.deliveredBy } : {}),
+          })),
         },
       },
     });

@@ -10,7 +10,10 @@ import { executeAudited, ingestionAnswer } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { admitIngest } from '../admission.js';
 
-/** Path of `POST /api/v1/ingest/{normalizer}`: the built-in normalizers (the handler names them when another is asked for). */
+/**
+ * Path of `POST /api/v1/ingest/{normalizer}`: the built-in normalizers (the handler names them when another is asked
+ * for).
+ */
 export const IngestParams = v.object({ normalizer: v.picklist([...NORMALIZERS.keys()]) });
 
 /** One raw record as a normalizer takes it (each normalizer checks its own fields). */
@@ -19,11 +22,17 @@ export const RawRecord = v.record(v.string(), v.unknown());
 /** Query of `POST /api/v1/ingest/{normalizer}`. */
 export const IngestQuery = v.strictObject({
   logType: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
-  meshnet: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(253), v.regex(/^[\w.@-]+$/, 'expected a tailnet name'))),
+  meshnet: v.optional(
+    v.pipe(v.string(), v.minLength(1), v.maxLength(253), v.regex(/^[\w.@-]+$/, 'expected a tailnet name')),
+  ),
 });
 
 /** Runs a normalizer over every record; one 400 names every refused record by index. */
-function normalizeAll(normalizer: Normalizer, ctx: NormalizeContext, records: readonly unknown[]): Array<{ record: unknown; events: NormalizedEvent[] }> {
+function normalizeAll(
+  normalizer: Normalizer,
+  ctx: NormalizeContext,
+  records: readonly unknown[],
+): Array<{ record: unknown; events: NormalizedEvent[] }> {
   const out: Array<{ record: unknown; events: NormalizedEvent[] }> = [];
   const issues: string[] = [];
   for (let i = 0; i < records.length; i++) {
@@ -46,25 +55,47 @@ function normalizeAll(normalizer: Normalizer, ctx: NormalizeContext, records: re
  * send it, is the one record of the batch.
  */
 function exportRequestAsBatch(normalizer: string, body: unknown): unknown {
-  const isExport = normalizer === 'opentelemetry-log' && body !== null && typeof body === 'object' && !Array.isArray(body) && 'resourceLogs' in body && !('records' in body);
+  const isExport =
+    normalizer === 'opentelemetry-log' &&
+    body !== null &&
+    typeof body === 'object' &&
+    !Array.isArray(body) &&
+    'resourceLogs' in body &&
+    !('records' in body);
   return isExport ? [body] : body;
 }
 
 const ingestRawRoute = route({
-  method: 'post', path: '/api/v1/ingest/{normalizer}', operationId: 'ingestRaw',
+  method: 'post',
+  path: '/api/v1/ingest/{normalizer}',
+  operationId: 'ingestRaw',
   summary: `Ingest raw records through a built-in normalizer (${[...NORMALIZERS.keys()].join(', ')}); all or nothing`,
-  permission: 'ingest', audit: 'ingest_raw', params: IngestParams, query: IngestQuery, body: { batch: RawRecord },
-  middleware: (deps) => [admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000)],
-  success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' }, errors: [400, 413, 415, 429],
+  permission: 'ingest',
+  audit: 'ingest_raw',
+  params: IngestParams,
+  query: IngestQuery,
+  body: { batch: RawRecord },
+  middleware: (deps) => [
+    admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000),
+  ],
+  success: { status: 202, description: 'IngestionResult', schema: 'IngestionResult' },
+  errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {
     const name = c.req.param('normalizer');
     const normalizer = NORMALIZERS.get(name);
-    if (!normalizer) throw new HttpError(400, 'unknown normalizer', [`normalizer: ${JSON.stringify(name.slice(0, 64))} is not one of ${[...NORMALIZERS.keys()].join(', ')}`]);
+    if (!normalizer)
+      throw new HttpError(400, 'unknown normalizer', [
+        `normalizer: ${JSON.stringify(name.slice(0, 64))} is not one of ${[...NORMALIZERS.keys()].join(', ')}`,
+      ]);
     const q = parseOr400(IngestQuery, c.req.query(), 'query');
     const problem = logTypeProblem(normalizer, q.logType);
     if (problem) throw new HttpError(400, 'invalid query', [problem]);
-    if (q.meshnet !== undefined && name !== 'mesh-vpn-logs') throw new HttpError(400, 'invalid query', [`meshnet: only mesh-vpn-logs takes a meshnet`]);
-    const batch = batchOf(exportRequestAsBatch(name, await readBatchBody(c, deps.config.limits.bodyBytes)), deps.config.limits.recordsPerRequest);
+    if (q.meshnet !== undefined && name !== 'mesh-vpn-logs')
+      throw new HttpError(400, 'invalid query', [`meshnet: only mesh-vpn-logs takes a meshnet`]);
+    const batch = batchOf(
+      exportRequestAsBatch(name, await readBatchBody(c, deps.config.limits.bodyBytes)),
+      deps.config.limits.recordsPerRequest,
+    );
     c.get('ingestTicket').records(batch.records.length);
     const ctx: NormalizeContext = {
       ingestedAt: deps.now().toISOString(),
@@ -76,12 +107,23 @@ const ingestRawRoute = route({
     try {
       normalized = normalizeAll(normalizer, ctx, batch.records);
     } catch (err) {
-      deps.metrics?.ingested.inc({ route: '/api/v1/ingest/{normalizer}', normalizer: name, outcome: 'rejected' }, batch.records.length);
+      deps.metrics?.ingested.inc(
+        { route: '/api/v1/ingest/{normalizer}', normalizer: name, outcome: 'rejected' },
+        batch.records.length,
+      );
       throw err;
     }
-    const cmd = { normalizer: name, normalized, ...(q.logType !== undefined ? { logType: q.logType } : {}), ...(q.meshnet !== undefined ? { meshnet: q.meshnet } : {}) };
+    const cmd = {
+      normalizer: name,
+      normalized,
+      ...(q.logType !== undefined ? { logType: q.logType } : {}),
+      ...(q.meshnet !== undefined ? { meshnet: q.meshnet } : {}),
+    };
     const outcome = await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 202);
-    deps.metrics?.ingested.inc({ route: '/api/v1/ingest/{normalizer}', normalizer: name, outcome: 'accepted' }, outcome.result.accepted.length);
+    deps.metrics?.ingested.inc(
+      { route: '/api/v1/ingest/{normalizer}', normalizer: name, outcome: 'accepted' },
+      outcome.result.accepted.length,
+    );
     return ingestionAnswer(c, outcome);
   },
 });

@@ -8,7 +8,11 @@ import { HttpError, parseOr400 } from '../errors.js';
 import { route, type Route } from '../route.js';
 
 const TreeSize = v.pipe(v.string(), v.regex(/^\d{1,10}$/, 'expected a tree size'), v.transform(Number));
-const Seq = v.pipe(v.string(), v.regex(/^[1-9]\d{0,9}$/, 'expected a record sequence number from 1'), v.transform(Number));
+const Seq = v.pipe(
+  v.string(),
+  v.regex(/^[1-9]\d{0,9}$/, 'expected a record sequence number from 1'),
+  v.transform(Number),
+);
 
 /** Query of `GET /api/v1/log/checkpoint`: the latest checkpoint, or the one of exactly `size` records. */
 export const CheckpointQuery = v.strictObject({ size: v.optional(TreeSize) });
@@ -32,35 +36,58 @@ function checkpointJson(t: Transparency, note: string): Record<string, unknown> 
   const cp = parsed.ok ? parseCheckpoint(parsed.text) : undefined;
   if (!cp?.ok) throw new Error('a stored checkpoint does not parse');
   return {
-    origin: cp.checkpoint.origin, tree_size: cp.checkpoint.size, root_hash: b64(cp.checkpoint.root),
-    key: verifierKeyString(t.verifier), checkpoint: note,
+    origin: cp.checkpoint.origin,
+    tree_size: cp.checkpoint.size,
+    root_hash: b64(cp.checkpoint.root),
+    key: verifierKeyString(t.verifier),
+    checkpoint: note,
   };
 }
 
 function withinCommitted(t: Transparency, ...sizes: number[]): void {
   const committed = t.committedSize();
-  for (const s of sizes) if (s > committed) throw new HttpError(400, `tree size ${s} is beyond the log (${committed} records)`);
+  for (const s of sizes)
+    if (s > committed) throw new HttpError(400, `tree size ${s} is beyond the log (${committed} records)`);
 }
 
 const readCheckpointRoute = route({
-  method: 'get', path: '/api/v1/log/checkpoint', operationId: 'readLogCheckpoint',
+  method: 'get',
+  path: '/api/v1/log/checkpoint',
+  operationId: 'readLogCheckpoint',
   summary: 'The latest signed checkpoint of the log (C2SP tlog-checkpoint), or the one of `size` records',
-  permission: 'log:read', audit: 'read_log_checkpoint', query: CheckpointQuery,
-  success: { status: 200, description: '`{origin, tree_size, root_hash, key, checkpoint}` (checkpoint: the signed note text)' }, errors: [400, 404],
+  permission: 'log:read',
+  audit: 'read_log_checkpoint',
+  query: CheckpointQuery,
+  success: {
+    status: 200,
+    description: '`{origin, tree_size, root_hash, key, checkpoint}` (checkpoint: the signed note text)',
+  },
+  errors: [400, 404],
   handle: (c, { deps }) => {
     const t = transparency(deps);
     const q = parseOr400(CheckpointQuery, c.req.query(), 'query');
     const note = t.checkpoint(q.size);
-    if (!note) throw new HttpError(404, q.size === undefined ? 'no checkpoint yet' : `no checkpoint of ${q.size} records`);
+    if (!note)
+      throw new HttpError(404, q.size === undefined ? 'no checkpoint yet' : `no checkpoint of ${q.size} records`);
     return c.json(checkpointJson(t, note));
   },
 });
 
 const readInclusionRoute = route({
-  method: 'get', path: '/api/v1/log/proofs/inclusion', operationId: 'readLogInclusionProof',
+  method: 'get',
+  path: '/api/v1/log/proofs/inclusion',
+  operationId: 'readLogInclusionProof',
   summary: 'RFC 9162 inclusion proof of record `seq` in the tree of `size` records',
-  permission: 'log:read', audit: 'read_log_inclusion_proof', query: InclusionQuery,
-  success: { status: 200, description: '`{tree_size, leaf_index, leaf_hash, inclusion_path}` (RFC 9162 InclusionProofDataV2 fields; hashes base64; leaf_index = seq - 1)' }, errors: [400, 404],
+  permission: 'log:read',
+  audit: 'read_log_inclusion_proof',
+  query: InclusionQuery,
+  success: {
+    status: 200,
+    description:
+      '`{tree_size, leaf_index, leaf_hash, inclusion_path}` (RFC 9162 InclusionProofDataV2 fields; hashes base64; ' +
+      'leaf_index = seq - 1)',
+  },
+  errors: [400, 404],
   handle: (c, { deps }) => {
     const t = transparency(deps);
     const q = parseOr400(InclusionQuery, c.req.query(), 'query');
@@ -68,15 +95,29 @@ const readInclusionRoute = route({
     if (q.seq > q.size) throw new HttpError(400, `record ${q.seq} is not in a tree of ${q.size} records`);
     // A proof that needs an expired record's bytes throws ProofNeedsArchive: a 404 (src/http/middleware.ts).
     const proof = t.inclusion(q.seq, q.size);
-    return c.json({ tree_size: q.size, leaf_index: q.seq - 1, leaf_hash: b64(proof.leafHash), inclusion_path: proof.path.map(b64) });
+    return c.json({
+      tree_size: q.size,
+      leaf_index: q.seq - 1,
+      leaf_hash: b64(proof.leafHash),
+      inclusion_path: proof.path.map(b64),
+    });
   },
 });
 
 const readConsistencyRoute = route({
-  method: 'get', path: '/api/v1/log/proofs/consistency', operationId: 'readLogConsistencyProof',
+  method: 'get',
+  path: '/api/v1/log/proofs/consistency',
+  operationId: 'readLogConsistencyProof',
   summary: 'RFC 9162 consistency proof between the trees of `from` and `to` records',
-  permission: 'log:read', audit: 'read_log_consistency_proof', query: ConsistencyQuery,
-  success: { status: 200, description: '`{tree_size_1, tree_size_2, consistency_path}` (RFC 9162 ConsistencyProofDataV2 fields; hashes base64)' }, errors: [400, 404],
+  permission: 'log:read',
+  audit: 'read_log_consistency_proof',
+  query: ConsistencyQuery,
+  success: {
+    status: 200,
+    description:
+      '`{tree_size_1, tree_size_2, consistency_path}` (RFC 9162 ConsistencyProofDataV2 fields; hashes base64)',
+  },
+  errors: [400, 404],
   handle: (c, { deps }) => {
     const t = transparency(deps);
     const q = parseOr400(ConsistencyQuery, c.req.query(), 'query');
@@ -87,10 +128,18 @@ const readConsistencyRoute = route({
 });
 
 const cosignCheckpointRoute = route({
-  method: 'post', path: '/api/v1/log/checkpoint/cosignatures', operationId: 'cosignLogCheckpoint',
+  method: 'post',
+  path: '/api/v1/log/checkpoint/cosignatures',
+  operationId: 'cosignLogCheckpoint',
   summary: 'Add the cosignatures of configured witnesses (`log.witnesses`) to a stored checkpoint',
-  permission: 'log:cosign', audit: 'cosign_log_checkpoint', body: { json: CosignBody },
-  success: { status: 200, description: '`{added, checkpoint}`: the stored checkpoint with every cosignature it now carries' }, errors: [400, 404, 415],
+  permission: 'log:cosign',
+  audit: 'cosign_log_checkpoint',
+  body: { json: CosignBody },
+  success: {
+    status: 200,
+    description: '`{added, checkpoint}`: the stored checkpoint with every cosignature it now carries',
+  },
+  errors: [400, 404, 415],
   handle: async (c, { deps }) => {
     const t = transparency(deps);
     const body = parseOr400(CosignBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
@@ -101,4 +150,9 @@ const cosignCheckpointRoute = route({
 });
 
 /** Signed checkpoints and RFC 9162 proofs; they read the log's own tree, which holds every acknowledged write. */
-export const logRoutes: readonly Route[] = [readCheckpointRoute, readInclusionRoute, readConsistencyRoute, cosignCheckpointRoute];
+export const logRoutes: readonly Route[] = [
+  readCheckpointRoute,
+  readInclusionRoute,
+  readConsistencyRoute,
+  cosignCheckpointRoute,
+];

@@ -3,12 +3,18 @@ import { route, type Route } from '../route.js';
 import { HttpError } from '../errors.js';
 
 const readMetricsRoute = route({
-  method: 'get', path: '/metrics', operationId: 'readMetrics',
-  summary: 'Prometheus metrics in the text exposition format (docs/shippers.md "Prometheus"); unauthenticated from loopback only with `server.allowLoopbackMetrics`',
-  permission: 'metrics:read', audit: 'read_metrics',
+  method: 'get',
+  path: '/metrics',
+  operationId: 'readMetrics',
+  summary:
+    'Prometheus metrics in the text exposition format (docs/shippers.md "Prometheus"); unauthenticated from loopback ' +
+    'only with `server.allowLoopbackMetrics`',
+  permission: 'metrics:read',
+  audit: 'read_metrics',
   // A scrape job's `params` (some exporters take a `collect[]`) are ignored: every metric is served.
   query: v.object({}),
-  success: { status: 200, description: 'Prometheus text exposition format 0.0.4' }, errors: [],
+  success: { status: 200, description: 'Prometheus text exposition format 0.0.4' },
+  errors: [],
   handle: async (c, { deps }) => {
     if (!deps.metrics) throw new HttpError(404, 'no metrics on this app');
     // Gauges see every write acknowledged before the scrape; a read side too far behind still gets

@@ -5,7 +5,14 @@ import { decideIngestRaw } from '../../commands/ingest-raw.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { opentelemetryLog } from '../../normalizers/opentelemetry-log.js';
 import { splitExportRequest, countLogRecords } from '../../normalizers/otlp/split-request.js';
-import { decodeExportRequest, exportResponseJson, exportResponseProto, rpcCodeOf, statusProto, type ExportResult } from '../../normalizers/otlp/otlp-codec.js';
+import {
+  decodeExportRequest,
+  exportResponseJson,
+  exportResponseProto,
+  rpcCodeOf,
+  statusProto,
+  type ExportResult,
+} from '../../normalizers/otlp/otlp-codec.js';
 import { admitIngest } from '../admission.js';
 import { parseJsonBytes, readBodyBytes } from '../body.js';
 import type { AppEnv } from '../env.js';
@@ -44,7 +51,10 @@ function otlpErrors(): MiddlewareHandler<AppEnv> {
       c.res = new Response(statusProto(rpcCodeOf(status), full), { status, headers });
     } else {
       headers.set('content-type', 'application/json');
-      c.res = new Response(JSON.stringify({ code: rpcCodeOf(status), message: full, error: message, ...(issues ? { issues } : {}) }), { status, headers });
+      c.res = new Response(
+        JSON.stringify({ code: rpcCodeOf(status), message: full, error: message, ...(issues ? { issues } : {}) }),
+        { status, headers },
+      );
     }
   };
 }
@@ -54,11 +64,16 @@ async function bodyBytes(c: Context, limit: number): Promise<Uint8Array> {
   const raw = await readBodyBytes(c, limit);
   const encoding = (c.req.header('content-encoding') ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity') return raw;
-  if (encoding !== 'gzip') throw new HttpError(415, `unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 32))}: expected gzip or none`);
+  if (encoding !== 'gzip')
+    throw new HttpError(
+      415,
+      `unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 32))}: expected gzip or none`,
+    );
   try {
     return await inflate(raw, { maxOutputLength: limit });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new HttpError(413, `decompressed body exceeds the limit of ${limit} bytes`);
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new HttpError(413, `decompressed body exceeds the limit of ${limit} bytes`);
     throw new HttpError(400, 'body is not valid gzip');
   }
 }
@@ -71,9 +86,11 @@ function exportRequestOf(c: Context, bytes: Uint8Array): Record<string, unknown>
     return decoded.request;
   }
   const type = c.req.header('content-type');
-  if (type !== undefined && !/^application\/json\b/i.test(type)) throw new HttpError(415, `expected Content-Type ${PROTOBUF} or application/json`);
+  if (type !== undefined && !/^application\/json\b/i.test(type))
+    throw new HttpError(415, `expected Content-Type ${PROTOBUF} or application/json`);
   const body = parseJsonBytes(bytes);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'expected an ExportLogsServiceRequest object');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new HttpError(400, 'expected an ExportLogsServiceRequest object');
   return body as Record<string, unknown>;
 }
 
@@ -109,31 +126,65 @@ function normalize(request: Record<string, unknown>, ingestedAt: string): Normal
 }
 
 const exportLogsRoute = route({
-  method: 'post', path: OTLP_PATH, operationId: 'exportOtlpLogs',
-  summary: 'OTLP/HTTP logs export (an OpenTelemetry SDK or Collector `otlphttp` exporter with endpoint `<base>/api/v1/otlp`): protobuf or JSON, optionally gzip; answers ExportLogsServiceResponse or google.rpc.Status in the request\'s encoding',
-  permission: 'ingest', audit: 'ingest_otlp',
-  body: { media: { [PROTOBUF]: 'ExportLogsServiceRequest, binary protobuf encoding', 'application/json': 'ExportLogsServiceRequest, OTLP/JSON encoding' } },
-  middleware: (deps) => [otlpErrors(), admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000)],
-  success: { status: 200, description: 'ExportLogsServiceResponse (with partialSuccess when records were rejected), in the request\'s encoding' },
+  method: 'post',
+  path: OTLP_PATH,
+  operationId: 'exportOtlpLogs',
+  summary:
+    'OTLP/HTTP logs export (an OpenTelemetry SDK or Collector `otlphttp` exporter with endpoint ' +
+    '`<base>/api/v1/otlp`): protobuf or JSON, optionally gzip; answers ExportLogsServiceResponse or ' +
+    "google.rpc.Status in the request's encoding",
+  permission: 'ingest',
+  audit: 'ingest_otlp',
+  body: {
+    media: {
+      [PROTOBUF]: 'ExportLogsServiceRequest, binary protobuf encoding',
+      'application/json': 'ExportLogsServiceRequest, OTLP/JSON encoding',
+    },
+  },
+  middleware: (deps) => [
+    otlpErrors(),
+    admitIngest(deps.admission, deps.config.limits.bodyBytes, deps.config.limits.ingestBodySeconds * 1000),
+  ],
+  success: {
+    status: 200,
+    description:
+      "ExportLogsServiceResponse (with partialSuccess when records were rejected), in the request's encoding",
+  },
   errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {
     const limit = deps.config.limits.bodyBytes;
     const request = exportRequestOf(c, await bodyBytes(c, limit));
     const count = countLogRecords(request);
-    if (count > deps.config.limits.recordsPerRequest) throw new HttpError(413, `export of ${count} log records exceeds the limit of ${deps.config.limits.recordsPerRequest}`);
+    if (count > deps.config.limits.recordsPerRequest)
+      throw new HttpError(
+        413,
+        `export of ${count} log records exceeds the limit of ${deps.config.limits.recordsPerRequest}`,
+      );
     c.get('ingestTicket').records(count);
     // An empty export (a keep-alive of some exporters) is answered, audited, and stores nothing.
-    const { normalized, rejected, errors } = count === 0 ? { normalized: [], rejected: 0, errors: [] } : normalize(request, deps.now().toISOString());
+    const { normalized, rejected, errors } =
+      count === 0 ? { normalized: [], rejected: 0, errors: [] } : normalize(request, deps.now().toISOString());
     if (normalized.length === 0 && rejected > 0) {
-      deps.metrics?.ingested.inc({ route: OTLP_PATH, normalizer: opentelemetryLog.name, outcome: 'rejected' }, Math.max(rejected, count));
+      deps.metrics?.ingested.inc(
+        { route: OTLP_PATH, normalizer: opentelemetryLog.name, outcome: 'rejected' },
+        Math.max(rejected, count),
+      );
       throw new HttpError(400, 'no log record of the export could be read', errors);
     }
     const cmd = { normalizer: opentelemetryLog.name, normalized };
     const { result } = await executeAudited(c, deps, (m) => decideIngestRaw(m, cmd), 200);
-    deps.metrics?.ingested.inc({ route: OTLP_PATH, normalizer: opentelemetryLog.name, outcome: 'accepted' }, result.accepted.length);
-    if (rejected > 0) deps.metrics?.ingested.inc({ route: OTLP_PATH, normalizer: opentelemetryLog.name, outcome: 'rejected' }, rejected);
+    deps.metrics?.ingested.inc(
+      { route: OTLP_PATH, normalizer: opentelemetryLog.name, outcome: 'accepted' },
+      result.accepted.length,
+    );
+    if (rejected > 0)
+      deps.metrics?.ingested.inc(
+        { route: OTLP_PATH, normalizer: opentelemetryLog.name, outcome: 'rejected' },
+        rejected,
+      );
     const answer: ExportResult = { rejectedLogRecords: rejected, errorMessage: errors.join('; ') };
-    if (isProtobuf(c)) return c.body(exportResponseProto(answer) as Uint8Array<ArrayBuffer>, 200, { 'content-type': PROTOBUF });
+    if (isProtobuf(c))
+      return c.body(exportResponseProto(answer) as Uint8Array<ArrayBuffer>, 200, { 'content-type': PROTOBUF });
     return c.json(exportResponseJson(answer), 200);
   },
 });

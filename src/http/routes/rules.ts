@@ -31,25 +31,44 @@ import { storedJson } from '../stored-json.js';
 export const RuleIdParams = v.object({ id: v.string() });
 
 /** Body of `PATCH /api/v1/rules/{id}`. */
-export const RulePatchBody = v.strictObject({ enabled: v.boolean(), reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(4096))) });
+export const RulePatchBody = v.strictObject({
+  enabled: v.boolean(),
+  reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(4096))),
+});
 
 const YAML_TYPES = /^(application\/(x-)?yaml|text\/(x-)?yaml|application\/yml)\b/i;
 
 function summary(r: InstalledRule): Record<string, unknown> {
   const c = r.compiled;
   return {
-    id: r.id, title: c.title, ...(c.author !== undefined ? { author: c.author } : {}), kind: c.kind, level: c.level, severity: c.severity,
-    status: c.status ?? null, enabled: r.enabled, source: r.source, importedAt: r.importedAt,
-    ...(c.kind === 'detection' ? { logsource: c.logsource } : { correlation: { type: c.type, rules: c.rules, groupBy: c.groupBy, timespanMs: c.timespanMs } }),
+    id: r.id,
+    title: c.title,
+    ...(c.author !== undefined ? { author: c.author } : {}),
+    kind: c.kind,
+    level: c.level,
+    severity: c.severity,
+    status: c.status ?? null,
+    enabled: r.enabled,
+    source: r.source,
+    importedAt: r.importedAt,
+    ...(c.kind === 'detection'
+      ? { logsource: c.logsource }
+      : { correlation: { type: c.type, rules: c.rules, groupBy: c.groupBy, timespanMs: c.timespanMs } }),
   };
 }
 
 /** Body of `POST /api/v1/rules/bulk` as JSON: the files of a rules directory (name relative to it, YAML text). */
 export const BulkRulesBody = v.strictObject({
-  files: v.pipe(v.array(v.strictObject({
-    name: v.pipe(v.string(), v.minLength(1), v.maxLength(1024)),
-    text: v.string(),
-  })), v.minLength(1), v.maxLength(BULK_IMPORT_LIMITS.files)),
+  files: v.pipe(
+    v.array(
+      v.strictObject({
+        name: v.pipe(v.string(), v.minLength(1), v.maxLength(1024)),
+        text: v.string(),
+      }),
+    ),
+    v.minLength(1),
+    v.maxLength(BULK_IMPORT_LIMITS.files),
+  ),
 });
 
 /** The installed rules, as of every write acknowledged before the request. */
@@ -59,13 +78,22 @@ async function rules(deps: AppDeps): Promise<DetectionState['rules']> {
 }
 
 const importRulesRoute = route({
-  method: 'post', path: '/api/v1/rules', operationId: 'importRules',
+  method: 'post',
+  path: '/api/v1/rules',
+  operationId: 'importRules',
   summary: 'Import Sigma rules: one rule, a multi-document stream or a collection (all or nothing)',
-  permission: 'rules:write', audit: 'import_rules', body: { yaml: 'Sigma rule YAML' },
-  success: { status: 201, description: '`{ruleIds}`' }, errors: [400, 413, 415],
+  permission: 'rules:write',
+  audit: 'import_rules',
+  body: { yaml: 'Sigma rule YAML' },
+  success: { status: 201, description: '`{ruleIds}`' },
+  errors: [400, 413, 415],
   handle: async (c, { deps }) => {
     const type = c.req.header('content-type') ?? '';
-    if (!YAML_TYPES.test(type)) throw new HttpError(415, 'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)');
+    if (!YAML_TYPES.test(type))
+      throw new HttpError(
+        415,
+        'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)',
+      );
     const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
     const { result } = await executeAudited(c, deps, (m) => decideImportRules(detectionSlice(m), text, 'api'), 201);
     return c.json(result, 201);
@@ -73,66 +101,113 @@ const importRulesRoute = route({
 });
 
 const bulkImportRulesRoute = route({
-  method: 'post', path: '/api/v1/rules/bulk', operationId: 'bulkImportRules',
-  summary: 'Import a rules directory (JSON `{files: [{name, text}]}`) or a multi-document YAML stream (application/yaml): every valid rule is installed, each invalid document is listed with file, document, line and reason',
-  permission: 'rules:write', audit: 'bulk_import_rules', body: { json: BulkRulesBody },
-  success: { status: 201, description: '`{imported, ruleIds, blocked, blockedByLogsource, invalid}`' }, errors: [400, 413, 415],
+  method: 'post',
+  path: '/api/v1/rules/bulk',
+  operationId: 'bulkImportRules',
+  summary:
+    'Import a rules directory (JSON `{files: [{name, text}]}`) or a multi-document YAML stream (application/yaml): ' +
+    'every valid rule is installed, each invalid document is listed with file, document, line and reason',
+  permission: 'rules:write',
+  audit: 'bulk_import_rules',
+  body: { json: BulkRulesBody },
+  success: { status: 201, description: '`{imported, ruleIds, blocked, blockedByLogsource, invalid}`' },
+  errors: [400, 413, 415],
   handle: async (c, { deps }) => {
     const type = c.req.header('content-type') ?? '';
     const bytes = await readBodyBytes(c, deps.config.limits.bodyBytes);
     let files: RuleFile[];
     if (YAML_TYPES.test(type)) files = [{ name: 'body', text: Buffer.from(bytes).toString('utf8') }];
     else if (/^application\/json\b/i.test(type)) files = parseOr400(BulkRulesBody, parseJsonBytes(bytes), 'body').files;
-    else throw new HttpError(415, 'expected Content-Type: application/json ({files: [{name, text}]}) or application/yaml (a multi-document Sigma stream)');
+    else
+      throw new HttpError(
+        415,
+        'expected Content-Type: application/json ({files: [{name, text}]}) or application/yaml (a multi-document ' +
+          'Sigma stream)',
+      );
     const { result } = await executeAudited(c, deps, (m) => decideBulkImport(detectionSlice(m), files, 'api'), 201);
     return c.json(result, 201);
   },
 });
 
 const listRulesRoute = route({
-  method: 'get', path: '/api/v1/rules', operationId: 'listRules', summary: 'Installed rules with author, level, state and source',
-  permission: 'rules:read', audit: 'list_rules',
-  success: { status: 200, description: '`{rules}`' }, errors: [],
-  handle: async (c, { deps }) =>
-    c.json({ rules: [...(await rules(deps)).values()].map(summary) }),
+  method: 'get',
+  path: '/api/v1/rules',
+  operationId: 'listRules',
+  summary: 'Installed rules with author, level, state and source',
+  permission: 'rules:read',
+  audit: 'list_rules',
+  success: { status: 200, description: '`{rules}`' },
+  errors: [],
+  handle: async (c, { deps }) => c.json({ rules: [...(await rules(deps)).values()].map(summary) }),
 });
 
 const readRuleRoute = route({
-  method: 'get', path: '/api/v1/rules/{id}', operationId: 'readRule', summary: 'One rule with its Sigma text',
-  permission: 'rules:read', audit: 'read_rule', params: RuleIdParams,
-  success: { status: 200, description: 'rule detail' }, errors: [404],
+  method: 'get',
+  path: '/api/v1/rules/{id}',
+  operationId: 'readRule',
+  summary: 'One rule with its Sigma text',
+  permission: 'rules:read',
+  audit: 'read_rule',
+  params: RuleIdParams,
+  success: { status: 200, description: 'rule detail' },
+  errors: [404],
   handle: async (c, { deps }) => {
     const rule = (await rules(deps)).get(c.req.param('id'));
     if (!rule) throw new HttpError(404, `rule ${c.req.param('id').slice(0, 128)} is not installed`);
     const comp = rule.compiled;
     return c.json({
-      ...summary(rule), description: comp.description ?? null, references: comp.references, falsepositives: comp.falsepositives, tags: comp.tags,
-      ...(comp.kind === 'detection' ? { fields: comp.fields } : {}), ...(rule.importedBy ? { importedBy: rule.importedBy } : {}), text: stringify(rule.doc),
+      ...summary(rule),
+      description: comp.description ?? null,
+      references: comp.references,
+      falsepositives: comp.falsepositives,
+      tags: comp.tags,
+      ...(comp.kind === 'detection' ? { fields: comp.fields } : {}),
+      ...(rule.importedBy ? { importedBy: rule.importedBy } : {}),
+      text: stringify(rule.doc),
     });
   },
 });
 
 const setRuleEnabledRoute = route({
-  method: 'patch', path: '/api/v1/rules/{id}', operationId: 'setRuleEnabled', summary: 'Enable or disable a rule',
-  permission: 'rules:write', audit: 'set_rule_enabled', params: RuleIdParams, body: { json: RulePatchBody },
-  success: { status: 200, description: '`{id, enabled}`' }, errors: [400, 404, 415],
+  method: 'patch',
+  path: '/api/v1/rules/{id}',
+  operationId: 'setRuleEnabled',
+  summary: 'Enable or disable a rule',
+  permission: 'rules:write',
+  audit: 'set_rule_enabled',
+  params: RuleIdParams,
+  body: { json: RulePatchBody },
+  success: { status: 200, description: '`{id, enabled}`' },
+  errors: [400, 404, 415],
   handle: async (c, { deps }) => {
     const body = parseOr400(RulePatchBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const { result } = await executeAudited(c, deps, (m) => decideSetRuleEnabled(detectionSlice(m), c.req.param('id'), body.enabled, body.reason), 200);
+    const { result } = await executeAudited(
+      c,
+      deps,
+      (m) => decideSetRuleEnabled(detectionSlice(m), c.req.param('id'), body.enabled, body.reason),
+      200,
+    );
     return c.json(result, 200);
   },
 });
 
 const readDetectionPlanRoute = route({
-  method: 'get', path: '/api/v1/detection-plan', operationId: 'readDetectionPlan',
+  method: 'get',
+  path: '/api/v1/detection-plan',
+  operationId: 'readDetectionPlan',
   summary: 'Which rules can fire: ready, degraded or blocked, with the missing capabilities and their fixes',
-  permission: 'plan:read', audit: 'read_detection_plan',
-  success: { status: 200, description: 'DetectionPlan' }, errors: [],
+  permission: 'plan:read',
+  audit: 'read_detection_plan',
+  success: { status: 200, description: 'DetectionPlan' },
+  errors: [],
   handle: async (c, { deps }) => {
     await deps.readYourWrites();
     const m = deps.reads;
     const plan = detectionPlan(m.detection, m.sources, deps.now(), deps.config.detection.freshnessHours);
-    return c.json({ ...plan, builtin: selfMonitoringPlan(deps.monitor?.settings() ?? deps.config.monitoring, m.monitoring) });
+    return c.json({
+      ...plan,
+      builtin: selfMonitoringPlan(deps.monitor?.settings() ?? deps.config.monitoring, m.monitoring),
+    });
   },
 });
 
@@ -141,10 +216,21 @@ export const PreviewQuery = v.strictObject({
   since: IsoDateTime,
   until: v.optional(IsoDateTime),
   limit: v.optional(QueryLimit),
-  maxEvents: v.optional(v.pipe(v.string(), v.regex(/^\d{1,7}$/, 'expected an integer 1..1000000'), v.transform(Number), v.minValue(1), v.maxValue(1_000_000))),
+  maxEvents: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,7}$/, 'expected an integer 1..1000000'),
+      v.transform(Number),
+      v.minValue(1),
+      v.maxValue(1_000_000),
+    ),
+  ),
 });
 
-/** A rule to preview: as compiled here (to check it and resolve its references), and its document (what the preview's worker compiles). */
+/**
+ * A rule to preview: as compiled here (to check it and resolve its references), and its document (what the preview's
+ * worker compiles).
+ */
 interface PreviewedRule {
   readonly compiled: CompiledSigma;
   readonly doc: unknown;
@@ -163,7 +249,10 @@ function compilePreviewText(text: string): PreviewedRule[] {
   parsed.docs.forEach((doc, i) => {
     const r = compileSigma(doc);
     if (r.ok) out.push({ compiled: r.rule, doc });
-    else issues.push(`document ${i + 1}${doc && typeof doc === 'object' ? ` (${ruleLabel(doc as Record<string, unknown>)})` : ''}: ${r.error}`);
+    else {
+      const label = doc && typeof doc === 'object' ? ` (${ruleLabel(doc as Record<string, unknown>)})` : '';
+      issues.push(`document ${i + 1}${label}: ${r.error}`);
+    }
   });
   if (issues.length > 0) throw new HttpError(400, 'invalid rules: nothing was previewed', issues);
   return out;
@@ -175,28 +264,54 @@ function compilePreviewText(text: string): PreviewedRule[] {
  * expression that backtracks without end holds that worker until the preview's time is up, not
  * the service.
  */
-async function preview(c: Parameters<Route['handle']>[0], deps: AppDeps, previewed: PreviewedRule[]): Promise<Response> {
+async function preview(
+  c: Parameters<Route['handle']>[0],
+  deps: AppDeps,
+  previewed: PreviewedRule[],
+): Promise<Response> {
   const q = parseOr400(PreviewQuery, c.req.query(), 'query');
   const until = q.until ?? deps.now().toISOString();
   const sinceMs = epochMillisOf(q.since)!;
   const untilMs = epochMillisOf(until)!;
   if (untilMs < sinceMs) throw new HttpError(400, 'invalid query', ['until: before since']);
   const installed = await rules(deps);
-  const set = previewRuleSet(previewed.map((r) => r.compiled), new Map([...installed.values()].map((r) => [r.id, r.compiled])));
+  const set = previewRuleSet(
+    previewed.map((r) => r.compiled),
+    new Map([...installed.values()].map((r) => [r.id, r.compiled])),
+  );
   const ids = previewed.map((r) => r.compiled.id);
   const unresolved = createRuleSet(set).unresolved.filter((u) => ids.includes(u.correlationId));
-  if (unresolved.length > 0) throw new HttpError(400, 'invalid rules: nothing was previewed', unresolved.map((u) => `correlation ${u.correlationId} references ${u.reference}, which is neither in this preview nor installed`));
+  if (unresolved.length > 0)
+    throw new HttpError(
+      400,
+      'invalid rules: nothing was previewed',
+      unresolved.map(
+        (u) =>
+          `correlation ${u.correlationId} references ${u.reference}, which is neither in this preview nor installed`,
+      ),
+    );
   const docs = new Map<string, unknown>(previewed.map((r) => [r.compiled.id, r.doc]));
   const { previewSeconds, previewsAtOnce } = deps.config.limits;
   const running = previewsRunning.get(deps) ?? { n: 0 };
   previewsRunning.set(deps, running);
-  if (running.n >= previewsAtOnce) throw new HttpError(429, `${previewsAtOnce} rule previews are running; try again when one has finished`, undefined, { retryAfterSeconds: previewSeconds });
+  if (running.n >= previewsAtOnce)
+    throw new HttpError(
+      429,
+      `${previewsAtOnce} rule previews are running; try again when one has finished`,
+      undefined,
+      { retryAfterSeconds: previewSeconds },
+    );
   running.n += 1;
   try {
     const evaluator = await workerEvaluator(set.map((r) => docs.get(r.id) ?? installed.get(r.id)!.doc));
     try {
-      const result = await previewRules(evaluator, ids, (after, max) => eventsInTimeOrder(deps.reads, sinceMs, untilMs, max, after), { since: q.since, until },
-        { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: previewSeconds * 1000 });
+      const result = await previewRules(
+        evaluator,
+        ids,
+        (after, max) => eventsInTimeOrder(deps.reads, sinceMs, untilMs, max, after),
+        { since: q.since, until },
+        { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: previewSeconds * 1000 },
+      );
       // Matched events are served as stored: storedJson bounds the nesting of old records.
       return storedJson(c, result);
     } finally {
@@ -208,22 +323,47 @@ async function preview(c: Parameters<Route['handle']>[0], deps: AppDeps, preview
 }
 
 const previewRulesRoute = route({
-  method: 'post', path: '/api/v1/rules/preview', operationId: 'previewRules',
-  summary: 'Retro-hunt: what Sigma rules (not imported) would have matched in stored events of a time range; raises nothing',
-  permission: 'events:read', audit: 'preview_rules', query: PreviewQuery, body: { yaml: 'Sigma rule YAML (one rule, a multi-document stream or a collection)' },
-  success: { status: 200, description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`' }, errors: [400, 413, 415, 429],
+  method: 'post',
+  path: '/api/v1/rules/preview',
+  operationId: 'previewRules',
+  summary:
+    'Retro-hunt: what Sigma rules (not imported) would have matched in stored events of a time range; raises nothing',
+  permission: 'events:read',
+  audit: 'preview_rules',
+  query: PreviewQuery,
+  body: { yaml: 'Sigma rule YAML (one rule, a multi-document stream or a collection)' },
+  success: {
+    status: 200,
+    description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`',
+  },
+  errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {
-    if (!YAML_TYPES.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)');
+    if (!YAML_TYPES.test(c.req.header('content-type') ?? ''))
+      throw new HttpError(
+        415,
+        'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)',
+      );
     const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
     return preview(c, deps, compilePreviewText(text));
   },
 });
 
 const previewRuleRoute = route({
-  method: 'get', path: '/api/v1/rules/{id}/preview', operationId: 'previewRule',
-  summary: 'Retro-hunt: what an installed rule (enabled or not) would have matched in stored events of a time range; raises nothing',
-  permission: 'events:read', audit: 'preview_rule', params: RuleIdParams, query: PreviewQuery,
-  success: { status: 200, description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`' }, errors: [400, 404, 429],
+  method: 'get',
+  path: '/api/v1/rules/{id}/preview',
+  operationId: 'previewRule',
+  summary:
+    'Retro-hunt: what an installed rule (enabled or not) would have matched in stored events of a time range; raises ' +
+    'nothing',
+  permission: 'events:read',
+  audit: 'preview_rule',
+  params: RuleIdParams,
+  query: PreviewQuery,
+  success: {
+    status: 200,
+    description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`',
+  },
+  errors: [400, 404, 429],
   handle: async (c, { deps }) => {
     const rule = (await rules(deps)).get(c.req.param('id'));
     if (!rule) throw new HttpError(404, `rule ${c.req.param('id').slice(0, 128)} is not installed`);
@@ -232,4 +372,13 @@ const previewRuleRoute = route({
 });
 
 /** Rule routes (`/api/v1/rules`), their previews and the detection plan. */
-export const ruleRoutes: readonly Route[] = [importRulesRoute, bulkImportRulesRoute, listRulesRoute, readRuleRoute, setRuleEnabledRoute, readDetectionPlanRoute, previewRulesRoute, previewRuleRoute];
+export const ruleRoutes: readonly Route[] = [
+  importRulesRoute,
+  bulkImportRulesRoute,
+  listRulesRoute,
+  readRuleRoute,
+  setRuleEnabledRoute,
+  readDetectionPlanRoute,
+  previewRulesRoute,
+  previewRuleRoute,
+];

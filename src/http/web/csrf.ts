@@ -23,7 +23,8 @@ export function createCsrf(key: Buffer): Csrf {
   const tokenFor = (binding: string) => createHmac('sha256', key).update(`csrf\0${binding}`).digest('base64url');
   return {
     tokenFor,
-    verify: (binding, presented) => presented !== undefined && presented.length <= 128 && digestsEqual(tokenFor(binding), presented),
+    verify: (binding, presented) =>
+      presented !== undefined && presented.length <= 128 && digestsEqual(tokenFor(binding), presented),
   };
 }
 
@@ -54,20 +55,29 @@ export const MAX_FORM_BYTES = 256 * 1024;
  * `MAX_FORM_BYTES` (413), and one without the CSRF token of `bindingOf(c)` in the `_csrf` field
  * of its form or the `X-CSRF-Token` header. `refuse` answers the refusal (a page or an ErrorResponse).
  */
-export function csrfGuard<E extends Env>(csrf: Csrf, bindingOf: (c: Context<E>) => string | undefined, refuse: (c: Context<E>, status: 403 | 413, message: string) => Response | Promise<Response>): MiddlewareHandler<E> {
+export function csrfGuard<E extends Env>(
+  csrf: Csrf,
+  bindingOf: (c: Context<E>) => string | undefined,
+  refuse: (c: Context<E>, status: 403 | 413, message: string) => Response | Promise<Response>,
+): MiddlewareHandler<E> {
   return async (c, next) => {
     if (!sameOrigin(c)) return refuse(c, 403, 'cross-site request refused');
     // A body is read only with a declared length within the bound (browsers always declare it).
     if (c.req.header('transfer-encoding') !== undefined) return refuse(c, 413, 'a form body needs a Content-Length');
     const length = Number(c.req.header('content-length') ?? '0');
-    if (!Number.isFinite(length) || length > MAX_FORM_BYTES) return refuse(c, 413, `form body over ${MAX_FORM_BYTES} bytes`);
+    if (!Number.isFinite(length) || length > MAX_FORM_BYTES)
+      return refuse(c, 413, `form body over ${MAX_FORM_BYTES} bytes`);
     let presented = c.req.header(CSRF_HEADER);
-    if (presented === undefined && /^(application\/x-www-form-urlencoded|multipart\/form-data)/.test(c.req.header('content-type') ?? '')) {
+    if (
+      presented === undefined &&
+      /^(application\/x-www-form-urlencoded|multipart\/form-data)/.test(c.req.header('content-type') ?? '')
+    ) {
       const field = (await c.req.parseBody())[CSRF_FIELD];
       presented = typeof field === 'string' ? field : undefined;
     }
     const binding = bindingOf(c);
-    if (binding === undefined || !csrf.verify(binding, presented)) return refuse(c, 403, 'missing or wrong CSRF token: reload the page and try again');
+    if (binding === undefined || !csrf.verify(binding, presented))
+      return refuse(c, 403, 'missing or wrong CSRF token: reload the page and try again');
     await next();
   };
 }

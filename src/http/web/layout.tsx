@@ -34,7 +34,9 @@ export interface LayoutProps {
   readonly children?: Child;
 }
 
-/** The shell of every page: the stylesheet and ES module from `/assets/`, the header, the navigation and the content. */
+/**
+ * The shell of every page: the stylesheet and ES module from `/assets/`, the header, the navigation and the content.
+ */
 export function Layout(props: LayoutProps) {
   return (
     <html lang="en">
@@ -47,29 +49,43 @@ export function Layout(props: LayoutProps) {
       </head>
       <body>
         <header class="top">
-          <a class="brand" href={props.nav[0]?.href ?? '/'}>{props.brand}</a>
+          <a class="brand" href={props.nav[0]?.href ?? '/'}>
+            {props.brand}
+          </a>
           <nav aria-label="Main">
             <ul>
               {props.nav.map((n) => (
-                <li><a href={n.href} aria-current={isCurrent(n.href, props.current) ? 'page' : undefined}>{n.label}</a></li>
+                <li>
+                  <a href={n.href} aria-current={isCurrent(n.href, props.current) ? 'page' : undefined}>
+                    {n.label}
+                  </a>
+                </li>
               ))}
             </ul>
           </nav>
           {props.user ? (
             <div class="who">
               <span class="who-name">{props.user.name}</span>
-              <span class="who-meta">{props.user.roles.join(', ')} · {props.user.authentication}</span>
+              <span class="who-meta">
+                {props.user.roles.join(', ')} · {props.user.authentication}
+              </span>
               {props.signOut ? (
                 <form method="post" action={props.signOut.action} class="inline">
                   <input type="hidden" name={CSRF_FIELD} value={props.signOut.csrf} />
-                  <button type="submit" class="link">Sign out</button>
+                  <button type="submit" class="link">
+                    Sign out
+                  </button>
                 </form>
               ) : null}
             </div>
           ) : null}
         </header>
         <main id="main">
-          {props.notice ? <p class={`notice notice-${props.notice.kind}`} role="status">{props.notice.text}</p> : null}
+          {props.notice ? (
+            <p class={`notice notice-${props.notice.kind}`} role="status">
+              {props.notice.text}
+            </p>
+          ) : null}
           {props.children}
         </main>
       </body>

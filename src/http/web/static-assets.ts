@@ -10,7 +10,12 @@ interface Asset {
   readonly etag: string;
 }
 
-const TYPES: Readonly<Record<string, string>> = { css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8', svg: 'image/svg+xml', png: 'image/png' };
+const TYPES: Readonly<Record<string, string>> = {
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+};
 
 /** The directory of the page assets: `src/http/web/static/` of the source tree the compiled code came from. */
 const STATIC_DIR = new URL('../../../../src/http/web/static/', import.meta.url);

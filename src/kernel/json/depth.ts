@@ -47,10 +47,19 @@ export function tooDeepPath(text: string, max = MAX_JSON_DEPTH): string {
   let path = '';
   for (let f = 0; f < frames.length - 1; f++) {
     const frame = frames[f]!;
-    path += frame.array ? `[${frame.index}]` : /^[A-Za-z_$][\w$]*$/.test(frame.key) ? `${path ? '.' : ''}${frame.key}` : `[${JSON.stringify(frame.key)}]`;
+    path += frame.array
+      ? `[${frame.index}]`
+      : /^[A-Za-z_$][\w$]*$/.test(frame.key)
+        ? `${path ? '.' : ''}${frame.key}`
+        : `[${JSON.stringify(frame.key)}]`;
   }
   const top = frames[frames.length - 1];
-  if (top) path += top.array ? `[${top.index}]` : /^[A-Za-z_$][\w$]*$/.test(top.key) ? `${path ? '.' : ''}${top.key}` : `[${JSON.stringify(top.key)}]`;
+  if (top)
+    path += top.array
+      ? `[${top.index}]`
+      : /^[A-Za-z_$][\w$]*$/.test(top.key)
+        ? `${path ? '.' : ''}${top.key}`
+        : `[${JSON.stringify(top.key)}]`;
   if (path.length > 240) path = `${path.slice(0, 120)}…${path.slice(-100)}`;
   return path || '(body)';
 }
@@ -94,7 +103,8 @@ export function withinDepth(value: unknown, max = MAX_JSON_DEPTH): boolean {
 }
 
 function setOwn(target: Record<string, unknown> | unknown[], key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else (target as Record<string, unknown>)[key] = value;
 }
 
@@ -106,7 +116,9 @@ function setOwn(target: Record<string, unknown> | unknown[], key: string, value:
 export function clampDepth(value: unknown, max = MAX_JSON_DEPTH): unknown {
   if (!isContainer(value) || withinDepth(value, max)) return value;
   const root: Record<string, unknown> | unknown[] = Array.isArray(value) ? [] : {};
-  const stack: Array<[Record<string, unknown> | unknown[], Record<string, unknown> | unknown[], number]> = [[value, root, 1]];
+  const stack: Array<[Record<string, unknown> | unknown[], Record<string, unknown> | unknown[], number]> = [
+    [value, root, 1],
+  ];
   while (stack.length > 0) {
     const [from, to, depth] = stack.pop()!;
     for (const [key, child] of Object.entries(from)) {

@@ -26,7 +26,8 @@ type AnyItem = { kind: string; type: string; requirement?: unknown } & Record<st
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** An object valibot's object and record schemas would rebuild as it is: not an array, not of another prototype. */
-const isPlainObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && Object.getPrototypeOf(x) === Object.prototype;
+const isPlainObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && Object.getPrototypeOf(x) === Object.prototype;
 
 /** Keys valibot's record leaves out of its output: a record holding one is not passed through. */
 const DROPPED_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
@@ -41,16 +42,22 @@ function action(item: AnyItem): Check {
   switch (item.type) {
     case 'check':
     case 'integer':
-    case 'safe_integer': return r as Check;
+    case 'safe_integer':
+      return r as Check;
     case 'regex':
       // A global or sticky expression keeps state between tests, so a second test could answer otherwise.
       if ((r as RegExp).global || (r as RegExp).sticky) throw new NotCompilable('stateful regex');
       return (x) => (r as RegExp).test(x as string);
-    case 'min_length': return (x) => (x as { length: number }).length >= (r as number);
-    case 'max_length': return (x) => (x as { length: number }).length <= (r as number);
-    case 'min_value': return (x) => (x as number) >= (r as number);
-    case 'max_value': return (x) => (x as number) <= (r as number);
-    default: throw new NotCompilable(`action ${item.type}`);
+    case 'min_length':
+      return (x) => (x as { length: number }).length >= (r as number);
+    case 'max_length':
+      return (x) => (x as { length: number }).length <= (r as number);
+    case 'min_value':
+      return (x) => (x as number) >= (r as number);
+    case 'max_value':
+      return (x) => (x as number) <= (r as number);
+    default:
+      throw new NotCompilable(`action ${item.type}`);
   }
 }
 
@@ -99,18 +106,37 @@ function schema(s: AnySchema): Check {
   // A default or fallback would put a value the input did not have into the output.
   if (s.default !== undefined || s.fallback !== undefined) throw new NotCompilable(`${s.type} with a default`);
   switch (s.type) {
-    case 'string': return (x) => typeof x === 'string';
-    case 'number': return (x) => typeof x === 'number' && !Number.isNaN(x);
-    case 'boolean': return (x) => typeof x === 'boolean';
-    case 'null': return (x) => x === null;
-    case 'unknown': return () => true;
-    case 'literal': { const l = s.literal; return (x) => sameValueZero(x, l); }
-    case 'picklist': { const options = s.options as unknown[]; return (x) => options.includes(x); }
-    case 'custom': return s.check as Check;
-    case 'optional': { const inner = compile(s.wrapped as AnySchema); return (x) => x === undefined || inner(x); }
-    case 'nullable': { const inner = compile(s.wrapped as AnySchema); return (x) => x === null || inner(x); }
+    case 'string':
+      return (x) => typeof x === 'string';
+    case 'number':
+      return (x) => typeof x === 'number' && !Number.isNaN(x);
+    case 'boolean':
+      return (x) => typeof x === 'boolean';
+    case 'null':
+      return (x) => x === null;
+    case 'unknown':
+      return () => true;
+    case 'literal': {
+      const l = s.literal;
+      return (x) => sameValueZero(x, l);
+    }
+    case 'picklist': {
+      const options = s.options as unknown[];
+      return (x) => options.includes(x);
+    }
+    case 'custom':
+      return s.check as Check;
+    case 'optional': {
+      const inner = compile(s.wrapped as AnySchema);
+      return (x) => x === undefined || inner(x);
+    }
+    case 'nullable': {
+      const inner = compile(s.wrapped as AnySchema);
+      return (x) => x === null || inner(x);
+    }
     case 'union': {
-      // valibot keeps the first option that succeeds; each compiled option passes its input through, so any one will do.
+      // valibot keeps the first option that succeeds; each compiled option passes its input through, so any one will
+      // do.
       const options = (s.options as AnySchema[]).map(compile);
       return (x) => options.some((o) => o(x));
     }
@@ -122,9 +148,12 @@ function schema(s: AnySchema): Check {
         return true;
       };
     }
-    case 'strict_object': return strictObject(s.entries as Record<string, AnySchema>);
-    case 'record': return record(s.key as AnySchema, s.value as AnySchema);
-    default: throw new NotCompilable(`schema ${s.type}`);
+    case 'strict_object':
+      return strictObject(s.entries as Record<string, AnySchema>);
+    case 'record':
+      return record(s.key as AnySchema, s.value as AnySchema);
+    default:
+      throw new NotCompilable(`schema ${s.type}`);
   }
 }
 
@@ -133,11 +162,15 @@ function compile(s: AnySchema): Check {
   const pipe = s.pipe as AnyItem[] | undefined;
   if (!pipe) return schema(s);
   // A pipe's first item is the schema it was built on; every later schema and action sees the same value.
-  return all(pipe.filter((item) => item.kind !== 'metadata').map((item, i) => {
-    if (i === 0 || item.kind === 'schema') return compile(item as unknown as AnySchema);
-    if (item.kind === 'validation') return action(item);
-    throw new NotCompilable(`${item.kind} ${item.type}`);
-  }));
+  return all(
+    pipe
+      .filter((item) => item.kind !== 'metadata')
+      .map((item, i) => {
+        if (i === 0 || item.kind === 'schema') return compile(item as unknown as AnySchema);
+        if (item.kind === 'validation') return action(item);
+        throw new NotCompilable(`${item.kind} ${item.type}`);
+      }),
+  );
 }
 
 const compiled = new WeakMap<object, Check | null>();
@@ -165,6 +198,7 @@ export function compiledCheck(s: v.GenericSchema): Check | undefined {
  * it (valibot's output would be an equal copy); valibot decides everything else.
  */
 export function safeParseChecked<S extends v.GenericSchema>(schema: S, value: unknown): v.SafeParseResult<S> {
-  if (compiledCheck(schema)?.(value)) return { typed: true, success: true, output: value as v.InferOutput<S>, issues: undefined };
+  if (compiledCheck(schema)?.(value))
+    return { typed: true, success: true, output: value as v.InferOutput<S>, issues: undefined };
   return v.safeParse(schema, value);
 }

@@ -76,7 +76,8 @@ function follows(b: Buffer, prevFrom: number, prevTo: number, from: number, to: 
   const first = b[from]!;
   if (first >= ZERO && first <= NINE && INDEX_KEY.test(latin1Text(b, from, to))) return false;
   if (prevFrom < 0) return true;
-  if (!asciiSpan(b, prevFrom, prevTo) || !asciiSpan(b, from, to)) return utf8Text(b, prevFrom, prevTo) < utf8Text(b, from, to);
+  if (!asciiSpan(b, prevFrom, prevTo) || !asciiSpan(b, from, to))
+    return utf8Text(b, prevFrom, prevTo) < utf8Text(b, from, to);
   const n = Math.min(prevTo - prevFrom, to - from);
   for (let k = 0; k < n; k++) {
     const x = b[prevFrom + k]!;
@@ -92,7 +93,11 @@ function numberEnd(b: Buffer, start: number): number {
   for (;;) {
     const c = b[i];
     // Digits, '.', 'e', 'E', '+', '-': nothing else can continue a valid number.
-    if (c !== undefined && ((c >= ZERO && c <= NINE) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === MINUS)) i++;
+    if (
+      c !== undefined &&
+      ((c >= ZERO && c <= NINE) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === MINUS)
+    )
+      i++;
     else return i;
   }
 }
@@ -106,15 +111,22 @@ function canonicalNumber(b: Buffer, from: number, to: number): boolean {
     integer = c >= ZERO && c <= NINE;
   }
   // A plain integer of up to 15 digits is exact and written as is, except -0 (written 0).
-  if (integer && to - from - negative <= 15) return b[from + negative] !== ZERO || (to - from === 1);
+  if (integer && to - from - negative <= 15) return b[from + negative] !== ZERO || to - from === 1;
   const n = latin1Text(b, from, to);
   return String(Number(n)) === n;
 }
 
 /** The largest array met whose every enclosing value is an object: its span and its members' names from the top. */
-interface LargestArray { readonly open: number; readonly end: number; readonly path: readonly string[] }
+interface LargestArray {
+  readonly open: number;
+  readonly end: number;
+  readonly path: readonly string[];
+}
 
-/** What the ordered scan found: a problem, or none, whether the bytes are canonical, and the largest array worth cutting. */
+/**
+ * What the ordered scan found: a problem, or none, whether the bytes are canonical, and the largest array worth
+ * cutting.
+ */
 type OrderedScan =
   | { readonly problem: string }
   | { readonly problem?: undefined; readonly canonical: boolean; readonly largest?: LargestArray };
@@ -161,7 +173,10 @@ function orderedScan(b: Buffer): OrderedScan | undefined {
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       if (depth === 0) return undefined;
       depth--;
-      if (c === CLOSE_ARRAY && i + 1 - opened[depth]! > Math.max(PIECES_PAST_BYTES, largest ? largest.end - largest.open : 0)) {
+      if (
+        c === CLOSE_ARRAY &&
+        i + 1 - opened[depth]! > Math.max(PIECES_PAST_BYTES, largest ? largest.end - largest.open : 0)
+      ) {
         largest = largestAt(b, prevFrom, prevTo, opened[depth]!, i + 1, depth) ?? largest;
       }
       last = c;
@@ -177,8 +192,17 @@ function orderedScan(b: Buffer): OrderedScan | undefined {
   return largest ? { canonical, largest } : { canonical };
 }
 
-/** The array b[open, end) at `depth`, named by its enclosing objects' current keys; undefined when an array encloses it. */
-function largestAt(b: Buffer, prevFrom: readonly number[], prevTo: readonly number[], open: number, end: number, depth: number): LargestArray | undefined {
+/**
+ * The array b[open, end) at `depth`, named by its enclosing objects' current keys; undefined when an array encloses it.
+ */
+function largestAt(
+  b: Buffer,
+  prevFrom: readonly number[],
+  prevTo: readonly number[],
+  open: number,
+  end: number,
+  depth: number,
+): LargestArray | undefined {
   const path: string[] = [];
   for (let d = 0; d < depth; d++) {
     if (prevFrom[d]! < 0) return undefined;
@@ -279,7 +303,9 @@ function inPieces(b: Buffer, scan: OrderedScan | undefined): StrictJsonResult | 
   return value === undefined ? undefined : { ok: true, value, keysInOrder: true, canonical: scan.canonical };
 }
 
-/** The text parsed whole, then judged by the ordered scan (whose answer the parse makes the text's) or the general one. */
+/**
+ * The text parsed whole, then judged by the ordered scan (whose answer the parse makes the text's) or the general one.
+ */
 function wholeStrictJson(b: Buffer, scan: OrderedScan | undefined): StrictJsonResult {
   const text = utf8Text(b, 0, b.length);
   let value: unknown;
@@ -289,7 +315,10 @@ function wholeStrictJson(b: Buffer, scan: OrderedScan | undefined): StrictJsonRe
     const at = /position (\d+)/.exec((err as Error).message)?.[1];
     return { ok: false, error: `malformed JSON${at ? ` at position ${at}` : ''}` };
   }
-  if (scan !== undefined) return scan.problem !== undefined ? { ok: false, error: scan.problem } : { ok: true, value, keysInOrder: true, canonical: scan.canonical };
+  if (scan !== undefined)
+    return scan.problem !== undefined
+      ? { ok: false, error: scan.problem }
+      : { ok: true, value, keysInOrder: true, canonical: scan.canonical };
   const problem = structureProblem(b);
   return problem ? { ok: false, error: problem } : { ok: true, value, keysInOrder: false, canonical: false };
 }

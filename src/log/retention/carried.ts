@@ -16,21 +16,31 @@ export interface CarriedIndex {
   /** Every carried record still in the live store, by original seq: what a fold from the cut folds first. */
   all(): LogRecord[];
   /** The writes of one expiry (inside its transaction): carried records' new places, dropped ones forgotten. */
-  write(wrapperSeq: number | undefined, carried: readonly CarriedRecord[], dropped: ReadonlyArray<{ readonly seq: number }>): void;
+  write(
+    wrapperSeq: number | undefined,
+    carried: readonly CarriedRecord[],
+    dropped: ReadonlyArray<{ readonly seq: number }>,
+  ): void;
 }
 
 /** Opens the carried-records database of `root`; `record` reads a live record by seq. */
 export function openCarriedIndex(root: RootDatabase, record: (seq: number) => LogRecord | undefined): CarriedIndex {
   const db: Database<Place, number> = root.openDB({ name: CARRIED_DB, keyEncoding: 'uint32', cache: false });
   /** The records a `RecordsCarriedForward` record holds (`wrappers` keeps each decoded once, within one call). */
-  const heldBy = (wrapper: number, wrappers?: Map<number, readonly CarriedRecord[] | undefined>): readonly CarriedRecord[] | undefined => {
+  const heldBy = (
+    wrapper: number,
+    wrappers?: Map<number, readonly CarriedRecord[] | undefined>,
+  ): readonly CarriedRecord[] | undefined => {
     if (wrappers?.has(wrapper)) return wrappers.get(wrapper);
     const r = record(wrapper);
     const held = r && carriedBy(r);
     wrappers?.set(wrapper, held);
     return held;
   };
-  const entry = ([wrapper, index]: Place, wrappers?: Map<number, readonly CarriedRecord[] | undefined>): LogRecord | undefined => {
+  const entry = (
+    [wrapper, index]: Place,
+    wrappers?: Map<number, readonly CarriedRecord[] | undefined>,
+  ): LogRecord | undefined => {
     const c = heldBy(wrapper, wrappers)?.[index];
     return c ? asRecord(c) : undefined;
   };

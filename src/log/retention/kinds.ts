@@ -57,10 +57,19 @@ export function kindOf(type: string): RecordKind {
 
 /** The days of each kind under the settings. */
 export function retentionDays(s: RetentionSettings): RetentionDays {
-  return { evidence: s.evidenceDays, alerts: s.alertsDays, reviews: s.reviewsDays, incidents: s.incidentsDays, access: s.accessDays, audit: s.auditDays };
+  return {
+    evidence: s.evidenceDays,
+    alerts: s.alertsDays,
+    reviews: s.reviewsDays,
+    incidents: s.incidentsDays,
+    access: s.accessDays,
+    audit: s.auditDays,
+  };
 }
 
-/** The shortest finite retention: a segment whose newest record is older than it expires (undefined: nothing ever does). */
+/**
+ * The shortest finite retention: a segment whose newest record is older than it expires (undefined: nothing ever does).
+ */
 export function shortestDays(days: RetentionDays): number | undefined {
   const finite = Object.values(days).filter((d): d is number => d !== null);
   return finite.length === 0 ? undefined : Math.min(...finite);

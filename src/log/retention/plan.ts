@@ -30,7 +30,14 @@ export function stillKept(type: string, at: string, days: RetentionDays, now: st
 }
 
 /** The seq ranges that expire, in order: whole segments from `first` whose newest record is older than `before`. */
-export function expiringSegments(first: number, head: number, segmentRecords: number, atOf: (seq: number) => string | undefined, before: string, max: number): Array<{ from: number; to: number }> {
+export function expiringSegments(
+  first: number,
+  head: number,
+  segmentRecords: number,
+  atOf: (seq: number) => string | undefined,
+  before: string,
+  max: number,
+): Array<{ from: number; to: number }> {
   const out: Array<{ from: number; to: number }> = [];
   for (let from = first; out.length < max && from + segmentRecords - 1 <= head; from += segmentRecords) {
     const to = from + segmentRecords - 1;
@@ -62,14 +69,18 @@ export interface SegmentSummary {
 }
 
 /** A segment's records, gathered into a SegmentSummary as they are read. */
-export function summarizeSegment(days: RetentionDays, now: string): { add(r: SegmentRecord): void; summary(): SegmentSummary } {
+export function summarizeSegment(
+  days: RetentionDays,
+  now: string,
+): { add(r: SegmentRecord): void; summary(): SegmentSummary } {
   let lastHash = '';
   const candidates: Array<{ record: CarriedRecord; eventIds?: string[] }> = [];
   const dropped: Array<{ seq: number; eventIds: string[] }> = [];
   const ids = (r: LogRecord) => eventsOfRecord(r).map((e) => e.id);
   const judge = (r: LogRecord, hash: string) => {
     if (stillKept(r.type, r.at, days, now)) candidates.push({ record: carriedOf(r, hash) });
-    else if (r.type === 'CollectorSubmissionAccepted') candidates.push({ record: carriedOf(r, hash), eventIds: ids(r) });
+    else if (r.type === 'CollectorSubmissionAccepted')
+      candidates.push({ record: carriedOf(r, hash), eventIds: ids(r) });
     else dropped.push({ seq: r.seq, eventIds: ids(r) });
   };
   return {
@@ -83,8 +94,14 @@ export function summarizeSegment(days: RetentionDays, now: string): { add(r: Seg
   };
 }
 
-/** What becomes of a summarized segment's records, now that `latestSubmission` can be asked: carried forward, or dropped (by seq, with their event ids). */
-export function fateOfSummary(s: SegmentSummary, latestSubmission: (r: LogRecord) => boolean): { carried: CarriedRecord[]; dropped: Array<{ seq: number; eventIds: readonly string[] }> } {
+/**
+ * What becomes of a summarized segment's records, now that `latestSubmission` can be asked: carried forward, or dropped
+ * (by seq, with their event ids).
+ */
+export function fateOfSummary(
+  s: SegmentSummary,
+  latestSubmission: (r: LogRecord) => boolean,
+): { carried: CarriedRecord[]; dropped: Array<{ seq: number; eventIds: readonly string[] }> } {
   const carried: CarriedRecord[] = [];
   const dropped = [...s.dropped];
   for (const { record, eventIds } of s.candidates) {
@@ -95,7 +112,15 @@ export function fateOfSummary(s: SegmentSummary, latestSubmission: (r: LogRecord
 }
 
 function carriedOf(r: LogRecord, hash: string): CarriedRecord {
-  return { seq: r.seq, hash, at: r.at, type: r.type, ...(r.actor ? { actor: r.actor } : {}), data: r.data, prev: r.prev };
+  return {
+    seq: r.seq,
+    hash,
+    at: r.at,
+    type: r.type,
+    ...(r.actor ? { actor: r.actor } : {}),
+    data: r.data,
+    prev: r.prev,
+  };
 }
 
 /** The records a `RecordsCarriedForward` record carries forward; `undefined` for any other record. */

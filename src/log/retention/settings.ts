@@ -1,10 +1,17 @@
 import * as v from 'valibot';
 
 /** Days a kind of record is kept (fractions allowed), or null: kept for ever. */
-const Days = (fallback: number) => v.optional(v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(36_500))), fallback);
+const Days = (fallback: number) =>
+  v.optional(v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(36_500))), fallback);
 
 /** Records per segment: a multiple of 256, so a cut falls on a stored Merkle tile boundary. */
-const SegmentRecords = v.pipe(v.number(), v.integer(), v.minValue(256), v.maxValue(16_777_216), v.check((n) => n % 256 === 0, 'expected a multiple of 256'));
+const SegmentRecords = v.pipe(
+  v.number(),
+  v.integer(),
+  v.minValue(256),
+  v.maxValue(16_777_216),
+  v.check((n) => n % 256 === 0, 'expected a multiple of 256'),
+);
 
 /** `retention` in the configuration (docs/configuration.md, docs/log.md "Retention"). */
 export const RetentionSchema = v.strictObject({
@@ -21,7 +28,14 @@ export const RetentionSchema = v.strictObject({
   auditDays: Days(730),
   segmentRecords: v.optional(SegmentRecords, 1_048_576),
   /** Where archive files go (absolute); default `<storage.path>/archive`. */
-  archiveDir: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.check((p) => p.startsWith('/'), 'expected an absolute path'))),
+  archiveDir: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1),
+      v.maxLength(4096),
+      v.check((p) => p.startsWith('/'), 'expected an absolute path'),
+    ),
+  ),
   /** How often `vigil serve` checks for segments to expire. */
   checkSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400)), 300),
 });

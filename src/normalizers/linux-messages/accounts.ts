@@ -25,9 +25,19 @@ function newUser(input: LinuxMessageInput, text: string): RecognizedMessage {
   const kv = commaKeyValues(text);
   // A new account with UID 0 is a second root; GID 0 puts it in root's group.
   const severity = kv.get('UID') === '0' ? 8 : kv.get('GID') === '0' ? 7 : 5;
-  return recognized(input, account('user_created', severity), {
-    user: kv.get('name'), uid: kv.get('UID'), gid: kv.get('GID'), home: kv.get('home'), shell: kv.get('shell'), from: kv.get('from'),
-  }, NO_ACTOR);
+  return recognized(
+    input,
+    account('user_created', severity),
+    {
+      user: kv.get('name'),
+      uid: kv.get('UID'),
+      gid: kv.get('GID'),
+      home: kv.get('home'),
+      shell: kv.get('shell'),
+      from: kv.get('from'),
+    },
+    NO_ACTOR,
+  );
 }
 
 function newGroup(input: LinuxMessageInput, text: string): RecognizedMessage {
@@ -38,21 +48,46 @@ function newGroup(input: LinuxMessageInput, text: string): RecognizedMessage {
 type Rule = readonly [RegExp, (m: RegExpExecArray, input: LinuxMessageInput) => RecognizedMessage];
 
 const RULES: readonly Rule[] = [
-  [/^add '([^']{1,256})' to (?:shadow )?group '([^']{1,256})'$/, (m, input) =>
-    recognized(input, account('group_member_added', PRIVILEGED_GROUPS.has(m[2]!) ? 7 : 5), { user: m[1], group: m[2] }, NO_ACTOR)],
-  [/^delete user '([^']{1,256})'$/, (m, input) => recognized(input, account('user_deleted', 5), { user: m[1] }, NO_ACTOR)],
-  [/^removed (?:shadow )?group '([^']{1,256})' owned by '([^']{1,256})'$/, (m, input) =>
-    recognized(input, account('group_deleted', 4), { group: m[1], owner: m[2] }, NO_ACTOR)],
-  [/^group '([^']{1,256})' removed/, (m, input) => recognized(input, account('group_deleted', 4), { group: m[1] }, NO_ACTOR)],
-  [/^(?:change|lock|unlock) user (?:name )?'([^']{1,256})'(.{0,512})$/, (m, input) => {
-    const verb = m[0].split(' ', 1)[0];
-    // usermod -u 0 turns an account into root.
-    const severity = / UID from '\d{1,10}' to '0'$/.test(m[2]!) ? 8 : 4;
-    return recognized(input, account('user_modified', severity), { user: m[1], change: `${verb}${m[2]}` }, NO_ACTOR);
-  }],
-  [/^password for '([^']{1,256})' changed by '([^']{1,256})'$/, (m, input) =>
-    recognized(input, account('password_changed', 4), { user: m[1], by_user: m[2] }, { actorUser: m[2]! })],
-  [/^failed adding user '([^']{1,256})'/, (m, input) => recognized(input, account('user_created', 5, false), { user: m[1] }, NO_ACTOR)],
+  [
+    /^add '([^']{1,256})' to (?:shadow )?group '([^']{1,256})'$/,
+    (m, input) =>
+      recognized(
+        input,
+        account('group_member_added', PRIVILEGED_GROUPS.has(m[2]!) ? 7 : 5),
+        { user: m[1], group: m[2] },
+        NO_ACTOR,
+      ),
+  ],
+  [
+    /^delete user '([^']{1,256})'$/,
+    (m, input) => recognized(input, account('user_deleted', 5), { user: m[1] }, NO_ACTOR),
+  ],
+  [
+    /^removed (?:shadow )?group '([^']{1,256})' owned by '([^']{1,256})'$/,
+    (m, input) => recognized(input, account('group_deleted', 4), { group: m[1], owner: m[2] }, NO_ACTOR),
+  ],
+  [
+    /^group '([^']{1,256})' removed/,
+    (m, input) => recognized(input, account('group_deleted', 4), { group: m[1] }, NO_ACTOR),
+  ],
+  [
+    /^(?:change|lock|unlock) user (?:name )?'([^']{1,256})'(.{0,512})$/,
+    (m, input) => {
+      const verb = m[0].split(' ', 1)[0];
+      // usermod -u 0 turns an account into root.
+      const severity = / UID from '\d{1,10}' to '0'$/.test(m[2]!) ? 8 : 4;
+      return recognized(input, account('user_modified', severity), { user: m[1], change: `${verb}${m[2]}` }, NO_ACTOR);
+    },
+  ],
+  [
+    /^password for '([^']{1,256})' changed by '([^']{1,256})'$/,
+    (m, input) =>
+      recognized(input, account('password_changed', 4), { user: m[1], by_user: m[2] }, { actorUser: m[2]! }),
+  ],
+  [
+    /^failed adding user '([^']{1,256})'/,
+    (m, input) => recognized(input, account('user_created', 5, false), { user: m[1] }, NO_ACTOR),
+  ],
 ];
 
 /** Recognizes shadow-utils account changes (useradd, groupadd, usermod, userdel, groupdel, passwd). */

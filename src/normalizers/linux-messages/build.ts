@@ -12,7 +12,9 @@ export interface Verdict {
 
 /** Extra parties a matcher knows about beyond what its fields imply. */
 export interface Parties {
-  /** The user who acted, when it is not `fields.user`; null when the text does not say (`fields.user` is the object). */
+  /**
+   * The user who acted, when it is not `fields.user`; null when the text does not say (`fields.user` is the object).
+   */
   readonly actorUser?: string | null;
   /** Other users involved (a sudo or su target, a session's owner), keyed as `user:` entities. */
   readonly otherUsers?: readonly (string | undefined)[];
@@ -41,7 +43,10 @@ export function portNumber(text: string | undefined): number | undefined {
 }
 
 /** Puts an address into `src_ip` when it is an IP literal and into `src_host` otherwise. */
-export function addressFields(address: string | undefined, port: string | undefined): Record<string, string | undefined> {
+export function addressFields(
+  address: string | undefined,
+  port: string | undefined,
+): Record<string, string | undefined> {
   if (address === undefined || address === '') return {};
   return isIpAddress(address) ? { src_ip: address, src_port: port } : { src_host: address, src_port: port };
 }
@@ -58,7 +63,11 @@ function cleanFields(fields: Record<string, string | undefined>): Record<string,
   return out;
 }
 
-function endpoint(ip: string | undefined, host: string | undefined, port: string | undefined): Record<string, unknown> | undefined {
+function endpoint(
+  ip: string | undefined,
+  host: string | undefined,
+  port: string | undefined,
+): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   if (usable(ip, MAX_NAME)) out['ip'] = ip;
   else if (usable(host, MAX_NAME)) out['host'] = host;
@@ -75,7 +84,12 @@ function actorOf(user: string | undefined, host: string | undefined): Record<str
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function keysOf(f: Record<string, string>, input: LinuxMessageInput, users: (string | undefined)[], service?: Record<string, unknown>): string[] {
+function keysOf(
+  f: Record<string, string>,
+  input: LinuxMessageInput,
+  users: (string | undefined)[],
+  service?: Record<string, unknown>,
+): string[] {
   const keys: string[] = [];
   const add = (prefix: string, value: string | undefined): void => {
     if (usable(value, MAX_NAME)) keys.push(`${prefix}:${value}`);
@@ -88,17 +102,21 @@ function keysOf(f: Record<string, string>, input: LinuxMessageInput, users: (str
   const serviceName = service?.['name'];
   if (typeof serviceName === 'string') add('service', serviceName);
   const pid = f['pid'] ?? input.pid;
-  if (usable(input.host, MAX_NAME) && pid !== undefined && /^\d{1,10}$/.test(pid)) add('process', `${input.host}/${pid}`);
+  if (usable(input.host, MAX_NAME) && pid !== undefined && /^\d{1,10}$/.test(pid))
+    add('process', `${input.host}/${pid}`);
   add('process', f['process']);
   return [...new Set(keys)];
 }
 
 /** Assembles a RecognizedMessage: actor, endpoints and entity keys follow from the fields and the input. */
 export function recognized(
-  input: LinuxMessageInput, verdict: Verdict, rawFields: Record<string, string | undefined>, parties: Parties = {},
+  input: LinuxMessageInput,
+  verdict: Verdict,
+  rawFields: Record<string, string | undefined>,
+  parties: Parties = {},
 ): RecognizedMessage {
   const fields = cleanFields(rawFields);
-  const actorUser = parties.actorUser === null ? undefined : parties.actorUser ?? fields['user'];
+  const actorUser = parties.actorUser === null ? undefined : (parties.actorUser ?? fields['user']);
   const users = [actorUser, fields['user'], ...(parties.otherUsers ?? [])];
   const actor = actorOf(actorUser, input.host);
   const src = endpoint(fields['src_ip'], fields['src_host'], fields['src_port']);
@@ -120,7 +138,9 @@ export function splitLast(text: string, sep: string): readonly [string, string] 
   return i < 0 ? undefined : [text.slice(0, i), text.slice(i + sep.length)];
 }
 
-/** Parses space-separated `key=value` tokens (pam's `logname= uid=0 ... rhost=x  user=y`); the first of each key wins. */
+/**
+ * Parses space-separated `key=value` tokens (pam's `logname= uid=0 ... rhost=x  user=y`); the first of each key wins.
+ */
 export function spaceKeyValues(text: string): ReadonlyMap<string, string> {
   const out = new Map<string, string>();
   for (const token of text.split(' ', 256)) {

@@ -10,7 +10,11 @@ function logon(outcome: 'success' | 'failure', severity: number, activity = 'log
 /** What follows the last ` from `: `<addr>[ port <n>][ ssh2[: key]]`. */
 const FROM_TAIL = /^(\S{1,256})(?: port (\d{1,5}))?(?: |$)/;
 
-interface Attempt { readonly user: string; readonly addr: string; readonly port: string | undefined }
+interface Attempt {
+  readonly user: string;
+  readonly addr: string;
+  readonly port: string | undefined;
+}
 
 /** `[invalid user ]<user> from <addr> port <n> ...`; the user name is free text, so split at the last ` from `. */
 function userFromAddress(rest: string): Attempt | undefined {
@@ -32,18 +36,37 @@ function userAddressPort(rest: string): Attempt | undefined {
   return { user: byAddr[0], addr: byAddr[1], port: byPort[1] };
 }
 
-function build(input: LinuxMessageInput, verdict: Verdict, a: Attempt | undefined, extra: Record<string, string | undefined> = {}): RecognizedMessage | undefined {
+function build(
+  input: LinuxMessageInput,
+  verdict: Verdict,
+  a: Attempt | undefined,
+  extra: Record<string, string | undefined> = {},
+): RecognizedMessage | undefined {
   if (!a) return undefined;
   return recognized(input, verdict, { user: a.user, ...addressFields(a.addr, a.port), ...extra }, SSHD);
 }
 
-const PREFIXED: readonly (readonly [RegExp, (m: RegExpExecArray, rest: string, input: LinuxMessageInput) => RecognizedMessage | undefined])[] = [
-  [/^Failed (\S{1,64}) for /, (m, rest, input) => build(input, logon('failure', 5), userFromAddress(rest), { auth_method: m[1] })],
-  [/^Accepted (\S{1,64}) for /, (m, rest, input) => build(input, logon('success', 3), userFromAddress(rest), { auth_method: m[1] })],
+const PREFIXED: readonly (readonly [
+  RegExp,
+  (m: RegExpExecArray, rest: string, input: LinuxMessageInput) => RecognizedMessage | undefined,
+])[] = [
+  [
+    /^Failed (\S{1,64}) for /,
+    (m, rest, input) => build(input, logon('failure', 5), userFromAddress(rest), { auth_method: m[1] }),
+  ],
+  [
+    /^Accepted (\S{1,64}) for /,
+    (m, rest, input) => build(input, logon('success', 3), userFromAddress(rest), { auth_method: m[1] }),
+  ],
   [/^Invalid user /, (_m, rest, input) => build(input, logon('failure', 6), userFromAddress(rest))],
-  [/^maximum authentication attempts exceeded for /, (_m, rest, input) => build(input, logon('failure', 6), userFromAddress(rest))],
-  [/^(?:Connection closed by|Disconnected from) (?:authenticating|invalid) user /,
-    (_m, rest, input) => build(input, logon('failure', 4), userAddressPort(rest))],
+  [
+    /^maximum authentication attempts exceeded for /,
+    (_m, rest, input) => build(input, logon('failure', 6), userFromAddress(rest)),
+  ],
+  [
+    /^(?:Connection closed by|Disconnected from) (?:authenticating|invalid) user /,
+    (_m, rest, input) => build(input, logon('failure', 4), userAddressPort(rest)),
+  ],
   [/^Disconnected from user /, (_m, rest, input) => build(input, logon('success', 1, 'logoff'), userAddressPort(rest))],
 ];
 

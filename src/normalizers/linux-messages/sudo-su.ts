@@ -3,8 +3,11 @@ import type { LinuxMessageInput, RecognizedMessage } from './types.js';
 
 function escalation(activity: 'sudo' | 'su', ok: boolean): Verdict {
   return {
-    category: 'identity', class: 'privilege_escalation', activity,
-    outcome: ok ? 'success' : 'failure', severity: ok ? (activity === 'su' ? 4 : 3) : 7,
+    category: 'identity',
+    class: 'privilege_escalation',
+    activity,
+    outcome: ok ? 'success' : 'failure',
+    severity: ok ? (activity === 'su' ? 4 : 3) : 7,
   };
 }
 
@@ -32,7 +35,12 @@ export function recognizeSudo(text: string, input: LinuxMessageInput): Recognize
   }
   if (cmdAt >= 0) fields['COMMAND'] = rest.slice(cmdAt === 0 ? 'COMMAND='.length : cmdAt + ' ; COMMAND='.length);
   if (fields['COMMAND'] === undefined && fields['TTY'] === undefined && fields['USER'] === undefined) return undefined;
-  return recognized(input, escalation('sudo', reason === undefined), { ...fields, user, reason }, { otherUsers: [fields['USER']] });
+  return recognized(
+    input,
+    escalation('sudo', reason === undefined),
+    { ...fields, user, reason },
+    { otherUsers: [fields['USER']] },
+  );
 }
 
 const DEBIAN_SU = /^(FAILED SU )?\(to ([^\s)]{1,256})\) (\S{1,256}) on (\S{1,256})$/;

@@ -37,7 +37,10 @@ export function boundedEntityKeys(keys: readonly (string | undefined)[]): string
 }
 
 /** The source's attributes plus the recognizer's fields under names the source does not already use. */
-function mergeAttributes(source: Record<string, unknown>, fields: Readonly<Record<string, string>>): Record<string, unknown> {
+function mergeAttributes(
+  source: Record<string, unknown>,
+  fields: Readonly<Record<string, string>>,
+): Record<string, unknown> {
   let out: Record<string, unknown> | undefined;
   for (const k of Object.keys(fields)) {
     if (Object.hasOwn(source, k)) continue;
@@ -52,7 +55,8 @@ function mergeAttributes(source: Record<string, unknown>, fields: Readonly<Recor
 
 /** Sets an own, enumerable property, even one named `__proto__` (which plain assignment would not create). */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 

@@ -20,7 +20,11 @@ interface AuditParts {
  * `extra` carries envelope fields (`tailnetId`) that belong to every event of an API response.
  */
 export function auditEvent(
-  record: unknown, where: string, batch: MeshBatch, place: EventPlace, extra: Readonly<Record<string, unknown>>,
+  record: unknown,
+  where: string,
+  batch: MeshBatch,
+  place: EventPlace,
+  extra: Readonly<Record<string, unknown>>,
 ): Decoded<NormalizedEvent> {
   if (!isObject(record)) return fail(where, 'expected a configuration audit log event object');
   const parts = auditParts(record, where);
@@ -57,7 +61,7 @@ export function auditEvent(
 /** Unwraps the log-streaming form and finds the time: `eventTime`, else stream `time`, else `fields.recorded`. */
 function auditParts(record: Record<string, unknown>, where: string): Decoded<AuditParts> {
   const streamed = isObject(record.event);
-  const body = streamed ? record.event as Record<string, unknown> : record;
+  const body = streamed ? (record.event as Record<string, unknown>) : record;
   const bodyPath = streamed ? at(where, 'event') : where;
   const candidates: TimeCandidate[] = [
     { path: at(bodyPath, 'eventTime'), value: body.eventTime, parse: rfc3339Nanos, expected: 'an RFC 3339 date-time' },
@@ -79,8 +83,13 @@ function auditParts(record: Record<string, unknown>, where: string): Decoded<Aud
 /** The action (`UPDATE`, `DISABLE`, ...) in lower_snake_case. */
 function activityOf(action: unknown, path: string): Decoded<string> {
   if (typeof action !== 'string') return fail(path, 'expected the action name as a string');
-  const snake = action.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
-  if (snake === '' || snake.length > EVENT_LIMITS.shortString) return fail(path, 'expected an action name of letters and digits');
+  const snake = action
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+  if (snake === '' || snake.length > EVENT_LIMITS.shortString)
+    return fail(path, 'expected an action name of letters and digits');
   return ok(snake);
 }
 

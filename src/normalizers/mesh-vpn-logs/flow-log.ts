@@ -10,7 +10,10 @@ import { MESH_ADAPTER, type MeshBatch } from './mesh-batch.js';
 
 /** The traffic arrays of a flow log record (netlogtype.Message) and the activity each gives. */
 const TRAFFIC = [
-  ['virtualTraffic', 'virtual'], ['subnetTraffic', 'subnet'], ['exitTraffic', 'exit'], ['physicalTraffic', 'physical'],
+  ['virtualTraffic', 'virtual'],
+  ['subnetTraffic', 'subnet'],
+  ['exitTraffic', 'exit'],
+  ['physicalTraffic', 'physical'],
 ] as const;
 const WINDOW_FIELDS = ['start', 'end', 'logged'] as const;
 /** RFC 3339 with nanoseconds and an offset is 35 characters; anything longer is not a time. */
@@ -26,7 +29,12 @@ interface FlowHeader {
 }
 
 /** Adds one `network_flow` event per connection-counts entry of a Tailscale network flow log record. */
-export function addFlowEvents(record: unknown, where: string, batch: MeshBatch, events: NormalizedEvent[]): Decoded<true> {
+export function addFlowEvents(
+  record: unknown,
+  where: string,
+  batch: MeshBatch,
+  events: NormalizedEvent[],
+): Decoded<true> {
   if (!isObject(record)) return fail(where, 'expected a network flow log record object');
   const header = flowHeader(record, where);
   if (!header.ok) return header;
@@ -47,10 +55,16 @@ export function addFlowEvents(record: unknown, where: string, batch: MeshBatch, 
 /** The reporting node, the event time (`start`, else `end`, else `logged`) and the described nodes. */
 function flowHeader(record: Record<string, unknown>, where: string): Decoded<FlowHeader> {
   const nodeId = record.nodeId;
-  if (typeof nodeId !== 'string' || nodeId === '') return fail(at(where, 'nodeId'), 'expected the stable id of the reporting node');
-  const time = firstTime(WINDOW_FIELDS.map((field) => ({
-    path: at(where, field), value: record[field], parse: rfc3339Nanos, expected: 'an RFC 3339 date-time',
-  })));
+  if (typeof nodeId !== 'string' || nodeId === '')
+    return fail(at(where, 'nodeId'), 'expected the stable id of the reporting node');
+  const time = firstTime(
+    WINDOW_FIELDS.map((field) => ({
+      path: at(where, field),
+      value: record[field],
+      parse: rfc3339Nanos,
+      expected: 'an RFC 3339 date-time',
+    })),
+  );
   if (!time.ok) return time;
   // Copied into every event of the record, so only time-sized strings are kept; the chosen one parsed above.
   const window: Record<string, unknown> = {};
@@ -62,15 +76,21 @@ function flowHeader(record: Record<string, unknown>, where: string): Decoded<Flo
 }
 
 function flowEvent(
-  entry: unknown, path: string, activity: Activity, header: FlowHeader, place: EventPlace, batch: MeshBatch,
+  entry: unknown,
+  path: string,
+  activity: Activity,
+  header: FlowHeader,
+  place: EventPlace,
+  batch: MeshBatch,
 ): Decoded<NormalizedEvent> {
   if (!isObject(entry)) return fail(path, 'expected a connection counts object');
   const read = readConnection(entry, path);
   if (!read.ok) return read;
   const { proto, src, dst, ...counts } = read.value;
   // The tun device counts from the reporting node's side, so virtual traffic's source is that node (netlog.go).
-  const srcNode = nodeWithAddress(header.nodes, src?.ip)
-    ?? (activity === 'virtual' ? { nodeId: header.nodeId, addresses: [] } : undefined);
+  const srcNode =
+    nodeWithAddress(header.nodes, src?.ip) ??
+    (activity === 'virtual' ? { nodeId: header.nodeId, addresses: [] } : undefined);
   const dstNode = nodeWithAddress(header.nodes, dst?.ip);
   const sourceEndpoint = flowEndpoint(src, srcNode);
   const destinationEndpoint = flowEndpoint(dst, dstNode);
@@ -85,7 +105,10 @@ function flowEvent(
     ingestedAt: batch.ingestedAt,
     source: { adapter: MESH_ADAPTER, instance: 'network', recordId: place.recordId },
     entityKeys: entityKeyList([
-      batch.meshnetKey, entityKey('node', header.nodeId), ...endKeys(src, srcNode), ...endKeys(dst, dstNode),
+      batch.meshnetKey,
+      entityKey('node', header.nodeId),
+      ...endKeys(src, srcNode),
+      ...endKeys(dst, dstNode),
     ]),
     ...(sourceEndpoint ? { sourceEndpoint } : {}),
     ...(destinationEndpoint ? { destinationEndpoint } : {}),

@@ -21,7 +21,8 @@ export function flowNodes(record: Record<string, unknown>): FlowNode[] {
 
 function flowNode(value: unknown): FlowNode | undefined {
   if (!isObject(value) || typeof value.nodeId !== 'string' || value.nodeId === '') return undefined;
-  const strings = (list: unknown) => (Array.isArray(list) ? list.filter((s): s is string => typeof s === 'string') : []);
+  const strings = (list: unknown) =>
+    Array.isArray(list) ? list.filter((s): s is string => typeof s === 'string') : [];
   const tags = strings(value.tags);
   return {
     nodeId: value.nodeId,
@@ -42,7 +43,10 @@ export function nodeWithAddress(nodes: readonly FlowNode[], ip: string | undefin
  * anonymised exit traffic, the underlay side of physical traffic) and is left out; a DERP relay
  * (`127.3.3.40:<region>`) becomes `{derpRegion}`.
  */
-export function flowEndpoint(addr: AddrPort | undefined, node: FlowNode | undefined): Record<string, unknown> | undefined {
+export function flowEndpoint(
+  addr: AddrPort | undefined,
+  node: FlowNode | undefined,
+): Record<string, unknown> | undefined {
   if (addr === undefined && node === undefined) return undefined;
   const out: Record<string, unknown> = {};
   // A DERP relay is a region, not a host: no `ip`, so the graph draws no edge to a fake hub address.

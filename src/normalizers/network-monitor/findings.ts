@@ -44,7 +44,8 @@ export function noticeSeverity(note: string | undefined): number {
  * stand in for `id.*`, which notices about hosts rather than connections lack.
  */
 export const mapNotice: ZeekMapper = (record, conn) => {
-  const src = ipText(record['src']), dst = ipText(record['dst']);
+  const src = ipText(record['src']),
+    dst = ipText(record['dst']);
   const p = portNumber(record['p']);
   const fuid = text(record, 'fuid');
   return {

@@ -7,13 +7,26 @@ import type { ZeekConn, ZeekRecord } from './record.js';
 
 /** Zeek's reports about itself (sensor load, loss, errors, configuration of the sensor). */
 const HEALTH_LOGS = new Set([
-  'broker', 'capture_loss', 'cluster', 'config', 'loaded_scripts', 'packet_filter', 'print',
-  'reporter', 'stats', 'telemetry', 'telemetry_histogram', 'weird_stats',
+  'broker',
+  'capture_loss',
+  'cluster',
+  'config',
+  'loaded_scripts',
+  'packet_filter',
+  'print',
+  'reporter',
+  'stats',
+  'telemetry',
+  'telemetry_histogram',
+  'weird_stats',
 ]);
 /** Logs whose every line is a detection hit. */
 const FINDING_LOGS = new Set(['intel', 'notice_alarm', 'signatures']);
 /** Logs that name an analysis step rather than a protocol; the protocol is in the named field. */
-const PROTOCOL_FIELDS: ReadonlyMap<string, string> = new Map([['analyzer', 'analyzer_name'], ['dpd', 'analyzer']]);
+const PROTOCOL_FIELDS: ReadonlyMap<string, string> = new Map([
+  ['analyzer', 'analyzer_name'],
+  ['dpd', 'analyzer'],
+]);
 /** Severity of a generic finding log line. */
 const GENERIC_FINDING_SEVERITY = 5;
 /** A Zeek file id: `F` and base62 characters, as files, pe and ocsp logs spell `fuid`/`id`. */

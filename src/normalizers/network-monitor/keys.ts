@@ -56,7 +56,9 @@ const PORTED = new Set(['tcp', 'udp', 'sctp']);
 /** `port:<proto>/<n>` for a TCP, UDP or SCTP port, else undefined. */
 export function portKey(proto: string | undefined, port: number | undefined): MaybeKey {
   const transport = proto?.toLowerCase();
-  return transport !== undefined && PORTED.has(transport) && port !== undefined ? `port:${transport}/${port}` : undefined;
+  return transport !== undefined && PORTED.has(transport) && port !== undefined
+    ? `port:${transport}/${port}`
+    : undefined;
 }
 
 /** The entity keys of one event: candidates deduplicated in order, bounded in count and length. */

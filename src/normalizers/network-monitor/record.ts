@@ -76,7 +76,9 @@ export function portNumber(value: unknown): number | undefined {
  */
 export function nanosFromZeekTime(value: unknown): bigint | undefined {
   if (typeof value === 'number') {
-    return Number.isInteger(value) && value > MILLIS_THRESHOLD ? nanosFromEpochMillis(value) : nanosFromEpochSeconds(value);
+    return Number.isInteger(value) && value > MILLIS_THRESHOLD
+      ? nanosFromEpochMillis(value)
+      : nanosFromEpochSeconds(value);
   }
   return typeof value === 'string' ? nanosFromIso(value) : undefined;
 }
@@ -91,21 +93,25 @@ function isUnset(value: unknown): boolean {
  * whose type is wrong (a wrong type here means the record is not the log it claims to be).
  */
 export function readConn(record: ZeekRecord): ZeekConn | string {
-  const origH = record['id.orig_h'], respH = record['id.resp_h'];
-  const origP = record['id.orig_p'], respP = record['id.resp_p'];
+  const origH = record['id.orig_h'],
+    respH = record['id.resp_h'];
+  const origP = record['id.orig_p'],
+    respP = record['id.resp_p'];
   if (!isUnset(origH) && ipText(origH) === undefined) return 'id.orig_h: expected an IP address string';
   if (!isUnset(origP) && portNumber(origP) === undefined) return 'id.orig_p: expected a port number 0..65535';
   if (!isUnset(respH) && ipText(respH) === undefined) return 'id.resp_h: expected an IP address string';
   if (!isUnset(respP) && portNumber(respP) === undefined) return 'id.resp_p: expected a port number 0..65535';
   const proto = text(record, 'proto');
-  return compact({
-    origH: ipText(origH),
-    origP: portNumber(origP),
-    respH: ipText(respH),
-    respP: portNumber(respP),
-    proto: proto?.toLowerCase(),
-    uid: text(record, 'uid'),
-  }) ?? {};
+  return (
+    compact({
+      origH: ipText(origH),
+      origP: portNumber(origP),
+      respH: ipText(respH),
+      respP: portNumber(respP),
+      proto: proto?.toLowerCase(),
+      uid: text(record, 'uid'),
+    }) ?? {}
+  );
 }
 
 /** A copy of an object without its undefined values, or undefined when nothing is left. */
@@ -127,7 +133,11 @@ export function nonEmpty<T>(list: T[]): T[] | undefined {
 
 /** A data value turned into one lower_snake_case word (`SMB::FILE_OPEN` -> `smb_file_open`), bounded. */
 export function snakeWord(value: string): string {
-  return value.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64);
+  return value
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64);
 }
 
 /** The part after the last `::` of a Zeek enum value (`Tunnel::TEREDO` -> `TEREDO`). */

@@ -75,7 +75,8 @@ export const mapX509: ZeekMapper = (record) => {
  * because missing bytes or an analysis timeout describe the monitor's view, not the transfer.
  */
 function fileOutcome(record: ZeekRecord): Outcome {
-  const seen = num(record, 'seen_bytes'), total = num(record, 'total_bytes');
+  const seen = num(record, 'seen_bytes'),
+    total = num(record, 'total_bytes');
   const missing = num(record, 'missing_bytes') ?? 0;
   if (seen === undefined || total === undefined) return 'unknown';
   return seen >= total && missing === 0 && flag(record, 'timedout') !== true ? 'success' : 'unknown';

@@ -9,7 +9,15 @@ import { type Decoded, fail, isAbsent, isObject, ok, setOwn } from './decoded.js
 /** Deeper nesting is refused: no real log needs it, and unbounded recursion could exhaust the stack. */
 export const MAX_ANY_VALUE_DEPTH = 64;
 
-const VARIANTS = ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] as const;
+const VARIANTS = [
+  'stringValue',
+  'boolValue',
+  'intValue',
+  'doubleValue',
+  'arrayValue',
+  'kvlistValue',
+  'bytesValue',
+] as const;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
@@ -28,13 +36,20 @@ export function decodeAnyValue(value: unknown, path: string, depth = 0): Decoded
   const inner = value[kind];
   const where = `${path}.${kind}`;
   switch (kind) {
-    case 'stringValue': return typeof inner === 'string' ? ok(inner) : fail(where, 'expected a string');
-    case 'boolValue': return typeof inner === 'boolean' ? ok(inner) : fail(where, 'expected true or false');
-    case 'intValue': return decodeInt64(inner, where);
-    case 'doubleValue': return decodeDouble(inner, where);
-    case 'bytesValue': return typeof inner === 'string' && BASE64.test(inner) ? ok(inner) : fail(where, 'expected base64 text');
-    case 'arrayValue': return decodeArrayValue(inner, where, depth);
-    case 'kvlistValue': return decodeKvlistValue(inner, where, depth);
+    case 'stringValue':
+      return typeof inner === 'string' ? ok(inner) : fail(where, 'expected a string');
+    case 'boolValue':
+      return typeof inner === 'boolean' ? ok(inner) : fail(where, 'expected true or false');
+    case 'intValue':
+      return decodeInt64(inner, where);
+    case 'doubleValue':
+      return decodeDouble(inner, where);
+    case 'bytesValue':
+      return typeof inner === 'string' && BASE64.test(inner) ? ok(inner) : fail(where, 'expected base64 text');
+    case 'arrayValue':
+      return decodeArrayValue(inner, where, depth);
+    case 'kvlistValue':
+      return decodeKvlistValue(inner, where, depth);
   }
 }
 

@@ -13,12 +13,30 @@ import { type Decoded, fail, isAbsent, ok } from './decoded.js';
  */
 export const SEVERITY_BY_NUMBER: readonly (number | undefined)[] = [
   undefined,
-  0, 0, 0, 0,
-  1, 1, 1, 1,
-  2, 3, 3, 3,
-  4, 5, 5, 5,
-  6, 7, 8, 8,
-  9, 10, 10, 10,
+  0,
+  0,
+  0,
+  0,
+  1,
+  1,
+  1,
+  1,
+  2,
+  3,
+  3,
+  3,
+  4,
+  5,
+  5,
+  5,
+  6,
+  7,
+  8,
+  8,
+  9,
+  10,
+  10,
+  10,
 ];
 
 const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'];
@@ -31,7 +49,8 @@ export function readUnixNano(value: unknown, path: string): Decoded<bigint | und
   let ns: bigint | undefined;
   // A JSON number above 2^53 was already rounded by the JSON parser: BigInt reads the double exactly
   // as it arrived, so the error is what the parser introduced (at most 256 ns today), nothing more.
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) ns = nanosFromEpochNanos(BigInt(value).toString());
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0)
+    ns = nanosFromEpochNanos(BigInt(value).toString());
   else if (typeof value === 'string' && /^\d{1,20}$/.test(value)) ns = nanosFromEpochNanos(value);
   if (ns === undefined) return fail(path, 'expected nanoseconds since the epoch as a decimal string');
   return ok(ns === 0n ? undefined : ns);

@@ -17,14 +17,26 @@ export const OTEL_ADAPTER = 'opentelemetry-log';
  * these keys would collide, so it moves to the `log.attributes` object instead of being lost.
  */
 const RESERVED = new Set([
-  'body', 'severityText', 'severityNumber', 'eventName', 'flags', 'droppedAttributesCount', 'resource', 'scope', 'log.attributes',
+  'body',
+  'severityText',
+  'severityNumber',
+  'eventName',
+  'flags',
+  'droppedAttributesCount',
+  'resource',
+  'scope',
+  'log.attributes',
 ]);
 
 type LogRecordParts = ReturnType<typeof readLogRecord> extends Decoded<infer P> ? P : never;
 
 /** Turns one OTLP/JSON LogRecord into a NormalizedEvent, or says which field makes it unreadable. */
 export function logRecordEvent(
-  record: unknown, where: string, origin: LogOrigin, place: EventPlace, ingestedAt: string,
+  record: unknown,
+  where: string,
+  origin: LogOrigin,
+  place: EventPlace,
+  ingestedAt: string,
 ): Decoded<NormalizedEvent> {
   if (!isObject(record)) return fail(where, 'expected a LogRecord object');
   const read = readLogRecord(record, where);
@@ -47,7 +59,11 @@ export function logRecordEvent(
     ingestedAt,
     ...(severity === undefined ? {} : { severity }),
     source: { adapter: OTEL_ADAPTER, instance: origin.instance, recordId: place.recordId },
-    entityKeys: entityKeyList([...origin.entityKeys, ...parties.keys, ...(windows?.computer ? [entityKey('host', windows.computer)] : [])]),
+    entityKeys: entityKeyList([
+      ...origin.entityKeys,
+      ...parties.keys,
+      ...(windows?.computer ? [entityKey('host', windows.computer)] : []),
+    ]),
     ...(parties.actor ? { actor: parties.actor } : {}),
     ...(parties.sourceEndpoint ? { sourceEndpoint: parties.sourceEndpoint } : {}),
     ...(origin.service ? { service: origin.service } : {}),
@@ -102,7 +118,8 @@ function windowsClass(windows: WindowsRecord): string {
  * the OTLP attributes, so SigmaHQ rules match unchanged; an OTLP attribute of the same name keeps its place.
  */
 function withWindowsFields(attributes: Record<string, unknown>, windows: WindowsRecord): Record<string, unknown> {
-  for (const [key, value] of Object.entries(windows.fields)) if (!Object.hasOwn(attributes, key)) setOwn(attributes, key, value);
+  for (const [key, value] of Object.entries(windows.fields))
+    if (!Object.hasOwn(attributes, key)) setOwn(attributes, key, value);
   return attributes;
 }
 

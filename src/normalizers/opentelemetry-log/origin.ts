@@ -46,9 +46,13 @@ export function logOrigin(resource: Record<string, unknown>, scope: Record<strin
   const host = resource['host.name'];
   const serviceName = resource['service.name'];
   const serviceVersion = resource['service.version'];
-  const service = typeof serviceName === 'string' && serviceName !== ''
-    ? { name: serviceName, ...(typeof serviceVersion === 'string' && serviceVersion !== '' ? { version: serviceVersion } : {}) }
-    : undefined;
+  const service =
+    typeof serviceName === 'string' && serviceName !== ''
+      ? {
+          name: serviceName,
+          ...(typeof serviceVersion === 'string' && serviceVersion !== '' ? { version: serviceVersion } : {}),
+        }
+      : undefined;
   return {
     resource,
     scope,

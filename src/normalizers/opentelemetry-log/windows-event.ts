@@ -57,13 +57,18 @@ function eventData(raw: unknown): Record<string, unknown> {
 /** How deep `user_data` is followed: the UserData element, its child, and nested values. */
 const MAX_USER_DATA_DEPTH = 4;
 
-/** The leaf values of `user_data` by their element names (attributes and namespaces left out); event data wins a clash. */
+/**
+ * The leaf values of `user_data` by their element names (attributes and namespaces left out); event data wins a clash.
+ */
 function userData(raw: unknown, into: Record<string, unknown>): void {
   let count = Object.keys(into).length;
   const visit = (node: Record<string, unknown>, depth: number): void => {
     for (const [k, v] of Object.entries(node)) {
       if (k === '' || k.startsWith('#') || k.startsWith('@') || k === 'xmlns') continue;
-      if (isObject(v)) { if (depth < MAX_USER_DATA_DEPTH) visit(v, depth + 1); continue; }
+      if (isObject(v)) {
+        if (depth < MAX_USER_DATA_DEPTH) visit(v, depth + 1);
+        continue;
+      }
       if (count >= MAX_DATA_FIELDS || Object.hasOwn(into, k)) continue;
       Object.defineProperty(into, k, { value: v, enumerable: true, writable: true, configurable: true });
       count++;
@@ -78,7 +83,13 @@ export function windowsRecord(body: unknown): WindowsRecord | undefined {
   const channel = text(body['channel']);
   const idObject = body['event_id'];
   const eventId = isObject(idObject) ? integer(idObject['id']) : undefined;
-  if (channel === undefined || eventId === undefined || !isObject(body['provider']) || body['system_time'] === undefined) return undefined;
+  if (
+    channel === undefined ||
+    eventId === undefined ||
+    !isObject(body['provider']) ||
+    body['system_time'] === undefined
+  )
+    return undefined;
   const provider = body['provider'];
   const data = eventData(body['event_data']);
   userData(body['user_data'], data);
@@ -98,5 +109,11 @@ export function windowsRecord(body: unknown): WindowsRecord | undefined {
   const fields: Record<string, unknown> = { ...data };
   for (const [k, v] of Object.entries(system)) if (v !== undefined && !Object.hasOwn(fields, k)) fields[k] = v;
   const computer = text(body['computer']);
-  return { channel, eventId, ...(computer ? { computer } : {}), categories: windowsCategories(channel, eventId, data['EventType']), fields };
+  return {
+    channel,
+    eventId,
+    ...(computer ? { computer } : {}),
+    categories: windowsCategories(channel, eventId, data['EventType']),
+    fields,
+  };
 }

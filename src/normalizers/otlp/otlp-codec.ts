@@ -13,15 +13,30 @@ const ExportResponse = root.lookupType('opentelemetry.proto.collector.logs.v1.Ex
 const RpcStatus = root.lookupType('opentelemetry.proto.collector.logs.v1.RpcStatus');
 
 /** Decodes a protobuf ExportLogsServiceRequest into its OTLP/JSON form, or says why it cannot be read. */
-export function decodeExportRequest(bytes: Uint8Array): { ok: true; request: Record<string, unknown> } | { ok: false; error: string } {
+export function decodeExportRequest(
+  bytes: Uint8Array,
+): { ok: true; request: Record<string, unknown> } | { ok: false; error: string } {
   try {
     const message = ExportRequest.decode(bytes);
-    const json = ExportRequest.toObject(message, { longs: String, enums: Number, bytes: String, defaults: false, arrays: false, oneofs: false });
+    const json = ExportRequest.toObject(message, {
+      longs: String,
+      enums: Number,
+      bytes: String,
+      defaults: false,
+      arrays: false,
+      oneofs: false,
+    });
     hexIds(json);
     return { ok: true, request: json };
   } catch (err) {
-    // protobufjs names the offset ("index out of range: 12 + 10 > 15"), never the content; deep nesting exhausts the stack.
-    const why = err instanceof RangeError && /call stack/i.test(err.message) ? 'nested too deeply' : err instanceof Error ? err.message.slice(0, 200) : 'unreadable';
+    // protobufjs names the offset ("index out of range: 12 + 10 > 15"), never the content; deep nesting exhausts the
+    // stack.
+    const why =
+      err instanceof RangeError && /call stack/i.test(err.message)
+        ? 'nested too deeply'
+        : err instanceof Error
+          ? err.message.slice(0, 200)
+          : 'unreadable';
     return { ok: false, error: `malformed protobuf ExportLogsServiceRequest: ${why}` };
   }
 }
@@ -41,7 +56,9 @@ function hexIds(request: Record<string, unknown>): void {
 }
 
 function list(value: unknown): Array<Record<string, unknown>> {
-  return Array.isArray(value) ? value.filter((x): x is Record<string, unknown> => x !== null && typeof x === 'object') : [];
+  return Array.isArray(value)
+    ? value.filter((x): x is Record<string, unknown> => x !== null && typeof x === 'object')
+    : [];
 }
 
 /** The ExportLogsServiceResponse, with `partialSuccess` when some records were rejected. */
@@ -52,12 +69,17 @@ export interface ExportResult {
 
 /** An ExportLogsServiceResponse in OTLP/JSON (an empty object when everything was accepted). */
 export function exportResponseJson(r: ExportResult): Record<string, unknown> {
-  return r.rejectedLogRecords > 0 || r.errorMessage !== '' ? { partialSuccess: { rejectedLogRecords: String(r.rejectedLogRecords), errorMessage: r.errorMessage } } : {};
+  return r.rejectedLogRecords > 0 || r.errorMessage !== ''
+    ? { partialSuccess: { rejectedLogRecords: String(r.rejectedLogRecords), errorMessage: r.errorMessage } }
+    : {};
 }
 
 /** An ExportLogsServiceResponse in binary protobuf. */
 export function exportResponseProto(r: ExportResult): Uint8Array {
-  const body = r.rejectedLogRecords > 0 || r.errorMessage !== '' ? { partialSuccess: { rejectedLogRecords: r.rejectedLogRecords, errorMessage: r.errorMessage } } : {};
+  const body =
+    r.rejectedLogRecords > 0 || r.errorMessage !== ''
+      ? { partialSuccess: { rejectedLogRecords: r.rejectedLogRecords, errorMessage: r.errorMessage } }
+      : {};
   return ExportResponse.encode(ExportResponse.fromObject(body)).finish();
 }
 
@@ -80,11 +102,18 @@ export function decodeExportResponseProto(bytes: Uint8Array): Record<string, unk
 /** The google.rpc.Code for an HTTP status (OTLP/HTTP answers with both). */
 export function rpcCodeOf(status: number): number {
   switch (status) {
-    case 401: return 16; // UNAUTHENTICATED
-    case 403: return 7; // PERMISSION_DENIED
-    case 413: case 429: return 8; // RESOURCE_EXHAUSTED
-    case 503: return 14; // UNAVAILABLE
-    case 500: return 13; // INTERNAL
-    default: return 3; // INVALID_ARGUMENT
+    case 401:
+      return 16; // UNAUTHENTICATED
+    case 403:
+      return 7; // PERMISSION_DENIED
+    case 413:
+    case 429:
+      return 8; // RESOURCE_EXHAUSTED
+    case 503:
+      return 14; // UNAVAILABLE
+    case 500:
+      return 13; // INTERNAL
+    default:
+      return 3; // INVALID_ARGUMENT
   }
 }

@@ -7,7 +7,8 @@
 type Obj = Record<string, unknown>;
 
 const isObj = (x: unknown): x is Obj => x !== null && typeof x === 'object' && !Array.isArray(x);
-const listOf = (x: unknown): readonly unknown[] | undefined => (x === undefined || x === null ? [] : Array.isArray(x) ? x : undefined);
+const listOf = (x: unknown): readonly unknown[] | undefined =>
+  x === undefined || x === null ? [] : Array.isArray(x) ? x : undefined;
 
 /** The number of LogRecords in a request (parts that are not lists count as none). */
 export function countLogRecords(request: Obj): number {
@@ -20,7 +21,9 @@ export function countLogRecords(request: Obj): number {
 }
 
 /** One request per LogRecord with its path in the whole request, or not ok when the envelope itself is unreadable. */
-export function splitExportRequest(request: Obj): { ok: true; requests: Array<{ path: string; request: Obj }> } | { ok: false } {
+export function splitExportRequest(
+  request: Obj,
+): { ok: true; requests: Array<{ path: string; request: Obj }> } | { ok: false } {
   const resourceLogs = listOf(request['resourceLogs']);
   if (!resourceLogs) return { ok: false };
   const out: Array<{ path: string; request: Obj }> = [];

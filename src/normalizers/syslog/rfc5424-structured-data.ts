@@ -145,10 +145,12 @@ function parseParam(src: SyslogSource, start: number, open: number): Parsed<read
   let pos = name.end;
   if (pos >= src.length) return unterminated(open);
   // The ABNF has no optional spaces: `name= "v"` and `name=v` are both malformed.
-  if (src.code(pos) !== EQUALS) return failAt(PART, `expected '=' after PARAM-NAME but found ${describeUnit(src.code(pos))}`, pos);
+  if (src.code(pos) !== EQUALS)
+    return failAt(PART, `expected '=' after PARAM-NAME but found ${describeUnit(src.code(pos))}`, pos);
   pos += 1;
   if (pos >= src.length) return unterminated(open);
-  if (src.code(pos) !== QUOTE) return failAt(PART, `expected '"' to open PARAM-VALUE but found ${describeUnit(src.code(pos))}`, pos);
+  if (src.code(pos) !== QUOTE)
+    return failAt(PART, `expected '"' to open PARAM-VALUE but found ${describeUnit(src.code(pos))}`, pos);
   const value = readValue(src, pos + 1, open);
   if (!value.ok) return value;
   return { ok: true, value: [name.value, value.value], end: value.end };

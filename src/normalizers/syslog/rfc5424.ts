@@ -6,20 +6,34 @@
 import { Buffer } from 'node:buffer';
 import { nanosFromIso } from '../../kernel/time.js';
 import {
-  decodeUtf8, describeUnit, failAt, latin1, loneSurrogateIndex, parseStructuredData, syslogSource,
-  type Failure, type SdElement, type SyslogSource,
+  decodeUtf8,
+  describeUnit,
+  failAt,
+  latin1,
+  loneSurrogateIndex,
+  parseStructuredData,
+  syslogSource,
+  type Failure,
+  type SdElement,
+  type SyslogSource,
 } from './rfc5424-structured-data.js';
 
 export type { SdElement } from './rfc5424-structured-data.js';
 
 /** One parsed RFC 5424 message; NILVALUE header fields are null. */
 export interface SyslogMessage {
-  readonly pri: number; readonly facility: number; readonly severity: number; readonly version: number;
+  readonly pri: number;
+  readonly facility: number;
+  readonly severity: number;
+  readonly version: number;
   /** The TIMESTAMP text as sent, null for NILVALUE. */
   readonly timestamp: string | null;
   /** Epoch nanoseconds of TIMESTAMP, null for NILVALUE. */
   readonly timestampNanos: bigint | null;
-  readonly hostname: string | null; readonly appName: string | null; readonly procId: string | null; readonly msgId: string | null;
+  readonly hostname: string | null;
+  readonly appName: string | null;
+  readonly procId: string | null;
+  readonly msgId: string | null;
   /** [] for NILVALUE; PARAM-VALUEs unescaped. */
   readonly structuredData: readonly SdElement[];
   /** MSG without a leading BOM; null when absent. */
@@ -29,7 +43,8 @@ export interface SyslogMessage {
 }
 
 /** The outcome of parsing one message: the parts, or an error naming the part and column. */
-export type Rfc5424Result = { readonly ok: true; readonly message: SyslogMessage } | { readonly ok: false; readonly error: string };
+export type Rfc5424Result =
+  { readonly ok: true; readonly message: SyslogMessage } | { readonly ok: false; readonly error: string };
 
 /** Largest input accepted, in UTF-8 bytes; RFC 5424 only asks receivers for 2048. */
 export const MAX_MESSAGE_BYTES = 65536;
@@ -42,7 +57,10 @@ const NILVALUE = '-';
 
 type Step<T> = { readonly ok: true; readonly value: T } | Failure;
 type Header = Omit<SyslogMessage, 'structuredData' | 'message' | 'bom'>;
-interface Cursor { readonly src: SyslogSource; pos: number }
+interface Cursor {
+  readonly src: SyslogSource;
+  pos: number;
+}
 
 /**
  * Parses one RFC 5424 message. Accepts a JS string (from JSON) or raw bytes. Never throws.
@@ -90,9 +108,16 @@ function readHeader(cur: Cursor): Step<Header> {
   return {
     ok: true,
     value: {
-      pri: pri.value, facility: pri.value >> 3, severity: pri.value & 7, version: version.value,
-      timestamp: time.value?.text ?? null, timestampNanos: time.value?.nanos ?? null,
-      hostname: hostname.value, appName: appName.value, procId: procId.value, msgId: msgId.value,
+      pri: pri.value,
+      facility: pri.value >> 3,
+      severity: pri.value & 7,
+      version: version.value,
+      timestamp: time.value?.text ?? null,
+      timestampNanos: time.value?.nanos ?? null,
+      hostname: hostname.value,
+      appName: appName.value,
+      procId: procId.value,
+      msgId: msgId.value,
     },
   };
 }
@@ -253,7 +278,10 @@ function daysInMonth(year: number, month: number): number {
 }
 
 /** MSG: after a UTF-8 BOM it must be valid UTF-8; otherwise any octets (MSG-ANY). */
-function readMessage(input: string | Uint8Array, start: number): Step<{ readonly message: string; readonly bom: boolean }> {
+function readMessage(
+  input: string | Uint8Array,
+  start: number,
+): Step<{ readonly message: string; readonly bom: boolean }> {
   if (typeof input === 'string') {
     // A decoded string carries the BOM as U+FEFF; a lone surrogate is what invalid UTF-8 would have become.
     const bom = input.charCodeAt(start) === 0xfeff;

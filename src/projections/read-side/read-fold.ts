@@ -14,8 +14,19 @@ const CHUNK_MS = 250;
 /** Bumped when the read side's layout changes: the whole read side is then rebuilt from the log. */
 const LAYOUT_VERSION = 1;
 
-interface Meta { layout: number; seq: number; versions: Record<string, number>; bootId: string; clean: boolean; origin?: number }
-interface Checkpoint { version: number; seq: number; state: Uint8Array }
+interface Meta {
+  layout: number;
+  seq: number;
+  versions: Record<string, number>;
+  bootId: string;
+  clean: boolean;
+  origin?: number;
+}
+interface Checkpoint {
+  version: number;
+  seq: number;
+  state: Uint8Array;
+}
 
 /** What the read side reads of the log: committed records and the head. */
 export interface LogReader {
@@ -91,7 +102,12 @@ function openEnv(path: string): RootDatabase {
  * fsync (it can always be rebuilt from the log): after an operating-system crash while it was open
  * (another boot id, no clean shutdown) it is rebuilt; after a process crash the OS kept its writes.
  */
-export function openReadFold(storePath: string, log: LogReader, projections: ReadProjections, opts: { chunk?: number; checkpointEvery?: number; halted?: () => boolean } = {}): ReadFold {
+export function openReadFold(
+  storePath: string,
+  log: LogReader,
+  projections: ReadProjections,
+  opts: { chunk?: number; checkpointEvery?: number; halted?: () => boolean } = {},
+): ReadFold {
   const chunk = opts.chunk ?? 20_000;
   const halted = opts.halted ?? (() => false);
   const unswept = projections.indexes.find((ix) => ix.recordOf === undefined);
@@ -102,11 +118,23 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
   const versions = Object.fromEntries([...projections.indexes, ...projections.heap].map((p) => [p.name, p.version]));
   const meta: Database<Meta, string> = env.openDB({ name: 'read-meta' });
   const previous = meta.get('meta');
-  const stale = !previous || previous.layout !== LAYOUT_VERSION || (!previous.clean && previous.bootId !== boot) || previous.seq > log.head().seq
-    || Object.entries(versions).some(([name, v]) => previous.versions[name] !== v);
+  const stale =
+    !previous ||
+    previous.layout !== LAYOUT_VERSION ||
+    (!previous.clean && previous.bootId !== boot) ||
+    previous.seq > log.head().seq ||
+    Object.entries(versions).some(([name, v]) => previous.versions[name] !== v);
   const binary = new Set(projections.indexes.flatMap((ix) => [...(ix.keyOnlyDbs ?? []), ...(ix.binaryDbs ?? [])]));
   const dbs = new Map<string, Database<unknown, IndexKey>>();
-  for (const ix of projections.indexes) for (const name of ix.dbs) dbs.set(name, env.openDB({ name, encoding: binary.has(name) ? 'binary' : 'msgpack', cache: false }) as Database<unknown, IndexKey>);
+  for (const ix of projections.indexes)
+    for (const name of ix.dbs)
+      dbs.set(
+        name,
+        env.openDB({ name, encoding: binary.has(name) ? 'binary' : 'msgpack', cache: false }) as Database<
+          unknown,
+          IndexKey
+        >,
+      );
   const checkpoints: Database<Checkpoint, string> = env.openDB({ name: 'read-checkpoints' });
   const states = new Map<string, unknown>();
   /**
@@ -130,14 +158,25 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     for (const p of projections.heap) states.set(p.name, p.initial());
   }
   // The first seq the read models were folded from: a cut past it means they still hold what it removed.
-  let origin = seq === 0 ? log.first?.() ?? 1 : previous?.origin ?? 1;
-  const metaOf = (at: number, clean: boolean): Meta => ({ layout: LAYOUT_VERSION, seq: at, versions, bootId: boot, clean, origin });
+  let origin = seq === 0 ? (log.first?.() ?? 1) : (previous?.origin ?? 1);
+  const metaOf = (at: number, clean: boolean): Meta => ({
+    layout: LAYOUT_VERSION,
+    seq: at,
+    versions,
+    bootId: boot,
+    clean,
+    origin,
+  });
   meta.putSync('meta', metaOf(seq, false));
   let sinceCheckpoint = 0;
 
   const writer: IndexWriter = {
-    put(db, key, value) { dbs.get(db)!.putSync(key as never, value === null && binary.has(db) ? new Uint8Array(0) : value); },
-    remove(db, key) { dbs.get(db)!.removeSync(key as never); },
+    put(db, key, value) {
+      dbs.get(db)!.putSync(key as never, value === null && binary.has(db) ? new Uint8Array(0) : value);
+    },
+    remove(db, key) {
+      dbs.get(db)!.removeSync(key as never);
+    },
   };
   const reader = { get: (db: string, key: IndexKey) => dbs.get(db)!.get(key as never) };
 
@@ -201,12 +240,21 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
     // A cut past the first seq the models were folded from: they forget what it removed, a step at a time.
     const first = log.first?.() ?? 1;
     if (expiry === undefined && first > origin) {
-      expiry = { first, carried: new Set((log.carried?.() ?? []).map((r) => r.seq)), sweep: 0, from: undefined, fresh: undefined, freshSeq: 0 };
+      expiry = {
+        first,
+        carried: new Set((log.carried?.() ?? []).map((r) => r.seq)),
+        sweep: 0,
+        from: undefined,
+        fresh: undefined,
+        freshSeq: 0,
+      };
     }
     return n;
   }
 
-  /** What a cut's expiry has done so far: the sweep's place, and the heap models folded again beside the current ones. */
+  /**
+   * What a cut's expiry has done so far: the sweep's place, and the heap models folded again beside the current ones.
+   */
   interface Expiry {
     readonly first: number;
     readonly carried: ReadonlySet<number>;
@@ -230,12 +278,21 @@ export function openReadFold(storePath: string, log: LogReader, projections: Rea
       let stoppedAt: IndexKey | undefined;
       let k = 0;
       for (const { key, value } of db.getRange(x.from === undefined ? {} : { start: x.from })) {
-        if (++k % 256 === 0 && performance.now() >= deadline) { stoppedAt = key; break; }
+        if (++k % 256 === 0 && performance.now() >= deadline) {
+          stoppedAt = key;
+          break;
+        }
         const s = recordOf(name, key, value);
         if (s < x.first && !x.carried.has(s)) gone.push(key);
       }
-      if (gone.length > 0) env.transactionSync(() => { for (const key of gone) db.removeSync(key as never); });
-      if (stoppedAt !== undefined) { x.from = stoppedAt; return false; }
+      if (gone.length > 0)
+        env.transactionSync(() => {
+          for (const key of gone) db.removeSync(key as never);
+        });
+      if (stoppedAt !== undefined) {
+        x.from = stoppedAt;
+        return false;
+      }
       x.sweep++;
       x.from = undefined;
     }

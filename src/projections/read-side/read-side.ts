@@ -31,7 +31,10 @@ export interface ReadSide {
   snapshot(name: string): Promise<unknown>;
   /** Clears the read side and folds the log from record 1 to `until`. */
   rebuild(until: number): Promise<number>;
-  /** Resolves once the read models have forgotten everything retention cuts removed (for tests; the worker does it a slice per turn). */
+  /**
+   * Resolves once the read models have forgotten everything retention cuts removed (for tests; the worker does it a
+   * slice per turn).
+   */
   settle(): Promise<void>;
   /**
    * Stops the worker's folding, for a process about to exit without closing (a storage failure).
@@ -66,7 +69,9 @@ export interface ReadSideOptions {
 export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
   const haltFlag = new Int32Array(new SharedArrayBuffer(4));
   const workerData: ReadWorkerData = {
-    storePath: opts.storePath, graph: opts.graph, halt: haltFlag.buffer as SharedArrayBuffer,
+    storePath: opts.storePath,
+    graph: opts.graph,
+    halt: haltFlag.buffer as SharedArrayBuffer,
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.nice ? { nice: opts.nice } : {}),
   };
@@ -82,8 +87,12 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
   let headScheduled = false;
   // The worker keeps the process alive only while someone waits for it.
   let waiting = 0;
-  const hold = () => { if (waiting++ === 0) worker.ref(); };
-  const release = () => { if (--waiting === 0) worker.unref(); };
+  const hold = () => {
+    if (waiting++ === 0) worker.ref();
+  };
+  const release = () => {
+    if (--waiting === 0) worker.unref();
+  };
 
   const ready = new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
@@ -97,7 +106,11 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
           applied = m.seq;
           // Reads after this see what the worker committed, not an older snapshot.
           envRef?.resetReadTxn();
-          for (const w of waiters) if (w.seq <= applied) { waiters.delete(w); w.resolve(); }
+          for (const w of waiters)
+            if (w.seq <= applied) {
+              waiters.delete(w);
+              w.resolve();
+            }
           return;
         case 'reply': {
           const r = replies.get(m.id);
@@ -117,7 +130,7 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
     });
   });
   // A request still waiting when the worker exits gets no answer from it: the exit refuses it.
-  const gone = () => new Error('the read side\'s worker has exited');
+  const gone = () => new Error("the read side's worker has exited");
   worker.once('exit', () => {
     exited = true;
     for (const r of replies.values()) r.reject(gone());
@@ -132,20 +145,45 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
   await ready;
   worker.unref();
 
-  const env: RootDatabase = open({ path: join(opts.storePath, READ_SIDE_DIR), maxDbs: 32, compression: false, cache: false, noSync: true });
+  const env: RootDatabase = open({
+    path: join(opts.storePath, READ_SIDE_DIR),
+    maxDbs: 32,
+    compression: false,
+    cache: false,
+    noSync: true,
+  });
   envRef = env;
   const binary = new Set(opts.binaryDbs);
-  const dbs = new Map(opts.dbs.map((name) => [name, env.openDB({ name, encoding: binary.has(name) ? 'binary' : 'msgpack', cache: false }) as Database<unknown, IndexKey>]));
+  const dbs = new Map(
+    opts.dbs.map((name) => [
+      name,
+      env.openDB({ name, encoding: binary.has(name) ? 'binary' : 'msgpack', cache: false }) as Database<
+        unknown,
+        IndexKey
+      >,
+    ]),
+  );
 
   /** Posts a request to the worker and resolves with its answer; refused once the worker has exited. */
-  const request = <T>(m: ToReadWorker & { id: number }): Promise<T> => new Promise<T>((resolve, reject) => {
-    if (exited) return reject(gone());
-    hold();
-    replies.set(m.id, { resolve: (v) => { release(); resolve(v as T); }, reject: (e) => { release(); reject(e); } });
-    worker.postMessage(m);
-  });
+  const request = <T>(m: ToReadWorker & { id: number }): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (exited) return reject(gone());
+      hold();
+      replies.set(m.id, {
+        resolve: (v) => {
+          release();
+          resolve(v as T);
+        },
+        reject: (e) => {
+          release();
+          reject(e);
+        },
+      });
+      worker.postMessage(m);
+    });
   /** A request, refused at once after a failure: the worker's answers can no longer be trusted. */
-  const ask = <T>(m: ToReadWorker & { id: number }): Promise<T> => (failure ? Promise.reject(new Error(failure)) : request<T>(m));
+  const ask = <T>(m: ToReadWorker & { id: number }): Promise<T> =>
+    failure ? Promise.reject(new Error(failure)) : request<T>(m);
 
   return {
     applied: () => applied,
@@ -165,7 +203,14 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
       if (failure) return Promise.reject(new ReadSideLagging(failure));
       return new Promise<void>((resolve, reject) => {
         hold();
-        const w = { seq, resolve: () => { clearTimeout(timer); release(); resolve(); } };
+        const w = {
+          seq,
+          resolve: () => {
+            clearTimeout(timer);
+            release();
+            resolve();
+          },
+        };
         const timer = setTimeout(() => {
           waiters.delete(w);
           release();
@@ -186,10 +231,15 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
     async halt(timeoutMs) {
       Atomics.store(haltFlag, 0, 1);
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+      const late = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
       // Asked even after a failure (a worker whose fold failed goes on taking turns, and a later one
       // may be inside a transaction); refused, it has exited, and no thread is left inside one.
-      const answered = request<null>({ kind: 'halt', id: nextId++ }).then(() => true, () => true);
+      const answered = request<null>({ kind: 'halt', id: nextId++ }).then(
+        () => true,
+        () => true,
+      );
       const halted = await Promise.race([answered, late]);
       clearTimeout(timer);
       return halted;

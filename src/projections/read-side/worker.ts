@@ -36,7 +36,10 @@ const log = {
   carried: () => carried.all(),
   renew: () => root.resetReadTxn(),
 };
-const carried = openCarriedIndex(root, (seq) => { for (const r of log.read(seq, seq)) return r; return undefined; });
+const carried = openCarriedIndex(root, (seq) => {
+  for (const r of log.read(seq, seq)) return r;
+  return undefined;
+});
 
 // Ready before the (possibly long) restore of the graph, so the writer's thread does not wait for
 // it: reads wait for the read side through the applied seq instead.
@@ -122,7 +125,10 @@ port.on('message', (m: ToReadWorker) => {
         return;
       case 'close':
         closing = true;
-        void fold.close().then(() => root.close()).then(() => post({ kind: 'reply', id: m.id, value: null }));
+        void fold
+          .close()
+          .then(() => root.close())
+          .then(() => post({ kind: 'reply', id: m.id, value: null }));
         return;
     }
   } catch (err) {

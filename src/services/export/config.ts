@@ -4,23 +4,37 @@ import { CATEGORIES } from '../../events/normalized-event.js';
 /** What a destination can carry. */
 export const EXPORT_CARRIES = ['alerts', 'incidents', 'events'] as const;
 
-const AbsolutePath = v.pipe(v.string(), v.minLength(2), v.maxLength(4096), v.check((p) => p.startsWith('/'), 'expected an absolute path'));
+const AbsolutePath = v.pipe(
+  v.string(),
+  v.minLength(2),
+  v.maxLength(4096),
+  v.check((p) => p.startsWith('/'), 'expected an absolute path'),
+);
 const Short = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
 const ShortList = v.pipe(v.array(Short), v.minLength(1), v.maxLength(256));
-const Seconds = (min: number, max: number, fallback: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)), fallback);
+const Seconds = (min: number, max: number, fallback: number) =>
+  v.optional(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)), fallback);
 
 /** http:// is refused unless the host is this machine: alerts and evidence never cross a network in clear. */
 const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 const DeliveryUrl = v.pipe(
-  v.string(), v.maxLength(2048), v.url('expected a URL'),
+  v.string(),
+  v.maxLength(2048),
+  v.url('expected a URL'),
   v.check((u) => {
     const url = new URL(u);
     return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.test(url.hostname));
   }, 'expected an https:// URL (http:// only to a loopback address)'),
-  v.check((u) => new URL(u).username === '' && new URL(u).password === '', 'credentials do not belong in a URL: use headersFile'),
+  v.check(
+    (u) => new URL(u).username === '' && new URL(u).password === '',
+    'credentials do not belong in a URL: use headersFile',
+  ),
 );
 
-/** Which normalized events an `events` destination carries; absent lists mean all (Vigil's own access events only when `adapters` names `vigil`). */
+/**
+ * Which normalized events an `events` destination carries; absent lists mean all (Vigil's own access events only when
+ * `adapters` names `vigil`).
+ */
 export const ExportEventFilterSchema = v.strictObject({
   categories: v.optional(v.pipe(v.array(v.picklist(CATEGORIES)), v.minLength(1))),
   classes: v.optional(ShortList),
@@ -29,7 +43,10 @@ export const ExportEventFilterSchema = v.strictObject({
 
 const common = {
   /** Names the destination in status, metrics, the cursor file and the log. */
-  name: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'expected lower-case letters, digits, - and _ (at most 64)')),
+  name: v.pipe(
+    v.string(),
+    v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'expected lower-case letters, digits, - and _ (at most 64)'),
+  ),
   carries: v.pipe(v.array(v.picklist(EXPORT_CARRIES)), v.minLength(1), v.maxLength(3)),
   events: v.optional(ExportEventFilterSchema),
   /** Raw records and `rawReference` leave only when this is true (spec 1: raw evidence stays local). */
@@ -67,23 +84,37 @@ export const OtlpDestinationSchema = v.strictObject({
 });
 
 /** RFC 5424 syslog over TCP (loopback only) or TLS (RFC 5425), octet-counted (RFC 6587). */
-export const SyslogDestinationSchema = v.pipe(v.strictObject({
-  kind: v.literal('syslog'),
-  ...common,
-  host: v.pipe(v.string(), v.minLength(1), v.maxLength(255)),
-  port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
-  transport: v.optional(v.picklist(['tls', 'tcp']), 'tls'),
-}), v.check((d) => d.transport === 'tls' || LOOPBACK_HOSTS.test(d.host) || d.host === '::1', 'transport tcp is plain text: only to a loopback host (use tls)'));
+export const SyslogDestinationSchema = v.pipe(
+  v.strictObject({
+    kind: v.literal('syslog'),
+    ...common,
+    host: v.pipe(v.string(), v.minLength(1), v.maxLength(255)),
+    port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
+    transport: v.optional(v.picklist(['tls', 'tcp']), 'tls'),
+  }),
+  v.check(
+    (d) => d.transport === 'tls' || LOOPBACK_HOSTS.test(d.host) || d.host === '::1',
+    'transport tcp is plain text: only to a loopback host (use tls)',
+  ),
+);
 
 /** One export destination. */
-export const ExportDestinationSchema = v.variant('kind', [WebhookDestinationSchema, OtlpDestinationSchema, SyslogDestinationSchema]);
+export const ExportDestinationSchema = v.variant('kind', [
+  WebhookDestinationSchema,
+  OtlpDestinationSchema,
+  SyslogDestinationSchema,
+]);
 
 /** The `export` section: absent or empty, nothing leaves the machine. */
 export const ExportConfigSchema = v.strictObject({
-  destinations: v.optional(v.pipe(
-    v.array(ExportDestinationSchema), v.maxLength(32),
-    v.check((ds) => new Set(ds.map((d) => d.name)).size === ds.length, 'destination names must be unique'),
-  ), []),
+  destinations: v.optional(
+    v.pipe(
+      v.array(ExportDestinationSchema),
+      v.maxLength(32),
+      v.check((ds) => new Set(ds.map((d) => d.name)).size === ds.length, 'destination names must be unique'),
+    ),
+    [],
+  ),
 });
 
 /** One validated destination. */

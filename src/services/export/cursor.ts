@@ -28,7 +28,8 @@ export function fileCursor(storePath: string, name: string): CursorStore {
     load() {
       if (!existsSync(path)) return 0;
       const parsed = JSON.parse(readFileSync(path, 'utf8')) as { seq?: unknown };
-      if (typeof parsed.seq !== 'number' || !Number.isSafeInteger(parsed.seq) || parsed.seq < 0) throw new Error(`${path}: not an export cursor`);
+      if (typeof parsed.seq !== 'number' || !Number.isSafeInteger(parsed.seq) || parsed.seq < 0)
+        throw new Error(`${path}: not an export cursor`);
       return parsed.seq;
     },
     save(seq) {
@@ -44,14 +45,27 @@ export function fileCursor(storePath: string, name: string): CursorStore {
  * Only a delivery is recorded (passing records that carry nothing would append a record per
  * record); a failed record is logged, and at worst the next leader delivers that batch again.
  */
-export function logCursor(pipeline: Pipeline<WriteModels>, name: string, now: () => number, logLine: (line: Record<string, unknown>) => void): CursorStore {
+export function logCursor(
+  pipeline: Pipeline<WriteModels>,
+  name: string,
+  now: () => number,
+  logLine: (line: Record<string, unknown>) => void,
+): CursorStore {
   return {
     load: () => pipeline.models.exports.cursors.get(name) ?? 0,
     async save(seq, afterDelivery) {
       if (!afterDelivery) return;
       const ctx = { now: new Date(now()).toISOString(), actor: { id: 'vigil', authentication: 'service' } };
-      await pipeline.dispatch({ decide: (m) => decideExportCursor(m.exports, name, seq), ctx: ctx })
-        .catch((err: unknown) => logLine({ level: 'warn', msg: `export destination ${name}: its cursor was not recorded`, seq, error: (err as Error).message }));
+      await pipeline
+        .dispatch({ decide: (m) => decideExportCursor(m.exports, name, seq), ctx: ctx })
+        .catch((err: unknown) =>
+          logLine({
+            level: 'warn',
+            msg: `export destination ${name}: its cursor was not recorded`,
+            seq,
+            error: (err as Error).message,
+          }),
+        );
     },
   };
 }

@@ -89,16 +89,24 @@ export function startDestination(deps: RunnerDeps): DestinationRunner {
   let wake: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
 
-  const sleep = (ms?: number) => new Promise<void>((resolve) => {
-    wake = resolve;
-    if (ms !== undefined) timer = setTimeout(resolve, ms);
-  }).finally(() => { clearTimeout(timer); wake = undefined; });
+  const sleep = (ms?: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      if (ms !== undefined) timer = setTimeout(resolve, ms);
+    }).finally(() => {
+      clearTimeout(timer);
+      wake = undefined;
+    });
 
   const observe = (state: 'failing' | 'delivering', reason: string) => {
     if ((state === 'failing') === failing) return;
     failing = state === 'failing';
     deps.onState({
-      destination: d.name, kind: d.kind, state, reason, lagRecords: head - cursor,
+      destination: d.name,
+      kind: d.kind,
+      state,
+      reason,
+      lagRecords: head - cursor,
       ...(lastSuccessMs !== undefined ? { lastSuccessAt: iso(lastSuccessMs) } : {}),
     });
   };
@@ -172,12 +180,19 @@ export function startDestination(deps: RunnerDeps): DestinationRunner {
       if (failedAttempts === 0) wake?.();
     },
     status: () => ({
-      name: d.name, kind: d.kind, target: targetOf(d), carries: [...d.carries], includeRaw: d.includeRaw,
-      cursor, head, lagRecords: head - cursor,
+      name: d.name,
+      kind: d.kind,
+      target: targetOf(d),
+      carries: [...d.carries],
+      includeRaw: d.includeRaw,
+      cursor,
+      head,
+      lagRecords: head - cursor,
       state: failing ? 'failing' : failedAttempts > 0 ? 'retrying' : 'delivering',
       ...(lastSuccessMs !== undefined ? { lastSuccessAt: iso(lastSuccessMs) } : {}),
       ...(lastError ? { lastError } : {}),
-      delivered, failedAttempts,
+      delivered,
+      failedAttempts,
     }),
     async stop() {
       stopped = true;

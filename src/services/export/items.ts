@@ -38,7 +38,11 @@ const INCIDENT_ITEMS: Readonly<Record<string, string>> = {
 };
 
 /** An item before it is named: `place` is its place in the record, whatever a destination's filter leaves out. */
-interface Picked { readonly place: number; readonly type: string; readonly data: unknown }
+interface Picked {
+  readonly place: number;
+  readonly type: string;
+  readonly data: unknown;
+}
 
 /** A bulk review leaves as one `alert.reviewed` per alert, as if each had been reviewed alone (marked `bulk`). */
 function bulkReviewItems(record: LogRecord): Picked[] {
@@ -48,7 +52,16 @@ function bulkReviewItems(record: LogRecord): Picked[] {
   return reviews.map((r, place) => ({
     place,
     type: 'alert.reviewed',
-    data: { alertId: r.alertId, from: r.from, to, reason, principal, authentication, ...(disposition !== undefined ? { disposition } : {}), bulk: true },
+    data: {
+      alertId: r.alertId,
+      from: r.from,
+      to,
+      reason,
+      principal,
+      authentication,
+      ...(disposition !== undefined ? { disposition } : {}),
+      bulk: true,
+    },
   }));
 }
 
@@ -75,10 +88,16 @@ function evidenceItems(record: LogRecord, f: Filter): Picked[] {
   // leave only when the filter names the `vigil` adapter. An event keeps its place in the record
   // (not its place among what the filter kept), and the raw item comes after every event.
   const carried = eventsCarried(known);
-  const events: Picked[] = carried.flatMap((e, place) => (wanted(e, f) ? [{ place, type: 'event', data: outgoing(e, f.includeRaw) }] : []));
+  const events: Picked[] = carried.flatMap((e, place) =>
+    wanted(e, f) ? [{ place, type: 'event', data: outgoing(e, f.includeRaw) }] : [],
+  );
   if (f.includeRaw && known.type === 'RawRecordsIngested' && events.length > 0) {
     const { normalizer, logType, records } = known.data;
-    events.push({ place: carried.length, type: 'raw', data: { normalizer, ...(logType !== undefined ? { logType } : {}), records } });
+    events.push({
+      place: carried.length,
+      type: 'raw',
+      data: { normalizer, ...(logType !== undefined ? { logType } : {}), records },
+    });
   }
   return events;
 }
@@ -92,12 +111,19 @@ export function exportItems(record: LogRecord, f: Filter, origin: string): Expor
   const picked: Picked[] = [];
   const alertType = ALERT_ITEMS[record.type];
   const incidentType = INCIDENT_ITEMS[record.type];
-  if (alertType !== undefined && f.carries.includes('alerts')) picked.push({ place: 0, type: alertType, data: record.data });
-  else if (record.type === 'AlertsBulkReviewed' && f.carries.includes('alerts')) picked.push(...bulkReviewItems(record));
-  else if (incidentType !== undefined && f.carries.includes('incidents')) picked.push({ place: 0, type: incidentType, data: record.data });
+  if (alertType !== undefined && f.carries.includes('alerts'))
+    picked.push({ place: 0, type: alertType, data: record.data });
+  else if (record.type === 'AlertsBulkReviewed' && f.carries.includes('alerts'))
+    picked.push(...bulkReviewItems(record));
+  else if (incidentType !== undefined && f.carries.includes('incidents'))
+    picked.push({ place: 0, type: incidentType, data: record.data });
   else if (f.carries.includes('events')) picked.push(...evidenceItems(record, f));
   return picked.map((p) => ({
-    id: `${origin}/${record.seq}/${p.place}`, seq: record.seq, type: p.type, at: record.at,
-    ...(record.actor ? { actor: record.actor } : {}), data: p.data,
+    id: `${origin}/${record.seq}/${p.place}`,
+    seq: record.seq,
+    type: p.type,
+    at: record.at,
+    ...(record.actor ? { actor: record.actor } : {}),
+    data: p.data,
   }));
 }

@@ -1,8 +1,14 @@
 import type { ExportItem } from './items.js';
 
-/** OTLP severity numbers for Sigma levels (OpenTelemetry log data model: INFO 9, INFO2 10, WARN 13, ERROR 17, FATAL 21). */
+/**
+ * OTLP severity numbers for Sigma levels (OpenTelemetry log data model: INFO 9, INFO2 10, WARN 13, ERROR 17, FATAL 21).
+ */
 const LEVEL_SEVERITY: Readonly<Record<string, [number, string]>> = {
-  informational: [9, 'INFO'], low: [10, 'INFO2'], medium: [13, 'WARN'], high: [17, 'ERROR'], critical: [21, 'FATAL'],
+  informational: [9, 'INFO'],
+  low: [10, 'INFO2'],
+  medium: [13, 'WARN'],
+  high: [17, 'ERROR'],
+  critical: [21, 'FATAL'],
 };
 
 type AnyValue = { stringValue: string } | { intValue: string };
@@ -25,26 +31,33 @@ function unixNanos(iso: string): string {
  */
 export function otlpRequest(items: readonly ExportItem[], origin: string): unknown {
   return {
-    resourceLogs: [{
-      resource: { attributes: [str('service.name', 'vigil'), str('vigil.origin', origin)] },
-      scopeLogs: [{
-        scope: { name: 'vigil.export', version: '1' },
-        logRecords: items.map((item) => {
-          const [severityNumber, severityText] = severityOf(item);
-          return {
-            timeUnixNano: unixNanos(item.at),
-            observedTimeUnixNano: unixNanos(item.at),
-            severityNumber,
-            severityText,
-            body: { stringValue: JSON.stringify(item.data) },
-            attributes: [
-              str('vigil.item.id', item.id), str('vigil.item.type', item.type),
-              { key: 'vigil.seq', value: { intValue: String(item.seq) } },
-              ...(item.actor ? [str('vigil.actor', item.actor.id), str('vigil.actor.authentication', item.actor.authentication)] : []),
-            ],
-          };
-        }),
-      }],
-    }],
+    resourceLogs: [
+      {
+        resource: { attributes: [str('service.name', 'vigil'), str('vigil.origin', origin)] },
+        scopeLogs: [
+          {
+            scope: { name: 'vigil.export', version: '1' },
+            logRecords: items.map((item) => {
+              const [severityNumber, severityText] = severityOf(item);
+              return {
+                timeUnixNano: unixNanos(item.at),
+                observedTimeUnixNano: unixNanos(item.at),
+                severityNumber,
+                severityText,
+                body: { stringValue: JSON.stringify(item.data) },
+                attributes: [
+                  str('vigil.item.id', item.id),
+                  str('vigil.item.type', item.type),
+                  { key: 'vigil.seq', value: { intValue: String(item.seq) } },
+                  ...(item.actor
+                    ? [str('vigil.actor', item.actor.id), str('vigil.actor.authentication', item.actor.authentication)]
+                    : []),
+                ],
+              };
+            }),
+          },
+        ],
+      },
+    ],
   };
 }

@@ -8,7 +8,8 @@ import { createSyslogSender } from './syslog-sender.js';
 import { otlpRequest } from './otlp-body.js';
 
 /** The outcome of one delivery attempt: delivered, or not (with when to try again, if the receiver said). */
-export type SendResult = { readonly ok: true } | { readonly ok: false; readonly error: string; readonly retryAfterMs?: number };
+export type SendResult =
+  { readonly ok: true } | { readonly ok: false; readonly error: string; readonly retryAfterMs?: number };
 
 /** Delivers batches of items to one destination. */
 export interface Sender {
@@ -28,12 +29,26 @@ function answerResult(a: PostAnswer, nowMs: number): SendResult {
   if (a.status >= 200 && a.status < 300) return { ok: true };
   const after = retryAfterMs(a.headers['retry-after'], nowMs);
   const detail = a.text.replace(/\s+/g, ' ').slice(0, 200);
-  return { ok: false, error: `HTTP ${a.status}${detail ? `: ${detail}` : ''}`, ...(after !== undefined ? { retryAfterMs: after } : {}) };
+  return {
+    ok: false,
+    error: `HTTP ${a.status}${detail ? `: ${detail}` : ''}`,
+    ...(after !== undefined ? { retryAfterMs: after } : {}),
+  };
 }
 
-async function post(url: URL, body: Buffer, headers: Record<string, string>, d: ExportDestination, ca: string | undefined, now: () => number): Promise<SendResult> {
+async function post(
+  url: URL,
+  body: Buffer,
+  headers: Record<string, string>,
+  d: ExportDestination,
+  ca: string | undefined,
+  now: () => number,
+): Promise<SendResult> {
   try {
-    return answerResult(await postBody(url, body, headers, { timeoutMs: d.timeoutSeconds * 1000, ...(ca !== undefined ? { ca } : {}) }), now());
+    return answerResult(
+      await postBody(url, body, headers, { timeoutMs: d.timeoutSeconds * 1000, ...(ca !== undefined ? { ca } : {}) }),
+      now(),
+    );
   } catch (err) {
     return { ok: false, error: (err as Error).message || String(err) };
   }
@@ -51,22 +66,38 @@ export function createSender(d: ExportDestination, origin: string, now: () => nu
   const url = new URL(d.url);
   if (d.kind === 'otlp') {
     return {
-      send: (items) => post(url, Buffer.from(JSON.stringify(otlpRequest(items, origin))), { ...extra, 'content-type': 'application/json' }, d, ca, now),
+      send: (items) =>
+        post(
+          url,
+          Buffer.from(JSON.stringify(otlpRequest(items, origin))),
+          { ...extra, 'content-type': 'application/json' },
+          d,
+          ca,
+          now,
+        ),
       close: () => undefined,
     };
   }
   const secret = readSecretFile(d.secretFile, `${what} secretFile`).trim();
-  if (secret.length < 16) throw new Error(`refusing to start: ${what} secretFile: the secret must be at least 16 characters`);
+  if (secret.length < 16)
+    throw new Error(`refusing to start: ${what} secretFile: the secret must be at least 16 characters`);
   return {
     send(items) {
       const body = Buffer.from(JSON.stringify({ origin, destination: d.name, items }));
       const t = Math.floor(now() / 1000);
-      return post(url, body, {
-        ...extra,
-        'content-type': 'application/json',
-        'vigil-delivery': items[0]?.id ?? '',
-        [SIGNATURE_HEADER]: webhookSignature(secret, t, body),
-      }, d, ca, now);
+      return post(
+        url,
+        body,
+        {
+          ...extra,
+          'content-type': 'application/json',
+          'vigil-delivery': items[0]?.id ?? '',
+          [SIGNATURE_HEADER]: webhookSignature(secret, t, body),
+        },
+        d,
+        ca,
+        now,
+      );
     },
     close: () => undefined,
   };

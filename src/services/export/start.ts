@@ -30,8 +30,12 @@ export interface ExportDeps {
 /** The destinations as the log records them: where each goes and what it carries, never a secret. */
 export function summaries(config: ExportConfig) {
   return config.destinations.map((d) => ({
-    name: d.name, kind: d.kind, target: targetOf(d), carries: [...d.carries],
-    ...(d.events ? { events: { ...d.events } } : {}), includeRaw: d.includeRaw,
+    name: d.name,
+    kind: d.kind,
+    target: targetOf(d),
+    carries: [...d.carries],
+    ...(d.events ? { events: { ...d.events } } : {}),
+    includeRaw: d.includeRaw,
   }));
 }
 
@@ -53,25 +57,45 @@ export async function startExports(config: ExportConfig, deps: ExportDeps): Prom
     return { status: () => [], stop: async () => undefined };
   }
   const head = deps.log.head().seq;
-  const runners: DestinationRunner[] = config.destinations.map((d, i) => startDestination({
-    destination: d,
-    origin: deps.origin,
-    read: (from, to) => deps.log.read(from, to),
-    head,
-    cursor: deps.cursorOf ? deps.cursorOf(d.name) : fileCursor(deps.storePath, d.name),
-    sender: senders[i]!,
-    now,
-    random: Math.random,
-    onState: (o) => {
-      deps.logLine({ level: o.state === 'failing' ? 'warn' : 'info', msg: `export destination ${o.destination} ${o.state}`, reason: o.reason, lagRecords: o.lagRecords });
-      const c = ctx();
-      // The state change carries a detectable event: the pipeline's detection lets the built-in rule raise its alert.
-      deps.pipeline.dispatch({ decide: (m) => decideExportState(m.exports, o, c), ctx: c })
-        .catch((err: unknown) => deps.logLine({ level: 'error', msg: 'export: recording a destination state failed', error: (err as Error).message }));
-    },
-  }));
-  const stopFollowing = deps.log.follow(head, (r) => { for (const runner of runners) runner.notify(r.seq); });
-  deps.logLine({ level: 'info', msg: 'export enabled', destinations: config.destinations.map((d) => `${d.name} (${d.kind} ${targetOf(d)}: ${d.carries.join(', ')}${d.includeRaw ? ', raw' : ''})`) });
+  const runners: DestinationRunner[] = config.destinations.map((d, i) =>
+    startDestination({
+      destination: d,
+      origin: deps.origin,
+      read: (from, to) => deps.log.read(from, to),
+      head,
+      cursor: deps.cursorOf ? deps.cursorOf(d.name) : fileCursor(deps.storePath, d.name),
+      sender: senders[i]!,
+      now,
+      random: Math.random,
+      onState: (o) => {
+        deps.logLine({
+          level: o.state === 'failing' ? 'warn' : 'info',
+          msg: `export destination ${o.destination} ${o.state}`,
+          reason: o.reason,
+          lagRecords: o.lagRecords,
+        });
+        const c = ctx();
+        // The state change carries a detectable event: the pipeline's detection lets the built-in rule raise its alert.
+        deps.pipeline.dispatch({ decide: (m) => decideExportState(m.exports, o, c), ctx: c }).catch((err: unknown) =>
+          deps.logLine({
+            level: 'error',
+            msg: 'export: recording a destination state failed',
+            error: (err as Error).message,
+          }),
+        );
+      },
+    }),
+  );
+  const stopFollowing = deps.log.follow(head, (r) => {
+    for (const runner of runners) runner.notify(r.seq);
+  });
+  deps.logLine({
+    level: 'info',
+    msg: 'export enabled',
+    destinations: config.destinations.map(
+      (d) => `${d.name} (${d.kind} ${targetOf(d)}: ${d.carries.join(', ')}${d.includeRaw ? ', raw' : ''})`,
+    ),
+  });
   return {
     status: () => runners.map((r) => r.status()),
     async stop() {
@@ -90,9 +114,18 @@ export function recordedStatus(config: ExportConfig, exports: ExportsState, head
   return summaries(config).map((d) => {
     const cursor = Math.min(exports.cursors.get(d.name) ?? 0, head);
     return {
-      name: d.name, kind: d.kind, target: d.target, carries: d.carries, includeRaw: d.includeRaw,
-      cursor, head, lagRecords: head - cursor, state: exports.failing.has(d.name) ? 'failing' : 'delivering',
-      delivered: 0, failedAttempts: 0, deliveredBy: 'leader',
+      name: d.name,
+      kind: d.kind,
+      target: d.target,
+      carries: d.carries,
+      includeRaw: d.includeRaw,
+      cursor,
+      head,
+      lagRecords: head - cursor,
+      state: exports.failing.has(d.name) ? 'failing' : 'delivering',
+      delivered: 0,
+      failedAttempts: 0,
+      deliveredBy: 'leader',
     };
   });
 }

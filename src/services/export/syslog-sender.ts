@@ -14,17 +14,21 @@ const FACILITY = 13;
 const SD_ID = 'vigil@32473';
 
 const sdEscape = (s: string) => s.replace(/["\\\]]/g, (c) => `\\${c}`);
-const header = (s: string, max: number) => (s.replace(/[^\x21-\x7e]/g, '').slice(0, max) || '-');
+const header = (s: string, max: number) => s.replace(/[^\x21-\x7e]/g, '').slice(0, max) || '-';
 
 /** One item as an RFC 5424 message (UTF-8 JSON body after a BOM), octet-counted per RFC 6587. */
 export function syslogFrame(item: ExportItem, origin: string, host: string): Buffer {
   const level = (item.data as { level?: unknown } | null)?.level;
-  const severity = typeof level === 'string' ? LEVEL_SEVERITY[level] ?? 6 : 6;
+  const severity = typeof level === 'string' ? (LEVEL_SEVERITY[level] ?? 6) : 6;
   const sd = `[${SD_ID} id="${sdEscape(item.id)}" seq="${item.seq}" origin="${sdEscape(origin)}"]`;
   const msg = Buffer.concat([
-    Buffer.from(`<${FACILITY * 8 + severity}>1 ${item.at} ${header(host, 255)} vigil - ${header(item.type, 32)} ${sd} `),
+    Buffer.from(
+      `<${FACILITY * 8 + severity}>1 ${item.at} ${header(host, 255)} vigil - ${header(item.type, 32)} ${sd} `,
+    ),
     Buffer.from([0xef, 0xbb, 0xbf]),
-    Buffer.from(JSON.stringify({ id: item.id, type: item.type, ...(item.actor ? { actor: item.actor } : {}), data: item.data })),
+    Buffer.from(
+      JSON.stringify({ id: item.id, type: item.type, ...(item.actor ? { actor: item.actor } : {}), data: item.data }),
+    ),
   ]);
   return Buffer.concat([Buffer.from(`${msg.length} `), msg]);
 }
@@ -36,15 +40,20 @@ export function syslogFrame(item: ExportItem, origin: string, host: string): Buf
 export function createSyslogSender(d: SyslogDestination, origin: string, ca: string | undefined): Sender {
   let socket: Socket | undefined;
   const host = hostname();
-  const open = (): Promise<Socket> => new Promise((resolve, reject) => {
-    const opts = { host: d.host, port: d.port, timeout: d.timeoutSeconds * 1000 };
-    const s: Socket = d.transport === 'tls'
-      ? tlsConnect({ ...opts, servername: d.host, ...(ca !== undefined ? { ca } : {}) }, () => resolve(s))
-      : netConnect(opts, () => resolve(s));
-    s.once('error', reject);
-    s.once('timeout', () => s.destroy(new Error(`no connection within ${d.timeoutSeconds} s`)));
-  });
-  const drop = () => { socket?.destroy(); socket = undefined; };
+  const open = (): Promise<Socket> =>
+    new Promise((resolve, reject) => {
+      const opts = { host: d.host, port: d.port, timeout: d.timeoutSeconds * 1000 };
+      const s: Socket =
+        d.transport === 'tls'
+          ? tlsConnect({ ...opts, servername: d.host, ...(ca !== undefined ? { ca } : {}) }, () => resolve(s))
+          : netConnect(opts, () => resolve(s));
+      s.once('error', reject);
+      s.once('timeout', () => s.destroy(new Error(`no connection within ${d.timeoutSeconds} s`)));
+    });
+  const drop = () => {
+    socket?.destroy();
+    socket = undefined;
+  };
   return {
     async send(items): Promise<SendResult> {
       try {

@@ -1,10 +1,15 @@
 import * as v from 'valibot';
 import { parseCidr } from '../../kernel/cidr.js';
 
-const Cidr = v.pipe(v.string(), v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'));
+const Cidr = v.pipe(
+  v.string(),
+  v.check((s) => parseCidr(s) !== undefined, 'expected a CIDR range such as 10.0.0.0/8 or fd00::/8'),
+);
 const PathText = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
 const Count = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
-/** A SHA-256 certificate fingerprint as hex, with or without colons (what `openssl x509 -fingerprint -sha256` prints). */
+/**
+ * A SHA-256 certificate fingerprint as hex, with or without colons (what `openssl x509 -fingerprint -sha256` prints).
+ */
 const Fingerprint = v.pipe(
   v.string(),
   v.transform((s) => s.replace(/:/g, '').toLowerCase()),
@@ -18,20 +23,32 @@ export const SyslogTlsSchema = v.pipe(
     keyFile: PathText,
     /** CA bundle that client certificates must chain to; with it, a client without a valid certificate is refused. */
     clientCaFile: v.optional(PathText),
-    /** Client certificate subjects (`CN=web-01`, or the full `CN=web-01,O=Example` in RFC 2253 order) allowed to connect. */
-    allowedClientSubjects: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(1024))), v.maxLength(1024)), []),
+    /**
+     * Client certificate subjects (`CN=web-01`, or the full `CN=web-01,O=Example` in RFC 2253 order) allowed to
+     * connect.
+     */
+    allowedClientSubjects: v.optional(
+      v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(1024))), v.maxLength(1024)),
+      [],
+    ),
     /** SHA-256 fingerprints of client certificates allowed to connect (self-signed ones too, RFC 5425 5.2). */
     allowedClientFingerprints: v.optional(v.pipe(v.array(Fingerprint), v.maxLength(1024)), []),
   }),
   // A subject proves nothing unless a CA vouches for it; a fingerprint does by itself.
-  v.check((t) => t.allowedClientSubjects.length === 0 || t.clientCaFile !== undefined, 'allowedClientSubjects needs clientCaFile (a subject is only as good as the CA that signed it)'),
+  v.check(
+    (t) => t.allowedClientSubjects.length === 0 || t.clientCaFile !== undefined,
+    'allowedClientSubjects needs clientCaFile (a subject is only as good as the CA that signed it)',
+  ),
 );
 
 /** One syslog listener (docs/shippers.md, "Syslog"). */
 export const SyslogListenerSchema = v.pipe(
   v.strictObject({
     /** A short name, used in rejection records, metrics labels and log lines. */
-    name: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'expected a short name: lower-case letters, digits, - and _ (at most 32)')),
+    name: v.pipe(
+      v.string(),
+      v.regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'expected a short name: lower-case letters, digits, - and _ (at most 32)'),
+    ),
     /** `tcp` (RFC 6587 octet-counting or LF framing), `tls` (RFC 5425) or `udp` (RFC 5426). */
     protocol: v.picklist(['tcp', 'tls', 'udp']),
     host: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255)), '127.0.0.1'),
@@ -40,7 +57,10 @@ export const SyslogListenerSchema = v.pipe(
     allowedSources: v.optional(v.pipe(v.array(Cidr), v.maxLength(1024)), ['127.0.0.0/8', '::1/128']),
     /** The largest message accepted; a larger frame is skipped and kept as a rejection record. */
     maxMessageBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(480), v.maxValue(1024 * 1024)), 16 * 1024),
-    /** Messages per second one connection (or, for UDP, one source address) may send; past it TCP is paused and UDP is dropped and counted. */
+    /**
+     * Messages per second one connection (or, for UDP, one source address) may send; past it TCP is paused and UDP is
+     * dropped and counted.
+     */
     messagesPerSecond: v.optional(Count(1_000_000), 2000),
     /** Open connections at once (TCP, TLS); past it new connections are closed at once. */
     maxConnections: v.optional(Count(100_000), 256),
@@ -48,8 +68,14 @@ export const SyslogListenerSchema = v.pipe(
     idleTimeoutSeconds: v.optional(Count(86_400), 300),
     tls: v.optional(SyslogTlsSchema),
   }),
-  v.check((l) => (l.protocol === 'tls') === (l.tls !== undefined), 'a tls listener needs `tls` (certFile, keyFile), and only a tls listener takes it'),
-  v.check((l) => l.protocol !== 'udp' || l.maxMessageBytes <= 65_507, 'a udp listener cannot receive a message larger than 65507 bytes'),
+  v.check(
+    (l) => (l.protocol === 'tls') === (l.tls !== undefined),
+    'a tls listener needs `tls` (certFile, keyFile), and only a tls listener takes it',
+  ),
+  v.check(
+    (l) => l.protocol !== 'udp' || l.maxMessageBytes <= 65_507,
+    'a udp listener cannot receive a message larger than 65507 bytes',
+  ),
 );
 
 /** `syslog.listeners`: names must be unique. */

@@ -60,7 +60,10 @@ export function frameDecoder(maxBytes: number): FrameDecoder {
       const wellFormed = space < 0 ? /^([1-9]\d*)?$/.test(countText) : /^[1-9]\d*$/.test(countText);
       if (!wellFormed || digits > MAX_COUNT_DIGITS) {
         failed = true;
-        out.push({ kind: 'fatal', reason: wellFormed ? 'octet count too long' : 'expected an octet count (RFC 6587: MSG-LEN SP SYSLOG-MSG)' });
+        out.push({
+          kind: 'fatal',
+          reason: wellFormed ? 'octet count too long' : 'expected an octet count (RFC 6587: MSG-LEN SP SYSLOG-MSG)',
+        });
         return;
       }
       if (space < 0) return;

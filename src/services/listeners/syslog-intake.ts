@@ -69,7 +69,10 @@ type Pending = SyslogPending;
  * normalizer; one it refuses (or an oversized frame) becomes a rejection record. The leader of a
  * cluster derives it again from a follower's forwarded batch.
  */
-export function syslogCommand(batch: readonly SyslogPending[], ingestedAt: string): { cmd: IngestRaw; accepted: number; rejected: number } {
+export function syslogCommand(
+  batch: readonly SyslogPending[],
+  ingestedAt: string,
+): { cmd: IngestRaw; accepted: number; rejected: number } {
   let accepted = 0;
   let rejected = 0;
   const normalized = batch.map(({ record, rejection }): { record: unknown; events: NormalizedEvent[] } => {
@@ -103,7 +106,9 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
     const { cmd, accepted, rejected } = syslogCommand(batch, ctx.now);
     deps.metrics?.syslogMessages.inc({ listener, outcome: 'accepted' }, accepted);
     deps.metrics?.syslogMessages.inc({ listener, outcome: 'rejected' }, rejected);
-    const local = async () => { await deps.pipeline.dispatch({ decide: (m) => decideIngestRaw(m, cmd), ctx: ctx }); };
+    const local = async () => {
+      await deps.pipeline.dispatch({ decide: (m) => decideIngestRaw(m, cmd), ctx: ctx });
+    };
     try {
       const cluster = deps.cluster;
       if (!cluster) await local();
@@ -121,7 +126,13 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
         }
       }
     } catch (err) {
-      deps.log({ level: 'error', msg: 'syslog batch could not be written', listener, messages: batch.length, error: err instanceof Error ? err.message : String(err) });
+      deps.log({
+        level: 'error',
+        msg: 'syslog batch could not be written',
+        listener,
+        messages: batch.length,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 
@@ -154,7 +165,10 @@ export function createSyslogIntake(listener: string, deps: IntakeDeps): SyslogIn
         let bytes = 0;
         for (let i = 0; i < take; i++) {
           bytes += forwardedBytes(queue[i]!);
-          if (bytes > budget && i > 0) { take = i; break; }
+          if (bytes > budget && i > 0) {
+            take = i;
+            break;
+          }
         }
       }
       const batch = queue.slice(0, take);

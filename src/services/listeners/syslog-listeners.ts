@@ -26,7 +26,10 @@ export interface SyslogListenersDeps {
 }
 
 /** Starts every configured listener (`syslog.listeners`), each with its own intake; all or none. */
-export async function startSyslogListeners(configs: readonly SyslogListenerConfig[], deps: SyslogListenersDeps): Promise<SyslogListeners> {
+export async function startSyslogListeners(
+  configs: readonly SyslogListenerConfig[],
+  deps: SyslogListenersDeps,
+): Promise<SyslogListeners> {
   const running: RunningListener[] = [];
   const intakes: SyslogIntake[] = [];
   try {
@@ -34,10 +37,20 @@ export async function startSyslogListeners(configs: readonly SyslogListenerConfi
       const intake = createSyslogIntake(config.name, { ...deps, batchMs: SYSLOG_BATCH_MS });
       intakes.push(intake);
       const listenerDeps = { intake, log: deps.log, ...(deps.metrics ? { metrics: deps.metrics } : {}) };
-      const listener = config.protocol === 'udp' ? await startUdpListener(config, listenerDeps) : await startStreamListener(config, listenerDeps);
+      const listener =
+        config.protocol === 'udp'
+          ? await startUdpListener(config, listenerDeps)
+          : await startStreamListener(config, listenerDeps);
       running.push(listener);
       const { address, port } = listener.address;
-      deps.log({ level: 'info', msg: 'syslog listening', listener: config.name, protocol: config.protocol, address, port });
+      deps.log({
+        level: 'info',
+        msg: 'syslog listening',
+        listener: config.name,
+        protocol: config.protocol,
+        address,
+        port,
+      });
     }
   } catch (err) {
     await Promise.all(running.map((l) => l.stop()));

@@ -21,7 +21,12 @@ export interface ListenerRecord {
  * it is kept, counted and detectable (`logsource: {product: vigil, service: syslog}`) instead of
  * dropped. Pure: everything comes from the record.
  */
-export function syslogRejectionEvent(record: ListenerRecord, reason: SyslogRejectionReason, error: string, ingestedAt: string): NormalizedEvent {
+export function syslogRejectionEvent(
+  record: ListenerRecord,
+  reason: SyslogRejectionReason,
+  error: string,
+  ingestedAt: string,
+): NormalizedEvent {
   const place = placesOf('vigil', 'syslog', record)();
   const ip = isIP(record.peer) !== 0 ? record.peer : undefined;
   return {

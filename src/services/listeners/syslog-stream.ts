@@ -27,7 +27,9 @@ export interface ListenerDeps {
 /** A subject as `CN=web-01,O=Example` in the order the certificate gives it. */
 function subjectText(subject: Record<string, string | string[]> | undefined): string {
   if (!subject) return '';
-  return Object.entries(subject).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => `${k}=${x}`)).join(',');
+  return Object.entries(subject)
+    .flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => `${k}=${x}`))
+    .join(',');
 }
 
 /** Whether a TLS peer's certificate is on the listener's allowlist (when it has one). */
@@ -58,13 +60,18 @@ export function startStreamListener(config: SyslogListenerConfig, deps: Listener
     socket.destroy();
   };
 
-  /** The peer of a new connection when it may stay: its source, the connection bound and its certificate are checked. */
+  /**
+   * The peer of a new connection when it may stay: its source, the connection bound and its certificate are checked.
+   */
   function admit(socket: Socket): string | undefined {
     const peer = normalizeAddress(socket.remoteAddress ?? '');
-    const refusal = !allowed.has(peer) ? 'source'
-      : sockets.size >= config.maxConnections ? 'max_connections'
-      : config.tls && !clientAllowed(socket as TLSSocket, config.tls) ? 'client_certificate'
-      : undefined;
+    const refusal = !allowed.has(peer)
+      ? 'source'
+      : sockets.size >= config.maxConnections
+        ? 'max_connections'
+        : config.tls && !clientAllowed(socket as TLSSocket, config.tls)
+          ? 'client_certificate'
+          : undefined;
     if (refusal) {
       refuse(socket, refusal);
       return undefined;
@@ -93,7 +100,13 @@ export function startStreamListener(config: SyslogListenerConfig, deps: Listener
       for (const frame of decoder.push(chunk)) {
         if (frame.kind === 'fatal') {
           deps.metrics?.syslogMessages.inc({ ...labels, outcome: 'framing_error' });
-          deps.log({ level: 'warn', msg: 'syslog connection closed: unreadable framing', listener: config.name, peer, reason: frame.reason });
+          deps.log({
+            level: 'warn',
+            msg: 'syslog connection closed: unreadable framing',
+            listener: config.name,
+            peer,
+            reason: frame.reason,
+          });
           socket.destroy();
           return;
         }
@@ -108,14 +121,22 @@ export function startStreamListener(config: SyslogListenerConfig, deps: Listener
   function take(frame: Exclude<Frame, { kind: 'fatal' }>, base: Omit<ListenerRecord, 'message'>): boolean {
     if (frame.kind === 'message') return deps.intake.add({ ...base, message: frame.bytes.toString('utf8') });
     deps.metrics?.syslogMessages.inc({ ...labels, outcome: 'oversized' });
-    return deps.intake.add({ ...base, message: frame.head.toString('utf8'), length: frame.length }, { reason: 'too_large', error: `frame of ${frame.length} bytes exceeds maxMessageBytes ${config.maxMessageBytes}` });
+    return deps.intake.add(
+      { ...base, message: frame.head.toString('utf8'), length: frame.length },
+      {
+        reason: 'too_large',
+        error: `frame of ${frame.length} bytes exceeds maxMessageBytes ${config.maxMessageBytes}`,
+      },
+    );
   }
 
   /** Back-pressure instead of loss: past the rate, or while the intake is full, a connection stops being read. */
   function pause(socket: Socket, waitMs: number, room: boolean): void {
     socket.pause();
     if (waitMs > 0) deps.metrics?.syslogMessages.inc({ ...labels, outcome: 'rate_limited' });
-    const resume = () => { if (!socket.destroyed) socket.resume(); };
+    const resume = () => {
+      if (!socket.destroyed) socket.resume();
+    };
     if (room) setTimeout(resume, waitMs).unref();
     else deps.intake.whenRoom(() => setTimeout(resume, waitMs).unref());
   }
@@ -124,17 +145,23 @@ export function startStreamListener(config: SyslogListenerConfig, deps: Listener
   if (config.tls) {
     const tls = config.tls;
     const requestCert = tls.clientCaFile !== undefined || tls.allowedClientFingerprints.length > 0;
-    server = createTlsServer({
-      cert: readFileSync(tls.certFile),
-      key: readFileSync(tls.keyFile),
-      ...(tls.clientCaFile ? { ca: readFileSync(tls.clientCaFile) } : {}),
-      requestCert,
-      // With a CA every client must chain to it; a fingerprint allowlist alone admits self-signed certificates it names.
-      rejectUnauthorized: tls.clientCaFile !== undefined && tls.allowedClientFingerprints.length === 0,
-      minVersion: 'TLSv1.2',
-      handshakeTimeout: 30_000,
-    }, accept);
-    server.on('tlsClientError', () => deps.metrics?.syslogConnectionsRefused.inc({ ...labels, reason: 'tls_handshake' }));
+    server = createTlsServer(
+      {
+        cert: readFileSync(tls.certFile),
+        key: readFileSync(tls.keyFile),
+        ...(tls.clientCaFile ? { ca: readFileSync(tls.clientCaFile) } : {}),
+        requestCert,
+        // With a CA every client must chain to it; a fingerprint allowlist alone admits self-signed certificates it
+        // names.
+        rejectUnauthorized: tls.clientCaFile !== undefined && tls.allowedClientFingerprints.length === 0,
+        minVersion: 'TLSv1.2',
+        handshakeTimeout: 30_000,
+      },
+      accept,
+    );
+    server.on('tlsClientError', () =>
+      deps.metrics?.syslogConnectionsRefused.inc({ ...labels, reason: 'tls_handshake' }),
+    );
   } else server = createServer(accept);
 
   return new Promise((resolve, reject) => {
@@ -145,10 +172,11 @@ export function startStreamListener(config: SyslogListenerConfig, deps: Listener
         name: config.name,
         protocol: config.protocol,
         address: server.address() as AddressInfo,
-        stop: () => new Promise<void>((done) => {
-          server.close(() => done());
-          for (const s of sockets) s.destroy();
-        }),
+        stop: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            for (const s of sockets) s.destroy();
+          }),
       });
     });
   });

@@ -34,7 +34,13 @@ export function startUdpListener(config: SyslogListenerConfig, deps: ListenerDep
     const base = { receivedAt: new Date().toISOString(), peer, listener: config.name, transport: 'udp' } as const;
     if (msg.length > config.maxMessageBytes) {
       dropped('oversized');
-      deps.intake.add({ ...base, message: msg.subarray(0, HEAD_BYTES).toString('utf8'), length: msg.length }, { reason: 'too_large', error: `datagram of ${msg.length} bytes exceeds maxMessageBytes ${config.maxMessageBytes}` });
+      deps.intake.add(
+        { ...base, message: msg.subarray(0, HEAD_BYTES).toString('utf8'), length: msg.length },
+        {
+          reason: 'too_large',
+          error: `datagram of ${msg.length} bytes exceeds maxMessageBytes ${config.maxMessageBytes}`,
+        },
+      );
       return;
     }
     // Some senders end a datagram with LF (or NUL); it is not part of the message.
@@ -42,7 +48,9 @@ export function startUdpListener(config: SyslogListenerConfig, deps: ListenerDep
     while (end > 0 && (msg[end - 1] === 0x0a || msg[end - 1] === 0x0d || msg[end - 1] === 0x00)) end--;
     deps.intake.add({ ...base, message: msg.subarray(0, end).toString('utf8') });
   });
-  socket.on('error', (err) => deps.log({ level: 'error', msg: 'syslog udp listener error', listener: config.name, error: err.message }));
+  socket.on('error', (err) =>
+    deps.log({ level: 'error', msg: 'syslog udp listener error', listener: config.name, error: err.message }),
+  );
 
   return new Promise((resolve, reject) => {
     socket.once('error', reject);

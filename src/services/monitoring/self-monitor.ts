@@ -3,18 +3,32 @@ import { decideDiskCheck, type DiskSample } from '../../commands/check-disk.js';
 import { decideSilenceCheck } from '../../commands/check-silence.js';
 import type { Pipeline } from '../../commands/pipeline.js';
 import type { AlertsState } from '../../projections/alerts.js';
-import { MONITORING, type DiskLevel, type MonitoringState, type SourceActivity, type SourceKind } from '../../projections/monitoring.js';
+import {
+  MONITORING,
+  type DiskLevel,
+  type MonitoringState,
+  type SourceActivity,
+  type SourceKind,
+} from '../../projections/monitoring.js';
 import type { WriteModels } from '../../projections/models.js';
 import type { DiskWatermarks, MonitoringSettings } from '../../projections/monitoring-settings.js';
 
 /** The records that say a source (or collector) reported. */
-const EVIDENCE_TYPES: ReadonlySet<string> = new Set(['EventsIngested', 'RawRecordsIngested', 'CollectorSubmissionAccepted']);
+const EVIDENCE_TYPES: ReadonlySet<string> = new Set([
+  'EventsIngested',
+  'RawRecordsIngested',
+  'CollectorSubmissionAccepted',
+]);
 
 /** Whether a source declared silent has reported since (its silence ends at the next check). */
-const reportedSinceSilence = (a: SourceActivity): boolean => a.silent !== undefined && a.lastSeenAt > a.silent.lastSeenAt;
+const reportedSinceSilence = (a: SourceActivity): boolean =>
+  a.silent !== undefined && a.lastSeenAt > a.silent.lastSeenAt;
 
 /** Free and total bytes of a filesystem. */
-export interface FsSpace { readonly freeBytes: number; readonly totalBytes: number }
+export interface FsSpace {
+  readonly freeBytes: number;
+  readonly totalBytes: number;
+}
 
 /** The store's disk as last sampled, against the watermarks in force. */
 export interface DiskStatus extends DiskSample {
@@ -36,7 +50,10 @@ export interface SelfMonitor {
   /** `degraded` while the disk is past its low (or flood) mark. */
   status(): 'ok' | 'degraded';
   disk(): DiskStatus;
-  /** Seconds a refused write is asked to wait, while the disk is past its flood mark; else undefined. Resamples at most once a second. */
+  /**
+   * Seconds a refused write is asked to wait, while the disk is past its flood mark; else undefined. Resamples at most
+   * once a second.
+   */
   refusesWrites(): number | undefined;
   /** The sources and collectors silent now, and how many are watched. */
   sources(): { readonly watched: Record<SourceKind, number>; readonly silent: readonly SilentSource[] };
@@ -101,14 +118,24 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
   let nudged = false;
   let stopped = false;
   // Silences change only through checks: counted after each, so a batch costs nothing while none is open.
-  const countSilent = () => { let n = 0; for (const a of monitoringOf(o.pipeline.models).sources.values()) if (a.silent) n++; return n; };
+  const countSilent = () => {
+    let n = 0;
+    for (const a of monitoringOf(o.pipeline.models).sources.values()) if (a.silent) n++;
+    return n;
+  };
   let silentCount = countSilent();
 
   const sample = (): DiskStatus => {
     const now = o.now();
     const space = o.space();
     const freePercent = space.totalBytes > 0 ? Math.round((space.freeBytes / space.totalBytes) * 10_000) / 100 : 100;
-    last = { ...space, level: diskLevel(space, settings.disk), freePercent, sampledAt: now.toISOString(), watermarks: settings.disk };
+    last = {
+      ...space,
+      level: diskLevel(space, settings.disk),
+      freePercent,
+      sampledAt: now.toISOString(),
+      watermarks: settings.disk,
+    };
     lastAtMs = performance.now();
     return last;
   };
@@ -118,23 +145,51 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
   const checkOnce = async (): Promise<void> => {
     const disk = sample();
     const ctx = { now: o.now().toISOString() };
-    const crossed = await o.pipeline.dispatch({ decide: (m) => decideDiskCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, disk, ctx), ctx: ctx });
-    if (crossed.ok && crossed.records.length > 0) o.log({ level: disk.level === 'ok' ? 'info' : 'warn', msg: 'disk watermark crossed', disk: disk.level, freeBytes: disk.freeBytes, totalBytes: disk.totalBytes });
-    const silence = await o.pipeline.dispatch({ decide: (m) => decideSilenceCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, settings.silence, ctx, { watchingSince }), ctx: ctx });
+    const crossed = await o.pipeline.dispatch({
+      decide: (m) => decideDiskCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, disk, ctx),
+      ctx: ctx,
+    });
+    if (crossed.ok && crossed.records.length > 0)
+      o.log({
+        level: disk.level === 'ok' ? 'info' : 'warn',
+        msg: 'disk watermark crossed',
+        disk: disk.level,
+        freeBytes: disk.freeBytes,
+        totalBytes: disk.totalBytes,
+      });
+    const silence = await o.pipeline.dispatch({
+      decide: (m) =>
+        decideSilenceCheck({ monitoring: monitoringOf(m), alerts: alertsOf(m) }, settings.silence, ctx, {
+          watchingSince,
+        }),
+      ctx: ctx,
+    });
     silentCount = countSilent();
-    if (silence.ok && (silence.result.silenced.length > 0 || silence.result.resumed.length > 0)) o.log({ level: 'warn', msg: 'source silence', silenced: silence.result.silenced.slice(0, 50), resumed: silence.result.resumed.slice(0, 50) });
+    if (silence.ok && (silence.result.silenced.length > 0 || silence.result.resumed.length > 0))
+      o.log({
+        level: 'warn',
+        msg: 'source silence',
+        silenced: silence.result.silenced.slice(0, 50),
+        resumed: silence.result.resumed.slice(0, 50),
+      });
   };
 
   const schedule = (): void => {
     if (timer) clearInterval(timer);
-    timer = setInterval(() => { void check(); }, settings.checkSeconds * 1000);
+    timer = setInterval(() => {
+      void check();
+    }, settings.checkSeconds * 1000);
     timer.unref();
   };
 
   // Checks run one at a time; a failed one is logged (a fatal storage error stops the process by itself).
   function check(): Promise<void> {
     if (stopped) return running;
-    running = running.then(checkOnce).catch((err: unknown) => o.log({ level: 'error', msg: 'self-monitoring check failed', error: (err as Error)?.message }));
+    running = running
+      .then(checkOnce)
+      .catch((err: unknown) =>
+        o.log({ level: 'error', msg: 'self-monitoring check failed', error: (err as Error)?.message }),
+      );
     return running;
   }
 
@@ -147,7 +202,8 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       const silent: SilentSource[] = [];
       for (const [source, a] of monitoringOf(o.pipeline.models).sources) {
         watched[a.kind]++;
-        if (a.silent && !reportedSinceSilence(a)) silent.push({ source, kind: a.kind, lastSeenAt: a.lastSeenAt, alertId: a.silent.alertId });
+        if (a.silent && !reportedSinceSilence(a))
+          silent.push({ source, kind: a.kind, lastSeenAt: a.lastSeenAt, alertId: a.silent.alertId });
       }
       return { watched, silent };
     },
@@ -161,7 +217,10 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       for (const a of monitoringOf(o.pipeline.models).sources.values()) {
         if (!reportedSinceSilence(a)) continue;
         nudged = true;
-        setImmediate(() => { nudged = false; void check(); });
+        setImmediate(() => {
+          nudged = false;
+          void check();
+        });
         return;
       }
     },

@@ -8,7 +8,9 @@ import { workerData } from 'node:worker_threads';
 import { answerJob, openStoreInWorker, storedRange } from '../../log/worker-job.js';
 import { archiveSegment, type ArchiveHeader, type SegmentJudge } from './archive.js';
 
-/** What the parent passes: the store, the archive's place and header (with the seq range), and how to judge the records. */
+/**
+ * What the parent passes: the store, the archive's place and header (with the seq range), and how to judge the records.
+ */
 export interface ArchiveJob {
   readonly storePath: string;
   readonly dir: string;
@@ -19,4 +21,13 @@ export interface ArchiveJob {
 
 const job = workerData as ArchiveJob;
 const store = openStoreInWorker(job.storePath);
-void answerJob(store, () => archiveSegment(job.dir, job.name, job.header, storedRange(store, job.header.fromSeq, job.header.toSeq), job.judge, false));
+void answerJob(store, () =>
+  archiveSegment(
+    job.dir,
+    job.name,
+    job.header,
+    storedRange(store, job.header.fromSeq, job.header.toSeq),
+    job.judge,
+    false,
+  ),
+);

@@ -42,7 +42,13 @@ export function archiveName(from: number, to: number, node?: string): string {
  * temporary file that is fsynced and renamed into place (then the folder is fsynced), so a crash
  * leaves either no archive or a whole one. Returns its SHA-256 (hex).
  */
-export async function writeArchive(dir: string, name: string, header: ArchiveHeader, records: Iterable<{ record: LogRecord; bytes: Uint8Array }>, yieldTurns = true): Promise<string> {
+export async function writeArchive(
+  dir: string,
+  name: string,
+  header: ArchiveHeader,
+  records: Iterable<{ record: LogRecord; bytes: Uint8Array }>,
+  yieldTurns = true,
+): Promise<string> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = join(dir, `.${name}.tmp`);
   const hash = createHash('sha256');
@@ -80,7 +86,11 @@ export async function writeArchive(dir: string, name: string, header: ArchiveHea
   }
   renameSync(tmp, join(dir, name));
   const dfd = openSync(dir, 'r');
-  try { fsyncSync(dfd); } finally { closeSync(dfd); }
+  try {
+    fsyncSync(dfd);
+  } finally {
+    closeSync(dfd);
+  }
   return hash.digest('hex');
 }
 
@@ -100,7 +110,14 @@ export interface ArchivedSegment {
  * Writes the archive of the segment `header` names (`writeArchive`) and summarizes its records for
  * the cut in the same pass (`summarizeSegment`). Throws when the records are not the whole segment.
  */
-export async function archiveSegment(dir: string, name: string, header: ArchiveHeader, records: Iterable<{ record: LogRecord; bytes: Uint8Array }>, judge: SegmentJudge, yieldTurns = true): Promise<ArchivedSegment> {
+export async function archiveSegment(
+  dir: string,
+  name: string,
+  header: ArchiveHeader,
+  records: Iterable<{ record: LogRecord; bytes: Uint8Array }>,
+  judge: SegmentJudge,
+  yieldTurns = true,
+): Promise<ArchivedSegment> {
   const summary = summarizeSegment(judge.days, judge.now);
   let expected = header.fromSeq;
   function* summarized(): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
@@ -111,7 +128,8 @@ export async function archiveSegment(dir: string, name: string, header: ArchiveH
     }
   }
   const digest = await writeArchive(dir, name, header, summarized(), yieldTurns);
-  if (expected !== header.toSeq + 1) throw new Error(`records ${expected}..${header.toSeq} are not all in the live store`);
+  if (expected !== header.toSeq + 1)
+    throw new Error(`records ${expected}..${header.toSeq} are not all in the live store`);
   return { digest, summary: summary.summary() };
 }
 
@@ -126,13 +144,26 @@ export interface ReadArchive {
 export function readArchive(path: string): ReadArchive {
   const text = readFileSync(path);
   const digest = createHash('sha256').update(text).digest('hex');
-  const lines = text.toString('utf8').split('\n').filter((l) => l.length > 0);
+  const lines = text
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
   const header = JSON.parse(lines[0] ?? '{}') as ArchiveHeader;
   if (header.archive !== ARCHIVE_FORMAT) throw new Error(`${path} is not a ${ARCHIVE_FORMAT} archive`);
   return { header, lines: lines.slice(1), digest };
 }
 
 /** `archiveSegment` in a worker thread (archive-worker.ts), which reads the records from the store at `storePath`. */
-export function archiveSegmentOffThread(storePath: string, dir: string, name: string, header: ArchiveHeader, judge: SegmentJudge): Promise<ArchivedSegment> {
-  return runWorkerJob<ArchivedSegment>(new URL('./archive-worker.js', import.meta.url), { storePath, dir, name, header, judge }, 'archive worker');
+export function archiveSegmentOffThread(
+  storePath: string,
+  dir: string,
+  name: string,
+  header: ArchiveHeader,
+  judge: SegmentJudge,
+): Promise<ArchivedSegment> {
+  return runWorkerJob<ArchivedSegment>(
+    new URL('./archive-worker.js', import.meta.url),
+    { storePath, dir, name, header, judge },
+    'archive worker',
+  );
 }

@@ -13,7 +13,13 @@ import { frontierText } from '../../log/merkle-tree.js';
 import type { CollectorsState } from '../../projections/collectors.js';
 import type { AlertsState } from '../../projections/alerts.js';
 import { EVIDENCE_DBS, decodeStored } from '../../projections/evidence.js';
-import { ARCHIVE_FORMAT, archiveName, archiveSegment, archiveSegmentOffThread, type ArchivedSegment } from './archive.js';
+import {
+  ARCHIVE_FORMAT,
+  archiveName,
+  archiveSegment,
+  archiveSegmentOffThread,
+  type ArchivedSegment,
+} from './archive.js';
 import type { CarriedIndex } from '../../log/retention/carried.js';
 import { retentionDays, shortestDays } from '../../log/retention/kinds.js';
 import { expiredBefore, expiringSegments, fateOfSummary } from '../../log/retention/plan.js';
@@ -25,7 +31,11 @@ export interface ExpiryDeps {
   readonly pipeline: Pipeline<WriteModels>;
   readonly carried: CarriedIndex;
   /** Makes a checkpoint at the committed head when it grew, and reads the stored ones. */
-  readonly checkpoints: { make(): Promise<string | undefined>; checkpoint(size?: number): string | undefined; committedSize(): number };
+  readonly checkpoints: {
+    make(): Promise<string | undefined>;
+    checkpoint(size?: number): string | undefined;
+    committedSize(): number;
+  };
   /** The log's origin (its checkpoint key's name). */
   readonly origin: string;
   readonly settings: RetentionSettings;
@@ -79,14 +89,24 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
   if (!settings.enabled || shortest === undefined || deps.leads?.() === false) return [];
   await deps.beforeRun?.();
   const before = expiredBefore(ctx.now, shortest);
-  const atOf = (seq: number) => { for (const r of log.read(seq, seq)) return r.at; return undefined; };
+  const atOf = (seq: number) => {
+    for (const r of log.read(seq, seq)) return r.at;
+    return undefined;
+  };
   const perCut = Math.max(1, Math.floor(MAX_RECORDS_PER_CUT / settings.segmentRecords));
   const done: ExpiredSegment[] = [];
   for (;;) {
     const committed = Math.min(deps.checkpoints.committedSize(), deps.delivered?.() ?? Infinity);
-    const segments = expiringSegments(log.first(), committed, settings.segmentRecords, atOf, before, Math.min(perCut, MAX_SEGMENTS_PER_RUN - done.length));
+    const segments = expiringSegments(
+      log.first(),
+      committed,
+      settings.segmentRecords,
+      atOf,
+      before,
+      Math.min(perCut, MAX_SEGMENTS_PER_RUN - done.length),
+    );
     if (segments.length === 0 || deps.leads?.() === false) return done;
-    done.push(...await expireTogether(deps, segments, before, ctx));
+    done.push(...(await expireTogether(deps, segments, before, ctx)));
   }
 }
 
@@ -94,7 +114,11 @@ export async function expireSegments(deps: ExpiryDeps, ctx: CommandContext): Pro
 const LOOKUP_SLICE = 64;
 
 /** The records `from`..`to` decoded, with their stored bytes (for an archive written on this thread). */
-function* decodedRange(log: LmdbEventLog, from: number, to: number): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
+function* decodedRange(
+  log: LmdbEventLog,
+  from: number,
+  to: number,
+): Iterable<{ record: LogRecord; bytes: Uint8Array }> {
   for (const { bytes } of log.readRaw(from, to)) yield { record: decodeRecord(bytes), bytes };
 }
 
@@ -104,7 +128,12 @@ function* decodedRange(log: LmdbEventLog, from: number, to: number): Iterable<{ 
  * of 16 segments is hundreds of thousands of events, seconds of work that would otherwise take
  * turns from ingest.
  */
-async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: number; to: number }>, before: string, ctx: CommandContext): Promise<ExpiredSegment[]> {
+async function expireTogether(
+  deps: ExpiryDeps,
+  segments: ReadonlyArray<{ from: number; to: number }>,
+  before: string,
+  ctx: CommandContext,
+): Promise<ExpiredSegment[]> {
   const { log, pipeline, settings } = deps;
   const last = segments.at(-1)!.to;
   await deps.checkpoints.make();
@@ -118,10 +147,19 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
     let prevHash: string | undefined;
     for (const r of log.read(from, from)) prevHash = r.prev;
     if (prevHash === undefined) throw new Error(`record ${from} is not in the live store`);
-    const header = { archive: ARCHIVE_FORMAT, origin: deps.origin, fromSeq: from, toSeq: to, prevHash, checkpoint, checkpointSize } as const;
-    const done = deps.storePath !== undefined
-      ? await archiveSegmentOffThread(deps.storePath, deps.archiveDir, file, header, judge)
-      : await archiveSegment(deps.archiveDir, file, header, decodedRange(log, from, to), judge);
+    const header = {
+      archive: ARCHIVE_FORMAT,
+      origin: deps.origin,
+      fromSeq: from,
+      toSeq: to,
+      prevHash,
+      checkpoint,
+      checkpointSize,
+    } as const;
+    const done =
+      deps.storePath !== undefined
+        ? await archiveSegmentOffThread(deps.storePath, deps.archiveDir, file, header, judge)
+        : await archiveSegment(deps.archiveDir, file, header, decodedRange(log, from, to), judge);
     archived.push({ from, to, file, ...done });
   }
   const latest = (r: LogRecord) => {
@@ -147,29 +185,64 @@ async function expireTogether(deps: ExpiryDeps, segments: ReadonlyArray<{ from: 
   const carriedNow = fates.flatMap((f) => f.carried);
   const droppedNow = fates.flatMap((f) => f.dropped);
   for (const r of droppedNow) if (!forget.has(r.seq)) forget.set(r.seq, ownedEvidence(evidence, r));
-  const cut = { firstSeq: last + 1, prevHash: archived.at(-1)!.summary.lastHash, treeRoot: Buffer.from(log.tree.root(last)).toString('base64') };
+  const cut = {
+    firstSeq: last + 1,
+    prevHash: archived.at(-1)!.summary.lastHash,
+    treeRoot: Buffer.from(log.tree.root(last)).toString('base64'),
+  };
   const treeFrontier = frontierText(log.tree.frontierAt(last));
   const archives = archived.map(({ from, to, file, digest }, i) => {
     const alertEvidence = archivedAlertEvidence(alerts, fates[i]!.dropped);
-    return { file, fromSeq: from, toSeq: to, digest, checkpointSize, ...(alertEvidence.length > 0 ? { alertEvidence } : {}) };
+    return {
+      file,
+      fromSeq: from,
+      toSeq: to,
+      digest,
+      checkpointSize,
+      ...(alertEvidence.length > 0 ? { alertEvidence } : {}),
+    };
   });
   const events = [
     ...(carriedNow.length > 0 ? [eventOf('RecordsCarriedForward', { records: carriedNow })] : []),
-    eventOf('LogSegmentsExpired', { ...cut, before, carried: carriedNow.length, dropped: droppedNow.length, treeFrontier, archives }),
+    eventOf('LogSegmentsExpired', {
+      ...cut,
+      before,
+      carried: carriedNow.length,
+      dropped: droppedNow.length,
+      treeFrontier,
+      archives,
+    }),
   ];
   // The carried records are copies of evidence detected when first appended: the cut says so.
-  await pipeline.cut({ events, ctx, detection: 'none', cut: {
-    at: cut,
-    inTransaction(recs) {
-      deps.carried.write(carriedNow.length > 0 ? recs[0]!.seq : undefined, carriedNow, droppedNow);
-      for (const r of droppedNow) for (const id of forget.get(r.seq)!) evidence.removeSync(id);
+  await pipeline.cut({
+    events,
+    ctx,
+    detection: 'none',
+    cut: {
+      at: cut,
+      inTransaction(recs) {
+        deps.carried.write(carriedNow.length > 0 ? recs[0]!.seq : undefined, carriedNow, droppedNow);
+        for (const r of droppedNow) for (const id of forget.get(r.seq)!) evidence.removeSync(id);
+      },
     },
-  } });
-  return archived.map(({ from, to, file }, i) => ({ fromSeq: from, toSeq: to, file, carried: fates[i]!.carried.length, dropped: fates[i]!.dropped.length }));
+  });
+  return archived.map(({ from, to, file }, i) => ({
+    fromSeq: from,
+    toSeq: to,
+    file,
+    carried: fates[i]!.carried.length,
+    dropped: fates[i]!.dropped.length,
+  }));
 }
 
-/** Which of a dropped record's event ids the evidence index holds for it (an id re-sent later belongs to its later record). */
-function ownedEvidence(evidence: Database<Uint8Array, string>, dropped: { readonly seq: number; readonly eventIds: readonly string[] }): string[] {
+/**
+ * Which of a dropped record's event ids the evidence index holds for it (an id re-sent later belongs to its later
+ * record).
+ */
+function ownedEvidence(
+  evidence: Database<Uint8Array, string>,
+  dropped: { readonly seq: number; readonly eventIds: readonly string[] },
+): string[] {
   return dropped.eventIds.filter((id) => {
     const at = evidence.get(id);
     return at !== undefined && decodeStored(at).seq === dropped.seq;
@@ -181,11 +254,16 @@ function ownedEvidence(evidence: Database<Uint8Array, string>, dropped: { readon
  * with a later record): inside the transaction of a cut, on the leader and on every copy.
  */
 export function forgetDroppedEvidence(evidence: Database<Uint8Array, string>, dropped: readonly LogRecord[]): void {
-  for (const r of dropped) for (const id of ownedEvidence(evidence, { seq: r.seq, eventIds: eventsOfRecord(r).map((e) => e.id) })) evidence.removeSync(id);
+  for (const r of dropped)
+    for (const id of ownedEvidence(evidence, { seq: r.seq, eventIds: eventsOfRecord(r).map((e) => e.id) }))
+      evidence.removeSync(id);
 }
 
 /** The alerts whose evidence leaves with the dropped records, and which of it. */
-function archivedAlertEvidence(alerts: AlertsState, dropped: ReadonlyArray<{ readonly eventIds: readonly string[] }>): Array<{ alertId: string; eventIds: string[] }> {
+function archivedAlertEvidence(
+  alerts: AlertsState,
+  dropped: ReadonlyArray<{ readonly eventIds: readonly string[] }>,
+): Array<{ alertId: string; eventIds: string[] }> {
   const leaving = new Set<string>();
   for (const r of dropped) for (const id of r.eventIds) leaving.add(id);
   if (leaving.size === 0) return [];

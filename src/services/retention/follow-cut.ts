@@ -25,7 +25,9 @@ export function followCut(runtime: ProjectionRuntime, log: LmdbEventLog): NonNul
     for (const r of records) for (const c of carriedBy(r) ?? []) kept.add(c.seq);
     // Every record of the removed segments was judged: carried forward again (kept), or dropped.
     const dropped: LogRecord[] = [];
-    const judge = (r: LogRecord) => { if (!kept.has(r.seq)) dropped.push(r); };
+    const judge = (r: LogRecord) => {
+      if (!kept.has(r.seq)) dropped.push(r);
+    };
     for (const { bytes } of log.readRaw(log.first(), cut.firstSeq - 1)) {
       const r = decodeRecord(bytes);
       const held = carriedBy(r);

@@ -22,7 +22,11 @@ export function carriedCopyProblem(r: LogRecord): string | undefined {
   if (!held) return undefined;
   for (const c of held) {
     if (!(c.seq < r.seq)) return `record ${r.seq} carries a record ${c.seq} that is not before it`;
-    if (hashBytes(encodeRecord(asRecord(c))) !== c.hash) return `record ${r.seq} carries a copy of record ${c.seq} that does not hash to the hash it names: the copy differs from the original`;
+    if (hashBytes(encodeRecord(asRecord(c))) !== c.hash)
+      return (
+        `record ${r.seq} carries a copy of record ${c.seq} that does not hash to the hash it names: the copy ` +
+        `differs from the original`
+      );
   }
   return undefined;
 }
@@ -39,10 +43,20 @@ interface CutCheck {
 
 /** The verdict on the whole history: ok with what was checked, or the first problem. */
 export type HistoryVerdict =
-  | { readonly ok: true; readonly records: number; readonly archives: number; readonly root: string; readonly checkpoints: number }
+  | {
+      readonly ok: true;
+      readonly records: number;
+      readonly archives: number;
+      readonly root: string;
+      readonly checkpoints: number;
+    }
   | { readonly ok: false; readonly badSeq?: number; readonly reason: string };
 
-interface ArchivedAt { readonly digest: string; readonly fromSeq: number; readonly toSeq: number }
+interface ArchivedAt {
+  readonly digest: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
 
 /** Every archive the cuts name (the last cut in the live store, earlier ones carried forward), by file name. */
 function archivesNamed(log: LmdbEventLog, carried: CarriedIndex): Map<string, ArchivedAt> {
@@ -65,12 +79,21 @@ function archivesNamed(log: LmdbEventLog, carried: CarriedIndex): Map<string, Ar
  * checked with the key its origin names: `key` (this store's) or one of `archiveKeys` (on a
  * JetStream cluster, the keys of the nodes that led when the archives were written).
  */
-export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir: string, checkpointsStored: Iterable<[number, string]>, key?: NoteVerifier, archiveKeys: readonly NoteVerifier[] = []): HistoryVerdict {
+export function verifyWithArchives(
+  log: LmdbEventLog,
+  carried: CarriedIndex,
+  dir: string,
+  checkpointsStored: Iterable<[number, string]>,
+  key?: NoteVerifier,
+  archiveKeys: readonly NoteVerifier[] = [],
+): HistoryVerdict {
   const named = archivesNamed(log, carried);
   const archives: ReadArchive[] = [];
   let files: string[];
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort();
   } catch (err) {
     return { ok: false, reason: `cannot read the archive folder: ${(err as Error).message}` };
   }
@@ -83,7 +106,12 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
     } catch (err) {
       return { ok: false, reason: `archive ${file}: ${(err as Error).message}` };
     }
-    if (a.digest !== expected.digest) return { ok: false, badSeq: expected.fromSeq, reason: `archive ${file} is not the file the cut recorded (its SHA-256 differs): it was changed` };
+    if (a.digest !== expected.digest)
+      return {
+        ok: false,
+        badSeq: expected.fromSeq,
+        reason: `archive ${file} is not the file the cut recorded (its SHA-256 differs): it was changed`,
+      };
     archives.push(a);
   }
   // First pass, over the few records that say what each cut did: the policy in force, the copies
@@ -103,11 +131,18 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
       if (known?.type === 'LogSegmentsExpired') {
         const carried = new Map<number, string>();
         if (wrapper?.seq === r.seq - 1) for (const c of carriedBy(wrapper)!) carried.set(c.seq, c.hash);
-        cuts.push({ seq: r.seq, at: r.at, days, ranges: known.data.archives.map((x) => [x.fromSeq, x.toSeq] as const), carried });
+        cuts.push({
+          seq: r.seq,
+          at: r.at,
+          days,
+          ranges: known.data.archives.map((x) => [x.fromSeq, x.toSeq] as const),
+          carried,
+        });
       }
       return undefined;
     };
-    const CUT_TYPES = /^\{"seq":\d+,"at":"[^"]*","type":"(RetentionPolicyRecorded|RecordsCarriedForward|LogSegmentsExpired)"/;
+    const CUT_TYPES =
+      /^\{"seq":\d+,"at":"[^"]*","type":"(RetentionPolicyRecorded|RecordsCarriedForward|LogSegmentsExpired)"/;
     for (const a of archives) {
       for (const line of a.lines) {
         if (!CUT_TYPES.test(line)) continue;
@@ -127,11 +162,15 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
     const c = cuts[cutAt];
     return c?.ranges.some(([from, to]) => from <= seq && seq <= to) ? c : undefined;
   };
-  /** Whether an expired record (or a copy it carried) was carried forward intact, or dropped as the recorded policy allowed. */
+  /**
+   * Whether an expired record (or a copy it carried) was carried forward intact, or dropped as the recorded policy
+   * allowed.
+   */
   const judge = (cut: CutCheck, r: LogRecord, hash: string): string | undefined => {
     const copy = cut.carried.get(r.seq);
     if (copy !== undefined) {
-      if (copy !== hash) return `the cut at record ${cut.seq} carried forward a copy of record ${r.seq} that differs from the original`;
+      if (copy !== hash)
+        return `the cut at record ${cut.seq} carried forward a copy of record ${r.seq} that differs from the original`;
       cut.carried.delete(r.seq);
       return undefined;
     }
@@ -144,14 +183,26 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
       return undefined;
     }
     if (!cut.days) return `the cut at record ${cut.seq} expired records under no retention policy recorded before it`;
-    if (stillKept(r.type, r.at, cut.days, cut.at)) return `the cut at record ${cut.seq} dropped record ${r.seq} (${r.type}), which the retention policy recorded before it keeps`;
+    if (stillKept(r.type, r.at, cut.days, cut.at))
+      return (
+        `the cut at record ${cut.seq} dropped record ${r.seq} (${r.type}), which the retention policy recorded ` +
+        `before it keeps`
+      );
     return undefined;
   };
   const due = new Map<number, { note: string; key: NoteVerifier | undefined }>();
   for (const [size, note] of checkpointsStored) due.set(size, { note, key });
   for (const a of archives) {
     const signer = [...(key ? [key] : []), ...archiveKeys].find((k) => k.name === a.header.origin);
-    if (!signer && key) return { ok: false, badSeq: a.header.fromSeq, reason: `archive of ${a.header.fromSeq}..${a.header.toSeq} is signed by ${a.header.origin}, whose verifier key was not given (vigil log verify --archive-keys FILE, the keys \`vigil log public-key\` prints on each node)` };
+    if (!signer && key)
+      return {
+        ok: false,
+        badSeq: a.header.fromSeq,
+        reason:
+          `archive of ${a.header.fromSeq}..${a.header.toSeq} is signed by ${a.header.origin}, whose verifier ` +
+          `key was not given (vigil log verify --archive-keys FILE, the keys \`vigil log public-key\` prints on each ` +
+          `node)`,
+      };
     due.set(a.header.checkpointSize, { note: a.header.checkpoint, key: signer });
   }
   const f: Frontier = { size: 0, roots: [] };
@@ -162,15 +213,31 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
     if (at === undefined) return undefined;
     const opened = at.key ? openNote(at.note, at.key) : parseNote(at.note);
     const cp = opened.ok ? parseCheckpoint(opened.text) : undefined;
-    if (!cp?.ok || cp.checkpoint.size !== f.size) return `checkpoint of ${f.size} records: ${opened.ok ? 'does not parse' : opened.error}`;
-    if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f)))) return `the root of ${f.size} records differs from its signed checkpoint`;
+    if (!cp?.ok || cp.checkpoint.size !== f.size)
+      return `checkpoint of ${f.size} records: ${opened.ok ? 'does not parse' : opened.error}`;
+    if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f))))
+      return `the root of ${f.size} records differs from its signed checkpoint`;
     checked++;
     return undefined;
   };
   const step = (seq: number, record: LogRecord, bytes: Uint8Array): HistoryVerdict | undefined => {
-    if (seq !== f.size + 1) return { ok: false, badSeq: f.size + 1, reason: seq > f.size + 1 ? `records ${f.size + 1}..${seq - 1} are missing: no archive holds them` : `record ${seq} is out of place` };
-    if (record.seq !== seq) return { ok: false, badSeq: seq, reason: `record stored as ${seq} says it is ${record.seq}` };
-    if (record.prev !== prev) return { ok: false, badSeq: seq, reason: `chain broken: record ${seq} does not link to the hash of record ${seq - 1}` };
+    if (seq !== f.size + 1)
+      return {
+        ok: false,
+        badSeq: f.size + 1,
+        reason:
+          seq > f.size + 1
+            ? `records ${f.size + 1}..${seq - 1} are missing: no archive holds them`
+            : `record ${seq} is out of place`,
+      };
+    if (record.seq !== seq)
+      return { ok: false, badSeq: seq, reason: `record stored as ${seq} says it is ${record.seq}` };
+    if (record.prev !== prev)
+      return {
+        ok: false,
+        badSeq: seq,
+        reason: `chain broken: record ${seq} does not link to the hash of record ${seq - 1}`,
+      };
     prev = hashBytes(bytes);
     appendLeaf(f, leafHash(bytes));
     const cut = cutOf(seq);
@@ -182,16 +249,36 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
   const empty = checkpointAt();
   if (empty) return { ok: false, reason: empty };
   for (const a of archives) {
-    if (a.header.fromSeq !== f.size + 1) return { ok: false, badSeq: f.size + 1, reason: `records ${f.size + 1}..${a.header.fromSeq - 1} are missing: no archive holds them` };
+    if (a.header.fromSeq !== f.size + 1)
+      return {
+        ok: false,
+        badSeq: f.size + 1,
+        reason: `records ${f.size + 1}..${a.header.fromSeq - 1} are missing: no archive holds them`,
+      };
     for (const line of a.lines) {
       const r = readExportLine(line, f.size + 1);
-      if (!r.ok) return { ok: false, ...(r.badSeq !== undefined ? { badSeq: r.badSeq } : {}), reason: `archive of ${a.header.fromSeq}..${a.header.toSeq}: ${r.reason}` };
+      if (!r.ok)
+        return {
+          ok: false,
+          ...(r.badSeq !== undefined ? { badSeq: r.badSeq } : {}),
+          reason: `archive of ${a.header.fromSeq}..${a.header.toSeq}: ${r.reason}`,
+        };
       const bad = step(r.record.seq, r.record, r.bytes);
       if (bad) return bad;
     }
-    if (f.size !== a.header.toSeq) return { ok: false, badSeq: f.size + 1, reason: `archive of ${a.header.fromSeq}..${a.header.toSeq} ends after record ${f.size}` };
+    if (f.size !== a.header.toSeq)
+      return {
+        ok: false,
+        badSeq: f.size + 1,
+        reason: `archive of ${a.header.fromSeq}..${a.header.toSeq} ends after record ${f.size}`,
+      };
   }
-  if (f.size + 1 !== log.first()) return { ok: false, badSeq: f.size + 1, reason: `records ${f.size + 1}..${log.first() - 1} are missing: no archive holds them` };
+  if (f.size + 1 !== log.first())
+    return {
+      ok: false,
+      badSeq: f.size + 1,
+      reason: `records ${f.size + 1}..${log.first() - 1} are missing: no archive holds them`,
+    };
   for (const { seq, bytes } of log.readRaw(log.first())) {
     const record = decodeRecord(bytes);
     const bad = step(seq, record, bytes);
@@ -199,10 +286,28 @@ export function verifyWithArchives(log: LmdbEventLog, carried: CarriedIndex, dir
   }
   for (const cut of cuts) {
     const [stray] = cut.carried.keys();
-    if (stray !== undefined) return { ok: false, badSeq: stray, reason: `the cut at record ${cut.seq} carried forward a record ${stray} that it did not expire` };
+    if (stray !== undefined)
+      return {
+        ok: false,
+        badSeq: stray,
+        reason: `the cut at record ${cut.seq} carried forward a record ${stray} that it did not expire`,
+      };
   }
   const root = frontierRoot(f);
-  if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root))) return { ok: false, reason: 'the stored Merkle tree does not match the records' };
-  if (checked < due.size) return { ok: false, reason: `${due.size - checked} checkpoint(s) are of sizes beyond the log (${[...due.keys()].filter((s) => s > f.size).join(", ")})` };
-  return { ok: true, records: f.size, archives: archives.length, root: Buffer.from(root).toString('base64'), checkpoints: checked };
+  if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root)))
+    return { ok: false, reason: 'the stored Merkle tree does not match the records' };
+  if (checked < due.size)
+    return {
+      ok: false,
+      reason:
+        `${due.size - checked} checkpoint(s) are of sizes beyond the log ` +
+        `(${[...due.keys()].filter((s) => s > f.size).join(', ')})`,
+    };
+  return {
+    ok: true,
+    records: f.size,
+    archives: archives.length,
+    root: Buffer.from(root).toString('base64'),
+    checkpoints: checked,
+  };
 }

@@ -17,7 +17,11 @@ export interface RecoveryClaimCommand {
 }
 
 /** What a recovery claim returns besides the plaintext session token. */
-export interface RecoveryClaimResult { readonly deploymentId: string; readonly scope: InstallationScope; readonly epoch: number }
+export interface RecoveryClaimResult {
+  readonly deploymentId: string;
+  readonly scope: InstallationScope;
+  readonly epoch: number;
+}
 
 /**
  * Claims a recovery token (single use) with a new deployment identity key: the deployment keeps its
@@ -31,14 +35,32 @@ export function decideRecoveryClaim(models: AuthorityModels, cmd: RecoveryClaimC
   if (!view || view.claimedAt) return reject('unauthenticated', 'recovery token is invalid or already used');
   const d = deploymentsOf(models).byId[view.deploymentId];
   if (!d) return reject('unauthenticated', 'recovery token is invalid or already used');
-  if (d.status !== 'central_missing') return reject('conflict', `the deployment is ${d.status}; recovery is claimed while the central VM is missing`);
-  if (cmd.scope && !withinScope(cmd.scope, d.scope)) return reject('forbidden', 'a reinstall cannot widen the approved installation scope', { details: { installation_scope: d.scope } });
-  if (cmd.key.fingerprint === d.keyFingerprint || d.retiredKeys.includes(cmd.key.fingerprint)) return reject('conflict', 'recovery needs a new deployment identity key');
+  if (d.status !== 'central_missing')
+    return reject('conflict', `the deployment is ${d.status}; recovery is claimed while the central VM is missing`);
+  if (cmd.scope && !withinScope(cmd.scope, d.scope))
+    return reject('forbidden', 'a reinstall cannot widen the approved installation scope', {
+      details: { installation_scope: d.scope },
+    });
+  if (cmd.key.fingerprint === d.keyFingerprint || d.retiredKeys.includes(cmd.key.fingerprint))
+    return reject('conflict', 'recovery needs a new deployment identity key');
   if (sessionsOf(models).byId[cmd.sessionId]) return reject('conflict', 'session id collision; retry');
   const epoch = d.epoch + 1;
-  return accept([event('RecoveryClaimed', {
-    deploymentId: d.id, recoveryId: view.id, sessionId: cmd.sessionId, tenantId: d.tenantId, userId: d.userId,
-    publicKeySpkiPem: cmd.key.pem, keyFingerprint: cmd.key.fingerprint, sessionTokenHash: cmd.sessionTokenHash,
-    sessionTokenExpiresAt: cmd.sessionTokenExpiresAt, challenge: cmd.challenge, epoch,
-  })], { deploymentId: d.id, scope: d.scope, epoch });
+  return accept(
+    [
+      event('RecoveryClaimed', {
+        deploymentId: d.id,
+        recoveryId: view.id,
+        sessionId: cmd.sessionId,
+        tenantId: d.tenantId,
+        userId: d.userId,
+        publicKeySpkiPem: cmd.key.pem,
+        keyFingerprint: cmd.key.fingerprint,
+        sessionTokenHash: cmd.sessionTokenHash,
+        sessionTokenExpiresAt: cmd.sessionTokenExpiresAt,
+        challenge: cmd.challenge,
+        epoch,
+      }),
+    ],
+    { deploymentId: d.id, scope: d.scope, epoch },
+  );
 }

@@ -16,10 +16,16 @@ function liveSession(models: AuthorityModels, tokenHash: string, now: string): S
 }
 
 /** `connect`: records that an installer holds a valid token; consumes nothing and releases nothing. */
-export function decideConnect(models: AuthorityModels, cmd: { tokenHash: string; now: string }): Decision<{ sessionId: string; expiresAt: string }> {
+export function decideConnect(
+  models: AuthorityModels,
+  cmd: { tokenHash: string; now: string },
+): Decision<{ sessionId: string; expiresAt: string }> {
   const view = liveSession(models, cmd.tokenHash, cmd.now);
   if (!view) return reject('unauthenticated', BAD_SETUP_TOKEN);
-  return accept([event('SetupSessionConnected', { sessionId: view.id })], { sessionId: view.id, expiresAt: view.expiresAt });
+  return accept([event('SetupSessionConnected', { sessionId: view.id })], {
+    sessionId: view.id,
+    expiresAt: view.expiresAt,
+  });
 }
 
 /** What a claim binds; ids, the challenge and the session token hash come from the route. */
@@ -39,12 +45,26 @@ export function decideClaim(models: AuthorityModels, cmd: ClaimCommand): Decisio
   const view = liveSession(models, cmd.tokenHash, cmd.now);
   if (!view) return reject('unauthenticated', BAD_SETUP_TOKEN);
   if (view.status !== 'connected') return reject('conflict', 'the installer must connect before it claims');
-  const taken = Object.values(deploymentsOf(models).byId).some((d) => d.keyFingerprint === cmd.key.fingerprint || d.retiredKeys.includes(cmd.key.fingerprint));
+  const taken = Object.values(deploymentsOf(models).byId).some(
+    (d) => d.keyFingerprint === cmd.key.fingerprint || d.retiredKeys.includes(cmd.key.fingerprint),
+  );
   if (taken) return reject('conflict', 'this deployment identity key is already bound; generate a new key');
   if (deploymentsOf(models).byId[cmd.deploymentId]) return reject('conflict', 'deployment id collision; retry');
-  return accept([event('SetupSessionClaimed', {
-    sessionId: view.id, deploymentId: cmd.deploymentId, tenantId: view.tenantId, userId: view.userId,
-    publicKeySpkiPem: cmd.key.pem, keyFingerprint: cmd.key.fingerprint, scope: cmd.scope,
-    sessionTokenHash: cmd.sessionTokenHash, sessionTokenExpiresAt: cmd.sessionTokenExpiresAt, challenge: cmd.challenge,
-  })], { sessionId: view.id });
+  return accept(
+    [
+      event('SetupSessionClaimed', {
+        sessionId: view.id,
+        deploymentId: cmd.deploymentId,
+        tenantId: view.tenantId,
+        userId: view.userId,
+        publicKeySpkiPem: cmd.key.pem,
+        keyFingerprint: cmd.key.fingerprint,
+        scope: cmd.scope,
+        sessionTokenHash: cmd.sessionTokenHash,
+        sessionTokenExpiresAt: cmd.sessionTokenExpiresAt,
+        challenge: cmd.challenge,
+      }),
+    ],
+    { sessionId: view.id },
+  );
 }

@@ -7,7 +7,11 @@ import { openRecovery } from '../projections/recovery.js';
 
 /** Whether a deployment's heartbeat is older than the timeout at `now` (only reporting deployments are watched). */
 export function isOverdue(d: DeploymentView, now: string, timeoutSeconds: number): boolean {
-  return d.status === 'reporting' && d.lastHeartbeatAt !== undefined && Date.parse(d.lastHeartbeatAt) + timeoutSeconds * 1000 < Date.parse(now);
+  return (
+    d.status === 'reporting' &&
+    d.lastHeartbeatAt !== undefined &&
+    Date.parse(d.lastHeartbeatAt) + timeoutSeconds * 1000 < Date.parse(now)
+  );
 }
 
 /** The monitor's command: a freshly minted, already encrypted recovery token for one deployment. */
@@ -26,7 +30,11 @@ export interface MarkMissingCommand {
 export function decideCentralMissing(models: AuthorityModels, cmd: MarkMissingCommand): Decision<{ issued: boolean }> {
   const d = deploymentsOf(models).byId[cmd.deploymentId];
   if (!d || !isOverdue(d, cmd.now, cmd.timeoutSeconds)) return reject('conflict', 'the deployment is not overdue');
-  const missing = event('DeploymentCentralMissing', { deploymentId: d.id, lastHeartbeatAt: d.lastHeartbeatAt!, timeoutSeconds: cmd.timeoutSeconds });
+  const missing = event('DeploymentCentralMissing', {
+    deploymentId: d.id,
+    lastHeartbeatAt: d.lastHeartbeatAt!,
+    timeoutSeconds: cmd.timeoutSeconds,
+  });
   if (openRecovery(recoveryOf(models), d.recoveryIds)) return accept([missing], { issued: false });
   return accept([missing, event('RecoveryTokenIssued', { deploymentId: d.id, ...cmd.recovery })], { issued: true });
 }

@@ -23,7 +23,12 @@ export function remoteVms(d: DeploymentView): string[] {
 }
 
 /** The claimed session and its deployment for a session token, or a rejection. */
-export function sessionAndDeployment(models: AuthorityModels, sessionId: string, tokenHash: string, now: string): { view: SessionView; d: DeploymentView } | Decision<never> {
+export function sessionAndDeployment(
+  models: AuthorityModels,
+  sessionId: string,
+  tokenHash: string,
+  now: string,
+): { view: SessionView; d: DeploymentView } | Decision<never> {
   const view = authorizeSession(models, sessionId, tokenHash, now);
   if (isDecision(view)) return view;
   const d = view.deploymentId === undefined ? undefined : deploymentsOf(models).byId[view.deploymentId];
@@ -32,21 +37,38 @@ export function sessionAndDeployment(models: AuthorityModels, sessionId: string,
 }
 
 /** `prove`: verifies the Ed25519 possession proof, then releases deployment-scoped provisioning once. */
-export function decideProve(models: AuthorityModels, cmd: ProveCommand): Decision<{ deploymentId: string; epoch: number; generation: number }> {
+export function decideProve(
+  models: AuthorityModels,
+  cmd: ProveCommand,
+): Decision<{ deploymentId: string; epoch: number; generation: number }> {
   const found = sessionAndDeployment(models, cmd.sessionId, cmd.sessionTokenHash, cmd.now);
   if ('ok' in found) return found;
   const { view, d } = found;
-  if (view.status !== 'claimed') return reject('conflict', `the session is ${view.status}; provisioning is released once`);
+  if (view.status !== 'claimed')
+    return reject('conflict', `the session is ${view.status}; provisioning is released once`);
   const key = parseEd25519Spki(d.publicKeySpkiPem);
-  if (typeof key === 'string' || !view.challenge || !verifyStrict(cmd.signature, proofMessage(view.id, d.id, view.challenge), key.raw)) {
+  if (
+    typeof key === 'string' ||
+    !view.challenge ||
+    !verifyStrict(cmd.signature, proofMessage(view.id, d.id, view.challenge), key.raw)
+  ) {
     return reject('unauthenticated', 'the possession proof does not verify');
   }
   const expected = remoteVms(d).join('\n');
-  if (cmd.enrollments.map((g) => g.vmId).join('\n') !== expected) return reject('conflict', 'provisioning does not match the scope; retry');
+  if (cmd.enrollments.map((g) => g.vmId).join('\n') !== expected)
+    return reject('conflict', 'provisioning does not match the scope; retry');
   const epoch = view.kind === 'setup' ? 1 : d.epoch;
   const generation = (d.consoleCredential?.generation ?? 0) + 1;
-  return accept([event('SetupSessionProven', {
-    sessionId: view.id, deploymentId: d.id, epoch,
-    consoleCredential: { ...cmd.consoleCredential, generation }, enrollments: [...cmd.enrollments],
-  })], { deploymentId: d.id, epoch, generation });
+  return accept(
+    [
+      event('SetupSessionProven', {
+        sessionId: view.id,
+        deploymentId: d.id,
+        epoch,
+        consoleCredential: { ...cmd.consoleCredential, generation },
+        enrollments: [...cmd.enrollments],
+      }),
+    ],
+    { deploymentId: d.id, epoch, generation },
+  );
 }

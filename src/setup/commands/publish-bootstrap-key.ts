@@ -14,7 +14,13 @@ export function fleetKeyFingerprint(text: string): string | undefined {
   if (ssh) {
     const blob = Buffer.from(ssh[1]!, 'base64');
     // The blob is string "ssh-ed25519" then a 32-byte key, each with a 4-byte length.
-    if (blob.length !== 51 || blob.readUInt32BE(0) !== 11 || blob.subarray(4, 15).toString() !== 'ssh-ed25519' || blob.readUInt32BE(15) !== 32) return undefined;
+    if (
+      blob.length !== 51 ||
+      blob.readUInt32BE(0) !== 11 ||
+      blob.subarray(4, 15).toString() !== 'ssh-ed25519' ||
+      blob.readUInt32BE(15) !== 32
+    )
+      return undefined;
     return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
   }
   const spki = parseEd25519Spki(text);
@@ -22,16 +28,40 @@ export function fleetKeyFingerprint(text: string): string | undefined {
 }
 
 /** A bootstrap-key publication. */
-export interface BootstrapKeyCommand { readonly sessionId: string; readonly sessionTokenHash: string; readonly now: string; readonly publicKey: string; readonly label?: string }
+export interface BootstrapKeyCommand {
+  readonly sessionId: string;
+  readonly sessionTokenHash: string;
+  readonly now: string;
+  readonly publicKey: string;
+  readonly label?: string;
+}
 
 /** `bootstrap-key`: publishes the temporary restricted fleet key for visibility and audit (it grants nothing here). */
-export function decideBootstrapKey(models: AuthorityModels, cmd: BootstrapKeyCommand): Decision<{ fingerprint: string }> {
+export function decideBootstrapKey(
+  models: AuthorityModels,
+  cmd: BootstrapKeyCommand,
+): Decision<{ fingerprint: string }> {
   const found = sessionAndDeployment(models, cmd.sessionId, cmd.sessionTokenHash, cmd.now);
   if ('ok' in found) return found;
-  if (found.view.status !== 'proven') return reject('conflict', `the session is ${found.view.status}; the bootstrap key is published after the proof and before completion`);
+  if (found.view.status !== 'proven')
+    return reject(
+      'conflict',
+      `the session is ${found.view.status}; the bootstrap key is published after the proof and before completion`,
+    );
   const fingerprint = fleetKeyFingerprint(cmd.publicKey);
-  if (!fingerprint) return reject('invalid', 'invalid bootstrap key', { issues: ['public_key: expected an OpenSSH ssh-ed25519 line or an Ed25519 SPKI PEM'] });
-  return accept([event('BootstrapKeyPublished', {
-    sessionId: found.view.id, publicKeySpkiPem: cmd.publicKey.trim(), fingerprint, ...(cmd.label ? { label: cmd.label } : {}),
-  })], { fingerprint });
+  if (!fingerprint)
+    return reject('invalid', 'invalid bootstrap key', {
+      issues: ['public_key: expected an OpenSSH ssh-ed25519 line or an Ed25519 SPKI PEM'],
+    });
+  return accept(
+    [
+      event('BootstrapKeyPublished', {
+        sessionId: found.view.id,
+        publicKeySpkiPem: cmd.publicKey.trim(),
+        fingerprint,
+        ...(cmd.label ? { label: cmd.label } : {}),
+      }),
+    ],
+    { fingerprint },
+  );
 }

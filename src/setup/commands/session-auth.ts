@@ -10,10 +10,17 @@ const BAD_SESSION_TOKEN = 'missing, invalid or expired session token';
  * The claimed session a session token (by hash) opens, or a rejection. An unknown session and a
  * wrong token are indistinguishable (401); so is a session of another deployment.
  */
-export function authorizeSession(models: AuthorityModels, sessionId: string, sessionTokenHash: string, now: string): SessionView | Decision<never> {
+export function authorizeSession(
+  models: AuthorityModels,
+  sessionId: string,
+  sessionTokenHash: string,
+  now: string,
+): SessionView | Decision<never> {
   const view = sessionsOf(models).byId[sessionId];
-  if (!view?.sessionTokenHash || !digestsEqual(view.sessionTokenHash, sessionTokenHash)) return reject('unauthenticated', BAD_SESSION_TOKEN);
-  if (view.sessionTokenExpiresAt !== undefined && view.sessionTokenExpiresAt <= now) return reject('unauthenticated', BAD_SESSION_TOKEN);
+  if (!view?.sessionTokenHash || !digestsEqual(view.sessionTokenHash, sessionTokenHash))
+    return reject('unauthenticated', BAD_SESSION_TOKEN);
+  if (view.sessionTokenExpiresAt !== undefined && view.sessionTokenExpiresAt <= now)
+    return reject('unauthenticated', BAD_SESSION_TOKEN);
   return view;
 }
 

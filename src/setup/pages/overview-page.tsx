@@ -9,15 +9,34 @@ import { SetupShell, type SetupUser } from './shell.js';
 const sessionHref = (id: string) => `/setup-sessions/${id}`;
 
 /** The overview: create a setup session, the tenant's deployments (those needing recovery first) and its sessions. */
-export function OverviewPage(props: { readonly user: SetupUser; readonly data: OverviewData; readonly tokenTtlMinutes: number }) {
+export function OverviewPage(props: {
+  readonly user: SetupUser;
+  readonly data: OverviewData;
+  readonly tokenTtlMinutes: number;
+}) {
   const { data } = props;
   const missing = data.deployments.filter((r) => r.deployment.status === 'central_missing').length;
   return (
-    <SetupShell title="Deployments" current="/" user={props.user} notice={missing > 0 ? { kind: 'error', text: `${missing} deployment${missing === 1 ? '' : 's'} lost the central VM: open it to recover.` } : undefined}>
+    <SetupShell
+      title="Deployments"
+      current="/"
+      user={props.user}
+      notice={
+        missing > 0
+          ? {
+              kind: 'error',
+              text: `${missing} deployment${missing === 1 ? '' : 's'} lost the central VM: open it to recover.`,
+            }
+          : undefined
+      }
+    >
       <h1>Deployments</h1>
       <section class="panel">
         <h2>Set up a new deployment</h2>
-        <p>A setup session gives you a single-use setup token (valid {props.tokenTtlMinutes} minutes) and the installer command to run on your orchestration host. The token is shown once.</p>
+        <p>
+          A setup session gives you a single-use setup token (valid {props.tokenTtlMinutes} minutes) and the installer
+          command to run on your orchestration host. The token is shown once.
+        </p>
         <form method="post" action="/setup-sessions">
           <input type="hidden" name={CSRF_FIELD} value={props.user.csrf} />
           <button type="submit">Create setup session</button>
@@ -32,12 +51,30 @@ export function OverviewPage(props: { readonly user: SetupUser; readonly data: O
         keyboard
         empty="No deployment yet: create a setup session and run the installer."
         columns={[
-          { header: 'Deployment', cell: (r) => <a href={sessionHref(r.deployment.sessionId)}><code>{r.deployment.id}</code></a> },
-          { header: 'Status', cell: (r) => <>{<StatusLabel status={r.deployment.status} />}{r.recoveryOpen ? <span class="muted"> · recovery token waiting</span> : null}</> },
+          {
+            header: 'Deployment',
+            cell: (r) => (
+              <a href={sessionHref(r.deployment.sessionId)}>
+                <code>{r.deployment.id}</code>
+              </a>
+            ),
+          },
+          {
+            header: 'Status',
+            cell: (r) => (
+              <>
+                {<StatusLabel status={r.deployment.status} />}
+                {r.recoveryOpen ? <span class="muted"> · recovery token waiting</span> : null}
+              </>
+            ),
+          },
           { header: 'Central VM', cell: (r) => <code>{r.deployment.scope.central_vm_id}</code> },
           { header: 'VMs', class: 'num', cell: (r) => r.deployment.scope.vms.length },
           { header: 'Epoch', class: 'num', cell: (r) => r.deployment.epoch },
-          { header: 'Last heartbeat', cell: (r) => shortTime(r.deployment.lastHeartbeatAt) || <span class="muted">none yet</span> },
+          {
+            header: 'Last heartbeat',
+            cell: (r) => shortTime(r.deployment.lastHeartbeatAt) || <span class="muted">none yet</span>,
+          },
         ]}
       />
       <h2>Setup sessions</h2>
@@ -48,7 +85,14 @@ export function OverviewPage(props: { readonly user: SetupUser; readonly data: O
         rowHref={(s) => sessionHref(s.id)}
         empty="No setup session yet."
         columns={[
-          { header: 'Session', cell: (s) => <a href={sessionHref(s.id)}><code>{s.id}</code></a> },
+          {
+            header: 'Session',
+            cell: (s) => (
+              <a href={sessionHref(s.id)}>
+                <code>{s.id}</code>
+              </a>
+            ),
+          },
           { header: 'Kind', cell: (s) => s.kind },
           { header: 'Status', cell: (s) => <StatusLabel status={s.status} /> },
           { header: 'Phase', cell: (s) => s.phases.at(-1)?.phase.replaceAll('_', ' ') ?? <span class="muted">—</span> },

@@ -32,16 +32,28 @@ export function sessionPageData(models: AuthorityModels, session: SessionView): 
   const parsed = v.safeParse(Systems, deployment?.snapshot?.systems ?? []);
   const dashboardUrl = session.status === 'completed' ? consoleUrl(deployment) : undefined;
   return {
-    session, systems: parsed.success ? parsed.output : [], systemsLive: deployment ? liveSystems(deployment) : 0,
-    ...(deployment ? { deployment } : {}), ...(recovery ? { recovery } : {}), ...(dashboardUrl ? { dashboardUrl } : {}),
+    session,
+    systems: parsed.success ? parsed.output : [],
+    systemsLive: deployment ? liveSystems(deployment) : 0,
+    ...(deployment ? { deployment } : {}),
+    ...(recovery ? { recovery } : {}),
+    ...(dashboardUrl ? { dashboardUrl } : {}),
   };
 }
 
 /** One row of the overview: a deployment, the session that created it and whether it needs the owner. */
-export interface DeploymentRow { readonly deployment: DeploymentView; readonly firstSession: SessionView | undefined; readonly recoveryOpen: boolean }
+export interface DeploymentRow {
+  readonly deployment: DeploymentView;
+  readonly firstSession: SessionView | undefined;
+  readonly recoveryOpen: boolean;
+}
 
 /** What the overview shows: the tenant's deployments (those needing recovery first) and its latest sessions. */
-export interface OverviewData { readonly deployments: readonly DeploymentRow[]; readonly sessions: readonly SessionView[]; readonly moreSessions: number }
+export interface OverviewData {
+  readonly deployments: readonly DeploymentRow[];
+  readonly sessions: readonly SessionView[];
+  readonly moreSessions: number;
+}
 
 /** How many sessions the overview lists (newest first). */
 export const OVERVIEW_SESSIONS = 50;
@@ -53,7 +65,19 @@ export function overviewData(models: AuthorityModels, tenantId: string): Overvie
   const recoveries = recoveryOf(models);
   const rows = Object.values(deploymentsOf(models).byId)
     .filter((d) => d.tenantId === tenantId)
-    .map((d) => ({ deployment: d, firstSession: sessionsOf(models).byId[d.firstSessionId], recoveryOpen: d.recoveryIds.some((id) => recoveries.byId[id] && !recoveries.byId[id]!.claimedAt) }));
-  rows.sort((a, b) => Number(b.deployment.status === 'central_missing') - Number(a.deployment.status === 'central_missing') || a.deployment.id.localeCompare(b.deployment.id));
-  return { deployments: rows, sessions: sessions.slice(0, OVERVIEW_SESSIONS), moreSessions: Math.max(0, sessions.length - OVERVIEW_SESSIONS) };
+    .map((d) => ({
+      deployment: d,
+      firstSession: sessionsOf(models).byId[d.firstSessionId],
+      recoveryOpen: d.recoveryIds.some((id) => recoveries.byId[id] && !recoveries.byId[id]!.claimedAt),
+    }));
+  rows.sort(
+    (a, b) =>
+      Number(b.deployment.status === 'central_missing') - Number(a.deployment.status === 'central_missing') ||
+      a.deployment.id.localeCompare(b.deployment.id),
+  );
+  return {
+    deployments: rows,
+    sessions: sessions.slice(0, OVERVIEW_SESSIONS),
+    moreSessions: Math.max(0, sessions.length - OVERVIEW_SESSIONS),
+  };
 }

@@ -29,7 +29,11 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
   // Form tokens are an HMAC of the browser session under a key of this process: nothing stored, a restart voids them.
   const csrf = createCsrf(randomBytes(32));
   const headers = pageHeaders();
-  const userOf = (b: BrowserContext): SetupUser => ({ name: deps.accounts.find(b.tenantId, b.userId)?.displayName ?? b.userId, tenantId: b.tenantId, csrf: csrf.tokenFor(b.sessionHash) });
+  const userOf = (b: BrowserContext): SetupUser => ({
+    name: deps.accounts.find(b.tenantId, b.userId)?.displayName ?? b.userId,
+    tenantId: b.tenantId,
+    csrf: csrf.tokenFor(b.sessionHash),
+  });
   const tokenMinutes = Math.round(deps.config.sessions.setupTokenTtlSeconds / 60);
 
   /** A page for a signed-in browser; others are sent to the sign-in page, which brings them back. */
@@ -39,7 +43,10 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
     c.set('browser', b);
     await next();
   };
-  /** A form post of a signed-in browser: the authority's public origin, then the shared guard (same origin, bounded body, the session's CSRF token). */
+  /**
+   * A form post of a signed-in browser: the authority's public origin, then the shared guard (same origin, bounded
+   * body, the session's CSRF token).
+   */
   const signedInForm: MiddlewareHandler<AuthorityEnv> = async (c, next) => {
     const b = browserOf(c, deps);
     if (!b) throw new HttpError(401, 'sign in first: no valid browser session');
@@ -47,7 +54,11 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
     c.set('browser', b);
     await next();
   };
-  const guard = csrfGuard<AuthorityEnv>(csrf, (c) => c.get('browser').sessionHash, (c, status, message) => sendError(c, new HttpError(status, message)));
+  const guard = csrfGuard<AuthorityEnv>(
+    csrf,
+    (c) => c.get('browser').sessionHash,
+    (c, status, message) => sendError(c, new HttpError(status, message)),
+  );
   const form = [signedInForm, guard] as const;
 
   registerAssets(app);
@@ -61,20 +72,46 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
 
   app.get('/', headers, page, (c) => {
     const b = c.get('browser');
-    return sendPage(c, <OverviewPage user={userOf(b)} data={overviewData(deps.pipeline.models, b.tenantId)} tokenTtlMinutes={tokenMinutes} />);
+    return sendPage(
+      c,
+      <OverviewPage
+        user={userOf(b)}
+        data={overviewData(deps.pipeline.models, b.tenantId)}
+        tokenTtlMinutes={tokenMinutes}
+      />,
+    );
   });
 
   app.post('/setup-sessions', headers, ...form, async (c) => {
     const b = c.get('browser');
     const created = await createSetupSession(c, deps, b);
-    const progress = sessionPageData(deps.pipeline.models, sessionOfTenant(deps.pipeline.models, b.tenantId, created.sessionId));
-    return sendPage(c, <SessionCreatedPage user={userOf(b)} {...created} command={installerCommand(deps.publicUrl(), 'setup')} progress={progress} now={deps.now().toISOString()} />);
+    const progress = sessionPageData(
+      deps.pipeline.models,
+      sessionOfTenant(deps.pipeline.models, b.tenantId, created.sessionId),
+    );
+    return sendPage(
+      c,
+      <SessionCreatedPage
+        user={userOf(b)}
+        {...created}
+        command={installerCommand(deps.publicUrl(), 'setup')}
+        progress={progress}
+        now={deps.now().toISOString()}
+      />,
+    );
   });
 
   app.get('/setup-sessions/:id', headers, page, (c) => {
     const b = c.get('browser');
     const view = sessionOfTenant(deps.pipeline.models, b.tenantId, c.req.param('id'));
-    return sendPage(c, <SessionPage user={userOf(b)} data={sessionPageData(deps.pipeline.models, view)} now={deps.now().toISOString()} />);
+    return sendPage(
+      c,
+      <SessionPage
+        user={userOf(b)}
+        data={sessionPageData(deps.pipeline.models, view)}
+        now={deps.now().toISOString()}
+      />,
+    );
   });
 
   // The live region alone, for the ES module: the same component the page renders.
@@ -82,15 +119,34 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
     const b = browserOf(c, deps);
     if (!b) throw new HttpError(401, 'sign in first: no valid browser session');
     const view = sessionOfTenant(deps.pipeline.models, b.tenantId, c.req.param('id'));
-    return c.html(String(<SessionLive data={sessionPageData(deps.pipeline.models, view)} now={deps.now().toISOString()} csrf={userOf(b).csrf} />));
+    return c.html(
+      String(
+        <SessionLive
+          data={sessionPageData(deps.pipeline.models, view)}
+          now={deps.now().toISOString()}
+          csrf={userOf(b).csrf}
+        />,
+      ),
+    );
   });
 
   app.post('/deployments/:id/recovery-token', headers, ...form, async (c) => {
-    if ((await c.req.parseBody()).confirm !== 'reveal') throw new HttpError(400, 'confirm first: tick the box that says you are about to reinstall the central VM');
+    if ((await c.req.parseBody()).confirm !== 'reveal')
+      throw new HttpError(400, 'confirm first: tick the box that says you are about to reinstall the central VM');
     const b = c.get('browser');
     const deploymentId = c.req.param('id');
     const r = await revealRecoveryToken(c, deps, b, deploymentId);
     const sessionId = deploymentsOf(deps.pipeline.models).byId[deploymentId]!.firstSessionId;
-    return sendPage(c, <RecoveryTokenPage user={userOf(b)} deploymentId={deploymentId} sessionId={sessionId} recoveryId={r.recoveryId} token={r.token} command={installerCommand(deps.publicUrl(), 'recovery')} />);
+    return sendPage(
+      c,
+      <RecoveryTokenPage
+        user={userOf(b)}
+        deploymentId={deploymentId}
+        sessionId={sessionId}
+        recoveryId={r.recoveryId}
+        token={r.token}
+        command={installerCommand(deps.publicUrl(), 'recovery')}
+      />,
+    );
   });
 }

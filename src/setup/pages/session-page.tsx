@@ -7,8 +7,12 @@ export function SessionPage(props: { readonly user: SetupUser; readonly data: Se
   const s = props.data.session;
   return (
     <SetupShell title={`Session ${s.id}`} current={`/setup-sessions/${s.id}`} user={props.user}>
-      <h1>{s.kind === 'recovery' ? 'Recovery session' : 'Setup session'} <code>{s.id}</code></h1>
-      <p class="muted">Created by {s.userId}. This page updates itself every few seconds; without JavaScript, reload it.</p>
+      <h1>
+        {s.kind === 'recovery' ? 'Recovery session' : 'Setup session'} <code>{s.id}</code>
+      </h1>
+      <p class="muted">
+        Created by {s.userId}. This page updates itself every few seconds; without JavaScript, reload it.
+      </p>
       <SessionLive data={props.data} now={props.now} csrf={props.user.csrf} />
     </SetupShell>
   );

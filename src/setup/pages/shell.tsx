@@ -2,10 +2,20 @@ import type { Child } from 'hono/jsx';
 import { Layout } from '../../http/web/layout.js';
 
 /** Who is signed in to the authority, as the header shows it. */
-export interface SetupUser { readonly name: string; readonly tenantId: string; readonly csrf: string }
+export interface SetupUser {
+  readonly name: string;
+  readonly tenantId: string;
+  readonly csrf: string;
+}
 
 /** The setup authority's page shell: the shared layout with the authority's brand and navigation. */
-export function SetupShell(props: { readonly title: string; readonly current: string; readonly user?: SetupUser; readonly notice?: { kind: 'ok' | 'error'; text: string }; readonly children?: Child }) {
+export function SetupShell(props: {
+  readonly title: string;
+  readonly current: string;
+  readonly user?: SetupUser;
+  readonly notice?: { kind: 'ok' | 'error'; text: string };
+  readonly children?: Child;
+}) {
   const u = props.user;
   return (
     <Layout

@@ -2,10 +2,17 @@ import { exhaustive } from '../../events/read.js';
 import { authorityProjection } from '../../projections/types.js';
 
 /** A signed-in browser: who it is, its CSRF token hash and when the session ends. */
-export interface BrowserSessionView { tenantId: string; userId: string; csrfHash: string; expiresAt: string }
+export interface BrowserSessionView {
+  tenantId: string;
+  userId: string;
+  csrfHash: string;
+  expiresAt: string;
+}
 
 /** Browser sessions by the hash of their cookie value. */
-export interface BrowserSessionsState { byHash: Record<string, BrowserSessionView> }
+export interface BrowserSessionsState {
+  byHash: Record<string, BrowserSessionView>;
+}
 
 /** Folds sign-ins and sign-outs; expiry is checked against the request time, not folded. */
 export const browserSessionsProjection = authorityProjection({
@@ -19,7 +26,12 @@ export const browserSessionsProjection = authorityProjection({
         const d = r.data;
         // Expired sessions are dropped as new ones arrive, so the view stays bounded.
         for (const [hash, view] of Object.entries(s.byHash)) if (view.expiresAt <= r.at) delete s.byHash[hash];
-        s.byHash[d.browserSessionHash] = { tenantId: d.tenantId, userId: d.userId, csrfHash: d.csrfHash, expiresAt: d.expiresAt };
+        s.byHash[d.browserSessionHash] = {
+          tenantId: d.tenantId,
+          userId: d.userId,
+          csrfHash: d.csrfHash,
+          expiresAt: d.expiresAt,
+        };
         return s;
       }
       case 'BrowserSignedOut':

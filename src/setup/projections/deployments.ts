@@ -8,7 +8,14 @@ import type { InstallationScope } from '../scope.js';
 export type DeploymentStatus = 'provisioning' | 'reporting' | 'central_missing' | 'recovered';
 
 /** One enrollment grant of the current or an earlier epoch. */
-export interface EnrollmentView { collectorId: string; vmId: string; epoch: number; tokenHash: string; expiresAt: string; redeemed?: { at: string; keyFingerprint: string } }
+export interface EnrollmentView {
+  collectorId: string;
+  vmId: string;
+  epoch: number;
+  tokenHash: string;
+  expiresAt: string;
+  redeemed?: { at: string; keyFingerprint: string };
+}
 
 /** One deployment: its identity, approved scope, heartbeat and enrollment epoch. */
 export interface DeploymentView {
@@ -36,7 +43,9 @@ export interface DeploymentView {
 }
 
 /** The deployments read model. */
-export interface DeploymentsState { byId: Record<string, DeploymentView> }
+export interface DeploymentsState {
+  byId: Record<string, DeploymentView>;
+}
 
 function moveTo(d: DeploymentView, status: DeploymentStatus, at: string): void {
   if (d.status === status) return;
@@ -46,14 +55,30 @@ function moveTo(d: DeploymentView, status: DeploymentStatus, at: string): void {
 
 function onProven(d: DeploymentView, data: SetupSessionProven): void {
   d.epoch = data.epoch;
-  d.consoleCredential = { id: data.consoleCredential.id, generation: data.consoleCredential.generation, fingerprint: data.consoleCredential.tokenHash.slice(0, 12) };
+  d.consoleCredential = {
+    id: data.consoleCredential.id,
+    generation: data.consoleCredential.generation,
+    fingerprint: data.consoleCredential.tokenHash.slice(0, 12),
+  };
   d.enrollments = {};
-  for (const g of data.enrollments) d.enrollments[g.collectorId] = { collectorId: g.collectorId, vmId: g.vmId, epoch: data.epoch, tokenHash: g.tokenHash, expiresAt: g.expiresAt };
+  for (const g of data.enrollments)
+    d.enrollments[g.collectorId] = {
+      collectorId: g.collectorId,
+      vmId: g.vmId,
+      epoch: data.epoch,
+      tokenHash: g.tokenHash,
+      expiresAt: g.expiresAt,
+    };
 }
 
 /** The records that change the deployments read model. */
 const DEPLOYMENT_RECORDS = [
-  'SetupSessionClaimed', 'SetupSessionProven', 'DeploymentSnapshotReceived', 'DeploymentCentralMissing', 'RecoveryTokenIssued', 'RecoveryClaimed',
+  'SetupSessionClaimed',
+  'SetupSessionProven',
+  'DeploymentSnapshotReceived',
+  'DeploymentCentralMissing',
+  'RecoveryTokenIssued',
+  'RecoveryClaimed',
   'CollectorEnrollmentRedeemed',
 ] as const;
 
@@ -62,9 +87,20 @@ function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof
     case 'SetupSessionClaimed': {
       const d = r.data;
       s.byId[d.deploymentId] = {
-        id: d.deploymentId, tenantId: d.tenantId, userId: d.userId, firstSessionId: d.sessionId, sessionId: d.sessionId,
-        status: 'provisioning', statusHistory: [{ status: 'provisioning', at: r.at }], publicKeySpkiPem: d.publicKeySpkiPem,
-        keyFingerprint: d.keyFingerprint, retiredKeys: [], scope: d.scope, epoch: 0, enrollments: {}, recoveryIds: [],
+        id: d.deploymentId,
+        tenantId: d.tenantId,
+        userId: d.userId,
+        firstSessionId: d.sessionId,
+        sessionId: d.sessionId,
+        status: 'provisioning',
+        statusHistory: [{ status: 'provisioning', at: r.at }],
+        publicKeySpkiPem: d.publicKeySpkiPem,
+        keyFingerprint: d.keyFingerprint,
+        retiredKeys: [],
+        scope: d.scope,
+        epoch: 0,
+        enrollments: {},
+        recoveryIds: [],
       };
       return;
     }
@@ -97,7 +133,13 @@ function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof
       const d = s.byId[data.deploymentId];
       if (!d) return;
       d.retiredKeys.push(d.keyFingerprint);
-      Object.assign(d, { publicKeySpkiPem: data.publicKeySpkiPem, keyFingerprint: data.keyFingerprint, sessionId: data.sessionId, epoch: data.epoch, enrollments: {} });
+      Object.assign(d, {
+        publicKeySpkiPem: data.publicKeySpkiPem,
+        keyFingerprint: data.keyFingerprint,
+        sessionId: data.sessionId,
+        epoch: data.epoch,
+        enrollments: {},
+      });
       moveTo(d, 'recovered', r.at);
       return;
     }

@@ -28,13 +28,27 @@ export interface RecoveryState {
 export const recoveryProjection = authorityProjection({
   name: 'recovery',
   version: 1,
-  folds: ['RecoveryTokenIssued', 'RecoveryNoticeSent', 'RecoveryNoticeFailed', 'RecoveryTokenRevealed', 'RecoveryClaimed'],
+  folds: [
+    'RecoveryTokenIssued',
+    'RecoveryNoticeSent',
+    'RecoveryNoticeFailed',
+    'RecoveryTokenRevealed',
+    'RecoveryClaimed',
+  ],
   initial: (): RecoveryState => ({ byId: {}, byTokenHash: {} }),
   evolve(s, r) {
     switch (r.type) {
       case 'RecoveryTokenIssued': {
         const d = r.data;
-        s.byId[d.recoveryId] = { id: d.recoveryId, deploymentId: d.deploymentId, tokenHash: d.tokenHash, ciphertext: d.ciphertext, keyId: d.keyId, issuedAt: r.at, noticeFailures: 0 };
+        s.byId[d.recoveryId] = {
+          id: d.recoveryId,
+          deploymentId: d.deploymentId,
+          tokenHash: d.tokenHash,
+          ciphertext: d.ciphertext,
+          keyId: d.keyId,
+          issuedAt: r.at,
+          noticeFailures: 0,
+        };
         s.byTokenHash[d.tokenHash] = d.recoveryId;
         return s;
       }
@@ -47,7 +61,10 @@ export const recoveryProjection = authorityProjection({
       case 'RecoveryNoticeFailed': {
         const d = r.data;
         const view = s.byId[d.recoveryId];
-        if (view) { view.noticeFailures++; view.lastNoticeError = d.reason; }
+        if (view) {
+          view.noticeFailures++;
+          view.lastNoticeError = d.reason;
+        }
         return s;
       }
       case 'RecoveryTokenRevealed': {
@@ -58,7 +75,10 @@ export const recoveryProjection = authorityProjection({
       case 'RecoveryClaimed': {
         const d = r.data;
         const view = s.byId[d.recoveryId];
-        if (view) { view.claimedAt = r.at; view.claimSessionId = d.sessionId; }
+        if (view) {
+          view.claimedAt = r.at;
+          view.claimSessionId = d.sessionId;
+        }
         return s;
       }
       default:

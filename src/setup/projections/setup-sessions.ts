@@ -38,10 +38,23 @@ export interface SessionsState {
   bySessionToken: Record<string, string>;
 }
 
-function claimed(s: SessionsState, r: AuthorityRecord, sessionId: string, d: { deploymentId: string; sessionTokenHash: string; sessionTokenExpiresAt: string; challenge: string }): void {
+function claimed(
+  s: SessionsState,
+  r: AuthorityRecord,
+  sessionId: string,
+  d: { deploymentId: string; sessionTokenHash: string; sessionTokenExpiresAt: string; challenge: string },
+): void {
   const view = s.byId[sessionId];
   if (!view) return;
-  Object.assign(view, { status: 'claimed', claimedAt: r.at, claimSeq: r.seq, deploymentId: d.deploymentId, sessionTokenHash: d.sessionTokenHash, sessionTokenExpiresAt: d.sessionTokenExpiresAt, challenge: d.challenge });
+  Object.assign(view, {
+    status: 'claimed',
+    claimedAt: r.at,
+    claimSeq: r.seq,
+    deploymentId: d.deploymentId,
+    sessionTokenHash: d.sessionTokenHash,
+    sessionTokenExpiresAt: d.sessionTokenExpiresAt,
+    challenge: d.challenge,
+  });
   s.bySessionToken[d.sessionTokenHash] = sessionId;
 }
 
@@ -49,43 +62,85 @@ function claimed(s: SessionsState, r: AuthorityRecord, sessionId: string, d: { d
 export const setupSessionsProjection = authorityProjection({
   name: 'setup-sessions',
   version: 1,
-  folds: ['SetupSessionCreated', 'SetupSessionConnected', 'SetupSessionClaimed', 'RecoveryClaimed', 'SetupSessionProven', 'BootstrapKeyPublished', 'SetupPhaseReported'],
+  folds: [
+    'SetupSessionCreated',
+    'SetupSessionConnected',
+    'SetupSessionClaimed',
+    'RecoveryClaimed',
+    'SetupSessionProven',
+    'BootstrapKeyPublished',
+    'SetupPhaseReported',
+  ],
   initial: (): SessionsState => ({ byId: {}, bySetupToken: {}, bySessionToken: {} }),
   evolve(s, r) {
     switch (r.type) {
       case 'SetupSessionCreated': {
         const d = r.data;
-        s.byId[d.sessionId] = { id: d.sessionId, kind: 'setup', tenantId: d.tenantId, userId: d.userId, status: 'created', createdAt: r.at, expiresAt: d.expiresAt, setupTokenHash: d.tokenHash, phases: [] };
+        s.byId[d.sessionId] = {
+          id: d.sessionId,
+          kind: 'setup',
+          tenantId: d.tenantId,
+          userId: d.userId,
+          status: 'created',
+          createdAt: r.at,
+          expiresAt: d.expiresAt,
+          setupTokenHash: d.tokenHash,
+          phases: [],
+        };
         s.bySetupToken[d.tokenHash] = d.sessionId;
         return s;
       }
       case 'SetupSessionConnected': {
         const view = s.byId[r.data.sessionId];
-        if (view && view.status === 'created') { view.status = 'connected'; view.connectedAt = r.at; }
+        if (view && view.status === 'created') {
+          view.status = 'connected';
+          view.connectedAt = r.at;
+        }
         return s;
       }
       case 'SetupSessionClaimed': {
         const d = r.data;
         const view = s.byId[d.sessionId];
-        if (view?.setupTokenHash) { delete s.bySetupToken[view.setupTokenHash]; delete view.setupTokenHash; }
+        if (view?.setupTokenHash) {
+          delete s.bySetupToken[view.setupTokenHash];
+          delete view.setupTokenHash;
+        }
         claimed(s, r, d.sessionId, d);
         return s;
       }
       case 'RecoveryClaimed': {
         const d = r.data;
-        s.byId[d.sessionId] = { id: d.sessionId, kind: 'recovery', tenantId: d.tenantId, userId: d.userId, status: 'claimed', createdAt: r.at, expiresAt: d.sessionTokenExpiresAt, phases: [] };
+        s.byId[d.sessionId] = {
+          id: d.sessionId,
+          kind: 'recovery',
+          tenantId: d.tenantId,
+          userId: d.userId,
+          status: 'claimed',
+          createdAt: r.at,
+          expiresAt: d.sessionTokenExpiresAt,
+          phases: [],
+        };
         claimed(s, r, d.sessionId, d);
         return s;
       }
       case 'SetupSessionProven': {
         const view = s.byId[r.data.sessionId];
-        if (view) { view.status = 'proven'; view.provenAt = r.at; }
+        if (view) {
+          view.status = 'proven';
+          view.provenAt = r.at;
+        }
         return s;
       }
       case 'BootstrapKeyPublished': {
         const d = r.data;
         const view = s.byId[d.sessionId];
-        if (view) view.bootstrapKey = { fingerprint: d.fingerprint, publicKeySpkiPem: d.publicKeySpkiPem, publishedAt: r.at, ...(d.label ? { label: d.label } : {}) };
+        if (view)
+          view.bootstrapKey = {
+            fingerprint: d.fingerprint,
+            publicKeySpkiPem: d.publicKeySpkiPem,
+            publishedAt: r.at,
+            ...(d.label ? { label: d.label } : {}),
+          };
         return s;
       }
       case 'SetupPhaseReported': {
@@ -93,7 +148,10 @@ export const setupSessionsProjection = authorityProjection({
         const view = s.byId[d.sessionId];
         if (!view) return s;
         view.phases.push({ phase: d.phase, index: d.index, at: r.at, ...(d.detail ? { detail: d.detail } : {}) });
-        if (d.phase === 'completed') { view.status = 'completed'; view.completedAt = r.at; }
+        if (d.phase === 'completed') {
+          view.status = 'completed';
+          view.completedAt = r.at;
+        }
         return s;
       }
       default:

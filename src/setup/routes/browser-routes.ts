@@ -16,7 +16,8 @@ export function browserRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, thro
   app.post('/v1/browser-sessions', async (c) => {
     assertSameOrigin(c, deps);
     // A JSON content type cannot be sent cross-site without a CORS preflight, which this service never grants.
-    if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'expected Content-Type: application/json');
+    if (!/^application\/json\b/i.test(c.req.header('content-type') ?? ''))
+      throw new HttpError(415, 'expected Content-Type: application/json');
     const wait = throttle.waitSeconds(c);
     if (wait > 0) throw throttledError(wait);
     const body = parseOr400(SignInBody, await readJsonBody(c, 4096), 'sign-in request');
@@ -26,7 +27,17 @@ export function browserRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, thro
       throw new HttpError(401, 'unknown or disabled account token');
     }
     const started = await startBrowserSession(c, deps, account);
-    return c.json({ tenant_id: account.tenantId, user_id: account.userId, display_name: account.displayName, csrf_token: started.csrfToken, csrf_header: CSRF_HEADER, expires_at: started.expiresAt }, 201);
+    return c.json(
+      {
+        tenant_id: account.tenantId,
+        user_id: account.userId,
+        display_name: account.displayName,
+        csrf_token: started.csrfToken,
+        csrf_header: CSRF_HEADER,
+        expires_at: started.expiresAt,
+      },
+      201,
+    );
   });
 
   app.delete('/v1/browser-sessions/current', signedIn, csrf, async (c) => {
@@ -36,12 +47,21 @@ export function browserRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, thro
 
   app.post('/v1/setup-sessions', signedIn, csrf, async (c) => {
     const raw = await readJsonBody(c, 4096);
-    if (raw !== null && typeof raw === 'object' && ('tenant_id' in raw || 'user_id' in raw || 'tenantId' in raw || 'userId' in raw)) {
-      throw new HttpError(400, 'invalid setup session request', ['(body): tenant and user come from the signed-in account; send {}']);
+    if (
+      raw !== null &&
+      typeof raw === 'object' &&
+      ('tenant_id' in raw || 'user_id' in raw || 'tenantId' in raw || 'userId' in raw)
+    ) {
+      throw new HttpError(400, 'invalid setup session request', [
+        '(body): tenant and user come from the signed-in account; send {}',
+      ]);
     }
     parseOr400(CreateSessionBody, raw, 'setup session request');
     const created = await createSetupSession(c, deps, c.get('browser'));
-    return c.json({ session_id: created.sessionId, setup_token: created.setupToken, expires_at: created.expiresAt }, 201);
+    return c.json(
+      { session_id: created.sessionId, setup_token: created.setupToken, expires_at: created.expiresAt },
+      201,
+    );
   });
 
   app.get('/v1/setup-sessions/:id', signedIn, (c) => {

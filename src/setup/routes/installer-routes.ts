@@ -14,7 +14,15 @@ import type { EnrollmentGrant } from '../events.js';
 import { parseEd25519Spki } from '../identity-key.js';
 import { normalizeScope } from '../scope.js';
 import { runCommand } from '../run-command.js';
-import { BootstrapKeyBody, ClaimBody, ConnectBody, PREFIX, PhaseBody, ProveBody, RecoveryClaimBody } from '../schemas.js';
+import {
+  BootstrapKeyBody,
+  ClaimBody,
+  ConnectBody,
+  PREFIX,
+  PhaseBody,
+  ProveBody,
+  RecoveryClaimBody,
+} from '../schemas.js';
 
 const later = (deps: AuthorityDeps, seconds: number) => new Date(deps.now().getTime() + seconds * 1000).toISOString();
 
@@ -27,25 +35,35 @@ function sessionTokenHash(c: Context): string {
 
 function identityKey(pem: string) {
   const key = parseEd25519Spki(pem);
-  if (typeof key === 'string') throw new HttpError(400, 'invalid deployment identity', [`deployment_identity.public_key_spki_pem: ${key}`]);
+  if (typeof key === 'string')
+    throw new HttpError(400, 'invalid deployment identity', [`deployment_identity.public_key_spki_pem: ${key}`]);
   return key;
 }
 
 /** A new session token, its challenge and expiry, for a claim or a recovery claim. */
 function newSessionSecrets(deps: AuthorityDeps) {
   const sessionToken = generateToken(PREFIX.session);
-  return { sessionToken, sessionTokenHash: hashToken(sessionToken), challenge: randomBytes(32).toString('base64url'), sessionTokenExpiresAt: later(deps, deps.config.sessions.sessionTokenTtlSeconds) };
+  return {
+    sessionToken,
+    sessionTokenHash: hashToken(sessionToken),
+    challenge: randomBytes(32).toString('base64url'),
+    sessionTokenExpiresAt: later(deps, deps.config.sessions.sessionTokenTtlSeconds),
+  };
 }
 
 /** The installer side of the protocol: connect, claim, prove, bootstrap key, phases, progress, recovery claim. */
 export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): void {
   const limit = deps.config.limits.bodyBytes;
-  const body = async <S extends v.GenericSchema>(c: Context, schema: S, what: string) => parseOr400(schema, await readJsonBody(c, limit), what);
+  const body = async <S extends v.GenericSchema>(c: Context, schema: S, what: string) =>
+    parseOr400(schema, await readJsonBody(c, limit), what);
   const now = () => deps.now().toISOString();
 
   app.post('/v1/setup-sessions/connect', async (c) => {
     const b = await body(c, ConnectBody, 'connect request');
-    const r = await runCommand(c, deps, (m) => decideConnect(m, { tokenHash: hashToken(b.setup_token), now: now() }), { id: 'installer', authentication: 'setup-token' });
+    const r = await runCommand(c, deps, (m) => decideConnect(m, { tokenHash: hashToken(b.setup_token), now: now() }), {
+      id: 'installer',
+      authentication: 'setup-token',
+    });
     return c.json({ session_id: r.sessionId, status: 'connected', expires_at: r.expiresAt });
   });
 
@@ -55,8 +73,23 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
     const scope = normalizeScope(b.installation_scope);
     const secrets = newSessionSecrets(deps);
     const deploymentId = `dep_${randomBytes(16).toString('base64url')}`;
-    const r = await runCommand(c, deps, (m) => decideClaim(m, { tokenHash: hashToken(b.setup_token), now: now(), key, scope, deploymentId, ...secrets }), { id: 'installer', authentication: 'setup-token' });
-    return c.json({ session_id: r.sessionId, session_token: secrets.sessionToken, challenge: secrets.challenge, deployment_id: deploymentId, installation_scope: scope, session_token_expires_at: secrets.sessionTokenExpiresAt }, 201);
+    const r = await runCommand(
+      c,
+      deps,
+      (m) => decideClaim(m, { tokenHash: hashToken(b.setup_token), now: now(), key, scope, deploymentId, ...secrets }),
+      { id: 'installer', authentication: 'setup-token' },
+    );
+    return c.json(
+      {
+        session_id: r.sessionId,
+        session_token: secrets.sessionToken,
+        challenge: secrets.challenge,
+        deployment_id: deploymentId,
+        installation_scope: scope,
+        session_token_expires_at: secrets.sessionTokenExpiresAt,
+      },
+      201,
+    );
   });
 
   app.post('/v1/setup-sessions/:id/prove', async (c) => {
@@ -66,17 +99,52 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
     const found = sessionAndDeployment(deps.pipeline.models, sessionId, tokenHash, now());
     if ('ok' in found) throw new HttpError(401, 'missing, invalid or expired session token');
     const ttl = deps.config.sessions.enrollmentTokenTtlSeconds;
-    const plain = remoteVms(found.d).map((vmId) => ({ vmId, token: generateToken(PREFIX.enrollment), expiresAt: later(deps, ttl) }));
-    const grants: EnrollmentGrant[] = plain.map((p) => ({ vmId: p.vmId, collectorId: p.vmId, tokenHash: hashToken(p.token), expiresAt: p.expiresAt }));
+    const plain = remoteVms(found.d).map((vmId) => ({
+      vmId,
+      token: generateToken(PREFIX.enrollment),
+      expiresAt: later(deps, ttl),
+    }));
+    const grants: EnrollmentGrant[] = plain.map((p) => ({
+      vmId: p.vmId,
+      collectorId: p.vmId,
+      tokenHash: hashToken(p.token),
+      expiresAt: p.expiresAt,
+    }));
     const consoleToken = generateToken();
     const consoleId = `console-${found.d.id.slice(4, 16)}-g${(found.d.consoleCredential?.generation ?? 0) + 1}`;
-    const r = await runCommand(c, deps, (m) => decideProve(m, { sessionId, sessionTokenHash: tokenHash, signature: b.signature, now: now(), consoleCredential: { id: consoleId, tokenHash: hashToken(consoleToken) }, enrollments: grants }), { id: sessionId, authentication: 'session-token' });
+    const r = await runCommand(
+      c,
+      deps,
+      (m) =>
+        decideProve(m, {
+          sessionId,
+          sessionTokenHash: tokenHash,
+          signature: b.signature,
+          now: now(),
+          consoleCredential: { id: consoleId, tokenHash: hashToken(consoleToken) },
+          enrollments: grants,
+        }),
+      { id: sessionId, authentication: 'session-token' },
+    );
     return c.json({
-      session_id: sessionId, status: 'proven', deployment_id: r.deploymentId,
+      session_id: sessionId,
+      status: 'proven',
+      deployment_id: r.deploymentId,
       provisioning: {
-        deployment_id: r.deploymentId, enrollment_epoch: r.epoch, authority_url: deps.publicUrl(),
-        central: { vm_id: found.d.scope.central_vm_id, console_credential: { id: consoleId, token: consoleToken, roles: ['console'], generation: r.generation } },
-        collectors: plain.map((p) => ({ vm_id: p.vmId, collector_id: p.vmId, enrollment_token: p.token, expires_at: p.expiresAt, enrollment_epoch: r.epoch })),
+        deployment_id: r.deploymentId,
+        enrollment_epoch: r.epoch,
+        authority_url: deps.publicUrl(),
+        central: {
+          vm_id: found.d.scope.central_vm_id,
+          console_credential: { id: consoleId, token: consoleToken, roles: ['console'], generation: r.generation },
+        },
+        collectors: plain.map((p) => ({
+          vm_id: p.vmId,
+          collector_id: p.vmId,
+          enrollment_token: p.token,
+          expires_at: p.expiresAt,
+          enrollment_epoch: r.epoch,
+        })),
       },
     });
   });
@@ -85,7 +153,19 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
     const tokenHash = sessionTokenHash(c);
     const b = await body(c, BootstrapKeyBody, 'bootstrap key');
     const sessionId = c.req.param('id');
-    const r = await runCommand(c, deps, (m) => decideBootstrapKey(m, { sessionId, sessionTokenHash: tokenHash, now: now(), publicKey: b.public_key, ...(b.label ? { label: b.label } : {}) }), { id: sessionId, authentication: 'session-token' });
+    const r = await runCommand(
+      c,
+      deps,
+      (m) =>
+        decideBootstrapKey(m, {
+          sessionId,
+          sessionTokenHash: tokenHash,
+          now: now(),
+          publicKey: b.public_key,
+          ...(b.label ? { label: b.label } : {}),
+        }),
+      { id: sessionId, authentication: 'session-token' },
+    );
     return c.json({ session_id: sessionId, fingerprint: r.fingerprint, published: true });
   });
 
@@ -93,7 +173,19 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
     const tokenHash = sessionTokenHash(c);
     const b = await body(c, PhaseBody, 'phase report');
     const sessionId = c.req.param('id');
-    const r = await runCommand(c, deps, (m) => decidePhase(m, { sessionId, sessionTokenHash: tokenHash, now: now(), phase: b.phase, ...(b.detail ? { detail: b.detail } : {}) }), { id: sessionId, authentication: 'session-token' });
+    const r = await runCommand(
+      c,
+      deps,
+      (m) =>
+        decidePhase(m, {
+          sessionId,
+          sessionTokenHash: tokenHash,
+          now: now(),
+          phase: b.phase,
+          ...(b.detail ? { detail: b.detail } : {}),
+        }),
+      { id: sessionId, authentication: 'session-token' },
+    );
     return c.json({ session_id: sessionId, phase: r.phase, recorded: r.recorded });
   });
 
@@ -102,8 +194,12 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
     if ('ok' in found) throw new HttpError(401, 'missing, invalid or expired session token');
     const { view, d } = found;
     return c.json({
-      session_id: view.id, status: view.status, phase: view.phases.at(-1)?.phase ?? null, deployment_status: d.status,
-      enrollment_epoch: d.epoch, first_snapshot_received: d.lastSnapshotSeq !== undefined && d.lastSnapshotSeq > (view.claimSeq ?? 0),
+      session_id: view.id,
+      status: view.status,
+      phase: view.phases.at(-1)?.phase ?? null,
+      deployment_status: d.status,
+      enrollment_epoch: d.epoch,
+      first_snapshot_received: d.lastSnapshotSeq !== undefined && d.lastSnapshotSeq > (view.claimSeq ?? 0),
       last_heartbeat_at: d.lastHeartbeatAt ?? null,
     });
   });
@@ -114,7 +210,30 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
     const scope = b.installation_scope ? normalizeScope(b.installation_scope) : undefined;
     const secrets = newSessionSecrets(deps);
     const sessionId = `ss_${randomBytes(16).toString('base64url')}`;
-    const r = await runCommand(c, deps, (m) => decideRecoveryClaim(m, { tokenHash: hashToken(b.recovery_token), key, ...(scope ? { scope } : {}), sessionId, ...secrets }), { id: 'installer', authentication: 'recovery-token' });
-    return c.json({ session_id: sessionId, session_token: secrets.sessionToken, challenge: secrets.challenge, deployment_id: r.deploymentId, installation_scope: r.scope, enrollment_epoch: r.epoch, session_token_expires_at: secrets.sessionTokenExpiresAt }, 201);
+    const r = await runCommand(
+      c,
+      deps,
+      (m) =>
+        decideRecoveryClaim(m, {
+          tokenHash: hashToken(b.recovery_token),
+          key,
+          ...(scope ? { scope } : {}),
+          sessionId,
+          ...secrets,
+        }),
+      { id: 'installer', authentication: 'recovery-token' },
+    );
+    return c.json(
+      {
+        session_id: sessionId,
+        session_token: secrets.sessionToken,
+        challenge: secrets.challenge,
+        deployment_id: r.deploymentId,
+        installation_scope: r.scope,
+        enrollment_epoch: r.epoch,
+        session_token_expires_at: secrets.sessionTokenExpiresAt,
+      },
+      201,
+    );
   });
 }

@@ -2,12 +2,24 @@ import * as v from 'valibot';
 import { AddAlertNoteBody, decideAddAlertNote } from '../../../commands/add-alert-note.js';
 import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../../commands/add-incident-alerts.js';
 import { decideAssignAlert } from '../../../commands/assign-alert.js';
-import { PromoteIncidentBody, Reason, decidePromoteIncident, decideReviewAlert } from '../../../commands/review-alert.js';
+import {
+  PromoteIncidentBody,
+  Reason,
+  decidePromoteIncident,
+  decideReviewAlert,
+} from '../../../commands/review-alert.js';
 import { alertsSlice } from '../../../commands/slices.js';
 import { HttpError } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
 import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertView } from '../../../projections/alerts.js';
-import { HISTORY_SHOWN, alertDetail, alertTimeline, namesPage, timelinePage, type AlertTimelineEntry } from '../../../projections/alerts-query.js';
+import {
+  HISTORY_SHOWN,
+  alertDetail,
+  alertTimeline,
+  namesPage,
+  timelinePage,
+  type AlertTimelineEntry,
+} from '../../../projections/alerts-query.js';
 import { lookupEvent } from '../../../projections/evidence.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
@@ -27,19 +39,70 @@ function MatchReason(props: { readonly alert: AlertView }) {
   if ('correlation' in r) {
     return (
       <dl class="facts">
-        <dt>Correlation</dt><dd>{r.correlation} of rules {r.rules.join(', ')} within {r.timespan}</dd>
-        <dt>Grouped by</dt><dd>{Object.entries(r.groupBy).map(([k, x]) => `${k}=${String(x)}`).join(', ') || '—'}</dd>
-        <dt>Value</dt><dd>{r.value}{r.field ? ` (${r.field})` : ''}, condition {Object.entries(r.condition).map(([k, x]) => `${k} ${x}`).join(', ')}</dd>
+        <dt>Correlation</dt>
+        <dd>
+          {r.correlation} of rules {r.rules.join(', ')} within {r.timespan}
+        </dd>
+        <dt>Grouped by</dt>
+        <dd>
+          {Object.entries(r.groupBy)
+            .map(([k, x]) => `${k}=${String(x)}`)
+            .join(', ') || '—'}
+        </dd>
+        <dt>Value</dt>
+        <dd>
+          {r.value}
+          {r.field ? ` (${r.field})` : ''}, condition{' '}
+          {Object.entries(r.condition)
+            .map(([k, x]) => `${k} ${x}`)
+            .join(', ')}
+        </dd>
       </dl>
     );
   }
   return (
     <>
-      <p>Selections that held: {r.selections.map((s) => <code>{s}</code>)}{r.keywords.length > 0 ? <> · keywords: {r.keywords.map((k) => <code>{k}</code>)}</> : null}</p>
+      <p>
+        Selections that held:{' '}
+        {r.selections.map((s) => (
+          <code>{s}</code>
+        ))}
+        {r.keywords.length > 0 ? (
+          <>
+            {' '}
+            · keywords:{' '}
+            {r.keywords.map((k) => (
+              <code>{k}</code>
+            ))}
+          </>
+        ) : null}
+      </p>
       {r.fields.length > 0 ? (
         <table class="data">
-          <thead><tr><th>Selection</th><th>Field</th><th>Modifiers</th><th>Value seen</th></tr></thead>
-          <tbody>{r.fields.map((f) => <tr><td><code>{f.selection}</code></td><td><code>{f.field}</code></td><td>{f.modifiers.join('|') || '—'}</td><td><code>{JSON.stringify(f.value)}</code></td></tr>)}</tbody>
+          <thead>
+            <tr>
+              <th>Selection</th>
+              <th>Field</th>
+              <th>Modifiers</th>
+              <th>Value seen</th>
+            </tr>
+          </thead>
+          <tbody>
+            {r.fields.map((f) => (
+              <tr>
+                <td>
+                  <code>{f.selection}</code>
+                </td>
+                <td>
+                  <code>{f.field}</code>
+                </td>
+                <td>{f.modifiers.join('|') || '—'}</td>
+                <td>
+                  <code>{JSON.stringify(f.value)}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
         </table>
       ) : null}
     </>
@@ -50,13 +113,42 @@ function MatchReason(props: { readonly alert: AlertView }) {
 function historyEntry(e: AlertTimelineEntry) {
   const who = `${e.principal} (${e.authentication})`;
   if (e.kind === 'review') {
-    return { at: e.at, who, title: <>Review: <StatusLabel status={e.from} /> → <StatusLabel status={e.to} />{e.disposition ? ` · ${e.disposition.replace('_', ' ')}` : ''}{e.bulk ? ' · bulk' : ''}</>, detail: e.reason };
+    return {
+      at: e.at,
+      who,
+      title: (
+        <>
+          Review: <StatusLabel status={e.from} /> → <StatusLabel status={e.to} />
+          {e.disposition ? ` · ${e.disposition.replace('_', ' ')}` : ''}
+          {e.bulk ? ' · bulk' : ''}
+        </>
+      ),
+      detail: e.reason,
+    };
   }
-  if (e.kind === 'assignment') return { at: e.at, who, title: <>Assigned: {e.from ?? 'nobody'} → {e.to ?? 'nobody'}</>, detail: e.reason ?? '' };
+  if (e.kind === 'assignment')
+    return {
+      at: e.at,
+      who,
+      title: (
+        <>
+          Assigned: {e.from ?? 'nobody'} → {e.to ?? 'nobody'}
+        </>
+      ),
+      detail: e.reason ?? '',
+    };
   return { at: e.at, who, title: <>Note</>, detail: e.text };
 }
 
-const SystemLinks = (props: { readonly systems: readonly string[] }) => <ul>{props.systems.map((s) => <li><a href={`/graph?entity=${encodeURIComponent(s)}`}>{s}</a></li>)}</ul>;
+const SystemLinks = (props: { readonly systems: readonly string[] }) => (
+  <ul>
+    {props.systems.map((s) => (
+      <li>
+        <a href={`/graph?entity=${encodeURIComponent(s)}`}>{s}</a>
+      </li>
+    ))}
+  </ul>
+);
 
 /** The actions a reviewer is offered: review, assign, note, promote (with other alerts) into an incident. */
 function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }) {
@@ -69,21 +161,61 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
         <>
           <form method="post" action={`/alerts/${id}/review`}>
             {csrf}
-            <label><span>Status</span><select name="status">{ALERT_STATUSES.map((s) => <option value={s} selected={s === alert.status}>{s.replace('_', ' ')}</option>)}</select></label>
-            <label><span>Disposition</span><select name="disposition"><option value="">none</option>{ALERT_DISPOSITIONS.map((d) => <option value={d} selected={d === alert.disposition}>{d.replace('_', ' ')}</option>)}</select></label>
-            <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
+            <label>
+              <span>Status</span>
+              <select name="status">
+                {ALERT_STATUSES.map((s) => (
+                  <option value={s} selected={s === alert.status}>
+                    {s.replace('_', ' ')}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              <span>Disposition</span>
+              <select name="disposition">
+                <option value="">none</option>
+                {ALERT_DISPOSITIONS.map((d) => (
+                  <option value={d} selected={d === alert.disposition}>
+                    {d.replace('_', ' ')}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              <span>Reason</span>
+              <input type="text" name="reason" required maxlength={4096} />
+            </label>
             <button type="submit">Review</button>
           </form>
           <form method="post" action={`/alerts/${id}/assign`}>
             {csrf}
-            <label><span>Assignee</span><input type="text" name="assignee" value={alert.assignee ?? ''} maxlength={128} placeholder="empty: nobody" /></label>
-            <button type="submit" class="secondary">Assign</button>
-            <button type="submit" class="secondary" name="me" value={scope.principal.id}>Assign to me</button>
+            <label>
+              <span>Assignee</span>
+              <input
+                type="text"
+                name="assignee"
+                value={alert.assignee ?? ''}
+                maxlength={128}
+                placeholder="empty: nobody"
+              />
+            </label>
+            <button type="submit" class="secondary">
+              Assign
+            </button>
+            <button type="submit" class="secondary" name="me" value={scope.principal.id}>
+              Assign to me
+            </button>
           </form>
           <form method="post" action={`/alerts/${id}/notes`}>
             {csrf}
-            <label><span>Note</span><input type="text" name="text" required maxlength={8192} /></label>
-            <button type="submit" class="secondary">Add note</button>
+            <label>
+              <span>Note</span>
+              <input type="text" name="text" required maxlength={8192} />
+            </label>
+            <button type="submit" class="secondary">
+              Add note
+            </button>
           </form>
         </>
       ) : null}
@@ -91,11 +223,25 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
         <form method="post" action="/incidents/promote">
           {csrf}
           <input type="hidden" name="ids" value={alert.id} />
-          <label><span>Other alert ids (comma-separated)</span><input type="text" name="more" maxlength={4096} /></label>
-          <label><span>New incident's title</span><input type="text" name="title" maxlength={256} value={alert.title} /></label>
-          <label><span>or existing incident</span><input type="text" name="incident" maxlength={128} placeholder="inc_…" /></label>
-          <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
-          <button type="submit" class="secondary">Promote to incident</button>
+          <label>
+            <span>Other alert ids (comma-separated)</span>
+            <input type="text" name="more" maxlength={4096} />
+          </label>
+          <label>
+            <span>New incident's title</span>
+            <input type="text" name="title" maxlength={256} value={alert.title} />
+          </label>
+          <label>
+            <span>or existing incident</span>
+            <input type="text" name="incident" maxlength={128} placeholder="inc_…" />
+          </label>
+          <label>
+            <span>Reason</span>
+            <input type="text" name="reason" required maxlength={4096} />
+          </label>
+          <button type="submit" class="secondary">
+            Promote to incident
+          </button>
         </form>
       ) : null}
     </section>
@@ -106,53 +252,109 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
 function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope }) {
   const { alert, scope } = props;
   const evidence = scope.can('events:read');
-  const { timeline, historyTotals, affectedSystems, affectedSystemsCount, affectedSystemsComplete } = alertDetail(alert);
+  const { timeline, historyTotals, affectedSystems, affectedSystemsCount, affectedSystemsComplete } =
+    alertDetail(alert);
   return (
     <>
-      <h1><SeverityBadge severity={alert.level} /> {alert.title}</h1>
+      <h1>
+        <SeverityBadge severity={alert.level} /> {alert.title}
+      </h1>
       <div class="grid">
         <section class="panel">
           <dl class="facts">
-            <dt>Status</dt><dd><StatusLabel status={alert.status} />{alert.disposition ? ` · ${alert.disposition.replace('_', ' ')}` : ''}</dd>
-            <dt>Severity</dt><dd>{alert.severity} ({alert.level})</dd>
-            <dt>Confidence</dt><dd>{Math.round(alert.confidence * 100)} %</dd>
-            <dt>Assignee</dt><dd>{alert.assignee ?? '—'}</dd>
-            <dt>Rule</dt><dd><a href={`/rules/${encodeURIComponent(alert.ruleId)}`}>{alert.ruleId}</a>{alert.author ? ` by ${alert.author}` : ''}</dd>
-            <dt>First seen</dt><dd>{shortTime(alert.firstSeen)}</dd>
-            <dt>Last seen</dt><dd>{shortTime(alert.lastSeen)}</dd>
-            <dt>Events</dt><dd>{alert.evidenceCount}</dd>
-            <dt>Incident</dt><dd>{alert.incidentId ? <a href={`/incidents/${encodeURIComponent(alert.incidentId)}`}>{alert.incidentId}</a> : '—'}</dd>
-            <dt>ATT&amp;CK</dt><dd>{alert.attack.join(', ') || '—'}</dd>
+            <dt>Status</dt>
+            <dd>
+              <StatusLabel status={alert.status} />
+              {alert.disposition ? ` · ${alert.disposition.replace('_', ' ')}` : ''}
+            </dd>
+            <dt>Severity</dt>
+            <dd>
+              {alert.severity} ({alert.level})
+            </dd>
+            <dt>Confidence</dt>
+            <dd>{Math.round(alert.confidence * 100)} %</dd>
+            <dt>Assignee</dt>
+            <dd>{alert.assignee ?? '—'}</dd>
+            <dt>Rule</dt>
+            <dd>
+              <a href={`/rules/${encodeURIComponent(alert.ruleId)}`}>{alert.ruleId}</a>
+              {alert.author ? ` by ${alert.author}` : ''}
+            </dd>
+            <dt>First seen</dt>
+            <dd>{shortTime(alert.firstSeen)}</dd>
+            <dt>Last seen</dt>
+            <dd>{shortTime(alert.lastSeen)}</dd>
+            <dt>Events</dt>
+            <dd>{alert.evidenceCount}</dd>
+            <dt>Incident</dt>
+            <dd>
+              {alert.incidentId ? (
+                <a href={`/incidents/${encodeURIComponent(alert.incidentId)}`}>{alert.incidentId}</a>
+              ) : (
+                '—'
+              )}
+            </dd>
+            <dt>ATT&amp;CK</dt>
+            <dd>{alert.attack.join(', ') || '—'}</dd>
           </dl>
         </section>
         <section class="panel">
-          <h2>Affected systems<More total={affectedSystemsCount} which="first" href={`/alerts/${encodeURIComponent(alert.id)}/systems`} /></h2>
+          <h2>
+            Affected systems
+            <More total={affectedSystemsCount} which="first" href={`/alerts/${encodeURIComponent(alert.id)}/systems`} />
+          </h2>
           <SystemLinks systems={affectedSystems} />
-          {affectedSystemsComplete ? null : <p class="muted">More systems were seen than Vigil keeps on one alert ({affectedSystemsCount.toLocaleString('en')} kept); the evidence names them all.</p>}
+          {affectedSystemsComplete ? null : (
+            <p class="muted">
+              More systems were seen than Vigil keeps on one alert ({affectedSystemsCount.toLocaleString('en')} kept);
+              the evidence names them all.
+            </p>
+          )}
         </section>
       </div>
       <Actions alert={alert} scope={scope} />
       <h2>Why it matched</h2>
-      <section class="panel"><MatchReason alert={alert} /></section>
+      <section class="panel">
+        <MatchReason alert={alert} />
+      </section>
       {evidence ? (
         <>
-          <h2>Evidence <span class="muted">({alert.evidenceCount} event{alert.evidenceCount === 1 ? '' : 's'}{alert.evidence.length > EVIDENCE_SHOWN ? `, the first ${EVIDENCE_SHOWN} shown` : ''})</span></h2>
+          <h2>
+            Evidence{' '}
+            <span class="muted">
+              ({alert.evidenceCount} event{alert.evidenceCount === 1 ? '' : 's'}
+              {alert.evidence.length > EVIDENCE_SHOWN ? `, the first ${EVIDENCE_SHOWN} shown` : ''})
+            </span>
+          </h2>
           <section class="panel" id="evidence">
             {alert.evidence.slice(0, EVIDENCE_SHOWN).map((ref) => {
               const event = lookupEvent(scope.deps.reads, ref.eventId);
               return (
                 <details>
-                  <summary><time datetime={ref.time}>{shortTime(ref.time)}</time> {ref.summary}</summary>
-                  {event ? <pre>{JSON.stringify(event, null, 2)}</pre> : <p class="muted">event {ref.eventId} is not in the store</p>}
+                  <summary>
+                    <time datetime={ref.time}>{shortTime(ref.time)}</time> {ref.summary}
+                  </summary>
+                  {event ? (
+                    <pre>{JSON.stringify(event, null, 2)}</pre>
+                  ) : (
+                    <p class="muted">event {ref.eventId} is not in the store</p>
+                  )}
                 </details>
               );
             })}
           </section>
         </>
       ) : null}
-      <h2>History<More total={historyTotals.timeline} which="newest" href={`/alerts/${encodeURIComponent(alert.id)}/timeline`} /></h2>
+      <h2>
+        History
+        <More total={historyTotals.timeline} which="newest" href={`/alerts/${encodeURIComponent(alert.id)}/timeline`} />
+      </h2>
       <section class="panel">
-        <Timeline label="Review history" empty="Not reviewed, assigned or annotated yet." entries={timeline.map(historyEntry)} />
+        <Timeline
+          label="Review history"
+          empty="Not reviewed, assigned or annotated yet."
+          entries={timeline.map(historyEntry)}
+        />
       </section>
     </>
   );
@@ -166,42 +368,83 @@ async function alertOf(scope: PageScope, id: string): Promise<AlertView> {
 }
 
 const detailRoute: PageRoute = {
-  method: 'get', path: '/alerts/{alertId}', permission: 'alerts:read', audit: 'console_alert',
+  method: 'get',
+  path: '/alerts/{alertId}',
+  permission: 'alerts:read',
+  audit: 'console_alert',
   async handle(c, scope) {
     const alert = await alertOf(scope, c.req.param('alertId')!);
     return scope.render(alert.title, <AlertPage alert={alert} scope={scope} />);
   },
 };
 
-/** `/alerts/{alertId}/{part}`: the whole of one of an alert's lists, HISTORY_SHOWN at a time: its history (oldest first), its affected systems. */
-function alertListRoute(part: 'timeline' | 'systems', heading: string, show: (alert: AlertView, cursor: string | undefined) => ShownPage | undefined): PageRoute {
+/**
+ * `/alerts/{alertId}/{part}`: the whole of one of an alert's lists, HISTORY_SHOWN at a time: its history (oldest
+ * first), its affected systems.
+ */
+function alertListRoute(
+  part: 'timeline' | 'systems',
+  heading: string,
+  show: (alert: AlertView, cursor: string | undefined) => ShownPage | undefined,
+): PageRoute {
   return {
-    method: 'get', path: `/alerts/{alertId}/${part}`, permission: 'alerts:read', audit: `console_alert_${part}`,
+    method: 'get',
+    path: `/alerts/{alertId}/${part}`,
+    permission: 'alerts:read',
+    audit: `console_alert_${part}`,
     async handle(c, scope) {
       const alert = await alertOf(scope, c.req.param('alertId')!);
-      return listPage(scope, { title: alert.title, base: `/alerts/${encodeURIComponent(alert.id)}` }, part, heading, show(alert, cursorOf(c)));
+      return listPage(
+        scope,
+        { title: alert.title, base: `/alerts/${encodeURIComponent(alert.id)}` },
+        part,
+        heading,
+        show(alert, cursorOf(c)),
+      );
     },
   };
 }
 
 const timelineListRoute = alertListRoute('timeline', 'history, oldest first', (alert, cursor) => {
   const page = timelinePage(alertTimeline(alert), HISTORY_SHOWN, cursor);
-  return page && { content: <Timeline label="Review history" empty="Not reviewed, assigned or annotated yet." entries={page.items.map(historyEntry)} />, nextCursor: page.nextCursor };
+  return (
+    page && {
+      content: (
+        <Timeline
+          label="Review history"
+          empty="Not reviewed, assigned or annotated yet."
+          entries={page.items.map(historyEntry)}
+        />
+      ),
+      nextCursor: page.nextCursor,
+    }
+  );
 });
 const systemsListRoute = alertListRoute('systems', 'affected systems, in the order they came', (alert, cursor) => {
   const page = namesPage(alert.affectedSystems, HISTORY_SHOWN, cursor);
   return page && { content: <SystemLinks systems={page.items} />, nextCursor: page.nextCursor };
 });
 
-const ReviewForm = v.object({ status: v.picklist(ALERT_STATUSES), disposition: optionalField(v.picklist(ALERT_DISPOSITIONS)), reason: Reason });
+const ReviewForm = v.object({
+  status: v.picklist(ALERT_STATUSES),
+  disposition: optionalField(v.picklist(ALERT_DISPOSITIONS)),
+  reason: Reason,
+});
 
 const reviewRoute: PageRoute = {
-  method: 'post', path: '/alerts/{alertId}/review', permission: 'alerts:review', audit: 'console_review_alert',
+  method: 'post',
+  path: '/alerts/{alertId}/review',
+  permission: 'alerts:review',
+  audit: 'console_review_alert',
   async handle(c, scope) {
     const id = c.req.param('alertId')!;
     const form = parseForm(ReviewForm, await formFields(c));
     const ctx = commandContext(c, scope.deps);
-    const body = { status: form.status, reason: form.reason, ...(form.disposition ? { disposition: form.disposition } : {}) };
+    const body = {
+      status: form.status,
+      reason: form.reason,
+      ...(form.disposition ? { disposition: form.disposition } : {}),
+    };
     await executeAudited(c, scope.deps, (m) => decideReviewAlert(alertsSlice(m), id, body, ctx), 303);
     return backTo(c, `/alerts/${encodeURIComponent(id)}`, `Alert set to ${form.status.replace('_', ' ')}`);
   },
@@ -211,7 +454,10 @@ const reviewRoute: PageRoute = {
 const AssignForm = v.object({ assignee: assigneeField, me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
 
 const assignRoute: PageRoute = {
-  method: 'post', path: '/alerts/{alertId}/assign', permission: 'alerts:review', audit: 'console_assign_alert',
+  method: 'post',
+  path: '/alerts/{alertId}/assign',
+  permission: 'alerts:review',
+  audit: 'console_assign_alert',
   async handle(c, scope) {
     const id = c.req.param('alertId')!;
     const form = parseForm(AssignForm, await formFields(c));
@@ -223,7 +469,10 @@ const assignRoute: PageRoute = {
 };
 
 const noteRoute: PageRoute = {
-  method: 'post', path: '/alerts/{alertId}/notes', permission: 'alerts:review', audit: 'console_add_alert_note',
+  method: 'post',
+  path: '/alerts/{alertId}/notes',
+  permission: 'alerts:review',
+  audit: 'console_add_alert_note',
   async handle(c, scope) {
     const id = c.req.param('alertId')!;
     const form = parseForm(AddAlertNoteBody, await formFields(c));
@@ -233,7 +482,10 @@ const noteRoute: PageRoute = {
   },
 };
 
-/** The promote form: alert ids (checked boxes and a comma-separated list), a new incident's title or an existing incident, a reason. */
+/**
+ * The promote form: alert ids (checked boxes and a comma-separated list), a new incident's title or an existing
+ * incident, a reason.
+ */
 const PromoteForm = v.object({
   ids: idsField(500),
   more: optionalField(v.pipe(v.string(), v.maxLength(65_536))),
@@ -243,7 +495,10 @@ const PromoteForm = v.object({
 });
 
 const promoteRoute: PageRoute = {
-  method: 'post', path: '/incidents/promote', permission: 'incidents:promote', audit: 'console_promote_incident',
+  method: 'post',
+  path: '/incidents/promote',
+  permission: 'incidents:promote',
+  audit: 'console_promote_incident',
   async handle(c, scope) {
     const form = parseForm(PromoteForm, await formFields(c));
     const ids = [...(form.ids ?? []), ...(form.more ?? '').split(/[\s,]+/).filter((x) => x !== '')];
@@ -251,14 +506,40 @@ const promoteRoute: PageRoute = {
     if (form.incident) {
       const body = parseForm(AddIncidentAlertsBody, { alertIds: ids, reason: form.reason });
       const incident = form.incident;
-      const { result } = await executeAudited(c, scope.deps, (m) => decideAddIncidentAlerts(alertsSlice(m), incident, body, ctx), 303);
-      return backTo(c, `/incidents/${encodeURIComponent(result.id)}`, `${result.added.length} alert${result.added.length === 1 ? '' : 's'} added`);
+      const { result } = await executeAudited(
+        c,
+        scope.deps,
+        (m) => decideAddIncidentAlerts(alertsSlice(m), incident, body, ctx),
+        303,
+      );
+      return backTo(
+        c,
+        `/incidents/${encodeURIComponent(result.id)}`,
+        `${result.added.length} alert${result.added.length === 1 ? '' : 's'} added`,
+      );
     }
     const body = parseForm(PromoteIncidentBody, { alertIds: ids, title: form.title ?? '', reason: form.reason });
-    const { result } = await executeAudited(c, scope.deps, (m) => decidePromoteIncident(alertsSlice(m), body, ctx), 303);
-    return backTo(c, `/incidents/${encodeURIComponent(result.id)}`, `Incident opened with ${result.alertIds.length} alert${result.alertIds.length === 1 ? '' : 's'}`);
+    const { result } = await executeAudited(
+      c,
+      scope.deps,
+      (m) => decidePromoteIncident(alertsSlice(m), body, ctx),
+      303,
+    );
+    return backTo(
+      c,
+      `/incidents/${encodeURIComponent(result.id)}`,
+      `Incident opened with ${result.alertIds.length} alert${result.alertIds.length === 1 ? '' : 's'}`,
+    );
   },
 };
 
 /** The alert detail page and its actions. */
-export const alertDetailPages: readonly PageRoute[] = [detailRoute, timelineListRoute, systemsListRoute, reviewRoute, assignRoute, noteRoute, promoteRoute];
+export const alertDetailPages: readonly PageRoute[] = [
+  detailRoute,
+  timelineListRoute,
+  systemsListRoute,
+  reviewRoute,
+  assignRoute,
+  noteRoute,
+  promoteRoute,
+];

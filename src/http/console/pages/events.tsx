@@ -29,8 +29,16 @@ function EventRow(props: { readonly e: NormalizedEvent }) {
   return (
     <details class="event">
       <summary>
-        <time datetime={e.time}>{shortTime(e.time)}</time> · <b>{e.category}/{e.class}/{e.activity}</b> ({e.outcome}) · {e.source.adapter}@{e.source.instance}
-        {' '}· {e.entityKeys.slice(0, 4).map((k) => <><a href={withQuery('/events', { entityKey: k })}>{k}</a> </>)}
+        <time datetime={e.time}>{shortTime(e.time)}</time> ·{' '}
+        <b>
+          {e.category}/{e.class}/{e.activity}
+        </b>{' '}
+        ({e.outcome}) · {e.source.adapter}@{e.source.instance} ·{' '}
+        {e.entityKeys.slice(0, 4).map((k) => (
+          <>
+            <a href={withQuery('/events', { entityKey: k })}>{k}</a>{' '}
+          </>
+        ))}
       </summary>
       <pre>{JSON.stringify(e, null, 2)}</pre>
     </details>
@@ -38,37 +46,74 @@ function EventRow(props: { readonly e: NormalizedEvent }) {
 }
 
 const eventsRoute: PageRoute = {
-  method: 'get', path: '/events', permission: 'events:read', audit: 'console_events',
+  method: 'get',
+  path: '/events',
+  permission: 'events:read',
+  audit: 'console_events',
   async handle(c, scope) {
     const parsed = v.safeParse(EventsPageQuery, c.req.query());
-    if (!parsed.success) throw new HttpError(400, 'invalid filter', parsed.issues.map((i) => `${v.getDotPath(i) ?? 'query'}: ${i.message}`));
+    if (!parsed.success)
+      throw new HttpError(
+        400,
+        'invalid filter',
+        parsed.issues.map((i) => `${v.getDotPath(i) ?? 'query'}: ${i.message}`),
+      );
     const q = parsed.output;
     const after = q.cursor ? parseEventCursor(q.cursor) : undefined;
     if (q.cursor && !after) throw new HttpError(400, 'invalid query', ['cursor: not a cursor of this list']);
     await scope.deps.readYourWrites();
-    const page = listEvents(scope.deps.reads, {
-      ...(q.since ? { sinceMs: epochMillisOf(q.since)! } : {}), ...(q.until ? { untilMs: epochMillisOf(q.until)! } : {}),
-      ...(q.category ? { category: q.category } : {}), ...(q.class ? { class: q.class } : {}),
-      ...(q.entityKey ? { entityKey: q.entityKey } : {}), ...(q.adapter ? { adapter: q.adapter } : {}),
-    }, EVENTS_PAGE, after);
-    const values = { since: q.since, until: q.until, category: q.category, class: q.class, entityKey: q.entityKey, adapter: q.adapter };
-    return scope.render('Events', (
+    const page = listEvents(
+      scope.deps.reads,
+      {
+        ...(q.since ? { sinceMs: epochMillisOf(q.since)! } : {}),
+        ...(q.until ? { untilMs: epochMillisOf(q.until)! } : {}),
+        ...(q.category ? { category: q.category } : {}),
+        ...(q.class ? { class: q.class } : {}),
+        ...(q.entityKey ? { entityKey: q.entityKey } : {}),
+        ...(q.adapter ? { adapter: q.adapter } : {}),
+      },
+      EVENTS_PAGE,
+      after,
+    );
+    const values = {
+      since: q.since,
+      until: q.until,
+      category: q.category,
+      class: q.class,
+      entityKey: q.entityKey,
+      adapter: q.adapter,
+    };
+    return scope.render(
+      'Events',
       <>
         <h1>Events</h1>
-        <FilterBar action="/events" values={values} fields={[
-          { kind: 'time', name: 'since', label: 'Since' },
-          { kind: 'time', name: 'until', label: 'Until' },
-          { kind: 'select', name: 'category', label: 'Category', options: CATEGORIES.map((x) => [x, x] as const) },
-          { kind: 'text', name: 'class', label: 'Class', placeholder: 'authentication' },
-          { kind: 'text', name: 'entityKey', label: 'Entity', placeholder: 'ip:10.0.0.8' },
-          { kind: 'text', name: 'adapter', label: 'Source adapter', placeholder: 'linux-journal' },
-        ]} />
+        <FilterBar
+          action="/events"
+          values={values}
+          fields={[
+            { kind: 'time', name: 'since', label: 'Since' },
+            { kind: 'time', name: 'until', label: 'Until' },
+            { kind: 'select', name: 'category', label: 'Category', options: CATEGORIES.map((x) => [x, x] as const) },
+            { kind: 'text', name: 'class', label: 'Class', placeholder: 'authentication' },
+            { kind: 'text', name: 'entityKey', label: 'Entity', placeholder: 'ip:10.0.0.8' },
+            { kind: 'text', name: 'adapter', label: 'Source adapter', placeholder: 'linux-journal' },
+          ]}
+        />
         <section class="panel" id="events">
-          {page.events.length === 0 ? <p class="empty">No event matches these filters.</p> : page.events.map((e) => <EventRow e={e} />)}
+          {page.events.length === 0 ? (
+            <p class="empty">No event matches these filters.</p>
+          ) : (
+            page.events.map((e) => <EventRow e={e} />)
+          )}
         </section>
-        <Pager path="/events" query={{ ...values, cursor: q.cursor }} nextCursor={page.nextCursor ?? undefined} shown={page.events.length} />
-      </>
-    ));
+        <Pager
+          path="/events"
+          query={{ ...values, cursor: q.cursor }}
+          nextCursor={page.nextCursor ?? undefined}
+          shown={page.events.length}
+        />
+      </>,
+    );
   },
 };
 

@@ -23,60 +23,129 @@ const TIMELINE_EVENTS = 50;
 const entityLink = (key: string) => <a href={withQuery('/graph', { entity: key })}>{key}</a>;
 
 const graphRoute: PageRoute = {
-  method: 'get', path: '/graph', permission: 'graph:read', audit: 'console_graph',
+  method: 'get',
+  path: '/graph',
+  permission: 'graph:read',
+  audit: 'console_graph',
   async handle(c, scope) {
     const parsed = v.safeParse(GraphPageQuery, c.req.query());
     if (!parsed.success) throw new HttpError(400, 'invalid query');
     const q = parsed.output;
     await scope.deps.readYourWrites();
-    const page = await scope.deps.graph({ limit: GRAPH_PAGE, ...(q.entity ? { entity: q.entity } : {}), ...(q.kind ? { kind: q.kind } : {}), ...(q.cursor ? { cursor: q.cursor } : {}) });
-    const search = <FilterBar action="/graph" values={{ entity: q.entity, kind: q.kind }} fields={[
-      { kind: 'text', name: 'entity', label: 'Entity', placeholder: 'host:web-01, ip:10.0.0.8, user:root' },
-      { kind: 'text', name: 'kind', label: 'Kind', placeholder: 'host, ip, user' },
-    ]} />;
-    if (!page) return scope.render('Graph', <><h1>Graph</h1>{search}<p class="empty">{`${q.entity} is not in the graph.`}</p></>, { status: 404 });
-    const timeline = q.entity && scope.can('events:read') ? listEvents(scope.deps.reads, { entityKey: q.entity }, TIMELINE_EVENTS).events : undefined;
-    return scope.render(q.entity ? `Graph: ${q.entity}` : 'Graph', (
+    const page = await scope.deps.graph({
+      limit: GRAPH_PAGE,
+      ...(q.entity ? { entity: q.entity } : {}),
+      ...(q.kind ? { kind: q.kind } : {}),
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+    });
+    const search = (
+      <FilterBar
+        action="/graph"
+        values={{ entity: q.entity, kind: q.kind }}
+        fields={[
+          { kind: 'text', name: 'entity', label: 'Entity', placeholder: 'host:web-01, ip:10.0.0.8, user:root' },
+          { kind: 'text', name: 'kind', label: 'Kind', placeholder: 'host, ip, user' },
+        ]}
+      />
+    );
+    if (!page)
+      return scope.render(
+        'Graph',
+        <>
+          <h1>Graph</h1>
+          {search}
+          <p class="empty">{`${q.entity} is not in the graph.`}</p>
+        </>,
+        { status: 404 },
+      );
+    const timeline =
+      q.entity && scope.can('events:read')
+        ? listEvents(scope.deps.reads, { entityKey: q.entity }, TIMELINE_EVENTS).events
+        : undefined;
+    return scope.render(
+      q.entity ? `Graph: ${q.entity}` : 'Graph',
       <>
-        <h1>{q.entity ? <>Neighbourhood of <code>{q.entity}</code></> : 'Graph'}</h1>
+        <h1>
+          {q.entity ? (
+            <>
+              Neighbourhood of <code>{q.entity}</code>
+            </>
+          ) : (
+            'Graph'
+          )}
+        </h1>
         {search}
-        <p class="muted">Kinds: {Object.entries(page.kinds).map(([k, n]) => <><a href={withQuery('/graph', { kind: k })}>{k}</a> ({n}) </>)}</p>
+        <p class="muted">
+          Kinds:{' '}
+          {Object.entries(page.kinds).map(([k, n]) => (
+            <>
+              <a href={withQuery('/graph', { kind: k })}>{k}</a> ({n}){' '}
+            </>
+          ))}
+        </p>
         <div class="grid">
           <section>
             <h2>Entities</h2>
-            <Table<Entity> rows={page.entities} rowKey={(e) => e.key} empty="No entity." columns={[
-              { header: 'Entity', cell: (e) => entityLink(e.key) },
-              { header: 'Kind', cell: (e) => e.kind },
-              { header: 'Events', class: 'num', cell: (e) => String(e.count) },
-              { header: 'Last seen', cell: (e) => shortTime(e.lastSeen) },
-            ]} />
-            <Pager path="/graph" query={{ entity: q.entity, kind: q.kind, cursor: q.cursor }} nextCursor={page.nextCursor ?? undefined} shown={page.entities.length} />
+            <Table<Entity>
+              rows={page.entities}
+              rowKey={(e) => e.key}
+              empty="No entity."
+              columns={[
+                { header: 'Entity', cell: (e) => entityLink(e.key) },
+                { header: 'Kind', cell: (e) => e.kind },
+                { header: 'Events', class: 'num', cell: (e) => String(e.count) },
+                { header: 'Last seen', cell: (e) => shortTime(e.lastSeen) },
+              ]}
+            />
+            <Pager
+              path="/graph"
+              query={{ entity: q.entity, kind: q.kind, cursor: q.cursor }}
+              nextCursor={page.nextCursor ?? undefined}
+              shown={page.entities.length}
+            />
           </section>
           {q.entity ? (
             <section>
               <h2>Relationships</h2>
-              <Table<Relationship> rows={page.relationships} rowKey={(r) => `${r.from}>${r.type}>${r.to}`} empty="No relationship." columns={[
-                { header: 'From', cell: (r) => entityLink(r.from) },
-                { header: 'Type', cell: (r) => r.type },
-                { header: 'To', cell: (r) => entityLink(r.to) },
-                { header: 'Seen', class: 'num', cell: (r) => String(r.count) },
-                { header: 'Last', cell: (r) => shortTime(r.lastSeen) },
-              ]} />
+              <Table<Relationship>
+                rows={page.relationships}
+                rowKey={(r) => `${r.from}>${r.type}>${r.to}`}
+                empty="No relationship."
+                columns={[
+                  { header: 'From', cell: (r) => entityLink(r.from) },
+                  { header: 'Type', cell: (r) => r.type },
+                  { header: 'To', cell: (r) => entityLink(r.to) },
+                  { header: 'Seen', class: 'num', cell: (r) => String(r.count) },
+                  { header: 'Last', cell: (r) => shortTime(r.lastSeen) },
+                ]}
+              />
             </section>
           ) : null}
         </div>
         {timeline ? (
           <>
-            <h2>Timeline <span class="muted">(latest {TIMELINE_EVENTS} events)</span></h2>
+            <h2>
+              Timeline <span class="muted">(latest {TIMELINE_EVENTS} events)</span>
+            </h2>
             <section class="panel">
-              <Timeline label="Entity timeline" empty="No stored event names this entity." entries={timeline.map((e) => ({
-                at: e.time, title: <>{e.category} / {e.class} / {e.activity} <span class="muted">({e.outcome})</span></>, who: `${e.source.adapter}@${e.source.instance}`,
-              }))} />
+              <Timeline
+                label="Entity timeline"
+                empty="No stored event names this entity."
+                entries={timeline.map((e) => ({
+                  at: e.time,
+                  title: (
+                    <>
+                      {e.category} / {e.class} / {e.activity} <span class="muted">({e.outcome})</span>
+                    </>
+                  ),
+                  who: `${e.source.adapter}@${e.source.instance}`,
+                }))}
+              />
             </section>
           </>
         ) : null}
-      </>
-    ));
+      </>,
+    );
   },
 };
 

@@ -7,7 +7,16 @@ import { alertsSlice } from '../../../commands/slices.js';
 import { HttpError } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
 import { INCIDENT_STATUSES } from '../../../projections/alerts.js';
-import { HISTORY_SHOWN, incidentAlertsPage, incidentDetail, listIncidents, namesPage, timelinePage, type IncidentAlertLine, type IncidentListItem } from '../../../projections/alerts-query.js';
+import {
+  HISTORY_SHOWN,
+  incidentAlertsPage,
+  incidentDetail,
+  listIncidents,
+  namesPage,
+  timelinePage,
+  type IncidentAlertLine,
+  type IncidentListItem,
+} from '../../../projections/alerts-query.js';
 import type { AlertsState, IncidentTimelineEntry, IncidentView } from '../../../projections/alerts.js';
 import { cursorOf, listPage, More, type ShownPage } from './paged-list.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
@@ -25,38 +34,76 @@ const INCIDENTS_LISTED = 500;
 
 /** The Sigma level name of a 0..10 severity, for its badge. */
 export function levelOf(severity: number): string {
-  return severity >= 10 ? 'critical' : severity >= 8 ? 'high' : severity >= 5 ? 'medium' : severity >= 3 ? 'low' : 'informational';
+  return severity >= 10
+    ? 'critical'
+    : severity >= 8
+      ? 'high'
+      : severity >= 5
+        ? 'medium'
+        : severity >= 3
+          ? 'low'
+          : 'informational';
 }
 
 const ListQuery = v.object({ status: optionalField(v.picklist([...INCIDENT_STATUSES, 'merged'])) });
 
 const listRoute: PageRoute = {
-  method: 'get', path: '/incidents', permission: 'incidents:read', audit: 'console_incidents',
+  method: 'get',
+  path: '/incidents',
+  permission: 'incidents:read',
+  audit: 'console_incidents',
   async handle(c, scope) {
     const parsed = v.safeParse(ListQuery, c.req.query());
     if (!parsed.success) throw new HttpError(400, 'invalid filter');
     const rows = listIncidents(await alertsState(scope), INCIDENTS_LISTED, parsed.output.status);
-    return scope.render('Incidents', (
+    return scope.render(
+      'Incidents',
       <>
-        <h1>Incidents <span class="muted">({rows.length})</span></h1>
-        <FilterBar action="/incidents" values={{ status: parsed.output.status }} fields={[{ kind: 'select', name: 'status', label: 'Status', options: [...INCIDENT_STATUSES, 'merged'].map((s) => [s, s] as const) }]} />
-        <Table<IncidentListItem> id="incidents" keyboard rows={rows} rowKey={(i) => i.id} rowHref={(i) => `/incidents/${encodeURIComponent(i.id)}`} empty="No incident." columns={[
-          { header: 'Severity', cell: (i) => <SeverityBadge severity={levelOf(i.severity)} /> },
-          { header: 'Incident', cell: (i) => <a href={`/incidents/${encodeURIComponent(i.id)}`}>{i.title}</a> },
-          { header: 'Status', cell: (i) => <StatusLabel status={i.status} /> },
-          { header: 'Assignee', cell: (i) => i.assignee ?? '—' },
-          { header: 'Origin', cell: (i) => i.origin },
-          { header: 'Alerts', class: 'num', cell: (i) => `${i.alertsOpen}/${i.totals.alerts} open` },
-          { header: 'Entities', cell: (i) => someOf(i.entities, i.totals.entities, 4) },
-          { header: 'Last activity', cell: (i) => shortTime(i.lastSeen) },
-        ]} />
-      </>
-    ));
+        <h1>
+          Incidents <span class="muted">({rows.length})</span>
+        </h1>
+        <FilterBar
+          action="/incidents"
+          values={{ status: parsed.output.status }}
+          fields={[
+            {
+              kind: 'select',
+              name: 'status',
+              label: 'Status',
+              options: [...INCIDENT_STATUSES, 'merged'].map((s) => [s, s] as const),
+            },
+          ]}
+        />
+        <Table<IncidentListItem>
+          id="incidents"
+          keyboard
+          rows={rows}
+          rowKey={(i) => i.id}
+          rowHref={(i) => `/incidents/${encodeURIComponent(i.id)}`}
+          empty="No incident."
+          columns={[
+            { header: 'Severity', cell: (i) => <SeverityBadge severity={levelOf(i.severity)} /> },
+            { header: 'Incident', cell: (i) => <a href={`/incidents/${encodeURIComponent(i.id)}`}>{i.title}</a> },
+            { header: 'Status', cell: (i) => <StatusLabel status={i.status} /> },
+            { header: 'Assignee', cell: (i) => i.assignee ?? '—' },
+            { header: 'Origin', cell: (i) => i.origin },
+            { header: 'Alerts', class: 'num', cell: (i) => `${i.alertsOpen}/${i.totals.alerts} open` },
+            { header: 'Entities', cell: (i) => someOf(i.entities, i.totals.entities, 4) },
+            { header: 'Last activity', cell: (i) => shortTime(i.lastSeen) },
+          ]}
+        />
+      </>,
+    );
   },
 };
 
 /** The incident's actions for a principal who may promote: status, assignee, more alerts, merge. */
-function IncidentActions(props: { readonly id: string; readonly status: string; readonly assignee: string | undefined; readonly scope: PageScope }) {
+function IncidentActions(props: {
+  readonly id: string;
+  readonly status: string;
+  readonly assignee: string | undefined;
+  readonly scope: PageScope;
+}) {
   const { id, scope } = props;
   if (!scope.can('incidents:promote') || props.status === 'merged') return null;
   const base = `/incidents/${encodeURIComponent(id)}`;
@@ -65,27 +112,62 @@ function IncidentActions(props: { readonly id: string; readonly status: string; 
     <section class="actions" aria-label="Actions">
       <form method="post" action={`${base}/status`}>
         {csrf}
-        <label><span>Status</span><select name="status">{INCIDENT_STATUSES.map((s) => <option value={s} selected={s === props.status}>{s}</option>)}</select></label>
-        <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
+        <label>
+          <span>Status</span>
+          <select name="status">
+            {INCIDENT_STATUSES.map((s) => (
+              <option value={s} selected={s === props.status}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>Reason</span>
+          <input type="text" name="reason" required maxlength={4096} />
+        </label>
         <button type="submit">Set status</button>
       </form>
       <form method="post" action={`${base}/assign`}>
         {csrf}
-        <label><span>Assignee</span><input type="text" name="assignee" value={props.assignee ?? ''} maxlength={128} placeholder="empty: nobody" /></label>
-        <button type="submit" class="secondary">Assign</button>
-        <button type="submit" class="secondary" name="me" value={scope.principal.id}>Assign to me</button>
+        <label>
+          <span>Assignee</span>
+          <input type="text" name="assignee" value={props.assignee ?? ''} maxlength={128} placeholder="empty: nobody" />
+        </label>
+        <button type="submit" class="secondary">
+          Assign
+        </button>
+        <button type="submit" class="secondary" name="me" value={scope.principal.id}>
+          Assign to me
+        </button>
       </form>
       <form method="post" action={`${base}/alerts`}>
         {csrf}
-        <label><span>Add alerts (ids, comma-separated)</span><input type="text" name="ids" required maxlength={65536} /></label>
-        <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
-        <button type="submit" class="secondary">Add</button>
+        <label>
+          <span>Add alerts (ids, comma-separated)</span>
+          <input type="text" name="ids" required maxlength={65536} />
+        </label>
+        <label>
+          <span>Reason</span>
+          <input type="text" name="reason" required maxlength={4096} />
+        </label>
+        <button type="submit" class="secondary">
+          Add
+        </button>
       </form>
       <form method="post" action={`${base}/merge`}>
         {csrf}
-        <label><span>Merge into incident</span><input type="text" name="into" required maxlength={128} placeholder="inc_…" /></label>
-        <label><span>Reason</span><input type="text" name="reason" required maxlength={4096} /></label>
-        <button type="submit" class="secondary">Merge</button>
+        <label>
+          <span>Merge into incident</span>
+          <input type="text" name="into" required maxlength={128} placeholder="inc_…" />
+        </label>
+        <label>
+          <span>Reason</span>
+          <input type="text" name="reason" required maxlength={4096} />
+        </label>
+        <button type="submit" class="secondary">
+          Merge
+        </button>
       </form>
     </section>
   );
@@ -95,14 +177,23 @@ function IncidentActions(props: { readonly id: string; readonly status: string; 
 function AlertLines(props: { readonly lines: readonly IncidentAlertLine[]; readonly scope: PageScope }) {
   const { scope } = props;
   return (
-    <Table<IncidentAlertLine> rows={props.lines} rowKey={(a) => a.id} empty="No alert." columns={[
-      { header: 'Severity', cell: (a) => <SeverityBadge severity={levelOf(a.severity)} /> },
-      { header: 'Alert', cell: (a) => (scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title) },
-      { header: 'Status', cell: (a) => <StatusLabel status={a.status} /> },
-      { header: 'Assignee', cell: (a) => a.assignee ?? '—' },
-      { header: 'Systems', cell: (a) => someOf(a.affectedSystems, a.affectedSystemsCount, a.affectedSystems.length) },
-      { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
-    ]} />
+    <Table<IncidentAlertLine>
+      rows={props.lines}
+      rowKey={(a) => a.id}
+      empty="No alert."
+      columns={[
+        { header: 'Severity', cell: (a) => <SeverityBadge severity={levelOf(a.severity)} /> },
+        {
+          header: 'Alert',
+          cell: (a) =>
+            scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(a.id)}`}>{a.title}</a> : a.title,
+        },
+        { header: 'Status', cell: (a) => <StatusLabel status={a.status} /> },
+        { header: 'Assignee', cell: (a) => a.assignee ?? '—' },
+        { header: 'Systems', cell: (a) => someOf(a.affectedSystems, a.affectedSystemsCount, a.affectedSystems.length) },
+        { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
+      ]}
+    />
   );
 }
 
@@ -110,14 +201,42 @@ function AlertLines(props: { readonly lines: readonly IncidentAlertLine[]; reado
 function IncidentTimeline(props: { readonly entries: readonly IncidentTimelineEntry[]; readonly s: AlertsState }) {
   const { s } = props;
   return (
-    <Timeline label="Incident timeline" empty="Nothing happened yet." entries={props.entries.map((t) => ({
-      at: t.at, title: t.what, ...(t.principal ? { who: `${t.principal}${t.authentication ? ` (${t.authentication})` : ''}` } : {}),
-      ...(t.reason || t.alertId ? { detail: <>{t.alertId ? <a href={`/alerts/${encodeURIComponent(t.alertId)}`}>{s.alerts.get(t.alertId)?.title ?? t.alertId}</a> : null}{t.alertId && t.reason ? ' · ' : ''}{t.reason ?? ''}</> } : {}),
-    }))} />
+    <Timeline
+      label="Incident timeline"
+      empty="Nothing happened yet."
+      entries={props.entries.map((t) => ({
+        at: t.at,
+        title: t.what,
+        ...(t.principal ? { who: `${t.principal}${t.authentication ? ` (${t.authentication})` : ''}` } : {}),
+        ...(t.reason || t.alertId
+          ? {
+              detail: (
+                <>
+                  {t.alertId ? (
+                    <a href={`/alerts/${encodeURIComponent(t.alertId)}`}>
+                      {s.alerts.get(t.alertId)?.title ?? t.alertId}
+                    </a>
+                  ) : null}
+                  {t.alertId && t.reason ? ' · ' : ''}
+                  {t.reason ?? ''}
+                </>
+              ),
+            }
+          : {}),
+      }))}
+    />
   );
 }
 
-const EntityLinks = (props: { readonly entities: readonly string[] }) => <>{props.entities.map((e) => <><a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a> </>)}</>;
+const EntityLinks = (props: { readonly entities: readonly string[] }) => (
+  <>
+    {props.entities.map((e) => (
+      <>
+        <a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a>{' '}
+      </>
+    ))}
+  </>
+);
 
 /** The incident of the path, or a 404. */
 function incidentOf(s: AlertsState, id: string): IncidentView {
@@ -127,35 +246,84 @@ function incidentOf(s: AlertsState, id: string): IncidentView {
 }
 
 const detailRoute: PageRoute = {
-  method: 'get', path: '/incidents/{id}', permission: 'incidents:read', audit: 'console_incident',
+  method: 'get',
+  path: '/incidents/{id}',
+  permission: 'incidents:read',
+  audit: 'console_incident',
   async handle(c, scope) {
     const s = await alertsState(scope);
     const incident = incidentDetail(s, incidentOf(s, c.req.param('id')!).id)!;
     const base = `/incidents/${encodeURIComponent(incident.id)}`;
-    return scope.render(incident.title, (
+    return scope.render(
+      incident.title,
       <>
-        <h1><SeverityBadge severity={levelOf(incident.severity)} /> {incident.title}</h1>
+        <h1>
+          <SeverityBadge severity={levelOf(incident.severity)} /> {incident.title}
+        </h1>
         <section class="panel">
           <dl class="facts">
-            <dt>Status</dt><dd><StatusLabel status={incident.status} />{incident.mergedInto ? <> into <a href={`/incidents/${encodeURIComponent(incident.mergedInto)}`}>{incident.mergedInto}</a></> : null}</dd>
-            <dt>Assignee</dt><dd>{incident.assignee ?? '—'}</dd>
-            <dt>Origin</dt><dd>{incident.origin}</dd>
-            <dt>Alerts</dt><dd>{incident.alertsOpen} open of {incident.totals.alerts}</dd>
-            <dt>First seen</dt><dd>{shortTime(incident.firstSeen)}</dd>
-            <dt>Last activity</dt><dd>{shortTime(incident.lastSeen)}</dd>
-            <dt>Entities</dt><dd><EntityLinks entities={incident.entities} /><More total={incident.totals.entities} which="first" href={`${base}/entities`} /></dd>
-            {incident.mergedFrom.length > 0 ? <><dt>Merged from</dt><dd>{incident.mergedFrom.map((m) => <><a href={`/incidents/${encodeURIComponent(m)}`}>{m}</a> </>)}{incident.totals.mergedFrom > incident.mergedFrom.length ? <span class="muted"> (the newest {HISTORY_SHOWN} of {incident.totals.mergedFrom})</span> : null}</dd></> : null}
+            <dt>Status</dt>
+            <dd>
+              <StatusLabel status={incident.status} />
+              {incident.mergedInto ? (
+                <>
+                  {' '}
+                  into <a href={`/incidents/${encodeURIComponent(incident.mergedInto)}`}>{incident.mergedInto}</a>
+                </>
+              ) : null}
+            </dd>
+            <dt>Assignee</dt>
+            <dd>{incident.assignee ?? '—'}</dd>
+            <dt>Origin</dt>
+            <dd>{incident.origin}</dd>
+            <dt>Alerts</dt>
+            <dd>
+              {incident.alertsOpen} open of {incident.totals.alerts}
+            </dd>
+            <dt>First seen</dt>
+            <dd>{shortTime(incident.firstSeen)}</dd>
+            <dt>Last activity</dt>
+            <dd>{shortTime(incident.lastSeen)}</dd>
+            <dt>Entities</dt>
+            <dd>
+              <EntityLinks entities={incident.entities} />
+              <More total={incident.totals.entities} which="first" href={`${base}/entities`} />
+            </dd>
+            {incident.mergedFrom.length > 0 ? (
+              <>
+                <dt>Merged from</dt>
+                <dd>
+                  {incident.mergedFrom.map((m) => (
+                    <>
+                      <a href={`/incidents/${encodeURIComponent(m)}`}>{m}</a>{' '}
+                    </>
+                  ))}
+                  {incident.totals.mergedFrom > incident.mergedFrom.length ? (
+                    <span class="muted">
+                      {' '}
+                      (the newest {HISTORY_SHOWN} of {incident.totals.mergedFrom})
+                    </span>
+                  ) : null}
+                </dd>
+              </>
+            ) : null}
           </dl>
         </section>
         <IncidentActions id={incident.id} status={incident.status} assignee={incident.assignee} scope={scope} />
-        <h2>Alerts ({incident.totals.alerts})<More total={incident.totals.alerts} which="most recently seen" href={`${base}/alerts`} /></h2>
+        <h2>
+          Alerts ({incident.totals.alerts})
+          <More total={incident.totals.alerts} which="most recently seen" href={`${base}/alerts`} />
+        </h2>
         <AlertLines lines={incident.alerts} scope={scope} />
-        <h2>Timeline<More total={incident.totals.timeline} which="newest" href={`${base}/timeline`} /></h2>
+        <h2>
+          Timeline
+          <More total={incident.totals.timeline} which="newest" href={`${base}/timeline`} />
+        </h2>
         <section class="panel">
           <IncidentTimeline entries={incident.timeline} s={s} />
         </section>
-      </>
-    ));
+      </>,
+    );
   },
 };
 
@@ -163,13 +331,26 @@ const detailRoute: PageRoute = {
  * `/incidents/{id}/{part}`: the whole of one of an incident's lists, HISTORY_SHOWN at a time: its
  * alerts (most recently seen first), entities (in the order they joined), timeline (oldest first).
  */
-function incidentListRoute(part: 'alerts' | 'entities' | 'timeline', heading: string, show: (s: AlertsState, incident: IncidentView, cursor: string | undefined, scope: PageScope) => ShownPage | undefined): PageRoute {
+function incidentListRoute(
+  part: 'alerts' | 'entities' | 'timeline',
+  heading: string,
+  show: (s: AlertsState, incident: IncidentView, cursor: string | undefined, scope: PageScope) => ShownPage | undefined,
+): PageRoute {
   return {
-    method: 'get', path: `/incidents/{id}/${part}`, permission: 'incidents:read', audit: `console_incident_${part}`,
+    method: 'get',
+    path: `/incidents/{id}/${part}`,
+    permission: 'incidents:read',
+    audit: `console_incident_${part}`,
     async handle(c, scope) {
       const s = await alertsState(scope);
       const incident = incidentOf(s, c.req.param('id')!);
-      return listPage(scope, { title: incident.title, base: `/incidents/${encodeURIComponent(incident.id)}` }, part, heading, show(s, incident, cursorOf(c), scope));
+      return listPage(
+        scope,
+        { title: incident.title, base: `/incidents/${encodeURIComponent(incident.id)}` },
+        part,
+        heading,
+        show(s, incident, cursorOf(c), scope),
+      );
     },
   };
 }
@@ -187,10 +368,27 @@ const timelineListRoute = incidentListRoute('timeline', 'timeline, oldest first'
   return page && { content: <IncidentTimeline entries={page.items} s={s} />, nextCursor: page.nextCursor };
 });
 
-/** An incident action: parse its form (a 400 names what is wrong), decide through the API's command, go back to the incident. */
-function incidentAction<T>(path: string, audit: string, parse: (fields: unknown) => T, decide: (id: string, form: T, scope: PageScope, ctx: ReturnType<typeof commandContext>) => Parameters<typeof executeAudited>[2], notice: (form: T) => string): PageRoute {
+/**
+ * An incident action: parse its form (a 400 names what is wrong), decide through the API's command, go back to the
+ * incident.
+ */
+function incidentAction<T>(
+  path: string,
+  audit: string,
+  parse: (fields: unknown) => T,
+  decide: (
+    id: string,
+    form: T,
+    scope: PageScope,
+    ctx: ReturnType<typeof commandContext>,
+  ) => Parameters<typeof executeAudited>[2],
+  notice: (form: T) => string,
+): PageRoute {
   return {
-    method: 'post', path, permission: 'incidents:promote', audit,
+    method: 'post',
+    path,
+    permission: 'incidents:promote',
+    audit,
     async handle(c, scope) {
       const id = c.req.param('id')!;
       const form = parse(await formFields(c));
@@ -202,20 +400,67 @@ function incidentAction<T>(path: string, audit: string, parse: (fields: unknown)
 }
 
 const splitIds = (text: string) => text.split(/[\s,]+/).filter((x) => x !== '');
-const AssignIncidentForm = v.object({ assignee: assigneeField, me: optionalField(v.pipe(v.string(), v.maxLength(128))) });
+const AssignIncidentForm = v.object({
+  assignee: assigneeField,
+  me: optionalField(v.pipe(v.string(), v.maxLength(128))),
+});
 const AddAlertsForm = v.object({ ids: v.pipe(v.string(), v.maxLength(65_536)), reason: v.string() });
 
-const statusRoute = incidentAction('/incidents/{id}/status', 'console_incident_status', (f) => parseForm(ChangeIncidentStatusBody, { status: (f as Record<string, unknown>)['status'], reason: (f as Record<string, unknown>)['reason'] }),
-  (id, form, _s, ctx) => (m) => decideIncidentStatus(alertsSlice(m), id, form, ctx), (form) => `Incident set to ${form.status}`);
-const assignRoute = incidentAction('/incidents/{id}/assign', 'console_assign_incident', (f) => parseForm(AssignIncidentForm, f),
-  (id, form, scope, ctx) => (m) => decideAssignIncident(alertsSlice(m), id, { assignee: form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee }, ctx),
-  (form) => (form.me !== undefined || form.assignee !== '' ? 'Incident assigned' : 'Incident unassigned'));
-const addAlertsRoute = incidentAction('/incidents/{id}/alerts', 'console_add_incident_alerts', (f) => {
-  const form = parseForm(AddAlertsForm, f);
-  return parseForm(AddIncidentAlertsBody, { alertIds: splitIds(form.ids), reason: form.reason });
-}, (id, form, _s, ctx) => (m) => decideAddIncidentAlerts(alertsSlice(m), id, form, ctx), (form) => `${form.alertIds.length} alert(s) added`);
-const mergeRoute = incidentAction('/incidents/{id}/merge', 'console_merge_incident', (f) => parseForm(MergeIncidentBody, { into: (f as Record<string, unknown>)['into'], reason: (f as Record<string, unknown>)['reason'] }),
-  (id, form, _s, ctx) => (m) => decideMergeIncident(alertsSlice(m), id, form, ctx), (form) => `Merged into ${form.into}`);
+const statusRoute = incidentAction(
+  '/incidents/{id}/status',
+  'console_incident_status',
+  (f) =>
+    parseForm(ChangeIncidentStatusBody, {
+      status: (f as Record<string, unknown>)['status'],
+      reason: (f as Record<string, unknown>)['reason'],
+    }),
+  (id, form, _s, ctx) => (m) => decideIncidentStatus(alertsSlice(m), id, form, ctx),
+  (form) => `Incident set to ${form.status}`,
+);
+const assignRoute = incidentAction(
+  '/incidents/{id}/assign',
+  'console_assign_incident',
+  (f) => parseForm(AssignIncidentForm, f),
+  (id, form, scope, ctx) => (m) =>
+    decideAssignIncident(
+      alertsSlice(m),
+      id,
+      { assignee: form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee },
+      ctx,
+    ),
+  (form) => (form.me !== undefined || form.assignee !== '' ? 'Incident assigned' : 'Incident unassigned'),
+);
+const addAlertsRoute = incidentAction(
+  '/incidents/{id}/alerts',
+  'console_add_incident_alerts',
+  (f) => {
+    const form = parseForm(AddAlertsForm, f);
+    return parseForm(AddIncidentAlertsBody, { alertIds: splitIds(form.ids), reason: form.reason });
+  },
+  (id, form, _s, ctx) => (m) => decideAddIncidentAlerts(alertsSlice(m), id, form, ctx),
+  (form) => `${form.alertIds.length} alert(s) added`,
+);
+const mergeRoute = incidentAction(
+  '/incidents/{id}/merge',
+  'console_merge_incident',
+  (f) =>
+    parseForm(MergeIncidentBody, {
+      into: (f as Record<string, unknown>)['into'],
+      reason: (f as Record<string, unknown>)['reason'],
+    }),
+  (id, form, _s, ctx) => (m) => decideMergeIncident(alertsSlice(m), id, form, ctx),
+  (form) => `Merged into ${form.into}`,
+);
 
 /** The incident list and detail pages, the whole of an incident's lists, and the incident's lifecycle actions. */
-export const incidentPages: readonly PageRoute[] = [listRoute, detailRoute, alertsListRoute, entitiesListRoute, timelineListRoute, statusRoute, assignRoute, addAlertsRoute, mergeRoute];
+export const incidentPages: readonly PageRoute[] = [
+  listRoute,
+  detailRoute,
+  alertsListRoute,
+  entitiesListRoute,
+  timelineListRoute,
+  statusRoute,
+  assignRoute,
+  addAlertsRoute,
+  mergeRoute,
+];

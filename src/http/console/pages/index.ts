@@ -11,5 +11,13 @@ import { rulePages } from './rules.js';
 
 /** Every page of the console, in registration order. */
 export const CONSOLE_PAGES: readonly PageRoute[] = [
-  ...overviewPages, ...alertQueuePages, ...alertDetailPages, ...incidentPages, ...planPages, ...graphPages, ...eventPages, ...rulePages, ...auditPages,
+  ...overviewPages,
+  ...alertQueuePages,
+  ...alertDetailPages,
+  ...incidentPages,
+  ...planPages,
+  ...graphPages,
+  ...eventPages,
+  ...rulePages,
+  ...auditPages,
 ];

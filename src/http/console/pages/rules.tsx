@@ -19,110 +19,217 @@ async function rules(scope: PageScope): Promise<DetectionState['rules']> {
 }
 
 /** The import form, with the text and the errors of a refused import kept. */
-function ImportForm(props: { readonly scope: PageScope; readonly text?: string; readonly errors?: readonly string[]; readonly message?: string }) {
+function ImportForm(props: {
+  readonly scope: PageScope;
+  readonly text?: string;
+  readonly errors?: readonly string[];
+  readonly message?: string;
+}) {
   return (
     <section class="panel" id="import">
       <h2>Import Sigma rules</h2>
       {props.message ? (
         <div class="notice notice-error" role="alert">
           <p>{props.message}</p>
-          {props.errors && props.errors.length > 0 ? <ul>{props.errors.map((e) => <li><code>{e}</code></li>)}</ul> : null}
+          {props.errors && props.errors.length > 0 ? (
+            <ul>
+              {props.errors.map((e) => (
+                <li>
+                  <code>{e}</code>
+                </li>
+              ))}
+            </ul>
+          ) : null}
         </div>
       ) : null}
       <form method="post" action="/rules/import">
         <input type="hidden" name={CSRF_FIELD} value={props.scope.csrf} />
         <label for="yaml">One rule, a multi-document stream or a collection (all or nothing):</label>
-        <textarea id="yaml" name="yaml" required spellcheck={false} placeholder={'title: ...\nlogsource: ...\ndetection: ...'}>{props.text ?? ''}</textarea>
-        <p><button type="submit">Import</button></p>
+        <textarea
+          id="yaml"
+          name="yaml"
+          required
+          spellcheck={false}
+          placeholder={'title: ...\nlogsource: ...\ndetection: ...'}
+        >
+          {props.text ?? ''}
+        </textarea>
+        <p>
+          <button type="submit">Import</button>
+        </p>
       </form>
     </section>
   );
 }
 
 /** The rules list, with enable/disable for a rule administrator and the import form. */
-function RulesPage(props: { readonly scope: PageScope; readonly rows: InstalledRule[]; readonly importText?: string; readonly errors?: readonly string[]; readonly message?: string }) {
+function RulesPage(props: {
+  readonly scope: PageScope;
+  readonly rows: InstalledRule[];
+  readonly importText?: string;
+  readonly errors?: readonly string[];
+  readonly message?: string;
+}) {
   const { scope } = props;
   const writer = scope.can('rules:write');
   return (
     <>
-      <h1>Rules <span class="muted">({props.rows.length})</span></h1>
-      {writer ? <ImportForm scope={scope} {...(props.importText !== undefined ? { text: props.importText } : {})} {...(props.errors ? { errors: props.errors } : {})} {...(props.message ? { message: props.message } : {})} /> : null}
-      <Table<InstalledRule> id="rules" keyboard rows={props.rows} rowKey={(r) => r.id} rowHref={(r) => `/rules/${encodeURIComponent(r.id)}`} empty="No rule installed." columns={[
-        { header: 'Level', cell: (r) => <SeverityBadge severity={r.compiled.level} /> },
-        { header: 'Rule', cell: (r) => <a href={`/rules/${encodeURIComponent(r.id)}`}>{r.compiled.title}</a> },
-        { header: 'Kind', cell: (r) => r.compiled.kind },
-        { header: 'Source', cell: (r) => r.source },
-        { header: 'Imported', cell: (r) => shortTime(r.importedAt) },
-        { header: 'Enabled', cell: (r) => (writer ? (
-          <form method="post" action={`/rules/${encodeURIComponent(r.id)}/enabled`} class="inline">
-            <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
-            <input type="hidden" name="enabled" value={r.enabled ? 'false' : 'true'} />
-            {r.enabled ? 'yes ' : 'no '}<button type="submit" class="secondary">{r.enabled ? 'Disable' : 'Enable'}</button>
-          </form>
-        ) : (r.enabled ? 'yes' : 'no')) },
-      ]} />
+      <h1>
+        Rules <span class="muted">({props.rows.length})</span>
+      </h1>
+      {writer ? (
+        <ImportForm
+          scope={scope}
+          {...(props.importText !== undefined ? { text: props.importText } : {})}
+          {...(props.errors ? { errors: props.errors } : {})}
+          {...(props.message ? { message: props.message } : {})}
+        />
+      ) : null}
+      <Table<InstalledRule>
+        id="rules"
+        keyboard
+        rows={props.rows}
+        rowKey={(r) => r.id}
+        rowHref={(r) => `/rules/${encodeURIComponent(r.id)}`}
+        empty="No rule installed."
+        columns={[
+          { header: 'Level', cell: (r) => <SeverityBadge severity={r.compiled.level} /> },
+          { header: 'Rule', cell: (r) => <a href={`/rules/${encodeURIComponent(r.id)}`}>{r.compiled.title}</a> },
+          { header: 'Kind', cell: (r) => r.compiled.kind },
+          { header: 'Source', cell: (r) => r.source },
+          { header: 'Imported', cell: (r) => shortTime(r.importedAt) },
+          {
+            header: 'Enabled',
+            cell: (r) =>
+              writer ? (
+                <form method="post" action={`/rules/${encodeURIComponent(r.id)}/enabled`} class="inline">
+                  <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
+                  <input type="hidden" name="enabled" value={r.enabled ? 'false' : 'true'} />
+                  {r.enabled ? 'yes ' : 'no '}
+                  <button type="submit" class="secondary">
+                    {r.enabled ? 'Disable' : 'Enable'}
+                  </button>
+                </form>
+              ) : r.enabled ? (
+                'yes'
+              ) : (
+                'no'
+              ),
+          },
+        ]}
+      />
     </>
   );
 }
 
-const sorted = (m: DetectionState['rules']) => [...m.values()].sort((a, b) => a.compiled.title.localeCompare(b.compiled.title));
+const sorted = (m: DetectionState['rules']) =>
+  [...m.values()].sort((a, b) => a.compiled.title.localeCompare(b.compiled.title));
 
 const listRoute: PageRoute = {
-  method: 'get', path: '/rules', permission: 'rules:read', audit: 'console_rules',
+  method: 'get',
+  path: '/rules',
+  permission: 'rules:read',
+  audit: 'console_rules',
   async handle(_c, scope) {
     return scope.render('Rules', <RulesPage scope={scope} rows={sorted(await rules(scope))} />);
   },
 };
 
 const detailRoute: PageRoute = {
-  method: 'get', path: '/rules/{id}', permission: 'rules:read', audit: 'console_rule',
+  method: 'get',
+  path: '/rules/{id}',
+  permission: 'rules:read',
+  audit: 'console_rule',
   async handle(c, scope) {
     const rule = (await rules(scope)).get(c.req.param('id')!);
     if (!rule) throw new HttpError(404, `rule ${c.req.param('id')!.slice(0, 128)} is not installed`);
     const comp = rule.compiled;
-    return scope.render(comp.title, (
+    return scope.render(
+      comp.title,
       <>
-        <h1><SeverityBadge severity={comp.level} /> {comp.title}</h1>
+        <h1>
+          <SeverityBadge severity={comp.level} /> {comp.title}
+        </h1>
         <section class="panel">
           <dl class="facts">
-            <dt>Id</dt><dd><code>{rule.id}</code></dd>
-            <dt>Kind</dt><dd>{comp.kind}</dd>
-            <dt>Author</dt><dd>{comp.author ?? '—'}</dd>
-            <dt>Enabled</dt><dd>{rule.enabled ? 'yes' : 'no'}</dd>
-            <dt>Source</dt><dd>{rule.source}{rule.importedBy ? ` by ${rule.importedBy}` : ''}, {shortTime(rule.importedAt)}</dd>
-            <dt>Description</dt><dd>{comp.description ?? '—'}</dd>
-            <dt>False positives</dt><dd>{comp.falsepositives.join('; ') || '—'}</dd>
+            <dt>Id</dt>
+            <dd>
+              <code>{rule.id}</code>
+            </dd>
+            <dt>Kind</dt>
+            <dd>{comp.kind}</dd>
+            <dt>Author</dt>
+            <dd>{comp.author ?? '—'}</dd>
+            <dt>Enabled</dt>
+            <dd>{rule.enabled ? 'yes' : 'no'}</dd>
+            <dt>Source</dt>
+            <dd>
+              {rule.source}
+              {rule.importedBy ? ` by ${rule.importedBy}` : ''}, {shortTime(rule.importedAt)}
+            </dd>
+            <dt>Description</dt>
+            <dd>{comp.description ?? '—'}</dd>
+            <dt>False positives</dt>
+            <dd>{comp.falsepositives.join('; ') || '—'}</dd>
           </dl>
         </section>
         <h2>Sigma</h2>
         <pre>{stringify(rule.doc)}</pre>
-      </>
-    ));
+      </>,
+    );
   },
 };
 
 const ImportFormSchema = v.object({ yaml: v.pipe(v.string(), v.maxLength(256 * 1024)) });
 
 const importRoute: PageRoute = {
-  method: 'post', path: '/rules/import', permission: 'rules:write', audit: 'console_import_rules',
+  method: 'post',
+  path: '/rules/import',
+  permission: 'rules:write',
+  audit: 'console_import_rules',
   async handle(c, scope) {
     const { yaml } = parseForm(ImportFormSchema, await formFields(c));
     // Browsers send a textarea with CRLF line ends; Sigma YAML reads the same either way.
     const text = yaml.replace(/\r\n/g, '\n');
     try {
-      const { result } = await executeAudited(c, scope.deps, (m) => decideImportRules(detectionSlice(m), text, 'api'), 303);
-      return backTo(c, '/rules', `Imported ${result.ruleIds.length} rule${result.ruleIds.length === 1 ? '' : 's'}: ${result.ruleIds.join(', ')}`);
+      const { result } = await executeAudited(
+        c,
+        scope.deps,
+        (m) => decideImportRules(detectionSlice(m), text, 'api'),
+        303,
+      );
+      return backTo(
+        c,
+        '/rules',
+        `Imported ${result.ruleIds.length} rule${result.ruleIds.length === 1 ? '' : 's'}: ${result.ruleIds.join(', ')}`,
+      );
     } catch (err) {
       if (!(err instanceof HttpError) || err.status !== 400) throw err;
-      return scope.render('Rules', <RulesPage scope={scope} rows={sorted(await rules(scope))} importText={yaml} errors={err.issues ?? []} message={err.message} />, { status: 400 });
+      return scope.render(
+        'Rules',
+        <RulesPage
+          scope={scope}
+          rows={sorted(await rules(scope))}
+          importText={yaml}
+          errors={err.issues ?? []}
+          message={err.message}
+        />,
+        { status: 400 },
+      );
     }
   },
 };
 
-const EnabledForm = v.object({ enabled: v.picklist(['true', 'false']), reason: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(4096))) });
+const EnabledForm = v.object({
+  enabled: v.picklist(['true', 'false']),
+  reason: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(4096))),
+});
 
 const enabledRoute: PageRoute = {
-  method: 'post', path: '/rules/{id}/enabled', permission: 'rules:write', audit: 'console_set_rule_enabled',
+  method: 'post',
+  path: '/rules/{id}/enabled',
+  permission: 'rules:write',
+  audit: 'console_set_rule_enabled',
   async handle(c, scope) {
     const id = c.req.param('id')!;
     const form = parseForm(EnabledForm, await formFields(c));

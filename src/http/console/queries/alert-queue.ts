@@ -11,10 +11,16 @@ import { decodeCursor, encodeCursor } from '../../../projections/cursor.js';
 export const QUEUE_SORTS = ['severity', 'lastSeen', 'firstSeen', 'status', 'title', 'assignee'] as const;
 type SortKey = (typeof QUEUE_SORTS)[number];
 
-const Blank = v.pipe(v.literal(''), v.transform(() => undefined));
+const Blank = v.pipe(
+  v.literal(''),
+  v.transform(() => undefined),
+);
 const opt = <S extends v.GenericSchema<string, unknown>>(s: S) => v.optional(v.union([Blank, s]));
 
-/** The queue's URL query: the filters of `GET /api/v1/alerts` by name, the sort and the cursor (empty fields are no filter). */
+/**
+ * The queue's URL query: the filters of `GET /api/v1/alerts` by name, the sort and the cursor (empty fields are no
+ * filter).
+ */
 export const QueueQuery = v.object({
   status: opt(v.picklist(ALERT_STATUSES)),
   severity: opt(v.picklist(LEVELS)),
@@ -34,17 +40,23 @@ export type QueueParams = v.InferOutput<typeof QueueQuery>;
 /** The projection's filter of a queue query: a severity means "at least this level". */
 export function queueFilter(q: QueueParams): AlertFilter {
   return {
-    ...(q.status ? { status: q.status } : {}), ...(q.severity ? { minSeverity: LEVEL_SEVERITY[q.severity] } : {}),
-    ...(q.rule ? { ruleId: q.rule } : {}), ...(q.entity ? { entity: q.entity } : {}),
-    ...(q.assignee ? { assignee: q.assignee } : {}), ...(q.unassigned ? { unassigned: q.unassigned === 'true' } : {}),
+    ...(q.status ? { status: q.status } : {}),
+    ...(q.severity ? { minSeverity: LEVEL_SEVERITY[q.severity] } : {}),
+    ...(q.rule ? { ruleId: q.rule } : {}),
+    ...(q.entity ? { entity: q.entity } : {}),
+    ...(q.assignee ? { assignee: q.assignee } : {}),
+    ...(q.unassigned ? { unassigned: q.unassigned === 'true' } : {}),
     ...(q.since ? { since: canonicalIso(q.since) } : {}),
   };
 }
 
-const valueOf = (a: AlertView, key: SortKey): string | number => (key === 'severity' ? a.severity : key === 'assignee' ? (a.assignee ?? '') : a[key]);
+const valueOf = (a: AlertView, key: SortKey): string | number =>
+  key === 'severity' ? a.severity : key === 'assignee' ? (a.assignee ?? '') : a[key];
 
 /** Orders alerts by a key, then by id so the order is total (a cursor names one place in it). */
-function comparator(sort: string): (a: { value: string | number; id: string }, b: { value: string | number; id: string }) => number {
+function comparator(
+  sort: string,
+): (a: { value: string | number; id: string }, b: { value: string | number; id: string }) => number {
   const dir = sort.startsWith('-') ? -1 : 1;
   return (a, b) => (a.value < b.value ? -dir : a.value > b.value ? dir : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
@@ -56,11 +68,19 @@ export interface QueuePage {
   readonly nextCursor: string | undefined;
 }
 
-/** Whether an alert matches a filter: the same test as `matchingAlerts` (src/projections/alerts-query.ts), without its sort. */
+/**
+ * Whether an alert matches a filter: the same test as `matchingAlerts` (src/projections/alerts-query.ts), without its
+ * sort.
+ */
 function matches(a: AlertView, f: AlertFilter): boolean {
-  return (f.status === undefined || a.status === f.status) && (f.minSeverity === undefined || a.severity >= f.minSeverity)
-    && (f.ruleId === undefined || a.ruleId === f.ruleId) && (f.since === undefined || a.lastSeen >= f.since)
-    && (f.assignee === undefined || a.assignee === f.assignee) && (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned);
+  return (
+    (f.status === undefined || a.status === f.status) &&
+    (f.minSeverity === undefined || a.severity >= f.minSeverity) &&
+    (f.ruleId === undefined || a.ruleId === f.ruleId) &&
+    (f.since === undefined || a.lastSeen >= f.since) &&
+    (f.assignee === undefined || a.assignee === f.assignee) &&
+    (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned)
+  );
 }
 
 type Row = { a: AlertView; value: string | number; id: string };
@@ -79,11 +99,18 @@ export function queuePage(s: AlertsState, q: QueueParams, limit: number): QueueP
   let pivot: { value: string | number; id: string } | undefined;
   if (q.cursor !== undefined) {
     const c = decodeCursor<[string, string | number, string]>(q.cursor);
-    if (!Array.isArray(c) || c[0] !== sort || typeof c[2] !== 'string' || (typeof c[1] !== 'string' && typeof c[1] !== 'number')) return undefined;
+    if (
+      !Array.isArray(c) ||
+      c[0] !== sort ||
+      typeof c[2] !== 'string' ||
+      (typeof c[1] !== 'string' && typeof c[1] !== 'number')
+    )
+      return undefined;
     pivot = { value: c[1], id: c[2] };
   }
   const f = queueFilter(q);
-  const pool: Iterable<AlertView> = f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : s.alerts.values();
+  const pool: Iterable<AlertView> =
+    f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : s.alerts.values();
   const keep = limit + 1;
   const buffer: Row[] = [];
   let total = 0;
@@ -105,5 +132,9 @@ export function queuePage(s: AlertsState, q: QueueParams, limit: number): QueueP
   }
   const page = buffer.slice(0, limit);
   const last = page.at(-1);
-  return { alerts: page.map((r) => r.a), total, nextCursor: last && buffer.length > limit ? encodeCursor([sort, last.value, last.id]) : undefined };
+  return {
+    alerts: page.map((r) => r.a),
+    total,
+    nextCursor: last && buffer.length > limit ? encodeCursor([sort, last.value, last.id]) : undefined,
+  };
 }

@@ -36,8 +36,12 @@ export function StackedBars(props: StackedBarsProps) {
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={props.title}>
         <title>{props.title}</title>
         <line class="axis" x1={PAD.left} y1={H - PAD.bottom} x2={W - PAD.right} y2={H - PAD.bottom} />
-        <text class="tick" x={PAD.left - 4} y={PAD.top + 8} text-anchor="end">{max}</text>
-        <text class="tick" x={PAD.left - 4} y={H - PAD.bottom} text-anchor="end">0</text>
+        <text class="tick" x={PAD.left - 4} y={PAD.top + 8} text-anchor="end">
+          {max}
+        </text>
+        <text class="tick" x={PAD.left - 4} y={H - PAD.bottom} text-anchor="end">
+          0
+        </text>
         {props.buckets.map((label, i) => {
           let y = H - PAD.bottom;
           return props.series.map((s, si) => {
@@ -53,13 +57,22 @@ export function StackedBars(props: StackedBarsProps) {
           });
         })}
         {labelled.map((i) => (
-          <text class="tick" x={PAD.left + i * bw + bw / 2} y={H - 6} text-anchor="middle">{props.buckets[i]}</text>
+          <text class="tick" x={PAD.left + i * bw + bw / 2} y={H - 6} text-anchor="middle">
+            {props.buckets[i]}
+          </text>
         ))}
       </svg>
       <figcaption>
         <span class="chart-title">{props.title}</span>
         <ul class="legend">
-          {props.series.map((s, si) => <li><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect class={cls(s.name, si)} width="10" height="10" /></svg>{s.name} ({s.values.reduce((a, b) => a + b, 0)})</li>)}
+          {props.series.map((s, si) => (
+            <li>
+              <svg class="swatch" viewBox="0 0 10 10" aria-hidden="true">
+                <rect class={cls(s.name, si)} width="10" height="10" />
+              </svg>
+              {s.name} ({s.values.reduce((a, b) => a + b, 0)})
+            </li>
+          ))}
         </ul>
       </figcaption>
     </figure>
@@ -67,7 +80,10 @@ export function StackedBars(props: StackedBarsProps) {
 }
 
 /** Horizontal bars of labelled values (systems, sources), longest first as given. */
-export function HorizontalBars(props: { readonly title: string; readonly rows: readonly { readonly label: string; readonly value: number; readonly note?: string }[] }) {
+export function HorizontalBars(props: {
+  readonly title: string;
+  readonly rows: readonly { readonly label: string; readonly value: number; readonly note?: string }[];
+}) {
   const max = Math.max(1, ...props.rows.map((r) => r.value));
   const rowH = 22;
   const h = Math.max(rowH, props.rows.length * rowH);
@@ -77,15 +93,28 @@ export function HorizontalBars(props: { readonly title: string; readonly rows: r
         <title>{props.title}</title>
         {props.rows.map((r, i) => (
           <g>
-            <text class="label" x="0" y={i * rowH + 15}>{r.label.length > 28 ? `${r.label.slice(0, 27)}…` : r.label}</text>
-            <rect class="series-0" x="200" y={i * rowH + 4} width={Math.max(1, ((W - 440) * r.value) / max)} height={rowH - 8}>
+            <text class="label" x="0" y={i * rowH + 15}>
+              {r.label.length > 28 ? `${r.label.slice(0, 27)}…` : r.label}
+            </text>
+            <rect
+              class="series-0"
+              x="200"
+              y={i * rowH + 4}
+              width={Math.max(1, ((W - 440) * r.value) / max)}
+              height={rowH - 8}
+            >
               <title>{`${r.label}: ${r.value}${r.note ? ` (${r.note})` : ''}`}</title>
             </rect>
-            <text class="value" x={204 + ((W - 440) * r.value) / max} y={i * rowH + 15}>{r.value}{r.note ? ` · ${r.note}` : ''}</text>
+            <text class="value" x={204 + ((W - 440) * r.value) / max} y={i * rowH + 15}>
+              {r.value}
+              {r.note ? ` · ${r.note}` : ''}
+            </text>
           </g>
         ))}
       </svg>
-      <figcaption><span class="chart-title">{props.title}</span></figcaption>
+      <figcaption>
+        <span class="chart-title">{props.title}</span>
+      </figcaption>
     </figure>
   );
 }

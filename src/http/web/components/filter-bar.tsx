@@ -1,7 +1,12 @@
 /** One field of a filter bar: a free-text input, a choice, or a time. */
 export type FilterField =
   | { readonly kind: 'text'; readonly name: string; readonly label: string; readonly placeholder?: string }
-  | { readonly kind: 'select'; readonly name: string; readonly label: string; readonly options: readonly (readonly [value: string, label: string])[] }
+  | {
+      readonly kind: 'select';
+      readonly name: string;
+      readonly label: string;
+      readonly options: readonly (readonly [value: string, label: string])[];
+    }
   | { readonly kind: 'time'; readonly name: string; readonly label: string };
 
 /** Props of a filter bar: the fields, the current values (from the URL) and where it submits. */
@@ -23,7 +28,11 @@ export function FilterBar(props: FilterBarProps) {
           {f.kind === 'select' ? (
             <select name={f.name}>
               <option value="">any</option>
-              {f.options.map(([value, label]) => <option value={value} selected={props.values[f.name] === value}>{label}</option>)}
+              {f.options.map(([value, label]) => (
+                <option value={value} selected={props.values[f.name] === value}>
+                  {label}
+                </option>
+              ))}
             </select>
           ) : (
             <input
@@ -38,7 +47,9 @@ export function FilterBar(props: FilterBarProps) {
       ))}
       {Object.entries(props.keep ?? {}).map(([k, v]) => (v ? <input type="hidden" name={k} value={v} /> : null))}
       <button type="submit">Apply</button>
-      <a class="reset" href={props.action}>Reset</a>
+      <a class="reset" href={props.action}>
+        Reset
+      </a>
     </form>
   );
 }

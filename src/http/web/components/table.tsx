@@ -39,12 +39,20 @@ export function Table<R>(props: TableProps<R>) {
     <table class="data" id={props.id} data-keynav={props.keyboard ? '' : undefined}>
       {props.caption ? <caption>{props.caption}</caption> : null}
       <thead>
-        <tr>{props.columns.map((col) => <th scope="col" class={col.class} aria-sort={ariaSort(col, props.sort)}>{header(col, props.sort)}</th>)}</tr>
+        <tr>
+          {props.columns.map((col) => (
+            <th scope="col" class={col.class} aria-sort={ariaSort(col, props.sort)}>
+              {header(col, props.sort)}
+            </th>
+          ))}
+        </tr>
       </thead>
       <tbody>
         {props.rows.map((row) => (
           <tr data-key={props.rowKey(row)} data-href={props.rowHref?.(row)}>
-            {props.columns.map((col) => <td class={col.class}>{col.cell(row)}</td>)}
+            {props.columns.map((col) => (
+              <td class={col.class}>{col.cell(row)}</td>
+            ))}
           </tr>
         ))}
       </tbody>
@@ -64,17 +72,32 @@ function header<R>(col: Column<R>, sort: SortLinks | undefined): Child {
   if (!col.sort || !sort) return col.header;
   const next = sort.current === col.sort ? `-${col.sort}` : col.sort;
   const mark = sort.current === col.sort ? ' ▲' : sort.current === `-${col.sort}` ? ' ▼' : '';
-  return <a href={withQuery(sort.path, { ...sort.query, sort: next, cursor: undefined })}>{col.header}{mark}</a>;
+  return (
+    <a href={withQuery(sort.path, { ...sort.query, sort: next, cursor: undefined })}>
+      {col.header}
+      {mark}
+    </a>
+  );
 }
 
 /** Paging by cursor: a link to the next page when there is one, and back to the first. */
-export function Pager(props: { readonly path: string; readonly query: Readonly<Record<string, string | undefined>>; readonly nextCursor?: string | undefined; readonly shown: number; readonly total?: number }) {
+export function Pager(props: {
+  readonly path: string;
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly nextCursor?: string | undefined;
+  readonly shown: number;
+  readonly total?: number;
+}) {
   const first = props.query.cursor !== undefined;
   return (
     <nav class="pager" aria-label="Pages">
       <span>{props.total !== undefined ? `${props.shown} shown of ${props.total}` : `${props.shown} shown`}</span>
       {first ? <a href={withQuery(props.path, { ...props.query, cursor: undefined })}>First page</a> : null}
-      {props.nextCursor ? <a rel="next" href={withQuery(props.path, { ...props.query, cursor: props.nextCursor })}>Next page</a> : null}
+      {props.nextCursor ? (
+        <a rel="next" href={withQuery(props.path, { ...props.query, cursor: props.nextCursor })}>
+          Next page
+        </a>
+      ) : null}
     </nav>
   );
 }
