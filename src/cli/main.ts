@@ -1,23 +1,19 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, withListenOverrides } from './config-file.js';
+import { ConfigError, loadConfig } from './config-file.js';
 import { StartupError } from './instance/startup-error.js';
 import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } from './credentials.js';
 import { logExport, logVerify, readVerifierKeys, replay } from './log-commands.js';
 import { readFileSync } from 'node:fs';
 import { isLogProofCommand, runLogProofCommand } from './log-proof-commands.js';
-import { startInstance } from './instance/serve.js';
+import { serveCommand } from './serve-command.js';
 import { storeOptions } from './instance/open.js';
 import { openApiDocument } from '../http/openapi.js';
+import type { Config } from '../services/config-schema.js';
 import { runSetupCommand } from './setup-commands.js';
 import { runCollectorCommand } from './collector-commands.js';
 import { runRulesCommand } from './rules-commands.js';
 
-/**
- * How long `vigil serve` may take to stop after an unexpected error before it kills itself (the graceful stop gives
- * connections 10 s).
- */
-const UNEXPECTED_STOP_MS = 20_000;
 /**
  * Nice steps the replay's write-side thread runs below its read side's worker (as `limits.readSideNice`'s default, the
  * other way round).
@@ -49,19 +45,12 @@ const USAGE = `usage: vigil <command> [options]
 
   every command takes --config FILE (else VIGIL_CONFIG, else ./vigil.config.json)`;
 
-/** What the start line says when requests from this machine need a token too. */
-const LOOPBACK_OFF =
-  'loopback administration is off (server.allowLoopbackAdmin is false in the config in force): every /api/v1 request ' +
-  'needs a bearer token; create one with vigil api-token-generate <principal> <role>, or set ' +
-  'server.allowLoopbackAdmin: true for local use';
-
 const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
 /** A progress line on stderr: rewritten in place on a terminal, one line per step otherwise. */
 const progressLine = (line: string, done: boolean) => {
   if (process.stderr.isTTY) process.stderr.write(`\r${line}${done ? '\n' : ''}`);
   else process.stderr.write(`${line}\n`);
 };
-const logLine = (line: Record<string, unknown>) => out({ at: new Date().toISOString(), ...line });
 
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -69,15 +58,9 @@ function intOption(value: string | undefined, name: string): number | undefined 
   return Number(value);
 }
 
-async function main(argv: string[]): Promise<number> {
-  if (argv[0] === 'setup-authority' || argv[0] === 'install') return runSetupCommand(argv, process.env, process.cwd());
-  if (argv[0] === 'log' && isLogProofCommand(argv.slice(1)))
-    return runLogProofCommand(argv.slice(1), process.env, process.cwd(), out);
-  const collector = await runCollectorCommand(argv, process.env, out);
-  if (collector !== undefined) return collector;
-  const rules = await runRulesCommand(argv, process.env, out, progressLine);
-  if (rules !== undefined) return rules;
-  const { values, positionals } = parseArgs({
+/** Reads the options of the commands this dispatcher runs itself (the others read their own). */
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -96,6 +79,84 @@ async function main(argv: string[]): Promise<number> {
       port: { type: 'string' },
     },
   });
+}
+
+/** The options given on the command line, by name. */
+type Options = ReturnType<typeof parseCommandLine>['values'];
+
+/** Runs `vigil api-token-generate`: creates a credential in `credentialsFile` and prints it, with its token, once. */
+function apiTokenCommand(args: readonly string[], values: Options, credentialsFile: string): number {
+  const [principal, role] = args;
+  if (!principal || !role || args.length !== 2)
+    throw new CliError(
+      'usage: vigil api-token-generate <principal_id> <role> [--expires-at ISO] [--collector-id ID]',
+      2,
+    );
+  out(
+    apiTokenGenerate(credentialsFile, principal, role, {
+      ...(values['expires-at'] !== undefined ? { expiresAt: values['expires-at'] } : {}),
+      ...(values['collector-id'] !== undefined ? { collectorId: values['collector-id'] } : {}),
+    }),
+  );
+  return 0;
+}
+
+/** Runs `vigil credential`: lists the credentials of `credentialsFile`, or disables or enables one. */
+function credentialCommand(args: readonly string[], values: Options, credentialsFile: string): number {
+  const [verb, id] = args;
+  if (verb === 'list' && !id) {
+    out(listCredentials(credentialsFile));
+    return 0;
+  }
+  if ((verb === 'disable' || verb === 'enable') && id) {
+    const n = setCredentialDisabled(credentialsFile, id, verb === 'disable', values.fingerprint);
+    out({ id, disabled: verb === 'disable', credentials: n });
+    return 0;
+  }
+  throw new CliError('usage: vigil credential list | disable <id> | enable <id> [--fingerprint F]', 2);
+}
+
+/** Runs `vigil log verify` and `vigil log export` over the store (the offline commands run apart, without one). */
+async function logCommand(args: readonly string[], values: Options, config: Config): Promise<number> {
+  if (args[0] === 'verify') {
+    const keysFile = values['archive-keys'];
+    const result = await logVerify(
+      config.storage.path,
+      storeOptions(config),
+      values.archives,
+      keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : [],
+    );
+    out(result);
+    return result.ok ? 0 : 1;
+  }
+  if (args[0] === 'export') {
+    await logExport(
+      config.storage.path,
+      intOption(values.from, '--from') ?? 1,
+      intOption(values.to, '--to'),
+      (l) => process.stdout.write(l),
+      storeOptions(config),
+      values.raw === true,
+    );
+    return 0;
+  }
+  throw new CliError(
+    'usage: vigil log verify | log export [--from SEQ] [--to SEQ] [--raw] | log public-key | log ' +
+      'verify-consistency | log verify-inclusion | log cosign | log witness-key',
+    2,
+  );
+}
+
+/** The `vigil` command line: hands each command to what runs it, and resolves with the exit status. */
+async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'setup-authority' || argv[0] === 'install') return runSetupCommand(argv, process.env, process.cwd());
+  if (argv[0] === 'log' && isLogProofCommand(argv.slice(1)))
+    return runLogProofCommand(argv.slice(1), process.env, process.cwd(), out);
+  const collector = await runCollectorCommand(argv, process.env, out);
+  if (collector !== undefined) return collector;
+  const rules = await runRulesCommand(argv, process.env, out, progressLine);
+  if (rules !== undefined) return rules;
+  const { values, positionals } = parseCommandLine(argv);
   const [command, ...args] = positionals;
   if (!command || values.help) {
     out(USAGE);
@@ -110,141 +171,19 @@ async function main(argv: string[]): Promise<number> {
   if ((values.host !== undefined || values.port !== undefined) && command !== 'serve')
     throw new CliError('--host and --port are options of vigil serve', 2);
   switch (command) {
-    case 'serve': {
-      const { config: served, from } = withListenOverrides(config, values, process.env, loaded.source);
-      let running: Awaited<ReturnType<typeof startInstance>> | undefined;
-      const onFatal = (err: Error) => {
-        logLine({
-          level: 'fatal',
-          msg: 'storage failure: stopping without acknowledging more writes',
-          error: err.message,
-        });
-        process.exit(70);
-      };
-      // An error nothing caught (a bug) stops the process as SIGTERM does (requests in flight are
-      // answered, the store closed), then with status 70. Exiting at once is no option: Node's exit
-      // waits for LMDB's write thread, which waits for this thread inside a write transaction, for
-      // minutes. Should the stop itself hang, the process kills itself: a supervisor restarts it.
-      let dying = false;
-      process.on('uncaughtException', (err) => {
-        if (dying) return;
-        dying = true;
-        logLine({
-          level: 'fatal',
-          msg: 'unexpected error: stopping as on SIGTERM, then exiting with status 70 (please report this line)',
-          error: err?.message ?? String(err),
-          stack: String(err?.stack ?? '').slice(0, 2000),
-        });
-        setTimeout(() => {
-          logLine({
-            level: 'fatal',
-            msg: `could not stop within ${UNEXPECTED_STOP_MS / 1000} s of the unexpected error: killing the process`,
-          });
-          process.kill(process.pid, 'SIGKILL');
-        }, UNEXPECTED_STOP_MS).unref();
-        void (running?.stop() ?? Promise.resolve()).catch(() => undefined).finally(() => process.exit(70));
-      });
-      running = await startInstance(served, logLine, onFatal, from);
-      logLine({
-        level: 'info',
-        msg: 'listening',
-        url: running.url,
-        config: loaded.source === '(defaults)' ? '(none: built-in defaults)' : loaded.source,
-        listenFrom: from,
-        loopbackAdmin: served.server.allowLoopbackAdmin,
-        store: served.storage.path,
-        foldedAtStart: running.instance.folded,
-        head: running.instance.log.head().seq,
-        ...(served.server.allowLoopbackAdmin ? {} : { note: LOOPBACK_OFF }),
-      });
-      const stop = (signal: string) => {
-        // Already stopping after an unexpected error: that stop ends with status 70.
-        if (dying) return;
-        logLine({ level: 'info', msg: 'stopping', signal });
-        void running!.stop().then(() => {
-          logLine({ level: 'info', msg: 'stopped' });
-          process.exit(0);
-        });
-      };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
-      // SIGHUP re-reads the config file and applies its `monitoring` section (docs/monitoring.md);
-      // a file that no longer validates is reported and the settings in force are kept.
-      process.on('SIGHUP', () => {
-        try {
-          running!.reload(loadConfig(values.config, process.env, process.cwd()).config);
-        } catch (err) {
-          logLine({
-            level: 'error',
-            msg: 'config reload failed: keeping the settings in force',
-            error: (err as Error)?.message,
-          });
-        }
-      });
-      return await new Promise<number>(() => {});
-    }
-    case 'api-token-generate': {
-      const [principal, role] = args;
-      if (!principal || !role || args.length !== 2)
-        throw new CliError(
-          'usage: vigil api-token-generate <principal_id> <role> [--expires-at ISO] [--collector-id ID]',
-          2,
-        );
-      out(
-        apiTokenGenerate(config.auth.credentialsFile, principal, role, {
-          ...(values['expires-at'] !== undefined ? { expiresAt: values['expires-at'] } : {}),
-          ...(values['collector-id'] !== undefined ? { collectorId: values['collector-id'] } : {}),
-        }),
-      );
-      return 0;
-    }
-    case 'credential': {
-      const [verb, id] = args;
-      if (verb === 'list' && !id) {
-        out(listCredentials(config.auth.credentialsFile));
-        return 0;
-      }
-      if ((verb === 'disable' || verb === 'enable') && id) {
-        const n = setCredentialDisabled(config.auth.credentialsFile, id, verb === 'disable', values.fingerprint);
-        out({ id, disabled: verb === 'disable', credentials: n });
-        return 0;
-      }
-      throw new CliError('usage: vigil credential list | disable <id> | enable <id> [--fingerprint F]', 2);
-    }
+    case 'serve':
+      return serveCommand(values, loaded);
+    case 'api-token-generate':
+      return apiTokenCommand(args, values, config.auth.credentialsFile);
+    case 'credential':
+      return credentialCommand(args, values, config.auth.credentialsFile);
     case 'replay':
       // A one-shot command: the thread that folds the write side yields to the read side's worker
       // (the longer fold) for the rest of the process.
       out(await replay(config.storage.path, intOption(values.until, '--until'), storeOptions(config), REPLAY_YIELD));
       return 0;
-    case 'log': {
-      if (args[0] === 'verify') {
-        const keysFile = values['archive-keys'];
-        const result = await logVerify(
-          config.storage.path,
-          storeOptions(config),
-          values.archives,
-          keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : [],
-        );
-        out(result);
-        return result.ok ? 0 : 1;
-      }
-      if (args[0] === 'export') {
-        await logExport(
-          config.storage.path,
-          intOption(values.from, '--from') ?? 1,
-          intOption(values.to, '--to'),
-          (l) => process.stdout.write(l),
-          storeOptions(config),
-          values.raw === true,
-        );
-        return 0;
-      }
-      throw new CliError(
-        'usage: vigil log verify | log export [--from SEQ] [--to SEQ] [--raw] | log public-key | log ' +
-          'verify-consistency | log verify-inclusion | log cosign | log witness-key',
-        2,
-      );
-    }
+    case 'log':
+      return logCommand(args, values, config);
     default:
       throw new CliError(`unknown command ${command}\n${USAGE}`, 2);
   }

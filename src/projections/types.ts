@@ -74,7 +74,8 @@ export interface IndexProjection {
   readonly folds?: ReadonlySet<string>;
   /**
    * The seq of the record an entry of `db` was written for. With it a retention cut forgets the
-   * entries of removed records by a sweep instead of folding the index again (src/projections/read-side/read-fold.ts).
+   * entries of removed records by a sweep instead of folding the index again
+   * (src/projections/read-side/read-expiry.ts).
    */
   recordOf?(db: string, key: IndexKey, value: unknown): number;
 }

@@ -1,43 +1,36 @@
-import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { openCredentialRegistry, type Credential } from '../../auth/registry.js';
+import type { KeyObject } from 'node:crypto';
 import { ensureSecretDir, secretFileProblem } from '../../kernel/secret-files.js';
 import type { Config } from '../../services/config-schema.js';
-import { createApp } from '../../http/app.js';
-import { installBuiltinRules } from './builtin-rules.js';
-import { importEnrollmentGrants } from '../../services/enrollment-grants.js';
-import { openInstanceStore, storeOptions, type InstanceStore } from './open.js';
+import type { InstanceStore } from './open.js';
 import {
   loadIdentityKey,
   startDeploymentReporter,
   type DeploymentReporter,
 } from '../../services/deployment-reporter.js';
 import { listen } from '../../http/listen.js';
-import { createIngestAdmission } from '../../http/admission.js';
-import { createRefusalLedger } from '../../http/refusals.js';
-import { startRefusalSummaries } from './refusal-summaries.js';
-import { readYourWritesOf } from '../../http/read-consistency.js';
-import { detectionSettingsOf, instanceDetector } from '../../commands/alerting/detection-step.js';
+import { createRefusalLedger, type RefusalLedger } from '../../http/refusals.js';
+import { startRefusalSummaries, type RefusalSummaries } from './refusal-summaries.js';
+import { detectionSettingsOf, instanceDetector, type Detector } from '../../commands/alerting/detection-step.js';
 import { openMeshIdentity } from './mesh-identity.js';
-import { startInstanceCheckpointer } from './checkpoints.js';
-import { exportsWhileLeading, startExports, type ExportDeps, type LeaderExports } from '../../services/export/start.js';
-import { logCursor } from '../../services/export/cursor.js';
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
-import { createMetrics } from '../../services/metrics/metrics.js';
-import { measuredWriter } from '../../services/metrics/writer-metrics.js';
-import { createPipeline } from '../../commands/pipeline.js';
-import { startSyslogListeners } from '../../services/listeners/syslog-listeners.js';
-import { createSelfMonitor, statfsSpace } from '../../services/monitoring/self-monitor.js';
+import { createPipeline, type Pipeline } from '../../commands/pipeline.js';
+import type { WriteModels } from '../../projections/models.js';
+import { startSyslogListeners, type SyslogListeners } from '../../services/listeners/syslog-listeners.js';
+import { createSelfMonitor, statfsSpace, type SelfMonitor } from '../../services/monitoring/self-monitor.js';
 import { fatalDrain, trackInFlight, type InFlight } from './fatal-drain.js';
-import { recordCredentialChanges } from './credential-recorder.js';
+import { exitAfterReadSideHalt } from './fatal-exit.js';
 import { listenFailure, type ListenOrigin } from './startup-error.js';
 import type { JetStreamNode } from './jetstream-node.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
-import { startRetention } from '../../services/retention/scheduler.js';
-import { archiveDirOf } from '../../services/retention/expire.js';
-import { followCut } from '../../services/retention/follow-cut.js';
+import type { StopList } from './stop-list.js';
+import type { Exports } from '../../services/export/start.js';
+import { openServedStore, type JetStreamModule, type ServedStore } from './served-store.js';
+import { startupWritesOf, type WiredWork } from './startup-writes.js';
+import { startInstanceExports } from './instance-exports.js';
+import { startInstanceRetention } from './instance-retention.js';
+import { watchCredentials, type CredentialsWatch } from './credentials-watch.js';
+import { createInstanceApp, type InstanceApp } from './instance-app.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -56,17 +49,15 @@ export function checkCredentialsFile(path: string): void {
   if (problem) throw new Error(`refusing to start: ${problem}`);
 }
 
-/** The size of a file in bytes, or 0 when it cannot be read. */
-function fileSize(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
+/** Parts that closures made before them reach (the fatal path, the app, refusal summaries), set as each starts. */
+interface Late {
+  server?: Server;
+  inFlight?: InFlight;
+  haltReadSide?: () => Promise<boolean>;
+  edge?: ClusterEdge;
+  /** Bound once the server listens (the reporter needs the port); the console reads it through `deployment`. */
+  reporter?: DeploymentReporter;
 }
-
-/** How long the exit after a storage failure waits for the read side's worker to stop between two folds. */
-const READ_SIDE_HALT_MS = 2000;
 
 /** Starts `vigil serve`: opens the store, checks secrets, listens. */
 export async function startInstance(
@@ -78,194 +69,123 @@ export async function startInstance(
   checkCredentialsFile(config.auth.credentialsFile);
   const mesh = config.auth.mesh ? openMeshIdentity(config.auth.mesh, log) : undefined;
   const identityKey = config.deployment ? loadIdentityKey(config.deployment.identityKeyFile) : undefined;
-  let server: Server | undefined;
-  let inFlight: InFlight | undefined;
-  // A storage failure ends the process without closing the store: the read side's worker is first
-  // stopped between two transactions, as the exit ending it inside one hangs in lmdb-js's clean-up.
-  // A worker that does not stop in time is not waited for: the process is killed instead (exit
-  // status 137, not 70) rather than left hanging, answering nothing, with its port closed.
-  let haltReadSide: (() => Promise<boolean>) | undefined;
+  const late: Late = {};
+  const halt = exitAfterReadSideHalt(() => late.haltReadSide, log, onFatal);
   const fatal = fatalDrain(
-    () => server,
-    () => inFlight,
+    () => late.server,
+    () => late.inFlight,
     log,
-    (err) => {
-      void (haltReadSide?.() ?? Promise.resolve(true)).then((halted) => {
-        if (!halted) {
-          log({
-            level: 'fatal',
-            msg:
-              `the read side did not stop within ${READ_SIDE_HALT_MS} ms: killing the process, whose exit would ` +
-              `wait for it forever`,
-            error: err.message,
-          });
-          process.kill(process.pid, 'SIGKILL');
-        }
-        onFatal(err);
-      });
+    halt,
+  );
+  const served = await openServedStore(config, fatal, late, log);
+  const { cluster, jetstream, instance, parts } = served;
+  const detector = instanceDetector(detectionSettingsOf(config));
+  const onLeader = leaderPipeline(served, detector);
+  const { exports, credentials } = await startWriting(served, config, onLeader, log);
+  const refusals = createRefusalLedger(config.limits);
+  const monitor = selfMonitorOf(config, onLeader, instance, log);
+  const summaries = startServedSummaries(refusals, instance.pipeline, config, jetstream ? late : undefined);
+  parts.push(() => summaries.stop());
+  const http = createInstanceApp(served, config, {
+    detector,
+    registry: credentials.registry,
+    mesh,
+    refusals,
+    exports,
+    monitor,
+    late,
+    log,
+  });
+  const { app, edge } = http;
+  late.edge = edge;
+  const server = await listen(edge ? edge.fetch : app.fetch, config.server.host, config.server.port).catch(
+    async (err: NodeJS.ErrnoException) => {
+      credentials.stop();
+      await parts.stopAll();
+      // The NATS connection goes last, as at every other failure point (it was left open here before).
+      await jetstream?.close();
+      throw listenFailure(err, config.server.host, config.server.port, origin) ?? err;
     },
   );
-  // On a JetStream node a start-up step the stream does not answer is said as a refusal with what to do.
-  // The NATS client modules load only for a JetStream backend: the default single-node path never loads them.
-  const cluster = config.storage.backend === 'jetstream' ? await import('./jetstream-node.js') : undefined;
-  const refusal = (err: unknown) =>
-    cluster && err instanceof Error ? cluster.unanswered(config.storage.jetstream?.stream ?? '(unnamed)', err) : err;
-  const jetstream = cluster
-    ? await cluster.connectJetStreamNode(config, log).catch((err: unknown) => {
-        throw refusal(err);
-      })
-    : undefined;
-  // Only a serving instance lowers its read side: there it shares the CPU with ingest, and the
-  // writer, which acknowledges evidence, goes first (one-shot commands such as replay wait for both).
-  const opened = {
-    ...storeOptions(config),
-    readSideNice: config.limits.readSideNice,
-    onFatal: fatal,
-    ...(jetstream ? { openLog: jetstream.openLog } : {}),
-    onReadSideFailure: (message: string) =>
-      log({
-        level: 'error',
-        msg: 'the read side failed: reads are answered 503 until vigil serve is restarted',
-        error: message,
-      }),
+  late.server = server;
+  late.inFlight = trackInFlight(server);
+  const syslog = await startServedSyslog(config, http, cluster, monitor, log).catch(async (err: unknown) => {
+    credentials.stop();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await parts.stopAll();
+    await jetstream?.close();
+    throw err;
+  });
+  const stopNudging = instance.log.follow(instance.log.head().seq, (r) => monitor.noteRecord(r));
+  monitor.start();
+  server.requestTimeout = 120_000;
+  server.headersTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  const url = urlOf(server, config.server.host);
+  late.reporter = startReporter(config.deployment, identityKey, url, instance, log);
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    instance,
+    reload(next) {
+      monitor.reload(next.monitoring);
+      log({ level: 'info', msg: 'monitoring settings reloaded', disk: next.monitoring.disk });
+    },
+    stop() {
+      const { reporter } = late;
+      stopping ??= stopServing({ jetstream, credentials, reporter, syslog, stopNudging, monitor, server, parts });
+      return stopping;
+    },
   };
-  const instance = await openInstanceStore(config.storage.path, opened).catch(async (err: unknown) => {
-    await jetstream?.close();
-    throw refusal(err);
-  });
-  haltReadSide = () => instance.readSide.halt(READ_SIDE_HALT_MS);
-  const transparency = await startInstanceCheckpointer(instance, config).catch(async (err: unknown) => {
-    await instance.close();
-    await jetstream?.close();
-    throw refusal(err);
-  });
-  const detector = instanceDetector(detectionSettingsOf(config));
+}
+
+/** The pipeline of writes only the leader makes on a JetStream node (on a single node, the instance's pipeline). */
+function leaderPipeline(
+  served: Pick<ServedStore, 'instance' | 'jetstream' | 'cluster'>,
+  detector: Detector<WriteModels>,
+): Pipeline<WriteModels> {
+  const { instance, jetstream } = served;
   // Time-driven and policy writes are the leader's on a JetStream node: a follower's would only be refused.
-  const onLeader = jetstream
+  return jetstream
     ? createPipeline(
-        cluster!.leaderOnly(instance.writer, () => jetstream.leadership().leading),
+        served.cluster!.leaderOnly(instance.writer, () => jetstream.leadership().leading),
         detector,
       )
     : instance.pipeline;
-  // Work for the writer once the service is wired (credential changes, the retention policy); it runs again whenever a
-  // JetStream node starts leading.
-  let whenLeading: () => void = () => {};
-  let recordRetentionPolicy: () => Promise<void> = async () => {};
-  // What the writer does at start; on a JetStream node, each time the node starts leading.
-  const startupWrites = async () => {
-    whenLeading();
-    await recordRetentionPolicy();
-    const pack = await installBuiltinRules(instance.pipeline, new Date().toISOString());
-    if (pack.installed)
-      log({ level: 'info', msg: 'built-in rule pack installed', version: pack.version, rules: pack.rules });
-    const grantsFile = config.deployment?.enrollmentGrantsFile;
-    if (grantsFile) {
-      const imported = await importEnrollmentGrants(instance.pipeline, grantsFile, new Date().toISOString(), log);
-      if (imported > 0) log({ level: 'info', msg: 'enrollment grants imported', grants: imported });
-    }
-  };
-  const exportDeps: ExportDeps = {
-    storePath: config.storage.path,
-    origin: transparency.verifier.name,
-    log: instance.log,
-    pipeline: instance.pipeline,
-    logLine: log,
-  };
-  // On a JetStream node export runs on the leader only, from the cursors the log records; items are
-  // named by the stream (the same on every node), so a receiver deduplicates a batch sent again. The
-  // stream's creation time tells apart two deployments that use the same stream name (the default
-  // VIGIL_LOG) and a stream recreated under its old name, whose sequences start again at 1.
-  let leaderExports: LeaderExports | undefined;
-  const startNode = async (node: JetStreamNode) => {
-    const streamId = createHash('sha256').update(node.streamCreated).digest('hex').slice(0, 32);
-    leaderExports = exportsWhileLeading(config.export, {
-      ...exportDeps,
-      origin: `vigil.stream/${node.conn.stream}/${streamId}`,
-      cursorOf: (name) => logCursor(instance.pipeline, name, Date.now, log),
-    });
-    const exportsOnLeader = leaderExports;
-    await node.start(
-      instance.runtime,
-      async () => {
-        await startupWrites();
-        await exportsOnLeader.lead();
-      },
-      () => exportsOnLeader.follow(),
-      followCut(instance.runtime, instance.log),
-    );
-  };
-  await (jetstream ? startNode(jetstream) : startupWrites()).catch(async (err: unknown) => {
-    await leaderExports?.stop();
-    await transparency.stop();
-    await instance.close();
-    await jetstream?.close();
-    throw refusal(err);
-  });
-  const exports =
-    leaderExports ??
-    (await startExports(config.export, exportDeps).catch(async (err: unknown) => {
-      await transparency.stop();
-      await instance.close();
-      throw err;
-    }));
-  // Expiry waits for every export destination: a record leaves the live store only once delivered.
-  const retention = await startRetention(
-    {
-      // On a JetStream node only the leader records the policy in force and expires segments (archiving
-      // them on its machine); it completes a purge its predecessor left undone before each run.
-      log: instance.log,
-      pipeline: onLeader,
-      carried: instance.carried,
-      checkpoints: transparency,
-      origin: transparency.verifier.name,
-      ...(jetstream
-        ? {
-            node: jetstream.name,
-            leads: () => jetstream.leadership().leading,
-            beforeRun: async () => {
-              await jetstream.log()?.purgeBelowCut();
-            },
-          }
-        : {}),
-      settings: config.retention,
-      archiveDir: archiveDirOf(config.retention, config.storage.path),
-      storePath: config.storage.path,
-      delivered: () => Math.min(Infinity, ...exports.status().map((d) => d.cursor)),
-    },
-    () => new Date(),
-    log,
-  );
-  recordRetentionPolicy = () => retention.recordPolicy();
-  // The CLI writes the credentials file; the service records what changed in it when it loads it,
-  // so the log keeps one writer. The file is checked every second even when no request comes.
-  // On a JetStream node only the leader records them, again each time a node starts leading.
-  let loadedCredentials: readonly Credential[] | undefined;
-  const recordCredentials = () => {
-    if (!loadedCredentials || (jetstream && !jetstream.leadership().leading)) return;
-    recordCredentialChanges(instance.pipeline, loadedCredentials, new Date().toISOString()).then(
-      (changes) => {
-        if (changes > 0) log({ level: 'info', msg: 'credential registry changes recorded', changes });
-      },
-      (err: unknown) =>
-        log({ level: 'error', msg: 'credential registry changes not recorded', error: (err as Error).message }),
-    );
-  };
-  const onLoaded = (credentials: readonly Credential[]) => {
-    loadedCredentials = credentials;
-    recordCredentials();
-  };
-  whenLeading = recordCredentials;
-  const registry = openCredentialRegistry(
-    config.auth.credentialsFile,
-    (message) => log({ level: 'error', msg: message }),
-    500,
-    onLoaded,
-  );
-  registry.size();
-  const registryPoll = setInterval(() => registry.size(), 1000);
-  registryPoll.unref();
-  const refusals = createRefusalLedger(config.limits);
-  const monitor = createSelfMonitor({
+}
+
+/**
+ * Starts what the writer does on its own: the start-up writes, export, retention (these two add their stops to
+ * `served.parts`), and recording the credentials file's changes.
+ */
+async function startWriting(
+  served: ServedStore,
+  config: Config,
+  onLeader: Pipeline<WriteModels>,
+  log: (line: Record<string, unknown>) => void,
+): Promise<{ exports: Exports; credentials: CredentialsWatch }> {
+  const { instance, transparency, jetstream, parts, failed } = served;
+  const wired: WiredWork = { credentials: () => {}, retentionPolicy: async () => {} };
+  const startupWrites = startupWritesOf(instance.pipeline, config.deployment?.enrollmentGrantsFile, wired, log);
+  const origin = transparency.verifier.name;
+  const exports = await startInstanceExports(config, origin, instance, jetstream, startupWrites, log).catch(failed);
+  parts.push(() => exports.stop());
+  const retention = await startInstanceRetention(config, instance, onLeader, transparency, jetstream, exports, log);
+  parts.push(() => retention.stop());
+  wired.retentionPolicy = () => retention.recordPolicy();
+  const credentials = watchCredentials(config.auth.credentialsFile, instance.pipeline, jetstream, log);
+  wired.credentials = credentials.recordChanges;
+  return { exports, credentials };
+}
+
+/** The self-monitor of a serving instance: the disk under its store, silent sources, the read side's progress. */
+function selfMonitorOf(
+  config: Config,
+  onLeader: Pipeline<WriteModels>,
+  instance: InstanceStore,
+  log: (line: Record<string, unknown>) => void,
+): SelfMonitor & { start(): void } {
+  return createSelfMonitor({
     // Time-driven checks are the leader's: a follower's would only be refused.
     pipeline: onLeader,
     settings: config.monitoring,
@@ -274,134 +194,104 @@ export async function startInstance(
     log,
     progress: () => ({ headSeq: instance.log.head().seq, readSeq: instance.readSide.applied() }),
   });
-  let edge: ClusterEdge | undefined;
-  const summaries = startRefusalSummaries(
+}
+
+/**
+ * Starts writing the summaries of refused requests; on a JetStream node (`late` given) through its cluster edge once
+ * there is one, as a request's access records go.
+ */
+function startServedSummaries(
+  refusals: RefusalLedger,
+  pipeline: Pipeline<WriteModels>,
+  config: Config,
+  late: Pick<Late, 'edge'> | undefined,
+): RefusalSummaries {
+  return startRefusalSummaries(
     refusals,
-    instance.pipeline,
+    pipeline,
     config.limits.refusalSummarySeconds,
     () => new Date(),
-    jetstream ? (facts, ctx, local) => (edge ? edge.recordAccess(facts, ctx, local) : local()) : undefined,
+    late ? (facts, ctx, local) => (late.edge ? late.edge.recordAccess(facts, ctx, local) : local()) : undefined,
   );
-  // Bound once the server listens (the reporter needs the port); the console reads it through `deployment`.
-  let reporter: DeploymentReporter | undefined;
-  const metrics = createMetrics();
-  const dataFile = join(config.storage.path, 'data.mdb');
-  metrics.observe({ logHead: () => ({ seq: instance.log.head().seq, bytes: fileSize(dataFile) }) });
-  // The edge's writes are measured (batch sizes, commit latency); the writer itself stays unaware.
-  const pipeline = createPipeline(measuredWriter(instance.writer, metrics), detector);
-  const app = createApp({
-    metrics,
-    pipeline,
-    registry,
-    config,
-    now: () => new Date(),
-    peerOf: (incoming) => (incoming as { socket?: { remoteAddress?: string } } | undefined)?.socket?.remoteAddress,
-    peerPortOf: (incoming) => (incoming as { socket?: { remotePort?: number } } | undefined)?.socket?.remotePort,
-    ...(mesh ? { mesh } : {}),
-    log,
-    refusals,
-    admission: createIngestAdmission(config.limits),
-    reads: instance.reads,
-    graph: (q) => instance.readSide.graph(q),
-    readYourWrites: readYourWritesOf(
-      jetstream ? () => jetstream.readYourWrites(() => instance.readYourWrites()) : () => instance.readYourWrites(),
-    ),
-    transparency,
-    deployment: () => reporter?.status(),
-    exports: () => exports.status(),
-    monitor,
-    ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
-  });
-  edge = jetstream
-    ? cluster!.clusterEdgeOf(
-        jetstream,
-        instance,
-        (req, env) => app.fetch(req, env as { incoming?: unknown; forwarded?: boolean }),
-        pipeline,
-        config,
-      )
-    : undefined;
-  server = await listen(edge ? edge.fetch : app.fetch, config.server.host, config.server.port).catch(
-    async (err: NodeJS.ErrnoException) => {
-      clearInterval(registryPoll);
-      await summaries.stop();
-      await retention.stop();
-      await exports.stop();
-      await transparency.stop();
-      await instance.close();
-      throw listenFailure(err, config.server.host, config.server.port, origin) ?? err;
-    },
-  );
-  const listening = server;
-  inFlight = trackInFlight(server);
-  const syslog = await startSyslogListeners(config.syslog.listeners, {
-    pipeline,
-    metrics,
+}
+
+/** Starts the configured syslog listeners, writing as the app does (a JetStream follower's through the leader). */
+function startServedSyslog(
+  config: Config,
+  http: InstanceApp,
+  cluster: Pick<JetStreamModule, 'syslogClusterOf'> | undefined,
+  monitor: Pick<SelfMonitor, 'refusesWrites'>,
+  log: (line: Record<string, unknown>) => void,
+): Promise<SyslogListeners> {
+  const { edge } = http;
+  return startSyslogListeners(config.syslog.listeners, {
+    pipeline: http.pipeline,
+    metrics: http.metrics,
     log,
     now: () => new Date(),
     refusesWrites: () => monitor.refusesWrites(),
     ...(edge ? { cluster: cluster!.syslogClusterOf(edge, config) } : {}),
-  }).catch(async (err: unknown) => {
-    clearInterval(registryPoll);
-    await new Promise<void>((resolve) => listening.close(() => resolve()));
-    await summaries.stop();
-    await retention.stop();
-    await exports.stop();
-    await transparency.stop();
-    await instance.close();
-    throw err;
   });
-  const stopNudging = instance.log.follow(instance.log.head().seq, (r) => monitor.noteRecord(r));
-  monitor.start();
-  server.requestTimeout = 120_000;
-  server.headersTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
+}
+
+/** The URL a listening server answers on, its host as configured. */
+function urlOf(server: Server, configuredHost: string): string {
   const { port } = server.address() as AddressInfo;
-  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-  const dep = config.deployment;
-  reporter =
-    dep && identityKey
-      ? startDeploymentReporter({
-          authorityUrl: dep.authorityUrl,
-          deploymentId: dep.deploymentId,
-          key: identityKey,
-          intervalMs: dep.intervalSeconds * 1000,
-          instanceUrl: dep.instanceUrl ?? `http://${host}:${port}`,
-          ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}),
-          log: instance.log,
-          now: () => new Date(),
-          onLine: log,
-        })
-      : undefined;
-  let stopping: Promise<void> | undefined;
-  return {
-    url: `http://${host}:${port}`,
-    instance,
-    reload(next) {
-      monitor.reload(next.monitoring);
-      log({ level: 'info', msg: 'monitoring settings reloaded', disk: next.monitoring.disk });
-    },
-    stop() {
-      stopping ??= (async () => {
-        await jetstream?.quiesce();
-        clearInterval(registryPoll);
-        await reporter?.stop();
-        await syslog.stop();
-        stopNudging();
-        await monitor.stop();
-        await new Promise<void>((resolve) => {
-          server!.close(() => resolve());
-          server!.closeIdleConnections();
-          setTimeout(() => server!.closeAllConnections(), 10_000).unref();
-        });
-        await summaries.stop();
-        await retention.stop();
-        await exports.stop();
-        await transparency.stop();
-        await instance.close();
-        await jetstream?.close();
-      })();
-      return stopping;
-    },
-  };
+  const host = configuredHost.includes(':') ? `[${configuredHost}]` : configuredHost;
+  return `http://${host}:${port}`;
+}
+
+/** Starts reporting this deployment to the setup authority, when one is configured (its key loaded at start). */
+function startReporter(
+  dep: Config['deployment'],
+  identityKey: KeyObject | undefined,
+  url: string,
+  instance: InstanceStore,
+  log: (line: Record<string, unknown>) => void,
+): DeploymentReporter | undefined {
+  return dep && identityKey
+    ? startDeploymentReporter({
+        authorityUrl: dep.authorityUrl,
+        deploymentId: dep.deploymentId,
+        key: identityKey,
+        intervalMs: dep.intervalSeconds * 1000,
+        instanceUrl: dep.instanceUrl ?? url,
+        ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}),
+        log: instance.log,
+        now: () => new Date(),
+        onLine: log,
+      })
+    : undefined;
+}
+
+/** What stopping a serving instance stops. */
+interface Serving {
+  readonly jetstream: JetStreamNode | undefined;
+  readonly credentials: CredentialsWatch;
+  readonly reporter: DeploymentReporter | undefined;
+  readonly syslog: SyslogListeners;
+  readonly stopNudging: () => void;
+  readonly monitor: SelfMonitor;
+  readonly server: Server;
+  readonly parts: StopList;
+}
+
+/**
+ * Stops a serving instance: the node stops answering forwarded requests, intake stops, the requests in flight are
+ * answered, then the parts stop (the store last of them), then the node's connection.
+ */
+async function stopServing(s: Serving): Promise<void> {
+  await s.jetstream?.quiesce();
+  s.credentials.stop();
+  await s.reporter?.stop();
+  await s.syslog.stop();
+  s.stopNudging();
+  await s.monitor.stop();
+  await new Promise<void>((resolve) => {
+    s.server.close(() => resolve());
+    s.server.closeIdleConnections();
+    setTimeout(() => s.server.closeAllConnections(), 10_000).unref();
+  });
+  await s.parts.stopAll();
+  await s.jetstream?.close();
 }

@@ -4,8 +4,9 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import type { GraphPage, GraphQuery } from '../graph-query.js';
 import type { GraphLimits } from '../graph.js';
 import type { IndexKey } from '../types.js';
-import type { FromReadWorker, ReadWorkerData, ToReadWorker } from './protocol.js';
+import type { ReadWorkerData, ToReadWorker } from './protocol.js';
 import { READ_SIDE_DIR } from './read-fold.js';
+import { ask, hold, linkTo, listen, release, request, type WorkerLink } from './worker-link.js';
 
 /** A read did not see the log head it waited for in time (the read side is far behind). */
 export class ReadSideLagging extends Error {
@@ -65,9 +66,8 @@ export interface ReadSideOptions {
   readonly onFailure?: (message: string) => void;
 }
 
-/** Starts the read-side worker; resolves once it has opened its environment. */
-export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
-  const haltFlag = new Int32Array(new SharedArrayBuffer(4));
+/** Starts the worker thread that folds the read models, telling it where the store is and the flag that halts it. */
+function startWorker(opts: ReadSideOptions, haltFlag: Int32Array): Worker {
   const workerData: ReadWorkerData = {
     storePath: opts.storePath,
     graph: opts.graph,
@@ -75,76 +75,11 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.nice ? { nice: opts.nice } : {}),
   };
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData });
-  let applied = 0;
-  let nextId = 1;
-  let failure: string | undefined;
-  let exited = false;
-  let envRef: RootDatabase | undefined;
-  const replies = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  const waiters = new Set<{ seq: number; resolve: () => void }>();
-  let pendingHead = 0;
-  let headScheduled = false;
-  // The worker keeps the process alive only while someone waits for it.
-  let waiting = 0;
-  const hold = () => {
-    if (waiting++ === 0) worker.ref();
-  };
-  const release = () => {
-    if (--waiting === 0) worker.unref();
-  };
+  return new Worker(new URL('./worker.js', import.meta.url), { workerData });
+}
 
-  const ready = new Promise<void>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.on('message', (m: FromReadWorker) => {
-      switch (m.kind) {
-        case 'ready':
-          applied = m.applied;
-          resolve();
-          return;
-        case 'applied':
-          applied = m.seq;
-          // Reads after this see what the worker committed, not an older snapshot.
-          envRef?.resetReadTxn();
-          for (const w of waiters)
-            if (w.seq <= applied) {
-              waiters.delete(w);
-              w.resolve();
-            }
-          return;
-        case 'reply': {
-          const r = replies.get(m.id);
-          replies.delete(m.id);
-          r?.resolve(m.value);
-          return;
-        }
-        case 'failed':
-          failure = m.message;
-          opts.onFailure?.(m.message);
-          if (m.id !== undefined) {
-            replies.get(m.id)?.reject(new Error(m.message));
-            replies.delete(m.id);
-          }
-          return;
-      }
-    });
-  });
-  // A request still waiting when the worker exits gets no answer from it: the exit refuses it.
-  const gone = () => new Error("the read side's worker has exited");
-  worker.once('exit', () => {
-    exited = true;
-    for (const r of replies.values()) r.reject(gone());
-    replies.clear();
-  });
-  worker.on('error', (err) => {
-    failure = err.message;
-    opts.onFailure?.(`read side worker failed: ${err.message}`);
-    for (const r of replies.values()) r.reject(err);
-    replies.clear();
-  });
-  await ready;
-  worker.unref();
-
+/** Opens the read side's environment, which the worker writes, and its databases, for reading on this thread. */
+function openReadDbs(opts: ReadSideOptions): { env: RootDatabase; dbs: Map<string, Database<unknown, IndexKey>> } {
   const env: RootDatabase = open({
     path: join(opts.storePath, READ_SIDE_DIR),
     maxDbs: 32,
@@ -152,7 +87,6 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
     cache: false,
     noSync: true,
   });
-  envRef = env;
   const binary = new Set(opts.binaryDbs);
   const dbs = new Map(
     opts.dbs.map((name) => [
@@ -163,91 +97,93 @@ export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
       >,
     ]),
   );
+  return { env, dbs };
+}
 
-  /** Posts a request to the worker and resolves with its answer; refused once the worker has exited. */
-  const request = <T>(m: ToReadWorker & { id: number }): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      if (exited) return reject(gone());
-      hold();
-      replies.set(m.id, {
-        resolve: (v) => {
-          release();
-          resolve(v as T);
-        },
-        reject: (e) => {
-          release();
-          reject(e);
-        },
-      });
-      worker.postMessage(m);
-    });
-  /** A request, refused at once after a failure: the worker's answers can no longer be trusted. */
-  const ask = <T>(m: ToReadWorker & { id: number }): Promise<T> =>
-    failure ? Promise.reject(new Error(failure)) : request<T>(m);
+/** Tells the worker the log head advanced to `seq`, at most once per event-loop turn. */
+function notifyHead(link: WorkerLink, seq: number): void {
+  if (seq <= link.pendingHead) return;
+  link.pendingHead = seq;
+  if (link.headScheduled) return;
+  link.headScheduled = true;
+  // One message per event-loop turn, however many batches committed in it.
+  setImmediate(() => {
+    link.headScheduled = false;
+    link.worker.postMessage({ kind: 'head', seq: link.pendingHead } satisfies ToReadWorker);
+  });
+}
 
+/** Resolves once the worker has folded `seq`; rejects with ReadSideLagging after `timeoutMs` or after a failure. */
+function whenCaughtUp(link: WorkerLink, seq: number, timeoutMs: number): Promise<void> {
+  if (link.applied >= seq) return Promise.resolve();
+  if (link.failure) return Promise.reject(new ReadSideLagging(link.failure));
+  return new Promise<void>((resolve, reject) => {
+    hold(link);
+    const w = {
+      seq,
+      resolve: () => {
+        clearTimeout(timer);
+        release(link);
+        resolve();
+      },
+    };
+    const timer = setTimeout(() => {
+      link.waiters.delete(w);
+      release(link);
+      reject(new ReadSideLagging(`the read side has folded record ${link.applied} of ${seq}`));
+    }, timeoutMs);
+    link.waiters.add(w);
+  });
+}
+
+/** Raises the halt flag and asks the worker to answer it; true once it has (or has exited), false after `timeoutMs`. */
+async function haltWorker(link: WorkerLink, haltFlag: Int32Array, timeoutMs: number): Promise<boolean> {
+  Atomics.store(haltFlag, 0, 1);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  // Asked even after a failure (a worker whose fold failed goes on taking turns, and a later one
+  // may be inside a transaction); refused, it has exited, and no thread is left inside one.
+  const answered = request<null>(link, { kind: 'halt', id: link.nextId++ }).then(
+    () => true,
+    () => true,
+  );
+  const halted = await Promise.race([answered, late]);
+  clearTimeout(timer);
+  return halted;
+}
+
+/** Closes the read side: asks the worker to close (unless it failed), then closes the environment and ends it. */
+async function closeReadSide(link: WorkerLink, env: RootDatabase): Promise<void> {
+  if (!link.failure) await ask<null>(link, { kind: 'close', id: link.nextId++ }).catch(() => undefined);
+  await env.close();
+  await link.worker.terminate();
+}
+
+/** Starts the read-side worker; resolves once it has opened its environment. */
+export async function startReadSide(opts: ReadSideOptions): Promise<ReadSide> {
+  const haltFlag = new Int32Array(new SharedArrayBuffer(4));
+  const link = linkTo(startWorker(opts, haltFlag), opts.onFailure);
+  await listen(link);
+  link.worker.unref();
+  const { env, dbs } = openReadDbs(opts);
+  link.env = env;
   return {
-    applied: () => applied,
-    notify(seq) {
-      if (seq <= pendingHead) return;
-      pendingHead = seq;
-      if (headScheduled) return;
-      headScheduled = true;
-      // One message per event-loop turn, however many batches committed in it.
-      setImmediate(() => {
-        headScheduled = false;
-        worker.postMessage({ kind: 'head', seq: pendingHead } satisfies ToReadWorker);
-      });
-    },
-    caughtUp(seq, timeoutMs = 10_000) {
-      if (applied >= seq) return Promise.resolve();
-      if (failure) return Promise.reject(new ReadSideLagging(failure));
-      return new Promise<void>((resolve, reject) => {
-        hold();
-        const w = {
-          seq,
-          resolve: () => {
-            clearTimeout(timer);
-            release();
-            resolve();
-          },
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(w);
-          release();
-          reject(new ReadSideLagging(`the read side has folded record ${applied} of ${seq}`));
-        }, timeoutMs);
-        waiters.add(w);
-      });
-    },
+    applied: () => link.applied,
+    notify: (seq) => notifyHead(link, seq),
+    caughtUp: (seq, timeoutMs = 10_000) => whenCaughtUp(link, seq, timeoutMs),
     db<V>(name: string) {
       const db = dbs.get(name);
       if (!db) throw new Error(`no read-side database named ${name}`);
       return db as unknown as Database<V, IndexKey>;
     },
-    graph: (query) => ask<GraphPage | null>({ kind: 'graph', id: nextId++, query }).then((p) => p ?? undefined),
-    snapshot: (name) => ask<unknown>({ kind: 'snapshot', id: nextId++, name }),
-    rebuild: (until) => ask<number>({ kind: 'rebuild', id: nextId++, until }),
-    settle: () => ask<null>({ kind: 'settle', id: nextId++ }).then(() => undefined),
-    async halt(timeoutMs) {
-      Atomics.store(haltFlag, 0, 1);
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      });
-      // Asked even after a failure (a worker whose fold failed goes on taking turns, and a later one
-      // may be inside a transaction); refused, it has exited, and no thread is left inside one.
-      const answered = request<null>({ kind: 'halt', id: nextId++ }).then(
-        () => true,
-        () => true,
-      );
-      const halted = await Promise.race([answered, late]);
-      clearTimeout(timer);
-      return halted;
-    },
-    async close() {
-      if (!failure) await ask<null>({ kind: 'close', id: nextId++ }).catch(() => undefined);
-      await env.close();
-      await worker.terminate();
-    },
+    graph: (query) =>
+      ask<GraphPage | null>(link, { kind: 'graph', id: link.nextId++, query }).then((p) => p ?? undefined),
+    snapshot: (name) => ask<unknown>(link, { kind: 'snapshot', id: link.nextId++, name }),
+    rebuild: (until) => ask<number>(link, { kind: 'rebuild', id: link.nextId++, until }),
+    settle: () => ask<null>(link, { kind: 'settle', id: link.nextId++ }).then(() => undefined),
+    halt: (timeoutMs) => haltWorker(link, haltFlag, timeoutMs),
+    close: () => closeReadSide(link, env),
   };
 }
