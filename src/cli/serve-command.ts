@@ -1,6 +1,7 @@
 import type { Config } from '../services/config-schema.js';
 import { loadConfig, withListenOverrides, type ListenSource } from './config-file.js';
 import { startInstance } from './instance/serve.js';
+import { logLine, stopOnSignals } from './service-process.js';
 
 /**
  * How long `vigil serve` may take to stop after an unexpected error before it kills itself (the graceful stop gives
@@ -23,10 +24,6 @@ export interface ServeOptions {
   readonly host?: string | undefined;
   readonly port?: string | undefined;
 }
-
-/** Writes one log line of the instance on stdout, as JSON stamped with the time. */
-const logLine = (line: Record<string, unknown>) =>
-  process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...line })}\n`);
 
 /** Ends the process after a storage failure, before it acknowledges more writes. */
 function onFatal(err: Error): void {
@@ -83,21 +80,6 @@ function logListening(running: Running, served: Config, from: ListenSource, sour
     head: running.instance.log.head().seq,
     ...(served.server.allowLoopbackAdmin ? {} : { note: LOOPBACK_OFF }),
   });
-}
-
-/** Stops the instance on SIGTERM or SIGINT and exits 0, unless an unexpected error (`dying()`) is stopping it. */
-function stopOnSignals(running: Running, dying: () => boolean): void {
-  const stop = (signal: string) => {
-    // Already stopping after an unexpected error: that stop ends with status 70.
-    if (dying()) return;
-    logLine({ level: 'info', msg: 'stopping', signal });
-    void running.stop().then(() => {
-      logLine({ level: 'info', msg: 'stopped' });
-      process.exit(0);
-    });
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
 }
 
 /** Applies the config file's `monitoring` section again on SIGHUP. */

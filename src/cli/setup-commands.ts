@@ -16,9 +16,9 @@ import { ACCOUNT_TOKEN_PREFIX, AccountSchema, readAccounts, writeAccounts } from
 import { AuthorityConfigSchema, type AuthorityConfig } from '../setup/config.js';
 import { startAuthority } from '../setup/serve.js';
 import { CliError } from './credentials.js';
+import { logLine, stopOnSignals } from './service-process.js';
 
 const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
-const logLine = (line: Record<string, unknown>) => out({ at: new Date().toISOString(), ...line });
 
 const USAGE = `usage:
   vigil setup-authority serve --config FILE
@@ -97,15 +97,7 @@ async function serveAuthority(config: AuthorityConfig, env: NodeJS.ProcessEnv): 
     store: config.storage.path,
     service: 'setup-authority',
   });
-  const stop = (signal: string) => {
-    logLine({ level: 'info', msg: 'stopping', signal });
-    void running.stop().then(() => {
-      logLine({ level: 'info', msg: 'stopped' });
-      process.exit(0);
-    });
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(running);
   return new Promise<number>(() => {});
 }
 
