@@ -76,8 +76,9 @@ function loopbackScraper(
 }
 
 /**
- * Guards one `/api/v1` route (or console page, identified first by `session`): refuses an address throttled for failed
- * authentications (429), authenticates (401 with one body for every failure), checks the permission (403), runs the
+ * Guards one `/api/v1` route (or console page, identified first by `session`): authenticates, refuses a request that
+ * does not authenticate from an address throttled for failed authentications (429; a valid credential is never
+ * refused by the throttle), answers any other failure 401 with one body, checks the permission (403), runs the
  * handler, then appends the access event and audit record of the request and waits for them to be
  * durable before the response leaves. Refusals that a flood can repeat (every failed
  * authentication but an address's first of the interval, throttled and overloaded requests) are
@@ -98,7 +99,16 @@ export function guard(
     const source = clientAddress(peer, c.req.header('x-forwarded-for'), net.trustedProxies);
     c.set('sourceAddress', source);
     const at = deps.now();
-    const waitSeconds = deps.refusals.throttledFor(source, at.getTime());
+    // A console page (`session` given) is first identified by its session cookie, then as the API is.
+    const fromSession = session && c.req.header('authorization') === undefined ? await session(c) : undefined;
+    const identified =
+      fromSession ?? identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);
+    const principal =
+      (identified instanceof Promise ? await identified : identified) ??
+      loopbackScraper(deps, permission, c.req.header('authorization'), peer, forwarded);
+    // Only what fails to authenticate is throttled: a stranger's bad tokens from an address (behind the
+    // same NAT or proxy) must not lock out a valid credential there. Checking a token is one hash.
+    const waitSeconds = principal ? 0 : deps.refusals.throttledFor(source, at.getTime());
     if (waitSeconds > 0) {
       deps.refusals.refused('throttled', source, route, at);
       c.res = sendError(
@@ -112,13 +122,6 @@ export function guard(
       );
       return;
     }
-    // A console page (`session` given) is first identified by its session cookie, then as the API is.
-    const fromSession = session && c.req.header('authorization') === undefined ? await session(c) : undefined;
-    const identified =
-      fromSession ?? identify(deps, c.req.header('authorization'), peer, forwarded, at.getTime(), c.env?.incoming);
-    const principal =
-      (identified instanceof Promise ? await identified : identified) ??
-      loopbackScraper(deps, permission, c.req.header('authorization'), peer, forwarded);
     const approved = source !== 'unknown' && net.approved.has(source);
     c.set('auditRecords', (status: number) =>
       accessRecords({

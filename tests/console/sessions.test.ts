@@ -146,3 +146,22 @@ describe('console without sign-in: mesh identity', () => {
     }
   });
 });
+
+describe('console sign-in under a flood of bad tokens', () => {
+  it('throttles the failing sign-ins of an address, never a valid token from it', async () => {
+    const t = await startTestInstance({ limits: { authFailures: { burst: 2, perMinute: 1 } } });
+    try {
+      t.setPeer('198.51.100.9');
+      assert.equal((await signIn(t, 'vgl_guess-1')).res.status, 401);
+      assert.equal((await signIn(t, 'vgl_guess-2')).res.status, 401);
+      const throttled = (await signIn(t, 'vgl_guess-3')).res;
+      assert.equal(throttled.status, 429, 'a third bad token waits');
+      assert.ok(Number(throttled.headers.get('retry-after')) > 0);
+      const valid = await signIn(t, t.tokens.analyst);
+      assert.equal(valid.res.status, 303, 'a valid token from the throttled address signs in');
+      assert.ok(valid.cookie);
+    } finally {
+      await t.close();
+    }
+  });
+});

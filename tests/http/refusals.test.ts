@@ -24,7 +24,9 @@ describe('failed authentication: throttled per address, logged as counted summar
       assert.ok(grown <= 4, `log grew by ${grown} records`);
       assert.equal(statuses.get(401), 20, 'the burst is answered 401');
       assert.equal(statuses.get(429), 19_980, 'then the address is throttled');
-      assert.equal((await t.request('/api/v1/audit?limit=10', { token: t.tokens.admin })).status, 429, 'the throttled address waits, whatever its token');
+      assert.equal((await t.request('/api/v1/me', { token: 'vgl_guess-again' })).status, 429, 'bad tokens still wait');
+      const valid = await t.request('/api/v1/audit?limit=10', { token: t.tokens.admin });
+      assert.equal(valid.status, 200, 'a valid token from the throttled address is never refused by the throttle');
       t.setPeer('127.0.0.1');
       const entries = (await (await t.request('/api/v1/audit?limit=10', { token: t.tokens.admin })).json() as { entries: Audit[] }).entries;
       const failed = entries.find((e) => e.reason === 'authentication_failed');
@@ -43,15 +45,33 @@ describe('failed authentication: throttled per address, logged as counted summar
     try {
       t.setPeer('203.0.113.50');
       for (let i = 0; i < 3; i++) assert.equal((await t.request('/api/v1/me', { token: 'vgl_nope' })).status, 401);
-      const throttled = await t.request('/api/v1/me', { token: t.tokens.viewer });
-      assert.equal(throttled.status, 429, 'even a valid token from a throttled address waits');
+      const throttled = await t.request('/api/v1/me', { token: 'vgl_nope' });
+      assert.equal(throttled.status, 429, 'a fourth bad token waits');
+      assert.equal((await t.request('/api/v1/me')).status, 429, 'so does a request with no token');
+      assert.equal((await t.request('/api/v1/me', { token: t.tokens.viewer })).status, 200, 'a valid token does not wait');
       assert.equal(throttled.headers.get('retry-after'), '1');
       assert.match((await throttled.json() as { error: string }).error, /too many failed authentications/);
       t.setPeer('203.0.113.51');
       assert.equal((await t.request('/api/v1/me', { token: t.tokens.viewer })).status, 200, 'another address is not affected');
       t.setPeer('203.0.113.50');
       t.setNow('2026-11-22T10:00:01.100Z');
-      assert.equal((await t.request('/api/v1/me', { token: t.tokens.viewer })).status, 200, 'a refilled token lets it in');
+      assert.equal((await t.request('/api/v1/me', { token: 'vgl_nope' })).status, 401, 'a refilled bucket takes a bad token again');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('never refuses a valid credential: a bad-token flood from 127.0.0.2 leaves a valid ingestor there ingesting', async () => {
+    const t = await startTestInstance({ limits: { authFailures: { burst: 3, perMinute: 1 } } });
+    try {
+      t.setPeer('127.0.0.2');
+      for (let i = 0; i < 25; i++) {
+        const bad = await t.request('/api/v1/events', { method: 'POST', token: `vgl_flood${i}`, body: '[]' });
+        assert.equal(bad.status, i < 3 ? 401 : 429, `bad token ${i}`);
+        const body = JSON.stringify([makeEvent({ id: `flooded-${i}` })]);
+        const good = await t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body });
+        assert.equal(good.status, 202, `the valid ingestor's batch ${i} from the flooded address`);
+      }
     } finally {
       await t.close();
     }

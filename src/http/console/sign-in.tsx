@@ -82,12 +82,6 @@ export function registerSignIn(
     if (!sameOrigin(c)) return again(403, 'cross-site sign-in refused');
     if (Number(c.req.header('content-length') ?? 'NaN') > SIGN_IN_BYTES || c.req.header('content-length') === undefined)
       return again(413, 'sign-in form too large');
-    const wait = deps.refusals.throttledFor(source, at.getTime());
-    if (wait > 0) {
-      deps.refusals.refused('throttled', source, SIGN_IN_ROUTE, at);
-      c.header('Retry-After', String(wait));
-      return again(429, `too many failed sign-ins from this address: try again in ${wait} s`);
-    }
     const form = await c.req.parseBody();
     const next = safeNext(form['next']);
     const pre = getCookie(c, PRE_SESSION_COOKIE);
@@ -113,6 +107,13 @@ export function registerSignIn(
         at: deps.now().toISOString(),
       });
     if (!bearer) {
+      // Only a token that fails waits: a stranger's guesses from an address must not lock a valid user out.
+      const wait = deps.refusals.throttledFor(source, at.getTime());
+      if (wait > 0) {
+        deps.refusals.refused('throttled', source, SIGN_IN_ROUTE, at);
+        c.header('Retry-After', String(wait));
+        return again(429, `too many failed sign-ins from this address: try again in ${wait} s`, next);
+      }
       if (deps.refusals.failed(source, SIGN_IN_ROUTE, at))
         await deps.pipeline.record(records(401), { now: deps.now().toISOString() });
       return again(401, 'that token is not valid (unknown, disabled or expired)', next);
