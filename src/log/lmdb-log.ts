@@ -31,6 +31,11 @@ export interface LmdbEventLog extends EventLog {
   stage(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): StagedBatch;
   /** The first stored seq: 1, or the first record after the last cut. */
   first(): number;
+  /**
+   * The records the recorded head says the log holds but its store does not (its tail was cut or
+   * lost), or undefined: such a store is verified (`vigil log verify` names the first), not served.
+   */
+  missingTail(): { readonly from: number; readonly to: number } | undefined;
   /** The last cut, when retention removed a prefix. */
   cut(): LogCut | undefined;
   /** Runs writes in a durable transaction of their own (checkpoints, rebuilt read models). */
@@ -144,6 +149,11 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     head: () => head,
     first: () => cut?.firstSeq ?? 1,
     cut: () => cut,
+    missingTail() {
+      let last = cut ? cut.firstSeq - 1 : 0;
+      for (const key of records.getKeys({ reverse: true, limit: 1 })) last = key;
+      return last < head.seq ? { from: last + 1, to: head.seq } : undefined;
+    },
     async removePrefix(c, batch) {
       const staged = stage(batch, undefined, c);
       await staged.durable;

@@ -38,15 +38,28 @@ function refuseSharedEnvironment(path: string, release: () => void): void {
   );
 }
 
+/**
+ * Makes an LMDB environment's folder 0700 and its files 0600 (LMDB creates them 0644): the store
+ * and the read side hold evidence, the audit trail and token hashes, for the owner only. Also
+ * tightens a folder an older version left open.
+ */
+export function ownerOnlyEnvironment(path: string, phase: 'before' | 'after'): void {
+  if (phase === 'before') {
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+    chmodSync(path, 0o700);
+    return;
+  }
+  for (const file of ['data.mdb', 'lock.mdb']) if (existsSync(join(path, file))) chmodSync(join(path, file), 0o600);
+}
+
 /** Opens the store directory (created 0700), refusing one that another process holds. */
 export function openLmdbStore(path: string): LmdbStore {
-  mkdirSync(path, { recursive: true, mode: 0o700 });
+  ownerOnlyEnvironment(path, 'before');
   const release = acquireStoreLock(path);
   let root: RootDatabase | undefined;
   try {
     root = open({ path, maxDbs: 64, compression: false, cache: false });
-    // LMDB creates its files 0644; the store holds evidence and token hashes, so owner-only.
-    for (const file of ['data.mdb', 'lock.mdb']) if (existsSync(join(path, file))) chmodSync(join(path, file), 0o600);
+    ownerOnlyEnvironment(path, 'after');
     refuseSharedEnvironment(path, release);
   } catch (err) {
     void root?.close().catch(() => undefined);

@@ -93,8 +93,20 @@ export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>,
     if (!h) throw new Error(`merkle node ${level}/${index} is missing`);
     return Uint8Array.from(h);
   };
-  let frontier = loadFrontier(node, meta.get('size') ?? 0);
+  // A tree over records the log no longer holds (its tail was cut) cannot be used: every use says
+  // which record is missing, and `vigil log verify` (which walks the records, not the tree) names it.
+  let broken: MissingRecordError | undefined;
+  let frontier: Frontier = { size: 0, roots: [] };
+  try {
+    frontier = loadFrontier(node, meta.get('size') ?? 0);
+  } catch (err) {
+    if (!(err instanceof MissingRecordError)) throw err;
+    broken = err;
+  }
   let committed = frontier.size;
+  const usable = (): void => {
+    if (broken) throw broken;
+  };
 
   function catchUp(to: number): void {
     // Hashes records the tree does not cover yet (a log written before the tree existed, a replay), in chunks.
@@ -134,20 +146,23 @@ export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>,
     return size;
   }
 
-  catchUp(headSeq);
+  if (!broken) catchUp(headSeq);
   return {
-    size: () => frontier.size,
-    committedSize: () => committed,
-    stage,
+    size: () => (usable(), frontier.size),
+    committedSize: () => (usable(), committed),
+    stage: (encoded) => (usable(), stage(encoded)),
     settle(size) {
       committed = Math.max(committed, Math.min(size, frontier.size));
     },
-    root: (size = committed) =>
-      size === frontier.size && size === committed ? frontierRoot(frontier) : rootAt(node, bounded(size)),
-    inclusion: (seq, size) => inclusionPath(node, seq - 1, bounded(size)),
-    consistency: (from, to) => consistencyPath(node, bounded(from), bounded(to)),
-    frontierAt: (size) => loadFrontier(node, bounded(size)),
+    root: (size = committed) => {
+      usable();
+      return size === frontier.size && size === committed ? frontierRoot(frontier) : rootAt(node, bounded(size));
+    },
+    inclusion: (seq, size) => (usable(), inclusionPath(node, seq - 1, bounded(size))),
+    consistency: (from, to) => (usable(), consistencyPath(node, bounded(from), bounded(to))),
+    frontierAt: (size) => (usable(), loadFrontier(node, bounded(size))),
     async rebuild() {
+      usable();
       const to = frontier.size;
       await store.root.transaction(() => {
         nodes.clearSync();

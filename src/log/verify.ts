@@ -52,6 +52,15 @@ export function verifyLog(
   }
   const head = log.head();
   const first = cut?.firstSeq ?? 1;
+  // The recorded head is past the last stored record: the tail was cut, and the first record it lost is named.
+  if (head.seq > expected - 1) {
+    return {
+      ok: false,
+      records: expected - first,
+      badSeq: expected,
+      reason: `records ${expected} to ${head.seq} are missing: the log's recorded head is ${head.seq}`,
+    };
+  }
   if (head.seq !== expected - 1 || head.hash !== prev) {
     return {
       ok: false,

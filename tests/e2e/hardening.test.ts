@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { runCli, startServe, storedEventIds, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
@@ -30,6 +30,21 @@ async function stop(serve: ServeProcess): Promise<void> {
   await serve.exited;
 }
 
+/** The entries under `root` that group or others may reach (a folder not 0700, a file with any group or other bit). */
+function ownedByOthers(root: string): { checked: number; wrong: string[] } {
+  const wrong: string[] = [];
+  let checked = 0;
+  const walk = (path: string): void => {
+    const st = statSync(path);
+    checked++;
+    const mode = st.mode & 0o777;
+    if (st.isDirectory() ? mode !== 0o700 : (mode & 0o077) !== 0) wrong.push(`${path} ${mode.toString(8)}`);
+    if (st.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
+  };
+  walk(root);
+  return { checked, wrong };
+}
+
 describe('vigil serve hardening', () => {
   it('answers what the HTTP parser refuses with an ErrorResponse, keeps its store owner-only and notices an unsafe credentials folder', async () => {
     const dir = tempDir();
@@ -51,6 +66,10 @@ describe('vigil serve hardening', () => {
 
       const me = () => fetch(`${serve.url}/api/v1/me`, { headers: { authorization: `Bearer ${viewer}` } }).then((r) => r.status);
       assert.equal(await me(), 200);
+      // Everything under the store folder (the read side's environment among it) is the owner's alone.
+      const open = ownedByOthers(join(dir.path, 'store'));
+      assert.ok(open.checked >= 6, `only ${open.checked} entries under the store`);
+      assert.deepEqual(open.wrong, []);
       chmodSync(join(dir.path, 'secrets'), 0o755);
       let status = 200;
       for (let i = 0; i < 50 && status === 200; i++) {

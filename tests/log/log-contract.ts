@@ -84,7 +84,7 @@ export function logContract(backend: LogBackend): void {
     });
 
     it('detects a changed, a removed and a reordered record', async () => {
-      for (const attack of ['change', 'remove', 'swap', 'tail'] as const) {
+      for (const attack of ['change', 'remove', 'swap', 'tail', 'cut'] as const) {
         const h = await backend.open();
         try {
           await h.log.append([rec('A', 1), rec('B', 2), rec('C', 3), rec('D', 4)]);
@@ -95,13 +95,14 @@ export function logContract(backend: LogBackend): void {
             await h.tamper(2, encodeRecord({ ...r, data: 999 }));
           } else if (attack === 'remove') await h.tamper(3, undefined);
           else if (attack === 'swap') { await h.tamper(2, raw[2]!); await h.tamper(3, raw[1]!); }
+          else if (attack === 'cut') { await h.tamper(3, undefined); await h.tamper(4, undefined); }
           else {
             const { encodeRecord, decodeRecord } = await import('../../src/log/record.js');
             await h.tamper(4, encodeRecord({ ...decodeRecord(raw[3]!), type: 'X' }));
           }
           const result = verifyLog(h.log);
           assert.equal(result.ok, false, attack);
-          if (!result.ok) assert.equal(result.badSeq, attack === 'tail' ? 4 : attack === 'change' ? 3 : attack === 'remove' ? 3 : 2, `${attack}: ${result.reason}`);
+          if (!result.ok) assert.equal(result.badSeq, attack === 'tail' ? 4 : attack === 'change' || attack === 'remove' || attack === 'cut' ? 3 : 2, `${attack}: ${result.reason}`);
         } finally { await h.close(); }
       }
     });

@@ -41,6 +41,16 @@ export async function openServedStore(
   const options = servedOptions(config, onFatal, jetstream, log);
   const instance = await openInstanceStore(config.storage.path, options).catch(failed);
   parts.push(() => instance.close());
+  const tail = instance.log.missingTail();
+  if (tail) {
+    await failed(
+      new Error(
+        `refusing to start: records ${tail.from} to ${tail.to} of the log are missing from the store ` +
+          `${config.storage.path} (its tail was cut or lost); run vigil log verify, and restore the store ` +
+          `from a backup`,
+      ),
+    );
+  }
   late.haltReadSide = () => instance.readSide.halt(READ_SIDE_HALT_MS);
   const transparency = await startInstanceCheckpointer(instance, config).catch(failed);
   parts.push(() => transparency.stop());

@@ -5,6 +5,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { IndexKey, IndexProjection, IndexReader, IndexWriter } from '../types.js';
+import { ownerOnlyEnvironment } from '../../log/lmdb-store.js';
 
 /** Bumped when the read side's layout changes: the whole read side is then rebuilt from the log. */
 export const LAYOUT_VERSION = 1;
@@ -37,11 +38,17 @@ export function bootId(): string {
 
 /** Opens the read environment, or a fresh one when it cannot be opened (it is derived from the log). */
 export function openEnv(path: string): RootDatabase {
+  const opened = (): RootDatabase => {
+    ownerOnlyEnvironment(path, 'before');
+    const env = open({ path, maxDbs: 32, compression: false, cache: false, noSync: true });
+    ownerOnlyEnvironment(path, 'after');
+    return env;
+  };
   try {
-    return open({ path, maxDbs: 32, compression: false, cache: false, noSync: true });
+    return opened();
   } catch {
     rmSync(path, { recursive: true, force: true });
-    return open({ path, maxDbs: 32, compression: false, cache: false, noSync: true });
+    return opened();
   }
 }
 
