@@ -2,6 +2,7 @@ import type { Config } from '../services/config-schema.js';
 import { loadConfig, withListenOverrides, type ListenSource } from './config-file.js';
 import { startInstance } from './instance/serve.js';
 import { logLine, stopOnSignals } from './service-process.js';
+import { StartupError } from './instance/startup-error.js';
 
 /**
  * How long `vigil serve` may take to stop after an unexpected error before it kills itself (the graceful stop gives
@@ -110,9 +111,22 @@ export async function serveCommand(
   const { config: served, from } = withListenOverrides(loaded.config, options, process.env, loaded.source);
   let running: Running | undefined;
   const dying = stopOnUncaughtError(() => running);
-  running = await startInstance(served, logLine, onFatal, from);
+  running = await startInstance(served, logLine, onFatal, from).catch((err: unknown) => {
+    throw diskFull(err, served.storage.path) ?? err;
+  });
   logListening(running, served, from, loaded.source);
   stopOnSignals(running, dying);
   reloadOnHangup(running, options.config);
   return await new Promise<number>(() => {});
 }
+
+/** The StartupError for a start that found the store's disk full, saying what to do; undefined for any other error. */
+function diskFull(err: unknown, storePath: string): StartupError | undefined {
+  const e = err as NodeJS.ErrnoException | undefined;
+  if (e?.code !== 'ENOSPC' && !/\bENOSPC\b|no space left on device/i.test(e?.message ?? '')) return undefined;
+  return new StartupError(
+    `the disk holding the store ${storePath} is full (no space left on device): free space there, or point ` +
+      `storage.path at a disk with room, then start again`,
+  );
+}
+

@@ -155,4 +155,23 @@ describe('vigil serve with its store on a small filesystem that fills up', () =>
       dir.cleanup();
     }
   });
+
+  it('says in one line that the disk is full when it cannot start, and what to do', async (t) => {
+    const dir = tempDir();
+    const fs = mountTmpfs(join(dir.path, 'fs'), 1);
+    if (typeof fs === 'string') { skipWhy(t, fs); dir.cleanup(); return; }
+    try {
+      const config = writeTestConfig(dir.path, { storage: { path: 'fs/store' } });
+      writeFileSync(join(dir.path, 'fs', 'ballast'), Buffer.alloc(MiB));
+      const refused = runCli(['serve', '--config', config]);
+      assert.equal(refused.status, 1, refused.stdout + refused.stderr);
+      const lines = refused.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, refused.stderr);
+      assert.match(lines[0]!, /^vigil: the disk holding the store .*fs\/store is full \(no space left on device\): free space there/);
+      assert.doesNotMatch(refused.stderr, /unexpected error/);
+    } finally {
+      fs.unmount();
+      dir.cleanup();
+    }
+  });
 });
