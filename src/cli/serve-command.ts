@@ -129,4 +129,3 @@ function diskFull(err: unknown, storePath: string): StartupError | undefined {
       `storage.path at a disk with room, then start again`,
   );
 }
-
