@@ -31,6 +31,12 @@ export const LimitsSchema = v.strictObject({
    * of the queue.
    */
   ingestBodySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+  /** Seconds any client has to send a request's whole header block (408 and the connection closed past it). */
+  headerSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(300)), 10),
+  /** Seconds any client has to send a whole request, headers and body, on every route (408 and closed past it). */
+  requestSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+  /** Connections one source address may hold open at once; one more is closed at once. */
+  connectionsPerAddress: v.optional(Count(100_000), 256),
   /**
    * Rule previews: wall-clock seconds one may run, and how many run at once (each in a worker thread of its own; one
    * more is a 429).

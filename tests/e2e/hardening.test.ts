@@ -21,6 +21,19 @@ function rawRequest(url: string, text: string): Promise<string> {
   });
 }
 
+/** Sends `text` over TCP and keeps the socket open (a slow client); resolves with what came back and when the server closed it. */
+function stalled(url: string, text: string): Promise<{ answer: string; seconds: number }> {
+  const { hostname, port } = new URL(url);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(text));
+    let answer = '';
+    socket.on('data', (d) => { answer += d.toString(); });
+    socket.on('close', () => resolve({ answer, seconds: (performance.now() - started) / 1000 }));
+    socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? undefined : reject(err)));
+  });
+}
+
 function token(config: string, principal: string, role: string): string {
   return (JSON.parse(runCli(['api-token-generate', principal, role, '--config', config]).stdout) as { token: string }).token;
 }
@@ -84,6 +97,55 @@ describe('vigil serve hardening', () => {
         status = await me();
       }
       assert.equal(status, 200, 'and recovers once fixed');
+    } finally {
+      await stop(serve);
+      dir.cleanup();
+    }
+  });
+
+  it('cuts a slow client on every route class, unauthenticated first, within its timeout, and caps connections per address', async () => {
+    const dir = tempDir();
+    const config = writeTestConfig(dir.path, { limits: { headerSeconds: 1, requestSeconds: 2, connectionsPerAddress: 12 } });
+    const analyst = token(config, 'reviewer', 'analyst');
+    const ingestor = token(config, 'loader', 'ingestor');
+    const viewer = token(config, 'reader', 'viewer');
+    const serve = await startServe(config, dir.path);
+    try {
+      const body = (method: string, path: string, auth?: string, type = 'application/json') =>
+        `${method} ${path} HTTP/1.1\r\nHost: x\r\nOrigin: http://x\r\n` +
+        `${auth ? `Authorization: Bearer ${auth}\r\n` : ''}Content-Type: ${type}\r\nContent-Length: 100\r\n\r\nto`;
+      const cases: Array<[string, string, number]> = [
+        ['stalled headers, unauthenticated', 'GET /health HTTP/1.1\r\nHost: x\r\n', 1],
+        ['stalled body, unauthenticated enrollment', body('POST', '/api/v1/collector/enrollments'), 2],
+        ['stalled body, console sign-in', body('POST', '/sign-in', undefined, 'application/x-www-form-urlencoded'), 2],
+        ['stalled body, authenticated review', body('PATCH', '/api/v1/alerts/none', analyst), 2],
+        ['stalled body, ingest', body('POST', '/api/v1/events', ingestor), 2],
+      ];
+      const results = await Promise.all(cases.map(([, text]) => stalled(serve.url, text)));
+      results.forEach(({ answer, seconds }, i) => {
+        const [name, , limit] = cases[i]!;
+        assert.match(answer, /^HTTP\/1\.1 408 /, `${name}: ${answer.slice(0, 80)}`);
+        // Node checks its connections every second: cut within a second (and scheduling) of the limit.
+        assert.ok(seconds < limit + 1.8, `${name} was held ${seconds.toFixed(2)} s (limit ${limit} s)`);
+      });
+
+      const { hostname, port } = new URL(serve.url);
+      const held = await Promise.all(Array.from({ length: 12 }, () => new Promise<import('node:net').Socket>((resolve) => {
+        const socket = connect(Number(port), hostname, () => resolve(socket));
+      })));
+      const refused = await stalled(serve.url, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.equal(refused.answer, '', 'one connection past the per-address cap is closed before anything is read');
+      assert.ok(refused.seconds < 1, `refused after ${refused.seconds} s`);
+      for (const socket of held) socket.destroy();
+      let metrics = '';
+      // Until the server has seen the held sockets close, a new connection may still be past the cap.
+      for (let i = 0; i < 50 && metrics === ''; i++) {
+        const res = await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${viewer}` } }).catch(() => undefined);
+        if (res?.status === 200) metrics = await res.text();
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.match(metrics, /vigil_http_connections_refused_total\{reason="request_timeout"\} 5/);
+      assert.match(metrics, /vigil_http_connections_refused_total\{reason="per_address_cap"\} [1-9]/);
     } finally {
       await stop(serve);
       dir.cleanup();

@@ -9,7 +9,9 @@ import {
   startDeploymentReporter,
   type DeploymentReporter,
 } from '../../services/deployment-reporter.js';
-import { listen } from '../../http/listen.js';
+import { listen, type ConnectionLimits } from '../../http/listen.js';
+import { cidrSet } from '../../kernel/cidr.js';
+import type { Metrics } from '../../services/metrics/metrics.js';
 import { createRefusalLedger, type RefusalLedger } from '../../http/refusals.js';
 import { startRefusalSummaries, type RefusalSummaries } from './refusal-summaries.js';
 import { detectionSettingsOf, instanceDetector, type Detector } from '../../commands/alerting/detection-step.js';
@@ -98,15 +100,18 @@ export async function startInstance(
   });
   const { app, edge } = http;
   late.edge = edge;
-  const server = await listen(edge ? edge.fetch : app.fetch, config.server.host, config.server.port).catch(
-    async (err: NodeJS.ErrnoException) => {
-      credentials.stop();
-      await parts.stopAll();
-      // The NATS connection goes last, as at every other failure point (it was left open here before).
-      await jetstream?.close();
-      throw listenFailure(err, config.server.host, config.server.port, origin) ?? err;
-    },
-  );
+  const server = await listen(
+    edge ? edge.fetch : app.fetch,
+    config.server.host,
+    config.server.port,
+    connectionLimitsOf(config, http.metrics),
+  ).catch(async (err: NodeJS.ErrnoException) => {
+    credentials.stop();
+    await parts.stopAll();
+    // The NATS connection goes last, as at every other failure point (it was left open here before).
+    await jetstream?.close();
+    throw listenFailure(err, config.server.host, config.server.port, origin) ?? err;
+  });
   late.server = server;
   late.inFlight = trackInFlight(server);
   const syslog = await startServedSyslog(config, http, cluster, monitor, log).catch(async (err: unknown) => {
@@ -118,8 +123,6 @@ export async function startInstance(
   });
   const stopNudging = instance.log.follow(instance.log.head().seq, (r) => monitor.noteRecord(r));
   monitor.start();
-  server.requestTimeout = 120_000;
-  server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
   const url = urlOf(server, config.server.host);
   late.reporter = startReporter(config.deployment, identityKey, url, instance, log);
@@ -294,4 +297,19 @@ async function stopServing(s: Serving): Promise<void> {
   });
   await s.parts.stopAll();
   await s.jetstream?.close();
+}
+
+/**
+ * The connection limits of the instance's server from `limits` (the same on every route); a trusted proxy,
+ * through which many clients arrive, has no per-address cap. Each connection cut or refused is counted in /metrics.
+ */
+function connectionLimitsOf(config: Config, metrics: Metrics): ConnectionLimits {
+  const proxies = cidrSet(config.server.trustedProxies);
+  return {
+    headerSeconds: config.limits.headerSeconds,
+    requestSeconds: config.limits.requestSeconds,
+    connectionsPerAddress: config.limits.connectionsPerAddress,
+    exempt: (address) => proxies.has(address),
+    onRefused: (reason) => metrics.httpConnectionsRefused.inc({ reason }),
+  };
 }

@@ -16,6 +16,8 @@ export interface Metrics {
   readonly syslogMessages: Counter<'listener' | 'outcome'>;
   readonly syslogConnectionsRefused: Counter<'listener' | 'reason'>;
   readonly syslogConnections: Gauge<'listener'>;
+  /** HTTP connections cut or refused: a request not received in time, or past the per-address cap. */
+  readonly httpConnectionsRefused: Counter<'reason'>;
   /** HTTP request durations by method, route template and status class. */
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   /** Sets where the point-in-time gauges read from (queue, log head, read side, alerts, collectors). */
@@ -90,6 +92,12 @@ export function createMetrics(): Metrics {
     name: 'vigil_syslog_connections_refused_total',
     help: 'Syslog connections refused, by listener and reason.',
     labelNames: ['listener', 'reason'] as const,
+    registers,
+  });
+  const httpConnectionsRefused = new Counter({
+    name: 'vigil_http_connections_refused_total',
+    help: 'HTTP connections cut (request_timeout: headers or body not received in time) or refused (per_address_cap).',
+    labelNames: ['reason'] as const,
     registers,
   });
   const syslogConnections = new Gauge({
@@ -227,6 +235,7 @@ export function createMetrics(): Metrics {
     writerCommitSeconds,
     syslogMessages,
     syslogConnectionsRefused,
+    httpConnectionsRefused,
     syslogConnections,
     httpDuration,
     observe(s) {
