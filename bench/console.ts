@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { detectionPlan } from '../src/projections/plan.js';
 import { decideBulkReview } from '../src/commands/bulk-review-alerts.js';
-import { alertsSlice } from '../src/commands/slices.js';
 import { eventOf } from '../src/events/union.js';
 import { openInstanceStore } from '../src/cli/instance/open.js';
 import type { ActivityState } from '../src/projections/activity.js';
@@ -55,7 +54,7 @@ export async function consoleBench(): Promise<Figure[]> {
         plan: detectionPlan(m.detection, m.sources, now, 24),
       });
     const json = JSON.stringify(view());
-    const alerts = alertsSlice(m);
+    const alerts = m.alerts;
     const ctx = { now: now.toISOString(), actor: { id: 'bench', authentication: 'bearer' } };
     return [
       {

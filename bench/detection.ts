@@ -6,7 +6,6 @@ import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { ingestInTurn, root, scratch } from './harness.js';
 import type { Figure } from './foundation.js';
 import { journalEntry, zeekConn } from './normalizers.js';
-import { detectionSlice } from '../src/commands/slices.js';
 import { activeRuleSet, type DetectionState } from '../src/projections/detection.js';
 
 /** `n` detection rules: the SigmaHQ sample rules and the built-in pack's single-event rules, copied with new ids. */
@@ -37,7 +36,7 @@ export async function detectionBench(): Promise<Figure[]> {
   for (const n of sizes) {
     const inst = await openInstanceStore(join(scratch(`detect-${n}`), 'store'));
     if (n > 0) {
-      const r = await inst.writer.execute((m) => decideImportRules(detectionSlice(m), rulePack(n), 'api'), {
+      const r = await inst.writer.execute((m) => decideImportRules(m.detection, rulePack(n), 'api'), {
         now: '2026-11-22T09:00:00.000Z',
       });
       if (!r.ok)

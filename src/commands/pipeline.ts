@@ -1,6 +1,6 @@
 import type { LogRecord } from '../kernel/record.js';
 import { accept, type CommandContext, type Decision, type DomainEvent, type Rejection } from './decision.js';
-import { detectIn, type Detections, type Detector } from './alerting/detection-step.js';
+import { NO_DETECTIONS, detectIn, type Detections, type Detector } from './alerting/detection-step.js';
 import type { RetentionCut, Writer } from './writer.js';
 
 /**
@@ -66,9 +66,7 @@ export function createPipeline<M>(writer: Writer<M>, detector?: Detector<M>): Pi
     dispatch,
     models: writer.models,
     record: (events, ctx) =>
-      dispatch({ decide: () => accept(events, undefined), ctx }).then((o) =>
-        o.ok ? o.detections : { alerts: [], incidents: [] },
-      ),
+      dispatch({ decide: () => accept(events, undefined), ctx }).then((o) => (o.ok ? o.detections : NO_DETECTIONS)),
     cut: (command) => writer.cut(command.events, command.ctx, command.cut),
   };
 }

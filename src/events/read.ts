@@ -1,5 +1,5 @@
 import type { LogRecord } from '../kernel/record.js';
-import { hitsRecordedFromLegacy } from './upcast.js';
+import { LEGACY_READ_AS, hitsRecordedFromLegacy } from './upcast.js';
 import {
   AUTHORITY_EVENTS,
   INSTANCE_EVENTS,
@@ -35,7 +35,11 @@ export function asInstanceRecord(record: LogRecord): InstanceRecord | undefined 
   const stored = known<StoredInstanceRecord>(record);
   if (stored.type !== 'DetectionHits') return stored;
   if (lastUpcast?.from !== record) {
-    const to: InstanceRecord = { ...stored, type: 'DetectionHitsRecorded', data: hitsRecordedFromLegacy(stored.data) };
+    const to: InstanceRecord = {
+      ...stored,
+      type: LEGACY_READ_AS.DetectionHits,
+      data: hitsRecordedFromLegacy(stored.data),
+    };
     lastUpcast = { from: record, to };
   }
   return lastUpcast.to;

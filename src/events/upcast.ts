@@ -1,4 +1,9 @@
-import type { EventData } from './union.js';
+import type { EventData, InstanceEventType, LegacyEventType } from './union.js';
+
+/** The type each legacy stored type is read as: one table for the upcast and for the folds that name the successor. */
+export const LEGACY_READ_AS = { DetectionHits: 'DetectionHitsRecorded' } as const satisfies {
+  readonly [K in LegacyEventType]: InstanceEventType;
+};
 
 /**
  * Reads the data of a legacy `DetectionHits` record (`{r, n?, e, t, v}` per hit) as

@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 import type * as v from 'valibot';
 import type { CommandContext, Decision } from '../commands/decision.js';
-import { alertsSlice } from '../commands/slices.js';
 import type { AlertsState } from '../projections/alerts.js';
 import { readJsonBody } from './body.js';
 import type { AppDeps, AppEnv } from './env.js';
@@ -26,11 +25,6 @@ export async function runTargeted<S extends v.GenericSchema, R>(
 ): Promise<R> {
   const body = parseOr400(schema, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
   const ctx = commandContext(c, deps);
-  const { result } = await executeAudited(
-    c,
-    deps,
-    (m) => decide(alertsSlice(m), c.req.param(param)!, body, ctx),
-    status,
-  );
+  const { result } = await executeAudited(c, deps, (m) => decide(m.alerts, c.req.param(param)!, body, ctx), status);
   return result;
 }

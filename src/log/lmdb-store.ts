@@ -39,27 +39,27 @@ function refuseSharedEnvironment(path: string, release: () => void): void {
 }
 
 /**
- * Makes an LMDB environment's folder 0700 and its files 0600 (LMDB creates them 0644): the store
- * and the read side hold evidence, the audit trail and token hashes, for the owner only. Also
- * tightens a folder an older version left open.
+ * An LMDB environment's folder, made (or tightened, where an older version left it open) 0700: the
+ * store and the read side hold evidence, the audit trail and token hashes, for the owner only.
  */
-export function ownerOnlyEnvironment(path: string, phase: 'before' | 'after'): void {
-  if (phase === 'before') {
-    mkdirSync(path, { recursive: true, mode: 0o700 });
-    chmodSync(path, 0o700);
-    return;
-  }
+export function ownerOnlyFolder(path: string): void {
+  mkdirSync(path, { recursive: true, mode: 0o700 });
+  chmodSync(path, 0o700);
+}
+
+/** An opened LMDB environment's files made 0600 (LMDB creates them 0644). */
+export function ownerOnlyFiles(path: string): void {
   for (const file of ['data.mdb', 'lock.mdb']) if (existsSync(join(path, file))) chmodSync(join(path, file), 0o600);
 }
 
 /** Opens the store directory (created 0700), refusing one that another process holds. */
 export function openLmdbStore(path: string): LmdbStore {
-  ownerOnlyEnvironment(path, 'before');
+  ownerOnlyFolder(path);
   const release = acquireStoreLock(path);
   let root: RootDatabase | undefined;
   try {
     root = open({ path, maxDbs: 64, compression: false, cache: false });
-    ownerOnlyEnvironment(path, 'after');
+    ownerOnlyFiles(path);
     refuseSharedEnvironment(path, release);
   } catch (err) {
     void root?.close().catch(() => undefined);

@@ -7,7 +7,7 @@ import { detectionProjection, type DetectionState } from './detection.js';
 import { exportsProjection, type ExportsState } from './exports.js';
 import { monitoringProjection, type MonitoringState } from './monitoring.js';
 import { retentionProjection, type RetentionState } from './retention.js';
-import type { FoldedModels, ReadModels } from './runtime.js';
+import { typedModels, type FoldedModels, type ReadModels } from './runtime.js';
 import { sourcesProjection, type SourcesState } from './sources.js';
 import { statsProjection, type Stats } from './stats.js';
 import type { Projection } from './types.js';
@@ -61,26 +61,12 @@ export interface Reads extends InstanceSlices, ReadModels {
   readonly [readSide]: true;
 }
 
-/** Typed accessors over folded models: each slice looked up by its projection, never by a string at the call site. */
-function withSlices<T>(access: ReadModels, folded: FoldedModels): T {
-  const out = {
-    index: access.index,
-    db: access.db.bind(access),
-    seq: access.seq.bind(access),
-    record: access.record.bind(access),
-  };
-  for (const [key, projection] of Object.entries(SLICES)) {
-    Object.defineProperty(out, key, { enumerable: true, get: () => folded.state(projection.name) });
-  }
-  return out as T;
-}
-
 /** The write side's models of a runtime, for the pipeline's decisions. */
 export function writeModelsOf(runtime: FoldedModels): WriteModels {
-  return withSlices<WriteModels>(runtime, runtime);
+  return typedModels<WriteModels>(runtime, runtime, SLICES);
 }
 
 /** The reads of an instance: heap slices from the writer's runtime, everything else from `access`. */
 export function readsOf(runtime: FoldedModels, access: ReadModels): Reads {
-  return withSlices<Reads>(access, runtime);
+  return typedModels<Reads>(access, runtime, SLICES);
 }

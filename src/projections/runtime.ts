@@ -27,6 +27,27 @@ export interface FoldedModels extends ReadModels {
   state<S>(name: string): S;
 }
 
+/**
+ * Typed accessors over folded models, for any service: `slices` names each heap model by its
+ * projection, so no call site looks a model up by a string; everything else comes from `access`.
+ */
+export function typedModels<T extends ReadModels>(
+  access: ReadModels,
+  folded: FoldedModels,
+  slices: Readonly<Record<string, Projection<unknown>>>,
+): T {
+  const out = {
+    index: access.index,
+    db: access.db.bind(access),
+    seq: access.seq.bind(access),
+    record: access.record.bind(access),
+  };
+  for (const [key, projection] of Object.entries(slices)) {
+    Object.defineProperty(out, key, { enumerable: true, get: () => folded.state(projection.name) });
+  }
+  return out as T;
+}
+
 /** The projections of one service, folded live and checkpointed. */
 export interface ProjectionRuntime extends FoldedModels {
   /** Loads checkpoints and folds the log tail; returns how many records were folded. */

@@ -5,8 +5,8 @@ import {
   type AuthorityRecord,
   type InstanceEventType,
   type InstanceRecord,
-  type LegacyEventType,
 } from '../events/union.js';
+import { LEGACY_READ_AS } from '../events/upcast.js';
 import type { LogRecord } from '../kernel/record.js';
 
 /**
@@ -116,18 +116,12 @@ export interface RecordIndexProjection<
 }
 
 /**
- * The type each legacy stored type is read as (the upcast of src/events/read.ts): a projection
- * that folds the successor is given the legacy records too, upcast.
- */
-const READ_AS: { readonly [K in LegacyEventType]: InstanceEventType } = { DetectionHits: 'DetectionHitsRecorded' };
-
-/**
  * Every instance event type as projections see them (legacy types are read as their successors): what a projection that
  * counts every record folds.
  */
 export const INSTANCE_EVENT_TYPES: readonly InstanceEventType[] = (
   Object.keys(INSTANCE_EVENTS) as Array<keyof typeof INSTANCE_EVENTS>
-).filter((t): t is InstanceEventType => !Object.hasOwn(READ_AS, t));
+).filter((t): t is InstanceEventType => !Object.hasOwn(LEGACY_READ_AS, t));
 
 /**
  * The stored instance types whose records are read as one of `folds`: the folded types and the legacy ones read as
@@ -135,7 +129,7 @@ export const INSTANCE_EVENT_TYPES: readonly InstanceEventType[] = (
  */
 function storedInstanceTypes(folds: readonly InstanceEventType[]): ReadonlySet<string> {
   const types = new Set<string>(folds);
-  for (const [legacy, as] of Object.entries(READ_AS)) if (types.has(as)) types.add(legacy);
+  for (const [legacy, as] of Object.entries(LEGACY_READ_AS)) if (types.has(as)) types.add(legacy);
   return types;
 }
 

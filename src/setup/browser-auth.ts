@@ -3,7 +3,6 @@ import { getCookie } from 'hono/cookie';
 import { digestsEqual, hashToken } from '../auth/tokens.js';
 import { HttpError } from '../http/errors.js';
 import type { AuthorityDeps, AuthorityEnv, BrowserContext } from './env.js';
-import { browsersOf } from './models.js';
 
 /** The header that carries the CSRF token on state-changing browser requests. */
 export const CSRF_HEADER = 'x-csrf-token';
@@ -32,7 +31,7 @@ export function browserOf(c: Context, deps: AuthorityDeps): BrowserContext | und
   const value = getCookie(c, cookieName(deps));
   if (value === undefined || !/^lsb_[A-Za-z0-9_-]{43}$/.test(value)) return undefined;
   const sessionHash = hashToken(value);
-  const view = browsersOf(deps.pipeline.models).byHash[sessionHash];
+  const view = deps.pipeline.models.browsers.byHash[sessionHash];
   if (!view || view.expiresAt <= deps.now().toISOString() || !deps.accounts.find(view.tenantId, view.userId))
     return undefined;
   return { tenantId: view.tenantId, userId: view.userId, sessionHash, csrfHash: view.csrfHash };

@@ -1,4 +1,4 @@
-import type { FoldedModels, ReadModels } from '../projections/runtime.js';
+import { typedModels, type FoldedModels, type ReadModels } from '../projections/runtime.js';
 import type { Projection } from '../projections/types.js';
 import { browserSessionsProjection, type BrowserSessionsState } from './projections/browser-sessions.js';
 import { deploymentsProjection, type DeploymentsState } from './projections/deployments.js';
@@ -23,30 +23,10 @@ export interface AuthorityModels extends ReadModels {
 
 /** Typed accessors over the authority runtime's folded models. */
 export function authorityModelsOf(runtime: FoldedModels): AuthorityModels {
-  const state =
-    <S>(p: Projection<S>) =>
-    (): S =>
-      runtime.state<S>(p.name);
-  const out = {
-    index: runtime.index,
-    db: runtime.db.bind(runtime),
-    seq: runtime.seq.bind(runtime),
-    record: runtime.record.bind(runtime),
-  };
-  Object.defineProperties(out, {
-    sessions: { enumerable: true, get: state(setupSessionsProjection) },
-    deployments: { enumerable: true, get: state(deploymentsProjection) },
-    recovery: { enumerable: true, get: state(recoveryProjection) },
-    browsers: { enumerable: true, get: state(browserSessionsProjection) },
-  });
-  return out as AuthorityModels;
+  return typedModels<AuthorityModels>(runtime, runtime, {
+    sessions: setupSessionsProjection,
+    deployments: deploymentsProjection,
+    recovery: recoveryProjection,
+    browsers: browserSessionsProjection,
+  } satisfies Record<Exclude<keyof AuthorityModels, keyof ReadModels>, Projection<unknown>>);
 }
-
-/** The setup sessions read model. */
-export const sessionsOf = (m: AuthorityModels): SessionsState => m.sessions;
-/** The deployments read model. */
-export const deploymentsOf = (m: AuthorityModels): DeploymentsState => m.deployments;
-/** The recovery read model. */
-export const recoveryOf = (m: AuthorityModels): RecoveryState => m.recovery;
-/** The browser sessions read model. */
-export const browsersOf = (m: AuthorityModels): BrowserSessionsState => m.browsers;

@@ -6,7 +6,6 @@ import type { AccountRegistry } from './accounts.js';
 import { decideCentralMissing, isOverdue } from './commands/mark-central-missing.js';
 import { event } from './events.js';
 import type { Mailer } from './mailer.js';
-import { deploymentsOf, recoveryOf } from './models.js';
 import type { DeploymentView } from './projections/deployments.js';
 import type { RecoveryView } from './projections/recovery.js';
 import { encryptToken, recoveryAad, type RecoveryKey } from './recovery-crypto.js';
@@ -113,14 +112,14 @@ export function createRecoveryMonitor(deps: MonitorDeps): RecoveryMonitor {
   async function once(): Promise<{ marked: string[]; notices: number }> {
     const now = deps.now().toISOString();
     const marked: string[] = [];
-    for (const d of Object.values(deploymentsOf(deps.pipeline.models).byId)) {
+    for (const d of Object.values(deps.pipeline.models.deployments.byId)) {
       if (isOverdue(d, now, deps.timeoutSeconds) && (await markOverdue(deps, d, now))) marked.push(d.id);
     }
     let notices = 0;
     if (deps.mailer) {
-      const recovery = recoveryOf(deps.pipeline.models);
+      const recovery = deps.pipeline.models.recovery;
       for (const r of Object.values(recovery.byId)) {
-        const d = deploymentsOf(deps.pipeline.models).byId[r.deploymentId];
+        const d = deps.pipeline.models.deployments.byId[r.deploymentId];
         if (!d || r.claimedAt || r.notice || r.noticeFailures >= MAX_NOTICE_ATTEMPTS || d.status !== 'central_missing')
           continue;
         if (await sendNotice(deps, deps.mailer, d, r)) notices++;

@@ -9,7 +9,7 @@ import { createSmtpMailer, type Mailer } from './mailer.js';
 import { openAuthorityStore, type AuthorityStore } from './open.js';
 import { loadRecoveryKey } from './recovery-crypto.js';
 import { createRecoveryMonitor, type RecoveryMonitor } from './recovery-monitor.js';
-import { listen } from '../http/listen.js';
+import { DEFAULT_CONNECTION_LIMITS, listen } from '../http/listen.js';
 
 /** A running setup authority. */
 export interface RunningAuthority {
@@ -54,9 +54,9 @@ export async function startAuthority(
     publicUrl: () => publicUrl,
     log,
   });
-  const server = await listen(app.fetch, config.server.host, config.server.port);
-  server.requestTimeout = 60_000;
-  server.headersTimeout = 30_000;
+  // The authority's own, longer bounds (people on slow links sign in and reveal tokens here).
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, headerSeconds: 30, requestSeconds: 60 };
+  const server = await listen(app.fetch, config.server.host, config.server.port, limits);
   const { port } = server.address() as AddressInfo;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;

@@ -1,6 +1,5 @@
 import { HttpError } from '../http/errors.js';
 import type { AuthorityModels } from './models.js';
-import { deploymentsOf, recoveryOf, sessionsOf } from './models.js';
 import { liveSystems, type DeploymentView } from './projections/deployments.js';
 import type { RecoveryView } from './projections/recovery.js';
 import { currentPhase, type SessionView } from './projections/setup-sessions.js';
@@ -9,7 +8,7 @@ const SessionIdPattern = /^ss_[A-Za-z0-9_-]{22}$/;
 
 /** A session of the browser's tenant; another tenant's is a 404 exactly like a missing one. */
 export function sessionOfTenant(models: AuthorityModels, tenantId: string, id: string): SessionView {
-  const view = SessionIdPattern.test(id) ? sessionsOf(models).byId[id] : undefined;
+  const view = SessionIdPattern.test(id) ? models.sessions.byId[id] : undefined;
   if (!view || view.tenantId !== tenantId) throw new HttpError(404, `no setup session ${id}`);
   return view;
 }
@@ -57,7 +56,7 @@ function recoveryStatus(d: DeploymentView, r: RecoveryView): Record<string, unkn
 
 /** The deployment part of the browser status (after claim). */
 export function deploymentStatus(models: AuthorityModels, d: DeploymentView): Record<string, unknown> {
-  const rec = recoveryOf(models);
+  const rec = models.recovery;
   const last = d.recoveryIds.at(-1);
   const recovery = last === undefined ? undefined : rec.byId[last];
   return {
@@ -88,7 +87,7 @@ export function deploymentStatus(models: AuthorityModels, d: DeploymentView): Re
  * completion.
  */
 export function sessionStatus(models: AuthorityModels, view: SessionView): Record<string, unknown> {
-  const d = view.deploymentId === undefined ? undefined : deploymentsOf(models).byId[view.deploymentId];
+  const d = view.deploymentId === undefined ? undefined : models.deployments.byId[view.deploymentId];
   return {
     session_id: view.id,
     kind: view.kind,

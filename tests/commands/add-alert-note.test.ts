@@ -2,7 +2,6 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NOTES_PER_ALERT, decideAddAlertNote } from '../../src/commands/add-alert-note.js';
 import type { CommandContext } from '../../src/commands/decision.js';
-import { alertsSlice } from '../../src/commands/slices.js';
 import { eventOf } from '../../src/events/union.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { alertTimeline } from '../../src/projections/alerts-query.js';
@@ -11,7 +10,7 @@ import { alertRaised, alertReviewed } from '../helpers/event-fixtures.js';
 
 const analyst: CommandContext = { now: '2026-11-22T12:00:00.000Z', actor: { id: 'ana', authentication: 'mesh' } };
 type Note = { alertId?: string; text: string; ctx?: CommandContext };
-const addNote = spec((m, c: Note) => decideAddAlertNote(alertsSlice(m), c.alertId ?? 'alr_1', { text: c.text }, c.ctx ?? analyst));
+const addNote = spec((m, c: Note) => decideAddAlertNote(m.alerts, c.alertId ?? 'alr_1', { text: c.text }, c.ctx ?? analyst));
 const noted = (noteId: string, text: string) => eventOf('AlertNoteAdded', { alertId: 'alr_1', noteId, text, principal: 'ana', authentication: 'mesh' });
 
 describe('decideAddAlertNote', () => {

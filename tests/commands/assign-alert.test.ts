@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import { AssignAlertBody, decideAssignAlert } from '../../src/commands/assign-alert.js';
 import type { CommandContext } from '../../src/commands/decision.js';
-import { alertsSlice } from '../../src/commands/slices.js';
 import { eventOf } from '../../src/events/union.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { alertTimeline } from '../../src/projections/alerts-query.js';
@@ -12,7 +11,7 @@ import { alertRaised } from '../helpers/event-fixtures.js';
 
 const analyst: CommandContext = { now: '2026-11-22T12:00:00.000Z', actor: { id: 'ana', authentication: 'bearer' } };
 type Assign = { alertId?: string; assignee: string | null; reason?: string; ctx?: CommandContext };
-const assign = spec((m, c: Assign) => decideAssignAlert(alertsSlice(m), c.alertId ?? 'alr_1', { assignee: c.assignee, ...(c.reason ? { reason: c.reason } : {}) }, c.ctx ?? analyst));
+const assign = spec((m, c: Assign) => decideAssignAlert(m.alerts, c.alertId ?? 'alr_1', { assignee: c.assignee, ...(c.reason ? { reason: c.reason } : {}) }, c.ctx ?? analyst));
 const assigned = (over: { from?: string; to?: string; reason?: string; principal?: string }) =>
   eventOf('AlertAssigned', { alertId: 'alr_1', ...over, principal: over.principal ?? 'ana', authentication: 'bearer' });
 

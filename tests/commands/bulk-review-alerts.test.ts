@@ -3,14 +3,13 @@ import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import { BULK_REVIEW_MAX, BulkReviewBody, decideBulkReview, type BulkReview } from '../../src/commands/bulk-review-alerts.js';
 import type { CommandContext } from '../../src/commands/decision.js';
-import { alertsSlice } from '../../src/commands/slices.js';
 import { eventOf } from '../../src/events/union.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { spec } from '../helpers/decider-spec.js';
 import { alertRaised, alertReviewed } from '../helpers/event-fixtures.js';
 
 const analyst: CommandContext = { now: '2026-11-22T12:00:00.000Z', actor: { id: 'ana', authentication: 'bearer' } };
-const bulk = spec((m, c: BulkReview & { ctx?: CommandContext }) => decideBulkReview(alertsSlice(m), c, c.ctx ?? analyst));
+const bulk = spec((m, c: BulkReview & { ctx?: CommandContext }) => decideBulkReview(m.alerts, c, c.ctx ?? analyst));
 const three = [
   alertRaised({ alertId: 'alr_1', ruleId: 'r-a', severity: 8, lastSeen: '2026-11-22T09:00:01.000Z' }),
   alertRaised({ alertId: 'alr_2', ruleId: 'r-a', groupKey: 'g2', severity: 3, lastSeen: '2026-11-22T09:00:02.000Z' }),

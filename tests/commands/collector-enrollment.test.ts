@@ -1,4 +1,3 @@
-import { collectorsSlice } from '../../src/commands/slices.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPair, keyFingerprint } from '../../src/kernel/ed25519.js';
@@ -35,7 +34,7 @@ describe('decideIssueEnrollmentToken', () => {
 });
 
 describe('decideEnroll', () => {
-  const enroll = spec((m, c: Enroll) => decideEnroll(collectorsSlice(m), c));
+  const enroll = spec((m, c: Enroll) => decideEnroll(m.collectors, c));
 
   it('enrolls a key with a valid token: epoch 1, the sequence starts at 1', () => {
     enroll.given([issued]).when(enrollment())

@@ -6,7 +6,6 @@ import { DetectionRecord } from '../../src/events/detection-records.js';
 import type { RuleSource } from '../../src/events/detection-records.js';
 import { spec } from '../helpers/decider-spec.js';
 import { dnsRule, ruleEnabledChanged, rulesImported } from '../helpers/event-fixtures.js';
-import { detectionSlice } from '../../src/commands/slices.js';
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000001';
 const B = 'aaaaaaaa-0000-4000-8000-000000000002';
@@ -27,7 +26,7 @@ level: high
 `;
 
 type Import = { text: string; source?: RuleSource; packVersion?: string };
-const importRules = spec((m, c: Import) => decideImportRules(detectionSlice(m), c.text, c.source ?? 'api', c.packVersion));
+const importRules = spec((m, c: Import) => decideImportRules(m.detection, c.text, c.source ?? 'api', c.packVersion));
 
 describe('decideImportRules', () => {
   it('installs every document of a multi-document import and keeps the full text', () => {
@@ -81,7 +80,7 @@ describe('decideImportRules', () => {
 });
 
 type Switch = { ruleId: string; enabled: boolean; reason?: string };
-const setEnabled = spec((m, c: Switch) => decideSetRuleEnabled(detectionSlice(m), c.ruleId, c.enabled, c.reason));
+const setEnabled = spec((m, c: Switch) => decideSetRuleEnabled(m.detection, c.ruleId, c.enabled, c.reason));
 
 describe('decideSetRuleEnabled', () => {
   it('switches an installed rule off, with the reason', () => {
@@ -99,7 +98,7 @@ describe('decideSetRuleEnabled', () => {
   });
 });
 
-const bulk = spec((m, files: RuleFile[]) => decideBulkImport(detectionSlice(m), files, 'api'));
+const bulk = spec((m, files: RuleFile[]) => decideBulkImport(m.detection, files, 'api'));
 
 describe('decideBulkImport', () => {
   const mac = `title: Mac\nid: ${B}\nlogsource: {product: macos, category: process_creation}\ndetection: {s: {Image: /bin/x}, condition: s}\n`;

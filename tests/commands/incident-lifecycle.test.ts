@@ -6,7 +6,6 @@ import { decideIncidentStatus } from '../../src/commands/change-incident-status.
 import type { CommandContext } from '../../src/commands/decision.js';
 import { decideMergeIncident } from '../../src/commands/merge-incidents.js';
 import { decidePromoteIncident } from '../../src/commands/review-alert.js';
-import { alertsSlice } from '../../src/commands/slices.js';
 import { correlateIncidents } from '../../src/commands/alerting/incident-correlation.js';
 import { eventOf } from '../../src/events/union.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
@@ -27,7 +26,7 @@ const statusChanged = (incidentId: string, from: Status | 'merged', to: Status, 
 const incidents = (m: WriteModels) => m.alerts.incidents;
 
 describe('decideIncidentStatus', () => {
-  const change = spec((m, c: { id?: string; status: Status; reason?: string; ctx?: CommandContext }) => decideIncidentStatus(alertsSlice(m), c.id ?? 'inc_a', { status: c.status, reason: c.reason ?? 'r' }, c.ctx ?? ctx));
+  const change = spec((m, c: { id?: string; status: Status; reason?: string; ctx?: CommandContext }) => decideIncidentStatus(m.alerts, c.id ?? 'inc_a', { status: c.status, reason: c.reason ?? 'r' }, c.ctx ?? ctx));
 
   it('moves an incident from open to investigating, keeping who, how and why in its timeline', () => {
     const { models } = change.given([a1, correlated('inc_a', ['alr_1'])]).when({ status: 'investigating', reason: 'on it' })
@@ -52,7 +51,7 @@ describe('decideIncidentStatus', () => {
 });
 
 describe('decideAssignIncident', () => {
-  const assign = spec((m, c: { assignee: string | null }) => decideAssignIncident(alertsSlice(m), 'inc_a', { assignee: c.assignee }, ctx));
+  const assign = spec((m, c: { assignee: string | null }) => decideAssignIncident(m.alerts, 'inc_a', { assignee: c.assignee }, ctx));
 
   it('assigns and unassigns, in the timeline; the same assignee again records nothing', () => {
     const { models } = assign.given([a1, correlated('inc_a', ['alr_1'])]).when({ assignee: 'bob' })
@@ -66,7 +65,7 @@ describe('decideAssignIncident', () => {
 });
 
 describe('decideMergeIncident', () => {
-  const mergeSpec = spec((m, c: { id?: string; into: string }) => decideMergeIncident(alertsSlice(m), c.id ?? 'inc_a', { into: c.into, reason: 'one intrusion' }, ctx));
+  const mergeSpec = spec((m, c: { id?: string; into: string }) => decideMergeIncident(m.alerts, c.id ?? 'inc_a', { into: c.into, reason: 'one intrusion' }, ctx));
   const two = [a1, a2, a3, correlated('inc_a', ['alr_1', 'alr_2']), correlated('inc_b', ['alr_3'])];
 
   it('moves the alerts into the other incident; the merged one says where it went and both timelines say so', () => {
@@ -94,8 +93,8 @@ describe('decideMergeIncident', () => {
 });
 
 describe('promotion of alerts already in an incident (the promotion rule)', () => {
-  const promote = spec((m, c: { alertIds: string[] }) => decidePromoteIncident(alertsSlice(m), { alertIds: c.alertIds, title: 'Campaign', reason: 'same actor' }, ctx));
-  const add = spec((m, c: { id?: string; alertIds: string[] }) => decideAddIncidentAlerts(alertsSlice(m), c.id ?? 'inc_b', { alertIds: c.alertIds, reason: 'same actor' }, ctx));
+  const promote = spec((m, c: { alertIds: string[] }) => decidePromoteIncident(m.alerts, { alertIds: c.alertIds, title: 'Campaign', reason: 'same actor' }, ctx));
+  const add = spec((m, c: { id?: string; alertIds: string[] }) => decideAddIncidentAlerts(m.alerts, c.id ?? 'inc_b', { alertIds: c.alertIds, reason: 'same actor' }, ctx));
   const given = [a1, a2, a3, correlated('inc_a', ['alr_1', 'alr_2']), correlated('inc_b', ['alr_3'])];
 
   it('moves an alert out of its correlated incident into the new one: no alert is in two incidents', () => {

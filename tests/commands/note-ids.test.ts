@@ -1,7 +1,6 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideAddAlertNote } from '../../src/commands/add-alert-note.js';
-import { alertsSlice } from '../../src/commands/slices.js';
 import { eventOf } from '../../src/events/union.js';
 import { memoryModels } from '../helpers/decider-spec.js';
 import { alertRaised } from '../helpers/event-fixtures.js';
@@ -15,11 +14,11 @@ it('a note id is never given twice, even once older notes of the alert have expi
   m.append([alertRaised(), note('n3')]);
   const ids: string[] = [];
   for (let i = 0; i < 2; i++) {
-    const d = decideAddAlertNote(alertsSlice(m), 'alr_1', { text: 'later' }, ctx);
+    const d = decideAddAlertNote(m.alerts, 'alr_1', { text: 'later' }, ctx);
     assert.ok(d.ok);
     ids.push(d.result.noteId);
     m.append(d.events as never);
   }
-  const all = alertsSlice(m).alerts.get('alr_1')!.notes.map((n) => n.noteId);
+  const all = m.alerts.alerts.get('alr_1')!.notes.map((n) => n.noteId);
   assert.equal(new Set(all).size, all.length, 'note ids are unique');
 });

@@ -6,14 +6,13 @@ import { eventOf } from '../../src/events/union.js';
 import { incidentIdOf } from '../../src/commands/alerting/alert-facts.js';
 import { spec } from '../helpers/decider-spec.js';
 import { alertRaised, alertReviewed, incidentOpened } from '../helpers/event-fixtures.js';
-import { alertsSlice } from '../../src/commands/slices.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
 
 const NOW = '2026-11-22T12:00:00.000Z';
 const analyst: CommandContext = { now: NOW, actor: { id: 'analyst-user', authentication: 'bearer' } };
 type Status = 'open' | 'in_review' | 'dismissed';
 type Review = { alertId: string; status: Status; reason: string; ctx?: CommandContext };
-const review = spec((m, c: Review) => decideReviewAlert(alertsSlice(m), c.alertId, { status: c.status, reason: c.reason }, c.ctx ?? analyst));
+const review = spec((m, c: Review) => decideReviewAlert(m.alerts, c.alertId, { status: c.status, reason: c.reason }, c.ctx ?? analyst));
 
 const reviewed = (from: Status, to: Status, reason: string) =>
   eventOf('AlertReviewed', { alertId: 'alr_1', from, to, reason, principal: 'analyst-user', authentication: 'bearer' });
@@ -43,7 +42,7 @@ describe('decideReviewAlert', () => {
 });
 
 type Promote = { alertIds: string[]; title?: string; ctx?: CommandContext };
-const promote = spec((m, c: Promote) => decidePromoteIncident(alertsSlice(m), { alertIds: c.alertIds, title: c.title ?? 'Same actor', reason: 'one campaign' }, c.ctx ?? analyst));
+const promote = spec((m, c: Promote) => decidePromoteIncident(m.alerts, { alertIds: c.alertIds, title: c.title ?? 'Same actor', reason: 'one campaign' }, c.ctx ?? analyst));
 const promotedId = (ids: string[]) => incidentIdOf(`promoted\0${ids.join(',')}\0${NOW}`);
 
 describe('decidePromoteIncident', () => {
@@ -76,7 +75,7 @@ describe('decidePromoteIncident', () => {
 
 describe('decideReviewAlert with a disposition', () => {
   it('records the disposition with the review, and the alert shows the latest one', () => {
-    const { models } = spec((m, c: Review & { disposition: 'true_positive' | 'benign' | 'false_positive' }) => decideReviewAlert(alertsSlice(m), c.alertId, { status: c.status, reason: c.reason, disposition: c.disposition }, analyst))
+    const { models } = spec((m, c: Review & { disposition: 'true_positive' | 'benign' | 'false_positive' }) => decideReviewAlert(m.alerts, c.alertId, { status: c.status, reason: c.reason, disposition: c.disposition }, analyst))
       .given([alertRaised()]).when({ alertId: 'alr_1', status: 'dismissed', reason: 'admin at work', disposition: 'benign' })
       .then([eventOf('AlertReviewed', { alertId: 'alr_1', from: 'open', to: 'dismissed', reason: 'admin at work', principal: 'analyst-user', authentication: 'bearer', disposition: 'benign' })]);
     const a = models.alerts.alerts.get('alr_1')!;

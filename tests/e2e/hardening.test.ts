@@ -9,30 +9,27 @@ import { repoPath } from '../helpers/paths.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
-/** Sends raw bytes over TCP and resolves with everything the server answered before closing. */
-function rawRequest(url: string, text: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(text));
-    let answer = '';
-    socket.on('data', (d) => { answer += d.toString(); });
-    socket.on('close', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
-
-/** Sends `text` over TCP and keeps the socket open (a slow client); resolves with what came back and when the server closed it. */
-function stalled(url: string, text: string): Promise<{ answer: string; seconds: number }> {
+/**
+ * Sends `text` over TCP and resolves with what the server answered and when it closed the socket;
+ * `end` half-closes the socket after the text, otherwise it is left open (a slow client).
+ */
+function exchange(url: string, text: string, end: boolean): Promise<{ answer: string; seconds: number }> {
   const { hostname, port } = new URL(url);
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(text));
+    const socket = connect(Number(port), hostname, () => (end ? socket.end(text) : socket.write(text)));
     let answer = '';
     socket.on('data', (d) => { answer += d.toString(); });
     socket.on('close', () => resolve({ answer, seconds: (performance.now() - started) / 1000 }));
     socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? undefined : reject(err)));
   });
 }
+
+/** Sends raw bytes over TCP and resolves with everything the server answered before closing. */
+const rawRequest = (url: string, text: string): Promise<string> => exchange(url, text, true).then((r) => r.answer);
+
+/** Sends `text` and keeps the socket open, as a slow client does. */
+const stalled = (url: string, text: string) => exchange(url, text, false);
 
 function token(config: string, principal: string, role: string): string {
   return (JSON.parse(runCli(['api-token-generate', principal, role, '--config', config]).stdout) as { token: string }).token;

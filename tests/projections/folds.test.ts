@@ -1,12 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsCarried } from '../../src/events/record-types.js';
+import { CARRYING_EVENT_TYPES, eventsCarried } from '../../src/events/record-types.js';
 import { AUTHORITY_EVENTS, INSTANCE_EVENTS, type StoredInstanceEvent } from '../../src/events/union.js';
 import type { LogRecord } from '../../src/kernel/record.js';
 import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../src/projections/all.js';
 import { INSTANCE_EVENT_TYPES, type IndexProjection, type IndexWriter, type Projection } from '../../src/projections/types.js';
 import { AUTHORITY_PROJECTIONS } from '../../src/setup/models.js';
-import { CARRYING_EVENT_TYPES } from '../../src/events/record-types.js';
 
 /**
  * Instance event types no projection folds (the stats count aside), each with why: a new event

@@ -15,7 +15,6 @@ import type { AlertsState } from '../../src/projections/alerts.js';
 import { detectionPlan } from '../../src/projections/plan.js';
 import type { DetectionState } from '../../src/projections/detection.js';
 import type { SourcesState } from '../../src/projections/sources.js';
-import { alertsSlice } from '../../src/commands/slices.js';
 import { decideAssignAlert } from '../../src/commands/assign-alert.js';
 import { decideAddAlertNote } from '../../src/commands/add-alert-note.js';
 import { decideBulkReview } from '../../src/commands/bulk-review-alerts.js';
@@ -139,13 +138,13 @@ for (const backend of [lmdbBackend, jetStreamBackend]) describe(`read models (${
           if (c.kind === 'ingest') await inst.pipeline.dispatch({ decide: (m) => decideIngestEvents(m, c.events), ctx: ctx });
           else if (c.kind === 'review') {
             const ids = alertIds();
-            if (ids.length > 0) await inst.writer.execute((m) => decideReviewAlert(alertsSlice(m), ids[c.pick % ids.length]!, { status: c.status, reason: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
+            if (ids.length > 0) await inst.writer.execute((m) => decideReviewAlert(m.alerts, ids[c.pick % ids.length]!, { status: c.status, reason: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
           } else if (c.kind === 'assign' || c.kind === 'note') {
             const ids = alertIds();
             const id = ids[c.pick % Math.max(1, ids.length)];
             if (id !== undefined) {
-              if (c.kind === 'assign') await inst.writer.execute((m) => decideAssignAlert(alertsSlice(m), id, { assignee: c.to }, { ...ctx, actor }), { ...ctx, actor });
-              else await inst.writer.execute((m) => decideAddAlertNote(alertsSlice(m), id, { text: 'prop note' }, { ...ctx, actor }), { ...ctx, actor });
+              if (c.kind === 'assign') await inst.writer.execute((m) => decideAssignAlert(m.alerts, id, { assignee: c.to }, { ...ctx, actor }), { ...ctx, actor });
+              else await inst.writer.execute((m) => decideAddAlertNote(m.alerts, id, { text: 'prop note' }, { ...ctx, actor }), { ...ctx, actor });
             }
           } else if (c.kind === 'incident_status' || c.kind === 'incident_assign' || c.kind === 'merge' || c.kind === 'add_alerts') {
             const incs = [...inst.writer.models.alerts.incidents.keys()];
@@ -153,22 +152,22 @@ for (const backend of [lmdbBackend, jetStreamBackend]) describe(`read models (${
             const by = { ...ctx, actor };
             // Refusals (a merged or closed incident) are part of the property: they must change nothing.
             if (id === undefined) { /* no incident yet */ }
-            else if (c.kind === 'incident_status') await inst.writer.execute((m) => decideIncidentStatus(alertsSlice(m), id, { status: c.status, reason: 'prop' }, by), by);
-            else if (c.kind === 'incident_assign') await inst.writer.execute((m) => decideAssignIncident(alertsSlice(m), id, { assignee: c.to }, by), by);
-            else if (c.kind === 'merge') await inst.writer.execute((m) => decideMergeIncident(alertsSlice(m), id, { into: incs[c.into % incs.length]!, reason: 'prop' }, by), by);
+            else if (c.kind === 'incident_status') await inst.writer.execute((m) => decideIncidentStatus(m.alerts, id, { status: c.status, reason: 'prop' }, by), by);
+            else if (c.kind === 'incident_assign') await inst.writer.execute((m) => decideAssignIncident(m.alerts, id, { assignee: c.to }, by), by);
+            else if (c.kind === 'merge') await inst.writer.execute((m) => decideMergeIncident(m.alerts, id, { into: incs[c.into % incs.length]!, reason: 'prop' }, by), by);
             else {
               const ids = alertIds();
-              if (ids.length > 0) await inst.writer.execute((m) => decideAddIncidentAlerts(alertsSlice(m), id, { alertIds: [ids[c.alert % ids.length]!], reason: 'prop' }, by), by);
+              if (ids.length > 0) await inst.writer.execute((m) => decideAddIncidentAlerts(m.alerts, id, { alertIds: [ids[c.alert % ids.length]!], reason: 'prop' }, by), by);
             }
           } else if (c.kind === 'bulk') {
-            await inst.writer.execute((m) => decideBulkReview(alertsSlice(m), { filter: { minSeverity: c.minSeverity }, status: c.status, ...(c.disposition ? { disposition: c.disposition } : {}), reason: 'prop bulk' }, { ...ctx, actor }), { ...ctx, actor });
+            await inst.writer.execute((m) => decideBulkReview(m.alerts, { filter: { minSeverity: c.minSeverity }, status: c.status, ...(c.disposition ? { disposition: c.disposition } : {}), reason: 'prop bulk' }, { ...ctx, actor }), { ...ctx, actor });
           } else if (c.kind === 'promote') {
             const ids = alertIds();
-            if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(alertsSlice(m), { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
+            if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(m.alerts, { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
           }
           else if (c.kind === 'silence') {
             const at = { now: new Date(Date.parse('2026-11-22T11:01:00Z') + c.hours * 3_600_000).toISOString() };
-            await inst.writer.execute((m) => decideSilenceCheck({ monitoring: m.monitoring, alerts: alertsSlice(m) }, DEFAULT_MONITORING.silence, at), at);
+            await inst.writer.execute((m) => decideSilenceCheck({ monitoring: m.monitoring, alerts: m.alerts }, DEFAULT_MONITORING.silence, at), at);
           }
           else await inst.pipeline.record(accessRecords({ requestId: `r${c.n}-${i}`, operation: 'op', method: 'GET', route: '/api/v1/me', status: c.status, durationMs: 1, sourceAddress: '10.0.0.9', approved: false, at: ctx.now }), ctx);
         }));

@@ -3,7 +3,6 @@ import type { Pipeline } from '../../commands/pipeline.js';
 import type { WriteModels } from '../../projections/models.js';
 import { loadBuiltinPack } from '../../detection/builtin-pack.js';
 import type { DetectionState } from '../../projections/detection.js';
-import { detectionSlice } from '../../commands/slices.js';
 
 /**
  * Installs the built-in rule pack on first start, and again when the shipped pack changed (its
@@ -17,7 +16,7 @@ export async function installBuiltinRules(
   if (pipeline.models.detection.builtinPack === pack.version)
     return { installed: false, version: pack.version, rules: 0 };
   const outcome = await pipeline.dispatch({
-    decide: (m) => decideImportRules(detectionSlice(m), pack.text, 'builtin', pack.version),
+    decide: (m) => decideImportRules(m.detection, pack.text, 'builtin', pack.version),
     ctx: { now, actor: { id: 'vigil', authentication: 'builtin' } },
   });
   if (!outcome.ok)

@@ -100,25 +100,26 @@ export async function startInstance(
   });
   const { app, edge } = http;
   late.edge = edge;
+  // A start that fails from here on stops what has started, then the node's connection, as every other failure point.
+  const abandon = async () => {
+    credentials.stop();
+    await parts.stopAll();
+    await jetstream?.close();
+  };
   const server = await listen(
     edge ? edge.fetch : app.fetch,
     config.server.host,
     config.server.port,
     connectionLimitsOf(config, http.metrics),
   ).catch(async (err: NodeJS.ErrnoException) => {
-    credentials.stop();
-    await parts.stopAll();
-    // The NATS connection goes last, as at every other failure point (it was left open here before).
-    await jetstream?.close();
+    await abandon();
     throw listenFailure(err, config.server.host, config.server.port, origin) ?? err;
   });
   late.server = server;
   late.inFlight = trackInFlight(server);
   const syslog = await startServedSyslog(config, http, cluster, monitor, log).catch(async (err: unknown) => {
-    credentials.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await parts.stopAll();
-    await jetstream?.close();
+    await abandon();
     throw err;
   });
   const stopNudging = instance.log.follow(instance.log.head().seq, (r) => monitor.noteRecord(r));

@@ -4,7 +4,6 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Principal } from '../../auth/registry.js';
 import { hashToken } from '../../auth/tokens.js';
 import { decideEndConsoleSession, type EndConsoleSession } from '../../commands/console-session.js';
-import { consoleSessionsSlice } from '../../commands/slices.js';
 import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
 import type { ConsoleSessions } from '../../projections/console-sessions.js';
 
@@ -76,7 +75,7 @@ export function createSessionKeeper(deps: AppDeps, net: NetPolicy): SessionKeepe
     lastSeen.delete(cmd.sessionHash);
     const ctx = { now: deps.now().toISOString(), actor: { id: actor.id, authentication: actor.authentication } };
     const outcome = await deps.pipeline.dispatch({
-      decide: (m) => decideEndConsoleSession(consoleSessionsSlice(m), cmd),
+      decide: (m) => decideEndConsoleSession(m.consoleSessions, cmd),
       ctx,
     });
     return outcome.ok;

@@ -4,7 +4,6 @@ import { getCookie, setCookie } from 'hono/cookie';
 import type { Principal } from '../../auth/registry.js';
 import { hashToken } from '../../auth/tokens.js';
 import { decideStartConsoleSession } from '../../commands/console-session.js';
-import { consoleSessionsSlice } from '../../commands/slices.js';
 import { accessRecords } from '../access-records.js';
 import { clientAddress } from '../client-address.js';
 import type { AppDeps, AppEnv, NetPolicy } from '../env.js';
@@ -128,7 +127,7 @@ export function registerSignIn(
     const outcome = await deps.pipeline.dispatch({
       decide: (m) =>
         decideStartConsoleSession(
-          consoleSessionsSlice(m),
+          m.consoleSessions,
           {
             sessionHash: hashToken(secret),
             principal: bearer.id,

@@ -23,7 +23,6 @@ import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { runTargeted } from '../alerts-command.js';
 import { storedJson } from '../stored-json.js';
-import { alertsSlice } from '../../commands/slices.js';
 
 /** Query of `GET /api/v1/alerts`. */
 export const ListAlertsQuery = v.strictObject({
@@ -219,7 +218,7 @@ const bulkReviewRoute = route({
       reason: body.reason,
     };
     const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decideBulkReview(alertsSlice(m), cmd, ctx), 200);
+    const { result } = await executeAudited(c, deps, (m) => decideBulkReview(m.alerts, cmd, ctx), 200);
     return c.json(result, 200);
   },
 });

@@ -19,7 +19,7 @@ import { HttpError, STATUS_OF, fromRejection, parseOr400 } from '../errors.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route, type RouteScope } from '../route.js';
 import { admitIngest } from '../admission.js';
-import { collectorsSlice, submissionSlice } from '../../commands/slices.js';
+import { submissionSlice } from '../../commands/slices.js';
 
 /** Prefix of enrollment tokens, so secret scanners can recognise a leaked one. */
 export const ENROLLMENT_TOKEN_PREFIX = 'vce_';
@@ -87,7 +87,7 @@ async function enroll(c: Context<AppEnv>, scope: RouteScope): Promise<Response> 
     };
     decided = true;
     const outcome = await deps.pipeline.dispatch({
-      decide: (m) => decideEnroll(collectorsSlice(m), cmd),
+      decide: (m) => decideEnroll(m.collectors, cmd),
       facts: (d) => audit(d.ok ? 201 : STATUS_OF[d.rejection.kind]),
       ctx,
     });

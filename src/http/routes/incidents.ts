@@ -5,7 +5,6 @@ import { decideAssignIncident } from '../../commands/assign-incident.js';
 import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../commands/change-incident-status.js';
 import { MergeIncidentBody, decideMergeIncident } from '../../commands/merge-incidents.js';
 import { PromoteIncidentBody, decidePromoteIncident } from '../../commands/review-alert.js';
-import { alertsSlice } from '../../commands/slices.js';
 import { INCIDENT_STATUSES } from '../../projections/alerts.js';
 import {
   HISTORY_SHOWN,
@@ -68,7 +67,7 @@ const promoteIncidentRoute = route({
   handle: async (c, { deps }) => {
     const body = parseOr400(PromoteIncidentBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(c, deps, (m) => decidePromoteIncident(alertsSlice(m), body, ctx), 201);
+    const { result } = await executeAudited(c, deps, (m) => decidePromoteIncident(m.alerts, body, ctx), 201);
     return storedJson(c, written(deps, result.id), 201);
   },
 });

@@ -11,7 +11,6 @@ import { HttpError, parseOr400 } from '../errors.js';
 import { executeAudited } from '../request-context.js';
 import { readJsonBody } from '../body.js';
 import { route, type Route } from '../route.js';
-import { detectionSlice } from '../../commands/slices.js';
 import { selfMonitoringPlan } from '../../services/monitoring/plan-entries.js';
 import { MONITORING, type MonitoringState } from '../../projections/monitoring.js';
 import { compileSigma } from '../../detection/compile.js';
@@ -95,7 +94,7 @@ const importRulesRoute = route({
         'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)',
       );
     const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
-    const { result } = await executeAudited(c, deps, (m) => decideImportRules(detectionSlice(m), text, 'api'), 201);
+    const { result } = await executeAudited(c, deps, (m) => decideImportRules(m.detection, text, 'api'), 201);
     return c.json(result, 201);
   },
 });
@@ -124,7 +123,7 @@ const bulkImportRulesRoute = route({
         'expected Content-Type: application/json ({files: [{name, text}]}) or application/yaml (a multi-document ' +
           'Sigma stream)',
       );
-    const { result } = await executeAudited(c, deps, (m) => decideBulkImport(detectionSlice(m), files, 'api'), 201);
+    const { result } = await executeAudited(c, deps, (m) => decideBulkImport(m.detection, files, 'api'), 201);
     return c.json(result, 201);
   },
 });
@@ -184,7 +183,7 @@ const setRuleEnabledRoute = route({
     const { result } = await executeAudited(
       c,
       deps,
-      (m) => decideSetRuleEnabled(detectionSlice(m), c.req.param('id'), body.enabled, body.reason),
+      (m) => decideSetRuleEnabled(m.detection, c.req.param('id'), body.enabled, body.reason),
       200,
     );
     return c.json(result, 200);

@@ -5,7 +5,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { IndexKey, IndexProjection, IndexReader, IndexWriter } from '../types.js';
-import { ownerOnlyEnvironment } from '../../log/lmdb-store.js';
+import { ownerOnlyFiles, ownerOnlyFolder } from '../../log/lmdb-store.js';
 
 /** Bumped when the read side's layout changes: the whole read side is then rebuilt from the log. */
 export const LAYOUT_VERSION = 1;
@@ -39,9 +39,9 @@ export function bootId(): string {
 /** Opens the read environment, or a fresh one when it cannot be opened (it is derived from the log). */
 export function openEnv(path: string): RootDatabase {
   const opened = (): RootDatabase => {
-    ownerOnlyEnvironment(path, 'before');
+    ownerOnlyFolder(path);
     const env = open({ path, maxDbs: 32, compression: false, cache: false, noSync: true });
-    ownerOnlyEnvironment(path, 'after');
+    ownerOnlyFiles(path);
     return env;
   };
   try {

@@ -1,7 +1,6 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
 import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
-import { deploymentsOf, recoveryOf, sessionsOf } from '../models.js';
 import { openRecovery } from '../projections/recovery.js';
 
 /** Who the browser is, from its authenticated context (never from a body). */
@@ -27,7 +26,7 @@ export function decideCreateSession(
   models: AuthorityModels,
   cmd: BrowserIdentity & { sessionId: string; tokenHash: string; expiresAt: string },
 ): Decision<{ sessionId: string; expiresAt: string }> {
-  const s = sessionsOf(models);
+  const s = models.sessions;
   if (s.byId[cmd.sessionId] || s.bySetupToken[cmd.tokenHash])
     return reject('conflict', 'session id or token collision; retry');
   return accept(
@@ -49,9 +48,9 @@ export function decideRevealRecovery(
   models: AuthorityModels,
   cmd: BrowserIdentity & { deploymentId: string },
 ): Decision<{ recoveryId: string; ciphertext: string; keyId: string }> {
-  const d = deploymentsOf(models).byId[cmd.deploymentId];
+  const d = models.deployments.byId[cmd.deploymentId];
   if (!d || d.tenantId !== cmd.tenantId) return reject('not_found', `no deployment ${cmd.deploymentId}`);
-  const open = openRecovery(recoveryOf(models), d.recoveryIds);
+  const open = openRecovery(models.recovery, d.recoveryIds);
   if (!open) return reject('conflict', `deployment ${d.id} has no open recovery`);
   return accept(
     [

@@ -2,7 +2,6 @@ import { accept, reject, type Decision } from '../../commands/decision.js';
 import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import type { Ed25519PublicKey } from '../identity-key.js';
-import { deploymentsOf, recoveryOf, sessionsOf } from '../models.js';
 import { withinScope, type InstallationScope } from '../scope.js';
 
 /** A recovery claim; the new session's id, token hash and challenge come from the route. */
@@ -29,11 +28,11 @@ export interface RecoveryClaimResult {
  * retired and the enrollment epoch moves on, so every remote collector must enroll again.
  */
 export function decideRecoveryClaim(models: AuthorityModels, cmd: RecoveryClaimCommand): Decision<RecoveryClaimResult> {
-  const recovery = recoveryOf(models);
+  const recovery = models.recovery;
   const id = recovery.byTokenHash[cmd.tokenHash];
   const view = id === undefined ? undefined : recovery.byId[id];
   if (!view || view.claimedAt) return reject('unauthenticated', 'recovery token is invalid or already used');
-  const d = deploymentsOf(models).byId[view.deploymentId];
+  const d = models.deployments.byId[view.deploymentId];
   if (!d) return reject('unauthenticated', 'recovery token is invalid or already used');
   if (d.status !== 'central_missing')
     return reject('conflict', `the deployment is ${d.status}; recovery is claimed while the central VM is missing`);
@@ -43,7 +42,7 @@ export function decideRecoveryClaim(models: AuthorityModels, cmd: RecoveryClaimC
     });
   if (cmd.key.fingerprint === d.keyFingerprint || d.retiredKeys.includes(cmd.key.fingerprint))
     return reject('conflict', 'recovery needs a new deployment identity key');
-  if (sessionsOf(models).byId[cmd.sessionId]) return reject('conflict', 'session id collision; retry');
+  if (models.sessions.byId[cmd.sessionId]) return reject('conflict', 'session id collision; retry');
   const epoch = d.epoch + 1;
   return accept(
     [

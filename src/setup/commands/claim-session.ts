@@ -2,14 +2,13 @@ import { accept, reject, type Decision } from '../../commands/decision.js';
 import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import type { Ed25519PublicKey } from '../identity-key.js';
-import { deploymentsOf, sessionsOf } from '../models.js';
 import type { SessionView } from '../projections/setup-sessions.js';
 import type { InstallationScope } from '../scope.js';
 
 const BAD_SETUP_TOKEN = 'setup token is invalid, expired or already used';
 
 function liveSession(models: AuthorityModels, tokenHash: string, now: string): SessionView | undefined {
-  const s = sessionsOf(models);
+  const s = models.sessions;
   const id = s.bySetupToken[tokenHash];
   const view = id === undefined ? undefined : s.byId[id];
   return view && view.expiresAt > now && (view.status === 'created' || view.status === 'connected') ? view : undefined;
@@ -45,11 +44,11 @@ export function decideClaim(models: AuthorityModels, cmd: ClaimCommand): Decisio
   const view = liveSession(models, cmd.tokenHash, cmd.now);
   if (!view) return reject('unauthenticated', BAD_SETUP_TOKEN);
   if (view.status !== 'connected') return reject('conflict', 'the installer must connect before it claims');
-  const taken = Object.values(deploymentsOf(models).byId).some(
+  const taken = Object.values(models.deployments.byId).some(
     (d) => d.keyFingerprint === cmd.key.fingerprint || d.retiredKeys.includes(cmd.key.fingerprint),
   );
   if (taken) return reject('conflict', 'this deployment identity key is already bound; generate a new key');
-  if (deploymentsOf(models).byId[cmd.deploymentId]) return reject('conflict', 'deployment id collision; retry');
+  if (models.deployments.byId[cmd.deploymentId]) return reject('conflict', 'deployment id collision; retry');
   return accept(
     [
       event('SetupSessionClaimed', {

@@ -1,7 +1,6 @@
 import { accept, reject, type Decision } from '../../commands/decision.js';
 import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
-import { deploymentsOf, recoveryOf } from '../models.js';
 import type { DeploymentView } from '../projections/deployments.js';
 import { openRecovery } from '../projections/recovery.js';
 
@@ -28,13 +27,13 @@ export interface MarkMissingCommand {
  * deployment that still holds an unclaimed token (its central came back, then left again) gets no second one.
  */
 export function decideCentralMissing(models: AuthorityModels, cmd: MarkMissingCommand): Decision<{ issued: boolean }> {
-  const d = deploymentsOf(models).byId[cmd.deploymentId];
+  const d = models.deployments.byId[cmd.deploymentId];
   if (!d || !isOverdue(d, cmd.now, cmd.timeoutSeconds)) return reject('conflict', 'the deployment is not overdue');
   const missing = event('DeploymentCentralMissing', {
     deploymentId: d.id,
     lastHeartbeatAt: d.lastHeartbeatAt!,
     timeoutSeconds: cmd.timeoutSeconds,
   });
-  if (openRecovery(recoveryOf(models), d.recoveryIds)) return accept([missing], { issued: false });
+  if (openRecovery(models.recovery, d.recoveryIds)) return accept([missing], { issued: false });
   return accept([missing, event('RecoveryTokenIssued', { deploymentId: d.id, ...cmd.recovery })], { issued: true });
 }

@@ -2,7 +2,6 @@ import { accept, reject, type Decision } from '../../commands/decision.js';
 import type { AuthorityModels } from '../models.js';
 import { event, type EnrollmentGrant } from '../events.js';
 import { parseEd25519Spki, proofMessage, verifyStrict } from '../identity-key.js';
-import { deploymentsOf } from '../models.js';
 import type { DeploymentView } from '../projections/deployments.js';
 import type { SessionView } from '../projections/setup-sessions.js';
 import { authorizeSession, isDecision } from './session-auth.js';
@@ -31,7 +30,7 @@ export function sessionAndDeployment(
 ): { view: SessionView; d: DeploymentView } | Decision<never> {
   const view = authorizeSession(models, sessionId, tokenHash, now);
   if (isDecision(view)) return view;
-  const d = view.deploymentId === undefined ? undefined : deploymentsOf(models).byId[view.deploymentId];
+  const d = view.deploymentId === undefined ? undefined : models.deployments.byId[view.deploymentId];
   if (!d || d.sessionId !== view.id) return reject('conflict', 'this session no longer controls its deployment');
   return { view, d };
 }

@@ -2,7 +2,6 @@ import { accept, reject, type Decision } from '../../commands/decision.js';
 import type { AuthorityModels } from '../models.js';
 import { event } from '../events.js';
 import { SNAPSHOT_DOMAIN, parseEd25519Spki, signedBytes, verifyStrict } from '../identity-key.js';
-import { deploymentsOf } from '../models.js';
 import type { DeploymentView } from '../projections/deployments.js';
 
 /** Snapshots may be stamped at most this far ahead of the authority's clock. */
@@ -21,7 +20,7 @@ export function verifyDeploymentSignature(
   req: SignedDeploymentRequest,
   domain: string,
 ): DeploymentView | Decision<never> {
-  const d = deploymentsOf(models).byId[req.deploymentId];
+  const d = models.deployments.byId[req.deploymentId];
   const refused = reject('unauthenticated', 'unknown deployment, retired identity key or bad signature');
   if (!d) return refused;
   const key = parseEd25519Spki(d.publicKeySpkiPem);

@@ -1,7 +1,6 @@
 import { reject, type Decision } from '../../commands/decision.js';
 import type { AuthorityModels } from '../models.js';
 import { digestsEqual } from '../../auth/tokens.js';
-import { sessionsOf } from '../models.js';
 import type { SessionView } from '../projections/setup-sessions.js';
 
 const BAD_SESSION_TOKEN = 'missing, invalid or expired session token';
@@ -16,7 +15,7 @@ export function authorizeSession(
   sessionTokenHash: string,
   now: string,
 ): SessionView | Decision<never> {
-  const view = sessionsOf(models).byId[sessionId];
+  const view = models.sessions.byId[sessionId];
   if (!view?.sessionTokenHash || !digestsEqual(view.sessionTokenHash, sessionTokenHash))
     return reject('unauthenticated', BAD_SESSION_TOKEN);
   if (view.sessionTokenExpiresAt !== undefined && view.sessionTokenExpiresAt <= now)

@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import type { AuthorityModels } from '../models.js';
-import { deploymentsOf, recoveryOf, sessionsOf } from '../models.js';
 import { liveSystems, type DeploymentView } from '../projections/deployments.js';
 import type { RecoveryView } from '../projections/recovery.js';
 import type { SessionView } from '../projections/setup-sessions.js';
@@ -25,9 +24,9 @@ const Systems = v.array(SnapshotSystem);
 
 /** Gathers the session page's data from the read models (the writer's, current as of this request). */
 export function sessionPageData(models: AuthorityModels, session: SessionView): SessionPageData {
-  const deployment = session.deploymentId === undefined ? undefined : deploymentsOf(models).byId[session.deploymentId];
+  const deployment = session.deploymentId === undefined ? undefined : models.deployments.byId[session.deploymentId];
   const last = deployment?.recoveryIds.at(-1);
-  const recovery = last === undefined ? undefined : recoveryOf(models).byId[last];
+  const recovery = last === undefined ? undefined : models.recovery.byId[last];
   // The snapshot was validated when it was accepted; parsing again only recovers its type.
   const parsed = v.safeParse(Systems, deployment?.snapshot?.systems ?? []);
   const dashboardUrl = session.status === 'completed' ? consoleUrl(deployment) : undefined;
@@ -60,14 +59,14 @@ export const OVERVIEW_SESSIONS = 50;
 
 /** Gathers the overview of one tenant. */
 export function overviewData(models: AuthorityModels, tenantId: string): OverviewData {
-  const sessions = Object.values(sessionsOf(models).byId).filter((s) => s.tenantId === tenantId);
+  const sessions = Object.values(models.sessions.byId).filter((s) => s.tenantId === tenantId);
   sessions.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id.localeCompare(b.id)));
-  const recoveries = recoveryOf(models);
-  const rows = Object.values(deploymentsOf(models).byId)
+  const recoveries = models.recovery;
+  const rows = Object.values(models.deployments.byId)
     .filter((d) => d.tenantId === tenantId)
     .map((d) => ({
       deployment: d,
-      firstSession: sessionsOf(models).byId[d.firstSessionId],
+      firstSession: models.sessions.byId[d.firstSessionId],
       recoveryOpen: d.recoveryIds.some((id) => recoveries.byId[id] && !recoveries.byId[id]!.claimedAt),
     }));
   rows.sort(

@@ -8,7 +8,6 @@ import { registerAssets } from '../../http/web/static-assets.js';
 import { createSetupSession, endBrowserSession, revealRecoveryToken } from '../browser-actions.js';
 import { assertSameOrigin, browserOf } from '../browser-auth.js';
 import type { AuthorityDeps, AuthorityEnv, BrowserContext } from '../env.js';
-import { deploymentsOf } from '../models.js';
 import type { SignInThrottle } from '../sign-in-throttle.js';
 import { sessionOfTenant } from '../status-view.js';
 import { installerCommand } from './installer-command.js';
@@ -136,7 +135,7 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
     const b = c.get('browser');
     const deploymentId = c.req.param('id');
     const r = await revealRecoveryToken(c, deps, b, deploymentId);
-    const sessionId = deploymentsOf(deps.pipeline.models).byId[deploymentId]!.firstSessionId;
+    const sessionId = deps.pipeline.models.deployments.byId[deploymentId]!.firstSessionId;
     return sendPage(
       c,
       <RecoveryTokenPage

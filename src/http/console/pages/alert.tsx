@@ -8,7 +8,6 @@ import {
   decidePromoteIncident,
   decideReviewAlert,
 } from '../../../commands/review-alert.js';
-import { alertsSlice } from '../../../commands/slices.js';
 import { HttpError } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
 import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertView } from '../../../projections/alerts.js';
@@ -445,7 +444,7 @@ const reviewRoute: PageRoute = {
       reason: form.reason,
       ...(form.disposition ? { disposition: form.disposition } : {}),
     };
-    await executeAudited(c, scope.deps, (m) => decideReviewAlert(alertsSlice(m), id, body, ctx), 303);
+    await executeAudited(c, scope.deps, (m) => decideReviewAlert(m.alerts, id, body, ctx), 303);
     return backTo(c, `/alerts/${encodeURIComponent(id)}`, `Alert set to ${form.status.replace('_', ' ')}`);
   },
 };
@@ -463,7 +462,7 @@ const assignRoute: PageRoute = {
     const form = parseForm(AssignForm, await formFields(c));
     const ctx = commandContext(c, scope.deps);
     const assignee = form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee;
-    await executeAudited(c, scope.deps, (m) => decideAssignAlert(alertsSlice(m), id, { assignee }, ctx), 303);
+    await executeAudited(c, scope.deps, (m) => decideAssignAlert(m.alerts, id, { assignee }, ctx), 303);
     return backTo(c, `/alerts/${encodeURIComponent(id)}`, assignee ? `Assigned to ${assignee}` : 'Unassigned');
   },
 };
@@ -477,7 +476,7 @@ const noteRoute: PageRoute = {
     const id = c.req.param('alertId')!;
     const form = parseForm(AddAlertNoteBody, await formFields(c));
     const ctx = commandContext(c, scope.deps);
-    await executeAudited(c, scope.deps, (m) => decideAddAlertNote(alertsSlice(m), id, form, ctx), 303);
+    await executeAudited(c, scope.deps, (m) => decideAddAlertNote(m.alerts, id, form, ctx), 303);
     return backTo(c, `/alerts/${encodeURIComponent(id)}`, 'Note added');
   },
 };
@@ -509,7 +508,7 @@ const promoteRoute: PageRoute = {
       const { result } = await executeAudited(
         c,
         scope.deps,
-        (m) => decideAddIncidentAlerts(alertsSlice(m), incident, body, ctx),
+        (m) => decideAddIncidentAlerts(m.alerts, incident, body, ctx),
         303,
       );
       return backTo(
@@ -519,12 +518,7 @@ const promoteRoute: PageRoute = {
       );
     }
     const body = parseForm(PromoteIncidentBody, { alertIds: ids, title: form.title ?? '', reason: form.reason });
-    const { result } = await executeAudited(
-      c,
-      scope.deps,
-      (m) => decidePromoteIncident(alertsSlice(m), body, ctx),
-      303,
-    );
+    const { result } = await executeAudited(c, scope.deps, (m) => decidePromoteIncident(m.alerts, body, ctx), 303);
     return backTo(
       c,
       `/incidents/${encodeURIComponent(result.id)}`,

@@ -2,7 +2,6 @@ import * as v from 'valibot';
 import { decideAssignAlert } from '../../../commands/assign-alert.js';
 import { BULK_REVIEW_MAX, decideBulkReview } from '../../../commands/bulk-review-alerts.js';
 import { accept, type Decision, type DomainEvent } from '../../../commands/decision.js';
-import { alertsSlice } from '../../../commands/slices.js';
 import { LEVELS } from '../../../detection/types.js';
 import { HttpError } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
@@ -273,7 +272,7 @@ const bulkReviewRoute: PageRoute = {
       ...(form.disposition ? { disposition: form.disposition } : {}),
       reason: form.reason,
     };
-    const { result } = await executeAudited(c, scope.deps, (m) => decideBulkReview(alertsSlice(m), cmd, ctx), 303);
+    const { result } = await executeAudited(c, scope.deps, (m) => decideBulkReview(m.alerts, cmd, ctx), 303);
     return backTo(
       c,
       form.back ?? '/alerts',
@@ -306,7 +305,7 @@ const bulkAssignRoute: PageRoute = {
       c,
       scope.deps,
       (m) => {
-        const alerts = alertsSlice(m);
+        const alerts = m.alerts;
         // Each alert once: a repeated id would record a second assignment with a stale `from`.
         const ids =
           form.scope === 'matching'

@@ -3,7 +3,6 @@ import { AddIncidentAlertsBody, decideAddIncidentAlerts } from '../../../command
 import { decideAssignIncident } from '../../../commands/assign-incident.js';
 import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../../commands/change-incident-status.js';
 import { MergeIncidentBody, decideMergeIncident } from '../../../commands/merge-incidents.js';
-import { alertsSlice } from '../../../commands/slices.js';
 import { HttpError } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
 import { INCIDENT_STATUSES } from '../../../projections/alerts.js';
@@ -414,7 +413,7 @@ const statusRoute = incidentAction(
       status: (f as Record<string, unknown>)['status'],
       reason: (f as Record<string, unknown>)['reason'],
     }),
-  (id, form, _s, ctx) => (m) => decideIncidentStatus(alertsSlice(m), id, form, ctx),
+  (id, form, _s, ctx) => (m) => decideIncidentStatus(m.alerts, id, form, ctx),
   (form) => `Incident set to ${form.status}`,
 );
 const assignRoute = incidentAction(
@@ -423,7 +422,7 @@ const assignRoute = incidentAction(
   (f) => parseForm(AssignIncidentForm, f),
   (id, form, scope, ctx) => (m) =>
     decideAssignIncident(
-      alertsSlice(m),
+      m.alerts,
       id,
       { assignee: form.me !== undefined ? scope.principal.id : form.assignee === '' ? null : form.assignee },
       ctx,
@@ -437,7 +436,7 @@ const addAlertsRoute = incidentAction(
     const form = parseForm(AddAlertsForm, f);
     return parseForm(AddIncidentAlertsBody, { alertIds: splitIds(form.ids), reason: form.reason });
   },
-  (id, form, _s, ctx) => (m) => decideAddIncidentAlerts(alertsSlice(m), id, form, ctx),
+  (id, form, _s, ctx) => (m) => decideAddIncidentAlerts(m.alerts, id, form, ctx),
   (form) => `${form.alertIds.length} alert(s) added`,
 );
 const mergeRoute = incidentAction(
@@ -448,7 +447,7 @@ const mergeRoute = incidentAction(
       into: (f as Record<string, unknown>)['into'],
       reason: (f as Record<string, unknown>)['reason'],
     }),
-  (id, form, _s, ctx) => (m) => decideMergeIncident(alertsSlice(m), id, form, ctx),
+  (id, form, _s, ctx) => (m) => decideMergeIncident(m.alerts, id, form, ctx),
   (form) => `Merged into ${form.into}`,
 );
 

@@ -1,7 +1,6 @@
 import { stringify } from 'yaml';
 import * as v from 'valibot';
 import { decideImportRules, decideSetRuleEnabled } from '../../../commands/import-rules.js';
-import { detectionSlice } from '../../../commands/slices.js';
 import { HttpError } from '../../errors.js';
 import { executeAudited } from '../../request-context.js';
 import type { DetectionState, InstalledRule } from '../../../projections/detection.js';
@@ -192,12 +191,7 @@ const importRoute: PageRoute = {
     // Browsers send a textarea with CRLF line ends; Sigma YAML reads the same either way.
     const text = yaml.replace(/\r\n/g, '\n');
     try {
-      const { result } = await executeAudited(
-        c,
-        scope.deps,
-        (m) => decideImportRules(detectionSlice(m), text, 'api'),
-        303,
-      );
+      const { result } = await executeAudited(c, scope.deps, (m) => decideImportRules(m.detection, text, 'api'), 303);
       return backTo(
         c,
         '/rules',
@@ -234,7 +228,7 @@ const enabledRoute: PageRoute = {
     const id = c.req.param('id')!;
     const form = parseForm(EnabledForm, await formFields(c));
     const enabled = form.enabled === 'true';
-    await executeAudited(c, scope.deps, (m) => decideSetRuleEnabled(detectionSlice(m), id, enabled, form.reason), 303);
+    await executeAudited(c, scope.deps, (m) => decideSetRuleEnabled(m.detection, id, enabled, form.reason), 303);
     return backTo(c, '/rules', `Rule ${id} ${enabled ? 'enabled' : 'disabled'}`);
   },
 };
