@@ -135,7 +135,8 @@ function sortedTree(value: unknown): unknown {
   }
   if (!changed) return obj;
   const order = keys.map((_, i) => i).sort((x, y) => (keys[x]! < keys[y]! ? -1 : 1));
-  const out: Record<string, unknown> = {};
+  // No prototype: a `__proto__` key (JSON.parse makes it an own property) must stay a key, not set a prototype.
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const i of order) out[keys[i]!] = children[i];
   return out;
 }

@@ -19,5 +19,9 @@ describe('canonicalJson', () => {
       assert.equal(canonicalJson(v), canonicalize(v));
     }));
     assert.equal(canonicalJson({ 10: 'a', 9: 'b', x: undefined }), canonicalize({ 10: 'a', 9: 'b' }));
+    // A `__proto__` key out of order is still written (it was dropped from signed bytes before).
+    const proto = JSON.parse('{"__proto__":false,"":false}') as unknown;
+    assert.equal(canonicalize(proto), '{"":false,"__proto__":false}');
+    assert.equal(canonicalJson(proto), canonicalize(proto));
   });
 });
