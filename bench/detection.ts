@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { decideImportRules } from '../src/commands/import-rules.js';
+import { DEFAULT_RULE_LIMITS } from '../src/detection/rule-limits.js';
 import { openInstanceStore } from '../src/cli/instance/open.js';
 import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { ingestInTurn, root, scratch } from './harness.js';
@@ -36,9 +37,10 @@ export async function detectionBench(): Promise<Figure[]> {
   for (const n of sizes) {
     const inst = await openInstanceStore(join(scratch(`detect-${n}`), 'store'));
     if (n > 0) {
-      const r = await inst.writer.execute((m) => decideImportRules(m.detection, rulePack(n), 'api'), {
-        now: '2026-11-22T09:00:00.000Z',
-      });
+      const r = await inst.writer.execute(
+        (m) => decideImportRules(m.detection, rulePack(n), 'api', DEFAULT_RULE_LIMITS),
+        { now: '2026-11-22T09:00:00.000Z' },
+      );
       if (!r.ok)
         throw new Error(
           `bench rules do not import: ${r.rejection.message} ${r.rejection.issues?.slice(0, 3).join('; ')}`,

@@ -34,7 +34,7 @@ export function rssNowMiB(pid: number): { rss: number; anon: number; peak: numbe
   return { rss: kb('VmRSS'), anon: kb('RssAnon'), peak: kb('VmHWM') };
 }
 
-const percentile = (sorted: number[], p: number) =>
+export const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
 /** One GET /health on a connection of its own (no keep-alive race); resolves with the milliseconds it took, or -1. */
@@ -53,7 +53,7 @@ function healthOnce(url: string): Promise<number> {
  * Runs a load while sampling /health every 100 ms; the sorted /health latencies come back with it (failures as
  * Infinity).
  */
-async function withHealthSamples(
+export async function withHealthSamples(
   url: string,
   job: Record<string, unknown>,
 ): Promise<{ result: LoadResult & { statuses: Record<string, number> }; health: number[] }> {

@@ -19,6 +19,7 @@ import { scaleoutBench } from './scaleout.js';
 import { retentionBench } from './retention.js';
 import { listingBench } from './listing.js';
 import { machineBench } from './machine.js';
+import { hostileRulesBench } from './hostile-rules.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -36,6 +37,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   scaleout: (r) => scaleoutBench(r),
   retention: () => retentionBench(),
   listing: () => listingBench(),
+  'hostile-rules': () => hostileRulesBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

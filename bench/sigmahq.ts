@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { decideBulkImport } from '../src/commands/bulk-import-rules.js';
+import { DEFAULT_RULE_LIMITS } from '../src/detection/rule-limits.js';
 import { batches } from '../src/cli/rules-commands.js';
 import { openInstanceStore } from '../src/cli/instance/open.js';
 import { activeRuleSet, type DetectionState } from '../src/projections/detection.js';
@@ -155,7 +156,7 @@ export async function sigmahqBench(): Promise<Figure[]> {
   const t0 = performance.now();
   let imported = 0;
   for (const batch of batches(files, 512 * 1024)) {
-    const r = await all.writer.execute((m) => decideBulkImport(m.detection, batch, 'api'), {
+    const r = await all.writer.execute((m) => decideBulkImport(m.detection, batch, 'api', DEFAULT_RULE_LIMITS), {
       now: '2026-11-22T09:00:00.000Z',
     });
     if (!r.ok) throw new Error(`SigmaHQ rules do not import: ${r.rejection.message}`);

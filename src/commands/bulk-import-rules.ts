@@ -1,12 +1,12 @@
-import { compileSigma } from '../detection/compile.js';
 import { unresolvedReferences } from '../detection/engine.js';
 import { describeLogsource } from '../detection/logsources.js';
+import type { RuleLimits } from '../detection/rule-limits.js';
 import { parseSigmaText } from '../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../detection/types.js';
 import { DetectionRecord, type RuleSource, type RulesImported } from '../events/detection-records.js';
 import type { DetectionState } from '../projections/detection.js';
 import { accept, reject, type Decision } from './decision.js';
-import { invalidDocument } from './import-rules.js';
+import { compileWithinLimits, invalidDocument } from './import-rules.js';
 
 /** One document a bulk import refused: where it is and why. */
 export interface InvalidRule {
@@ -38,18 +38,20 @@ export const BULK_IMPORT_LIMITS = { files: 5000 } as const;
 /**
  * Decides a bulk import (a rules directory, or a multi-document YAML): every valid rule is installed,
  * those whose logsource no normalizer produces included (they wait, blocked, in the plan); each
- * document that is not valid Sigma is refused on its own, named by file, document and line. Nothing
- * valid is held back by an invalid neighbour. Correlations must reference installed or imported rules.
+ * document that is not valid Sigma, or is over a rule limit, is refused on its own, named by file,
+ * document and line. Nothing valid is held back by an invalid neighbour. Correlations must reference
+ * installed or imported rules.
  */
 export function decideBulkImport(
   detection: DetectionState,
   files: readonly RuleFile[],
   source: RuleSource,
+  limits: RuleLimits,
 ): Decision<BulkImportResult> {
   if (files.length === 0) return reject('invalid', 'no rule file in the body');
   if (files.length > BULK_IMPORT_LIMITS.files)
     return reject('invalid', `more than ${BULK_IMPORT_LIMITS.files} files in one import`);
-  const { compiled, invalid, texts } = compileFiles(files);
+  const { compiled, invalid, texts } = compileFiles(files, limits);
   const kept = withoutDangling(detection, withoutDuplicates(compiled, invalid), invalid);
   if (kept.length === 0)
     return reject('invalid', 'no valid rule in the import', { issues: invalid.map(issueText).slice(0, 1000) });
@@ -65,8 +67,14 @@ interface CompiledDocument {
   readonly index: number;
 }
 
-/** Every document of every file compiled, or refused with its place; the texts of the files that gave rules. */
-function compileFiles(files: readonly RuleFile[]): {
+/**
+ * Every document of every file compiled, or refused with its place (over a limit or invalid); the texts
+ * of the files that gave rules.
+ */
+function compileFiles(
+  files: readonly RuleFile[],
+  limits: RuleLimits,
+): {
   compiled: CompiledDocument[];
   invalid: InvalidRule[];
   texts: string[];
@@ -82,7 +90,7 @@ function compileFiles(files: readonly RuleFile[]): {
     }
     let used = false;
     parsed.docs.forEach((doc, i) => {
-      const r = compileSigma(doc);
+      const r = compileWithinLimits(doc, limits);
       if (r.ok) {
         compiled.push({ id: r.rule.id, doc, rule: r.rule, file: file.name, index: i });
         used = true;

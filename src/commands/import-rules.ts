@@ -1,6 +1,7 @@
-import { compileSigma } from '../detection/compile.js';
+import { compileSigma, type CompileResult } from '../detection/compile.js';
 import { unresolvedReferences } from '../detection/engine.js';
 import { ruleLabel } from '../detection/meta.js';
+import { exceededRuleLimit, type RuleLimits } from '../detection/rule-limits.js';
 import { errorLine, parseSigmaText, type DocumentOrigin } from '../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../detection/types.js';
 import {
@@ -9,7 +10,9 @@ import {
   type RuleSource,
   type RulesImported,
 } from '../events/detection-records.js';
+import type { AlertsState } from '../projections/alerts.js';
 import type { DetectionState } from '../projections/detection.js';
+import { RULE_QUARANTINED_RULE, systemResolution } from './system-alerts.js';
 import { accept, reject, type Decision } from './decision.js';
 
 /** Ids of the rules an import installed. */
@@ -19,13 +22,15 @@ export interface ImportResult {
 
 /**
  * Decides a Sigma import (one rule, a multi-document stream or a collection): every document must
- * compile and every correlation reference must name a rule of the import or an installed one, or
- * nothing is installed and each problem is named. The full text is kept in the log.
+ * be within the rule limits and compile, and every correlation reference must name a rule of the
+ * import or an installed one, or nothing is installed and each problem is named. The full text is
+ * kept in the log.
  */
 export function decideImportRules(
   detection: DetectionState,
   text: string,
   source: RuleSource,
+  limits: RuleLimits,
   packVersion?: string,
 ): Decision<ImportResult> {
   const parsed = parseSigmaText(text);
@@ -34,7 +39,7 @@ export function decideImportRules(
   const issues: string[] = [];
   const compiled: Array<{ id: string; doc: unknown; rule: CompiledSigma }> = [];
   parsed.docs.forEach((doc, i) => {
-    const r = compileSigma(doc);
+    const r = compileWithinLimits(doc, limits);
     if (r.ok) compiled.push({ id: r.rule.id, doc, rule: r.rule });
     else issues.push(invalidDocument(doc, i, parsed.origins?.[i], r.error).text);
   });
@@ -63,17 +68,52 @@ export function decideImportRules(
   return accept([{ type: DetectionRecord.RulesImported, data }], { ruleIds: ids });
 }
 
-/** Decides switching a rule on or off. */
+/**
+ * Compiles a document that is within the rule limits; one over a limit is refused uncompiled, naming
+ * the rule (title and id) and the limit: `rule "T" (id): 80 regular expressions, more than ...`.
+ */
+export function compileWithinLimits(doc: unknown, limits: RuleLimits): CompileResult {
+  const exceeded = exceededRuleLimit(doc, limits);
+  if (exceeded === undefined) return compileSigma(doc);
+  // Only a map has a detection section to exceed a limit with.
+  const rule = doc as Record<string, unknown>;
+  const id = rule['id'];
+  const label = ruleLabel(rule);
+  // The label is the title when there is one; the id beside it finds the rule in a large import.
+  const named = label.startsWith('rule "') && typeof id === 'string' ? `${label} (${id.slice(0, 120)})` : label;
+  return { ok: false, error: `${named}: ${exceeded}` };
+}
+
+/**
+ * Decides switching a rule on or off. Enabling a quarantined rule lifts its quarantine: that needs
+ * a reason, recorded with the change, and the quarantine's alert is dismissed with it in its history.
+ */
 export function decideSetRuleEnabled(
-  detection: DetectionState,
+  models: { readonly detection: DetectionState; readonly alerts: AlertsState },
   ruleId: string,
   enabled: boolean,
   reason?: string,
 ): Decision<{ id: string; enabled: boolean }> {
-  const rule = detection.rules.get(ruleId);
+  const rule = models.detection.rules.get(ruleId);
   if (!rule) return reject('not_found', `rule ${ruleId} is not installed`);
-  const data: RuleEnabledChanged = { ruleId, enabled, ...(reason !== undefined ? { reason } : {}) };
-  return accept([{ type: DetectionRecord.RuleEnabledChanged, data }], { id: ruleId, enabled });
+  const quarantine = enabled ? rule.quarantine : undefined;
+  if (quarantine && !reason)
+    return reject(
+      'invalid',
+      `rule ${ruleId} is quarantined (${quarantine.reason}); enabling it again needs a reason, ` +
+        'recorded with the change',
+    );
+  const data: RuleEnabledChanged = { ruleId, enabled, ...(reason ? { reason } : {}) };
+  const resolution = quarantine
+    ? systemResolution(models.alerts, quarantine.alertId, RULE_QUARANTINED_RULE, `quarantine lifted: ${reason}`)
+    : undefined;
+  return accept(
+    [
+      { type: DetectionRecord.RuleEnabledChanged, data },
+      ...(resolution ? [{ type: DetectionRecord.AlertReviewed, data: resolution }] : []),
+    ],
+    { id: ruleId, enabled },
+  );
 }
 
 /** A refused document of an import: the issue text (document, line, error), its line and title. */

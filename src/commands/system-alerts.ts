@@ -6,6 +6,8 @@ import type { AlertsState } from '../projections/alerts.js';
 export const SOURCE_SILENT_RULE = 'vigil.source-silent';
 /** The built-in detection identity of the store's disk past a watermark. */
 export const DISK_LOW_RULE = 'vigil.disk-low';
+/** The built-in detection identity of a rule stopped for going over its time budget (for rule_admins). */
+export const RULE_QUARANTINED_RULE = 'vigil.rule-quarantined';
 /** How Vigil's own checks appear in an alert's review history. */
 export const SYSTEM_AUTHENTICATION = 'system';
 
@@ -28,6 +30,8 @@ export interface SystemAlert {
   /** The facts the check found, shown as the alert's match reason. */
   readonly facts: Readonly<Record<string, string | number | null>>;
   readonly at: string;
+  /** Tags beside `vigil.self-monitoring` (who the alert is for). */
+  readonly tags?: readonly string[];
 }
 
 /** The `AlertRaised` of a built-in check: certain (confidence 1), no evidence events, the facts as its match reason. */
@@ -50,7 +54,7 @@ export function systemAlertRaised(a: SystemAlert): AlertRaised {
     affectedSystems: [],
     firstSeen: a.at,
     lastSeen: a.at,
-    tags: ['vigil.self-monitoring'],
+    tags: ['vigil.self-monitoring', ...(a.tags ?? [])],
   };
 }
 

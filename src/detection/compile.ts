@@ -50,7 +50,7 @@ function compileDetectionRule(doc: Record<string, unknown>, meta: RuleMeta): Res
   const mapping = mapLogsource(logsource.value);
   const detection = compileDetection(doc['detection'], mapping.ok ? mapping.value : UNMAPPED);
   if (!detection.ok) return fail(detection.error);
-  const { match, fields, triggers } = detection.value;
+  const { match, fields, triggers, backtracks } = detection.value;
   const unmapped = mapping.ok ? {} : { unmapped: mapping.error };
   return ok({
     ...meta,
@@ -60,6 +60,7 @@ function compileDetectionRule(doc: Record<string, unknown>, meta: RuleMeta): Res
     fields,
     match,
     ...(triggers ? { triggers } : {}),
+    ...(backtracks ? { backtracks } : {}),
     ...unmapped,
   });
 }

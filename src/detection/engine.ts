@@ -23,12 +23,67 @@ export interface UnresolvedReference {
   readonly reference: string;
 }
 
+/**
+ * What one evaluation cost, per rule of `RuleSet.inline` (by index): evaluations, matches, time,
+ * and the event each rule took longest on. `touched` lists the rules evaluated at least once.
+ */
+export interface RuleMeter {
+  readonly evaluations: Float64Array;
+  readonly matches: Float64Array;
+  readonly ms: Float64Array;
+  readonly slowestMs: Float64Array;
+  readonly slowestEvent: Array<string | undefined>;
+  readonly touched: number[];
+}
+
+/** A meter for `n` rules, all zero. */
+export function createMeter(n: number): RuleMeter {
+  return {
+    evaluations: new Float64Array(n),
+    matches: new Float64Array(n),
+    ms: new Float64Array(n),
+    slowestMs: new Float64Array(n),
+    slowestEvent: new Array<string | undefined>(n).fill(undefined),
+    touched: [],
+  };
+}
+
+/** Sets a meter back to zero for the next evaluation (only the rules it touched). */
+export function resetMeter(meter: RuleMeter): void {
+  for (const i of meter.touched) {
+    meter.evaluations[i] = 0;
+    meter.matches[i] = 0;
+    meter.ms[i] = 0;
+    meter.slowestMs[i] = 0;
+    meter.slowestEvent[i] = undefined;
+  }
+  meter.touched.length = 0;
+}
+
+/** A match of a rule set aside (`RuleSet.isolated`), found elsewhere and handed back to `adopt`. */
+export interface IsolatedMatch {
+  readonly ruleId: string;
+  readonly event: NormalizedEvent;
+  readonly detail: MatchDetail;
+}
+
+/** How a rule set is built: `isolate` sets rules whose cost has no bound (`backtracks`) aside. */
+export interface RuleSetOptions {
+  readonly isolate?: boolean;
+}
+
 /** A set of compiled rules indexed for evaluation. */
 export interface RuleSet {
   readonly unresolved: readonly UnresolvedReference[];
   readonly correlations: readonly CompiledCorrelation[];
-  /** Single-event detections: their matches, and the hits they offer to correlations. */
-  matchEvents(events: readonly NormalizedEvent[]): { matches: RuleMatch[]; hits: RuleHit[] };
+  /** The detections `matchEvents` evaluates, in the order a meter counts them. */
+  readonly inline: readonly CompiledRule[];
+  /** The detections set aside (`isolate`): whoever built the set evaluates them and hands their matches to `adopt`. */
+  readonly isolated: readonly CompiledRule[];
+  /** Single-event detections: their matches, and the hits they offer to correlations; costs counted in `meter`. */
+  matchEvents(events: readonly NormalizedEvent[], meter?: RuleMeter): { matches: RuleMatch[]; hits: RuleHit[] };
+  /** The matches and hits of isolated rules' findings, as `matchEvents` would have given them. */
+  adopt(found: readonly IsolatedMatch[]): { matches: RuleMatch[]; hits: RuleHit[] };
   /** Advances the correlations over hits; matches are the fires that raise alerts. Pure in `state`. */
   correlate(state: CorrelationState, hits: RuleHit[]): { state: CorrelationState; matches: RuleMatch[] };
   /** The event fields correlations read from a rule's hits (group-by, aliases, counted field). */
@@ -140,8 +195,10 @@ function hitFieldsOf(rule: CompiledRule, correlations: readonly CompiledCorrelat
 }
 
 /** Indexes rules by logsource key so an event is only tried against rules that share one of its keys. */
-export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>): RuleSet {
-  const detections = rules.filter((r): r is CompiledRule => r.kind === 'detection');
+export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>, options: RuleSetOptions = {}): RuleSet {
+  const all = rules.filter((r): r is CompiledRule => r.kind === 'detection');
+  const detections = options.isolate ? all.filter((r) => !r.backtracks) : all;
+  const isolated = options.isolate ? all.filter((r) => r.backtracks) : [];
   const correlations = rules.filter((r): r is CompiledCorrelation => r.kind === 'correlation');
   const index = buildIndex(detections);
   const raises = detections.map((r) => standalone(r, correlations));
@@ -154,25 +211,57 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
   const ruleKeys = detections.map((r) => [...new Set(r.indexKeys)]);
   let pass = 0;
 
-  function detect(event: NormalizedEvent, matches: RuleMatch[], hits: RuleHit[]): void {
-    pass += 1;
+  function found(
+    rule: CompiledRule,
+    raise: boolean,
+    feed: boolean,
+    event: NormalizedEvent,
+    detail: MatchDetail,
+    out: { matches: RuleMatch[]; hits: RuleHit[] },
+  ): void {
     const timeMs = epochMillisOf(event.time) ?? Number.NaN;
+    if (raise)
+      out.matches.push({
+        ruleId: rule.id,
+        kind: 'detection',
+        eventIds: [event.id],
+        groupKey: event.id,
+        detail,
+        timeMs,
+      });
+    if (feed)
+      out.hits.push({
+        ruleId: rule.id,
+        eventId: event.id,
+        timeMs,
+        event,
+        ...(rule.name !== undefined ? { ruleName: rule.name } : {}),
+      });
+  }
+
+  /** One rule on one event, its time and outcome counted in the meter. */
+  function metered(i: number, event: NormalizedEvent, meter: RuleMeter): MatchDetail | undefined {
+    const started = performance.now();
+    const detail = detections[i]!.match(event);
+    const ms = performance.now() - started;
+    if (meter.evaluations[i] === 0) meter.touched.push(i);
+    meter.evaluations[i] = meter.evaluations[i]! + 1;
+    meter.ms[i] = meter.ms[i]! + ms;
+    if (ms > meter.slowestMs[i]!) {
+      meter.slowestMs[i] = ms;
+      meter.slowestEvent[i] = event.id;
+    }
+    if (detail) meter.matches[i] = meter.matches[i]! + 1;
+    return detail;
+  }
+
+  function detect(event: NormalizedEvent, out: { matches: RuleMatch[]; hits: RuleHit[] }, meter?: RuleMeter): void {
+    pass += 1;
     const attempt = (i: number): void => {
       if (tried[i] === pass) return;
       tried[i] = pass;
-      const rule = detections[i]!;
-      const detail = rule.match(event);
-      if (!detail) return;
-      if (raises[i])
-        matches.push({ ruleId: rule.id, kind: 'detection', eventIds: [event.id], groupKey: event.id, detail, timeMs });
-      if (feeds[i])
-        hits.push({
-          ruleId: rule.id,
-          eventId: event.id,
-          timeMs,
-          event,
-          ...(rule.name !== undefined ? { ruleName: rule.name } : {}),
-        });
+      const detail = meter ? metered(i, event, meter) : detections[i]!.match(event);
+      if (detail) found(detections[i]!, raises[i]!, feeds[i]!, event, detail, out);
     };
     const keys = indexKeysForEvent(event);
     // A triggered rule is tried only when it shares a key with the event (groups serve every key).
@@ -219,16 +308,31 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>):
     }
     return { state: next.state, matches };
   }
-  function matchEvents(events: readonly NormalizedEvent[]): { matches: RuleMatch[]; hits: RuleHit[] } {
-    const matches: RuleMatch[] = [];
-    const hits: RuleHit[] = [];
-    for (const event of events) detect(event, matches, hits);
-    return { matches, hits };
+  function matchEvents(
+    events: readonly NormalizedEvent[],
+    meter?: RuleMeter,
+  ): { matches: RuleMatch[]; hits: RuleHit[] } {
+    const out = { matches: [] as RuleMatch[], hits: [] as RuleHit[] };
+    for (const event of events) detect(event, out, meter);
+    return out;
+  }
+  const aside = new Map(isolated.map((r) => [r.id, r]));
+  function adopt(list: readonly IsolatedMatch[]): { matches: RuleMatch[]; hits: RuleHit[] } {
+    const out = { matches: [] as RuleMatch[], hits: [] as RuleHit[] };
+    for (const { ruleId, event, detail } of list) {
+      const rule = aside.get(ruleId);
+      if (rule)
+        found(rule, standalone(rule, correlations), referencesOf(rule, correlations).length > 0, event, detail, out);
+    }
+    return out;
   }
   return {
     unresolved: unresolvedOf(rules, correlations),
     correlations,
+    inline: detections,
+    isolated,
     matchEvents,
+    adopt,
     correlate,
     hitFields: (id) => fieldsOf.get(id) ?? [],
     evaluate(state, events) {

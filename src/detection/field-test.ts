@@ -2,7 +2,7 @@ import type { NormalizedEvent } from '../events/normalized-event.js';
 import { isIP } from 'node:net';
 import { cidrSet, parseCidr } from '../kernel/cidr.js';
 import { linearForm } from './linear-form.js';
-import { translateRegex } from './regex.js';
+import { linearTime, translateRegex } from './regex.js';
 import { literalSetTest, VALUE_SET_THRESHOLD } from './value-set.js';
 import type { Accessor } from './logsources.js';
 import type { FieldPlan } from './modifiers.js';
@@ -127,6 +127,23 @@ function regexTest(value: unknown, flags: string): ElementTest | string {
   const linear = linearForm(translated.source, translated.flags);
   const re = new RegExp(linear.source, linear.flags);
   return textTest((s) => re.test(s));
+}
+
+/**
+ * Whether a field entry's values include a regular expression V8's linear-time engine cannot run
+ * (a lookaround or a back-reference): its cost on a value is then unbounded, so the rule runs off
+ * the request thread under a deadline. Values that do not compile are refused elsewhere.
+ */
+export function backtracks(plan: FieldPlan, raw: unknown): boolean {
+  if (plan.operator !== 're') return false;
+  for (const value of Array.isArray(raw) ? raw : [raw]) {
+    if (typeof value !== 'string') continue;
+    const translated = translateRegex(value, plan.regexFlags);
+    if (!translated.ok) continue;
+    const linear = linearForm(translated.source, translated.flags);
+    if (!linearTime(linear.source, linear.flags)) return true;
+  }
+  return false;
 }
 
 function cidrTest(value: unknown): ElementTest | string {

@@ -1,6 +1,6 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { bindCondition, parseConditionValue, referencedIdentifiers } from './condition.js';
-import { compileFieldTest, FIELD_LIMITS, type FieldTest } from './field-test.js';
+import { backtracks, compileFieldTest, FIELD_LIMITS, type FieldTest } from './field-test.js';
 import { fieldAccessor, keywordValues, someKeywordText, type Accessor, type LogsourceMapping } from './logsources.js';
 import { planModifiers } from './modifiers.js';
 import {
@@ -28,6 +28,8 @@ interface FieldTerm {
   readonly test: FieldTest;
   /** What the field must contain for the test to hold (prefilter.ts), when that can be said. */
   readonly trigger?: Trigger;
+  /** Whether a value's regular expression needs V8's backtracking engine (field-test.ts `backtracks`). */
+  readonly backtracks: boolean;
 }
 
 interface KeywordTerm {
@@ -53,6 +55,8 @@ export interface CompiledDetection {
   readonly fields: string[];
   /** The prefilter's triggers: the rule can only match when one holds (undefined: always try the rule). */
   readonly triggers?: readonly Trigger[];
+  /** Whether a regular expression of the section needs V8's backtracking engine: its cost has no bound. */
+  readonly backtracks: boolean;
   match(event: NormalizedEvent): MatchDetail | undefined;
 }
 
@@ -123,6 +127,7 @@ function fieldTerm(key: string, raw: unknown, mapping: LogsourceMapping): Term |
     modifiers,
     get,
     test,
+    backtracks: backtracks(plan, raw),
     ...(literals ? { trigger: { field, via, get, literals } } : {}),
   };
 }
@@ -244,13 +249,8 @@ export function compileDetection(detection: unknown, mapping: LogsourceMapping):
   if (!bound.ok) return fail(`detection.condition: ${bound.error}`);
   const condition = bound.value;
   const mentioned = referencedIdentifiers(parsed.value, names).map((name) => selections.get(name)!);
-  const fields = [
-    ...new Set(
-      [...selections.values()]
-        .flatMap((s) => s.alternatives.flat())
-        .flatMap((t) => (t.kind === 'field' ? [t.field] : [])),
-    ),
-  ];
+  const terms = [...selections.values()].flatMap((s) => s.alternatives.flat());
+  const fields = [...new Set(terms.flatMap((t) => (t.kind === 'field' ? [t.field] : [])))];
   const need = conditionNeed(
     parsed.value,
     names,
@@ -260,6 +260,7 @@ export function compileDetection(detection: unknown, mapping: LogsourceMapping):
   return ok({
     fields,
     ...(need && need.length > 0 ? { triggers: need } : {}),
+    backtracks: terms.some((t) => t.kind === 'field' && t.backtracks),
     match(event) {
       if (!condition(event)) return undefined;
       const detail: MutableDetail = { selections: [], fields: [], keywords: [] };

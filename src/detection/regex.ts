@@ -30,6 +30,22 @@ import { setFlagsFromString } from 'node:v8';
  * back-references; the translation below therefore emits none of its own outside (?m).
  */
 setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+/** Lets `linearTime` ask V8 whether its linear-time engine can run a pattern (the `l` flag); nothing else uses it. */
+setFlagsFromString('--enable-experimental-regexp-engine');
+
+/**
+ * Whether V8's linear-time engine can run a pattern, so that the flag above bounds its cost on any
+ * text. Lookarounds and back-references it cannot run: a rule with such a pattern is evaluated off
+ * the request thread under a deadline (src/commands/alerting/isolated-rules.ts).
+ */
+export function linearTime(source: string, flags: string): boolean {
+  try {
+    new RegExp(source, `${flags}l`);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A translated pattern, or the reason it cannot be expressed in JavaScript. */
 export type RegexTranslation =

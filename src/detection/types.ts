@@ -48,6 +48,12 @@ export interface CompiledRule extends RuleMeta {
   readonly fields: string[];
   /** The prefilter's triggers (prefilter.ts): the rule can only match when one holds; absent: always tried. */
   readonly triggers?: readonly Trigger[];
+  /**
+   * Set when a regular expression of the rule needs V8's backtracking engine (a lookaround or a
+   * back-reference), whose cost on one value has no bound: the instance runs such a rule off the
+   * request thread under a deadline (src/commands/alerting/isolated-rules.ts).
+   */
+  readonly backtracks?: true;
   /** Set when no Vigil normalizer produces the rule's logsource: why (the rule has no index keys and never runs). */
   readonly unmapped?: string;
   /** Evaluates the rule on one event: the explanation when it matches, otherwise undefined. */

@@ -29,6 +29,21 @@ export const RuleEnabledChangedSchema = v.strictObject({
   reason: v.optional(v.string()),
 });
 
+/**
+ * `RuleQuarantined`: a rule went over its time budget at run time and stopped evaluating until a
+ * rule_admin enables it again (docs/detections.md "Rule budgets"): the budget, what it measured, the
+ * event it was slowest on, and the alert raised for it.
+ */
+export const RuleQuarantinedSchema = v.strictObject({
+  ruleId: v.string(),
+  reason: v.string(),
+  budgetMs: v.number(),
+  measuredMs: v.number(),
+  evaluations: v.number(),
+  sampleEventId: v.optional(v.string()),
+  alertId: v.string(),
+});
+
 /** One rule hit offered to correlations: the rule, the event, its time and the fields correlations read. */
 export const HitSchema = v.strictObject({
   ruleId: v.string(),
@@ -226,6 +241,7 @@ export const IncidentMergedSchema = v.strictObject({
 export const DETECTION_EVENTS = {
   RulesImported: RulesImportedSchema,
   RuleEnabledChanged: RuleEnabledChangedSchema,
+  RuleQuarantined: RuleQuarantinedSchema,
   DetectionHits: LegacyDetectionHitsSchema,
   DetectionHitsRecorded: DetectionHitsRecordedSchema,
   AlertRaised: AlertRaisedSchema,

@@ -18,6 +18,8 @@ export type AlertStatus = (typeof ALERT_STATUSES)[number];
 export type RulesImported = EventData<'RulesImported'>;
 /** A rule switched on or off. */
 export type RuleEnabledChanged = EventData<'RuleEnabledChanged'>;
+/** A rule stopped at run time for going over its time budget. */
+export type RuleQuarantined = EventData<'RuleQuarantined'>;
 /** The rule hits of one evaluation, so replay advances correlation windows without re-running rules. */
 export type DetectionHitsRecorded = EventData<'DetectionHitsRecorded'>;
 /** One recorded rule hit: rule, event, event time and the fields correlations read. */
@@ -58,6 +60,7 @@ export type IncidentMerged = EventData<'IncidentMerged'>;
 export const DetectionRecord = {
   RulesImported: 'RulesImported',
   RuleEnabledChanged: 'RuleEnabledChanged',
+  RuleQuarantined: 'RuleQuarantined',
   /** Legacy: no longer written, read as DetectionHitsRecorded. */
   DetectionHits: 'DetectionHits',
   DetectionHitsRecorded: 'DetectionHitsRecorded',

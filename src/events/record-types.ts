@@ -71,6 +71,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'CollectorEnrolled':
     case 'RulesImported':
     case 'RuleEnabledChanged':
+    case 'RuleQuarantined':
     case 'DetectionHits':
     case 'DetectionHitsRecorded':
     case 'AlertRaised':

@@ -35,6 +35,7 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     alertSystemLinks: () => ({ kept: deps.reads.alerts.systemLinks, limit: SYSTEM_LINKS_KEPT }),
     collectorLastSeen: () => [...deps.reads.collectors.collectors.values()].map((c) => c.lastAcceptedAt),
     ...(deps.exports ? { exports: deps.exports } : {}),
+    ...(deps.ruleCosts ? { ruleCosts: () => deps.ruleCosts!.all() } : {}),
     now: deps.now,
   });
   const app = new Hono<AppEnv>();

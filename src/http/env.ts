@@ -13,6 +13,7 @@ import type { ReporterStatus } from '../services/deployment-reporter.js';
 import type { DestinationStatus } from '../services/export/destination.js';
 import type { Metrics } from '../services/metrics/metrics.js';
 import type { SelfMonitor } from '../services/monitoring/self-monitor.js';
+import type { RuleCosts } from '../commands/alerting/rule-costs.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
 export interface AppDeps {
@@ -57,6 +58,8 @@ export interface AppDeps {
   readonly exports?: () => DestinationStatus[];
   /** Prometheus metrics (`GET /metrics`); createApp makes a registry of its own when none is given. */
   readonly metrics?: Metrics;
+  /** What each rule has cost since the process started (absent: the rule pages and /metrics show none). */
+  readonly ruleCosts?: RuleCosts;
   /** Disk watermarks, silent sources and health detail (absent: no self-monitoring, health is `ok`). */
   readonly monitor?: SelfMonitor;
   /** Appends a request's access records (a JetStream follower sends them to the leader); `local` appends them here. */

@@ -142,7 +142,14 @@ export const ConsoleViewSchema = v.strictObject({
   detectionPlan: v.strictObject({
     generatedAt: Time,
     freshnessHours: v.number(),
-    summary: v.strictObject({ rules: Count, ready: Count, degraded: Count, blocked: Count, disabled: Count }),
+    summary: v.strictObject({
+      rules: Count,
+      ready: Count,
+      degraded: Count,
+      blocked: Count,
+      quarantined: Count,
+      disabled: Count,
+    }),
     attention: v.array(
       v.strictObject({
         ruleId: v.string(),

@@ -3,7 +3,7 @@ import { compileSigma } from '../detection/compile.js';
 import { initialCorrelationState, type CorrelationState, type RuleHit } from '../detection/correlate.js';
 import { createRuleSet, type RuleSet } from '../detection/engine.js';
 import type { CompiledSigma } from '../detection/types.js';
-import type { DetectionHitsRecorded, RuleSource } from '../events/detection-records.js';
+import type { DetectionHitsRecorded, RuleQuarantined, RuleSource } from '../events/detection-records.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { InstanceRecord } from '../events/union.js';
 import { instanceProjection } from './types.js';
@@ -17,6 +17,13 @@ export interface InstalledRule {
   readonly importedAt: string;
   readonly importedBy?: string;
   enabled: boolean;
+  /** Set while the rule is quarantined (over its time budget at run time): it does not evaluate. */
+  quarantine?: RuleQuarantine;
+}
+
+/** Why and when a rule was quarantined, as `RuleQuarantined` recorded it. */
+export interface RuleQuarantine extends Omit<RuleQuarantined, 'ruleId'> {
+  readonly at: string;
 }
 
 /** Rules and correlation windows: the detection read model. `ruleSet` is derived, rebuilt when rules change. */
@@ -27,9 +34,15 @@ export interface DetectionState {
   ruleSet?: RuleSet;
 }
 
-/** The rule set of the enabled rules (cached until the rules change). */
+/**
+ * The rule set of the enabled rules that are not quarantined (cached until the rules change), with
+ * the rules whose cost has no bound set aside for the detector to run off the request thread.
+ */
 export function activeRuleSet(s: DetectionState): RuleSet {
-  s.ruleSet ??= createRuleSet([...s.rules.values()].filter((r) => r.enabled).map((r) => r.compiled));
+  s.ruleSet ??= createRuleSet(
+    [...s.rules.values()].filter((r) => r.enabled && r.quarantine === undefined).map((r) => r.compiled),
+    { isolate: true },
+  );
   return s.ruleSet;
 }
 
@@ -58,6 +71,8 @@ function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 
       importedAt: record.at,
       ...(record.actor ? { importedBy: record.actor.id } : {}),
       enabled: s.rules.get(r.id)?.enabled ?? true,
+      // A new version of a quarantined rule stays quarantined: only enabling it lifts that.
+      ...(s.rules.get(r.id)?.quarantine ? { quarantine: s.rules.get(r.id)!.quarantine! } : {}),
     });
   }
   if (data.source === 'builtin' && data.packVersion) s.builtinPack = data.packVersion;
@@ -70,8 +85,8 @@ function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 
  */
 export const detectionProjection = instanceProjection({
   name: 'detection',
-  version: 1,
-  folds: ['RulesImported', 'RuleEnabledChanged', 'DetectionHitsRecorded'],
+  version: 2,
+  folds: ['RulesImported', 'RuleEnabledChanged', 'RuleQuarantined', 'DetectionHitsRecorded'],
   initial: (): DetectionState => ({ rules: new Map(), correlation: initialCorrelationState() }),
   evolve(s, record) {
     switch (record.type) {
@@ -83,6 +98,17 @@ export const detectionProjection = instanceProjection({
         const rule = s.rules.get(d.ruleId);
         if (rule) {
           rule.enabled = d.enabled;
+          // Enabling is the explicit, audited act that lifts a quarantine; disabling keeps its record.
+          if (d.enabled) delete rule.quarantine;
+          s.ruleSet = undefined;
+        }
+        return s;
+      }
+      case 'RuleQuarantined': {
+        const { ruleId, ...why } = record.data;
+        const rule = s.rules.get(ruleId);
+        if (rule) {
+          rule.quarantine = { ...why, at: record.at };
           s.ruleSet = undefined;
         }
         return s;

@@ -1,7 +1,7 @@
 import { describeLogsource } from '../detection/logsources.js';
 import { sourceFix, sourceGuide } from '../detection/source-guide.js';
 import { epochMillisOf } from '../kernel/time.js';
-import type { DetectionState, InstalledRule } from './detection.js';
+import type { DetectionState, InstalledRule, RuleQuarantine } from './detection.js';
 import type { SourcesState } from './sources.js';
 
 /** A missing capability and the fix a user can act on. */
@@ -17,16 +17,26 @@ export interface PlanEntry {
   readonly title: string;
   readonly author?: string;
   readonly enabled: boolean;
-  readonly state: 'ready' | 'degraded' | 'blocked';
+  /** `quarantined`: over its time budget at run time, it does not evaluate until a rule_admin enables it again. */
+  readonly state: 'ready' | 'degraded' | 'blocked' | 'quarantined';
   readonly requiredCapabilities: string[];
   readonly missingCapabilities: MissingCapability[];
+  /** Why and when the rule was quarantined (state `quarantined`). */
+  readonly quarantine?: RuleQuarantine;
 }
 
 /** The detection plan (spec 2.10): every rule's state and a summary. */
 export interface DetectionPlan {
   readonly generatedAt: string;
   readonly freshnessHours: number;
-  readonly summary: { rules: number; ready: number; degraded: number; blocked: number; disabled: number };
+  readonly summary: {
+    rules: number;
+    ready: number;
+    degraded: number;
+    blocked: number;
+    quarantined: number;
+    disabled: number;
+  };
   readonly rules: PlanEntry[];
 }
 
@@ -106,7 +116,13 @@ function planRule(
         });
     }
   }
-  const state = missing.some((m) => m.problem === 'no_source') ? 'blocked' : missing.length > 0 ? 'degraded' : 'ready';
+  const state = rule.quarantine
+    ? 'quarantined'
+    : missing.some((m) => m.problem === 'no_source')
+      ? 'blocked'
+      : missing.length > 0
+        ? 'degraded'
+        : 'ready';
   return {
     ruleId: rule.id,
     title: c.title,
@@ -115,11 +131,13 @@ function planRule(
     state,
     requiredCapabilities: required,
     missingCapabilities: missing,
+    ...(rule.quarantine ? { quarantine: rule.quarantine } : {}),
   };
 }
 
 /**
- * Which rules can fire: blocked when no source of the rule's logsource was ever seen, degraded when
+ * Which rules can fire: quarantined when the rule went over its time budget (it does not evaluate),
+ * blocked when no source of the rule's logsource was ever seen, degraded when
  * the sources are stale (nothing within the freshness window) or a referenced field was never
  * observed, ready otherwise. A correlation needs what the rules it references need.
  */
@@ -142,6 +160,7 @@ export function detectionPlan(
       ready: enabled.filter((r) => r.state === 'ready').length,
       degraded: enabled.filter((r) => r.state === 'degraded').length,
       blocked: enabled.filter((r) => r.state === 'blocked').length,
+      quarantined: enabled.filter((r) => r.state === 'quarantined').length,
       disabled: rules.length - enabled.length,
     },
     rules,

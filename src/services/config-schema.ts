@@ -1,3 +1,5 @@
+import { DEFAULT_RULE_BUDGET } from '../commands/alerting/isolated-rules.js';
+import { DEFAULT_RULE_LIMITS } from '../detection/rule-limits.js';
 import * as v from 'valibot';
 import { parseCidr } from '../kernel/cidr.js';
 import { MeshAllowlistSchema } from '../auth/mesh-allowlist.js';
@@ -175,6 +177,42 @@ export const ConfigSchema = v.strictObject({
     v.strictObject({
       incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
       freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),
+      /** What an import refuses outright (docs/detections.md "Rule budgets"). */
+      limits: v.optional(
+        v.strictObject({
+          valuesPerField: v.optional(
+            v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000)),
+            DEFAULT_RULE_LIMITS.valuesPerField,
+          ),
+          regexesPerRule: v.optional(
+            v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10_000)),
+            DEFAULT_RULE_LIMITS.regexesPerRule,
+          ),
+          patternLength: v.optional(
+            v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(4096)),
+            DEFAULT_RULE_LIMITS.patternLength,
+          ),
+          compiledSize: v.optional(
+            v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(16_777_216)),
+            DEFAULT_RULE_LIMITS.compiledSize,
+          ),
+        }),
+        {},
+      ),
+      /** The time a rule may take at run time before it is quarantined (docs/detections.md "Rule budgets"). */
+      ruleBudget: v.optional(
+        v.strictObject({
+          batchMs: v.optional(
+            v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(60_000)),
+            DEFAULT_RULE_BUDGET.batchMs,
+          ),
+          eventMicros: v.optional(
+            v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(1_000_000)),
+            DEFAULT_RULE_BUDGET.eventMicros,
+          ),
+        }),
+        {},
+      ),
     }),
     {},
   ),

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideBulkImport, type RuleFile } from '../../src/commands/bulk-import-rules.js';
 import { decideImportRules, decideSetRuleEnabled } from '../../src/commands/import-rules.js';
+import { DEFAULT_RULE_LIMITS, type RuleLimits } from '../../src/detection/rule-limits.js';
 import { DetectionRecord } from '../../src/events/detection-records.js';
 import type { RuleSource } from '../../src/events/detection-records.js';
 import { spec } from '../helpers/decider-spec.js';
@@ -25,8 +26,18 @@ correlation: {type: event_count, rules: [${ref}], group-by: [id.orig_h], timespa
 level: high
 `;
 
-type Import = { text: string; source?: RuleSource; packVersion?: string };
-const importRules = spec((m, c: Import) => decideImportRules(m.detection, c.text, c.source ?? 'api', c.packVersion));
+type Import = { text: string; source?: RuleSource; packVersion?: string; limits?: RuleLimits };
+const importRules = spec((m, c: Import) => decideImportRules(m.detection, c.text, c.source ?? 'api', c.limits ?? DEFAULT_RULE_LIMITS, c.packVersion));
+
+/** A DNS rule with `n` regular expressions. */
+const regexRule = (id: string, n: number) => `title: DNS regexes
+id: ${id}
+logsource: {product: zeek, service: dns}
+detection:
+  sel:
+    query|re: [${Array.from({ length: n }, (_, i) => `'^a${i}$'`).join(', ')}]
+  condition: sel
+`;
 
 describe('decideImportRules', () => {
   it('installs every document of a multi-document import and keeps the full text', () => {
@@ -77,10 +88,18 @@ describe('decideImportRules', () => {
     const r = importRules.given([rulesImported(named)]).when({ text: correlation('nothing_here') }).thenRejects('invalid');
     assert.deepEqual(r.issues, [`correlation ${C} references nothing_here, which is neither in this import nor installed`]);
   });
+
+  it('installs a rule at a limit, and nothing when one document is over it, naming the rule, its id and the limit', () => {
+    const limits = { ...DEFAULT_RULE_LIMITS, regexesPerRule: 2 };
+    importRules.given([]).when({ text: regexRule(B, 2), limits }).then([rulesImported(regexRule(B, 2))], { ruleIds: [B] });
+    const r = importRules.given([]).when({ text: `${dnsRule(A)}---\n${regexRule(B, 3)}`, limits }).thenRejects('invalid', /nothing was imported/);
+    const line = `${dnsRule(A)}---\n`.split('\n').length;
+    assert.deepEqual(r.issues, [`document 2, line ${line}: rule "DNS regexes" (${B}): 3 regular expressions, more than detection.limits.regexesPerRule (2)`]);
+  });
 });
 
 type Switch = { ruleId: string; enabled: boolean; reason?: string };
-const setEnabled = spec((m, c: Switch) => decideSetRuleEnabled(m.detection, c.ruleId, c.enabled, c.reason));
+const setEnabled = spec((m, c: Switch) => decideSetRuleEnabled(m, c.ruleId, c.enabled, c.reason));
 
 describe('decideSetRuleEnabled', () => {
   it('switches an installed rule off, with the reason', () => {
@@ -98,7 +117,7 @@ describe('decideSetRuleEnabled', () => {
   });
 });
 
-const bulk = spec((m, files: RuleFile[]) => decideBulkImport(m.detection, files, 'api'));
+const bulk = spec((m, files: RuleFile[]) => decideBulkImport(m.detection, files, 'api', DEFAULT_RULE_LIMITS));
 
 describe('decideBulkImport', () => {
   const mac = `title: Mac\nid: ${B}\nlogsource: {product: macos, category: process_creation}\ndetection: {s: {Image: /bin/x}, condition: s}\n`;
@@ -126,6 +145,15 @@ describe('decideBulkImport', () => {
     const r = bulk.given([]).when([{ name: 'broken.yml', text: broken }]).thenRejects('invalid', /no valid rule/);
     assert.equal(r.issues?.length, 1);
     assert.match(r.issues![0]!, /^broken\.yml document 1 line 4: rule "Broken"/);
+  });
+
+  it('refuses a document over a limit on its own, keeping the rest', () => {
+    const limits = { ...DEFAULT_RULE_LIMITS, regexesPerRule: 2 };
+    const overLimit = spec((m, files: RuleFile[]) => decideBulkImport(m.detection, files, 'api', limits));
+    overLimit.given([]).when([{ name: 'a.yml', text: dnsRule(A) }, { name: 'b.yml', text: regexRule(B, 3) }]).thenAccepts((_events, result) => {
+      assert.deepEqual(result.ruleIds, [A]);
+      assert.deepEqual(result.invalid, [{ file: 'b.yml', document: 1, line: 1, title: 'DNS regexes', error: `rule "DNS regexes" (${B}): 3 regular expressions, more than detection.limits.regexesPerRule (2)` }]);
+    });
   });
 
   it('refuses a second copy of an id and a correlation whose rules are nowhere, keeping the rest', () => {

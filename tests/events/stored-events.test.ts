@@ -70,6 +70,10 @@ describe('stored events of the instance', () => {
     await ok(t.request(`/api/v1/incidents/${promoted.id}/assignee`, { method: 'PUT', token: t.tokens.analyst, body: JSON.stringify({ assignee: 'analyst-user' }) }), 200);
     await ok(t.request(`/api/v1/incidents/${second.id}/merge`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ into: promoted.id, reason: 'same actor' }) }), 200);
     await ok(t.request('/api/v1/rules/11111111-2222-4333-8444-555555555555', { method: 'PATCH', token: t.tokens.rule_admin, body: JSON.stringify({ enabled: false, reason: 'noisy' }) }), 200);
+    // A rule whose regular expression backtracks without bound, stopped over its budget by a poison uri: quarantined.
+    const hostile = `title: Backtracking\nid: 57c00000-0000-4000-8000-000000000001\nlogsource: {product: zeek, service: http}\ndetection: {sel: {uri|re: '^(?!b)(a+)+$'}, condition: sel}\nlevel: low\n`;
+    await ok(t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: hostile, headers: { 'content-type': 'application/yaml' } }), 201);
+    await ok(ingestRaw('http', [http('10.0.0.8', `${'a'.repeat(29)}!`, 12)]), 202);
     // A console session: signed in with a token through the sign-in form, then signed out.
     const signInPage = await t.app.request('/sign-in');
     const pre = /vigil-sign-in=([^;]+)/.exec(signInPage.headers.getSetCookie().join('\n'))![1]!;

@@ -45,6 +45,9 @@ export function rulesImported(text: string, packVersion?: string) {
 
 /** `RuleEnabledChanged`. */
 export const ruleEnabledChanged = (ruleId: string, enabled: boolean, reason?: string) => eventOf('RuleEnabledChanged', { ruleId, enabled, ...(reason !== undefined ? { reason } : {}) });
+/** `RuleQuarantined`. */
+export const ruleQuarantined = (ruleId: string, alertId: string, measuredMs = 250) =>
+  eventOf('RuleQuarantined', { ruleId, reason: 'over budget', budgetMs: 100, measuredMs, evaluations: 3, alertId });
 
 /** `AlertRaised` of a detection match, with overrides. */
 export function alertRaised(over: Partial<EventData<'AlertRaised'>> = {}) {

@@ -2,6 +2,7 @@ import { decideImportRules } from '../../commands/import-rules.js';
 import type { Pipeline } from '../../commands/pipeline.js';
 import type { WriteModels } from '../../projections/models.js';
 import { loadBuiltinPack } from '../../detection/builtin-pack.js';
+import { DEFAULT_RULE_LIMITS } from '../../detection/rule-limits.js';
 import type { DetectionState } from '../../projections/detection.js';
 
 /**
@@ -16,7 +17,7 @@ export async function installBuiltinRules(
   if (pipeline.models.detection.builtinPack === pack.version)
     return { installed: false, version: pack.version, rules: 0 };
   const outcome = await pipeline.dispatch({
-    decide: (m) => decideImportRules(m.detection, pack.text, 'builtin', pack.version),
+    decide: (m) => decideImportRules(m.detection, pack.text, 'builtin', DEFAULT_RULE_LIMITS, pack.version),
     ctx: { now, actor: { id: 'vigil', authentication: 'builtin' } },
   });
   if (!outcome.ok)

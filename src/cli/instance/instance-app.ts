@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { MeshIdentity } from '../../auth/mesh-identity.js';
 import type { CredentialRegistry } from '../../auth/registry.js';
 import type { Detector } from '../../commands/alerting/detection-step.js';
+import type { RuleCosts } from '../../commands/alerting/rule-costs.js';
 import { createPipeline, type Pipeline } from '../../commands/pipeline.js';
 import { createApp } from '../../http/app.js';
 import { createIngestAdmission } from '../../http/admission.js';
@@ -23,6 +24,8 @@ import type { ServedStore } from './served-store.js';
 /** What the app of a serving instance is built from, past its store and configuration. */
 export interface InstanceAppParts {
   readonly detector: Detector<WriteModels>;
+  /** What the detector counts of each rule's cost, for /metrics and the rule pages. */
+  readonly ruleCosts: RuleCosts;
   readonly registry: CredentialRegistry;
   readonly mesh: MeshIdentity | undefined;
   readonly refusals: RefusalLedger;
@@ -91,6 +94,7 @@ export function createInstanceApp(
     deployment: () => p.late.reporter?.status(),
     exports: () => p.exports.status(),
     monitor: p.monitor,
+    ruleCosts: p.ruleCosts,
     ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });
   edge = jetstream

@@ -5,7 +5,7 @@ import { HEAP_PROJECTIONS, INDEX_PROJECTIONS, readProjections } from '../../proj
 import { DEFAULT_GRAPH_LIMITS, type GraphLimits } from '../../projections/graph.js';
 import { readsOf, writeModelsOf, type Reads, type WriteModels } from '../../projections/models.js';
 import { createPipeline, type Pipeline } from '../../commands/pipeline.js';
-import { instanceDetector } from '../../commands/alerting/detection-step.js';
+import { instanceDetector, type Detector } from '../../commands/alerting/detection-step.js';
 import { startReadSide, type ReadSide } from '../../projections/read-side/read-side.js';
 import type { Config } from '../../services/config-schema.js';
 
@@ -34,6 +34,8 @@ const MOVED_TO_READ_SIDE = ['ev-time', 'ev-dim', 'audit'];
 export interface OpenOptions {
   /** Detection settings (incident window); defaults apply when absent. */
   readonly detection?: DetectionSettings;
+  /** The detector of every batch (`vigil serve` gives one counting rule costs under the configured budget). */
+  readonly detector?: Detector<WriteModels>;
   readonly checkpointEvery?: number;
   /** How much of the graph is kept in memory; defaults apply when absent. */
   readonly graph?: GraphLimits;
@@ -105,7 +107,7 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
     ...es,
     readSide,
     reads,
-    pipeline: createPipeline(es.writer, instanceDetector(opts.detection ?? DEFAULT_DETECTION)),
+    pipeline: createPipeline(es.writer, opts.detector ?? instanceDetector(opts.detection ?? DEFAULT_DETECTION)),
     readYourWrites: (timeoutMs) => readSide.caughtUp(es.log.head().seq, timeoutMs),
     async close() {
       if (closed) return;

@@ -15,6 +15,8 @@ import type { Metrics } from '../../services/metrics/metrics.js';
 import { createRefusalLedger, type RefusalLedger } from '../../http/refusals.js';
 import { startRefusalSummaries, type RefusalSummaries } from './refusal-summaries.js';
 import { detectionSettingsOf, instanceDetector, type Detector } from '../../commands/alerting/detection-step.js';
+import { createRuleCosts } from '../../commands/alerting/rule-costs.js';
+import { createRuleRunner } from '../../commands/alerting/rule-runner.js';
 import { openMeshIdentity } from './mesh-identity.js';
 import { createPipeline, type Pipeline } from '../../commands/pipeline.js';
 import type { WriteModels } from '../../projections/models.js';
@@ -79,9 +81,13 @@ export async function startInstance(
     log,
     halt,
   );
-  const served = await openServedStore(config, fatal, late, log);
+  const ruleCosts = createRuleCosts();
+  const detector = instanceDetector(
+    detectionSettingsOf(config),
+    createRuleRunner(config.detection.ruleBudget, ruleCosts),
+  );
+  const served = await openServedStore(config, fatal, late, log, detector);
   const { cluster, jetstream, instance, parts } = served;
-  const detector = instanceDetector(detectionSettingsOf(config));
   const onLeader = leaderPipeline(served, detector);
   const { exports, credentials } = await startWriting(served, config, onLeader, log);
   const refusals = createRefusalLedger(config.limits);
@@ -90,6 +96,7 @@ export async function startInstance(
   parts.push(() => summaries.stop());
   const http = createInstanceApp(served, config, {
     detector,
+    ruleCosts,
     registry: credentials.registry,
     mesh,
     refusals,

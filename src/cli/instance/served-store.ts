@@ -1,4 +1,6 @@
+import type { Detector } from '../../commands/alerting/detection-step.js';
 import type { Transparency } from '../../log/checkpointer.js';
+import type { WriteModels } from '../../projections/models.js';
 import type { Config } from '../../services/config-schema.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
 import { READ_SIDE_HALT_MS } from './fatal-exit.js';
@@ -30,6 +32,7 @@ export async function openServedStore(
   onFatal: (err: Error) => void,
   late: { haltReadSide?: () => Promise<boolean> },
   log: (line: Record<string, unknown>) => void,
+  detector: Detector<WriteModels>,
 ): Promise<ServedStore> {
   const { cluster, jetstream, refusal } = await connectNode(config, log);
   const parts = createStopList();
@@ -39,7 +42,7 @@ export async function openServedStore(
     throw refusal(err);
   };
   const options = servedOptions(config, onFatal, jetstream, log);
-  const instance = await openInstanceStore(config.storage.path, options).catch(failed);
+  const instance = await openInstanceStore(config.storage.path, { ...options, detector }).catch(failed);
   parts.push(() => instance.close());
   const tail = instance.log.missingTail();
   if (tail) {

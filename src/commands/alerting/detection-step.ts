@@ -4,6 +4,9 @@ import type { NormalizedEvent } from '../../events/normalized-event.js';
 import type { WriteModels } from '../../projections/models.js';
 import { alertingStateOf, evaluateEvidence, type AlertSummary, type DetectionSettings } from './evaluate.js';
 import type { IncidentSummary } from './incident-correlation.js';
+import { DEFAULT_RULE_BUDGET } from './isolated-rules.js';
+import { createRuleCosts } from './rule-costs.js';
+import { createRuleRunner, type RunRules } from './rule-runner.js';
 
 /** What a batch's evidence raised, for the command's answer. */
 export interface Detections {
@@ -19,7 +22,7 @@ export interface DetectorOutcome extends Detections {
   readonly events: readonly DomainEvent[];
 }
 
-/** Evaluates a batch's evidence against the models a decision read. Pure. */
+/** Evaluates a batch's evidence against the models a decision read; pure but for measuring rules' cost. */
 export type Detector<M> = (models: M, evidence: readonly NormalizedEvent[], ctx: CommandContext) => DetectorOutcome;
 
 /** A decision with the detection step done: its result carries what the batch raised. */
@@ -50,9 +53,16 @@ export function detectIn<M, R>(
     : { ok: false, rejection: decision.rejection, events };
 }
 
-/** The instance's detector: Sigma rules, correlations and incidents over the write side's models. */
-export function instanceDetector(settings: DetectionSettings): Detector<WriteModels> {
-  return (models, evidence, ctx) => evaluateEvidence(alertingStateOf(models), evidence, ctx, settings);
+/**
+ * The instance's detector: Sigma rules under their time budget, correlations and incidents over
+ * the write side's models. `run` measures (rule-runner.ts); by default with the default budget,
+ * counting costs nobody reads.
+ */
+export function instanceDetector(
+  settings: DetectionSettings,
+  run: RunRules = createRuleRunner(DEFAULT_RULE_BUDGET, createRuleCosts()),
+): Detector<WriteModels> {
+  return (models, evidence, ctx) => evaluateEvidence(alertingStateOf(models), evidence, ctx, settings, run);
 }
 
 /** Detection settings from the instance configuration. */

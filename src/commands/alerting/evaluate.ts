@@ -10,6 +10,8 @@ import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { alertKey, systemsKept, type AlertsState } from '../../projections/alerts.js';
 import { SYSTEMS_LISTED } from '../../projections/alerts-query.js';
 import { activeRuleSet, hitsFromRecord, type DetectionState } from '../../projections/detection.js';
+import { quarantineEvents } from './quarantine.js';
+import type { RunRules } from './rule-runner.js';
 import { lookupEvent } from '../../projections/evidence.js';
 import type { WriteModels } from '../../projections/models.js';
 import { epochMillisOf } from '../../kernel/time.js';
@@ -94,26 +96,29 @@ function recordHits(hits: readonly RuleHit[], fieldsOf: (id: string) => readonly
 /**
  * Evaluates evidence against the enabled rules: detections per event, correlations over the
  * recorded hits, alerts raised or grown (no alert storms: one open alert per rule and group),
- * and incidents correlated from alerts that share affected systems. Pure: the state comes in, the
- * events to append go out (the hits are recorded, so the rules never run again on replay).
+ * and incidents correlated from alerts that share affected systems; a rule over its time budget is
+ * quarantined (quarantine.ts). Pure but for `run`, which measures: the state comes in, the events to
+ * append go out (the hits and quarantines are recorded, so the rules never run again on replay).
  */
 export function evaluateEvidence(
   state: AlertingState,
   evidence: readonly NormalizedEvent[],
   ctx: CommandContext,
   settings: DetectionSettings,
+  run: RunRules,
 ): DetectionOutcome {
   const det = state.detection;
   if (evidence.length === 0 || det.rules.size === 0) return { events: [], alerts: [], incidents: [] };
   const rs = activeRuleSet(det);
-  const { matches, hits } = rs.matchEvents(evidence);
+  const { matches, hits, overruns } = run(det, evidence);
   const events: DomainEvent[] = [];
   if (hits.length > 0) {
     const recorded: DetectionHitsRecorded = { hits: recordHits(hits, rs.hitFields) };
     events.push({ type: DetectionRecord.DetectionHitsRecorded, data: recorded });
     matches.push(...rs.correlate(det.correlation, hitsFromRecord(recorded)).matches);
   }
-  if (matches.length === 0) return { events, alerts: [], incidents: [] };
+  const quarantined = overruns.length > 0 ? quarantineEvents(det, state.alerts, overruns, ctx) : [];
+  if (matches.length === 0) return { events: [...events, ...quarantined], alerts: [], incidents: [] };
   const byId = new Map(evidence.map((e) => [e.id, e]));
   const find = (id: string) => byId.get(id) ?? state.storedEvent(id);
   const alertsState = state.alerts;
@@ -137,7 +142,7 @@ export function evaluateEvidence(
   events.push(...raised.map((data) => ({ type: DetectionRecord.AlertRaised, data })));
   events.push(...[...grown.values()].map((data) => ({ type: DetectionRecord.AlertEvidenceAdded, data })));
   const incidents = correlateIncidents(alertsState, raised, settings);
-  events.push(...incidents.events);
+  events.push(...incidents.events, ...quarantined);
   // The systems the alerts model will keep (projections/alerts.ts bounds them), its records applied in this order.
   let links = alertsState.systemLinks;
   const keep = (had: number, fresh: number): number => {

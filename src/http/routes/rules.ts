@@ -48,11 +48,26 @@ function summary(r: InstalledRule): Record<string, unknown> {
     severity: c.severity,
     status: c.status ?? null,
     enabled: r.enabled,
+    ...(r.quarantine ? { quarantine: r.quarantine } : {}),
     source: r.source,
     importedAt: r.importedAt,
     ...(c.kind === 'detection'
       ? { logsource: c.logsource }
       : { correlation: { type: c.type, rules: c.rules, groupBy: c.groupBy, timespanMs: c.timespanMs } }),
+  };
+}
+
+/**
+ * What a rule has cost on this node since it started (`evaluations`, `matches`, `ms`, counted from
+ * `since`); zeros for a rule not yet evaluated.
+ */
+export function ruleCostOf(deps: AppDeps, ruleId: string): Record<string, unknown> {
+  const cost = deps.ruleCosts?.of(ruleId);
+  return {
+    evaluations: cost?.evaluations ?? 0,
+    matches: cost?.matches ?? 0,
+    ms: Math.round((cost?.ms ?? 0) * 1000) / 1000,
+    since: deps.ruleCosts?.since ?? null,
   };
 }
 
@@ -94,7 +109,8 @@ const importRulesRoute = route({
         'expected Content-Type: application/yaml (a Sigma rule, a multi-document stream or a collection)',
       );
     const text = Buffer.from(await readBodyBytes(c, deps.config.limits.bodyBytes)).toString('utf8');
-    const { result } = await executeAudited(c, deps, (m) => decideImportRules(m.detection, text, 'api'), 201);
+    const limits = deps.config.detection.limits;
+    const { result } = await executeAudited(c, deps, (m) => decideImportRules(m.detection, text, 'api', limits), 201);
     return c.json(result, 201);
   },
 });
@@ -123,7 +139,8 @@ const bulkImportRulesRoute = route({
         'expected Content-Type: application/json ({files: [{name, text}]}) or application/yaml (a multi-document ' +
           'Sigma stream)',
       );
-    const { result } = await executeAudited(c, deps, (m) => decideBulkImport(m.detection, files, 'api'), 201);
+    const limits = deps.config.detection.limits;
+    const { result } = await executeAudited(c, deps, (m) => decideBulkImport(m.detection, files, 'api', limits), 201);
     return c.json(result, 201);
   },
 });
@@ -162,6 +179,7 @@ const readRuleRoute = route({
       tags: comp.tags,
       ...(comp.kind === 'detection' ? { fields: comp.fields } : {}),
       ...(rule.importedBy ? { importedBy: rule.importedBy } : {}),
+      cost: ruleCostOf(deps, rule.id),
       text: stringify(rule.doc),
     });
   },
@@ -183,7 +201,7 @@ const setRuleEnabledRoute = route({
     const { result } = await executeAudited(
       c,
       deps,
-      (m) => decideSetRuleEnabled(m.detection, c.req.param('id'), body.enabled, body.reason),
+      (m) => decideSetRuleEnabled(m, c.req.param('id'), body.enabled, body.reason),
       200,
     );
     return c.json(result, 200);

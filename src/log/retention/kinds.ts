@@ -38,6 +38,7 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   CollectorEnrolled: 'kept',
   RulesImported: 'kept',
   RuleEnabledChanged: 'kept',
+  RuleQuarantined: 'kept',
   ExportConfigurationRecorded: 'kept',
   ExportDestinationStateChanged: 'kept',
   ExportCursorRecorded: 'kept',

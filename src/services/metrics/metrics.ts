@@ -42,6 +42,8 @@ export interface MetricSources {
     readonly state: string;
     readonly delivered: number;
   }>;
+  /** Each rule's evaluations, matches and time (ms) since the process started (rule ids: the installed rules). */
+  readonly ruleCosts?: () => Iterable<[string, { evaluations: number; matches: number; ms: number }]>;
   readonly now?: () => Date;
 }
 
@@ -228,6 +230,7 @@ export function createMetrics(): Metrics {
       for (const d of sources.exports?.() ?? []) this.set({ destination: d.name }, d.delivered);
     },
   });
+  ruleCostMetrics(registers, () => sources);
   return {
     registry,
     ingested,
@@ -242,4 +245,29 @@ export function createMetrics(): Metrics {
       sources = { ...sources, ...s };
     },
   };
+}
+
+/**
+ * Per-rule cost (issue 57): evaluations, matches and CPU time of each rule since the process
+ * started. The `rule` label is a rule id: a closed set, the rules a rule_admin installed.
+ */
+function ruleCostMetrics(registers: Registry[], sources: () => MetricSources): void {
+  const series = [
+    ['vigil_rule_evaluations_total', 'Times a rule was evaluated on an event.', 'evaluations'],
+    ['vigil_rule_matches_total', 'Times a rule matched an event.', 'matches'],
+    ['vigil_rule_seconds_total', 'Time spent evaluating a rule, in seconds.', 'ms'],
+  ] as const;
+  for (const [name, help, field] of series)
+    new Counter({
+      name,
+      help,
+      labelNames: ['rule'] as const,
+      registers,
+      collect() {
+        const costs = sources().ruleCosts?.();
+        if (!costs) return;
+        this.reset();
+        for (const [rule, cost] of costs) this.inc({ rule }, field === 'ms' ? cost.ms / 1000 : cost[field]);
+      },
+    });
 }

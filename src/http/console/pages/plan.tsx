@@ -4,7 +4,7 @@ import type { SourcesState } from '../../../projections/sources.js';
 import { Table } from '../../web/components/table.js';
 import type { PageRoute } from '../page-route.js';
 
-const ORDER = { blocked: 0, degraded: 1, ready: 2 } as const;
+const ORDER = { quarantined: 0, blocked: 1, degraded: 2, ready: 3 } as const;
 
 const planRoute: PageRoute = {
   method: 'get',
@@ -37,6 +37,10 @@ const planRoute: PageRoute = {
             <b class="state-blocked">{s.blocked}</b>
             <span>blocked</span>
           </a>
+          <a class="stat" href="/plan?state=quarantined">
+            <b class="state-quarantined">{s.quarantined}</b>
+            <span>quarantined</span>
+          </a>
           <a class="stat" href="/plan">
             <b>{s.rules}</b>
             <span>rules ({s.disabled} disabled)</span>
@@ -62,7 +66,12 @@ const planRoute: PageRoute = {
             {
               header: 'Missing, and the fix',
               cell: (r) =>
-                r.missingCapabilities.length === 0 ? (
+                r.quarantine ? (
+                  <span>
+                    over its time budget: {r.quarantine.reason} (since {r.quarantine.at}). Enable it again on its page
+                    once the rule or the budget is fixed.
+                  </span>
+                ) : r.missingCapabilities.length === 0 ? (
                   '—'
                 ) : (
                   <ul>

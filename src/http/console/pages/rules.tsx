@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { decideImportRules, decideSetRuleEnabled } from '../../../commands/import-rules.js';
 import { HttpError } from '../../errors.js';
 import { executeAudited } from '../../request-context.js';
-import type { DetectionState, InstalledRule } from '../../../projections/detection.js';
+import type { DetectionState, InstalledRule, RuleQuarantine } from '../../../projections/detection.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge } from '../../web/components/badges.js';
 import { Table } from '../../web/components/table.js';
@@ -100,7 +100,11 @@ function RulesPage(props: {
           {
             header: 'Enabled',
             cell: (r) =>
-              writer ? (
+              r.quarantine ? (
+                <a class="state-quarantined" href={`/rules/${encodeURIComponent(r.id)}#quarantine`}>
+                  quarantined
+                </a>
+              ) : writer ? (
                 <form method="post" action={`/rules/${encodeURIComponent(r.id)}/enabled`} class="inline">
                   <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
                   <input type="hidden" name="enabled" value={r.enabled ? 'false' : 'true'} />
@@ -118,6 +122,42 @@ function RulesPage(props: {
         ]}
       />
     </>
+  );
+}
+
+/** A quarantined rule's panel: why, and (for rule_admins) enabling it again with a reason. */
+function QuarantinePanel(props: {
+  readonly scope: PageScope;
+  readonly rule: InstalledRule;
+  readonly quarantine: RuleQuarantine;
+}) {
+  const { scope, rule, quarantine: q } = props;
+  return (
+    <section class="panel" id="quarantine">
+      <h2 class="state-quarantined">Quarantined</h2>
+      <p>
+        Since {shortTime(q.at)} this rule does not evaluate: {q.reason}.{' '}
+        {`Budget ${q.budgetMs} ms, measured ${q.measuredMs} ms over ${q.evaluations} evaluations`}
+        {q.sampleEventId ? (
+          <>
+            , slowest on event <code>{q.sampleEventId}</code>
+          </>
+        ) : null}
+        . Its alert:{' '}
+        {scope.can('alerts:read') ? <a href={`/alerts/${encodeURIComponent(q.alertId)}`}>{q.alertId}</a> : q.alertId}.
+      </p>
+      {scope.can('rules:write') ? (
+        <form method="post" action={`/rules/${encodeURIComponent(rule.id)}/enabled`}>
+          <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
+          <input type="hidden" name="enabled" value="true" />
+          <label>
+            Why it may run again (recorded with the change)
+            <input type="text" name="reason" required maxlength={4096} />
+          </label>
+          <button type="submit">Enable again</button>
+        </form>
+      ) : null}
+    </section>
   );
 }
 
@@ -143,6 +183,7 @@ const detailRoute: PageRoute = {
     const rule = (await rules(scope)).get(c.req.param('id')!);
     if (!rule) throw new HttpError(404, `rule ${c.req.param('id')!.slice(0, 128)} is not installed`);
     const comp = rule.compiled;
+    const cost = scope.deps.ruleCosts?.of(rule.id);
     return scope.render(
       comp.title,
       <>
@@ -170,8 +211,16 @@ const detailRoute: PageRoute = {
             <dd>{comp.description ?? '—'}</dd>
             <dt>False positives</dt>
             <dd>{comp.falsepositives.join('; ') || '—'}</dd>
+            <dt>Cost on this node</dt>
+            <dd>
+              {cost
+                ? `${cost.evaluations} evaluations, ${cost.matches} matches, ${cost.ms.toFixed(1)} ms`
+                : 'not run yet'}
+              {scope.deps.ruleCosts ? ` since ${shortTime(scope.deps.ruleCosts.since)}` : ''}
+            </dd>
           </dl>
         </section>
+        {rule.quarantine ? <QuarantinePanel scope={scope} rule={rule} quarantine={rule.quarantine} /> : null}
         <h2>Sigma</h2>
         <pre>{stringify(rule.doc)}</pre>
       </>,
@@ -191,7 +240,13 @@ const importRoute: PageRoute = {
     // Browsers send a textarea with CRLF line ends; Sigma YAML reads the same either way.
     const text = yaml.replace(/\r\n/g, '\n');
     try {
-      const { result } = await executeAudited(c, scope.deps, (m) => decideImportRules(m.detection, text, 'api'), 303);
+      const limits = scope.deps.config.detection.limits;
+      const { result } = await executeAudited(
+        c,
+        scope.deps,
+        (m) => decideImportRules(m.detection, text, 'api', limits),
+        303,
+      );
       return backTo(
         c,
         '/rules',
@@ -228,7 +283,7 @@ const enabledRoute: PageRoute = {
     const id = c.req.param('id')!;
     const form = parseForm(EnabledForm, await formFields(c));
     const enabled = form.enabled === 'true';
-    await executeAudited(c, scope.deps, (m) => decideSetRuleEnabled(m.detection, id, enabled, form.reason), 303);
+    await executeAudited(c, scope.deps, (m) => decideSetRuleEnabled(m, id, enabled, form.reason), 303);
     return backTo(c, '/rules', `Rule ${id} ${enabled ? 'enabled' : 'disabled'}`);
   },
 };
