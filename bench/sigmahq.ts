@@ -10,6 +10,7 @@ import { exportRequest, receiverBody, regressionCases } from '../tests/helpers/w
 import type { Figure } from './foundation.js';
 import { ingestInTurn, root, scratch } from './harness.js';
 import { journalEntry, zeekConn } from './normalizers.js';
+import type { NormalizedEvent } from '../src/events/normalized-event.js';
 
 /** SigmaHQ's rules/ as the CLI sends them: files with names relative to the directory. */
 function sigmahqFiles(): Array<{ name: string; text: string }> {
@@ -99,20 +100,16 @@ function everyday(body: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * Issue 20's figures: importing SigmaHQ's 3,141 rules (in the CLI's batches, through the writer, so
- * decide, append and the read model's compile all count), and ingest + detect on a mixed Linux,
- * Zeek and Windows stream with all of them loaded against none.
+ * 40 batches of 1000 records and their events: Zeek conn, dns and http, sshd journal lines, and
+ * Windows records (a fifth each).
  */
-export async function sigmahqBench(): Promise<Figure[]> {
-  const figures: Figure[] = [];
-  const files = sigmahqFiles();
+export function sigmahqStream(ingestedAt: string): Array<Array<{ record: unknown; events: NormalizedEvent[] }>> {
   const windows = regressionCases(join(root, 'tests', 'fixtures', 'sigmahq'))
     .flatMap((c) => c.events.filter((e) => (e['Event'] as Record<string, unknown>)['EventData'] !== undefined))
     .map((e) => receiverBody(e));
   const zeek = NORMALIZERS.get('network-monitor')!;
   const journal = NORMALIZERS.get('linux-journal')!;
   const otel = NORMALIZERS.get('opentelemetry-log')!;
-  const ingestedAt = '2026-11-22T10:00:00.000Z';
   // 40 batches of 1000: Zeek conn, dns and http, sshd journal lines, and Windows records (a fifth each).
   const stream = Array.from({ length: 40 }, (_, b) =>
     Array.from({ length: 1000 }, (_, i) => {
@@ -150,6 +147,19 @@ export async function sigmahqBench(): Promise<Figure[]> {
       }
     }),
   );
+  return stream;
+}
+
+/**
+ * Issue 20's figures: importing SigmaHQ's 3,141 rules (in the CLI's batches, through the writer, so
+ * decide, append and the read model's compile all count), and ingest + detect on a mixed Linux,
+ * Zeek and Windows stream with all of them loaded against none.
+ */
+export async function sigmahqBench(): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const files = sigmahqFiles();
+  const ingestedAt = '2026-11-22T10:00:00.000Z';
+  const stream = sigmahqStream(ingestedAt);
   const events = stream.flat().reduce((n, x) => n + x.events.length, 0);
   const none = await openInstanceStore(join(scratch('sigmahq-none'), 'store'));
   const all = await openInstanceStore(join(scratch('sigmahq-all'), 'store'));

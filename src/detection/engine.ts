@@ -23,9 +23,18 @@ export interface UnresolvedReference {
   readonly reference: string;
 }
 
+/** One evaluation in this many is timed when a meter is not `exact` (a power of two). */
+export const METER_SAMPLE = 8;
+
 /**
- * What one evaluation cost, per rule of `RuleSet.inline` (by index): evaluations, matches, time,
+ * What one evaluation cost, per rule of `RuleSet.inline` (by index): evaluations and matches, time
  * and the event each rule took longest on. `touched` lists the rules evaluated at least once.
+ *
+ * Reading the clock twice per evaluation costs about as much as a cheap rule, so a meter that is not
+ * `exact` times one evaluation in `METER_SAMPLE` (its `ms` then an estimate, the sample scaled up)
+ * and each event's rules as a whole; an event whose rules took more than `slowEventMs` is named in
+ * `slowEvent`, for the caller to time the next batches exactly. Only an exact meter's times say
+ * which rule was slow.
  */
 export interface RuleMeter {
   readonly evaluations: Float64Array;
@@ -34,10 +43,14 @@ export interface RuleMeter {
   readonly slowestMs: Float64Array;
   readonly slowestEvent: Array<string | undefined>;
   readonly touched: number[];
+  exact: boolean;
+  slowEventMs: number;
+  slowEvent: string | undefined;
+  tick: number;
 }
 
 /** A meter for `n` rules, all zero. */
-export function createMeter(n: number): RuleMeter {
+export function createMeter(n: number, exact = true, slowEventMs = 1): RuleMeter {
   return {
     evaluations: new Float64Array(n),
     matches: new Float64Array(n),
@@ -45,6 +58,10 @@ export function createMeter(n: number): RuleMeter {
     slowestMs: new Float64Array(n),
     slowestEvent: new Array<string | undefined>(n).fill(undefined),
     touched: [],
+    exact,
+    slowEventMs,
+    slowEvent: undefined,
+    tick: 0,
   };
 }
 
@@ -58,6 +75,7 @@ export function resetMeter(meter: RuleMeter): void {
     meter.slowestEvent[i] = undefined;
   }
   meter.touched.length = 0;
+  meter.slowEvent = undefined;
 }
 
 /** A match of a rule set aside (`RuleSet.isolated`), found elsewhere and handed back to `adopt`. */
@@ -239,20 +257,31 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>, 
       });
   }
 
-  /** One rule on one event, its time and outcome counted in the meter. */
+  /** One rule on one event, its outcome counted in the meter, its time when exact or sampled. */
   function metered(i: number, event: NormalizedEvent, meter: RuleMeter): MatchDetail | undefined {
-    const started = performance.now();
-    const detail = detections[i]!.match(event);
-    const ms = performance.now() - started;
     if (meter.evaluations[i] === 0) meter.touched.push(i);
     meter.evaluations[i] = meter.evaluations[i]! + 1;
-    meter.ms[i] = meter.ms[i]! + ms;
-    if (ms > meter.slowestMs[i]!) {
-      meter.slowestMs[i] = ms;
-      meter.slowestEvent[i] = event.id;
-    }
+    let detail: MatchDetail | undefined;
+    if (meter.exact || (++meter.tick & (METER_SAMPLE - 1)) === 0) {
+      const started = performance.now();
+      detail = detections[i]!.match(event);
+      const ms = performance.now() - started;
+      meter.ms[i] = meter.ms[i]! + (meter.exact ? ms : ms * METER_SAMPLE);
+      if (ms > meter.slowestMs[i]!) {
+        meter.slowestMs[i] = ms;
+        meter.slowestEvent[i] = event.id;
+      }
+    } else detail = detections[i]!.match(event);
     if (detail) meter.matches[i] = meter.matches[i]! + 1;
     return detail;
+  }
+
+  /** An event through the rules, timed as a whole when the meter is not exact. */
+  function detectTimed(event: NormalizedEvent, out: { matches: RuleMatch[]; hits: RuleHit[] }, meter: RuleMeter): void {
+    if (meter.exact) return detect(event, out, meter);
+    const started = performance.now();
+    detect(event, out, meter);
+    if (performance.now() - started > meter.slowEventMs) meter.slowEvent ??= event.id;
   }
 
   function detect(event: NormalizedEvent, out: { matches: RuleMatch[]; hits: RuleHit[] }, meter?: RuleMeter): void {
@@ -313,7 +342,8 @@ export function createRuleSet(rules: Array<CompiledRule | CompiledCorrelation>, 
     meter?: RuleMeter,
   ): { matches: RuleMatch[]; hits: RuleHit[] } {
     const out = { matches: [] as RuleMatch[], hits: [] as RuleHit[] };
-    for (const event of events) detect(event, out, meter);
+    if (meter) for (const event of events) detectTimed(event, out, meter);
+    else for (const event of events) detect(event, out);
     return out;
   }
   const aside = new Map(isolated.map((r) => [r.id, r]));

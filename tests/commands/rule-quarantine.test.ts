@@ -7,6 +7,7 @@ import { createRuleRunner, type RunRules } from '../../src/commands/alerting/rul
 import { decideSetRuleEnabled } from '../../src/commands/import-rules.js';
 import { RULE_QUARANTINED_RULE } from '../../src/commands/system-alerts.js';
 import { compileSigma } from '../../src/detection/compile.js';
+import { createMeter, resetMeter } from '../../src/detection/engine.js';
 import { parseSigmaText } from '../../src/detection/sigma-yaml.js';
 import type { CompiledRule } from '../../src/detection/types.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
@@ -130,6 +131,29 @@ describe('the rule runner', () => {
       assert.match(o.reason, /^took \d+ ms on \d+ events \(budget 0 ms: 0 ms a batch or 0 µs an event\), \d+ ms on its slowest event$/);
       assert.ok(['e1', 'e2', 'e3'].includes(o.sampleEventId!));
     }
+  });
+});
+
+describe('a rule meter', () => {
+  it('counts every evaluation; when not exact it times one in eight and names an event whose rules were slow', () => {
+    const models = memoryModels();
+    models.append([rulesImported(dnsRule(A)), rulesImported(dnsRule(B, 'other.example'))]);
+    const set = activeRuleSet(models.detection);
+    const events = Array.from({ length: 40 }, (_, n) => dnsEvent(`e${n}`, n % 2 ? 'evil.example' : 'other.example'));
+    const sampled = createMeter(set.inline.length, false, 1e9);
+    set.matchEvents(events, sampled);
+    assert.deepEqual([...sampled.evaluations], [20, 20]);
+    assert.deepEqual([...sampled.matches], [20, 20]);
+    assert.equal(sampled.slowEvent, undefined, 'no event took a billion ms');
+    const touchy = createMeter(set.inline.length, false, 0);
+    set.matchEvents(events, touchy);
+    assert.equal(touchy.slowEvent, 'e0', 'the first event over 0 ms');
+    const exact = createMeter(set.inline.length, true, 0);
+    set.matchEvents(events, exact);
+    assert.equal(exact.slowEvent, undefined, 'an exact meter times rules, not events');
+    assert.ok(exact.slowestEvent.every((id) => id !== undefined));
+    resetMeter(exact);
+    assert.deepEqual([...exact.evaluations, ...exact.matches, ...exact.ms], [0, 0, 0, 0, 0, 0]);
   });
 });
 

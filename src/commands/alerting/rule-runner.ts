@@ -46,18 +46,36 @@ function inlineOverruns(set: RuleSet, meter: RuleMeter, budget: RuleBudget): Rul
   return over;
 }
 
-/** A runner under `budget`, counting into `costs`; it keeps a meter and a worker per rule set. */
+/**
+ * How many batches are timed exactly after the rules change or an event was slow: timing every
+ * evaluation costs about 5 % of detection, so otherwise one in `METER_SAMPLE` is (engine.ts).
+ */
+export const EXACT_BATCHES = 16;
+
+/**
+ * A runner under `budget`, counting into `costs`; it keeps a meter and a worker per rule set. Rules
+ * are judged against the budget only in batches timed exactly: the first `EXACT_BATCHES` of a rule
+ * set, and those after a batch in which an event's rules took longer than `budget.eventMicros` in
+ * all (an attacker's line comes back; the next one is timed rule by rule).
+ */
 export function createRuleRunner(budget: RuleBudget, costs: RuleCosts): RunRules {
-  let metered: { set: RuleSet; meter: RuleMeter } | undefined;
+  let metered: { set: RuleSet; meter: RuleMeter; exactLeft: number } | undefined;
   let isolated: { set: RuleSet; rules: IsolatedRules } | undefined;
   return (detection, evidence) => {
     const set = activeRuleSet(detection);
-    if (metered?.set !== set) metered = { set, meter: createMeter(set.inline.length) };
+    if (metered?.set !== set)
+      metered = {
+        set,
+        meter: createMeter(set.inline.length, true, budget.eventMicros / 1000),
+        exactLeft: EXACT_BATCHES,
+      };
     const { meter } = metered;
     resetMeter(meter);
+    meter.exact = metered.exactLeft > 0;
     const { matches, hits } = set.matchEvents(evidence, meter);
     for (const i of meter.touched) costs.add(set.inline[i]!.id, meter.evaluations[i]!, meter.matches[i]!, meter.ms[i]!);
-    const overruns = inlineOverruns(set, meter, budget);
+    const overruns = meter.exact ? inlineOverruns(set, meter, budget) : [];
+    metered.exactLeft = meter.slowEvent !== undefined ? EXACT_BATCHES : Math.max(0, metered.exactLeft - 1);
     if (isolated?.set !== set) {
       isolated?.rules.close();
       isolated =
