@@ -68,15 +68,14 @@ function requestBody(body: RequestBody): Record<string, unknown> {
 }
 
 function responses(r: Route): Record<string, unknown> {
-  const { status, description, schema: body } = r.success;
-  const out: Record<string, unknown> = {
-    [status]: {
-      description,
-      ...(body
-        ? { content: { 'application/json': { schema: typeof body === 'string' ? ref(body) : schema(body) } } }
-        : {}),
-    },
+  const { status, description, schema: body, media } = r.success;
+  const content = {
+    ...(body ? { 'application/json': { schema: typeof body === 'string' ? ref(body) : schema(body) } } : {}),
+    ...Object.fromEntries(
+      Object.entries(media ?? {}).map(([type, text]) => [type, { schema: { type: 'string', description: text } }]),
+    ),
   };
+  const out: Record<string, unknown> = { [status]: { description, content } };
   const errors = new Set<number>([
     ...r.errors,
     ...(isPublic(r.permission) ? [] : GUARD_STATUSES),

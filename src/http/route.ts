@@ -35,6 +35,18 @@ export type RequestBody =
   /** Bodies in other media types (OTLP protobuf or JSON), each described in words. */
   | { readonly media: Readonly<Record<string, string>> };
 
+/**
+ * The success answer: its status, and its body, described to integrators by a schema that is true of every answer:
+ * JSON of `schema` (a component's name or inline), other media types described in words (`media`), or both.
+ */
+export type SuccessResponse = {
+  readonly status: 200 | 201 | 202;
+  readonly description: string;
+} & (
+  | { readonly schema: v.GenericSchema | SchemaName; readonly media?: Readonly<Record<string, string>> }
+  | { readonly schema?: undefined; readonly media: Readonly<Record<string, string>> }
+);
+
 /** What a handler gets besides the request: the app's dependencies, its address policy and its own entry. */
 export interface RouteScope {
   readonly deps: AppDeps;
@@ -89,11 +101,7 @@ export type Route<P extends string = string> = MethodBody &
     readonly operationId: string;
     readonly summary: string;
     readonly query?: ParamsSchema<string, string | undefined>;
-    readonly success: {
-      readonly status: 200 | 201 | 202;
-      readonly description: string;
-      readonly schema?: v.GenericSchema | SchemaName;
-    };
+    readonly success: SuccessResponse;
     /** The error statuses of the handler and its middleware (the guard's are added where it runs). */
     readonly errors: readonly ErrorStatus[];
     /** Middleware run after the guard and before the handler. */

@@ -1,3 +1,5 @@
+import * as v from 'valibot';
+import { ApiRequestAuditedSchema } from '../events/access-events.js';
 import { exhaustive } from '../events/read.js';
 import type { ApiRequestAudited, RequestsRefused } from '../events/record-types.js';
 import { instanceIndex } from './types.js';
@@ -5,6 +7,18 @@ import type { ReadModels } from './runtime.js';
 
 /** Database of the audit index: seq -> audit summary. */
 export const AUDIT_DB = 'audit';
+
+/** An AuditEntry as `GET /api/v1/audit` answers it (published in docs/openapi.json). */
+export const AuditEntrySchema = v.strictObject({
+  ...ApiRequestAuditedSchema.entries,
+  seq: v.pipe(v.number(), v.integer()),
+  at: v.string(),
+  count: v.optional(v.number()),
+  reason: v.optional(v.string()),
+  firstAt: v.optional(v.string()),
+  lastAt: v.optional(v.string()),
+  routes: v.optional(v.array(v.string())),
+});
 
 /**
  * One audit record as served by `GET /api/v1/audit`: one request, or (with `count`) the summary of

@@ -1,4 +1,20 @@
+import * as v from 'valibot';
 import type { CollectorView, CollectorsState } from './collectors.js';
+
+const Count = v.pipe(v.number(), v.integer());
+
+/** A CollectorSummary as `GET /api/v1/collectors` answers it (published in docs/openapi.json). */
+export const CollectorSummarySchema = v.strictObject({
+  collectorId: v.string(),
+  epoch: Count,
+  keyFingerprint: v.string(),
+  enrolledAt: v.string(),
+  lastSequence: Count,
+  lastAcceptedAt: v.nullable(v.string()),
+  accepted: Count,
+  rejected: Count,
+  lastRejection: v.nullable(v.strictObject({ at: v.string(), reason: v.string() })),
+});
 
 /** What `GET /api/v1/collectors` shows of one collector (never a token hash). */
 export interface CollectorSummary {

@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { exhaustive } from '../events/read.js';
 import type { CredentialsChanged } from '../events/record-types.js';
 import { instanceProjection } from './types.js';
@@ -22,6 +23,22 @@ export interface CredentialView {
 
 /** The credentials the log has recorded, by fingerprint. */
 export type CredentialsState = Map<string, CredentialView>;
+
+/** A CredentialView as `GET /api/v1/credentials` answers it (published in docs/openapi.json). */
+export const CredentialViewSchema = v.strictObject({
+  id: v.string(),
+  fingerprint: v.string(),
+  roles: v.array(v.string()),
+  disabled: v.boolean(),
+  removed: v.boolean(),
+  expiresAt: v.optional(v.string()),
+  collectorId: v.optional(v.string()),
+  createdAt: v.optional(v.string()),
+  recordedAt: v.string(),
+  lastUsedAt: v.optional(v.string()),
+  lastUsedFrom: v.optional(v.string()),
+  history: v.array(v.strictObject({ at: v.string(), change: v.string() })),
+});
 
 /** The name of the credentials model. */
 export const CREDENTIALS = 'credentials';

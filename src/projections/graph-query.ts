@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { adjacency, type Entity, type GraphState, type Relationship } from './graph.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
@@ -9,6 +10,17 @@ export interface GraphPage {
   readonly relationshipTypes: Record<string, number>;
   readonly nextCursor: string | null;
 }
+
+const Seen = { firstSeen: v.string(), lastSeen: v.string(), count: v.number() };
+
+/** A GraphPage as `GET /api/v1/graph` answers it (published in docs/openapi.json). */
+export const GraphPageSchema = v.strictObject({
+  entities: v.array(v.strictObject({ key: v.string(), kind: v.string(), ...Seen })),
+  relationships: v.array(v.strictObject({ from: v.string(), to: v.string(), type: v.string(), ...Seen })),
+  kinds: v.record(v.string(), v.number()),
+  relationshipTypes: v.record(v.string(), v.number()),
+  nextCursor: v.nullable(v.string()),
+});
 
 /** Query of `GET /api/v1/graph`. */
 export interface GraphQuery {

@@ -258,6 +258,13 @@ describe('export (vigil serve end to end)', () => {
       }
       assert.equal(frames.length, 3);
       for (const f of frames) assert.match(f, /^<107>1 \d{4}-\d\d-\d\dT[^ ]+ \S+ vigil - alert\.raised \[vigil@32473 id="[^"]+" seq="\d+" origin="vigil\.log\/[0-9a-f]+"\] \uFEFF\{/);
+      // The body is the item as docs/export.md describes it: the same id, seq and time as the header.
+      for (const f of frames) {
+        const [, at, id, seq] = /^\S+ (\S+) .*? id="([^"]+)" seq="(\d+)"/.exec(f)!;
+        const item = JSON.parse(f.slice(f.indexOf('\uFEFF') + 1)) as Record<string, unknown>;
+        assert.deepEqual(Object.keys(item), ['id', 'seq', 'type', 'at', ...('actor' in item ? ['actor'] : []), 'data']);
+        assert.deepEqual([item.id, item.seq, item.type, item.at], [id, Number(seq), 'alert.raised', at]);
+      }
       // Headquarters stored the three alerts as OpenTelemetry log events, item ids and all.
       const events = await (await fetch(`${hq.serve.url}/api/v1/events?adapter=opentelemetry-log&limit=100`, { headers: { authorization: `Bearer ${hqViewer}` } })).json() as { events: Array<{ attributes: Record<string, unknown> }> };
       const received = JSON.stringify(events.events);

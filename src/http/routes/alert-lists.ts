@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { AlertsState, AlertView, IncidentView } from '../../projections/alerts.js';
 import type { ListPage } from '../../projections/alerts-query.js';
+import { ownedPageSchema } from '../../projections/alerts-answers.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { PageQuery } from '../query.js';
@@ -49,8 +50,14 @@ export function ownedListRoute<K extends keyof Owned>(o: {
   readonly operationId: string;
   readonly summary: string;
   readonly page: (s: AlertsState, owner: Owned[K], limit: number, cursor?: string) => ListPage<unknown> | undefined;
-  /** A field of the owner every page repeats beside the list. */
-  readonly alongside?: { readonly field: string; readonly of: (owner: Owned[K]) => unknown };
+  /** The schema of one entry of the list. */
+  readonly item: v.GenericSchema;
+  /** A field of the owner every page repeats beside the list, and its schema. */
+  readonly alongside?: {
+    readonly field: string;
+    readonly schema: v.GenericSchema;
+    readonly of: (owner: Owned[K]) => unknown;
+  };
 }): Route {
   const { base, param, params, permission } = OWNERS[o.owner];
   const find = OWNERS[o.owner].find as (s: AlertsState, id: string) => Owned[K] | undefined;
@@ -68,6 +75,7 @@ export function ownedListRoute<K extends keyof Owned>(o: {
     success: {
       status: 200,
       description: `\`{${idField}, ${o.alongside ? `${o.alongside.field}, ` : ''}${o.field}, nextCursor}\``,
+      schema: ownedPageSchema(idField, o.field, o.item, o.alongside),
     },
     errors: [400, 404],
     handle: async (c, { deps }) => {

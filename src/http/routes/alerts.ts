@@ -2,7 +2,7 @@ import { RETENTION, type RetentionState } from '../../projections/retention.js';
 import * as v from 'valibot';
 import { ReviewAlertBody, decideReviewAlert } from '../../commands/review-alert.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
-import { ALERT_STATUSES } from '../../projections/alerts.js';
+import { ALERT_DISPOSITIONS, ALERT_STATUSES } from '../../projections/alerts.js';
 import {
   ALERT_SORTS,
   alertDetail,
@@ -11,6 +11,13 @@ import {
   namesPage,
   timelinePage,
 } from '../../projections/alerts-query.js';
+import {
+  AlertDetailSchema,
+  AlertPageSchema,
+  AlertStatusAnswer,
+  AssigneeAnswer,
+  AlertTimelineEntrySchema,
+} from '../../projections/alerts-answers.js';
 import { incidentRoutes } from './incidents.js';
 import { alertsView, ownedListRoute } from './alert-lists.js';
 import { AssignAlertBody, decideAssignAlert } from '../../commands/assign-alert.js';
@@ -60,7 +67,7 @@ const listAlertsRoute = route({
   permission: 'alerts:read',
   audit: 'list_alerts',
   query: ListAlertsQuery,
-  success: { status: 200, description: '`{alerts, nextCursor}`' },
+  success: { status: 200, description: '`{alerts, nextCursor}`', schema: AlertPageSchema },
   errors: [400],
   handle: async (c, { deps }) => {
     const q = parseOr400(ListAlertsQuery, c.req.query(), 'query');
@@ -95,7 +102,7 @@ const readAlertRoute = route({
   permission: 'alerts:read',
   audit: 'read_alert',
   params: AlertIdParams,
-  success: { status: 200, description: 'Alert' },
+  success: { status: 200, description: 'Alert', schema: AlertDetailSchema },
   errors: [404],
   handle: async (c, { deps }) => {
     const alert = (await alertsView(deps)).alerts.get(c.req.param('alertId'));
@@ -120,6 +127,7 @@ const readAlertTimelineRoute = ownedListRoute({
   operationId: 'readAlertTimeline',
   summary: "An alert's whole timeline (reviews, assignments and notes), oldest first, a page at a time",
   page: (_s, alert, limit, cursor) => timelinePage(alertTimeline(alert), limit, cursor),
+  item: AlertTimelineEntrySchema,
 });
 
 const readAlertSystemsRoute = ownedListRoute({
@@ -131,8 +139,13 @@ const readAlertSystemsRoute = ownedListRoute({
     "An alert's affected systems in the order its evidence brought them, a page at a time (its detail carries the " +
     'first 200)',
   page: (_s, alert, limit, cursor) => namesPage(alert.affectedSystems, limit, cursor),
+  item: v.string(),
   // Whether the pages hold every system the alert's evidence named (docs/detections.md: at most 10,000 are kept).
-  alongside: { field: 'affectedSystemsComplete', of: (alert) => alert.affectedSystemsComplete },
+  alongside: {
+    field: 'affectedSystemsComplete',
+    schema: v.boolean(),
+    of: (alert) => alert.affectedSystemsComplete,
+  },
 });
 
 const reviewAlertRoute = route({
@@ -144,7 +157,7 @@ const reviewAlertRoute = route({
   audit: 'review_alert',
   params: AlertIdParams,
   body: { json: ReviewAlertBody },
-  success: { status: 200, description: '`{id, status}`' },
+  success: { status: 200, description: '`{id, status}`', schema: AlertStatusAnswer },
   errors: [400, 404, 415],
   handle: async (c, { deps }) => {
     const result = await runTargeted(c, deps, 'alertId', ReviewAlertBody, decideReviewAlert, 200);
@@ -161,7 +174,7 @@ const assignAlertRoute = route({
   audit: 'assign_alert',
   params: AlertIdParams,
   body: { json: AssignAlertBody },
-  success: { status: 200, description: '`{id, assignee}`' },
+  success: { status: 200, description: '`{id, assignee}`', schema: AssigneeAnswer },
   errors: [400, 404, 415],
   handle: async (c, { deps }) => {
     const result = await runTargeted(c, deps, 'alertId', AssignAlertBody, decideAssignAlert, 200);
@@ -178,7 +191,11 @@ const addAlertNoteRoute = route({
   audit: 'add_alert_note',
   params: AlertIdParams,
   body: { json: AddAlertNoteBody },
-  success: { status: 201, description: '`{alertId, noteId}`' },
+  success: {
+    status: 201,
+    description: '`{alertId, noteId}`',
+    schema: v.strictObject({ alertId: v.string(), noteId: v.string() }),
+  },
   errors: [400, 404, 413, 415],
   handle: async (c, { deps }) => {
     const result = await runTargeted(c, deps, 'alertId', AddAlertNoteBody, decideAddAlertNote, 201);
@@ -196,7 +213,16 @@ const bulkReviewRoute = route({
   permission: 'alerts:review',
   audit: 'bulk_review_alerts',
   body: { json: BulkReviewBody },
-  success: { status: 200, description: '`{reviewed, status, disposition, alertIds}`' },
+  success: {
+    status: 200,
+    description: '`{reviewed, status, disposition, alertIds}`',
+    schema: v.strictObject({
+      reviewed: v.pipe(v.number(), v.integer()),
+      status: v.picklist(ALERT_STATUSES),
+      disposition: v.nullable(v.picklist(ALERT_DISPOSITIONS)),
+      alertIds: v.array(v.string()),
+    }),
+  },
   errors: [400, 413, 415],
   handle: async (c, { deps }) => {
     const body = parseOr400(BulkReviewBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');

@@ -10,7 +10,7 @@ import { decideSubmission } from '../../commands/collector-submit.js';
 import type { SubmissionResult } from '../../events/collector-records.js';
 import { TOKEN_LIFETIME, parseLifetime } from '../../commands/collector-token-lifetime.js';
 import { COLLECTORS, type CollectorsState } from '../../projections/collectors.js';
-import { listCollectors } from '../../projections/collectors-query.js';
+import { CollectorSummarySchema, listCollectors } from '../../projections/collectors-query.js';
 import { accessRecords } from '../access-records.js';
 import { readBodyBytes, readJsonBody } from '../body.js';
 import { clientAddress } from '../client-address.js';
@@ -108,7 +108,11 @@ const issueEnrollmentTokenRoute = route({
   permission: 'collectors:admin',
   audit: 'issue_enrollment_token',
   body: { json: IssueTokenBody },
-  success: { status: 201, description: '`{tokenId, collectorId, expiresAt, token}`' },
+  success: {
+    status: 201,
+    description: '`{tokenId, collectorId, expiresAt, token}`',
+    schema: v.strictObject({ tokenId: v.string(), collectorId: v.string(), expiresAt: v.string(), token: v.string() }),
+  },
   errors: [400, 413, 415],
   handle: async (c, { deps }) => {
     const body = parseOr400(
@@ -137,7 +141,16 @@ const enrollCollectorRoute = route({
   permission: { public: 'the enrollment token in the body authenticates' },
   audit: 'enroll_collector',
   body: { json: EnrollBody },
-  success: { status: 201, description: '`{collectorId, epoch, keyFingerprint, nextSequence}`' },
+  success: {
+    status: 201,
+    description: '`{collectorId, epoch, keyFingerprint, nextSequence}`',
+    schema: v.strictObject({
+      collectorId: v.string(),
+      epoch: v.pipe(v.number(), v.integer()),
+      keyFingerprint: v.string(),
+      nextSequence: v.pipe(v.number(), v.integer()),
+    }),
+  },
   errors: [400, 401, 403, 409, 413, 415],
   handle: (c, scope) => enroll(c, scope),
 });
@@ -198,7 +211,11 @@ const listCollectorsRoute = route({
   summary: 'Enrolled collectors: epoch, key fingerprint, last sequence, accepted and rejected counts',
   permission: 'collectors:admin',
   audit: 'list_collectors',
-  success: { status: 200, description: '`{collectors}`' },
+  success: {
+    status: 200,
+    description: '`{collectors}`',
+    schema: v.strictObject({ collectors: v.array(CollectorSummarySchema) }),
+  },
   errors: [],
   handle: async (c, { deps }) => {
     // Sees every write acknowledged before the request.

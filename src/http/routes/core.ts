@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import type { GraphState } from '../../projections/graph.js';
-import { queryGraph } from '../../projections/graph-query.js';
+import { GraphPageSchema, queryGraph } from '../../projections/graph-query.js';
 import { decodeCursor } from '../../projections/cursor.js';
-import { listAudit } from '../../projections/audit.js';
+import { AuditEntrySchema, listAudit } from '../../projections/audit.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { canonicalIso, QueryCursor, QueryLimit } from '../query.js';
 import { route, type Route } from '../route.js';
@@ -50,6 +50,7 @@ const readHealthRoute = route({
   success: {
     status: 200,
     description: "`{status}`: `ok`, or `degraded` while the store's disk is past its low mark (docs/monitoring.md)",
+    schema: v.strictObject({ status: v.picklist(['ok', 'degraded']) }),
   },
   errors: [],
   handle: (c, { deps }) => c.json({ status: deps.monitor?.status() ?? 'ok' }),
@@ -84,7 +85,11 @@ const readGraphRoute = route({
   permission: 'graph:read',
   audit: 'read_graph',
   query: GraphQuerySchema,
-  success: { status: 200, description: '`{entities, relationships, kinds, relationshipTypes, nextCursor}`' },
+  success: {
+    status: 200,
+    description: '`{entities, relationships, kinds, relationshipTypes, nextCursor}`',
+    schema: GraphPageSchema,
+  },
   errors: [400, 404],
   handle: async (c, { deps }) => {
     const q = parseOr400(GraphQuerySchema, c.req.query(), 'query');
@@ -112,7 +117,11 @@ const listAuditRoute = route({
   permission: 'audit:read',
   audit: 'list_audit',
   query: AuditQuerySchema,
-  success: { status: 200, description: '`{entries, nextCursor}`' },
+  success: {
+    status: 200,
+    description: '`{entries, nextCursor}`: access records, refusal summaries among them (`count`, `firstAt`, ...)',
+    schema: v.strictObject({ entries: v.array(AuditEntrySchema), nextCursor: v.nullable(v.string()) }),
+  },
   errors: [400],
   handle: async (c, { deps }) => {
     const q = parseOr400(AuditQuerySchema, c.req.query(), 'query');

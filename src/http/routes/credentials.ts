@@ -1,4 +1,5 @@
-import { CREDENTIALS, type CredentialsState } from '../../projections/credentials.js';
+import * as v from 'valibot';
+import { CREDENTIALS, CredentialViewSchema, type CredentialsState } from '../../projections/credentials.js';
 import { route, type Route } from '../route.js';
 
 const listCredentialsRoute = route({
@@ -10,7 +11,11 @@ const listCredentialsRoute = route({
     'and history; never a token or hash',
   permission: 'audit:read',
   audit: 'list_credentials',
-  success: { status: 200, description: '`{credentials}`' },
+  success: {
+    status: 200,
+    description: '`{credentials}`',
+    schema: v.strictObject({ credentials: v.array(CredentialViewSchema) }),
+  },
   errors: [],
   handle: async (c, { deps }) => {
     await deps.readYourWrites();

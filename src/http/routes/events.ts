@@ -96,7 +96,11 @@ const listEventsRoute = route({
   permission: 'events:read',
   audit: 'list_events',
   query: ListEventsQuery,
-  success: { status: 200, description: '`{events, nextCursor}`' },
+  success: {
+    status: 200,
+    description: '`{events, nextCursor}`',
+    schema: v.strictObject({ events: v.array(NormalizedEventSchema), nextCursor: v.nullable(v.string()) }),
+  },
   errors: [400],
   handle: async (c, { deps }) => {
     const q = parseOr400(ListEventsQuery, c.req.query(), 'query');

@@ -1,3 +1,5 @@
+import * as v from 'valibot';
+import { DestinationStatusSchema } from '../../services/export/destination.js';
 import type { AppDeps } from '../env.js';
 import { route, type Route } from '../route.js';
 
@@ -22,6 +24,7 @@ const listExportsRoute = route({
       '`{enabled, destinations: [{name, kind, target, carries, includeRaw, cursor, head, lagRecords, state, ' +
       "lastSuccessAt?, lastError?, delivered, failedAttempts, deliveredBy?}]}`; on a cluster's follower " +
       '`deliveredBy: "leader"` and the cursor and state the log records',
+    schema: v.strictObject({ enabled: v.boolean(), destinations: v.array(DestinationStatusSchema) }),
   },
   errors: [],
   handle: (c, { deps }) => {

@@ -1,4 +1,55 @@
+import * as v from 'valibot';
 import { route, type Route } from '../route.js';
+
+const Count = v.pipe(v.number(), v.integer());
+const Silent = v.strictObject({
+  source: v.string(),
+  kind: v.picklist(['source', 'collector']),
+  lastSeenAt: v.string(),
+  alertId: v.string(),
+});
+const Watched = (status: string) => ({ status: v.picklist(['ok', status]), watched: Count, silent: v.array(Silent) });
+
+/** The answer of `GET /api/v1/health` (docs/monitoring.md). */
+export const HealthDetailSchema = v.strictObject({
+  status: v.picklist(['ok', 'degraded']),
+  checkedAt: v.string(),
+  components: v.strictObject({
+    writer: v.strictObject({
+      status: v.picklist(['ok', 'saturated']),
+      queue: v.strictObject({ requests: Count, bytes: Count, records: Count, maxBytes: Count, maxRecords: Count }),
+      headSeq: v.nullable(Count),
+    }),
+    readSide: v.strictObject({ status: v.picklist(['ok', 'behind']), appliedSeq: v.nullable(Count), lag: Count }),
+    disk: v.union([
+      v.strictObject({
+        status: v.string(),
+        writesRefused: v.boolean(),
+        freeBytes: v.number(),
+        totalBytes: v.number(),
+        freePercent: v.number(),
+        sampledAt: v.string(),
+        watermarks: v.pipe(v.looseObject({}), v.description('the watermarks in force (docs/monitoring.md)')),
+      }),
+      v.strictObject({ status: v.literal('unknown') }),
+    ]),
+    sources: v.strictObject(Watched('silent')),
+    collectors: v.strictObject(Watched('silent')),
+    exports: v.strictObject({
+      status: v.picklist(['off', 'ok', 'retrying', 'failing']),
+      destinations: v.array(
+        v.strictObject({
+          name: v.string(),
+          kind: v.picklist(['webhook', 'otlp', 'syslog']),
+          state: v.picklist(['delivering', 'retrying', 'failing']),
+          lagRecords: Count,
+          lastSuccessAt: v.optional(v.string()),
+          deliveredBy: v.optional(v.literal('leader')),
+        }),
+      ),
+    }),
+  }),
+});
 
 /**
  * `GET /api/v1/health`: each component's state for operators (admin only), while `/health` stays
@@ -17,6 +68,7 @@ const readHealthDetailRoute = route({
     status: 200,
     description:
       '`{status, checkedAt, components: {writer, readSide, disk, sources, collectors, exports}}` (docs/monitoring.md)',
+    schema: HealthDetailSchema,
   },
   errors: [],
   handle: (c, { deps }) => {

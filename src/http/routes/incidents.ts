@@ -22,6 +22,13 @@ import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
 import { runTargeted } from '../alerts-command.js';
 import { alertsView, ownedListRoute } from './alert-lists.js';
+import {
+  AssigneeAnswer,
+  IncidentAlertLineSchema,
+  IncidentDetailSchema,
+  IncidentListSchema,
+  IncidentTimelineEntrySchema,
+} from '../../projections/alerts-answers.js';
 import { storedJson } from '../stored-json.js';
 
 /** Path of `/api/v1/incidents/{id}`: an incident id (an unknown one is a 404). */
@@ -41,7 +48,7 @@ const listIncidentsRoute = route({
   permission: 'incidents:read',
   audit: 'list_incidents',
   query: ListIncidentsQuery,
-  success: { status: 200, description: 'array of Incident' },
+  success: { status: 200, description: 'array of Incident', schema: IncidentListSchema },
   errors: [400],
   handle: async (c, { deps }) => {
     const q = parseOr400(ListIncidentsQuery, c.req.query(), 'query');
@@ -62,6 +69,7 @@ const promoteIncidentRoute = route({
   success: {
     status: 201,
     description: 'Incident: as `GET /api/v1/incidents/{id}` answers it (origin, status, alerts, timeline)',
+    schema: IncidentDetailSchema,
   },
   errors: [400, 415],
   handle: async (c, { deps }) => {
@@ -88,7 +96,11 @@ const changeIncidentStatusRoute = route({
   audit: 'change_incident_status',
   params: IncidentIdParams,
   body: { json: ChangeIncidentStatusBody },
-  success: { status: 200, description: '`{id, status}`' },
+  success: {
+    status: 200,
+    description: '`{id, status}`',
+    schema: v.strictObject({ id: v.string(), status: v.picklist(INCIDENT_STATUSES) }),
+  },
   errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
     const result = await runTargeted(c, deps, 'id', ChangeIncidentStatusBody, decideIncidentStatus, 200);
@@ -105,7 +117,7 @@ const assignIncidentRoute = route({
   audit: 'assign_incident',
   params: IncidentIdParams,
   body: { json: AssignAlertBody },
-  success: { status: 200, description: '`{id, assignee}`' },
+  success: { status: 200, description: '`{id, assignee}`', schema: AssigneeAnswer },
   errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
     const result = await runTargeted(c, deps, 'id', AssignAlertBody, decideAssignIncident, 200);
@@ -125,6 +137,12 @@ const mergeIncidentRoute = route({
   success: {
     status: 200,
     description: '`{id, mergedInto, alertIds, alertCount}`: the first 200 alerts moved, and how many',
+    schema: v.strictObject({
+      id: v.string(),
+      mergedInto: v.string(),
+      alertIds: v.array(v.string()),
+      alertCount: v.pipe(v.number(), v.integer()),
+    }),
   },
   errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
@@ -145,7 +163,11 @@ const addIncidentAlertsRoute = route({
   audit: 'add_incident_alerts',
   params: IncidentIdParams,
   body: { json: AddIncidentAlertsBody },
-  success: { status: 200, description: 'Incident, as `GET /api/v1/incidents/{id}` answers it' },
+  success: {
+    status: 200,
+    description: 'Incident, as `GET /api/v1/incidents/{id}` answers it',
+    schema: IncidentDetailSchema,
+  },
   errors: [400, 404, 409, 415],
   handle: async (c, { deps }) => {
     const result = await runTargeted(c, deps, 'id', AddIncidentAlertsBody, decideAddIncidentAlerts, 200);
@@ -163,7 +185,7 @@ const readIncidentRoute = route({
   permission: 'incidents:read',
   audit: 'read_incident',
   params: IncidentIdParams,
-  success: { status: 200, description: 'Incident' },
+  success: { status: 200, description: 'Incident', schema: IncidentDetailSchema },
   errors: [404],
   handle: async (c, { deps }) => {
     const detail = incidentDetail(await alertsView(deps), c.req.param('id'));
@@ -179,6 +201,7 @@ const incidentAlertsRoute = ownedListRoute({
   operationId: 'listIncidentAlerts',
   summary: "An incident's alerts as lines, most recently seen first, a page at a time",
   page: (s, incident, limit, cursor) => incidentAlertsPage(s, incident.id, limit, cursor),
+  item: IncidentAlertLineSchema,
 });
 const incidentEntitiesRoute = ownedListRoute({
   owner: 'incident',
@@ -187,6 +210,7 @@ const incidentEntitiesRoute = ownedListRoute({
   operationId: 'listIncidentEntities',
   summary: "An incident's entities in the order they joined, a page at a time",
   page: (_s, incident, limit, cursor) => namesPage(incident.entities, limit, cursor),
+  item: v.string(),
 });
 const incidentTimelineRoute = ownedListRoute({
   owner: 'incident',
@@ -195,6 +219,7 @@ const incidentTimelineRoute = ownedListRoute({
   operationId: 'readIncidentTimeline',
   summary: "An incident's whole timeline, oldest first, a page at a time",
   page: (_s, incident, limit, cursor) => timelinePage(incident.timeline, limit, cursor),
+  item: IncidentTimelineEntrySchema,
 });
 
 /**

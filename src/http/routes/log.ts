@@ -23,6 +23,9 @@ export const ConsistencyQuery = v.strictObject({ from: TreeSize, to: TreeSize })
 /** Body of `POST /api/v1/log/checkpoint/cosignatures`: a stored checkpoint with witness signature lines added. */
 export const CosignBody = v.strictObject({ checkpoint: v.pipe(v.string(), v.minLength(1), v.maxLength(64 * 1024)) });
 
+const Size = v.pipe(v.number(), v.integer());
+const Base64 = v.pipe(v.string(), v.description('base64'));
+
 const b64 = (a: Uint8Array) => Buffer.from(a).toString('base64');
 
 function transparency(deps: AppDeps): Transparency {
@@ -61,6 +64,13 @@ const readCheckpointRoute = route({
   success: {
     status: 200,
     description: '`{origin, tree_size, root_hash, key, checkpoint}` (checkpoint: the signed note text)',
+    schema: v.strictObject({
+      origin: v.string(),
+      tree_size: Size,
+      root_hash: Base64,
+      key: v.string(),
+      checkpoint: v.string(),
+    }),
   },
   errors: [400, 404],
   handle: (c, { deps }) => {
@@ -86,6 +96,12 @@ const readInclusionRoute = route({
     description:
       '`{tree_size, leaf_index, leaf_hash, inclusion_path}` (RFC 9162 InclusionProofDataV2 fields; hashes base64; ' +
       'leaf_index = seq - 1)',
+    schema: v.strictObject({
+      tree_size: Size,
+      leaf_index: Size,
+      leaf_hash: Base64,
+      inclusion_path: v.array(Base64),
+    }),
   },
   errors: [400, 404],
   handle: (c, { deps }) => {
@@ -116,6 +132,7 @@ const readConsistencyRoute = route({
     status: 200,
     description:
       '`{tree_size_1, tree_size_2, consistency_path}` (RFC 9162 ConsistencyProofDataV2 fields; hashes base64)',
+    schema: v.strictObject({ tree_size_1: Size, tree_size_2: Size, consistency_path: v.array(Base64) }),
   },
   errors: [400, 404],
   handle: (c, { deps }) => {
@@ -138,6 +155,7 @@ const cosignCheckpointRoute = route({
   success: {
     status: 200,
     description: '`{added, checkpoint}`: the stored checkpoint with every cosignature it now carries',
+    schema: v.strictObject({ added: Size, checkpoint: v.string() }),
   },
   errors: [400, 404, 415],
   handle: async (c, { deps }) => {

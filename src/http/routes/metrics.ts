@@ -13,7 +13,11 @@ const readMetricsRoute = route({
   audit: 'read_metrics',
   // A scrape job's `params` (some exporters take a `collect[]`) are ignored: every metric is served.
   query: v.object({}),
-  success: { status: 200, description: 'Prometheus text exposition format 0.0.4' },
+  success: {
+    status: 200,
+    description: 'Prometheus text exposition format 0.0.4',
+    media: { 'text/plain; version=0.0.4; charset=utf-8': 'Prometheus text exposition format 0.0.4' },
+  },
   errors: [],
   handle: async (c, { deps }) => {
     if (!deps.metrics) throw new HttpError(404, 'no metrics on this app');

@@ -16,6 +16,7 @@ import {
 import { admitIngest } from '../admission.js';
 import { parseJsonBytes, readBodyBytes } from '../body.js';
 import type { AppEnv } from '../env.js';
+import * as v from 'valibot';
 import { HttpError } from '../errors.js';
 import { executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
@@ -149,6 +150,13 @@ const exportLogsRoute = route({
     status: 200,
     description:
       "ExportLogsServiceResponse (with partialSuccess when records were rejected), in the request's encoding",
+    // OTLP/JSON writes 64-bit integers as strings.
+    schema: v.strictObject({
+      partialSuccess: v.optional(
+        v.strictObject({ rejectedLogRecords: v.pipe(v.string(), v.regex(/^\d+$/)), errorMessage: v.string() }),
+      ),
+    }),
+    media: { [PROTOBUF]: 'ExportLogsServiceResponse, binary protobuf encoding' },
   },
   errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {

@@ -25,6 +25,13 @@ import { eventsInTimeOrder } from '../../projections/evidence-query.js';
 import { previewRuleSet, previewRules } from '../../commands/alerting/rule-preview.js';
 import { QueryLimit } from '../query.js';
 import { storedJson } from '../stored-json.js';
+import {
+  BulkImportAnswer,
+  DetectionPlanAnswer,
+  PreviewAnswer,
+  RuleDetailSchema,
+  RuleSummarySchema,
+} from './rule-answers.js';
 
 /** Path of `/api/v1/rules/{id}`: a rule id (an unknown one is a 404). */
 export const RuleIdParams = v.object({ id: v.string() });
@@ -99,7 +106,7 @@ const importRulesRoute = route({
   permission: 'rules:write',
   audit: 'import_rules',
   body: { yaml: 'Sigma rule YAML' },
-  success: { status: 201, description: '`{ruleIds}`' },
+  success: { status: 201, description: '`{ruleIds}`', schema: v.strictObject({ ruleIds: v.array(v.string()) }) },
   errors: [400, 413, 415],
   handle: async (c, { deps }) => {
     const type = c.req.header('content-type') ?? '';
@@ -125,7 +132,11 @@ const bulkImportRulesRoute = route({
   permission: 'rules:write',
   audit: 'bulk_import_rules',
   body: { json: BulkRulesBody },
-  success: { status: 201, description: '`{imported, ruleIds, blocked, blockedByLogsource, invalid}`' },
+  success: {
+    status: 201,
+    description: '`{imported, ruleIds, blocked, blockedByLogsource, invalid}`',
+    schema: BulkImportAnswer,
+  },
   errors: [400, 413, 415],
   handle: async (c, { deps }) => {
     const type = c.req.header('content-type') ?? '';
@@ -152,7 +163,7 @@ const listRulesRoute = route({
   summary: 'Installed rules with author, level, state and source',
   permission: 'rules:read',
   audit: 'list_rules',
-  success: { status: 200, description: '`{rules}`' },
+  success: { status: 200, description: '`{rules}`', schema: v.strictObject({ rules: v.array(RuleSummarySchema) }) },
   errors: [],
   handle: async (c, { deps }) => c.json({ rules: [...(await rules(deps)).values()].map(summary) }),
 });
@@ -165,7 +176,7 @@ const readRuleRoute = route({
   permission: 'rules:read',
   audit: 'read_rule',
   params: RuleIdParams,
-  success: { status: 200, description: 'rule detail' },
+  success: { status: 200, description: 'rule detail', schema: RuleDetailSchema },
   errors: [404],
   handle: async (c, { deps }) => {
     const rule = (await rules(deps)).get(c.req.param('id'));
@@ -194,7 +205,11 @@ const setRuleEnabledRoute = route({
   audit: 'set_rule_enabled',
   params: RuleIdParams,
   body: { json: RulePatchBody },
-  success: { status: 200, description: '`{id, enabled}`' },
+  success: {
+    status: 200,
+    description: '`{id, enabled}`',
+    schema: v.strictObject({ id: v.string(), enabled: v.boolean() }),
+  },
   errors: [400, 404, 415],
   handle: async (c, { deps }) => {
     const body = parseOr400(RulePatchBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
@@ -215,7 +230,7 @@ const readDetectionPlanRoute = route({
   summary: 'Which rules can fire: ready, degraded or blocked, with the missing capabilities and their fixes',
   permission: 'plan:read',
   audit: 'read_detection_plan',
-  success: { status: 200, description: 'DetectionPlan' },
+  success: { status: 200, description: 'DetectionPlan', schema: DetectionPlanAnswer },
   errors: [],
   handle: async (c, { deps }) => {
     await deps.readYourWrites();
@@ -352,6 +367,8 @@ const previewRulesRoute = route({
   success: {
     status: 200,
     description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`',
+
+    schema: PreviewAnswer,
   },
   errors: [400, 413, 415, 429],
   handle: async (c, { deps }) => {
@@ -379,6 +396,8 @@ const previewRuleRoute = route({
   success: {
     status: 200,
     description: '`{ruleIds, since, until, scanned, matchCount, matches, complete, stoppedBy?, resumeAfter?}`',
+
+    schema: PreviewAnswer,
   },
   errors: [400, 404, 429],
   handle: async (c, { deps }) => {

@@ -1,9 +1,30 @@
+import * as v from 'valibot';
 import type { LogRecord } from '../../kernel/record.js';
 import { targetOf, type ExportDestination } from './config.js';
 import type { CursorStore } from './cursor.js';
 import { exportItems, type ExportItem } from './items.js';
 import type { Sender } from './senders.js';
 import type { ExportObservation } from '../../commands/export-state.js';
+
+const Count = v.pipe(v.number(), v.integer());
+
+/** A DestinationStatus as `GET /api/v1/exports` answers it (published in docs/openapi.json). */
+export const DestinationStatusSchema = v.strictObject({
+  name: v.string(),
+  kind: v.picklist(['webhook', 'otlp', 'syslog']),
+  target: v.string(),
+  carries: v.array(v.string()),
+  includeRaw: v.boolean(),
+  cursor: Count,
+  head: Count,
+  lagRecords: Count,
+  state: v.picklist(['delivering', 'retrying', 'failing']),
+  lastSuccessAt: v.optional(v.string()),
+  lastError: v.optional(v.strictObject({ at: v.string(), message: v.string() })),
+  delivered: Count,
+  failedAttempts: Count,
+  deliveredBy: v.optional(v.literal('leader')),
+});
 
 /** One destination's delivery state, as `GET /api/v1/exports` shows it. */
 export interface DestinationStatus {

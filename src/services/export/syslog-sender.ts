@@ -16,6 +16,12 @@ const SD_ID = 'vigil@32473';
 const sdEscape = (s: string) => s.replace(/["\\\]]/g, (c) => `\\${c}`);
 const header = (s: string, max: number) => s.replace(/[^\x21-\x7e]/g, '').slice(0, max) || '-';
 
+/** The item as docs/export.md describes it, keyed as the webhook sends it: id, seq, type, at, actor when any, data. */
+function itemBody(item: ExportItem): ExportItem {
+  const { id, seq, type, at, actor, data } = item;
+  return { id, seq, type, at, ...(actor ? { actor } : {}), data };
+}
+
 /** One item as an RFC 5424 message (UTF-8 JSON body after a BOM), octet-counted per RFC 6587. */
 export function syslogFrame(item: ExportItem, origin: string, host: string): Buffer {
   const level = (item.data as { level?: unknown } | null)?.level;
@@ -26,9 +32,7 @@ export function syslogFrame(item: ExportItem, origin: string, host: string): Buf
       `<${FACILITY * 8 + severity}>1 ${item.at} ${header(host, 255)} vigil - ${header(item.type, 32)} ${sd} `,
     ),
     Buffer.from([0xef, 0xbb, 0xbf]),
-    Buffer.from(
-      JSON.stringify({ id: item.id, type: item.type, ...(item.actor ? { actor: item.actor } : {}), data: item.data }),
-    ),
+    Buffer.from(JSON.stringify(itemBody(item))),
   ]);
   return Buffer.concat([Buffer.from(`${msg.length} `), msg]);
 }

@@ -1,0 +1,106 @@
+import * as v from 'valibot';
+import { NormalizedEventSchema } from '../../events/normalized-event.js';
+
+// The answers of the rule routes (rules.ts), as docs/openapi.json publishes them.
+
+const Count = v.pipe(v.number(), v.integer());
+/** Parts whose shape is the rule's own (a logsource, a quarantine, a match's detail): an object, described in words. */
+const Described = (description: string) => v.pipe(v.looseObject({}), v.description(description));
+
+const Summary = {
+  id: v.string(),
+  title: v.string(),
+  author: v.optional(v.string()),
+  kind: v.picklist(['detection', 'correlation']),
+  level: v.string(),
+  severity: v.number(),
+  status: v.nullable(v.string()),
+  enabled: v.boolean(),
+  quarantine: v.optional(Described('why and when the rule was quarantined')),
+  source: v.string(),
+  importedAt: v.string(),
+  logsource: v.optional(Described("a detection's Sigma logsource")),
+  correlation: v.optional(
+    v.strictObject({
+      type: v.string(),
+      rules: v.array(v.string()),
+      groupBy: v.array(v.string()),
+      timespanMs: v.number(),
+    }),
+  ),
+};
+
+/** A rule in `GET /api/v1/rules`: a detection has `logsource`, a correlation `correlation`. */
+export const RuleSummarySchema = v.strictObject(Summary);
+
+/** `GET /api/v1/rules/{id}`: the summary, the rule's metadata, its cost on this node and its Sigma text. */
+export const RuleDetailSchema = v.strictObject({
+  ...Summary,
+  description: v.nullable(v.string()),
+  references: v.array(v.string()),
+  falsepositives: v.array(v.string()),
+  tags: v.array(v.string()),
+  fields: v.optional(v.array(v.string())),
+  importedBy: v.optional(v.string()),
+  cost: v.strictObject({ evaluations: Count, matches: Count, ms: v.number(), since: v.nullable(v.string()) }),
+  text: v.string(),
+});
+
+/** `POST /api/v1/rules/bulk`: what was installed, what cannot fire yet, and each document refused. */
+export const BulkImportAnswer = v.strictObject({
+  imported: Count,
+  ruleIds: v.array(v.string()),
+  blocked: Count,
+  blockedByLogsource: v.array(v.strictObject({ logsource: v.string(), rules: Count })),
+  invalid: v.array(Described('a document refused: its file, document, line and reason')),
+});
+
+const PlanEntry = v.looseObject({
+  ruleId: v.string(),
+  title: v.string(),
+  author: v.optional(v.string()),
+  enabled: v.boolean(),
+  state: v.picklist(['ready', 'degraded', 'blocked', 'quarantined']),
+  requiredCapabilities: v.array(v.string()),
+  missingCapabilities: v.array(Described('a capability the rule lacks, and its fix')),
+  quarantine: v.optional(Described('why and when the rule was quarantined')),
+});
+
+/** `GET /api/v1/detection-plan`: every rule's state, a summary, and the self-monitoring entries (`builtin`). */
+export const DetectionPlanAnswer = v.strictObject({
+  generatedAt: v.string(),
+  freshnessHours: v.number(),
+  summary: v.strictObject({
+    rules: Count,
+    ready: Count,
+    degraded: Count,
+    blocked: Count,
+    quarantined: Count,
+    disabled: Count,
+  }),
+  rules: v.array(PlanEntry),
+  builtin: v.array(PlanEntry),
+});
+
+/** The rule previews: what the rules would have matched in the range, and whether all of it was scanned. */
+export const PreviewAnswer = v.strictObject({
+  ruleIds: v.array(v.string()),
+  since: v.string(),
+  until: v.string(),
+  scanned: Count,
+  matchCount: Count,
+  matches: v.array(
+    v.strictObject({
+      ruleId: v.string(),
+      kind: v.picklist(['detection', 'correlation']),
+      time: v.string(),
+      eventIds: v.array(v.string()),
+      groupKey: v.string(),
+      detail: Described('why it matched: the selections and fields, or the count over the window'),
+      event: v.optional(NormalizedEventSchema),
+    }),
+  ),
+  complete: v.boolean(),
+  stoppedBy: v.optional(v.picklist(['events', 'time'])),
+  resumeAfter: v.optional(v.string()),
+});
