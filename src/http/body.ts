@@ -147,8 +147,13 @@ export interface NumberedLines {
   readonly lines: number[];
 }
 
-/** parseJsonLines, also answering the line each value came from (blank lines are skipped, so they differ). */
-export function parseNumberedJsonLines(bytes: Uint8Array): NumberedLines {
+/**
+ * parseJsonLines, also answering the line each value came from (blank lines are skipped, so they differ).
+ * Given `unreadable`, a line that is not JSON (or nests too deep) does not refuse the body: it is a
+ * `null` value whose problem is set in `unreadable` under its index, for a route that refuses records
+ * one by one.
+ */
+export function parseNumberedJsonLines(bytes: Uint8Array, unreadable?: Map<number, string>): NumberedLines {
   if (bytes.byteLength === 0) throw new HttpError(400, 'request body is empty; expected one JSON object per line');
   const buf = asBuffer(bytes);
   if (!isUtf8(buf)) throw new HttpError(400, 'request body is not valid UTF-8');
@@ -173,13 +178,20 @@ export function parseNumberedJsonLines(bytes: Uint8Array): NumberedLines {
       value = JSON.parse(line);
     } catch (err) {
       const at = /position (\d+)/.exec((err as Error).message)?.[1];
-      if (issues.length < 20)
-        issues.push(`line ${i + 1}: not one JSON value${at ? ` (syntax error at column ${Number(at) + 1})` : ''}`);
+      const problem = `not one JSON value${at ? ` (syntax error at column ${Number(at) + 1})` : ''}`;
+      if (unreadable) {
+        unreadable.set(values.push(null) - 1, `record: ${problem}`);
+        lines.push(i + 1);
+      } else if (issues.length < 20) issues.push(`line ${i + 1}: ${problem}`);
       continue;
     }
     // Checked on each line's value, as parseJsonBytes does on a whole body.
     if (withinDepth(value, MAX_JSON_DEPTH - 1)) {
       values.push(value);
+      lines.push(i + 1);
+    } else if (unreadable) {
+      const where = tooDeepPath(line, MAX_JSON_DEPTH - 1);
+      unreadable.set(values.push(null) - 1, `${where}: nesting deeper than ${MAX_JSON_DEPTH - 1} levels`);
       lines.push(i + 1);
     } else if (tooDeep.length < 20)
       tooDeep.push(
@@ -227,11 +239,19 @@ function arrayTextOf(bytes: Uint8Array): Uint8Array | undefined {
   return bytes[start] === 0x5b && bytes[end - 1] === 0x5d ? bytes.subarray(start, end) : undefined;
 }
 
-/** readBatchBody, also answering the bytes of a body that is one JSON array (see BatchBody). */
-export async function readBatchBodyText(c: Context, limit: number): Promise<BatchBody> {
+/**
+ * readBatchBody, also answering the bytes of a body that is one JSON array (see BatchBody). Given
+ * `unreadable`, a body sent as JSON lines keeps its lines that are not JSON as records refused there
+ * (parseNumberedJsonLines).
+ */
+export async function readBatchBodyText(
+  c: Context,
+  limit: number,
+  unreadable?: Map<number, string>,
+): Promise<BatchBody> {
   const type = c.req.header('content-type');
   if (type !== undefined && isJsonLinesType(type)) {
-    const { values, lines } = parseNumberedJsonLines(await readBodyBytes(c, limit));
+    const { values, lines } = parseNumberedJsonLines(await readBodyBytes(c, limit), unreadable);
     return { value: values, lines };
   }
   if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {

@@ -1,6 +1,7 @@
 /**
- * The body of `POST /api/v1/ingest/{normalizer}` as shippers send it: a JSON batch (src/http/body.ts),
- * a source's own response envelope as the one record of the batch, or, for syslog-rfc5424, plain text
+ * The body of `POST /api/v1/ingest/{normalizer}` as shippers send it: a JSON batch (src/http/body.ts;
+ * a line of JSON lines that is not JSON is one refused record), a source's own response envelope as
+ * the one record of the batch, or, for syslog-rfc5424, plain text
  * of one RFC 5424 message per line or in octet-counted frames (RFC 6587), framed as the TCP listener
  * frames a connection.
  */
@@ -100,12 +101,12 @@ export async function readRawBatch(
     if (bytes.byteLength === 0) throw new HttpError(400, 'request body is empty; expected one syslog message per line');
     return syslogText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), limits.recordsPerRequest);
   }
-  const body = await readBatchBodyText(c, limits.bodyBytes).catch((err: unknown) => {
+  const unreadable = new Map<number, string>();
+  const body = await readBatchBodyText(c, limits.bodyBytes, unreadable).catch((err: unknown) => {
     if (normalizer === 'syslog-rfc5424' && err instanceof HttpError && err.status === 415)
       throw new HttpError(415, `expected ${BATCH_SHAPES}, or text/plain: one syslog message per line`);
     throw err;
   });
   const batch = batchOf(envelopeAsBatch(normalizer, body.value), limits.recordsPerRequest);
-  const unreadable = new Map<number, string>();
   return body.lines ? { ...batch, lines: body.lines, unreadable } : { ...batch, unreadable };
 }

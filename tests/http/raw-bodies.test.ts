@@ -40,6 +40,22 @@ describe('raw ingest bodies: text/plain syslog, envelopes, refused records', () 
     assert.deepEqual(answer.refused, [{ index: 1, line: 2, issues: ['message: not valid UTF-8'] }]);
   });
 
+  it('refuses a line of JSON lines that is not JSON on its own, and keeps the others', async () => {
+    const line = (n: number) => JSON.stringify({ message: `<13>1 2026-01-02T03:04:05Z host app - - - json line ${n}` });
+    const deep = '['.repeat(80) + ']'.repeat(80);
+    const body = `${line(1)}\n{"message": oops}\n\n${deep}\n${line(2)}\n`;
+    const res = await post('syslog-rfc5424', body, 'application/x-ndjson');
+    assert.equal(res.status, 202, await res.clone().text());
+    const answer = await res.json() as Answer;
+    assert.deepEqual(answer.accepted.map((e) => e.attributes['MSG']), ['json line 1', 'json line 2']);
+    assert.deepEqual(answer.refused.map((r) => [r.index, r.line]), [[1, 2], [2, 4]]);
+    assert.match(answer.refused[0]!.issues[0]!, /^record: not one JSON value/);
+    assert.match(answer.refused[1]!.issues[0]!, /nesting deeper than 63 levels$/);
+    const atomic = await post('syslog-rfc5424?atomic=true', body, 'application/x-ndjson');
+    assert.equal(atomic.status, 400);
+    assert.deepEqual((await atomic.json() as { issues: string[] }).issues.map((i) => i.slice(0, 12)), ['records[1]: ', 'records[2]: ']);
+  });
+
   it('reads octet-counted frames, and refuses a body whose frames cannot be read', async () => {
     const [a, b] = validLines().map((l) => Buffer.from(l));
     const framed = Buffer.concat([Buffer.from(`${a!.length} `), a!, Buffer.from(`${b!.length} `), b!]);
