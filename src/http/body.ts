@@ -138,6 +138,22 @@ const isJsonLinesType = (type: string) =>
  * values are nested one level under the batch's array, so a line may nest one level less.
  */
 export function parseJsonLines(bytes: Uint8Array): unknown[] {
+  return parseNumberedJsonLines(bytes).values;
+}
+
+/** JSON lines as parseJsonLines reads them, with the line number (from 1) of each value. */
+export interface NumberedLines {
+  readonly values: unknown[];
+  readonly lines: number[];
+}
+
+/**
+ * parseJsonLines, also answering the line each value came from (blank lines are skipped, so they differ).
+ * Given `unreadable`, a line that is not JSON (or nests too deep) does not refuse the body: it is a
+ * `null` value whose problem is set in `unreadable` under its index, for a route that refuses records
+ * one by one.
+ */
+export function parseNumberedJsonLines(bytes: Uint8Array, unreadable?: Map<number, string>): NumberedLines {
   if (bytes.byteLength === 0) throw new HttpError(400, 'request body is empty; expected one JSON object per line');
   const buf = asBuffer(bytes);
   if (!isUtf8(buf)) throw new HttpError(400, 'request body is not valid UTF-8');
@@ -147,6 +163,7 @@ export function parseJsonLines(bytes: Uint8Array): unknown[] {
   // white space to `trim`.
   const ascii = isAscii(buf);
   const values: unknown[] = [];
+  const lines: number[] = [];
   const issues: string[] = [];
   const tooDeep: string[] = [];
   let start = 0;
@@ -161,13 +178,22 @@ export function parseJsonLines(bytes: Uint8Array): unknown[] {
       value = JSON.parse(line);
     } catch (err) {
       const at = /position (\d+)/.exec((err as Error).message)?.[1];
-      if (issues.length < 20)
-        issues.push(`line ${i + 1}: not one JSON value${at ? ` (syntax error at column ${Number(at) + 1})` : ''}`);
+      const problem = `not one JSON value${at ? ` (syntax error at column ${Number(at) + 1})` : ''}`;
+      if (unreadable) {
+        unreadable.set(values.push(null) - 1, `record: ${problem}`);
+        lines.push(i + 1);
+      } else if (issues.length < 20) issues.push(`line ${i + 1}: ${problem}`);
       continue;
     }
     // Checked on each line's value, as parseJsonBytes does on a whole body.
-    if (withinDepth(value, MAX_JSON_DEPTH - 1)) values.push(value);
-    else if (tooDeep.length < 20)
+    if (withinDepth(value, MAX_JSON_DEPTH - 1)) {
+      values.push(value);
+      lines.push(i + 1);
+    } else if (unreadable) {
+      const where = tooDeepPath(line, MAX_JSON_DEPTH - 1);
+      unreadable.set(values.push(null) - 1, `${where}: nesting deeper than ${MAX_JSON_DEPTH - 1} levels`);
+      lines.push(i + 1);
+    } else if (tooDeep.length < 20)
       tooDeep.push(
         `line ${i + 1}: ${tooDeepPath(line, MAX_JSON_DEPTH - 1)}: nesting deeper than ${MAX_JSON_DEPTH - 1} levels`,
       );
@@ -177,7 +203,7 @@ export function parseJsonLines(bytes: Uint8Array): unknown[] {
     throw new HttpError(400, `JSON nested deeper than ${MAX_JSON_DEPTH - 1} levels in a line`, tooDeep);
   if (values.length === 0)
     throw new HttpError(400, 'request body holds no JSON lines; expected one JSON object per line');
-  return values;
+  return { values, lines };
 }
 
 /**
@@ -195,6 +221,8 @@ export interface BatchBody {
   readonly value: unknown;
   /** The body's JSON array text without the whitespace around it, when the body is one JSON array. */
   readonly arrayText?: Uint8Array;
+  /** The line number (from 1) of each record, when the body was read as JSON lines. */
+  readonly lines?: readonly number[];
 }
 
 const isJsonSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
@@ -211,10 +239,21 @@ function arrayTextOf(bytes: Uint8Array): Uint8Array | undefined {
   return bytes[start] === 0x5b && bytes[end - 1] === 0x5d ? bytes.subarray(start, end) : undefined;
 }
 
-/** readBatchBody, also answering the bytes of a body that is one JSON array (see BatchBody). */
-export async function readBatchBodyText(c: Context, limit: number): Promise<BatchBody> {
+/**
+ * readBatchBody, also answering the bytes of a body that is one JSON array (see BatchBody). Given
+ * `unreadable`, a body sent as JSON lines keeps its lines that are not JSON as records refused there
+ * (parseNumberedJsonLines).
+ */
+export async function readBatchBodyText(
+  c: Context,
+  limit: number,
+  unreadable?: Map<number, string>,
+): Promise<BatchBody> {
   const type = c.req.header('content-type');
-  if (type !== undefined && isJsonLinesType(type)) return { value: parseJsonLines(await readBodyBytes(c, limit)) };
+  if (type !== undefined && isJsonLinesType(type)) {
+    const { values, lines } = parseNumberedJsonLines(await readBodyBytes(c, limit), unreadable);
+    return { value: values, lines };
+  }
   if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
     throw new HttpError(415, `expected Content-Type: application/json or application/x-ndjson (${BATCH_SHAPES})`);
   }
@@ -225,15 +264,16 @@ export async function readBatchBodyText(c: Context, limit: number): Promise<Batc
     return arrayText ? { value, arrayText } : { value };
   } catch (err) {
     if (!(err instanceof HttpError) || err.message !== 'malformed JSON') throw err;
-    let lines: unknown[];
+    let numbered: NumberedLines;
     try {
-      lines = parseJsonLines(bytes);
+      numbered = parseNumberedJsonLines(bytes);
     } catch {
       throw new HttpError(400, `malformed JSON; expected ${BATCH_SHAPES}`, err.issues);
     }
+    const { values, lines } = numbered;
     // One value per line reads as JSON lines only when there are several lines of objects.
-    if (lines.length > 1 && lines.every((l) => l !== null && typeof l === 'object' && !Array.isArray(l)))
-      return { value: lines };
+    if (values.length > 1 && values.every((l) => l !== null && typeof l === 'object' && !Array.isArray(l)))
+      return { value: values, lines };
     throw new HttpError(400, `malformed JSON; expected ${BATCH_SHAPES}`, err.issues);
   }
 }

@@ -63,6 +63,9 @@ function requestBody(body: RequestBody): Record<string, unknown> {
                 },
               }
             : {}),
+          ...('batch' in body && body.text !== undefined
+            ? { 'text/plain': { schema: { type: 'string', description: body.text } } }
+            : {}),
         };
   return { required: true, content };
 }
@@ -117,6 +120,19 @@ const COMPONENTS: Readonly<Record<SchemaName, unknown>> = {
       duplicates: { type: 'integer', description: 'accepted events that were already stored or repeated in the batch' },
       alerts: { type: 'array', items: { type: 'object' } },
       incidents: { type: 'array', items: { type: 'object' } },
+      refused: {
+        type: 'array',
+        description: 'the records of the batch that were not accepted (always empty on /api/v1/events)',
+        items: {
+          type: 'object',
+          required: ['index', 'issues'],
+          properties: {
+            index: { type: 'integer', description: 'position of the record in the batch, from 0' },
+            line: { type: 'integer', description: 'line of the record (from 1), when the body was read by lines' },
+            issues: { type: 'array', items: { type: 'string' } },
+          },
+        },
+      },
     },
   },
   Principal: {

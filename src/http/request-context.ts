@@ -50,13 +50,17 @@ const ACCEPTED_OPEN = Buffer.from('{"accepted":');
  * record of it was accepted as parsed, and their count. The answer then carries those bytes
  * instead of serializing the same events again (for a batch of 1,000 events, the largest cost of
  * an answer), and nothing keeps the parsed events while the batch is on its way to disk.
+ * `refused` lists the records of the batch that were not accepted (the raw routes; empty otherwise).
  */
 export function ingestionAnswer<T extends { accepted: unknown[]; alerts: unknown[]; incidents: unknown[] }>(
   c: Context<AppEnv>,
   r: { result: T; detections: Detections },
   echo?: AcceptedEcho,
+  refused: readonly unknown[] = [],
 ): Response {
-  const { accepted, ...rest } = withDetections(r);
+  const { accepted, ...detected } = withDetections(r);
+  // Always present, empty when every record was accepted (docs/api.md, "The ingestion result").
+  const rest = { ...detected, refused };
   if (/(^|[,\s])return=minimal\b/i.test(c.req.header('prefer') ?? '')) {
     c.header('Preference-Applied', 'return=minimal');
     return c.json({ acceptedCount: echo?.count ?? accepted.length, ...rest }, 202);

@@ -30,7 +30,8 @@ export type SchemaName = 'NormalizedEvent' | 'IngestionResult' | 'CollectorSubmi
  */
 export type RequestBody =
   | { readonly json: v.GenericSchema }
-  | { readonly batch: v.GenericSchema }
+  /** A batch of records (src/http/batch.ts); `text`, when a route also takes `text/plain`, says what it holds. */
+  | { readonly batch: v.GenericSchema; readonly text?: string }
   | { readonly yaml: string }
   /** Bodies in other media types (OTLP protobuf or JSON), each described in words. */
   | { readonly media: Readonly<Record<string, string>> };

@@ -53,8 +53,9 @@ describe('POST /api/v1/events', () => {
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     const answer = await res.text();
     assert.ok(answer.startsWith(`{"accepted":${text.trim()},`), 'the array is echoed byte for byte');
-    const body = JSON.parse(answer) as { accepted: unknown[]; duplicates: number; alerts: unknown[]; incidents: unknown[] };
-    assert.deepEqual(Object.keys(body), ['accepted', 'duplicates', 'alerts', 'incidents']);
+    const body = JSON.parse(answer) as { accepted: unknown[]; duplicates: number; alerts: unknown[]; incidents: unknown[]; refused: unknown[] };
+    assert.deepEqual(Object.keys(body), ['accepted', 'duplicates', 'alerts', 'incidents', 'refused']);
+    assert.deepEqual(body.refused, [], 'the events route accepts whole or refuses whole');
     assert.deepEqual(body.accepted, storedAfter(seq));
     assert.equal(body.accepted[0]!.attributes.escaped, 'café');
   });

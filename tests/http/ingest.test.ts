@@ -29,13 +29,20 @@ describe('POST /api/v1/ingest/{normalizer}', () => {
     }
   });
 
-  it('accepts valid syslog lines and refuses invalid ones, naming each by index', async () => {
+  it('accepts valid syslog lines and lists invalid ones by index; atomic=true refuses the whole batch', async () => {
     const valid = [...lines(fixturePath('syslog-rfc5424', 'valid.log')), ...lines(fixturePath('syslog-rfc5424', 'constructed-linux-valid.log'))];
     const res = await ingest('syslog-rfc5424', valid.map((message) => ({ message })));
     assert.equal(res.status, 202);
     assert.equal((await res.json() as Result).accepted.length, valid.length);
     const invalid = lines(fixturePath('syslog-rfc5424', 'constructed-linux-invalid.log'));
-    const bad = await ingest('syslog-rfc5424', { records: [{ message: valid[0] }, ...invalid.map((message) => ({ message }))] });
+    const mixed = { records: [{ message: valid[0] }, ...invalid.map((message) => ({ message }))] };
+    const partial = await ingest('syslog-rfc5424', mixed);
+    assert.equal(partial.status, 202);
+    const answer = await partial.json() as Result & { refused: Array<{ index: number; line?: number; issues: string[] }> };
+    assert.equal(answer.accepted.length, 1);
+    assert.deepEqual(answer.refused.map((r) => r.index), invalid.map((_, n) => n + 1));
+    assert.ok(answer.refused.every((r) => r.line === undefined && r.issues.length === 1));
+    const bad = await ingest('syslog-rfc5424?atomic=true', mixed);
     assert.equal(bad.status, 400);
     const issues = (await bad.json() as { issues: string[] }).issues;
     assert.equal(issues.length, invalid.length);

@@ -92,7 +92,7 @@ describe('ingest routes take JSON lines (NDJSON)', () => {
     assert.equal(res.status, 202);
     assert.equal(res.headers.get('preference-applied'), 'return=minimal');
     const body = await res.json() as Result;
-    assert.deepEqual(body, { acceptedCount: 2, duplicates: 1, alerts: [], incidents: [] });
+    assert.deepEqual(body, { acceptedCount: 2, duplicates: 1, alerts: [], incidents: [], refused: [] });
   });
 });
 
