@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The test set-up's one step outside npm: the Debian packages some tests drive for real (a browser,
-// an SSH server, rsyslog, systemd-analyze for the units). `npm test` runs this first; it installs what is missing with apt-get
+// an SSH server, rsyslog, systemd-analyze for the units, curl and jq for the API examples of docs/api.md). `npm test` runs this first; it installs what is missing with apt-get
 // (as root, as CI runs) and otherwise says exactly what to install. Each entry names the file the
 // tests look for, so a package that is already there costs nothing. It also refuses to start on a
 // nearly full temporary directory, where the end-to-end tests would fail in ways that hide why.
@@ -28,6 +28,8 @@ const PACKAGES = {
   'python3-minimal': '/usr/bin/python3',
   systemd: '/usr/bin/systemd-analyze',
   'nats-server': '/usr/sbin/nats-server',
+  curl: '/usr/bin/curl',
+  jq: '/usr/bin/jq',
 };
 
 const missing = Object.entries(PACKAGES).filter(([, file]) => !existsSync(file)).map(([name]) => name);
