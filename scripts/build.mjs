@@ -5,18 +5,19 @@
 //   node scripts/build.mjs --if-changed  what `npm start` runs: nothing when no input changed since the last build,
 //                                        else an incremental build (only what changed is checked and emitted)
 //
-// Both leave dist/.tsbuildinfo, the compiler's incremental state, whose modification time is set to the moment the
-// build started: an input saved at or after that moment is newer, so the next --if-changed build sees it. A deleted
+// Both leave dist/.tsbuildinfo, the compiler's incremental state (tsconfig.json), and dist/.built, whose modification
+// time is set to the moment the build started: an input saved at or after that moment is newer, so the next
+// --if-changed build sees it. (The compiler's own file is no such mark: a `tsc --noEmit` rewrites it without emitting.) A deleted
 // source leaves no output behind: after an incremental build, every dist/ file whose .ts/.tsx source is gone is
 // removed (a stale dist/tests/**/*.test.js would otherwise still run under `node --test`).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-const buildInfo = join(dist, '.tsbuildinfo');
+const stamp = join(dist, '.built');
 /** The folders tsconfig.json compiles; their outputs land under dist/ at the same relative paths. */
 const SOURCE_DIRS = ['src', 'tests', 'bench'];
 /** Files outside those folders whose change can change the output: the compiler options, the installed packages. */
@@ -70,16 +71,17 @@ function compile() {
   }
   const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
-  utimesSync(buildInfo, started, started);
+  writeFileSync(stamp, '');
+  utimesSync(stamp, started, started);
 }
 
 const ifChanged = process.argv.includes('--if-changed');
-const built = existsSync(buildInfo) && existsSync(join(dist, 'src', 'cli', 'main.js'));
+const built = existsSync(stamp) && existsSync(join(dist, 'src', 'cli', 'main.js'));
 if (!ifChanged || !built) {
   if (ifChanged) say('no previous build in dist/: building everything (about 10 s on an idle machine)');
   rmSync(dist, { recursive: true, force: true });
   compile();
-} else if (newestInput() < statSync(buildInfo).mtimeMs) {
+} else if (newestInput() < statSync(stamp).mtimeMs) {
   say('dist/ is up to date');
 } else {
   const t0 = Date.now();
