@@ -45,6 +45,7 @@ options:
       ],
       USAGE_ERROR,
       [70, 'stopped on a storage failure or an unexpected error while running'],
+      [137, 'killed itself: the stop after a storage failure or an unexpected error did not finish in time'],
     ],
   },
   'api-token-generate': {
@@ -335,7 +336,7 @@ export function overview(): string {
     'The commands that read the instance take --config FILE (else VIGIL_CONFIG, else ./vigil.config.json).',
     '',
     'exit status: 0 done, 1 the operation failed (the message on stderr says why), 2 usage error;',
-    'serve and setup-authority serve exit 70 on a storage failure.',
+    'serve and setup-authority serve exit 70 on a storage failure (vigil help serve).',
   ].join('\n');
 }
 
