@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { hashToken, generateToken } from '../auth/tokens.js';
 import { CollectorId } from '../events/collector-protocol/envelope.js';
@@ -16,14 +15,9 @@ import { TOKEN_LIFETIME, parseLifetime } from '../commands/collector-token-lifet
 import { formatIssues } from '../kernel/issues.js';
 import { ENROLLMENT_TOKEN_PREFIX } from '../http/routes/collectors.js';
 import { openInstanceStore, storeOptions } from './instance/open.js';
-import { CliError } from './credentials.js';
+import { CliError } from './cli-error.js';
+import { parseCommandArgs, usageError } from './usage.js';
 import { loadConfig } from './config-file.js';
-
-const USAGE = `usage:
-  vigil collector enroll --server URL --collector-id ID --token-file F [--state-dir D | --config F]
-  vigil collector run --config F             (bearer token: bearerTokenFile in F, else VIGIL_COLLECTOR_TOKEN)
-  vigil collector status --config F | --state-dir D
-  vigil collector-token create <collector_id> [--expires-in 1h] [--config F]`;
 
 type Out = (line: unknown) => void;
 
@@ -213,31 +207,47 @@ export async function runCollectorCommand(
   out: Out,
 ): Promise<number | undefined> {
   if (argv[0] !== 'collector' && argv[0] !== 'collector-token') return undefined;
-  const { values, positionals } = parseArgs({
-    args: [...argv.slice(1)],
-    allowPositionals: true,
-    options: {
-      config: { type: 'string' },
-      server: { type: 'string' },
-      'collector-id': { type: 'string' },
-      'token-file': { type: 'string' },
-      'state-dir': { type: 'string' },
-      'expires-in': { type: 'string' },
-    },
-  });
-  const [verb, ...rest] = positionals;
   if (argv[0] === 'collector-token') {
-    if (verb !== 'create' || rest.length !== 1) throw new CliError(USAGE, 2);
+    const { values, positionals } = parseCommandArgs('collector-token', argv.slice(1), {
+      config: { type: 'string' },
+      'expires-in': { type: 'string' },
+    });
+    const [verb, ...rest] = positionals;
+    if (verb !== 'create')
+      throw usageError(
+        'collector-token',
+        verb === undefined ? 'collector-token: expected create' : `collector-token: unknown subcommand ${verb}`,
+      );
+    if (rest.length !== 1) throw usageError('collector-token', 'collector-token create: expected one collector id');
     out(await issueToken(rest[0]!, values['expires-in'], values.config, env));
     return 0;
   }
+  const { values, positionals } = parseCommandArgs('collector', argv.slice(1), {
+    config: { type: 'string' },
+    server: { type: 'string' },
+    'collector-id': { type: 'string' },
+    'token-file': { type: 'string' },
+    'state-dir': { type: 'string' },
+  });
+  const [verb, ...rest] = positionals;
+  if (verb !== 'enroll' && verb !== 'run' && verb !== 'status')
+    throw usageError(
+      'collector',
+      verb === undefined ? 'collector: expected enroll, run or status' : `collector: unknown subcommand ${verb}`,
+    );
+  if (rest.length > 0) throw usageError('collector', `collector ${verb}: unexpected argument ${rest[0]}`);
   const agentConfig = values.config !== undefined ? loadAgentConfig(values.config) : undefined;
   switch (verb) {
     case 'enroll': {
       const server = values.server ?? agentConfig?.server;
       const collectorId = values['collector-id'] ?? agentConfig?.collectorId;
       const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
-      if (!server || !collectorId || !stateDir || !values['token-file']) throw new CliError(USAGE, 2);
+      if (!server || !collectorId || !stateDir || !values['token-file'])
+        throw usageError(
+          'collector',
+          'collector enroll: --token-file, and --server, --collector-id and --state-dir (or an agent --config ' +
+            'giving them) are required',
+        );
       const enrollmentToken = readSecretFile(values['token-file'], '--token-file');
       out(
         await holdingStateDir(stateDir, () =>
@@ -247,11 +257,11 @@ export async function runCollectorCommand(
       return 0;
     }
     case 'run':
-      if (!agentConfig) throw new CliError(USAGE, 2);
+      if (!agentConfig) throw usageError('collector', 'collector run: --config F (the agent config) is required');
       return holdingStateDir(agentConfig.stateDir, () => run(agentConfig, env, out));
     case 'status': {
       const stateDir = values['state-dir'] ? resolve(values['state-dir']) : agentConfig?.stateDir;
-      if (!stateDir) throw new CliError(USAGE, 2);
+      if (!stateDir) throw usageError('collector', 'collector status: --config F or --state-dir D is required');
       try {
         out(agentStatus(stateDir));
       } catch (err) {
@@ -260,7 +270,5 @@ export async function runCollectorCommand(
       }
       return 0;
     }
-    default:
-      throw new CliError(USAGE, 2);
   }
 }

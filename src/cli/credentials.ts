@@ -4,17 +4,10 @@ import { credentialFingerprint, readRegistry, writeRegistry, type Credential } f
 import { ROLES, type Role } from '../auth/roles.js';
 import { ensureSecretDir, secretFileProblem } from '../kernel/secret-files.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
+import { CliError } from './cli-error.js';
 
-/** A failure of a CLI command: printed without a stack, exit code 1 (2 for usage). */
-export class CliError extends Error {
-  override readonly name = 'CliError';
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
+/** Re-exported for the modules that took it from here. */
+export { CliError };
 
 function safeRegistry(path: string): Credential[] {
   ensureSecretDir(path);

@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { generateKeyPair } from '../kernel/ed25519.js';
 import { writeSecretFile, writeDurable } from '../kernel/secret-files.js';
 import { loadLogKey, logKeyPath } from '../log/log-key.js';
@@ -20,20 +19,12 @@ import {
   type NoteVerifier,
 } from '../log/signed-note.js';
 import { cosignCheckpoint } from '../log/witness.js';
-import { CliError } from './credentials.js';
+import { CliError } from './cli-error.js';
+import { parseCommandArgs, usageError } from './usage.js';
 import { loadConfig } from './config-file.js';
 
 /** The `vigil log` subcommands that never open a store (public-key reads only the key file). */
 const COMMANDS = new Set(['public-key', 'verify-consistency', 'verify-inclusion', 'cosign', 'witness-key']);
-
-const USAGE = `usage:
-  vigil log public-key                                        the verifier key of this instance's checkpoints
-  vigil log verify --export FILE --checkpoint FILE --key VERIFIER
-  vigil log verify-consistency OLD NEW --key VERIFIER [--proof FILE | --url URL]
-  vigil log verify-inclusion RECORD CHECKPOINT --key VERIFIER [--proof FILE | --url URL]
-  vigil log witness-key NAME --out FILE                       create a witness key (prints its verifier key)
-  vigil log cosign CHECKPOINT --key VERIFIER --witness-key FILE --state FILE [--proof FILE | --url URL]
-  (--url fetches the proof from the instance with the token in VIGIL_TOKEN)`;
 
 /** Whether argv (after `log`) is one of the offline proof commands. */
 export function isLogProofCommand(args: readonly string[]): boolean {
@@ -44,7 +35,7 @@ export function isLogProofCommand(args: readonly string[]): boolean {
 }
 
 function read(path: string | undefined, what: string): string {
-  if (!path) throw new CliError(`${what} is required\n${USAGE}`, 2);
+  if (!path) throw usageError('log', `log: ${what} is required`);
   try {
     return readFileSync(path, 'utf8');
   } catch {
@@ -94,10 +85,10 @@ export async function runLogProofCommand(
   cwd: string,
   out: (line: unknown) => void,
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommandArgs(
+    'log',
     args,
-    allowPositionals: true,
-    options: {
+    {
       config: { type: 'string' },
       export: { type: 'string' },
       checkpoint: { type: 'string' },
@@ -108,7 +99,8 @@ export async function runLogProofCommand(
       state: { type: 'string' },
       out: { type: 'string' },
     },
-  });
+    `log ${args[0]}`,
+  );
   const [verb, a, b] = positionals;
   switch (verb) {
     case 'public-key': {
@@ -197,6 +189,6 @@ export async function runLogProofCommand(
       return 0;
     }
     default:
-      throw new CliError(USAGE, 2);
+      throw usageError('log', `log: unknown subcommand ${verb}`);
   }
 }

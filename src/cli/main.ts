@@ -1,49 +1,14 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config-file.js';
-import { StartupError } from './instance/startup-error.js';
-import { CliError, apiTokenGenerate, listCredentials, setCredentialDisabled } from './credentials.js';
-import { logExport, logVerify, readVerifierKeys, replay } from './log-commands.js';
 import { readFileSync } from 'node:fs';
-import { isLogProofCommand, runLogProofCommand } from './log-proof-commands.js';
-import { serveCommand } from './serve-command.js';
-import { storeOptions } from './instance/open.js';
-import { openApiDocument } from '../http/openapi.js';
+import { CliError } from './cli-error.js';
 import type { Config } from '../services/config-schema.js';
-import { runSetupCommand } from './setup-commands.js';
-import { runCollectorCommand } from './collector-commands.js';
-import { runRulesCommand } from './rules-commands.js';
+import { helpOf, isCommand, noMoreThan, overview, parseCommandArgs, usageError } from './usage.js';
 
 /**
  * Nice steps the replay's write-side thread runs below its read side's worker (as `limits.readSideNice`'s default, the
  * other way round).
  */
 const REPLAY_YIELD = 10;
-
-const USAGE = `usage: vigil <command> [options]
-
-  serve [--host H] [--port N]             start the instance (HTTP API); --host/--port (else VIGIL_HOST/
-                                          VIGIL_PORT) override server.host/server.port of the config
-  api-token-generate <principal> <role>   create a credential; prints {token, credential} once
-      [--expires-at ISO] [--collector-id ID]
-  credential list | disable <id> | enable <id> [--fingerprint F]
-  replay [--until SEQ]                    rebuild every read model from record 1
-  log verify [--archives DIR]             check the hash chain, the Merkle tree and the checkpoints
-      [--archive-keys FILE]               (from the retention cut; with DIR, the whole history;
-                                          FILE: verifier keys of the nodes that wrote archives)
-  log export [--from SEQ] [--to SEQ] [--raw]  records as JSON lines (--raw: with their stored bytes)
-  log public-key                          the verifier key of the signed checkpoints
-  log verify --export F --checkpoint F --key K | verify-consistency | verify-inclusion
-                                          offline verification (no store; vigil log verify-consistency -h)
-  log witness-key | cosign                a witness that cosigns consistent checkpoints
-  openapi                                 print the OpenAPI document
-  collector enroll|run|status ...         the collector agent (vigil collector --help)
-  rules import DIR [--url URL]            import a Sigma rules directory over the API (token in VIGIL_TOKEN)
-  collector-token create <collector_id>   single-use enrollment token [--expires-in 1h]
-  setup-authority serve | account ...     the setup authority (see docs/setup-protocol.md)
-  install --setup-url URL ...             the installer (see docs/installer.md)
-
-  every command takes --config FILE (else VIGIL_CONFIG, else ./vigil.config.json)`;
 
 const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
 /** A progress line on stderr: rewritten in place on a terminal, one line per step otherwise. */
@@ -58,40 +23,81 @@ function intOption(value: string | undefined, name: string): number | undefined 
   return Number(value);
 }
 
-/** Reads the options of the commands this dispatcher runs itself (the others read their own). */
-function parseCommandLine(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string' },
-      'expires-at': { type: 'string' },
-      'collector-id': { type: 'string' },
-      fingerprint: { type: 'string' },
-      until: { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      raw: { type: 'boolean' },
-      archives: { type: 'string' },
-      'archive-keys': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-    },
-  });
+/** The options of the commands this dispatcher runs itself (the other commands read their own). */
+const OPTIONS = {
+  serve: { config: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' } },
+  'api-token-generate': {
+    config: { type: 'string' },
+    'expires-at': { type: 'string' },
+    'collector-id': { type: 'string' },
+  },
+  credential: { config: { type: 'string' }, fingerprint: { type: 'string' } },
+  replay: { config: { type: 'string' }, until: { type: 'string' } },
+  log: {
+    config: { type: 'string' },
+    archives: { type: 'string' },
+    'archive-keys': { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    raw: { type: 'boolean' },
+  },
+  openapi: {},
+} as const;
+
+/** Which of the `log` options each store-reading subcommand takes (both take --config). */
+const LOG_OPTIONS: Record<string, readonly string[]> = {
+  verify: ['config', 'archives', 'archive-keys'],
+  export: ['config', 'from', 'to', 'raw'],
+};
+
+/**
+ * Options that take a value and may stand before the command (`vigil --config F serve`): the command's name is the
+ * first argument that is neither an option nor the value of one of these.
+ */
+const VALUE_OPTIONS = new Set(
+  Object.values(OPTIONS).flatMap((o) =>
+    Object.entries(o as Record<string, { type: string }>).flatMap(([name, d]) =>
+      d.type === 'string' ? [`--${name}`] : [],
+    ),
+  ),
+);
+
+/** The command's name, where it stands in argv, and the first option before it (-1 and undefined when none). */
+function locateCommand(argv: readonly string[]): { index: number; firstOption: string | undefined } {
+  let firstOption: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return { index: i + 1 < argv.length ? i + 1 : -1, firstOption };
+    if (!a.startsWith('-') || a === '-') return { index: i, firstOption };
+    firstOption ??= a;
+    if (VALUE_OPTIONS.has(a)) i++;
+  }
+  return { index: -1, firstOption };
 }
 
-/** The options given on the command line, by name. */
-type Options = ReturnType<typeof parseCommandLine>['values'];
+/** Whether argv asks for help: --help or -h anywhere before a `--`. */
+function wantsHelp(argv: readonly string[]): boolean {
+  for (const a of argv) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
 
-/** Runs `vigil api-token-generate`: creates a credential in `credentialsFile` and prints it, with its token, once. */
-function apiTokenCommand(args: readonly string[], values: Options, credentialsFile: string): number {
+/**
+ * Runs `vigil api-token-generate`: creates a credential in the registry (`registry()` loads the config naming it) and
+ * prints it, with its token, once.
+ */
+async function apiTokenCommand(
+  args: readonly string[],
+  values: { 'expires-at'?: string | undefined; 'collector-id'?: string | undefined },
+  registry: () => Promise<string>,
+): Promise<number> {
   const [principal, role] = args;
   if (!principal || !role || args.length !== 2)
-    throw new CliError(
-      'usage: vigil api-token-generate <principal_id> <role> [--expires-at ISO] [--collector-id ID]',
-      2,
-    );
+    throw usageError('api-token-generate', 'api-token-generate: expected a principal and a role');
+  const credentialsFile = await registry();
+  const { apiTokenGenerate } = await import('./credentials.js');
   out(
     apiTokenGenerate(credentialsFile, principal, role, {
       ...(values['expires-at'] !== undefined ? { expiresAt: values['expires-at'] } : {}),
@@ -101,91 +107,164 @@ function apiTokenCommand(args: readonly string[], values: Options, credentialsFi
   return 0;
 }
 
-/** Runs `vigil credential`: lists the credentials of `credentialsFile`, or disables or enables one. */
-function credentialCommand(args: readonly string[], values: Options, credentialsFile: string): number {
+/** Runs `vigil credential`: lists the registry's credentials (`registry()` names it), or disables or enables one. */
+async function credentialCommand(
+  args: readonly string[],
+  values: { fingerprint?: string | undefined },
+  registry: () => Promise<string>,
+): Promise<number> {
   const [verb, id] = args;
-  if (verb === 'list' && !id) {
-    out(listCredentials(credentialsFile));
+  const { listCredentials, setCredentialDisabled } = await import('./credentials.js');
+  if (verb === 'list' && args.length === 1) {
+    out(listCredentials(await registry()));
     return 0;
   }
-  if ((verb === 'disable' || verb === 'enable') && id) {
-    const n = setCredentialDisabled(credentialsFile, id, verb === 'disable', values.fingerprint);
+  if ((verb === 'disable' || verb === 'enable') && id && args.length === 2) {
+    const n = setCredentialDisabled(await registry(), id, verb === 'disable', values.fingerprint);
     out({ id, disabled: verb === 'disable', credentials: n });
     return 0;
   }
-  throw new CliError('usage: vigil credential list | disable <id> | enable <id> [--fingerprint F]', 2);
+  let problem = `credential ${verb}: expected <id>`;
+  if (verb === undefined) problem = 'credential: expected list, disable <id> or enable <id>';
+  else if (!['list', 'disable', 'enable'].includes(verb)) problem = `credential: unknown subcommand ${verb}`;
+  else if (verb === 'list' || id) problem = `credential ${verb}: unexpected argument ${args[verb === 'list' ? 1 : 2]}`;
+  throw usageError('credential', problem);
 }
 
 /** Runs `vigil log verify` and `vigil log export` over the store (the offline commands run apart, without one). */
-async function logCommand(args: readonly string[], values: Options, config: Config): Promise<number> {
+async function logCommand(
+  args: readonly string[],
+  values: Partial<Record<keyof (typeof OPTIONS)['log'], string | boolean>>,
+  config: Config,
+): Promise<number> {
+  const { logExport, logVerify, readVerifierKeys } = await import('./log-commands.js');
+  const { storeOptions } = await import('./instance/open.js');
   if (args[0] === 'verify') {
-    const keysFile = values['archive-keys'];
+    const keysFile = values['archive-keys'] as string | undefined;
     const result = await logVerify(
       config.storage.path,
       storeOptions(config),
-      values.archives,
+      values.archives as string | undefined,
       keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : [],
     );
     out(result);
     return result.ok ? 0 : 1;
   }
-  if (args[0] === 'export') {
-    await logExport(
-      config.storage.path,
-      intOption(values.from, '--from') ?? 1,
-      intOption(values.to, '--to'),
-      (l) => process.stdout.write(l),
-      storeOptions(config),
-      values.raw === true,
-    );
-    return 0;
-  }
-  throw new CliError(
-    'usage: vigil log verify | log export [--from SEQ] [--to SEQ] [--raw] | log public-key | log ' +
-      'verify-consistency | log verify-inclusion | log cosign | log witness-key',
-    2,
+  await logExport(
+    config.storage.path,
+    intOption(values.from as string | undefined, '--from') ?? 1,
+    intOption(values.to as string | undefined, '--to'),
+    (l) => process.stdout.write(l),
+    storeOptions(config),
+    values.raw === true,
   );
+  return 0;
+}
+
+/** Loads the instance configuration named by --config (else VIGIL_CONFIG, else ./vigil.config.json). */
+async function instanceConfig(configPath: string | undefined) {
+  const { loadConfig } = await import('./config-file.js');
+  return loadConfig(configPath, process.env, process.cwd());
+}
+
+/** The credential registry's path, from the configuration, loaded once asked for (after the arguments are checked). */
+const registryOf = (configPath: string | undefined) => async () =>
+  (await instanceConfig(configPath)).config.auth.credentialsFile;
+
+/** `vigil help [<command>]`. */
+function helpCommand(args: readonly string[]): number {
+  const { positionals } = parseCommandArgs('help', args, {});
+  const [topic] = positionals;
+  if (topic === undefined) out(overview());
+  else if (isCommand(topic)) out(helpOf(topic));
+  else throw usageError(undefined, `help: unknown command ${topic}`);
+  return 0;
 }
 
 /** The `vigil` command line: hands each command to what runs it, and resolves with the exit status. */
 async function main(argv: string[]): Promise<number> {
-  if (argv[0] === 'setup-authority' || argv[0] === 'install') return runSetupCommand(argv, process.env, process.cwd());
-  if (argv[0] === 'log' && isLogProofCommand(argv.slice(1)))
-    return runLogProofCommand(argv.slice(1), process.env, process.cwd(), out);
-  const collector = await runCollectorCommand(argv, process.env, out);
-  if (collector !== undefined) return collector;
-  const rules = await runRulesCommand(argv, process.env, out, progressLine);
-  if (rules !== undefined) return rules;
-  const { values, positionals } = parseCommandLine(argv);
-  const [command, ...args] = positionals;
-  if (!command || values.help) {
-    out(USAGE);
-    return command ? 0 : 2;
-  }
-  if (command === 'openapi') {
-    out(JSON.stringify(openApiDocument(), null, 2));
+  const { index, firstOption } = locateCommand(argv);
+  const command = index < 0 ? undefined : argv[index]!;
+  if (command !== undefined && !isCommand(command)) throw usageError(undefined, `unknown command ${command}`);
+  if (wantsHelp(argv)) {
+    out(command === undefined ? overview() : helpOf(command));
     return 0;
   }
-  const loaded = loadConfig(values.config, process.env, process.cwd());
-  const { config } = loaded;
-  if ((values.host !== undefined || values.port !== undefined) && command !== 'serve')
-    throw new CliError('--host and --port are options of vigil serve', 2);
+  if (command === undefined)
+    throw usageError(undefined, firstOption === undefined ? 'no command given' : `unknown option ${firstOption}`);
+  // The command's own arguments: those after it, and the options that stood before it.
+  const rest = [...argv.slice(0, index), ...argv.slice(index + 1)];
   switch (command) {
-    case 'serve':
+    case 'help':
+      return helpCommand(rest);
+    case 'openapi': {
+      noMoreThan('openapi', parseCommandArgs('openapi', rest, OPTIONS.openapi).positionals, 0);
+      const { openApiDocument } = await import('../http/openapi.js');
+      out(JSON.stringify(openApiDocument(), null, 2));
+      return 0;
+    }
+    case 'setup-authority':
+    case 'install': {
+      const { runSetupCommand } = await import('./setup-commands.js');
+      return runSetupCommand([command, ...rest], process.env, process.cwd());
+    }
+    case 'collector':
+    case 'collector-token': {
+      const { runCollectorCommand } = await import('./collector-commands.js');
+      return (await runCollectorCommand([command, ...rest], process.env, out))!;
+    }
+    case 'rules': {
+      const { runRulesCommand } = await import('./rules-commands.js');
+      return (await runRulesCommand([command, ...rest], process.env, out, progressLine))!;
+    }
+    case 'serve': {
+      const { values, positionals } = parseCommandArgs('serve', rest, OPTIONS.serve);
+      noMoreThan('serve', positionals, 0);
+      const loaded = await instanceConfig(values.config);
+      const { serveCommand } = await import('./serve-command.js');
       return serveCommand(values, loaded);
-    case 'api-token-generate':
-      return apiTokenCommand(args, values, config.auth.credentialsFile);
-    case 'credential':
-      return credentialCommand(args, values, config.auth.credentialsFile);
-    case 'replay':
+    }
+    case 'api-token-generate': {
+      const { values, positionals } = parseCommandArgs(command, rest, OPTIONS[command]);
+      return apiTokenCommand(positionals, values, registryOf(values.config));
+    }
+    case 'credential': {
+      const { values, positionals } = parseCommandArgs(command, rest, OPTIONS.credential);
+      return credentialCommand(positionals, values, registryOf(values.config));
+    }
+    case 'replay': {
+      const { values, positionals } = parseCommandArgs('replay', rest, OPTIONS.replay);
+      noMoreThan('replay', positionals, 0);
+      const until = intOption(values.until, '--until');
+      const { config } = await instanceConfig(values.config);
+      const [{ replay }, { storeOptions }] = await Promise.all([
+        import('./log-commands.js'),
+        import('./instance/open.js'),
+      ]);
       // A one-shot command: the thread that folds the write side yields to the read side's worker
       // (the longer fold) for the rest of the process.
-      out(await replay(config.storage.path, intOption(values.until, '--until'), storeOptions(config), REPLAY_YIELD));
+      out(await replay(config.storage.path, until, storeOptions(config), REPLAY_YIELD));
       return 0;
-    case 'log':
-      return logCommand(args, values, config);
+    }
+    case 'log': {
+      // The subcommand first, as the offline commands expect it (`vigil log --config F public-key` too).
+      const at = locateCommand(rest).index;
+      const args = at < 0 ? rest : [rest[at]!, ...rest.slice(0, at), ...rest.slice(at + 1)];
+      const { isLogProofCommand, runLogProofCommand } = await import('./log-proof-commands.js');
+      if (isLogProofCommand(args)) return runLogProofCommand(args, process.env, process.cwd(), out);
+      const { values, positionals } = parseCommandArgs('log', args, OPTIONS.log, at < 0 ? 'log' : `log ${args[0]}`);
+      const [verb] = positionals;
+      const allowed = LOG_OPTIONS[verb ?? ''];
+      if (allowed === undefined)
+        throw usageError('log', verb === undefined ? 'log: expected a subcommand' : `log: unknown subcommand ${verb}`);
+      noMoreThan(`log`, positionals, 1);
+      const stray = Object.keys(values).find((k) => !allowed.includes(k));
+      if (stray !== undefined) throw usageError('log', `log ${verb}: unknown option --${stray}`);
+      const { config } = await instanceConfig(values.config as string | undefined);
+      return logCommand(positionals, values, config);
+    }
     default:
-      throw new CliError(`unknown command ${command}\n${USAGE}`, 2);
+      throw usageError(undefined, `unknown command ${command}`);
   }
 }
 
@@ -201,12 +280,10 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     const e = err as Error;
     // Known failures say what to do; "refusing to start:" is how start-up checks (secret files, grants, keys) refuse.
+    // (Compared by name: the modules that define them are loaded only by the commands that use them.)
     const known =
       e instanceof CliError ||
-      e instanceof ConfigError ||
-      e instanceof StartupError ||
-      e?.name === 'StoreLockedError' ||
-      (e as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+      ['ConfigError', 'StartupError', 'StoreLockedError'].includes(e?.name) ||
       /^refusing to start: /.test(e?.message ?? '');
     process.stderr.write(`vigil: ${known ? e.message : `unexpected error: ${e?.message ?? String(err)}`}\n`);
     process.exit(e instanceof CliError ? e.exitCode : 1);

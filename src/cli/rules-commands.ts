@@ -1,14 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
-import { CliError } from './credentials.js';
-
-const USAGE = `usage: vigil rules import DIR|FILE [--url URL] [--batch-bytes N]
-  imports every *.yml / *.yaml under DIR through POST /api/v1/rules/bulk, in batches of at most
-  --batch-bytes (default 524288, keep it under the server's limits.bodyBytes); the token is read
-  from VIGIL_TOKEN (a rule_admin or admin credential); --url defaults to http://127.0.0.1:4173.
-  Prints a progress line on stderr and a summary (imported, blocked by logsource, invalid with
-  file, line and reason) on stdout; exits 1 when any file was refused.`;
+import { CliError } from './cli-error.js';
+import { parseCommandArgs, usageError } from './usage.js';
 
 /** What the server answered for one batch (POST /api/v1/rules/bulk). */
 interface BatchResult {
@@ -85,17 +78,14 @@ export async function runRulesCommand(
   progress: (line: string, done: boolean) => void,
 ): Promise<number | undefined> {
   if (argv[0] !== 'rules') return undefined;
-  const { values, positionals } = parseArgs({
-    args: argv.slice(1),
-    allowPositionals: true,
-    options: { url: { type: 'string' }, 'batch-bytes': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  const { values, positionals } = parseCommandArgs('rules', argv.slice(1), {
+    url: { type: 'string' },
+    'batch-bytes': { type: 'string' },
   });
-  if (values.help) {
-    out(USAGE);
-    return 0;
-  }
   const [verb, dir] = positionals;
-  if (verb !== 'import' || !dir || positionals.length !== 2) throw new CliError(USAGE, 2);
+  if (verb !== 'import')
+    throw usageError('rules', verb === undefined ? 'rules: expected import' : `rules: unknown subcommand ${verb}`);
+  if (!dir || positionals.length !== 2) throw usageError('rules', 'rules import: expected one DIR or FILE');
   const token = env.VIGIL_TOKEN;
   if (!token)
     throw new CliError('rules import: set VIGIL_TOKEN to a rule_admin or admin token (never on the command line)', 2);

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, posix, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { writeSecretFile } from '../kernel/secret-files.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
@@ -15,21 +14,11 @@ import { execStart, renderUnit, UNIT_USERS } from '../clients/installer/units.js
 import { ACCOUNT_TOKEN_PREFIX, AccountSchema, readAccounts, writeAccounts } from '../setup/accounts.js';
 import { AuthorityConfigSchema, type AuthorityConfig } from '../setup/config.js';
 import { startAuthority } from '../setup/serve.js';
-import { CliError } from './credentials.js';
+import { CliError } from './cli-error.js';
+import { parseCommandArgs, usageError } from './usage.js';
 import { logLine, stopOnSignals } from './service-process.js';
 
 const out = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
-
-const USAGE = `usage:
-  vigil setup-authority serve --config FILE
-  vigil setup-authority account add <tenant> <user> --display-name NAME --email ADDRESS --config FILE
-  vigil setup-authority account list | disable <tenant> <user> | enable <tenant> <user> --config FILE
-  vigil setup-authority unit --config FILE [--vigil-exec PATH]      print the systemd unit of the authority
-  vigil install --setup-url URL --token-file FILE|- --work-dir DIR
-      (--inventory FILE | --tailscale-tailnet NAME --tailscale-api-key-file FILE [--tailscale-api-url URL])
-      (--transport ssh --ssh-key FILE [--known-hosts FILE] [--trust-on-first-use] | --transport directory:DIR)
-      [--yes] [--service-manager systemd|none] [--vigil-exec PATH] [--collector-file PATH]... [--recovery]
-      [--central-listen HOST:PORT] [--snapshot-interval SECONDS] [--wait-seconds SECONDS]`;
 
 /** Where `vigil` is installed on the VMs unless --vigil-exec says otherwise. */
 const DEFAULT_VIGIL_EXEC = '/usr/local/bin/vigil';
@@ -110,10 +99,13 @@ function accountCommand(
   const [verb, tenantId, userId] = args;
   const accounts = readAccounts(file);
   if (verb === 'list') {
+    if (args.length > 1)
+      throw usageError('setup-authority', `setup-authority account list: unexpected argument ${args[1]}`);
     out(accounts.map(({ tokenHash, ...a }) => ({ ...a, fingerprint: tokenHash.slice(0, 12) })));
     return 0;
   }
-  if (!tenantId || !userId) throw new CliError(USAGE, 2);
+  if (!tenantId || !userId || args.length > 3)
+    throw usageError('setup-authority', `setup-authority account ${verb}: expected <tenant> <user>`);
   if (verb === 'add') {
     const token = generateToken(ACCOUNT_TOKEN_PREFIX);
     const parsed = v.safeParse(AccountSchema, {
@@ -144,7 +136,7 @@ function accountCommand(
     out({ tenantId, userId, disabled: verb === 'disable' });
     return 0;
   }
-  throw new CliError(USAGE, 2);
+  throw usageError('setup-authority', `setup-authority account: unknown subcommand ${verb}`);
 }
 
 function readTokenFrom(source: string): string {
@@ -160,7 +152,7 @@ function inventoryFrom(values: Values): InventoryProvider {
   const file = str('inventory');
   const tailnet = str('tailscale-tailnet');
   if ((file === undefined) === (tailnet === undefined))
-    throw new CliError(`name one discovery source: --inventory FILE or --tailscale-tailnet NAME\n${USAGE}`, 2);
+    throw usageError('install', 'install: name one discovery source: --inventory FILE or --tailscale-tailnet NAME');
   if (file !== undefined) return staticInventoryProvider(resolve(file));
   const apiKeyFile = str('tailscale-api-key-file');
   if (!apiKeyFile)
@@ -218,7 +210,7 @@ type Values = Record<string, string | boolean | string[] | undefined>;
 async function install(values: Values): Promise<number> {
   const need = (k: string) => {
     const x = values[k];
-    if (typeof x !== 'string') throw new CliError(`--${k} is required\n${USAGE}`, 2);
+    if (typeof x !== 'string') throw usageError('install', `install: --${k} is required`);
     return x;
   };
   const transport = need('transport');
@@ -289,13 +281,8 @@ function authorityUnit(configPath: string | undefined, config: AuthorityConfig, 
 
 /** Dispatches `vigil setup-authority ...` and `vigil install ...` (argv without the program). */
 export async function runSetupCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string' },
-      'display-name': { type: 'string' },
-      email: { type: 'string' },
+  if (argv[0] === 'install') {
+    const { values, positionals } = parseCommandArgs('install', argv.slice(1), {
       'setup-url': { type: 'string' },
       'token-file': { type: 'string' },
       inventory: { type: 'string' },
@@ -315,22 +302,42 @@ export async function runSetupCommand(argv: string[], env: NodeJS.ProcessEnv, cw
       'service-manager': { type: 'string' },
       'vigil-exec': { type: 'string' },
       'collector-file': { type: 'string', multiple: true },
-    },
+    });
+    if (positionals.length > 0) throw usageError('install', `install: unexpected argument ${positionals[0]}`);
+    return install(values);
+  }
+  const { values, positionals } = parseCommandArgs('setup-authority', argv.slice(1), {
+    config: { type: 'string' },
+    'display-name': { type: 'string' },
+    email: { type: 'string' },
+    'vigil-exec': { type: 'string' },
   });
-  const [command, sub, ...rest] = positionals;
-  if (command === 'install') return install(values);
+  const [sub, ...rest] = positionals;
+  if (sub !== 'serve' && sub !== 'account' && sub !== 'unit')
+    throw usageError(
+      'setup-authority',
+      sub === undefined
+        ? 'setup-authority: expected serve, account or unit'
+        : `setup-authority: unknown subcommand ${sub}`,
+    );
+  if (sub === 'account' && !['add', 'list', 'disable', 'enable'].includes(rest[0] ?? ''))
+    throw usageError(
+      'setup-authority',
+      rest[0] === undefined
+        ? 'setup-authority account: expected add, list, disable or enable'
+        : `setup-authority account: unknown subcommand ${rest[0]}`,
+    );
+  if (sub !== 'account' && rest.length > 0)
+    throw usageError('setup-authority', `setup-authority ${sub}: unexpected argument ${rest[0]}`);
   const config = loadAuthorityConfig(values.config, cwd);
   if (sub === 'serve') return serveAuthority(config, env);
   if (sub === 'account') return accountCommand(config, rest, values);
-  if (sub === 'unit') {
-    process.stdout.write(
-      authorityUnit(
-        values.config,
-        config,
-        typeof values['vigil-exec'] === 'string' ? values['vigil-exec'] : DEFAULT_VIGIL_EXEC,
-      ),
-    );
-    return 0;
-  }
-  throw new CliError(USAGE, 2);
+  process.stdout.write(
+    authorityUnit(
+      values.config,
+      config,
+      typeof values['vigil-exec'] === 'string' ? values['vigil-exec'] : DEFAULT_VIGIL_EXEC,
+    ),
+  );
+  return 0;
 }

@@ -122,16 +122,18 @@ describe('the layering of src/', () => {
     for (const i of all.filter((x) => x.runtime)) runtimeEdges.set(i.from, [...(runtimeEdges.get(i.from) ?? []), i]);
     const seen = new Set<string>();
     const nats: string[] = [];
-    // Static imports load with the module; a dynamic one only when its branch runs (the JetStream backend's).
+    // Static imports load with the module; a dynamic one only when its branch runs (the JetStream backend's). The
+    // entry point's dynamic imports are the commands' modules, each loaded whenever its command runs: followed.
+    const entry = join('cli', 'main');
     const walk = (file: string) => {
       if (seen.has(file)) return;
       seen.add(file);
       for (const i of runtimeEdges.get(file) ?? []) {
         if (i.to.startsWith('@nats-io/')) nats.push(`src/${file}:${i.line}`);
-        else if (i.local && !i.dynamic) walk(i.to);
+        else if (i.local && (!i.dynamic || file === entry)) walk(i.to);
       }
     };
-    walk(join('cli', 'main'));
+    walk(entry);
     assert.ok(seen.size > 100, `only ${seen.size} modules reached from the entry point`);
     assert.deepEqual(nats, []);
   });
