@@ -20,7 +20,7 @@ import { fencedBlocks, shapeOf, type FencedBlock } from './fenced-blocks.js';
  * - Shell variables a step assigns (`ALERT_ID=$(jq ...)`) are carried to the later steps: after each
  *   step the variables named in any step are written to a state file the next one sources.
  * - The docs address the shipped `npm start` instance: the test replaces `http://127.0.0.1:4173`
- *   with its own instance's URL and `node dist/src/cli/main.js` with the compiled CLI, and points
+ *   with its own instance's URL and `npx vigil` with the compiled CLI, and points
  *   `VIGIL_CONFIG` at its config, so the set-up step's `api-token-generate` adds the token to
  *   the instance under test. Loopback administration is off there: every step needs its token.
  * - `VIGIL_UPDATE_EXAMPLES=1` rewrites each answer block with what the service answered (tokens
@@ -30,7 +30,7 @@ import { fencedBlocks, shapeOf, type FencedBlock } from './fenced-blocks.js';
 const DOC = 'docs/api.md';
 const SECTION = 'Worked examples';
 const DOC_URL = 'http://127.0.0.1:4173';
-const DOC_CLI = 'node dist/src/cli/main.js';
+const DOC_CLI = 'npx vigil';
 /** Write routes the section names but does not run, each with the reason given there. */
 const NOT_RUN = new Set(['post /api/v1/log/checkpoint/cosignatures']);
 
