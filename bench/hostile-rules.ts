@@ -1,19 +1,13 @@
 import type { Figure } from './foundation.js';
 import { benchConfig, cli, scratch, startChild, stopChild, token } from './harness.js';
 import { percentile, withHealthSamples } from './overload.js';
-import { manyRegexesRule, manyValue, manyValuesRule } from '../tests/helpers/rule-limit-fixtures.js';
-
-/** The rule of issue 57 that froze the request thread: a lookahead and a nested quantifier on Zeek http's uri. */
-const HOSTILE_RULE = `title: Catastrophic backtracking
-id: 57b00000-0000-4000-8000-000000000001
-status: test
-logsource: {product: zeek, service: http}
-detection:
-  sel:
-    uri|re: '^(?!b)(a+)+$'
-  condition: sel
-level: high
-`;
+import {
+  HOSTILE_RULE,
+  HOSTILE_URI,
+  manyRegexesRule,
+  manyValue,
+  manyValuesRule,
+} from '../tests/helpers/rule-limit-fixtures.js';
 
 /** A Zeek http record; some ask for a uri holding a value of the large rule, some are the hostile rule's poison. */
 function httpRecord(b: number, i: number): Record<string, unknown> {
@@ -27,11 +21,7 @@ function httpRecord(b: number, i: number): Record<string, unknown> {
     'id.resp_h': '10.7.0.1',
     'id.resp_p': 80,
     method: 'GET',
-    uri: poison
-      ? `${'a'.repeat(29)}!`
-      : n % 97 === 0
-        ? `/dl/${manyValue(n % 23_600)}/x`
-        : `/static/app-${n % 5000}.js?v=${b}`,
+    uri: poison ? HOSTILE_URI : n % 97 === 0 ? `/dl/${manyValue(n % 23_600)}/x` : `/static/app-${n % 5000}.js?v=${b}`,
     host: 'web',
     user_agent: 'Mozilla/5.0 (X11; Linux x86_64)',
     status_code: 200,

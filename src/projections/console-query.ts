@@ -35,6 +35,16 @@ export const LIVE_MS = 15 * 60_000;
 export const AUTHORITY_HEARTBEAT_TIMEOUT_S = 900;
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** The detection plan's summary (projections/plan.ts), as the plan route and the console projection answer it. */
+export const PlanSummarySchema = v.strictObject({
+  rules: Count,
+  ready: Count,
+  degraded: Count,
+  blocked: Count,
+  quarantined: Count,
+  disabled: Count,
+});
 const Names = v.array(v.string());
 const Time = v.string();
 
@@ -142,14 +152,7 @@ export const ConsoleViewSchema = v.strictObject({
   detectionPlan: v.strictObject({
     generatedAt: Time,
     freshnessHours: v.number(),
-    summary: v.strictObject({
-      rules: Count,
-      ready: Count,
-      degraded: Count,
-      blocked: Count,
-      quarantined: Count,
-      disabled: Count,
-    }),
+    summary: PlanSummarySchema,
     attention: v.array(
       v.strictObject({
         ruleId: v.string(),

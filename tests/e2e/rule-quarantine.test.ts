@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { HOSTILE_ID, HOSTILE_RULE } from '../helpers/rule-limit-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -13,19 +14,7 @@ import { tempDir } from '../helpers/temp.js';
  * enabling it again is an audited act that needs a reason.
  */
 
-const HOSTILE_ID = '57b00000-0000-4000-8000-000000000001';
 const LOOKAHEAD_ID = '57b00000-0000-4000-8000-000000000002';
-
-const HOSTILE_RULE = `title: Catastrophic backtracking
-id: ${HOSTILE_ID}
-status: test
-logsource: {product: zeek, service: http}
-detection:
-  sel:
-    uri|re: '^(?!b)(a+)+$'
-  condition: sel
-level: high
-`;
 
 /** A well-behaved rule that also needs the backtracking engine: it keeps running beside the quarantined one. */
 const LOOKAHEAD_RULE = `title: Login page but not its stylesheet

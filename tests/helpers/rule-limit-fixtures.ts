@@ -43,3 +43,24 @@ ${values}
 level: high
 `;
 }
+
+/** The id of `HOSTILE_RULE`. */
+export const HOSTILE_ID = '57b00000-0000-4000-8000-000000000001';
+
+/**
+ * Issue 57's rule that froze the request thread: a lookahead (so V8's linear-time engine cannot run
+ * it) and a nested quantifier, on Zeek http's uri; `HOSTILE_URI` makes it backtrack for hours.
+ */
+export const HOSTILE_RULE = `title: Catastrophic backtracking
+id: ${HOSTILE_ID}
+status: test
+logsource: {product: zeek, service: http}
+detection:
+  sel:
+    uri|re: '^(?!b)(a+)+$'
+  condition: sel
+level: high
+`;
+
+/** 29 `a`s and a `!`: about 20 s of backtracking for `HOSTILE_RULE`, doubling per `a`. */
+export const HOSTILE_URI = `${'a'.repeat(29)}!`;

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { NormalizedEventSchema } from '../../events/normalized-event.js';
+import { PlanSummarySchema } from '../../projections/console-query.js';
 
 // The answers of the rule routes (rules.ts), as docs/openapi.json publishes them.
 
@@ -70,14 +71,7 @@ const PlanEntry = v.looseObject({
 export const DetectionPlanAnswer = v.strictObject({
   generatedAt: v.string(),
   freshnessHours: v.number(),
-  summary: v.strictObject({
-    rules: Count,
-    ready: Count,
-    degraded: Count,
-    blocked: Count,
-    quarantined: Count,
-    disabled: Count,
-  }),
+  summary: PlanSummarySchema,
   rules: v.array(PlanEntry),
   builtin: v.array(PlanEntry),
 });
