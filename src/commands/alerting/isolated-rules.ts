@@ -65,6 +65,9 @@ export interface IsolatedRule {
   readonly doc: unknown;
 }
 
+/** `n events`, `1 event`. */
+export const eventsText = (n: number): string => `${n} event${n === 1 ? '' : 's'}`;
+
 /** How long a worker may take to start and compile its rules. */
 const START_MS = 10_000;
 /** How often the wait looks at the worker's progress. */
@@ -159,8 +162,8 @@ export function isolatedRules(rules: readonly IsolatedRule[]): IsolatedRules {
           overruns.push({
             ruleId: r.rule.id,
             reason:
-              `still running after ${Math.round(sharedNow() - startedAt)} ms on a batch of ${relevant.length} ` +
-              `events (budget ${Math.round(limitMs)} ms): stopped`,
+              `still running after ${Math.round(sharedNow() - startedAt)} ms on a batch of ` +
+              `${eventsText(relevant.length)} (budget ${Math.round(limitMs)} ms): stopped`,
             budgetMs: limitMs,
             measuredMs: sharedNow() - startedAt,
             evaluations: eventIndex + 1,

@@ -9,7 +9,14 @@ import type { RuleHit } from '../../detection/correlate.js';
 import { createMeter, resetMeter, type RuleMatch, type RuleMeter, type RuleSet } from '../../detection/engine.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { activeRuleSet, type DetectionState } from '../../projections/detection.js';
-import { budgetMs, isolatedRules, type IsolatedRules, type RuleBudget, type RuleOverrun } from './isolated-rules.js';
+import {
+  budgetMs,
+  eventsText,
+  isolatedRules,
+  type IsolatedRules,
+  type RuleBudget,
+  type RuleOverrun,
+} from './isolated-rules.js';
 import type { RuleCosts } from './rule-costs.js';
 
 /** What running the rules over a batch gave: matches, hits for correlations, and the rules over budget. */
@@ -34,7 +41,7 @@ function inlineOverruns(set: RuleSet, meter: RuleMeter, budget: RuleBudget): Rul
     over.push({
       ruleId: set.inline[i]!.id,
       reason:
-        `took ${Math.round(ms)} ms on ${evaluations} events (budget ${Math.round(limit)} ms: ` +
+        `took ${Math.round(ms)} ms on ${eventsText(evaluations)} (budget ${Math.round(limit)} ms: ` +
         `${budget.batchMs} ms a batch or ${budget.eventMicros} µs an event), ${Math.round(meter.slowestMs[i]!)} ms ` +
         `on its slowest event`,
       budgetMs: limit,
