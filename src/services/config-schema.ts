@@ -1,4 +1,4 @@
-import { DEFAULT_RULE_BUDGET } from '../commands/alerting/isolated-rules.js';
+import { DEFAULT_RULE_BUDGET } from '../commands/alerting/rule-budget.js';
 import { DEFAULT_RULE_LIMITS } from '../detection/rule-limits.js';
 import * as v from 'valibot';
 import { parseCidr } from '../kernel/cidr.js';

@@ -4,7 +4,7 @@ import type { NormalizedEvent } from '../../events/normalized-event.js';
 import type { WriteModels } from '../../projections/models.js';
 import { alertingStateOf, evaluateEvidence, type AlertSummary, type DetectionSettings } from './evaluate.js';
 import type { IncidentSummary } from './incident-correlation.js';
-import { DEFAULT_RULE_BUDGET } from './isolated-rules.js';
+import { DEFAULT_RULE_BUDGET } from './rule-budget.js';
 import { createRuleCosts } from './rule-costs.js';
 import { createRuleRunner, type RunRules } from './rule-runner.js';
 

@@ -3,7 +3,7 @@ import type { AlertsState } from '../../projections/alerts.js';
 import type { DetectionState } from '../../projections/detection.js';
 import type { CommandContext, DomainEvent } from '../decision.js';
 import { RULE_QUARANTINED_RULE, systemAlertId, systemAlertRaised } from '../system-alerts.js';
-import type { RuleOverrun } from './isolated-rules.js';
+import type { RuleOverrun } from './rule-budget.js';
 
 /** Tag of the alerts meant for rule_admins. */
 export const RULE_ADMIN_TAG = 'vigil.rule-admin';

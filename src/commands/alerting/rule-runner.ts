@@ -9,14 +9,8 @@ import type { RuleHit } from '../../detection/correlate.js';
 import { createMeter, resetMeter, type RuleMatch, type RuleMeter, type RuleSet } from '../../detection/engine.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { activeRuleSet, type DetectionState } from '../../projections/detection.js';
-import {
-  budgetMs,
-  eventsText,
-  isolatedRules,
-  type IsolatedRules,
-  type RuleBudget,
-  type RuleOverrun,
-} from './isolated-rules.js';
+import { isolatedRules, type IsolatedRules } from './isolated-rules.js';
+import { budgetMs, eventsText, type RuleBudget, type RuleOverrun } from './rule-budget.js';
 import type { RuleCosts } from './rule-costs.js';
 
 /** What running the rules over a batch gave: matches, hits for correlations, and the rules over budget. */
