@@ -63,6 +63,7 @@ function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 
     const compiled = compileSigma(r.doc);
     // Imports are validated before they are recorded; a rule this version cannot compile stays out.
     if (!compiled.ok) continue;
+    const prior = s.rules.get(r.id);
     s.rules.set(r.id, {
       id: r.id,
       doc: r.doc,
@@ -70,9 +71,9 @@ function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 
       source: data.source,
       importedAt: record.at,
       ...(record.actor ? { importedBy: record.actor.id } : {}),
-      enabled: s.rules.get(r.id)?.enabled ?? true,
+      enabled: prior?.enabled ?? true,
       // A new version of a quarantined rule stays quarantined: only enabling it lifts that.
-      ...(s.rules.get(r.id)?.quarantine ? { quarantine: s.rules.get(r.id)!.quarantine! } : {}),
+      ...(prior?.quarantine ? { quarantine: prior.quarantine } : {}),
     });
   }
   if (data.source === 'builtin' && data.packVersion) s.builtinPack = data.packVersion;

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { runCli, startServe, storedEventIds, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { apiToken, runCli, startServe, storedEventIds, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { repoPath } from '../helpers/paths.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
@@ -31,9 +31,6 @@ const rawRequest = (url: string, text: string): Promise<string> => exchange(url,
 /** Sends `text` and keeps the socket open, as a slow client does. */
 const stalled = (url: string, text: string) => exchange(url, text, false);
 
-function token(config: string, principal: string, role: string): string {
-  return (JSON.parse(runCli(['api-token-generate', principal, role, '--config', config]).stdout) as { token: string }).token;
-}
 
 async function stop(serve: ServeProcess): Promise<void> {
   serve.proc.kill('SIGTERM');
@@ -59,7 +56,7 @@ describe('vigil serve hardening', () => {
   it('answers what the HTTP parser refuses with an ErrorResponse, keeps its store owner-only and notices an unsafe credentials folder', async () => {
     const dir = tempDir();
     const config = writeTestConfig(dir.path);
-    const viewer = token(config, 'reader', 'viewer');
+    const viewer = apiToken(config, 'reader', 'viewer');
     const serve = await startServe(config, dir.path);
     try {
       const big = await rawRequest(serve.url, `GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`);
@@ -103,9 +100,9 @@ describe('vigil serve hardening', () => {
   it('cuts a slow client on every route class, unauthenticated first, within its timeout, and caps connections per address', async () => {
     const dir = tempDir();
     const config = writeTestConfig(dir.path, { limits: { headerSeconds: 1, requestSeconds: 2, connectionsPerAddress: 12 } });
-    const analyst = token(config, 'reviewer', 'analyst');
-    const ingestor = token(config, 'loader', 'ingestor');
-    const viewer = token(config, 'reader', 'viewer');
+    const analyst = apiToken(config, 'reviewer', 'analyst');
+    const ingestor = apiToken(config, 'loader', 'ingestor');
+    const viewer = apiToken(config, 'reader', 'viewer');
     const serve = await startServe(config, dir.path);
     try {
       const body = (method: string, path: string, auth?: string, type = 'application/json') =>
@@ -152,7 +149,7 @@ describe('vigil serve hardening', () => {
   it('sends the request id and the no-store, no-sniff and referrer headers with every kind of answer, the ingestion answer byte for byte', async () => {
     const dir = tempDir();
     const config = writeTestConfig(dir.path);
-    const ingestor = token(config, 'shipper', 'ingestor');
+    const ingestor = apiToken(config, 'shipper', 'ingestor');
     const serve = await startServe(config, dir.path);
     try {
       const common = (r: Response, what: string, referrer = 'no-referrer') => {
@@ -187,8 +184,8 @@ describe('vigil serve hardening', () => {
   it('under a flood from another process: 429s appear, /health stays within its bound, every 202 is kept', async (t) => {
     const dir = tempDir();
     const config = writeTestConfig(dir.path, { limits: { ingestQueueEvents: 2000, ingestQueueBytes: 512 * 1024 } });
-    const ingestor = token(config, 'flooder', 'ingestor');
-    const viewer = token(config, 'reader', 'viewer');
+    const ingestor = apiToken(config, 'flooder', 'ingestor');
+    const viewer = apiToken(config, 'reader', 'viewer');
     const serve = await startServe(config, dir.path);
     try {
       const acked = join(dir.path, 'acked.txt');

@@ -6,7 +6,7 @@ import { OTLPLogExporter as HttpJsonExporter } from '@opentelemetry/exporter-log
 import { OTLPLogExporter as HttpProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { apiToken, runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { decodeExportResponseProto, decodeStatusProto } from '../../src/normalizers/otlp/otlp-codec.js';
 
@@ -17,9 +17,6 @@ interface StoredEvent {
   source: { adapter: string; instance: string };
 }
 
-function token(config: string, principal: string, role: string): string {
-  return (JSON.parse(runCli(['api-token-generate', principal, role, '--config', config]).stdout) as { token: string }).token;
-}
 
 /** Log records as the stock SDK makes them: a LoggerProvider with a resource, one logger, emitted records. */
 function sdkRecords(service: string, run: string): ReadableLogRecord[] {
@@ -53,8 +50,8 @@ describe('OTLP/HTTP from the stock OpenTelemetry JS SDK exporters to vigil serve
   const dir = tempDir();
   before(async () => {
     const config = writeTestConfig(dir.path, { limits: { bodyBytes: 64 * 1024 } });
-    ingestor = token(config, 'otel-shipper', 'ingestor');
-    viewer = token(config, 'reader', 'viewer');
+    ingestor = apiToken(config, 'otel-shipper', 'ingestor');
+    viewer = apiToken(config, 'reader', 'viewer');
     serve = await startServe(config, dir.path);
   });
   after(async () => {

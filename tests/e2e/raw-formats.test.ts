@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { apiToken, runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { fixturePath } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -22,9 +22,6 @@ interface Answer {
   refused: Array<{ index: number; line?: number; issues: string[] }>;
 }
 
-function token(config: string, principal: string, role: string): string {
-  return (JSON.parse(runCli(['api-token-generate', principal, role, '--config', config]).stdout) as { token: string }).token;
-}
 
 /**
  * What util-linux `logger --rfc5424` emits, appended to `file`: `--no-act --stderr` writes the
@@ -63,8 +60,8 @@ describe('raw formats as shippers send them, to a real vigil serve', () => {
 
   before(async () => {
     const config = writeTestConfig(dir.path);
-    ingestor = token(config, 'shipper', 'ingestor');
-    viewer = token(config, 'reader', 'viewer');
+    ingestor = apiToken(config, 'shipper', 'ingestor');
+    viewer = apiToken(config, 'reader', 'viewer');
     serve = await startServe(config, dir.path);
   });
   after(async () => {

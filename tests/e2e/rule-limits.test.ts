@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { apiToken, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { WEBSHELL_RULE, WEBSHELL_RULE_ID } from '../helpers/event-fixtures.js';
 import {
   MANY_REGEXES_ID,
@@ -22,9 +22,7 @@ interface ErrorResponse { error: string; issues?: string[] }
 async function instance(extra: Record<string, unknown> = {}): Promise<{ serve: ServeProcess; admin: string }> {
   const dir = tempDir();
   const config = writeTestConfig(dir.path, extra);
-  const generated = runCli(['api-token-generate', 'admin', 'admin', '--config', config]);
-  assert.equal(generated.status, 0, generated.stderr);
-  const admin = (JSON.parse(generated.stdout) as { token: string }).token;
+  const admin = apiToken(config, 'admin', 'admin');
   return { serve: await startServe(config, dir.path), admin };
 }
 

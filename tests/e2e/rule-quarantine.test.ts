@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { apiToken, runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { HOSTILE_ID, HOSTILE_RULE } from '../helpers/rule-limit-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -28,11 +28,6 @@ detection:
 level: medium
 `;
 
-function token(config: string, principal: string, role: string): string {
-  const generated = runCli(['api-token-generate', principal, role, '--config', config]);
-  assert.equal(generated.status, 0, generated.stderr);
-  return (JSON.parse(generated.stdout) as { token: string }).token;
-}
 
 const httpRecord = (uid: string, uri: string, n = 0) => ({
   ts: 1_795_338_000 + n, uid,
@@ -86,10 +81,10 @@ describe('rule quarantine (vigil serve end to end)', () => {
   it('keeps ingest and /health answering while poison events meet a backtracking rule, quarantines it, and audits enabling it again', { timeout: 180_000 }, async () => {
     const dir = tempDir();
     const config = writeTestConfig(dir.path);
-    const ruleAdmin = token(config, 'rules-team', 'rule_admin');
-    const admin = token(config, 'admin', 'admin');
-    const poisoner = token(config, 'sensor-a', 'ingestor');
-    const other = token(config, 'sensor-b', 'ingestor');
+    const ruleAdmin = apiToken(config, 'rules-team', 'rule_admin');
+    const admin = apiToken(config, 'admin', 'admin');
+    const poisoner = apiToken(config, 'sensor-a', 'ingestor');
+    const other = apiToken(config, 'sensor-b', 'ingestor');
     const serve = await startServe(config, dir.path);
     const call = (path: string, tokenOf: string, init: RequestInit = {}) =>
       fetch(`${serve.url}${path}`, { ...init, headers: { authorization: `Bearer ${tokenOf}`, 'content-type': 'application/json', ...init.headers } });

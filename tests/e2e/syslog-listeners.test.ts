@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
-import { runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
+import { apiToken, runCli, startServe, writeTestConfig, type ServeProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const LOGGER = '/usr/bin/logger';
@@ -21,9 +21,6 @@ interface StoredEvent {
   attributes: Record<string, unknown>;
 }
 
-function token(config: string, principal: string, role: string): string {
-  return (JSON.parse(runCli(['api-token-generate', principal, role, '--config', config]).stdout) as { token: string }).token;
-}
 
 /** A CA, a server certificate for 127.0.0.1, and client certificates for `web-01` and `intruder`, made with openssl. */
 function makeCertificates(dir: string): void {
@@ -74,8 +71,8 @@ describe('syslog listeners of a real vigil serve', () => {
         ],
       },
     });
-    viewer = token(config, 'reader', 'viewer');
-    admin = token(config, 'boss', 'admin');
+    viewer = apiToken(config, 'reader', 'viewer');
+    admin = apiToken(config, 'boss', 'admin');
     serve = await startServe(config, dir.path);
     ports = {};
     for (const m of serve.output().matchAll(/"msg":"syslog listening","listener":"(\w+)","protocol":"\w+","address":"[^"]+","port":(\d+)/g)) ports[m[1]!] = Number(m[2]);

@@ -12,6 +12,13 @@ export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** A new credential's token from `vigil api-token-generate principal role` (fails the test when it cannot be made). */
+export function apiToken(config: string, principal: string, role: string): string {
+  const generated = runCli(['api-token-generate', principal, role, '--config', config]);
+  if (generated.status !== 0) throw new Error(`api-token-generate ${principal} ${role}: ${generated.stderr}`);
+  return (JSON.parse(generated.stdout) as { token: string }).token;
+}
+
 /** Writes a config file for a temp instance on a free port and returns its path. */
 export function writeTestConfig(dir: string, extra: Record<string, unknown> = {}): string {
   const path = join(dir, 'vigil.config.json');
