@@ -5,6 +5,7 @@ import { decideIngestEvents } from '../src/commands/ingest-events.js';
 import type { NormalizedEvent } from '../src/events/normalized-event.js';
 import { DEFAULT_DETECTION, openInstanceStore } from '../src/cli/instance/open.js';
 import { startCheckpointer } from '../src/log/checkpointer.js';
+import { embeddedHeadSigner } from '../src/log/head-signer.js';
 import { expireSegments } from '../src/services/retention/expire.js';
 import { RetentionSchema } from '../src/log/retention/settings.js';
 import { benchEvent } from './events.js';
@@ -56,13 +57,13 @@ async function month(retain: boolean, rate?: number): Promise<MonthRun> {
   const dir = scratch(retain ? 'retain' : 'keep');
   const storePath = join(dir, 'store');
   const archiveDir = join(dir, 'archive');
-  const inst = await openInstanceStore(storePath);
-  const cp = await startCheckpointer(
-    inst.store,
-    inst.log,
-    { name: 'bench.log/r', seed: new Uint8Array(32).fill(5) },
-    { everyRecords: 10_000, everySeconds: 86_400, witnesses: [] },
-  );
+  const heads = embeddedHeadSigner({ name: 'bench.log/r', seed: new Uint8Array(32).fill(5) }, join(dir, 'signer'));
+  const inst = await openInstanceStore(storePath, { signer: heads });
+  const cp = await startCheckpointer(inst.store, inst.log, heads, {
+    everyRecords: 10_000,
+    everySeconds: 86_400,
+    witnesses: [],
+  });
   const settings = v.parse(RetentionSchema, { enabled: retain, evidenceDays: 7, segmentRecords: SEGMENT });
   const sizeByDay: number[] = [];
   const expiryMs: number[] = [];

@@ -7,6 +7,7 @@ import { NORMALIZERS } from '../src/normalizers/registry.js';
 import { journalEntry, zeekConn } from './normalizers.js';
 import type { NewRecord } from '../src/kernel/record.js';
 import { startCheckpointer } from '../src/log/checkpointer.js';
+import { embeddedHeadSigner } from '../src/log/head-signer.js';
 import { RecordType } from '../src/events/record-types.js';
 import { benchEvent } from './events.js';
 import type { Figure } from './foundation.js';
@@ -153,13 +154,12 @@ async function bestOfThree(
 /** One checkpoint (root, Ed25519 signature, durable write) after every 10,000 records, the default. */
 async function checkpointCost(): Promise<number> {
   const store = openLmdbStore(join(scratch('cp'), 'store'));
-  const log = openLmdbLog(store);
-  const t = await startCheckpointer(
-    store,
-    log,
+  const heads = embeddedHeadSigner(
     { name: 'bench.log/x', seed: new Uint8Array(32).fill(3) },
-    { everyRecords: 1e9, everySeconds: 86_400, witnesses: [] },
+    join(scratch('cp'), 'signer'),
   );
+  const log = openLmdbLog(store, undefined, { signer: heads });
+  const t = await startCheckpointer(store, log, heads, { everyRecords: 1e9, everySeconds: 86_400, witnesses: [] });
   let spent = 0;
   for (let i = 0; i < 20; i++) {
     await log.append(recordBatch(i));

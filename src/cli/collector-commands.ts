@@ -15,6 +15,7 @@ import { TOKEN_LIFETIME, parseLifetime } from '../commands/collector-token-lifet
 import { formatIssues } from '../kernel/issues.js';
 import { ENROLLMENT_TOKEN_PREFIX } from '../http/routes/collectors.js';
 import { openInstanceStore, storeOptions } from './instance/open.js';
+import { openInstanceSigner } from './instance/head-signing.js';
 import { CliError } from './cli-error.js';
 import { parseCommandArgs, usageError } from './usage.js';
 import { loadConfig } from './config-file.js';
@@ -133,7 +134,10 @@ async function issueToken(
     );
   // Writes through the store, so it needs the instance stopped (one process per store); the admin API route does the
   // same online.
-  const inst = await openInstanceStore(config.storage.path, storeOptions(config));
+  const inst = await openInstanceStore(config.storage.path, {
+    ...storeOptions(config),
+    signer: await openInstanceSigner(config),
+  });
   try {
     const token = generateToken(ENROLLMENT_TOKEN_PREFIX);
     const now = new Date();

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { lowerThreadPriority } from '../projections/read-side/thread-priority.js';
 import { decodeRecord } from '../log/record.js';
 import { asInstanceRecord } from '../events/read.js';
@@ -6,8 +5,7 @@ import { openInstanceStore, type InstanceStore, type OpenOptions } from './insta
 import type { LogCut } from '../log/event-log.js';
 import { carriedCopyProblem, verifyWithArchives, type HistoryVerdict } from '../services/retention/verify-archives.js';
 import { exportLine } from '../log/export-line.js';
-import { loadLogKey, logKeyPath } from '../log/log-key.js';
-import { parseVerifierKey, verifierOf, type NoteVerifier } from '../log/signed-note.js';
+import { parseVerifierKey, type NoteVerifier } from '../log/signed-note.js';
 import { verifyLog, type VerifyResult } from '../log/verify.js';
 import { verifyTree, type TreeVerdict } from '../log/verify-tree.js';
 import type { Stats } from '../projections/stats.js';
@@ -20,6 +18,7 @@ import type { Stats } from '../projections/stats.js';
  */
 export async function logVerify(
   storePath: string,
+  key: NoteVerifier | undefined,
   opts: OpenOptions = {},
   archives?: string,
   archiveKeys: readonly NoteVerifier[] = [],
@@ -37,25 +36,32 @@ export async function logVerify(
         badSeq: cut.firstSeq,
         reason: `no LogSegmentsExpired record in the log names the cut at ${cut.firstSeq}`,
       };
-    const keyFile = logKeyPath(storePath);
-    // Without the key a checkpoint's signature cannot be checked: say so rather than count it as verified.
-    const key = existsSync(keyFile) ? verifierOf(loadLogKey(keyFile)) : undefined;
-    if (!key && inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getKeysCount() > 0) {
+    // Without the key a signature cannot be checked: say so rather than count it as verified.
+    if (!key && (inst.log.signedHead() !== undefined || checkpointsOf(inst).getKeysCount() > 0)) {
       return {
         ok: false,
         records: chain.records,
         badSeq: chain.records,
         reason:
-          `the checkpoint signing key ${keyFile} is missing: the stored checkpoints' signatures cannot be ` +
-          `verified`,
+          'the log signing key is not available here: the signed head and checkpoints cannot be verified (give ' +
+          'the signer key file or socket in log.signer, or run as the user who may read it)',
       };
     }
     const tree = verifyTree(inst.store, inst.log, key);
     if (!tree.ok) return { ok: false, records: chain.records, badSeq: chain.records, reason: tree.reason, tree };
+    const head = inst.log.head().seq;
+    if (tree.attested < head)
+      return {
+        ok: false,
+        records: chain.records,
+        badSeq: tree.attested + 1,
+        reason:
+          `records ${tree.attested + 1} to ${head} are unattested: no signed head covers them, so no signing ` +
+          `Vigil wrote them (vigil log quarantine-tail sets them aside)`,
+        tree,
+      };
     if (archives === undefined) return { ...chain, tree };
-    const stored = [...inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' }).getRange({})].map(
-      ({ key: k, value }) => [k, value] as [number, string],
-    );
+    const stored = [...checkpointsOf(inst).getRange({})].map(({ key: k, value }) => [k, value] as [number, string]);
     const history = verifyWithArchives(inst.log, inst.carried, archives, stored, key, archiveKeys);
     return history.ok
       ? { ...chain, history }
@@ -64,6 +70,8 @@ export async function logVerify(
     await inst.close();
   }
 }
+
+const checkpointsOf = (inst: InstanceStore) => inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
 
 /** Whether the live log holds the cut record that the log's cut mark says (same place, hash and root). */
 function cutRecorded(inst: InstanceStore, cut: LogCut): boolean {

@@ -105,12 +105,15 @@ export async function runLogProofCommand(
   switch (verb) {
     case 'public-key': {
       const { config } = loadConfig(values.config, env, cwd);
-      let key: NoteVerifier;
-      try {
-        key = verifierOf(loadLogKey(logKeyPath(config.storage.path)));
-      } catch (err) {
-        throw new CliError((err as Error).message, 1);
-      }
+      const { instanceVerifier, signerKeyFile } = await import('./instance/head-signing.js');
+      const key = await instanceVerifier(config);
+      if (!key)
+        throw new CliError(
+          config.log.signer.socket
+            ? `no head signer answers at ${config.log.signer.socket}`
+            : `no readable log signing key at ${signerKeyFile(config)}: \`vigil serve\` makes it at its first start`,
+          1,
+        );
       out(verifierKeyString(key));
       return 0;
     }

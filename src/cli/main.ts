@@ -40,6 +40,8 @@ const OPTIONS = {
     from: { type: 'string' },
     to: { type: 'string' },
     raw: { type: 'boolean' },
+    out: { type: 'string' },
+    reason: { type: 'string' },
   },
   openapi: {},
 } as const;
@@ -48,6 +50,7 @@ const OPTIONS = {
 const LOG_OPTIONS: Record<string, readonly string[]> = {
   verify: ['config', 'archives', 'archive-keys'],
   export: ['config', 'from', 'to', 'raw'],
+  'quarantine-tail': ['config', 'out', 'reason'],
 };
 
 /**
@@ -139,10 +142,17 @@ async function logCommand(
 ): Promise<number> {
   const { logExport, logVerify, readVerifierKeys } = await import('./log-commands.js');
   const { storeOptions } = await import('./instance/open.js');
+  if (args[0] === 'quarantine-tail') {
+    const { logQuarantineTail } = await import('./signer-commands.js');
+    out(await logQuarantineTail(config, values.out as string | undefined, values.reason as string | undefined));
+    return 0;
+  }
   if (args[0] === 'verify') {
     const keysFile = values['archive-keys'] as string | undefined;
+    const { instanceVerifier } = await import('./instance/head-signing.js');
     const result = await logVerify(
       config.storage.path,
+      await instanceVerifier(config),
       storeOptions(config),
       values.archives as string | undefined,
       keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : [],
@@ -212,6 +222,10 @@ async function main(argv: string[]): Promise<number> {
     case 'collector-token': {
       const { runCollectorCommand } = await import('./collector-commands.js');
       return (await runCollectorCommand([command, ...rest], process.env, out))!;
+    }
+    case 'signer': {
+      const { runSignerCommand } = await import('./signer-commands.js');
+      return runSignerCommand(rest, process.env, out);
     }
     case 'rules': {
       const { runRulesCommand } = await import('./rules-commands.js');

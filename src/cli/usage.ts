@@ -114,6 +114,7 @@ options:
       'vigil log verify [--archives DIR] [--archive-keys FILE] [--config FILE]',
       'vigil log export [--from SEQ] [--to SEQ] [--raw] [--config FILE]',
       'vigil log public-key [--config FILE]',
+      'vigil log quarantine-tail [--out DIR] [--reason TEXT] [--config FILE]',
       'vigil log verify --export FILE --checkpoint FILE --key VERIFIER',
       'vigil log verify-consistency OLD NEW --key VERIFIER [--proof FILE | --url URL]',
       'vigil log verify-inclusion RECORD CHECKPOINT --key VERIFIER [--proof FILE | --url URL]',
@@ -128,6 +129,10 @@ export                 the records as JSON lines on stdout (| head is fine: a cl
   --from SEQ --to SEQ  the range (default: from record 1 to the head)
   --raw                each record with its stored bytes
 public-key             the verifier key of this instance's signed checkpoints
+quarantine-tail        moves the records past the last signed head (not written by a signing Vigil)
+                       out of the store into a file, and records that in the log; the service stopped
+  --out DIR            where the file goes (default: quarantine/ beside the store folder)
+  --reason TEXT        why, recorded with it
 verify --export        offline, without a store: an export against a checkpoint and the log's key
 verify-consistency     offline: that checkpoint NEW extends checkpoint OLD
 verify-inclusion       offline: that the exported record RECORD is in checkpoint CHECKPOINT
@@ -146,6 +151,24 @@ With the instance running, use the API instead (docs/log.md).`,
           'or the operation failed (the store in use, no log key, the proof could not be fetched)',
       ],
       [2, 'usage error; an input file that cannot be read, a malformed --key, a witness key file that exists'],
+    ],
+  },
+  signer: {
+    summary: 'run the head signer that holds the log signing key apart from the writer',
+    usage: ['vigil signer key --out FILE', 'vigil signer serve --key FILE --state DIR --socket PATH'],
+    details: `The log's signing key signs the head of every commit (docs/log.md, "Signed heads"). Run apart from
+vigil serve, as another user, it keeps the key out of reach of whatever can write the store: it signs
+only heads that extend the last one it signed, and never rewinds a published checkpoint.
+
+key                    creates a signing key in FILE (mode 600, refused if FILE exists); prints its verifier key
+serve                  answers the writer on the Unix socket PATH (mode 660: give the writer the socket's group)
+  --key FILE           the signing key (default: $CREDENTIALS_DIRECTORY/log-signing.key, systemd's LoadCredential=)
+  --state DIR          what it last signed and its journal (default: $STATE_DIRECTORY); 0700
+  --socket PATH        the socket the instance's log.signer.socket names`,
+    exits: [
+      [0, 'the key was made; or the signer stopped on SIGTERM or SIGINT'],
+      [1, 'the key file is missing, readable by others or not a signer key; the state file is unreadable'],
+      USAGE_ERROR,
     ],
   },
   openapi: {

@@ -1,4 +1,4 @@
-import { openLmdbLog, type LmdbEventLog } from '../log/lmdb-log.js';
+import { openLmdbLog, type LmdbEventLog, type LmdbLogOptions } from '../log/lmdb-log.js';
 import { openLmdbStore, type LmdbStore } from '../log/lmdb-store.js';
 import type { IndexProjection, Projection } from '../projections/types.js';
 import { createProjectionRuntime, type ProjectionRuntime, type RuntimeOptions } from '../projections/runtime.js';
@@ -34,10 +34,33 @@ export interface EventStoreOptions<M> {
   readonly openLog?: LogOpener;
   /** Folds the heap models from a retention cut off the writer's thread (src/projections/refold.ts). */
   readonly foldFromCut?: RuntimeOptions['foldFromCut'];
+  /**
+   * Signs the head of every commit (src/log/head-signer.ts). With it, a store holding records past its
+   * last signed head is refused before anything folds them, and so is one the signer will not take up.
+   */
+  readonly signer?: LmdbLogOptions['signer'];
+}
+
+/** A store with records past its last signed head: not written by a signing Vigil (docs/log.md, "Signed heads"). */
+export class UnattestedTailError extends Error {
+  override readonly name = 'UnattestedTailError';
+  constructor(
+    readonly path: string,
+    readonly tail: { readonly from: number; readonly to: number },
+  ) {
+    super(
+      `refusing to start: records ${tail.from} to ${tail.to} of the log in ${path} are past its last signed head ` +
+        `(no signing Vigil wrote them): run vigil log verify, then vigil log quarantine-tail to set them aside`,
+    );
+  }
 }
 
 /** Opens the log kept in (or copied into) an LMDB store. */
-export type LogOpener = (store: LmdbStore, onFatal?: (err: Error) => void) => LmdbEventLog | Promise<LmdbEventLog>;
+export type LogOpener = (
+  store: LmdbStore,
+  onFatal?: (err: Error) => void,
+  opts?: LmdbLogOptions,
+) => LmdbEventLog | Promise<LmdbEventLog>;
 
 /**
  * Opens the store at `path` (one process per store), loads checkpoints and folds the tail of the
@@ -46,7 +69,18 @@ export type LogOpener = (store: LmdbStore, onFatal?: (err: Error) => void) => Lm
 export async function openEventStore<M>(path: string, opts: EventStoreOptions<M>): Promise<EventStore<M>> {
   const store = openLmdbStore(path);
   try {
-    const log = await (opts.openLog ?? openLmdbLog)(store, opts.onFatal);
+    const log = await (opts.openLog ?? openLmdbLog)(store, opts.onFatal, opts.signer ? { signer: opts.signer } : {});
+    if (opts.signer) {
+      const lost = log.missingTail();
+      if (lost)
+        throw new Error(
+          `refusing to start: records ${lost.from} to ${lost.to} of the log are missing from the store ${path} ` +
+            `(its tail was cut or lost); run vigil log verify, and restore the store from a backup`,
+        );
+      const tail = log.unattestedTail();
+      if (tail) throw new UnattestedTailError(path, tail);
+      await log.signing;
+    }
     const carried = openCarriedIndex(store.root, (seq) => {
       for (const r of log.read(seq, seq)) return r;
       return undefined;
@@ -80,6 +114,7 @@ export async function openEventStore<M>(path: string, opts: EventStoreOptions<M>
       },
     };
   } catch (err) {
+    await opts.signer?.close().catch(() => undefined);
     await store.close().catch(() => undefined);
     throw err;
   }

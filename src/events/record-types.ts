@@ -95,6 +95,8 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'RetentionPolicyRecorded':
     case 'RecordsCarriedForward':
     case 'LogSegmentsExpired':
+    case 'SignedHeadsRewound':
+    case 'LogTailQuarantined':
       return NONE;
     default: {
       const _exhaustive: never = e;

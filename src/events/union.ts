@@ -10,6 +10,7 @@ import { SETUP_EVENTS } from './setup-events.js';
 import { EXPORT_EVENTS } from './export-events.js';
 import { MONITOR_EVENTS } from './monitor-events.js';
 import { RETENTION_EVENTS } from './retention-events.js';
+import { LOG_EVENTS } from './log-events.js';
 
 /** The schema of every event the instance has ever written, by stored type name. */
 export const INSTANCE_EVENTS = {
@@ -22,6 +23,7 @@ export const INSTANCE_EVENTS = {
   ...MONITOR_EVENTS,
   ...CREDENTIAL_EVENTS,
   ...RETENTION_EVENTS,
+  ...LOG_EVENTS,
 } as const;
 
 /** The schema of every event the setup authority has ever written, by stored type name. */

@@ -1,4 +1,11 @@
-import { createHash, createPublicKey, verify as verifyNative, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  sign as signNative,
+  verify as verifyNative,
+  type KeyObject,
+} from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { decodeStrictBase64 } from './strict-base64.js';
 
@@ -74,6 +81,15 @@ export function generateKeyPair(): { seed: Uint8Array; publicKey: Uint8Array } {
 /** The public key of a seed. */
 export function publicKeyOf(seed: Uint8Array): Uint8Array {
   return ed.getPublicKey(seed);
+}
+
+/**
+ * A signer of one seed through Node's crypto (OpenSSL): the same deterministic RFC 8032 signatures as
+ * `sign`, about ten times faster, for a key that signs on every commit (the log's head signer).
+ */
+export function seedSigner(seed: Uint8Array): (message: Uint8Array) => Uint8Array {
+  const key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  return (message) => new Uint8Array(signNative(null, message, key));
 }
 
 /** Signs `message` with a 32-byte seed (deterministic, RFC 8032). */

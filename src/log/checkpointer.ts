@@ -1,8 +1,9 @@
 import type { Database } from 'lmdb';
-import type { LmdbEventLog } from './lmdb-log.js';
+import { attestation, type LmdbEventLog } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
-import { formatCheckpoint, parseCheckpoint } from './checkpoint.js';
-import { openNote, parseNote, signNote, verifierOf, type NoteSigner, type NoteVerifier } from './signed-note.js';
+import { parseCheckpoint } from './checkpoint.js';
+import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
+import type { HeadSigner } from './head-signer.js';
 import { leafHash } from './merkle.js';
 import { MissingRecordError } from './merkle-tree.js';
 
@@ -45,19 +46,24 @@ export class ProofNeedsArchive extends Error {
 }
 
 /**
- * Starts checkpointing the log. Checkpoints live beside the log, in the `checkpoints` database
- * keyed by tree size (docs/log.md says why not in the log). At start the latest one must still
- * match the tree (unless it is of a size before a retention cut), and a new one is made at the head,
- * so a checkpoint lost to a crash is replaced by one consistent with everything published before it.
+ * Starts checkpointing the log. A checkpoint is the signed head of a commit (src/log/lmdb-log.ts),
+ * published: kept beside the log, in the `checkpoints` database keyed by tree size (docs/log.md says
+ * why not in the log), and reported to the signer, which never rewinds a published head. Nothing is
+ * signed here: a start does not sign records the signer did not witness. At start the latest
+ * checkpoint must still match the tree (unless it is of a size before a retention cut), and the
+ * latest signed head is published, so a checkpoint lost to a crash is replaced by one consistent with
+ * everything published before it.
  */
 export async function startCheckpointer(
   store: LmdbStore,
   log: LmdbEventLog,
-  signer: NoteSigner,
+  heads: HeadSigner,
   policy: CheckpointPolicy,
 ): Promise<Transparency> {
   const db: Database<string, number> = store.db('checkpoints', { keyEncoding: 'uint32' });
-  const verifier = verifierOf(signer);
+  const verifier = heads.verifier;
+  // The signer takes the store up first: it publishes only heads it has.
+  await log.signing;
   const latestStored = (): [number, string] | undefined => {
     for (const { key, value } of db.getRange({ reverse: true, limit: 1 })) return [key, value];
     return undefined;
@@ -87,11 +93,12 @@ export async function startCheckpointer(
     chain = chain
       .catch(() => undefined)
       .then(async () => {
-        const size = log.tree.committedSize();
-        if (size <= lastSize) return db.get(lastSize);
-        const note = signNote(formatCheckpoint({ origin: signer.name, size, root: log.tree.root(size) }), signer);
+        const note = log.signedHead();
+        const size = note === undefined ? -1 : attestation(note, store).size;
+        if (note === undefined || size <= lastSize) return db.get(lastSize);
         await log.commit(() => db.putSync(size, note));
         lastSize = size;
+        await heads.publish(size);
         return note;
       });
     return chain;

@@ -3,6 +3,7 @@ import { NotLeaderError, type LogCut } from './event-log.js';
 import type { JetStreamConnection } from './jetstream-connect.js';
 import { openLmdbLog, type InTransaction, type LmdbEventLog } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
+import type { HeadSigner } from './head-signer.js';
 import { type LogRecord, type NewRecord } from '../kernel/record.js';
 import { DEFAULT_RETRY_WINDOW_MS, FOLLOW_EXPIRES_MS } from './jetstream-batch.js';
 import { initialState, type JetStreamState, type Position } from './jetstream-state.js';
@@ -37,6 +38,8 @@ export interface JetStreamLogOptions {
   readonly cutWrites?: CutWrites;
   /** Where the log says what it did by itself (a follower that stalled and follows again). */
   readonly notice?: (line: Record<string, unknown>) => void;
+  /** Signs the local copy's head on every commit (each node its own signer: docs/scale-out.md). */
+  readonly signer?: HeadSigner;
   /**
    * How long a follower's copy may stand still while the stream grows before its consumer is replaced (STALL_CHECK_MS).
    */
@@ -99,7 +102,7 @@ export async function openJetStreamLog(
   const positions: Database<Position, string> = store.db('jetstream');
   const stateAtOpen = (await conn.jsm.streams.info(conn.stream)).state;
   await startBehindPurge(store, conn, positions, stateAtOpen);
-  const inner = openLmdbLog(store, onFatal);
+  const inner = openLmdbLog(store, onFatal, opts.signer ? { signer: opts.signer } : {});
   const position: Position = positions.get('position') ?? { streamSeq: 0, seq: 0 };
   checkCopiedFromStream(store, inner, position);
   const parts = { conn, inner, positions, retryWindowMs, cutWrites, notice, stallCheckMs };

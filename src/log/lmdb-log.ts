@@ -3,10 +3,38 @@ import { FatalStorageError, type EventLog, type LogCut, type LogHead } from './e
 import type { LmdbStore } from './lmdb-store.js';
 import { lentReader, type LentDecode, type LentReader } from './lent-range.js';
 import { leafHash } from './merkle.js';
-import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
+import { frontierText, openMerkleTree, type MerkleTree } from './merkle-tree.js';
 import { decodeRecord, hashBytes, keptRecord } from './record.js';
 import { linkBatch } from './chain.js';
 import { GENESIS_HASH, type LogRecord, type NewRecord } from '../kernel/record.js';
+import type { HeadSigner } from './head-signer.js';
+import type { ResumeAnswer } from './head-keeper.js';
+import { parseNote } from './signed-note.js';
+import { parseCheckpoint } from './checkpoint.js';
+
+/** What the signer said when it took the store up. */
+export type ResumeResult = Extract<ResumeAnswer, { ok: true }>;
+
+/**
+ * The store's attestation: its signed head, or in a store written before signed heads its latest
+ * checkpoint (both signed notes; their signatures are checked by the signer and by `vigil log verify`);
+ * without either, the start of the records it holds (record 1, or its cut).
+ */
+export function attestation(signedHead: string | undefined, store: LmdbStore): { size: number; note?: string } {
+  let note = signedHead;
+  if (note === undefined) {
+    const checkpoints = store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
+    for (const { value } of checkpoints.getRange({ reverse: true, limit: 1 })) note = value;
+  }
+  // A copy that started from a retention cut (a JetStream node behind a purged prefix) begins at the cut.
+  if (note === undefined)
+    return { size: Math.max(0, (store.db<LogCut, string>('log-meta').get('cut')?.firstSeq ?? 1) - 1) };
+  const parsed = parseNote(note);
+  const cp = parsed.ok ? parseCheckpoint(parsed.text) : undefined;
+  if (!cp?.ok)
+    throw new Error(`the store's signed head is not a checkpoint note: ${parsed.ok ? cp?.error : parsed.error}`);
+  return { size: cp.checkpoint.size, note };
+}
 
 /** Work to run inside the same LMDB write transaction as a batch (read-model updates, checkpoints). */
 export type InTransaction = (records: readonly LogRecord[]) => void;
@@ -36,6 +64,22 @@ export interface LmdbEventLog extends EventLog {
    * lost), or undefined: such a store is verified (`vigil log verify` names the first), not served.
    */
   missingTail(): { readonly from: number; readonly to: number } | undefined;
+  /**
+   * Resolves once the signer has taken up the store (with what it said: a rewind is recorded by the
+   * caller), or rejects with why it will not; undefined without a signer.
+   */
+  readonly signing: Promise<ResumeResult | undefined>;
+  /** The signer of its heads, which the log closes with itself; absent in a log that signs none. */
+  readonly signer?: HeadSigner;
+  /** The signed head of the last durable commit (a C2SP checkpoint note), when a signer signed one. */
+  signedHead(): string | undefined;
+  /** The records a signed head (or a checkpoint, in a store from before signed heads) covers. */
+  attested(): number;
+  /**
+   * Records past the last signed head: not written by a signing Vigil (docs/log.md, "Signed heads"). A
+   * start refuses such a store until `vigil log quarantine-tail` sets them aside.
+   */
+  unattestedTail(): { readonly from: number; readonly to: number } | undefined;
   /** The last cut, when retention removed a prefix. */
   cut(): LogCut | undefined;
   /** Runs writes in a durable transaction of their own (checkpoints, rebuilt read models). */
@@ -50,11 +94,55 @@ export interface LmdbEventLog extends EventLog {
   openLentReader<T>(decode: LentDecode<T>): LentReader<T>;
 }
 
+/** A batch staged and waiting for its commit. */
+interface Staged {
+  readonly kept: readonly LogRecord[];
+  readonly bytes: readonly Uint8Array[];
+  readonly leaves: readonly Uint8Array[];
+  readonly head: LogHead;
+  readonly treeWrites: () => void;
+  readonly inTransaction?: InTransaction;
+  readonly cut?: LogCut;
+  readonly done: Deferred;
+}
+
+interface Deferred {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** Where the signed head of the last commit is kept, in `log-meta`, written in the commit's transaction. */
+const SIGNED_HEAD = 'signed-head';
+
+/** Options of the LMDB log beyond its store. */
+export interface LmdbLogOptions {
+  /**
+   * Signs the head of every commit in its transaction (docs/log.md, "Signed heads"); without one the
+   * log writes no signed head (the setup authority's store, tests, and anything else that is not an
+   * instance serving: what it appends is then unattested, and `vigil log verify` says so).
+   */
+  readonly signer?: HeadSigner;
+}
+
 /** Opens the log kept in `store` (databases `log` and `log-meta`). */
-export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = () => {}): LmdbEventLog {
+export function openLmdbLog(
+  store: LmdbStore,
+  onFatal: (err: Error) => void = () => {},
+  { signer: heads }: LmdbLogOptions = {},
+): LmdbEventLog {
   const records: Database<Uint8Array, number> = store.db('log', { encoding: 'binary', keyEncoding: 'uint32' });
   const meta: Database<LogHead, string> = store.db('log-meta');
   const cutMeta = meta as unknown as Database<LogCut, string>;
+  const signedHeadMeta = meta as unknown as Database<string, string>;
   let cut: LogCut | undefined = cutMeta.get('cut');
   const followers = new Set<(r: LogRecord) => void>();
   let head: LogHead = loadHead(records, meta);
@@ -70,59 +158,154 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     throw failed;
   }
 
+  /** Batches staged and waiting for their commit: with a signer, all those of an event turn share one signature. */
+  let queue: Staged[] = [];
+  let flushing = false;
+  let signedHead: string | undefined = signedHeadMeta.get(SIGNED_HEAD);
+  let attested = attestation(signedHead, store).size;
+  const ready: Promise<ResumeResult | undefined> = heads ? resumeSigning() : Promise.resolve(undefined);
+  ready.catch(() => undefined);
+
   function stage(batch: readonly NewRecord[], inTransaction?: InTransaction, newCut?: LogCut): StagedBatch {
     if (failed) throw failed;
     if (newCut && !(newCut.firstSeq > (cut?.firstSeq ?? 1) && newCut.firstSeq <= head.seq + 1))
       throw new RangeError(`cannot cut the log at ${newCut.firstSeq}`);
-    const removeFrom = cut?.firstSeq ?? 1;
-    let storedCut: LogCut | undefined;
     // Seq and chain links are assigned now, synchronously, so concurrent appends chain in call order.
     const { records: stored, bytes, head: newHead } = linkBatch(batch, head);
     // What the transaction and the followers hold until the batch is durable: not its events.
     const kept = stored.map((r, i) => keptRecord(r, bytes[i]!));
-    if (newCut) storedCut = { ...newCut, atSeq: newHead.seq };
+    const leaves = bytes.map(leafHash);
+    const entry: Staged = {
+      kept,
+      bytes,
+      leaves,
+      head: newHead,
+      treeWrites: tree.stageLeaves(leaves),
+      ...(inTransaction ? { inTransaction } : {}),
+      ...(newCut ? { cut: { ...newCut, atSeq: newHead.seq } } : {}),
+      done: deferred(),
+    };
     head = newHead;
-    const treeWrites = tree.stage(bytes);
-    // A nested transactionSync is a child transaction: if anything in it throws, none of the
-    // batch's writes survive, even though other work shares the outer batched transaction.
-    const first = kept[0]?.seq;
-    const done = store.root.transaction(() =>
-      store.root.transactionSync(() => {
-        // A batch chains behind the one staged before it: if that one did not commit (its child
-        // transaction threw, or its commit failed), this one must not either, or the log has a hole.
-        // (The first record after a cut has no record before it: a JetStream copy can start there.)
-        if (
-          first !== undefined &&
-          (records.doesExist(first) || (first > (cut?.firstSeq ?? 1) && !records.doesExist(first - 1)))
-        ) {
-          throw new FatalStorageError(
-            `record ${first - 1} was not committed: refusing to write record ${first} after it`,
-          );
-        }
-        for (let i = 0; i < kept.length; i++) records.putSync(kept[i]!.seq, bytes[i]!);
-        if (kept.length > 0) meta.putSync('head', newHead);
-        if (newCut) {
-          // The records go, the tree's nodes stay: proofs and checkpoints of the whole log still hold.
-          for (let s = removeFrom; s < newCut.firstSeq; s++) records.removeSync(s);
-          cutMeta.putSync('cut', storedCut!);
-        }
-        treeWrites();
-        inTransaction?.(kept);
-      }),
-    );
+    queue.push(entry);
+    // Without a signer each batch commits as it always did; with one, the turn's batches wait for one signature.
+    if (!heads) flush();
+    else if (!flushing) {
+      flushing = true;
+      setImmediate(flush);
+    }
+    const durable = entry.done.promise;
+    pending = durable;
+    return { records: stored, kept, durable };
+  }
+
+  /** Commits the queued batches in one transaction, with the signed head of the last when there is a signer. */
+  function flush(): void {
+    const group = queue;
+    queue = [];
+    if (group.length === 0) {
+      flushing = false;
+      return;
+    }
+    const last = group.at(-1)!.head;
+    // The tree holds exactly the queue's records now: its staged root is the group's head.
+    const root = heads ? tree.stagedRoot() : undefined;
+    const signature = heads
+      ? ready.then(() =>
+          heads.sign(
+            group.flatMap((e) => e.leaves),
+            last.seq,
+            root!,
+          ),
+        )
+      : undefined;
+    // Signatures arrive in request order: the next group's is asked for once this one's is here.
+    const committed = signature
+      ? signature.then((note) => {
+          setImmediate(flush);
+          return commitGroup(group, note);
+        })
+      : commitGroup(group, undefined);
     const durable = (async () => {
+      let note: string | undefined;
       try {
-        await done;
+        note = await signature;
+        await committed;
         await store.root.flushed;
       } catch (err) {
         fail(err);
       }
-      tree.settle(newHead.seq);
-      if (storedCut) cut = storedCut;
-      for (const r of kept) for (const f of followers) f(r);
+      if (note !== undefined) [signedHead, attested] = [note, last.seq];
     })();
-    pending = durable;
-    return { records: stored, kept, durable };
+    for (const entry of group) {
+      durable.then(
+        () => {
+          tree.settle(entry.head.seq);
+          if (entry.cut) cut = entry.cut;
+          for (const r of entry.kept) for (const f of followers) f(r);
+          entry.done.resolve();
+        },
+        (err: unknown) => entry.done.reject(err),
+      );
+    }
+  }
+
+  /** The group's records, head, tree, cuts and signed head, in one child transaction: all or none of them. */
+  function commitGroup(group: readonly Staged[], note: string | undefined): Promise<unknown> {
+    return store.root.transaction(() =>
+      store.root.transactionSync(() => {
+        let current = cut;
+        for (const entry of group) {
+          const { kept, bytes } = entry;
+          const first = kept[0]?.seq;
+          const removeFrom = current?.firstSeq ?? 1;
+          // A batch chains behind the one staged before it: if that one did not commit, this one must not
+          // either, or the log has a hole. (The first record after a cut has no record before it: a
+          // JetStream copy can start there.)
+          if (
+            first !== undefined &&
+            (records.doesExist(first) || (first > (current?.firstSeq ?? 1) && !records.doesExist(first - 1)))
+          ) {
+            throw new FatalStorageError(
+              `record ${first - 1} was not committed: refusing to write record ${first} after it`,
+            );
+          }
+          for (let i = 0; i < kept.length; i++) records.putSync(kept[i]!.seq, bytes[i]!);
+          if (kept.length > 0) meta.putSync('head', entry.head);
+          if (entry.cut) {
+            // The records go, the tree's nodes stay: proofs and checkpoints of the whole log still hold.
+            for (let s = removeFrom; s < entry.cut.firstSeq; s++) records.removeSync(s);
+            cutMeta.putSync('cut', entry.cut);
+            current = entry.cut;
+          }
+          entry.treeWrites();
+          entry.inTransaction?.(kept);
+        }
+        if (note !== undefined) signedHeadMeta.putSync(SIGNED_HEAD, note);
+      }),
+    );
+  }
+
+  /**
+   * Presents the store's last signed head (or, in a store written before signed heads, its latest
+   * checkpoint) to the signer, with a consistency proof when the signer asks for one.
+   */
+  async function resumeSigning(): Promise<ResumeResult> {
+    const { size, note } = attestation(signedHead, store);
+    if (size > tree.committedSize())
+      throw new Error(`the signed head of ${size} records is past the log's ${tree.committedSize()}`);
+    const roots = size === 0 ? [] : frontierText(tree.frontierAt(size));
+    const head = { ...(note !== undefined ? { note } : {}), size, roots };
+    let answer = await heads!.resume(head);
+    if (!answer.ok && 'needProofFrom' in answer) {
+      const proof = tree.consistency(answer.needProofFrom, size).map((h) => Buffer.from(h).toString('base64'));
+      answer = await heads!.resume({ ...head, proof });
+    }
+    if (!answer.ok)
+      throw new Error(
+        `the head signer refuses this store: ${'refused' in answer ? answer.refused : 'no proof'} (a new store ` +
+          `needs a signer that has signed nothing: give it a state folder of its own, docs/log.md "Signed heads")`,
+      );
+    return answer;
   }
 
   async function append(batch: readonly NewRecord[], inTransaction?: InTransaction): Promise<LogRecord[]> {
@@ -143,6 +326,11 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
   return {
     append,
     stage,
+    signing: ready,
+    ...(heads ? { signer: heads } : {}),
+    signedHead: () => signedHead,
+    attested: () => attested,
+    unattestedTail: () => (head.seq > attested ? { from: attested + 1, to: head.seq } : undefined),
     read,
     readRaw,
     openLentReader,
@@ -162,6 +350,8 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     tree,
     async commit(work) {
       if (failed) throw failed;
+      // Batches staged before this work commit first (a read-model checkpoint must not run ahead of its records).
+      await pending.catch(() => undefined);
       try {
         await store.root.transaction(work);
         await store.root.flushed;
@@ -177,6 +367,7 @@ export function openLmdbLog(store: LmdbStore, onFatal: (err: Error) => void = ()
     async close() {
       await pending.catch(() => undefined);
       followers.clear();
+      await heads?.close();
     },
   };
 }

@@ -30,6 +30,10 @@ export interface MerkleTree {
   committedSize(): number;
   /** Hashes the batch's leaves now (call order) and returns the writes to run in its transaction. */
   stage(encoded: readonly Uint8Array[]): () => void;
+  /** As `stage`, with the leaf hashes already made (the log hashes them once, for the tree and its signer). */
+  stageLeaves(leaves: readonly Uint8Array[]): () => void;
+  /** The root of everything staged (committed or not): what a commit's signed head signs. */
+  stagedRoot(): Uint8Array;
   /** Marks everything up to `size` durable. */
   settle(size: number): void;
   /** The root of the first `size` records (default: the committed size). */
@@ -151,6 +155,8 @@ export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>,
     size: () => (usable(), frontier.size),
     committedSize: () => (usable(), committed),
     stage: (encoded) => (usable(), stage(encoded)),
+    stageLeaves: (leaves) => (usable(), stageLeaves(leaves)),
+    stagedRoot: () => (usable(), frontierRoot(frontier)),
     settle(size) {
       committed = Math.max(committed, Math.min(size, frontier.size));
     },

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { publicKeyOf, publicKeyProblem, sign, verify } from '../kernel/ed25519.js';
+import { publicKeyOf, publicKeyProblem, seedSigner, sign, verify } from '../kernel/ed25519.js';
 
 /**
  * C2SP signed-note (https://c2sp.org/signed-note) with Ed25519 keys: text, a blank line, then
@@ -146,6 +146,24 @@ function signatureVerifies(sig: Uint8Array, text: string, v: NoteVerifier): bool
 /** The time (unix seconds) a cosignature/v1 signature states. */
 export function cosignatureTime(sig: Uint8Array): number | undefined {
   return sig.byteLength === 72 ? Number(Buffer.from(sig.buffer, sig.byteOffset, 8).readBigUInt64BE(0)) : undefined;
+}
+
+/**
+ * Signs note texts with a plain Ed25519 key prepared once (Node's crypto, the key hash computed
+ * once): what signs the log's head on every commit, where `signNote` would decode the key each time.
+ */
+export function preparedNoteSigner(signer: NoteSigner): (text: string) => string {
+  if ((signer.type ?? ED25519) !== ED25519) throw new Error(`${signer.name} is not a plain Ed25519 note key`);
+  const sign = seedSigner(signer.seed);
+  const prefix = Buffer.alloc(4);
+  prefix.writeUInt32BE(keyHash(signer.name, publicKeyOf(signer.seed)), 0);
+  const encoder = new TextEncoder();
+  return (text) => {
+    if (!text.endsWith('\n') || text.includes('\n\n'))
+      throw new Error('note text must end in a newline and hold no blank line');
+    const blob = Buffer.concat([prefix, sign(encoder.encode(text))]);
+    return `${text}\n${DASH}${signer.name} ${blob.toString('base64')}\n`;
+  };
 }
 
 /** Signs text into a note. */

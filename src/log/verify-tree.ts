@@ -6,7 +6,14 @@ import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
 
 /** The tree's verdict: ok with the root and checkpoints checked, or the first disagreement. */
 export type TreeVerdict =
-  | { readonly ok: true; readonly root: string; readonly checkpoints: number; readonly checkpointsBeforeCut?: number }
+  | {
+      readonly ok: true;
+      readonly root: string;
+      readonly checkpoints: number;
+      readonly checkpointsBeforeCut?: number;
+      /** Records covered by the last signed head (or the latest checkpoint): past it, no signing Vigil wrote them. */
+      readonly attested: number;
+    }
   | { readonly ok: false; readonly reason: string };
 
 /**
@@ -14,17 +21,30 @@ export type TreeVerdict =
  * with each stored checkpoint at its size (its signature too, when the verifier key is given).
  * After a retention cut the walk starts from the stored tree at the cut, which must have the root
  * the cut recorded; checkpoints of sizes before the cut are checked with the archives
- * (`vigil log verify --archives`), not here.
+ * (`vigil log verify --archives`), not here. The signed head of the last commit is checked the same
+ * way (signature, and the root at its size); it and the checkpoints say how far the log is attested.
  */
 export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifier): TreeVerdict {
   const checkpoints = store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
   const cut = log.cut();
   const start = cut ? cut.firstSeq - 1 : 0;
-  const due = new Map<number, string>();
+  const due = new Map<number, string[]>();
   let beforeCut = 0;
+  let attested = 0;
+  const expect = (size: number, note: string) => {
+    due.set(size, [...(due.get(size) ?? []), note]);
+    attested = Math.max(attested, size);
+  };
   for (const { key: size, value } of checkpoints.getRange({})) {
     if (size < start) beforeCut++;
-    else due.set(size, value);
+    else expect(size, value);
+  }
+  const signedHead = log.signedHead();
+  if (signedHead !== undefined) {
+    const parsed = parseNote(signedHead);
+    const cp = parsed.ok ? parseCheckpoint(parsed.text) : undefined;
+    if (!cp?.ok) return { ok: false, reason: 'the signed head is not a checkpoint note' };
+    expect(cp.checkpoint.size, signedHead);
   }
   let f: Frontier = { size: 0, roots: [] };
   if (cut) {
@@ -44,18 +64,16 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
   }
   let checked = 0;
   const check = (): string | undefined => {
-    const note = due.get(f.size);
-    if (note === undefined) return undefined;
-    const opened = key ? openNote(note, key) : parseNote(note);
-    if (!opened.ok) return `checkpoint of ${f.size} records: ${opened.error}`;
-    const cp = parseCheckpoint(opened.text);
-    if (!cp.ok || cp.checkpoint.size !== f.size) return `checkpoint of ${f.size} records does not parse`;
-    if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f))))
-      return (
-        `the log's root at ${f.size} records differs from its checkpoint: the log was changed after it was ` +
-        `checkpointed`
-      );
-    checked++;
+    for (const note of due.get(f.size) ?? []) {
+      const what = note === signedHead ? 'signed head' : 'checkpoint';
+      const opened = key ? openNote(note, key) : parseNote(note);
+      if (!opened.ok) return `${what} of ${f.size} records: ${opened.error}`;
+      const cp = parseCheckpoint(opened.text);
+      if (!cp.ok || cp.checkpoint.size !== f.size) return `${what} of ${f.size} records does not parse`;
+      if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f))))
+        return `the log's root at ${f.size} records differs from its ${what}: the log was changed after it was signed`;
+      checked++;
+    }
     return undefined;
   };
   const first = check();
@@ -66,14 +84,15 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
     if (bad) return { ok: false, reason: bad };
   }
   const root = frontierRoot(f);
-  if (checked < due.size)
-    return { ok: false, reason: `${due.size - checked} checkpoint(s) are of sizes beyond the log` };
+  const notes = [...due.values()].reduce((n, l) => n + l.length, 0);
+  if (checked < notes) return { ok: false, reason: `${notes - checked} checkpoint(s) are of sizes beyond the log` };
   if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root)))
     return { ok: false, reason: 'the stored Merkle tree does not match the records (run vigil replay to rebuild it)' };
   return {
     ok: true,
     root: Buffer.from(root).toString('base64'),
-    checkpoints: checked,
+    checkpoints: checked - (signedHead === undefined ? 0 : 1),
     ...(cut ? { checkpointsBeforeCut: beforeCut } : {}),
+    attested,
   };
 }

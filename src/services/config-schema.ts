@@ -154,6 +154,23 @@ export const ConfigSchema = v.strictObject({
         10_000,
       ),
       checkpointEverySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400)), 60),
+      /**
+       * Who signs the head of every commit (docs/log.md, "Signed heads"): a `vigil signer` process on
+       * `socket`, which holds the key the writer cannot read; without a socket, this process with the
+       * key file `keyFile` (default: `$CREDENTIALS_DIRECTORY/log-signing.key` under systemd's
+       * `LoadCredential=`, else `keys/log-signing.key` beside the store folder) and its state in `stateDir`
+       * (default: `signer/` beside the store folder).
+       */
+      signer: v.optional(
+        v.strictObject({
+          socket: v.optional(PathText),
+          keyFile: v.optional(PathText),
+          stateDir: v.optional(PathText),
+          /** How long a start waits for the signer's socket to answer. */
+          waitSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+        }),
+        {},
+      ),
       /** Verifier keys (`name+hash+key`) of witnesses whose cosignatures the instance accepts and serves. */
       witnesses: v.optional(
         v.pipe(

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startServe, writeTestConfig } from '../helpers/cli.js';
 import { makeEvent } from '../helpers/instance.js';
@@ -44,9 +44,10 @@ describe('signed checkpoints end to end', () => {
     try {
       const key = runCli(['log', 'public-key', '--config', config]).stdout.trim();
       assert.match(key, /^vigil\.log\/[0-9a-f]{32}\+[0-9a-f]{8}\+/);
-      const keyFile = join(dir.path, 'store', 'log-signing.key');
+      const keyFile = join(dir.path, 'keys', 'log-signing.key');
       assert.equal(statSync(keyFile).mode & 0o777, 0o600);
-      assert.equal(statSync(join(dir.path, 'store')).mode & 0o777, 0o700);
+      assert.equal(statSync(join(dir.path, 'keys')).mode & 0o777, 0o700);
+      assert.equal(existsSync(join(dir.path, 'store', 'log-signing.key')), false, 'the key is not in the store folder');
 
       // Three times: kill -9 under load while checkpoints are made, restart, and check the checkpoint the
       // new process publishes against the last one the killed process published.

@@ -20,6 +20,15 @@ import { RetentionSchema } from '../../src/log/retention/settings.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { startRetention } from '../../src/services/retention/scheduler.js';
 import { archiveDirOf } from '../../src/services/retention/expire.js';
+import { join } from 'node:path';
+import { openLmdbStore } from '../../src/log/lmdb-store.js';
+import { openLmdbLog } from '../../src/log/lmdb-log.js';
+import { logQuarantineTail } from '../../src/cli/signer-commands.js';
+import { openKeeperHost } from '../../src/log/head-signer.js';
+import { loadLogKey } from '../../src/log/log-key.js';
+import { signerKeyFile, signerStateDir } from '../../src/cli/instance/head-signing.js';
+import { frontierOfText } from '../../src/log/merkle-tree.js';
+import { appendLeaf, frontierRoot, leafHash } from '../../src/log/merkle.js';
 
 /** A Zeek http record from 198.51.100.7 to `host`, `sec` seconds after 2026-11-22T09:00:00Z. */
 const http = (host: string, uri: string, sec: number) => ({ ts: 1_795_338_000 + sec, uid: `C${host}${sec}`, 'id.orig_h': '198.51.100.7', 'id.orig_p': 40000 + sec, 'id.resp_h': host, 'id.resp_p': 80, method: 'PUT', uri, host: 'web' });
@@ -127,6 +136,23 @@ describe('stored events of the instance', () => {
     }, () => new Date('2026-12-30T00:00:00.000Z'), () => {});
     assert.ok((await runner.run()).length > 0, 'a segment expired');
     await runner.stop();
+
+    // Signed heads (docs/log.md): an intruder's record past the last signed head, set aside by the operator; then a
+    // signature the store never committed (the writer stopped in between), given up at the next start.
+    await t.restart(async (path) => {
+      const store = openLmdbStore(path);
+      await openLmdbLog(store).append([{ type: 'AlertReviewed', at: '2026-12-30T00:00:00.000Z', data: { forged: true } }]);
+      await store.close();
+      const moved = await logQuarantineTail(t.config, join(t.dir, 'quarantine'), 'not ours');
+      assert.equal(moved.quarantined, 1);
+      const host = openKeeperHost(loadLogKey(signerKeyFile(t.config)), signerStateDir(t.config));
+      const { size, roots } = host.keeper.current();
+      const f = frontierOfText(size, roots);
+      const lost = leafHash(new Uint8Array([1, 2, 3]));
+      appendLeaf(f, lost);
+      host.extend([lost], size + 1, frontierRoot(f));
+      host.flush();
+    });
 
     const records = [...beforeExpiry, ...[...t.inst.log.read(1)].filter((r) => r.seq > beforeExpiry.length)];
     assert.deepEqual(schemaIssues(records, INSTANCE_EVENTS), []);

@@ -16,6 +16,7 @@ import { createRefusalLedger, type RefusalLedger } from '../../src/http/refusals
 import { readYourWritesOf } from '../../src/http/read-consistency.js';
 import { detectionSettingsOf } from '../../src/commands/alerting/detection-step.js';
 import { startInstanceCheckpointer } from '../../src/cli/instance/checkpoints.js';
+import { openInstanceSigner } from '../../src/cli/instance/head-signing.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
 import { normalizedEvent } from './event-fixtures.js';
 import { createSelfMonitor, type FsSpace, type SelfMonitor } from '../../src/services/monitoring/self-monitor.js';
@@ -71,7 +72,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
   const config = v.parse(ConfigSchema, { auth: { credentialsFile }, storage: { path: join(dir.path, 'store') }, ...configOverride, limits });
   let transparency: Transparency;
   const open = async () => {
-    const opened = await openInstanceStore(config.storage.path, { detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 } });
+    const opened = await openInstanceStore(config.storage.path, { detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 }, signer: await openInstanceSigner(config) });
     transparency = await startInstanceCheckpointer(opened, config);
     return opened;
   };

@@ -8,6 +8,7 @@ import { type LogRecord } from '../../src/kernel/record.js';
 import { verifyLog } from '../../src/log/verify.js';
 import { openInstanceStore } from '../../src/cli/instance/open.js';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
+import { attestPlantedTail } from '../helpers/signed-log.js';
 
 const DEPTH = 10_000;
 const MARK = '@@deep@@';
@@ -24,7 +25,7 @@ function deepMsgpack(depth: number): Buffer {
  * Appends, below the edge, a chained EventsIngested record whose event holds a value `depth` levels
  * deep: what a log written before nesting was bounded (or by another tool) can contain.
  */
-function plantDeepRecord(storePath: string, id: string, depth: number): void {
+async function plantDeepRecord(storePath: string, id: string, depth: number): Promise<void> {
   const store = openLmdbStore(storePath);
   try {
     const log = store.db<Uint8Array, number>('log', { encoding: 'binary', keyEncoding: 'uint32' });
@@ -39,7 +40,7 @@ function plantDeepRecord(storePath: string, id: string, depth: number): void {
     log.putSync(record.seq, bytes);
     meta.putSync('head', { seq: record.seq, hash: hashBytes(bytes) });
   } finally {
-    void store.close();
+    await store.close();
   }
 }
 
@@ -48,7 +49,10 @@ describe('a poison record already in the log', () => {
   before(async () => {
     t = await startTestInstance();
     assert.equal((await t.request('/api/v1/events', { method: 'POST', token: t.tokens.ingestor, body: JSON.stringify([makeEvent({ id: 'plain-1' })]) })).status, 202);
-    await t.restart((path) => plantDeepRecord(path, 'deep-1', DEPTH));
+    await t.restart(async (path) => {
+      await plantDeepRecord(path, 'deep-1', DEPTH);
+      await attestPlantedTail(t.config);
+    });
   });
   after(async () => { await t.close(); });
 

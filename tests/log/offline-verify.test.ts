@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openLmdbStore } from '../../src/log/lmdb-store.js';
-import { openLmdbLog, type LmdbEventLog } from '../../src/log/lmdb-log.js';
+import type { LmdbEventLog } from '../../src/log/lmdb-log.js';
+import { signedLog } from '../helpers/signed-log.js';
 import { startCheckpointer } from '../../src/log/checkpointer.js';
 import { exportLine } from '../../src/log/export-line.js';
 import { decodeRecord, encodeRecord } from '../../src/log/record.js';
@@ -34,10 +35,10 @@ describe('offline verification of an export, checkpoints and witnesses', () => {
   it('verifies an honest export and names the first changed, removed, reordered or cut-off record', async () => {
     const dir = tempDir();
     const store = openLmdbStore(dir.path);
-    const log = openLmdbLog(store);
+    const log = signedLog(store);
     try {
       for (let b = 0; b < 10; b++) await log.append(records(10, `b${b}`));
-      const t = await startCheckpointer(store, log, signer, { everyRecords: 1000, everySeconds: 3600, witnesses: [] });
+      const t = await startCheckpointer(store, log, log.signer!, { everyRecords: 1000, everySeconds: 3600, witnesses: [] });
       const note = t.checkpoint()!;
       const lines = exportOf(log);
       assert.deepEqual(verifyExport(lines, note, key), { ok: true, size: 100, root: Buffer.from(log.tree.root()).toString('base64'), beyond: 0 });
@@ -79,10 +80,10 @@ describe('offline verification of an export, checkpoints and witnesses', () => {
   it('proves consistency between checkpoints and catches a fork (same size, other root)', async () => {
     const dir = tempDir();
     const store = openLmdbStore(dir.path);
-    const log = openLmdbLog(store);
+    const log = signedLog(store);
     try {
       await log.append(records(37, 'a'));
-      const t = await startCheckpointer(store, log, signer, { everyRecords: 1000, everySeconds: 3600, witnesses: [] });
+      const t = await startCheckpointer(store, log, log.signer!, { everyRecords: 1000, everySeconds: 3600, witnesses: [] });
       const old = t.checkpoint()!;
       await log.append(records(60, 'b'));
       const now = (await t.make())!;
@@ -91,7 +92,7 @@ describe('offline verification of an export, checkpoints and witnesses', () => {
       // A forked history: the same 37 records but one changed, checkpointed by the same key.
       const forkDir = tempDir();
       const fs = openLmdbStore(forkDir.path);
-      const fl = openLmdbLog(fs);
+      const fl = signedLog(fs);
       const forked = records(37, 'a');
       forked[20] = { ...forked[20]!, data: { ...forked[20]!.data, tag: 'forged' } };
       await fl.append(forked);
@@ -114,7 +115,7 @@ describe('offline verification of an export, checkpoints and witnesses', () => {
       assert.equal(again.note, second.note, 'a second cosignature by the same witness is not added');
       const refused = cosignCheckpoint({ note: forkLater, logKey: key, witness, time: 1_795_400_060, last: first.note, proof: b64(fl.tree.consistency(37, 97)) });
       assert.equal(refused.ok, false);
-      const t2 = await startCheckpointer(store, log, signer, { everyRecords: 1000, everySeconds: 3600, witnesses: [verifierOf(witness)] });
+      const t2 = await startCheckpointer(store, log, log.signer!, { everyRecords: 1000, everySeconds: 3600, witnesses: [verifierOf(witness)] });
       const accepted = await t2.cosign(second.note);
       assert.ok(accepted.ok, JSON.stringify(accepted));
       assert.equal(t2.checkpoint(97), second.note);

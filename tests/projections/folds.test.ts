@@ -14,6 +14,10 @@ import { AUTHORITY_PROJECTIONS } from '../../src/setup/models.js';
 const INSTANCE_TYPES_FOLDED_BY_NONE: readonly string[] = [
   // A retention cut's wrapper: a fold from the cut is given the records it carries (src/log/retention/carried.ts), never the wrapper.
   'RecordsCarriedForward',
+  // What the signer and the operator did to the log itself (docs/log.md, "Signed heads"): read from the log by auditors
+  // (`vigil log export`), counted by stats; no query answers them apart.
+  'SignedHeadsRewound',
+  'LogTailQuarantined',
 ];
 
 /** Setup authority event types no projection folds, each with why. */

@@ -148,16 +148,16 @@ describe('retention expiry', () => {
     await runner.stop();
     const head = t.inst.log.head().seq;
     await t.restart(async (path) => {
-      const fromCut = await logVerify(path);
+      const fromCut = await logVerify(path, t.transparency.verifier);
       assert.equal(fromCut.ok, true, JSON.stringify(fromCut));
       assert.equal(fromCut.ok && fromCut.records, head - 512);
-      const whole = await logVerify(path, {}, dir) as { ok: boolean; history?: { records: number; archives: number } };
+      const whole = await logVerify(path, t.transparency.verifier, {}, dir) as { ok: boolean; history?: { records: number; archives: number } };
       assert.equal(whole.ok, true, JSON.stringify(whole));
       assert.deepEqual([whole.history?.records, whole.history?.archives], [head, 2]);
       const replayed = await replay(path, undefined);
       assert.equal(replayed.until, head, 'vigil replay folds a cut store from the cut');
-      assert.equal((await logVerify(path)).ok, true, 'and leaves it verifiable');
-      const missing = await logVerify(path, {}, join(path, 'no-such-dir'));
+      assert.equal((await logVerify(path, t.transparency.verifier)).ok, true, 'and leaves it verifiable');
+      const missing = await logVerify(path, t.transparency.verifier, {}, join(path, 'no-such-dir'));
       assert.equal(missing.ok, false, 'without the archives the whole history cannot be verified');
       assert.ok(existsSync(dir));
     });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { AlertsState } from '../../src/projections/alerts.js';
 import { openInstanceStore } from '../../src/cli/instance/open.js';
 import { startInstanceCheckpointer } from '../../src/cli/instance/checkpoints.js';
+import { openInstanceSigner } from '../../src/cli/instance/head-signing.js';
 import { archiveDirOf, expireSegments } from '../../src/services/retention/expire.js';
 import { startRetention } from '../../src/services/retention/scheduler.js';
 import { asRecord, type CarriedRecord } from '../../src/log/retention/plan.js';
@@ -42,7 +43,7 @@ describe('a forged retention cut', () => {
         await ingest(t.inst, Array.from({ length: 560 }, (_, i) => dnsEvent(i, day(0), `h${i % 5}`)), day(0));
         await ingest(t.inst, Array.from({ length: 300 }, (_, i) => dnsEvent(i, day(35), 'h0')), day(35));
         await t.restart(async (path) => {
-          const inst = await openInstanceStore(path);
+          const inst = await openInstanceStore(path, { signer: await openInstanceSigner(t.config) });
           const checkpoints = await startInstanceCheckpointer(inst, t.config);
           const pipeline = Object.create(inst.pipeline, {
             cut: { value: (command: CutCommand) => {
@@ -56,10 +57,10 @@ describe('a forged retention cut', () => {
           await inst.close();
         });
         await t.restart(async (path) => {
-          const fromCut = await logVerify(path);
+          const fromCut = await logVerify(path, t.transparency.verifier);
           if (live) assert.match((fromCut as { reason?: string }).reason ?? '', live);
           else assert.equal(fromCut.ok, true, 'without the archives the originals are not there to compare with');
-          const whole = await logVerify(path, {}, archiveDir);
+          const whole = await logVerify(path, t.transparency.verifier, {}, archiveDir);
           assert.equal(whole.ok, false);
           assert.match((whole as { reason: string }).reason, archives);
         });

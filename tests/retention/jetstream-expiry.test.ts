@@ -14,6 +14,7 @@ import { streamSettings } from '../../src/log/jetstream-connect.js';
 import { startFromCut } from '../../src/log/jetstream-cut.js';
 import { openLmdbStore } from '../../src/log/lmdb-store.js';
 import { startInstanceCheckpointer } from '../../src/cli/instance/checkpoints.js';
+import { openInstanceSigner } from '../../src/cli/instance/head-signing.js';
 import { installBuiltinRules } from '../../src/cli/instance/builtin-rules.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
 import type { AlertsState } from '../../src/projections/alerts.js';
@@ -54,7 +55,7 @@ async function startNode(stream: string, name: string, home: string): Promise<No
     retention: { enabled: true, evidenceDays: 30, segmentRecords: 256 },
   });
   const node = await connectJetStreamNode(config, () => {});
-  const inst = await openInstanceStore(config.storage.path, { ...storeOptions(config), openLog: node.openLog }).catch(async (err: unknown) => {
+  const inst = await openInstanceStore(config.storage.path, { ...storeOptions(config), openLog: node.openLog, signer: await openInstanceSigner(config) }).catch(async (err: unknown) => {
     await node.close();
     throw err;
   });
@@ -178,13 +179,13 @@ describe('retention on the JetStream backend', () => {
       const cPath = c.config.storage.path;
       await c.close();
       nodes.splice(nodes.indexOf(c), 1);
-      const verdict = await logVerify(cPath);
+      const verdict = await logVerify(cPath, c.transparency.verifier);
       assert.equal(verdict.ok, true, `vigil log verify on a copy started from the cut: ${JSON.stringify(verdict)}`);
       // The whole history from the leader's archives and the new node's copy: the archives' checkpoints are the leader's.
-      const unkeyed = await logVerify(cPath, {}, dir);
+      const unkeyed = await logVerify(cPath, c.transparency.verifier, {}, dir);
       assert.equal(unkeyed.ok, false);
       assert.match((unkeyed as { reason: string }).reason, /signed by .*whose verifier key was not given/);
-      const fromArchives = await logVerify(cPath, {}, dir, [a.transparency.verifier]) as { ok: boolean; history?: { records: number; archives: number } };
+      const fromArchives = await logVerify(cPath, c.transparency.verifier, {}, dir, [a.transparency.verifier]) as { ok: boolean; history?: { records: number; archives: number } };
       assert.equal(fromArchives.ok, true, JSON.stringify(fromArchives));
       assert.deepEqual([fromArchives.history?.records, fromArchives.history?.archives], [a.inst.log.head().seq, 2]);
     } finally {

@@ -1,16 +1,16 @@
 import type { Config } from '../../services/config-schema.js';
 import { startCheckpointer, type Transparency } from '../../log/checkpointer.js';
-import { loadOrCreateLogKey, logKeyPath } from '../../log/log-key.js';
 import { parseVerifierKey } from '../../log/signed-note.js';
 import type { EventStore } from '../../commands/event-store.js';
 
-/** Starts signing checkpoints of an instance's log with its own key, as its configuration asks. */
+/** Publishes an instance's signed heads as checkpoints, as its configuration asks. */
 export function startInstanceCheckpointer(
   es: Pick<EventStore, 'store' | 'log'>,
   config: Config,
 ): Promise<Transparency> {
-  const signer = loadOrCreateLogKey(logKeyPath(config.storage.path));
-  return startCheckpointer(es.store, es.log, signer, {
+  const heads = es.log.signer;
+  if (!heads) return Promise.reject(new Error('the log signs no heads: open the store with its signer'));
+  return startCheckpointer(es.store, es.log, heads, {
     everyRecords: config.log.checkpointEveryRecords,
     everySeconds: config.log.checkpointEverySeconds,
     witnesses: config.log.witnesses.map((w) => parseVerifierKey(w)!),

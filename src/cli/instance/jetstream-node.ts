@@ -154,9 +154,10 @@ export async function connectJetStreamNode(
     conn,
     name,
     streamCreated,
-    async openLog(store, fatal) {
+    async openLog(store, fatal, logOptions) {
       onFatal = fatal ?? onFatal;
       opened = await openJetStreamLog(store, conn, fatal, {
+        ...(logOptions?.signer ? { signer: logOptions.signer } : {}),
         retryWindowMs: js.publishTimeoutSeconds * 3000,
         cutWrites: (records) => carriedWritesOfCut(store.root, records),
         notice: (line) => logLine({ ...line, node: name }),

@@ -8,6 +8,8 @@ import { createPipeline, type Pipeline } from '../../commands/pipeline.js';
 import { instanceDetector, type Detector } from '../../commands/alerting/detection-step.js';
 import { startReadSide, type ReadSide } from '../../projections/read-side/read-side.js';
 import type { Config } from '../../services/config-schema.js';
+import type { HeadSigner } from '../../log/head-signer.js';
+import type { LmdbEventLog } from '../../log/lmdb-log.js';
 
 /** Detection defaults: alerts sharing a system within an hour join one incident. */
 export const DEFAULT_DETECTION: DetectionSettings = { incidentWindowMs: 60 * 60 * 1000 };
@@ -50,6 +52,8 @@ export interface OpenOptions {
   readonly readSideNice?: number;
   /** Called when the read side's worker fails: reads are answered 503 from then on. */
   readonly onReadSideFailure?: (message: string) => void;
+  /** Signs the head of every commit; a store with an unattested tail is then refused (UnattestedTailError). */
+  readonly signer?: HeadSigner;
 }
 
 /** The store options a configuration asks for (detection settings, graph limits). */
@@ -58,6 +62,20 @@ export function storeOptions(config: Config): OpenOptions {
     detection: { incidentWindowMs: config.detection.incidentWindowMinutes * 60_000 },
     graph: { entities: config.limits.graphEntities, relationships: config.limits.graphRelationships },
   };
+}
+
+/**
+ * Records that the signer gave up heads it had signed past the store's last commit, when it did on
+ * taking the store up (src/log/head-keeper.ts): the writer stopped between a signature and its
+ * commit, and the log says so, as the signer's journal does.
+ */
+export async function recordRewind(log: LmdbEventLog, pipeline: Pipeline<WriteModels>): Promise<void> {
+  const resumed = await log.signing;
+  if (resumed?.rewound)
+    await pipeline.record([{ type: 'SignedHeadsRewound', data: resumed.rewound }], {
+      now: new Date().toISOString(),
+      actor: { id: 'vigil', authentication: 'service' },
+    });
 }
 
 /** Opens the instance store at `path`: every read model, and detections on every batch's evidence. */
@@ -69,6 +87,7 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
     ...(opts.checkpointEvery ? { checkpointEvery: opts.checkpointEvery } : {}),
     ...(opts.onFatal ? { onFatal: opts.onFatal } : {}),
     ...(opts.openLog ? { openLog: opts.openLog } : {}),
+    ...(opts.signer ? { signer: opts.signer } : {}),
     // The worker folds HEAP_PROJECTIONS, the projections passed here.
     foldFromCut: (firstSeq) => foldFromCutOffThread(path, firstSeq),
   });
@@ -103,11 +122,13 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
     record: (seq) => runtime.record(seq),
   });
   let closed = false;
+  const pipeline = createPipeline(es.writer, opts.detector ?? instanceDetector(opts.detection ?? DEFAULT_DETECTION));
+  await recordRewind(es.log, pipeline);
   return {
     ...es,
     readSide,
     reads,
-    pipeline: createPipeline(es.writer, opts.detector ?? instanceDetector(opts.detection ?? DEFAULT_DETECTION)),
+    pipeline,
     readYourWrites: (timeoutMs) => readSide.caughtUp(es.log.head().seq, timeoutMs),
     async close() {
       if (closed) return;

@@ -3,6 +3,7 @@ import type { Transparency } from '../../log/checkpointer.js';
 import type { WriteModels } from '../../projections/models.js';
 import type { Config } from '../../services/config-schema.js';
 import { startInstanceCheckpointer } from './checkpoints.js';
+import { openInstanceSigner } from './head-signing.js';
 import { READ_SIDE_HALT_MS } from './fatal-exit.js';
 import type { JetStreamNode } from './jetstream-node.js';
 import { openInstanceStore, storeOptions, type InstanceStore, type OpenOptions } from './open.js';
@@ -42,18 +43,13 @@ export async function openServedStore(
     throw refusal(err);
   };
   const options = servedOptions(config, onFatal, jetstream, log);
-  const instance = await openInstanceStore(config.storage.path, { ...options, detector }).catch(failed);
+  const signer = await openInstanceSigner(config, log).catch(failed);
+  const instance = await openInstanceStore(config.storage.path, { ...options, detector, signer }).catch(failed);
   parts.push(() => instance.close());
-  const tail = instance.log.missingTail();
-  if (tail) {
-    await failed(
-      new Error(
-        `refusing to start: records ${tail.from} to ${tail.to} of the log are missing from the store ` +
-          `${config.storage.path} (its tail was cut or lost); run vigil log verify, and restore the store ` +
-          `from a backup`,
-      ),
-    );
-  }
+  // Recorded in the log by openInstanceStore; said here too, for the operator.
+  const resumed = await instance.log.signing;
+  if (resumed?.rewound)
+    log({ level: 'warn', msg: 'the signer gave up heads past the last commit', ...resumed.rewound });
   late.haltReadSide = () => instance.readSide.halt(READ_SIDE_HALT_MS);
   const transparency = await startInstanceCheckpointer(instance, config).catch(failed);
   parts.push(() => transparency.stop());

@@ -47,6 +47,8 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   DiskWatermarkCrossed: 'kept',
   RetentionPolicyRecorded: 'kept',
   LogSegmentsExpired: 'kept',
+  SignedHeadsRewound: 'kept',
+  LogTailQuarantined: 'kept',
   // Its records are judged one by one (plan.ts); the wrapper itself is never carried.
   RecordsCarriedForward: 'evidence',
 };

@@ -1,0 +1,141 @@
+/**
+ * The writer's side of signed heads: a `HeadSigner` signs the head of every commit, either in this
+ * process (`embeddedHeadSigner`, the key file readable by the writer: development and single-user
+ * installs) or in a signer process over a Unix socket (`vigil signer`, src/log/signer-socket.ts),
+ * which holds the key the writer cannot read. Both keep the keeper's state (src/log/head-keeper.ts)
+ * in a folder of their own, beside a journal of every resume that was not a plain continuation.
+ */
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { writeDurable } from '../kernel/secret-files.js';
+import { ownerOnlyFolder } from './lmdb-store.js';
+import {
+  createHeadKeeper,
+  EMPTY_KEEPER,
+  type HeadKeeper,
+  type KeeperState,
+  type PresentedHead,
+  type ResumeAnswer,
+} from './head-keeper.js';
+import type { NoteSigner, NoteVerifier } from './signed-note.js';
+
+/** Signs the log's heads: what the LMDB log asks once per commit. */
+export interface HeadSigner {
+  readonly verifier: NoteVerifier;
+  /** Takes up the store where its last signed head left it (see `HeadKeeper.resume`). */
+  resume(p: PresentedHead): Promise<ResumeAnswer>;
+  /** Signs the head of `size` records with root `root`, after the leaves of the records since the last one. */
+  sign(leaves: readonly Uint8Array[], size: number, root: Uint8Array): Promise<string>;
+  /** The head of `size` was published as a checkpoint: it is never rewound. */
+  publish(size: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A keeper with its state kept in `stateDir` (0700): `keeper.json`, written durably (fsync) when it
+ * resumes, rewinds or publishes, and written without fsync after each signature, before the answer (a
+ * process that dies loses nothing; a machine that loses power may bring back an older state, which the
+ * store catches up by a consistency proof: src/log/head-keeper.ts); `journal.jsonl`, one line a resume
+ * that adopted, caught up, rewound or was refused, fsynced before the answer.
+ */
+export interface KeeperHost {
+  readonly keeper: HeadKeeper;
+  resume(p: PresentedHead): ResumeAnswer;
+  extend(leaves: readonly Uint8Array[], size: number, root: Uint8Array): string;
+  publish(size: number): void;
+  /** Writes the state now (at stop). */
+  flush(): void;
+}
+
+export function openKeeperHost(key: NoteSigner, stateDir: string, now: () => Date = () => new Date()): KeeperHost {
+  ownerOnlyFolder(stateDir);
+  const stateFile = join(stateDir, 'keeper.json');
+  const journalFile = join(stateDir, 'journal.jsonl');
+  const initial = existsSync(stateFile) ? readKeeperState(readFileSync(stateFile, 'utf8'), stateFile) : EMPTY_KEEPER;
+  const keeper = createHeadKeeper(key, initial);
+  const write = () => writeDurable(stateFile, `${JSON.stringify(keeper.current())}\n`);
+  const staged = `${stateFile}.next`;
+  const writeFast = () => {
+    writeFileSync(staged, `${JSON.stringify(keeper.current())}\n`, { mode: 0o600 });
+    renameSync(staged, stateFile);
+  };
+  const journal = (entry: Record<string, unknown>) => {
+    const fd = openSync(journalFile, 'a', 0o600);
+    try {
+      appendFileSync(fd, `${JSON.stringify({ at: now().toISOString(), ...entry })}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  };
+  return {
+    keeper,
+    resume(p) {
+      const before = keeper.current().size;
+      const answer = keeper.resume(p);
+      if (answer.ok && (answer.adopted || answer.rewound || p.size !== before)) {
+        journal({
+          resumed: p.size,
+          ...(answer.adopted ? { adopted: true } : {}),
+          ...(answer.rewound ? { rewound: answer.rewound } : { from: before }),
+        });
+      } else if (!answer.ok && 'refused' in answer) {
+        journal({ refused: answer.refused, presented: p.size, signed: before });
+      }
+      if (answer.ok) write();
+      return answer;
+    },
+    extend(leaves, size, root) {
+      const note = keeper.extend(leaves, size, root);
+      writeFast();
+      return note;
+    },
+    publish(size) {
+      const floor = keeper.current().floor;
+      keeper.publish(size);
+      if (keeper.current().floor !== floor) write();
+    },
+    flush: write,
+  };
+}
+
+/** Parses a keeper's state file, or throws naming it. */
+export function readKeeperState(text: string, file: string): KeeperState {
+  try {
+    const s = JSON.parse(text) as KeeperState;
+    const sizes = [s.size, s.floor, ...s.recent.map((h) => h.size)];
+    if (sizes.every((n) => Number.isSafeInteger(n) && n >= 0) && Array.isArray(s.roots) && s.floor <= s.size)
+      return { size: s.size, roots: s.roots, floor: s.floor, recent: s.recent };
+  } catch {
+    /* said below */
+  }
+  throw new Error(`${file} is not a head signer's state: restore it, or move it aside to start the signer afresh`);
+}
+
+/**
+ * The signer in this process: the key is loaded from a file the writer can read. The same keeper
+ * as a separate signer, without its separation (docs/log.md says when that is enough).
+ */
+export function embeddedHeadSigner(key: NoteSigner, stateDir: string): HeadSigner {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const host = openKeeperHost(key, stateDir);
+  return {
+    verifier: host.keeper.verifier,
+    resume: async (p) => host.resume(p),
+    sign: async (leaves, size, root) => host.extend(leaves, size, root),
+    publish: async (size) => host.publish(size),
+    async close() {
+      host.flush();
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { createHeadKeeper, EMPTY_KEEPER, type KeeperState } from '../../src/log/head-keeper.js';
+import { appendLeaf, consistencyPath, frontierRoot, leafHash, type Frontier } from '../../src/log/merkle.js';
+import { frontierText } from '../../src/log/merkle-tree.js';
+import { openCheckpoint } from '../../src/log/offline-verify.js';
+import { verifierOf, type NoteSigner } from '../../src/log/signed-note.js';
+
+const key: NoteSigner = { name: 'vigil.log/keeper-test', seed: new Uint8Array(32).fill(11) };
+const other: NoteSigner = { name: 'vigil.log/keeper-test', seed: new Uint8Array(32).fill(12) };
+const leaf = (tag: string, i: number) => leafHash(createHash('sha256').update(`${tag}/${i}`).digest());
+
+/** A writer's tree: the leaves it holds, their frontier, and what a keeper is shown of it. */
+class Tree {
+  readonly leaves: Uint8Array[] = [];
+  readonly f: Frontier = { size: 0, roots: [] };
+  add(tag: string, n: number): Uint8Array[] {
+    const added = Array.from({ length: n }, (_, i) => leaf(tag, this.leaves.length + i));
+    for (const l of added) {
+      this.leaves.push(l);
+      appendLeaf(this.f, l);
+    }
+    return added;
+  }
+  root(): Uint8Array {
+    return frontierRoot(this.f);
+  }
+  proof(from: number): string[] {
+    return consistencyPath((l, i) => subtree(this.leaves, l, i), from, this.leaves.length).map((h) =>
+      Buffer.from(h).toString('base64'),
+    );
+  }
+  presented(note?: string, proof?: string[]) {
+    return { ...(note ? { note } : {}), size: this.f.size, roots: frontierText(this.f), ...(proof ? { proof } : {}) };
+  }
+}
+
+function subtree(leaves: readonly Uint8Array[], level: number, index: number): Uint8Array {
+  const width = 2 ** level;
+  const f: Frontier = { size: 0, roots: [] };
+  for (const l of leaves.slice(index * width, index * width + width)) appendLeaf(f, l);
+  return frontierRoot(f);
+}
+
+describe('the head keeper', () => {
+  it('signs a head only over leaves it hashed onto the last head itself', () => {
+    const keeper = createHeadKeeper(key);
+    const tree = new Tree();
+    assert.deepEqual(keeper.resume(tree.presented()), { ok: true });
+    const note = keeper.extend(tree.add('a', 5), 5, tree.root());
+    const opened = openCheckpoint(note, verifierOf(key));
+    assert.ok(opened.ok && opened.checkpoint.size === 5);
+    // Given a root that is not the tree of the leaves, or a size that skips records: refused, nothing signed.
+    const more = tree.add('b', 3);
+    assert.throws(() => keeper.extend(more, 8, new Uint8Array(32)), /its root is not the tree of the leaves given/);
+    assert.throws(() => keeper.extend(more, 9, tree.root()), /refusing to sign a head of 9 records over .* 5/);
+    assert.equal(keeper.current().size, 5);
+    keeper.extend(more, 8, tree.root());
+    assert.equal(keeper.current().size, 8);
+  });
+
+  it('takes a store up where it left it, adopts only heads its key signed, and refuses a fork', () => {
+    const tree = new Tree();
+    const first = createHeadKeeper(key);
+    first.resume(tree.presented());
+    const note = first.extend(tree.add('a', 7), 7, tree.root());
+    // A fresh keeper adopts a head its key signed; never one another key signed.
+    assert.deepEqual(createHeadKeeper(key).resume(tree.presented(note)), { ok: true, adopted: true });
+    const foreign = createHeadKeeper(other);
+    assert.match(String((foreign.resume(tree.presented(note)) as { refused: string }).refused), /not signed by this key/);
+    // The same size with another tree: refused.
+    const fork = new Tree();
+    fork.add('x', 7);
+    const keeper = createHeadKeeper(key, first.current());
+    const forged = keeper.resume(fork.presented(note));
+    assert.equal(forged.ok, false);
+  });
+
+  it('catches up by a consistency proof when it lost its latest state, and refuses a tree that does not extend', () => {
+    const tree = new Tree();
+    const keeper = createHeadKeeper(key);
+    keeper.resume(tree.presented());
+    keeper.extend(tree.add('a', 10), 10, tree.root());
+    const saved: KeeperState = keeper.current();
+    const note = keeper.extend(tree.add('b', 13), 23, tree.root());
+    // The state of 10 came back (a power loss); the store holds the signed head of 23.
+    const restarted = createHeadKeeper(key, saved);
+    assert.deepEqual(restarted.resume(tree.presented(note)), { ok: false, needProofFrom: 10 });
+    assert.deepEqual(restarted.resume(tree.presented(note, tree.proof(10))), { ok: true });
+    assert.equal(restarted.current().size, 23);
+    const wrongProof = createHeadKeeper(key, saved).resume(tree.presented(note, tree.proof(9)));
+    assert.equal(wrongProof.ok, false);
+  });
+
+  it('rewinds only to a head it signed since the last published one, and says which heads it gave up', () => {
+    const tree = new Tree();
+    const keeper = createHeadKeeper(key);
+    keeper.resume(tree.presented());
+    const n4 = keeper.extend(tree.add('a', 4), 4, tree.root());
+    const at4 = tree.presented(n4);
+    keeper.extend(tree.add('b', 4), 8, tree.root());
+    // The writer died before committing 5..8: it comes back at 4.
+    const answer = keeper.resume(at4);
+    assert.ok(answer.ok && answer.rewound);
+    assert.deepEqual([answer.rewound.from.size, answer.rewound.to.size], [8, 4]);
+    assert.equal(keeper.current().size, 4);
+    // Published at 4: from then on nothing goes back before it.
+    keeper.publish(4);
+    const replay = new Tree();
+    const n2 = createHeadKeeper(key).extend(replay.add('a', 2), 2, replay.root());
+    assert.match(String((keeper.resume(replay.presented(n2)) as { refused: string }).refused), /below the published/);
+  });
+
+  it('refuses every dishonest head, follows the writer back only as it says, and never changes a published head (property)', () => {
+    const step = fc.oneof(
+      fc.record({ op: fc.constant('extend' as const), n: fc.integer({ min: 1, max: 5 }), honest: fc.boolean() }),
+      fc.record({ op: fc.constant('resume' as const), back: fc.integer({ min: 0, max: 6 }) }),
+      fc.record({ op: fc.constant('publish' as const), back: fc.integer({ min: 0, max: 3 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const keeper = createHeadKeeper(key, EMPTY_KEEPER);
+        const roots = new Map<number, Set<string>>();
+        const heads: Array<{ note: string; tree: Tree }> = [];
+        let tree = new Tree();
+        keeper.resume(tree.presented());
+        let tag = 0;
+        for (const s of steps) {
+          if (s.op === 'extend') {
+            const next = copy(tree);
+            const added = next.add(`t${tag++}`, s.n);
+            if (!s.honest) {
+              assert.throws(() => keeper.extend(added, next.f.size, leaf('lie', tag)));
+              continue;
+            }
+            const note = keeper.extend(added, next.f.size, next.root());
+            const cp = openCheckpoint(note, verifierOf(key));
+            assert.ok(cp.ok);
+            const r = Buffer.from(cp.checkpoint.root).toString('base64');
+            roots.set(cp.checkpoint.size, (roots.get(cp.checkpoint.size) ?? new Set()).add(r));
+            tree = next;
+            heads.push({ note, tree: next });
+          } else if (s.op === 'resume' && heads.length > 0) {
+            const h = heads[Math.max(0, heads.length - 1 - s.back)]!;
+            const answer = keeper.resume(h.tree.presented(h.note));
+            // Going back is allowed only above the published floor, and then it is said.
+            if (h.tree.f.size < tree.f.size) assert.equal(answer.ok && answer.rewound !== undefined, answer.ok);
+            if (answer.ok) tree = h.tree;
+          } else if (s.op === 'publish') {
+            keeper.publish(Math.max(keeper.current().floor, keeper.current().size - s.back));
+          }
+          assert.equal(keeper.current().size, tree.f.size, 'the keeper is where the writer is');
+        }
+        const floor = keeper.current().floor;
+        for (const [size, set] of roots) if (size <= floor) assert.equal(set.size, 1, `one tree of ${size} records`);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+function copy(t: Tree): Tree {
+  const c = new Tree();
+  c.leaves.push(...t.leaves);
+  c.f.size = t.f.size;
+  c.f.roots.push(...t.f.roots);
+  return c;
+}
