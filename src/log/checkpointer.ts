@@ -96,9 +96,12 @@ export async function startCheckpointer(
         const note = log.signedHead();
         const size = note === undefined ? -1 : attestation(note, store).size;
         if (note === undefined || size <= lastSize) return db.get(lastSize);
+        // The signer first: a head it holds published is never contradicted, so a stop between the two leaves the
+        // signer ahead of the stored checkpoints, never behind them (a retention cut follows a checkpoint, and a
+        // restart must prove the store extends the published head from records the cut kept).
+        await heads.publish(note);
         await log.commit(() => db.putSync(size, note));
         lastSize = size;
-        await heads.publish(size);
         return note;
       });
     return chain;

@@ -16,54 +16,49 @@ export interface KeptHead {
 }
 
 /**
- * The keeper's state, persisted by whoever runs it: the last signed head's frontier, the size below
- * which nothing may be rewound (the last published checkpoint), and the heads signed above it.
+ * The keeper's state: the last signed head's frontier, and the last published head (the floor), which
+ * nothing may contradict. Only the floor needs to survive a restart: the keeper persists it when it
+ * moves (src/log/head-signer.ts); the frontier is taken up again from the writer's store.
  */
 export interface KeeperState {
   readonly size: number;
   /** The frontier's roots, largest first (`frontierText`). */
   readonly roots: readonly string[];
-  readonly floor: number;
-  /** Heads signed above the floor, oldest first: the only places a restarted writer may resume from behind. */
-  readonly recent: readonly KeptHead[];
+  readonly floor: KeptHead;
 }
 
 /** What a writer presents when it (re)connects: its store's last signed head and the frontier there. */
 export interface PresentedHead {
-  /** The signed note of the head (a per-commit head or a checkpoint); absent only for an empty log. */
+  /** The signed note of the head (a per-commit head or a checkpoint); absent for an empty log. */
   readonly note?: string;
   readonly size: number;
   readonly roots: readonly string[];
-  /** A consistency proof (base64) from the keeper's size to `size`, when the keeper asked for one. */
+  /** A consistency proof (base64) from the size the keeper asked for (`needProofFrom`) to `size`. */
   readonly proof?: readonly string[];
 }
 
 /** The keeper's answer to a presented head. */
 export type ResumeAnswer =
-  | {
-      readonly ok: true;
-      readonly adopted?: true;
-      readonly rewound?: { readonly from: KeptHead; readonly to: KeptHead };
-    }
+  | { readonly ok: true; readonly adopted?: true; readonly rewound?: { readonly from: KeptHead; readonly to: KeptHead } }
   | { readonly ok: false; readonly needProofFrom: number }
   | { readonly ok: false; readonly refused: string };
 
-/** Signed heads remembered above the floor; past it the oldest are forgotten (no resuming there). */
-export const RECENT_HEADS = 4096;
-
 /** The state of a keeper that has signed nothing yet. */
-export const EMPTY_KEEPER: KeeperState = { size: 0, roots: [], floor: 0, recent: [] };
+export const EMPTY_KEEPER: KeeperState = { size: 0, roots: [], floor: { size: 0, root: '' } };
 
-/** A head keeper over one key: pure apart from its own state, which `state()` hands out to persist. */
+/** A head keeper over one key: pure apart from its own state, which `current()` hands out to persist. */
 export interface HeadKeeper {
   readonly verifier: NoteVerifier;
   current(): KeeperState;
-  /** Takes up the writer's store where its last signed head left it, or says why not. */
+  /**
+   * Takes up the writer's store at its last signed head: one this key signed, proven consistent with the
+   * last published head; or says why not.
+   */
   resume(p: PresentedHead): ResumeAnswer;
   /** Hashes `leaves` onto the last signed head and signs the result, which must be `size` and `root`. */
   extend(leaves: readonly Uint8Array[], size: number, root: Uint8Array): string;
-  /** Marks the head of `size` published (a checkpoint auditors and witnesses may hold): never rewound below. */
-  publish(size: number): void;
+  /** The head in `note` (one this key signed) was published as a checkpoint: it is never contradicted. */
+  publish(note: string): void;
 }
 
 function frontierOf(size: number, roots: readonly string[]): Frontier {
@@ -72,16 +67,24 @@ function frontierOf(size: number, roots: readonly string[]): Frontier {
 
 const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 
-/** A keeper signing with `key`, starting from `initial` (its persisted state; EMPTY_KEEPER the first time). */
+/**
+ * A keeper signing with `key`, starting from `initial` (its persisted state; EMPTY_KEEPER the first time).
+ *
+ * Within its life it signs only extensions of the last head it signed. When the writer comes back (a
+ * restart of either), the keeper takes up the head the writer's store holds if its own key signed it and a
+ * consistency proof shows it extends the last published head: heads signed since then and never committed
+ * (the writer stopped between a signature and its commit) are given up, and the answer says so, for the
+ * log and the signer's journal. A published head is never contradicted.
+ */
 export function createHeadKeeper(key: NoteSigner, initial: KeeperState = EMPTY_KEEPER): HeadKeeper {
   const verifier = verifierOf(key);
   const signText = preparedNoteSigner(key);
   let state = initial;
   let frontier = frontierOf(state.size, state.roots);
-  // A keeper that has signed nothing adopts the first head presented to it, if its own key signed it.
-  let fresh = state.size === 0 && state.recent.length === 0;
+  // A keeper that has signed nothing adopts the first head presented to it (it has no history to contradict).
+  let fresh = state.size === 0 && state.floor.size === 0;
 
-  function signedSize(note: string): { size: number; root: string } | string {
+  function signedHead(note: string): KeptHead | string {
     const opened = openNote(note, verifier);
     if (!opened.ok) return `the presented head is not signed by this key: ${opened.error}`;
     const cp = parseCheckpoint(opened.text);
@@ -89,9 +92,9 @@ export function createHeadKeeper(key: NoteSigner, initial: KeeperState = EMPTY_K
     return { size: cp.checkpoint.size, root: b64(cp.checkpoint.root) };
   }
 
-  function take(size: number, roots: readonly string[], recent: readonly KeptHead[]): void {
-    state = { size, roots: [...roots], floor: state.floor, recent };
-    frontier = frontierOf(size, roots);
+  function take(p: PresentedHead, presented: Frontier): void {
+    state = { size: p.size, roots: [...p.roots], floor: state.floor };
+    frontier = presented;
     fresh = false;
   }
 
@@ -106,51 +109,41 @@ export function createHeadKeeper(key: NoteSigner, initial: KeeperState = EMPTY_K
         return { ok: false, refused: (err as Error).message };
       }
       const root = b64(frontierRoot(presented));
-      // A keeper that has signed nothing takes up a copy that starts past record 1 (at a retention cut) unsigned:
-      // it has no signed history that the head could contradict.
-      if (p.note !== undefined || (p.size > 0 && !fresh)) {
-        const signed = p.note === undefined ? 'the presented head has no signed note' : signedSize(p.note);
-        if (typeof signed === 'string') return { ok: false, refused: signed };
-        if (signed.size !== p.size || signed.root !== root)
-          return { ok: false, refused: `the presented frontier is not the tree of the signed head of ${signed.size}` };
-      }
-      const mine = b64(frontierRoot(frontier));
-      if (p.size === state.size) {
-        if (root !== mine)
-          return { ok: false, refused: `the store's head of ${p.size} records differs from the one this key signed` };
+      const mine = { size: state.size, root: b64(frontierRoot(frontier)) };
+      if (p.size === mine.size && root === mine.root) {
         fresh = false;
         return { ok: true };
       }
-      if (fresh) {
-        take(p.size, p.roots, [{ size: p.size, root }]);
+      // A keeper that has signed nothing takes up any store: a new signer, or a copy started at a retention cut.
+      if (fresh && (p.note === undefined || typeof signedHead(p.note) !== 'string')) {
+        take(p, presented);
         return { ok: true, adopted: true };
       }
-      if (p.size > state.size) {
-        // Signed by this key, past what it remembers: it lost its latest state; the store proves it only grew.
-        if (p.proof === undefined) return { ok: false, needProofFrom: state.size };
-        const proof = p.proof.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
-        if (!verifyConsistency(state.size, p.size, frontierRoot(frontier), frontierRoot(presented), proof))
-          return {
-            ok: false,
-            refused: `the store's head of ${p.size} does not extend the signed head of ${state.size}`,
-          };
-        take(p.size, p.roots, [...state.recent, { size: p.size, root }].slice(-RECENT_HEADS));
-        return { ok: true };
-      }
-      // Behind: heads were signed that the store never committed (a crash between signing and commit).
-      const at = state.recent.findIndex((h) => h.size === p.size && h.root === root);
-      if (p.size < state.floor || at < 0)
+      const signed = p.note === undefined ? 'the presented head has no signed note' : signedHead(p.note);
+      if (typeof signed === 'string') return { ok: false, refused: signed };
+      if (signed.size !== p.size || signed.root !== root)
+        return { ok: false, refused: `the presented frontier is not the tree of the signed head of ${signed.size}` };
+      const floor = state.floor;
+      if (p.size < floor.size)
         return {
           ok: false,
           refused:
-            `the store's head of ${p.size} records is behind the signed head of ${state.size} ` +
-            (p.size < state.floor
-              ? `and below the published checkpoint of ${state.floor}: signed history is not rewound`
-              : 'and is not a head this key signed since the last published checkpoint'),
+            `the store's head of ${p.size} records is behind the published head of ${floor.size}: signed history ` +
+            'is not rewound',
         };
-      const from = { size: state.size, root: mine };
-      take(p.size, p.roots, state.recent.slice(0, at + 1));
-      return { ok: true, rewound: { from, to: { size: p.size, root } } };
+      if (floor.size > 0) {
+        if (p.proof === undefined) return { ok: false, needProofFrom: floor.size };
+        const proof = p.proof.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
+        const floorRoot = new Uint8Array(Buffer.from(floor.root, 'base64'));
+        if (!verifyConsistency(floor.size, p.size, floorRoot, frontierRoot(presented), proof))
+          return {
+            ok: false,
+            refused: `the store's head of ${p.size} records does not extend the published head of ${floor.size}`,
+          };
+      }
+      const rewound = p.size < mine.size ? { from: mine, to: { size: p.size, root } } : undefined;
+      take(p, presented);
+      return rewound ? { ok: true, rewound } : { ok: true };
     },
     extend(leaves, size, root) {
       if (leaves.length === 0 || size !== state.size + leaves.length)
@@ -162,17 +155,19 @@ export function createHeadKeeper(key: NoteSigner, initial: KeeperState = EMPTY_K
         throw new Error(`refusing to sign a head of ${size} records: its root is not the tree of the leaves given`);
       const note = signText(formatCheckpoint({ origin: key.name, size, root: computed }));
       frontier = next;
-      const recent = state.recent.length >= RECENT_HEADS ? state.recent.slice(1) : [...state.recent];
-      recent.push({ size, root: b64(computed) });
-      state = { size, roots: frontierText(next), floor: state.floor, recent };
+      state = { size, roots: frontierText(next), floor: state.floor };
       fresh = false;
       return note;
     },
-    publish(size) {
-      if (size > state.size)
-        throw new Error(`cannot publish a head of ${size} records: the last signed is ${state.size}`);
-      if (size <= state.floor) return;
-      state = { ...state, floor: size, recent: state.recent.filter((h) => h.size >= size) };
+    publish(note) {
+      const head = signedHead(note);
+      if (typeof head === 'string') throw new Error(`cannot publish: ${head}`);
+      if (head.size <= state.floor.size) return;
+      if (head.size > state.size)
+        throw new Error(`cannot publish a head of ${head.size} records: the last signed is ${state.size}`);
+      if (head.size === state.size && head.root !== b64(frontierRoot(frontier)))
+        throw new Error(`cannot publish a head of ${head.size} records that is not the one signed last`);
+      state = { ...state, floor: head };
     },
   };
 }

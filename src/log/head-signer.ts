@@ -13,8 +13,6 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
-  renameSync,
-  writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { writeDurable } from '../kernel/secret-files.js';
@@ -36,23 +34,23 @@ export interface HeadSigner {
   resume(p: PresentedHead): Promise<ResumeAnswer>;
   /** Signs the head of `size` records with root `root`, after the leaves of the records since the last one. */
   sign(leaves: readonly Uint8Array[], size: number, root: Uint8Array): Promise<string>;
-  /** The head of `size` was published as a checkpoint: it is never rewound. */
-  publish(size: number): Promise<void>;
+  /** The head in `note` was published as a checkpoint: it is never contradicted. */
+  publish(note: string): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * A keeper with its state kept in `stateDir` (0700): `keeper.json`, written durably (fsync) when it
- * resumes, rewinds or publishes, and written without fsync after each signature, before the answer (a
- * process that dies loses nothing; a machine that loses power may bring back an older state, which the
- * store catches up by a consistency proof: src/log/head-keeper.ts); `journal.jsonl`, one line a resume
- * that adopted, caught up, rewound or was refused, fsynced before the answer.
+ * A keeper with its state kept in `stateDir` (0700): `keeper.json`, written durably (fsync) when a
+ * resume or a publication moves it (a signature writes nothing: what must survive a restart is the
+ * published head, and the writer's store brings the rest back, src/log/head-keeper.ts);
+ * `journal.jsonl`, one line a resume that adopted, caught up, gave heads up or was refused, fsynced
+ * before the answer.
  */
 export interface KeeperHost {
   readonly keeper: HeadKeeper;
   resume(p: PresentedHead): ResumeAnswer;
   extend(leaves: readonly Uint8Array[], size: number, root: Uint8Array): string;
-  publish(size: number): void;
+  publish(note: string): void;
   /** Writes the state now (at stop). */
   flush(): void;
 }
@@ -64,11 +62,6 @@ export function openKeeperHost(key: NoteSigner, stateDir: string, now: () => Dat
   const initial = existsSync(stateFile) ? readKeeperState(readFileSync(stateFile, 'utf8'), stateFile) : EMPTY_KEEPER;
   const keeper = createHeadKeeper(key, initial);
   const write = () => writeDurable(stateFile, `${JSON.stringify(keeper.current())}\n`);
-  const staged = `${stateFile}.next`;
-  const writeFast = () => {
-    writeFileSync(staged, `${JSON.stringify(keeper.current())}\n`, { mode: 0o600 });
-    renameSync(staged, stateFile);
-  };
   const journal = (entry: Record<string, unknown>) => {
     const fd = openSync(journalFile, 'a', 0o600);
     try {
@@ -96,13 +89,11 @@ export function openKeeperHost(key: NoteSigner, stateDir: string, now: () => Dat
       return answer;
     },
     extend(leaves, size, root) {
-      const note = keeper.extend(leaves, size, root);
-      writeFast();
-      return note;
+      return keeper.extend(leaves, size, root);
     },
-    publish(size) {
+    publish(note) {
       const floor = keeper.current().floor;
-      keeper.publish(size);
+      keeper.publish(note);
       if (keeper.current().floor !== floor) write();
     },
     flush: write,
@@ -113,9 +104,9 @@ export function openKeeperHost(key: NoteSigner, stateDir: string, now: () => Dat
 export function readKeeperState(text: string, file: string): KeeperState {
   try {
     const s = JSON.parse(text) as KeeperState;
-    const sizes = [s.size, s.floor, ...s.recent.map((h) => h.size)];
-    if (sizes.every((n) => Number.isSafeInteger(n) && n >= 0) && Array.isArray(s.roots) && s.floor <= s.size)
-      return { size: s.size, roots: s.roots, floor: s.floor, recent: s.recent };
+    const sizes = [s.size, s.floor.size];
+    if (sizes.every((n) => Number.isSafeInteger(n) && n >= 0) && Array.isArray(s.roots) && s.floor.size <= s.size)
+      return { size: s.size, roots: s.roots, floor: { size: s.floor.size, root: String(s.floor.root) } };
   } catch {
     /* said below */
   }
@@ -133,7 +124,7 @@ export function embeddedHeadSigner(key: NoteSigner, stateDir: string): HeadSigne
     verifier: host.keeper.verifier,
     resume: async (p) => host.resume(p),
     sign: async (leaves, size, root) => host.extend(leaves, size, root),
-    publish: async (size) => host.publish(size),
+    publish: async (note) => host.publish(note),
     async close() {
       host.flush();
     },

@@ -6,7 +6,7 @@
  *   → {"id":1,"op":"hello"}                                    ← {"id":1,"key":"<verifier key>"}
  *   → {"id":2,"op":"resume","head":{note,size,roots,proof?}}   ← {"id":2,"answer":{...ResumeAnswer}}
  *   → {"id":3,"op":"sign","leaves":"<base64 of 32-byte hashes>","size":N,"root":"<base64>"} ← {"id":3,"note":"..."}
- *   → {"id":4,"op":"publish","size":N}                         ← {"id":4}
+ *   → {"id":4,"op":"publish","note":"<signed head>"}           ← {"id":4}
  *   any refusal                                                 ← {"id":n,"error":"..."}
  */
 import { chmodSync, rmSync } from 'node:fs';
@@ -25,6 +25,7 @@ interface Request {
   readonly leaves?: string;
   readonly size?: number;
   readonly root?: string;
+  readonly note?: string;
 }
 
 /** Reads newline-delimited JSON from a socket, bounded per line; calls `onLine` with each parsed value. */
@@ -77,8 +78,8 @@ function answer(host: KeeperHost, req: Request): Record<string, unknown> {
         throw new Error('sign needs leaves, size and root');
       return { note: host.extend(leavesOf(req.leaves), req.size!, new Uint8Array(Buffer.from(req.root, 'base64'))) };
     case 'publish':
-      if (!Number.isSafeInteger(req.size)) throw new Error('publish needs a size');
-      host.publish(req.size!);
+      if (typeof req.note !== 'string') throw new Error('publish needs the signed head');
+      host.publish(req.note);
       return {};
     default:
       throw new Error(`unknown op ${String(req.op).slice(0, 40)}`);
@@ -184,7 +185,7 @@ export async function socketHeadSigner(path: string, waitMs = 10_000): Promise<H
       });
       return String(reply.note);
     },
-    publish: async (size) => void (await ask({ op: 'publish', size })),
+    publish: async (note) => void (await ask({ op: 'publish', note })),
     async close() {
       broken ??= new Error('the head signer connection is closed');
       socket.end();

@@ -78,23 +78,31 @@ describe('the head keeper', () => {
     assert.equal(forged.ok, false);
   });
 
-  it('catches up by a consistency proof when it lost its latest state, and refuses a tree that does not extend', () => {
+  it("after a restart takes up the store's head only when a proof shows it extends the published head", () => {
     const tree = new Tree();
     const keeper = createHeadKeeper(key);
     keeper.resume(tree.presented());
-    keeper.extend(tree.add('a', 10), 10, tree.root());
+    const n10 = keeper.extend(tree.add('a', 10), 10, tree.root());
+    keeper.publish(n10);
     const saved: KeeperState = keeper.current();
+    assert.deepEqual(saved.floor.size, 10);
     const note = keeper.extend(tree.add('b', 13), 23, tree.root());
-    // The state of 10 came back (a power loss); the store holds the signed head of 23.
+    // The signer restarts with what it persisted (the published head); the store holds the signed head of 23.
     const restarted = createHeadKeeper(key, saved);
     assert.deepEqual(restarted.resume(tree.presented(note)), { ok: false, needProofFrom: 10 });
     assert.deepEqual(restarted.resume(tree.presented(note, tree.proof(10))), { ok: true });
     assert.equal(restarted.current().size, 23);
     const wrongProof = createHeadKeeper(key, saved).resume(tree.presented(note, tree.proof(9)));
     assert.equal(wrongProof.ok, false);
+    // A history that forks below the published head, signed by this key before it was published: refused.
+    const fork = new Tree();
+    fork.add('x', 12);
+    const forkNote = createHeadKeeper(key).extend(fork.leaves, 12, fork.root());
+    const refused = createHeadKeeper(key, saved).resume(fork.presented(forkNote, fork.proof(10)));
+    assert.match(String((refused as { refused: string }).refused), /does not extend the published head of 10/);
   });
 
-  it('rewinds only to a head it signed since the last published one, and says which heads it gave up', () => {
+  it('gives up heads signed past the store (the writer stopped before their commit) and says which, never a published one', () => {
     const tree = new Tree();
     const keeper = createHeadKeeper(key);
     keeper.resume(tree.presented());
@@ -106,11 +114,14 @@ describe('the head keeper', () => {
     assert.ok(answer.ok && answer.rewound);
     assert.deepEqual([answer.rewound.from.size, answer.rewound.to.size], [8, 4]);
     assert.equal(keeper.current().size, 4);
-    // Published at 4: from then on nothing goes back before it.
-    keeper.publish(4);
-    const replay = new Tree();
-    const n2 = createHeadKeeper(key).extend(replay.add('a', 2), 2, replay.root());
-    assert.match(String((keeper.resume(replay.presented(n2)) as { refused: string }).refused), /below the published/);
+    // Published at 6: from then on nothing goes back before it.
+    const back = copy(tree);
+    back.leaves.splice(4);
+    Object.assign(back.f, { size: 0, roots: [] });
+    for (const l of back.leaves) appendLeaf(back.f, l);
+    const n6 = keeper.extend(back.add('c', 2), 6, back.root());
+    keeper.publish(n6);
+    assert.match(String((keeper.resume(at4) as { refused: string }).refused), /behind the published head of 6/);
   });
 
   it('refuses every dishonest head, follows the writer back only as it says, and never changes a published head (property)', () => {
@@ -149,17 +160,23 @@ describe('the head keeper', () => {
             if (h.tree.f.size < tree.f.size) assert.equal(answer.ok && answer.rewound !== undefined, answer.ok);
             if (answer.ok) tree = h.tree;
           } else if (s.op === 'publish') {
-            keeper.publish(Math.max(keeper.current().floor, keeper.current().size - s.back));
+            const h = heads.filter((x) => x.tree.f.size <= keeper.current().size).at(-1 - s.back);
+            if (h && h.tree.f.size >= keeper.current().floor.size && onBranch(h.tree, tree)) keeper.publish(h.note);
           }
           assert.equal(keeper.current().size, tree.f.size, 'the keeper is where the writer is');
         }
-        const floor = keeper.current().floor;
+        const floor = keeper.current().floor.size;
         for (const [size, set] of roots) if (size <= floor) assert.equal(set.size, 1, `one tree of ${size} records`);
       }),
       { numRuns: 300 },
     );
   });
 });
+
+/** Whether `head`'s records are a prefix of `tree`'s. */
+function onBranch(head: Tree, tree: Tree): boolean {
+  return head.leaves.every((l, i) => tree.leaves[i] !== undefined && Buffer.from(l).equals(Buffer.from(tree.leaves[i]!)));
+}
 
 function copy(t: Tree): Tree {
   const c = new Tree();
