@@ -218,7 +218,8 @@ async function serveWitness(values: { key?: string; 'witness-key'?: string; stat
   const mode = existsSync(keyFile) ? statSync(keyFile).mode & 0o777 : 0;
   if (mode & 0o077)
     throw new CliError(
-      `refusing the witness key: ${keyFile} is readable by others (mode ${mode.toString(8)}); run: chmod 600 ${keyFile}`,
+      `refusing the witness key: ${keyFile} is readable by others (mode ${mode.toString(8)}); ` +
+        `run: chmod 600 ${keyFile}`,
       1,
     );
   const witness = parseSignerKey(read(keyFile, '--witness-key'));
