@@ -38,7 +38,7 @@ describe('pushing checkpoints to a witness (C2SP tlog-witness)', () => {
   let t: TestInstance;
   let nowMs = Date.parse('2026-12-07T12:00:00.000Z');
   const sent: string[] = [];
-  const recording: typeof postAddCheckpoint = (url, body, timeoutMs) => { sent.push(body); return postAddCheckpoint(url, body, timeoutMs); };
+  const recording: typeof postAddCheckpoint = (url, body, timeoutMs, signal) => { sent.push(body); return postAddCheckpoint(url, body, timeoutMs, signal); };
   const pusher = (transparency: Transparency, url = witness.url, timeoutMs = 5000): WitnessPush => createWitnessPush({
     targets: [{ url, key: witnessKey }], accepted: [witnessKey], transparency, pipeline: t.inst.pipeline,
     intervalMs: 60_000, maxAgeMs: 900_000, timeoutMs, now: () => new Date(nowMs), logStartedAt: () => '2026-12-07T11:00:00.000Z', log: () => {}, post: recording,
@@ -155,6 +155,14 @@ describe('pushing checkpoints to a witness (C2SP tlog-witness)', () => {
       const big = pusher(a.t, urlOf(flood));
       await big.push();
       assert.match(big.health().pushed[0]!.lastError!, /answer past 16384 bytes/);
+      // Stopping does not wait for a witness that holds its answer.
+      const held = pusher(a.t, urlOf(hold), 10_000);
+      const pushing = held.push();
+      await new Promise((r) => setTimeout(r, 100));
+      const started = performance.now();
+      await held.stop();
+      await pushing;
+      assert.ok(performance.now() - started < 2000, 'the request in flight was ended');
       assert.equal(refusalRecords().length, 1);
     } finally {
       hold.closeAllConnections(); flood.closeAllConnections();

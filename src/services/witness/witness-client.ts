@@ -85,8 +85,16 @@ export function interpretReply(
   return { kind: 'failed', reason: said };
 }
 
-/** POSTs an add-checkpoint body to a witness's submission prefix, within `timeoutMs` and MAX_ANSWER_BYTES. */
-export function postAddCheckpoint(prefix: string, body: string, timeoutMs: number): Promise<WitnessReply> {
+/**
+ * POSTs an add-checkpoint body to a witness's submission prefix, within `timeoutMs` and MAX_ANSWER_BYTES; `signal`
+ * ends it early (the service stopping).
+ */
+export function postAddCheckpoint(
+  prefix: string,
+  body: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<WitnessReply> {
   const url = new URL(`${prefix.replace(/\/+$/, '')}${ADD_CHECKPOINT_PATH}`);
   const bytes = Buffer.from(body, 'utf8');
   return new Promise((resolve, reject) => {
@@ -119,6 +127,7 @@ export function postAddCheckpoint(prefix: string, body: string, timeoutMs: numbe
       },
     );
     const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    signal?.addEventListener('abort', () => req.destroy(new Error('stopped')), { once: true });
     req.on('error', (err) => {
       clearTimeout(timer);
       reject(err);

@@ -101,6 +101,8 @@ export function createWitnessPush(o: WitnessPushOptions): WitnessPush {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  // A stop does not wait for a slow witness: the requests in flight are ended.
+  const stopping = new AbortController();
 
   /** The size of the latest stored checkpoint this witness cosigned: a first guess of `old` (a 409 corrects it). */
   function knownSizeOf(key: NoteVerifier): number {
@@ -177,7 +179,7 @@ export function createWitnessPush(o: WitnessPushOptions): WitnessPush {
       let reply;
       try {
         const proof = old === 0 ? [] : b64(o.transparency.consistency(old, size));
-        reply = await post(t.url, formatAddCheckpoint({ old, proof, note }), o.timeoutMs);
+        reply = await post(t.url, formatAddCheckpoint({ old, proof, note }), o.timeoutMs, stopping.signal);
       } catch (err) {
         return failed(t, st, (err as Error).message, o.now().getTime());
       }
@@ -269,6 +271,7 @@ export function createWitnessPush(o: WitnessPushOptions): WitnessPush {
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
+      stopping.abort();
       await running;
     },
   };
