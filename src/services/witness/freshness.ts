@@ -1,3 +1,4 @@
+import { parseCheckpoint } from '../../log/checkpoint.js';
 import { COSIGNATURE_V1, cosignatureTime, keyHash, parseNote, type NoteVerifier } from '../../log/signed-note.js';
 
 /** How fresh the newest witness cosignature is, against `log.cosignedMaxAgeSeconds`. */
@@ -28,6 +29,23 @@ export function cosignedAt(note: string, keys: readonly NoteVerifier[]): number 
     if (t !== undefined && (newest === undefined || t > newest)) newest = t;
   }
   return newest;
+}
+
+/** The newest cosignature time (unix ms) on the first of `notes` (newest first) that holds one of `keys`. */
+export function newestCosignatureMs(notes: readonly string[], keys: readonly NoteVerifier[]): number | undefined {
+  for (const note of notes) {
+    const at = cosignedAt(note, keys);
+    if (at !== undefined) return at * 1000;
+  }
+  return undefined;
+}
+
+/** The size of a stored checkpoint when `key`'s cosignature is on it, else 0. */
+export function sizeCosignedBy(note: string | undefined, key: NoteVerifier): number {
+  if (note === undefined || cosignedAt(note, [key]) === undefined) return 0;
+  const parsed = parseNote(note);
+  const cp = parsed.ok ? parseCheckpoint(parsed.text) : undefined;
+  return cp?.ok ? cp.checkpoint.size : 0;
 }
 
 /**

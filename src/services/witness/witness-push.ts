@@ -5,7 +5,7 @@ import type { Transparency } from '../../log/checkpointer.js';
 import { parseNote, type NoteVerifier } from '../../log/signed-note.js';
 import { formatAddCheckpoint } from '../../log/witness-protocol.js';
 import type { WriteModels } from '../../projections/models.js';
-import { cosignedAt, freshness, type Freshness } from './freshness.js';
+import { cosignedAt, freshness, newestCosignatureMs, sizeCosignedBy, type Freshness } from './freshness.js';
 import { interpretReply, logSignedOnly, postAddCheckpoint, type PushOutcome } from './witness-client.js';
 
 /** A witness the instance pushes its checkpoints to: its submission prefix and its verifier key. */
@@ -95,31 +95,18 @@ export function backoffMs(intervalMs: number, failures: number): number {
 export function createWitnessPush(o: WitnessPushOptions): WitnessPush {
   const post = o.post ?? postAddCheckpoint;
   const states = new Map<PushTarget, TargetState>(
-    o.targets.map((t) => [t, { state: 'pending', known: knownSizeOf(t.key), failures: 0, nextAtMs: 0 }]),
+    o.targets.map((t) => {
+      // A first guess of the size the witness holds: a 409 corrects it.
+      const known = sizeCosignedBy(o.transparency.checkpoint(), t.key);
+      return [t, { state: 'pending', known, failures: 0, nextAtMs: 0 }];
+    }),
   );
-  let scanned: number | undefined = newestStoredCosignature(o.transparency.recent(SCAN_AT_START));
+  let scanned = newestCosignatureMs(o.transparency.recent(SCAN_AT_START), o.accepted);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
   // A stop does not wait for a slow witness: the requests in flight are ended.
   const stopping = new AbortController();
-
-  /** The size of the latest stored checkpoint this witness cosigned: a first guess of `old` (a 409 corrects it). */
-  function knownSizeOf(key: NoteVerifier): number {
-    const note = o.transparency.checkpoint();
-    if (note === undefined || cosignedAt(note, [key]) === undefined) return 0;
-    const parsed = parseNote(note);
-    const cp = parsed.ok ? parseCheckpoint(parsed.text) : undefined;
-    return cp?.ok ? cp.checkpoint.size : 0;
-  }
-
-  function newestStoredCosignature(notes: readonly string[]): number | undefined {
-    for (const note of notes) {
-      const at = cosignedAt(note, o.accepted);
-      if (at !== undefined) return at * 1000;
-    }
-    return undefined;
-  }
 
   const failed = (t: PushTarget, st: TargetState, reason: string, nowMs: number) => {
     st.failures++;
