@@ -142,6 +142,22 @@ describe('pushing checkpoints to a witness (C2SP tlog-witness)', () => {
     }
   });
 
+  it('pushes nothing and reports off on a node that does not lead', async () => {
+    const a = await signedLog(5, 'follower');
+    try {
+      const follower = createWitnessPush({
+        targets: [{ url: witness.url, key: witnessKey }], accepted: [witnessKey], transparency: a.t, pipeline: t.inst.pipeline, leads: () => false,
+        intervalMs: 60_000, maxAgeMs: 1, timeoutMs: 5000, now: () => new Date(nowMs), logStartedAt: () => '2026-12-07T11:00:00.000Z', log: () => {}, post: recording,
+      });
+      const before = sent.length;
+      await follower.push();
+      assert.equal(sent.length, before);
+      assert.equal(follower.health().status, 'off');
+    } finally {
+      await a.close();
+    }
+  });
+
   it('bounds a request by its time-out and an answer by its size, as failures', async () => {
     const a = await signedLog(5, 'slow');
     const hold: Server = createServer((req) => { req.resume(); });

@@ -229,7 +229,8 @@ export function createWitnessPush(o: WitnessPushOptions): WitnessPush {
       const pushed = [...states.values()].map((st) => st.lastCosignedAtMs ?? 0);
       const newest = Math.max(scanned ?? 0, ...pushed);
       const f = freshness({
-        configured: o.accepted.length,
+        // A JetStream follower pushes nothing and its own checkpoints are no one's to witness: the leader reports.
+        configured: o.leads && !o.leads() ? 0 : o.accepted.length,
         lastCosignedMs: newest > 0 ? newest : undefined,
         logStartedMs: Date.parse(o.logStartedAt() ?? '') || undefined,
         nowMs,
