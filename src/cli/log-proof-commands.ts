@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { generateKeyPair } from '../kernel/ed25519.js';
 import { writeSecretFile, writeDurable } from '../kernel/secret-files.js';
 import { loadLogKey, logKeyPath } from '../log/log-key.js';
@@ -19,12 +19,14 @@ import {
   type NoteVerifier,
 } from '../log/signed-note.js';
 import { cosignCheckpoint } from '../log/witness.js';
+import { logLine, stopOnSignals } from './service-process.js';
+import { parseListen, startWitness } from './witness-serve.js';
 import { CliError } from './cli-error.js';
 import { parseCommandArgs, usageError } from './usage.js';
 import { loadConfig } from './config-file.js';
 
 /** The `vigil log` subcommands that never open a store (public-key reads only the key file). */
-const COMMANDS = new Set(['public-key', 'verify-consistency', 'verify-inclusion', 'cosign', 'witness-key']);
+const COMMANDS = new Set(['public-key', 'verify-consistency', 'verify-inclusion', 'cosign', 'witness-key', 'witness']);
 
 /** Whether argv (after `log`) is one of the offline proof commands. */
 export function isLogProofCommand(args: readonly string[]): boolean {
@@ -98,6 +100,7 @@ export async function runLogProofCommand(
       'witness-key': { type: 'string' },
       state: { type: 'string' },
       out: { type: 'string' },
+      listen: { type: 'string' },
     },
     `log ${args[0]}`,
   );
@@ -191,7 +194,58 @@ export async function runLogProofCommand(
       process.stdout.write(r.note);
       return 0;
     }
+    case 'witness': {
+      if (a !== 'serve') throw usageError('log', `log witness: expected serve, not ${a ?? 'nothing'}`);
+      return serveWitness(values);
+    }
     default:
       throw usageError('log', `log: unknown subcommand ${verb}`);
   }
+}
+
+/** The log verifier keys of `--key`: a key, or a file holding one or more, one a line. */
+function verifierListArg(text: string | undefined): NoteVerifier[] {
+  const lines = text === undefined ? [] : (existsSync(text) ? readFileSync(text, 'utf8') : text).split('\n');
+  const keys = lines.filter((l) => l.trim() !== '').map((l) => parseVerifierKey(l));
+  if (keys.length === 0 || keys.some((k) => k === undefined))
+    throw new CliError('--key: expected a log verifier key name+hash+key (or a file holding them, one a line)', 2);
+  return keys as NoteVerifier[];
+}
+
+/** `vigil log witness serve`: a C2SP tlog-witness server over the state folder, until SIGTERM or SIGINT. */
+async function serveWitness(values: { key?: string; 'witness-key'?: string; state?: string; listen?: string }) {
+  const logKeys = verifierListArg(values.key);
+  const keyFile = values['witness-key'];
+  if (!keyFile) throw new CliError('--witness-key FILE is required (made by vigil log witness-key)', 2);
+  // The key file alone must be owner-only: witness-key writes it 0600 wherever the operator asked.
+  const mode = existsSync(keyFile) ? statSync(keyFile).mode & 0o777 : 0;
+  if (mode & 0o077)
+    throw new CliError(
+      `refusing the witness key: ${keyFile} is readable by others (mode ${mode.toString(8)}); ` +
+        `run: chmod 600 ${keyFile}`,
+      1,
+    );
+  const witness = parseSignerKey(read(keyFile, '--witness-key'));
+  if (!witness) throw new CliError('--witness-key: not a signed-note signer key', 2);
+  if (!values.state) throw new CliError('--state DIR is required (the latest checkpoint cosigned per log)', 2);
+  const listen = parseListen(values.listen ?? '127.0.0.1:4180');
+  if (!listen) throw new CliError('--listen: expected HOST:PORT ([::1]:PORT for IPv6)', 2);
+  const running = await startWitness({
+    witness,
+    logKeys,
+    stateDir: values.state,
+    ...listen,
+    now: () => new Date(),
+    log: logLine,
+  });
+  logLine({
+    level: 'info',
+    msg: 'listening',
+    url: running.url,
+    service: 'witness',
+    witness: verifierKeyString(verifierOf(witness)),
+    logs: logKeys.map((k) => k.name),
+  });
+  stopOnSignals(running);
+  return new Promise<number>(() => {});
 }

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { generateKeyPair } from '../kernel/ed25519.js';
 import { writeSecretFile } from '../kernel/secret-files.js';
 import { openKeeperHost } from '../log/head-signer.js';
@@ -18,6 +17,7 @@ import { serveSigner } from '../log/signer-socket.js';
 import { signerKeyString, verifierKeyString, verifierOf } from '../log/signed-note.js';
 import type { Config } from '../services/config-schema.js';
 import { CliError } from './cli-error.js';
+import { noMoreThan, parseCommandArgs, usageError } from './usage.js';
 import { openInstanceSigner } from './instance/head-signing.js';
 
 /** The folder quarantined tails go to by default: beside the store folder, outside it. */
@@ -70,33 +70,32 @@ export async function runSignerCommand(
   env: NodeJS.ProcessEnv,
   out: (v: unknown) => void,
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      key: { type: 'string' },
-      state: { type: 'string' },
-      socket: { type: 'string' },
-      out: { type: 'string' },
-    },
+  const { values, positionals } = parseCommandArgs('signer', args, {
+    key: { type: 'string' },
+    state: { type: 'string' },
+    socket: { type: 'string' },
+    out: { type: 'string' },
   });
-  const [verb, extra] = positionals;
-  if (extra !== undefined) throw new CliError(`signer: unexpected argument ${extra}`, 2);
+  noMoreThan('signer', positionals, 1);
+  const [verb] = positionals;
   if (verb === 'key') {
-    if (!values.out) throw new CliError('signer key: --out FILE is required', 2);
+    if (!values.out) throw usageError('signer', 'signer key: --out FILE is required');
     if (existsSync(values.out)) throw new CliError(`signer key: ${values.out} exists; not overwriting a key`, 2);
     const signer = { name: `vigil.log/${randomBytes(16).toString('hex')}`, seed: generateKeyPair().seed };
     writeSecretFile(values.out, `${signerKeyString(signer)}\n`);
     out(verifierKeyString(verifierOf(signer)));
     return 0;
   }
-  if (verb !== 'serve') throw new CliError(`signer: expected key or serve${verb ? `, not ${verb}` : ''}`, 2);
+  if (verb !== 'serve')
+    throw usageError(
+      'signer',
+      verb === undefined ? 'signer: expected key or serve' : `signer: unknown subcommand ${verb}`,
+    );
   const keyFile = values.key ?? (env.CREDENTIALS_DIRECTORY ? join(env.CREDENTIALS_DIRECTORY, 'log-signing.key') : '');
   const stateDir = values.state ?? env.STATE_DIRECTORY?.split(':')[0];
-  if (!keyFile) throw new CliError('signer serve: --key FILE (or $CREDENTIALS_DIRECTORY/log-signing.key)', 2);
-  if (!stateDir) throw new CliError('signer serve: --state DIR (or $STATE_DIRECTORY)', 2);
-  if (!values.socket) throw new CliError('signer serve: --socket PATH is required', 2);
+  if (!keyFile) throw usageError('signer', 'signer serve: --key FILE (or $CREDENTIALS_DIRECTORY/log-signing.key)');
+  if (!stateDir) throw usageError('signer', 'signer serve: --state DIR (or $STATE_DIRECTORY)');
+  if (!values.socket) throw usageError('signer', 'signer serve: --socket PATH is required');
   let host;
   try {
     host = openKeeperHost(loadLogKey(keyFile), stateDir);

@@ -120,6 +120,7 @@ options:
       'vigil log verify-inclusion RECORD CHECKPOINT --key VERIFIER [--proof FILE | --url URL]',
       'vigil log witness-key NAME --out FILE',
       'vigil log cosign CHECKPOINT --key VERIFIER --witness-key FILE --state FILE [--proof FILE | --url URL]',
+      'vigil log witness serve --key VERIFIER --witness-key FILE --state DIR [--listen HOST:PORT]',
     ],
     details: `verify               checks the hash chain, the Merkle tree and the signed checkpoints of the store
                        (from the retention cut); prints {ok, ...} naming the first bad record
@@ -140,6 +141,11 @@ verify-inclusion       offline: that the exported record RECORD is in checkpoint
   --url URL            fetch the proof from the instance (token in VIGIL_TOKEN)
 witness-key            creates a witness key in FILE (mode 600) and prints its verifier key
 cosign                 as a witness: cosigns CHECKPOINT when it extends the one in --state (then kept there)
+witness serve          a C2SP tlog-witness server (POST /add-checkpoint) that keeps, per log, the last
+                       checkpoint it cosigned in --state DIR (0700) and cosigns only what extends it
+  --key VERIFIER       the log's verifier key, or a file of them, one a line (log public-key)
+  --witness-key FILE   the witness's key (witness-key made it; mode 600)
+  --listen HOST:PORT   where it listens (default 127.0.0.1:4180); runs until SIGTERM or SIGINT
 
 verify, export and public-key read the instance's store or key: ${CONFIG}
 With the instance running, use the API instead (docs/log.md).`,
@@ -148,7 +154,8 @@ With the instance running, use the API instead (docs/log.md).`,
       [
         1,
         'verification failed (a bad record, chain, checkpoint or proof: what is printed says which), ' +
-          'or the operation failed (the store in use, no log key, the proof could not be fetched)',
+          'or the operation failed (the store in use, no log key, the proof could not be fetched, ' +
+          'a witness that cannot start: its state in use, a key file others can read, the address taken)',
       ],
       [2, 'usage error; an input file that cannot be read, a malformed --key, a witness key file that exists'],
     ],

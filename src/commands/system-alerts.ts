@@ -8,6 +8,8 @@ export const SOURCE_SILENT_RULE = 'vigil.source-silent';
 export const DISK_LOW_RULE = 'vigil.disk-low';
 /** The built-in detection identity of a rule stopped for going over its time budget (for rule_admins). */
 export const RULE_QUARANTINED_RULE = 'vigil.rule-quarantined';
+/** The built-in detection identity of a witness that refused the instance's checkpoint (docs/log.md, "Witnesses"). */
+export const WITNESS_REFUSED_RULE = 'vigil.witness-refused';
 /** How Vigil's own checks appear in an alert's review history. */
 export const SYSTEM_AUTHENTICATION = 'system';
 

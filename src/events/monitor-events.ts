@@ -43,9 +43,33 @@ export const DiskWatermarkCrossedSchema = v.strictObject({
   alertId: v.optional(v.string()),
 });
 
+/**
+ * `WitnessRefused`: a witness the instance pushes its checkpoints to refused one as inconsistent with what it
+ * cosigned before (a 422, or a 409 naming a size that cannot be reconciled), or answered a cosignature that does not
+ * verify; the alert `alertId` was raised in the same batch (docs/log.md, "Witnesses").
+ */
+export const WitnessRefusedSchema = v.strictObject({
+  /** The witness's key name. */
+  witness: v.string(),
+  /** Where it was asked (its submission prefix). */
+  url: v.string(),
+  /** The size of the instance's checkpoint it refused. */
+  size: v.number(),
+  /** The size the witness says it last cosigned, when it said one. */
+  witnessSize: v.optional(v.number()),
+  /** Its HTTP status (200 for a cosignature that does not verify). */
+  status: v.number(),
+  /** Why the instance counts the answer as a refusal. */
+  reason: v.string(),
+  /** The witness's answer, cut to 512 characters. */
+  answer: v.string(),
+  alertId: v.string(),
+});
+
 /** The self-monitoring events of the instance, by stored type name. */
 export const MONITOR_EVENTS = {
   SourceWentSilent: SourceWentSilentSchema,
   SourceResumed: SourceResumedSchema,
   DiskWatermarkCrossed: DiskWatermarkCrossedSchema,
+  WitnessRefused: WitnessRefusedSchema,
 } as const;

@@ -92,6 +92,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'SourceWentSilent':
     case 'SourceResumed':
     case 'DiskWatermarkCrossed':
+    case 'WitnessRefused':
     case 'RetentionPolicyRecorded':
     case 'RecordsCarriedForward':
     case 'LogSegmentsExpired':

@@ -13,6 +13,7 @@ import type { ReporterStatus } from '../services/deployment-reporter.js';
 import type { DestinationStatus } from '../services/export/destination.js';
 import type { Metrics } from '../services/metrics/metrics.js';
 import type { SelfMonitor } from '../services/monitoring/self-monitor.js';
+import type { WitnessHealth } from '../services/witness/witness-push.js';
 import type { RuleCosts } from '../commands/alerting/rule-costs.js';
 
 /** What the HTTP layer needs from the rest of the service (`createApp(deps)`). */
@@ -62,6 +63,8 @@ export interface AppDeps {
   readonly ruleCosts?: RuleCosts;
   /** Disk watermarks, silent sources and health detail (absent: no self-monitoring, health is `ok`). */
   readonly monitor?: SelfMonitor;
+  /** How fresh the witnesses' cosignatures of the checkpoints are, and each pushed witness (absent: off). */
+  readonly witnesses?: () => WitnessHealth;
   /** Appends a request's access records (a JetStream follower sends them to the leader); `local` appends them here. */
   readonly recordAccess?: (
     facts: readonly DomainEvent[],

@@ -21,6 +21,8 @@ export interface Transparency {
   readonly verifier: NoteVerifier;
   /** The latest signed checkpoint (with any cosignatures), or the one of exactly `size` records. */
   checkpoint(size?: number): string | undefined;
+  /** The stored checkpoints (with their cosignatures), newest first, at most `limit` of them. */
+  recent(limit: number): string[];
   /** Records covered by durable tree nodes: proofs may be asked up to here. */
   committedSize(): number;
   /** Proofs from the live tree; one that needs a record a retention cut removed throws ProofNeedsArchive. */
@@ -139,6 +141,7 @@ export async function startCheckpointer(
   return {
     verifier,
     checkpoint: (size) => (size === undefined ? latestStored()?.[1] : db.get(size)),
+    recent: (limit) => [...db.getRange({ reverse: true, limit })].map((e) => e.value),
     committedSize: () => log.tree.committedSize(),
     inclusion(seq, size) {
       if (seq > size) throw new RangeError(`record ${seq} is not in a tree of ${size}`);

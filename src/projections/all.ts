@@ -12,6 +12,7 @@ import { sourcesProjection } from './sources.js';
 import { monitoringProjection } from './monitoring.js';
 import { statsProjection } from './stats.js';
 import { retentionProjection } from './retention.js';
+import { witnessesProjection } from './witnesses.js';
 import type { IndexProjection, Projection } from './types.js';
 
 /**
@@ -30,6 +31,7 @@ export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   monitoringProjection,
   credentialsProjection,
   retentionProjection,
+  witnessesProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

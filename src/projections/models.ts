@@ -10,6 +10,7 @@ import { retentionProjection, type RetentionState } from './retention.js';
 import { typedModels, type FoldedModels, type ReadModels } from './runtime.js';
 import { sourcesProjection, type SourcesState } from './sources.js';
 import { statsProjection, type Stats } from './stats.js';
+import { witnessesProjection, type WitnessesState } from './witnesses.js';
 import type { Projection } from './types.js';
 
 /** The instance's heap read models, each a typed accessor named for its projection. */
@@ -25,6 +26,7 @@ export interface InstanceSlices {
   readonly retention: RetentionState;
   readonly sources: SourcesState;
   readonly stats: Stats;
+  readonly witnesses: WitnessesState;
 }
 
 const SLICES: { readonly [K in keyof InstanceSlices]: Projection<InstanceSlices[K]> } = {
@@ -39,6 +41,7 @@ const SLICES: { readonly [K in keyof InstanceSlices]: Projection<InstanceSlices[
   retention: retentionProjection,
   sources: sourcesProjection,
   stats: statsProjection,
+  witnesses: witnessesProjection,
 };
 
 declare const writeSide: unique symbol;

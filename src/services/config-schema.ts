@@ -18,6 +18,27 @@ const CidrList = v.pipe(v.array(Cidr), v.maxLength(1024));
 const Bytes = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(max));
 const Count = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
 const PathText = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
+const VerifierKey = v.pipe(
+  v.string(),
+  v.maxLength(512),
+  v.check((s) => parseVerifierKey(s) !== undefined, 'expected a signed-note verifier key name+hash+key'),
+);
+/** A witness's submission prefix: https://, or http:// to this machine (a forged refusal would raise an alert). */
+const WitnessUrl = v.pipe(
+  v.string(),
+  v.maxLength(2048),
+  v.url('expected a URL'),
+  v.check((u) => {
+    const url = new URL(u);
+    return (
+      url.protocol === 'https:' ||
+      (url.protocol === 'http:' && /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/.test(url.hostname))
+    );
+  }, 'expected an https:// URL (http:// only to a loopback address)'),
+  v.check((u) => new URL(u).search === '' && new URL(u).hash === '', 'expected a URL prefix without ? or #'),
+);
+/** A witness the instance pushes its checkpoints to (docs/log.md, "Witnesses"). */
+const WitnessPushSchema = v.strictObject({ url: WitnessUrl, key: VerifierKey });
 
 /** Request and batch limits (spec 8); each has a default and a hard ceiling. */
 export const LimitsSchema = v.strictObject({
@@ -172,19 +193,12 @@ export const ConfigSchema = v.strictObject({
         {},
       ),
       /** Verifier keys (`name+hash+key`) of witnesses whose cosignatures the instance accepts and serves. */
-      witnesses: v.optional(
-        v.pipe(
-          v.array(
-            v.pipe(
-              v.string(),
-              v.maxLength(512),
-              v.check((s) => parseVerifierKey(s) !== undefined, 'expected a signed-note verifier key name+hash+key'),
-            ),
-          ),
-          v.maxLength(64),
-        ),
-        [],
-      ),
+      witnesses: v.optional(v.pipe(v.array(VerifierKey), v.maxLength(64)), []),
+      /** Witnesses pushed every checkpoint over C2SP tlog-witness; their keys count as `witnesses` too. */
+      witnessPush: v.optional(v.pipe(v.array(WitnessPushSchema), v.maxLength(16)), []),
+      witnessPushSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400)), 60),
+      /** Past this age of the newest cosignature the health detail says the checkpoints are stale. */
+      cosignedMaxAgeSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(30 * 86_400)), 900),
     }),
     {},
   ),

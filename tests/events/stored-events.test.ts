@@ -16,6 +16,7 @@ import type { ExportsState } from '../../src/projections/exports.js';
 import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
 import * as v from 'valibot';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
+import { decideWitnessRefusal } from '../../src/commands/witness-refusal.js';
 import { RetentionSchema } from '../../src/log/retention/settings.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { startRetention } from '../../src/services/retention/scheduler.js';
@@ -113,6 +114,9 @@ describe('stored events of the instance', () => {
     await t.inst.pipeline.dispatch({ decide: (m) => decideExportState(m.exports, { destination: 'hook', kind: 'webhook', state: 'failing', reason: 'down', lagRecords: 3 }, ctx), ctx });
     // A cluster's leader records a destination's cursor in the log after a delivered batch.
     await t.inst.writer.execute((m) => decideExportCursor(m.exports, 'hook', t.inst.log.head().seq), ctx);
+    // A witness the instance pushes its checkpoints to refuses one as inconsistent with what it cosigned.
+    const refused = { witness: 'witness.example/w1', url: 'https://witness.example', size: 40, witnessSize: 50, status: 409, reason: 'the witness cosigned a larger tree of this log', answer: '50\n' };
+    await t.inst.pipeline.dispatch({ decide: (m) => decideWitnessRefusal({ witnesses: m.witnesses, alerts: m.alerts }, refused, ctx), ctx });
     // The self-monitor: the disk past its flood mark (a write refused, counted), every source silent a
     // day later, then space back and one source reporting again (both alerts resolved).
     t.setPeer('127.0.0.1');

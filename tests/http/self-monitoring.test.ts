@@ -131,8 +131,9 @@ describe('disk watermarks through the API', () => {
       assert.equal((await t.request('/api/v1/health', { token: t.tokens.viewer })).status, 403);
       assert.equal((await t.request('/api/v1/health')).status, 401);
       const detail = await (await t.request('/api/v1/health', { token: t.tokens.admin })).json() as Detail;
-      assert.deepEqual(Object.keys(detail.components).sort(), ['collectors', 'disk', 'exports', 'readSide', 'sources', 'writer']);
+      assert.deepEqual(Object.keys(detail.components).sort(), ['collectors', 'disk', 'exports', 'readSide', 'sources', 'witnesses', 'writer']);
       assert.deepEqual(detail.components.exports, { status: 'off', destinations: [] }, 'no export configured');
+      assert.deepEqual(detail.components.witnesses, { status: 'off', maxAgeSeconds: 900, lastCosignedAt: null, ageSeconds: null, pushed: [] }, 'no witness configured');
       assert.equal(detail.components.writer!.status, 'ok');
       assert.equal(typeof detail.components.readSide!.lag, 'number');
       assert.deepEqual(Object.keys(await (await t.request('/health')).json() as object), ['status']);

@@ -1,6 +1,6 @@
 import type { Config } from '../../services/config-schema.js';
 import { startCheckpointer, type Transparency } from '../../log/checkpointer.js';
-import { parseVerifierKey } from '../../log/signed-note.js';
+import { parseVerifierKey, type NoteVerifier } from '../../log/signed-note.js';
 import type { EventStore } from '../../commands/event-store.js';
 
 /** Publishes an instance's signed heads as checkpoints, as its configuration asks. */
@@ -13,6 +13,11 @@ export function startInstanceCheckpointer(
   return startCheckpointer(es.store, es.log, heads, {
     everyRecords: config.log.checkpointEveryRecords,
     everySeconds: config.log.checkpointEverySeconds,
-    witnesses: config.log.witnesses.map((w) => parseVerifierKey(w)!),
+    witnesses: acceptedWitnesses(config),
   });
+}
+
+/** The witnesses whose cosignatures the instance accepts: `log.witnesses` and the ones it pushes to. */
+export function acceptedWitnesses(config: Config): NoteVerifier[] {
+  return [...config.log.witnesses, ...config.log.witnessPush.map((w) => w.key)].map((k) => parseVerifierKey(k)!);
 }

@@ -18,6 +18,7 @@ import type { Exports } from '../../services/export/start.js';
 import { createMetrics, type Metrics } from '../../services/metrics/metrics.js';
 import { measuredWriter } from '../../services/metrics/writer-metrics.js';
 import type { SelfMonitor } from '../../services/monitoring/self-monitor.js';
+import type { WitnessPush } from '../../services/witness/witness-push.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import type { ServedStore } from './served-store.js';
 
@@ -31,6 +32,8 @@ export interface InstanceAppParts {
   readonly refusals: RefusalLedger;
   readonly exports: Exports;
   readonly monitor: SelfMonitor;
+  /** The pushes of checkpoints to witnesses, and how fresh their cosignatures are. */
+  readonly witnesses: WitnessPush;
   /** The deployment reporter, which starts once the server listens (it needs the port). */
   readonly late: { readonly reporter?: DeploymentReporter };
   readonly log: (line: Record<string, unknown>) => void;
@@ -70,7 +73,10 @@ export function createInstanceApp(
   let edge: ClusterEdge | undefined;
   const metrics = createMetrics();
   const dataFile = join(config.storage.path, 'data.mdb');
-  metrics.observe({ logHead: () => ({ seq: instance.log.head().seq, bytes: fileSize(dataFile) }) });
+  metrics.observe({
+    logHead: () => ({ seq: instance.log.head().seq, bytes: fileSize(dataFile) }),
+    witnessCosignatureAge: () => p.witnesses.health().ageSeconds ?? undefined,
+  });
   // The edge's writes are measured (batch sizes, commit latency); the writer itself stays unaware.
   const pipeline = createPipeline(measuredWriter(instance.writer, metrics), p.detector);
   const app = createApp({
@@ -94,6 +100,7 @@ export function createInstanceApp(
     deployment: () => p.late.reporter?.status(),
     exports: () => p.exports.status(),
     monitor: p.monitor,
+    witnesses: () => p.witnesses.health(),
     ruleCosts: p.ruleCosts,
     ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });

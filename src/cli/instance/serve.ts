@@ -35,6 +35,7 @@ import { startInstanceExports } from './instance-exports.js';
 import { startInstanceRetention } from './instance-retention.js';
 import { watchCredentials, type CredentialsWatch } from './credentials-watch.js';
 import { createInstanceApp, type InstanceApp } from './instance-app.js';
+import { startInstanceWitnessPush } from './instance-witnesses.js';
 
 /** A running instance: its URL and how to stop it. */
 export interface RunningInstance {
@@ -90,6 +91,8 @@ export async function startInstance(
   const { cluster, jetstream, instance, parts } = served;
   const onLeader = leaderPipeline(served, detector);
   const { exports, credentials } = await startWriting(served, config, onLeader, log);
+  const witnesses = startInstanceWitnessPush(config, served, onLeader, log);
+  parts.push(() => witnesses.stop());
   const refusals = createRefusalLedger(config.limits);
   const monitor = selfMonitorOf(config, onLeader, instance, log);
   const summaries = startServedSummaries(refusals, instance.pipeline, config, jetstream ? late : undefined);
@@ -102,6 +105,7 @@ export async function startInstance(
     refusals,
     exports,
     monitor,
+    witnesses,
     late,
     log,
   });

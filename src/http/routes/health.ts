@@ -8,6 +8,24 @@ const Silent = v.strictObject({
   lastSeenAt: v.string(),
   alertId: v.string(),
 });
+const Time = v.nullable(v.string());
+const Witnesses = v.strictObject({
+  status: v.picklist(['off', 'ok', 'stale']),
+  maxAgeSeconds: Count,
+  lastCosignedAt: Time,
+  ageSeconds: v.nullable(Count),
+  pushed: v.array(
+    v.strictObject({
+      name: v.string(),
+      url: v.string(),
+      state: v.picklist(['pending', 'ok', 'retrying', 'refused']),
+      knownSize: Count,
+      lastCosignedAt: Time,
+      lastError: v.nullable(v.string()),
+      nextAttemptAt: Time,
+    }),
+  ),
+});
 const Watched = (status: string) => ({ status: v.picklist(['ok', status]), watched: Count, silent: v.array(Silent) });
 
 /** The answer of `GET /api/v1/health` (docs/monitoring.md). */
@@ -48,6 +66,7 @@ export const HealthDetailSchema = v.strictObject({
         }),
       ),
     }),
+    witnesses: Witnesses,
   }),
 });
 
@@ -61,13 +80,14 @@ const readHealthDetailRoute = route({
   operationId: 'readHealthDetail',
   summary:
     "Each component's state: writer queue, read-side lag, disk and watermarks, silent sources and collectors, export " +
-    'lag',
+    "lag, the witnesses' cosignatures",
   permission: 'health:detail',
   audit: 'read_health_detail',
   success: {
     status: 200,
     description:
-      '`{status, checkedAt, components: {writer, readSide, disk, sources, collectors, exports}}` (docs/monitoring.md)',
+      '`{status, checkedAt, components: {writer, readSide, disk, sources, collectors, exports, witnesses}}` ' +
+      '(docs/monitoring.md)',
     schema: HealthDetailSchema,
   },
   errors: [],
@@ -134,6 +154,13 @@ const readHealthDetailRoute = route({
             ...(d.lastSuccessAt !== undefined ? { lastSuccessAt: d.lastSuccessAt } : {}),
             ...(d.deliveredBy !== undefined ? { deliveredBy: d.deliveredBy } : {}),
           })),
+        },
+        witnesses: deps.witnesses?.() ?? {
+          status: 'off',
+          maxAgeSeconds: deps.config.log.cosignedMaxAgeSeconds,
+          lastCosignedAt: null,
+          ageSeconds: null,
+          pushed: [],
         },
       },
     });

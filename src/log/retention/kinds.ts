@@ -45,6 +45,7 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   SourceWentSilent: 'kept',
   SourceResumed: 'kept',
   DiskWatermarkCrossed: 'kept',
+  WitnessRefused: 'kept',
   RetentionPolicyRecorded: 'kept',
   LogSegmentsExpired: 'kept',
   SignedHeadsRewound: 'kept',

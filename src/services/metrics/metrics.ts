@@ -44,6 +44,8 @@ export interface MetricSources {
   }>;
   /** Each rule's evaluations, matches and time (ms) since the process started (rule ids: the installed rules). */
   readonly ruleCosts?: () => Iterable<[string, { evaluations: number; matches: number; ms: number }]>;
+  /** Seconds since the newest witness cosignature of the checkpoints; undefined when none (or no witness). */
+  readonly witnessCosignatureAge?: () => number | undefined;
   readonly now?: () => Date;
 }
 
@@ -228,6 +230,16 @@ export function createMetrics(): Metrics {
     registers,
     collect() {
       for (const d of sources.exports?.() ?? []) this.set({ destination: d.name }, d.delivered);
+    },
+  });
+  new Gauge({
+    name: 'vigil_witness_cosignature_age_seconds',
+    help: 'Seconds since the newest witness cosignature of the log checkpoints (absent: none, or no witness).',
+    registers,
+    collect() {
+      const age = sources.witnessCosignatureAge?.();
+      this.reset();
+      if (age !== undefined) this.set(age);
     },
   });
   ruleCostMetrics(registers, () => sources);
