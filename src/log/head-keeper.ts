@@ -76,7 +76,12 @@ const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
  * (the writer stopped between a signature and its commit) are given up, and the answer says so, for the
  * log and the signer's journal. A published head is never contradicted.
  */
-export function createHeadKeeper(key: NoteSigner, initial: KeeperState = EMPTY_KEEPER): HeadKeeper {
+export function createHeadKeeper(
+  key: NoteSigner,
+  initial: KeeperState = EMPTY_KEEPER,
+  /** Other keys whose heads count as this key's (the keys it replaced: a rotation recorded in the log). */
+  trusted: readonly NoteVerifier[] = [],
+): HeadKeeper {
   const verifier = verifierOf(key);
   const signText = preparedNoteSigner(key);
   let state = initial;
@@ -85,7 +90,8 @@ export function createHeadKeeper(key: NoteSigner, initial: KeeperState = EMPTY_K
   let fresh = state.size === 0 && state.floor.size === 0;
 
   function signedHead(note: string): KeptHead | string {
-    const opened = openNote(note, verifier);
+    let opened = openNote(note, verifier);
+    for (const other of trusted) if (!opened.ok) opened = openNote(note, other);
     if (!opened.ok) return `the presented head is not signed by this key: ${opened.error}`;
     const cp = parseCheckpoint(opened.text);
     if (!cp.ok) return `the presented head is not a checkpoint: ${cp.error}`;
