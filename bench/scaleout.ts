@@ -9,7 +9,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { benchConfig, cli, root, scratch, startChild, stopChild, token, type LoadResult } from './harness.js';
+import { benchConfig, cli, root, scratch, startChild, stopChild, token, vigil, type LoadResult } from './harness.js';
 import { eventBodies } from './events.js';
 import type { Figure } from './foundation.js';
 import { startNats, type NatsCluster } from '../tests/helpers/nats.js';
@@ -49,8 +49,12 @@ async function startNodes(
   const dir = scratch('scaleout');
   const homes = Array.from({ length: count }, (_, i) => join(dir, `node${i}`));
   for (const h of homes) mkdirSync(h, { recursive: true });
+  // One log, one key: every node's signer holds the cluster's key (docs/scale-out.md, "Signed heads").
+  const keyFile = join(dir, 'keys', 'log-signing.key');
+  vigil(['signer', 'key', '--out', keyFile], dir);
   const configs = homes.map((h, i) =>
     benchConfig(h, {
+      log: { signer: { keyFile } },
       storage: {
         path: 'store',
         ...storage,

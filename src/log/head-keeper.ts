@@ -39,7 +39,11 @@ export interface PresentedHead {
 
 /** The keeper's answer to a presented head. */
 export type ResumeAnswer =
-  | { readonly ok: true; readonly adopted?: true; readonly rewound?: { readonly from: KeptHead; readonly to: KeptHead } }
+  | {
+      readonly ok: true;
+      readonly adopted?: true;
+      readonly rewound?: { readonly from: KeptHead; readonly to: KeptHead };
+    }
   | { readonly ok: false; readonly needProofFrom: number }
   | { readonly ok: false; readonly refused: string };
 
@@ -152,6 +156,8 @@ export function createHeadKeeper(
       return rewound ? { ok: true, rewound } : { ok: true };
     },
     extend(leaves, size, root) {
+      if (state.floor.size > state.size)
+        throw new Error(`refusing to sign past the published head of ${state.floor.size}: take the store up first`);
       if (leaves.length === 0 || size !== state.size + leaves.length)
         throw new Error(`refusing to sign a head of ${size} records over the signed head of ${state.size}`);
       const next: Frontier = { size: frontier.size, roots: [...frontier.roots] };
@@ -169,10 +175,10 @@ export function createHeadKeeper(
       const head = signedHead(note);
       if (typeof head === 'string') throw new Error(`cannot publish: ${head}`);
       if (head.size <= state.floor.size) return;
-      if (head.size > state.size)
-        throw new Error(`cannot publish a head of ${head.size} records: the last signed is ${state.size}`);
       if (head.size === state.size && head.root !== b64(frontierRoot(frontier)))
         throw new Error(`cannot publish a head of ${head.size} records that is not the one signed last`);
+      // A head past the last one signed here (a JetStream follower: another node's signer signed it) moves the
+      // floor all the same; this keeper signs again only once a writer has taken it up from there (resume).
       state = { ...state, floor: head };
     },
   };

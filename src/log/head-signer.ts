@@ -5,15 +5,7 @@
  * which holds the key the writer cannot read. Both keep the keeper's state (src/log/head-keeper.ts)
  * in a folder of their own, beside a journal of every resume that was not a plain continuation.
  */
-import {
-  appendFileSync,
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-} from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeDurable } from '../kernel/secret-files.js';
 import { ownerOnlyFolder } from './lmdb-store.js';
@@ -105,7 +97,7 @@ export function readKeeperState(text: string, file: string): KeeperState {
   try {
     const s = JSON.parse(text) as KeeperState;
     const sizes = [s.size, s.floor.size];
-    if (sizes.every((n) => Number.isSafeInteger(n) && n >= 0) && Array.isArray(s.roots) && s.floor.size <= s.size)
+    if (sizes.every((n) => Number.isSafeInteger(n) && n >= 0) && Array.isArray(s.roots))
       return { size: s.size, roots: s.roots, floor: { size: s.floor.size, root: String(s.floor.root) } };
   } catch {
     /* said below */

@@ -10,12 +10,26 @@ import type { LogRecord } from '../kernel/record.js';
 import { cutOfBatch } from './jetstream-cut.js';
 import { toNew, unpackBatch } from './jetstream-batch.js';
 import { wake, type JetStreamState } from './jetstream-state.js';
+import { parseCheckpoint } from './checkpoint.js';
+import { leafHash } from './merkle.js';
+import { openNote } from './signed-note.js';
 
-/** Stages a batch that the stream holds at `streamSeq` into the local copy, checking its chain. */
-export function applyMessage(s: JetStreamState, streamSeq: number, data: Uint8Array, replica?: Replica): StagedBatch {
+/**
+ * Stages a batch that the stream holds at `streamSeq` into the local copy, checking its chain and,
+ * with a signer, the head the leader signed for it (`head`: the message's Vigil-Head header), before
+ * anything folds it.
+ */
+export function applyMessage(
+  s: JetStreamState,
+  streamSeq: number,
+  data: Uint8Array,
+  replica?: Replica,
+  head?: string,
+): StagedBatch {
   if (streamSeq !== s.position.streamSeq + 1)
     throw new FatalStorageError(`the stream skipped from ${s.position.streamSeq} to ${streamSeq}`);
-  const { records, seq, hash } = continuation(streamSeq, data, s.inner.head());
+  const { records, encoded, seq, hash } = continuation(streamSeq, data, s.inner.head());
+  const note = s.heads ? checkedHead(s, streamSeq, encoded, seq, head) : undefined;
   const inTxn = replica?.apply(records);
   // A cut (retention) read from the stream: the local copy drops the prefix as the leader's did.
   const cut = cutOfBatch(records);
@@ -35,6 +49,7 @@ export function applyMessage(s: JetStreamState, streamSeq: number, data: Uint8Ar
       cutting?.inTransaction(recs);
     },
     localCut,
+    note,
   );
   if (s.inner.head().hash !== hash)
     throw new FatalStorageError(`stream message ${streamSeq} re-encodes to other bytes`);
@@ -58,7 +73,7 @@ function continuation(
   streamSeq: number,
   data: Uint8Array,
   head: LogHead,
-): { readonly records: LogRecord[]; readonly seq: number; readonly hash: string } {
+): { readonly records: LogRecord[]; readonly encoded: Uint8Array[]; readonly seq: number; readonly hash: string } {
   let encoded = unpackBatch(data);
   let records = encoded.map((b) => decodeRecord(b));
   let { seq, hash } = head;
@@ -77,5 +92,32 @@ function continuation(
     seq++;
     hash = hashBytes(encoded[i]!);
   }
-  return { records, seq, hash };
+  return { records, encoded, seq, hash };
+}
+
+/**
+ * The note of the head a batch message carries, once it is signed by the cluster's log key (the
+ * node's own signer's, or one the signer trusts) over the tree this copy has with the batch's records
+ * after it; throws (fatally: nothing of the batch is folded) otherwise.
+ */
+function checkedHead(
+  s: JetStreamState,
+  streamSeq: number,
+  encoded: readonly Uint8Array[],
+  seq: number,
+  header: string | undefined,
+): string {
+  const refuse = (why: string) =>
+    new FatalStorageError(`stream message ${streamSeq} is refused: ${why} (docs/scale-out.md, "Signed heads")`);
+  if (header === undefined)
+    throw refuse('it carries no signed head (a leader without a signer, or not a Vigil node, wrote it)');
+  const note = Buffer.from(header, 'base64').toString('utf8');
+  const opened = openNote(note, s.heads!.verifier);
+  if (!opened.ok) throw refuse(`its head is not signed by this cluster's log key: ${opened.error}`);
+  const cp = parseCheckpoint(opened.text);
+  if (!cp.ok || cp.checkpoint.size !== seq) throw refuse(`its signed head is not of record ${seq}`);
+  const root = s.inner.tree.rootAfter(encoded.map(leafHash));
+  if (!Buffer.from(root).equals(Buffer.from(cp.checkpoint.root)))
+    throw refuse(`its signed head is not the tree of the local copy with its records`);
+  return note;
 }

@@ -12,6 +12,9 @@ const RETRY_PAUSE_MS = 250;
  */
 export const FOLLOW_EXPIRES_MS = 5000;
 
+/** The header a batch message carries its signed head in (base64 of the note: a header value holds no newline). */
+export const HEAD_HEADER = 'Vigil-Head';
+
 // A batch message is a msgpack array of the records' stored bytes: the same bytes the chain hashes.
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 

@@ -6,7 +6,7 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { Replica } from './jetstream-log.js';
 import type { StagedBatch } from './lmdb-log.js';
-import { FOLLOW_EXPIRES_MS } from './jetstream-batch.js';
+import { FOLLOW_EXPIRES_MS, HEAD_HEADER } from './jetstream-batch.js';
 import { applyMessage } from './jetstream-apply.js';
 import type { JetStreamState } from './jetstream-state.js';
 
@@ -46,7 +46,7 @@ export async function catchUp(s: JetStreamState, replica?: Replica): Promise<voi
       for await (const m of messages) {
         idle.refresh();
         if (m.seq <= s.position.streamSeq) continue;
-        staged = applyMessage(s, m.seq, m.data, replica);
+        staged = applyMessage(s, m.seq, m.data, replica, m.headers?.get(HEAD_HEADER) || undefined);
         if (m.seq >= last) break;
       }
     } finally {
@@ -122,7 +122,7 @@ export async function follow(s: JetStreamState, r: Replica): Promise<() => Promi
       if (s.leads) break;
       if (m.seq <= s.position.streamSeq) continue;
       try {
-        s.pending = applyMessage(s, m.seq, m.data, r).durable.catch(s.fail);
+        s.pending = applyMessage(s, m.seq, m.data, r, m.headers?.get(HEAD_HEADER) || undefined).durable.catch(s.fail);
       } catch (err) {
         s.fail(err);
       }

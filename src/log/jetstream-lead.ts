@@ -8,9 +8,10 @@ import { FatalStorageError, NotLeaderError, type LogCut, type LogHead } from './
 import type { JetStreamConnection } from './jetstream-connect.js';
 import type { InTransaction, StagedBatch } from './lmdb-log.js';
 import { linkBatch } from './chain.js';
+import { appendLeaf, frontierRoot, leafHash } from './merkle.js';
 import type { NewRecord } from '../kernel/record.js';
 import { messageHolding } from './jetstream-cut.js';
-import { packBatch, republish } from './jetstream-batch.js';
+import { HEAD_HEADER, packBatch, republish } from './jetstream-batch.js';
 import { catchUp, follow, inTurn } from './jetstream-follow.js';
 import type { JetStreamState } from './jetstream-state.js';
 
@@ -31,13 +32,19 @@ export function stageAsLeader(
   s.pendingHead = linked;
   const { seq, hash } = linked;
   const expect = s.expectedLast++;
-  const publish = publisher(s.conn, encoded, records[0]!.seq, linked, expect, cut !== undefined);
+  // The batch's head, signed before the stream has it: every node checks it before folding the batch.
+  const signed = signHead(s, encoded, seq);
+  let publish: (() => Promise<PubAck>) | undefined;
   const deadline = performance.now() + s.retryWindowMs;
-  // Sent at once, so batches pipeline; a failed first attempt is retried once the batch before it settled.
-  const ack = publish();
+  // Sent once signed, so batches pipeline; a failed first attempt is retried once the batch before it settled.
+  const ack = signed.then((note) => {
+    publish = publisher(s.conn, encoded, records[0]!.seq, linked, expect, cut !== undefined, note);
+    return publish();
+  });
   ack.catch(() => undefined);
   const staged = s.staging.then(async () => {
-    const a = await ack.catch((err: unknown) => republish(publish, err, deadline));
+    const note = await signed;
+    const a = await ack.catch((err: unknown) => (publish ? republish(publish, err, deadline) : Promise.reject(err)));
     if (a.seq !== expect + 1)
       throw new FatalStorageError(
         `the stream stored batch ${records[0]!.seq}-${seq} at ${a.seq}, expected ${expect + 1}`,
@@ -50,6 +57,7 @@ export function stageAsLeader(
         inTransaction?.(recs);
       },
       cut,
+      note,
     );
     if (s.inner.head().hash !== hash)
       throw new FatalStorageError(`the local copy chained batch ${records[0]!.seq}-${seq} differently`);
@@ -69,8 +77,23 @@ export function stageAsLeader(
 }
 
 /**
+ * The signed head of a leader's batch `encoded` ending at record `seq`: its leaves hashed onto the tree
+ * of the batches before it, signed by the node's signer in order. Undefined without a signer.
+ */
+function signHead(s: JetStreamState, encoded: readonly Uint8Array[], seq: number): Promise<string | undefined> {
+  if (!s.heads || !s.pendingTree) return Promise.resolve(undefined);
+  const leaves = encoded.map(leafHash);
+  for (const leaf of leaves) appendLeaf(s.pendingTree, leaf);
+  const root = frontierRoot(s.pendingTree);
+  const heads = s.heads;
+  const next = s.signing.then(() => heads.sign(leaves, seq, root));
+  s.signing = next.catch(() => undefined);
+  return next;
+}
+
+/**
  * The publish of the batch message holding records `first` to `head` (retried as it is), expecting
- * the stream's last sequence at `expect`.
+ * the stream's last sequence at `expect`, with the batch's signed head.
  */
 function publisher(
   conn: JetStreamConnection,
@@ -79,9 +102,11 @@ function publisher(
   head: LogHead,
   expect: number,
   cut: boolean,
+  note: string | undefined,
 ): () => Promise<PubAck> {
   const h = headers();
   h.set('Vigil-Seq', `${first}-${head.seq}`);
+  if (note !== undefined) h.set(HEAD_HEADER, Buffer.from(note).toString('base64'));
   // The message id is the new head's hash: a retried publish is recognised as the same batch, and
   // a different batch (another writer's) never passes as a duplicate of this one.
   const payload = packBatch(encoded);
@@ -112,6 +137,12 @@ export async function lead(s: JetStreamState, holdsLease?: () => boolean): Promi
   await inTurn(s, async () => {
     await s.stopReplica?.();
     await catchUp(s, s.replica);
+    if (s.heads) {
+      // The heads of the copy were signed by whichever node led: this node's signer takes them up first.
+      await s.inner.resume();
+      const head = s.inner.head().seq;
+      s.pendingTree = head === 0 ? { size: 0, roots: [] } : s.inner.tree.frontierAt(head);
+    }
     s.holds = holdsLease ?? (() => true);
     s.leads = true;
   });

@@ -102,10 +102,11 @@ export async function openJetStreamLog(
   const positions: Database<Position, string> = store.db('jetstream');
   const stateAtOpen = (await conn.jsm.streams.info(conn.stream)).state;
   await startBehindPurge(store, conn, positions, stateAtOpen);
-  const inner = openLmdbLog(store, onFatal, opts.signer ? { signer: opts.signer } : {});
+  // The leader signs each batch's head before publishing it: the local copy writes the head it came with.
+  const inner = openLmdbLog(store, onFatal, opts.signer ? { signer: opts.signer, headsFromCaller: true } : {});
   const position: Position = positions.get('position') ?? { streamSeq: 0, seq: 0 };
   checkCopiedFromStream(store, inner, position);
-  const parts = { conn, inner, positions, retryWindowMs, cutWrites, notice, stallCheckMs };
+  const parts = { conn, inner, positions, retryWindowMs, cutWrites, notice, stallCheckMs, heads: opts.signer };
   const s = initialState(parts, position, onFatal);
   // Everything but appending is the local copy's.
   const log: JetStreamEventLog = {

@@ -8,6 +8,8 @@ import { FatalStorageError, type LogHead } from './event-log.js';
 import type { JetStreamConnection } from './jetstream-connect.js';
 import type { CutWrites, Replica } from './jetstream-log.js';
 import type { LmdbEventLog } from './lmdb-log.js';
+import type { HeadSigner } from './head-signer.js';
+import type { Frontier } from './merkle.js';
 
 /** Where the local copy stands in the stream: the last batch message it holds and the last record's seq. */
 export interface Position {
@@ -25,6 +27,11 @@ export interface JetStreamParts {
   readonly cutWrites: CutWrites | undefined;
   readonly notice: (line: Record<string, unknown>) => void;
   readonly stallCheckMs: number;
+  /**
+   * The node's head signer (docs/scale-out.md, "Signed heads"): a leader signs each batch's head before
+   * publishing it; every node checks the head a batch carries before folding it. Absent: nothing signed.
+   */
+  readonly heads: HeadSigner | undefined;
 }
 
 /** An open JetStream log: its parts, and what its jobs change as it follows, leads and fails. */
@@ -40,6 +47,10 @@ export interface JetStreamState extends JetStreamParts {
   holds: () => boolean;
   replica: Replica | undefined;
   pendingHead: LogHead;
+  /** A leader's tree at `pendingHead` (batches published, not yet in the local copy): what their heads sign. */
+  pendingTree: Frontier | undefined;
+  /** The last signature asked for: a leader's batches are signed in order. */
+  signing: Promise<unknown>;
   expectedLast: number;
   staging: Promise<unknown>;
   pending: Promise<unknown>;
@@ -77,6 +88,8 @@ export function initialState(parts: JetStreamParts, position: Position, onFatal:
     holds: () => true,
     replica: undefined,
     pendingHead: parts.inner.head(),
+    pendingTree: undefined,
+    signing: Promise.resolve(),
     expectedLast: position.streamSeq,
     staging: Promise.resolve(),
     pending: Promise.resolve(),

@@ -56,7 +56,7 @@ export interface LmdbEventLog extends EventLog {
    * Assigns seq and links synchronously and queues the batch; batches staged in the same event
    * turn share one LMDB transaction and one flush (group commit).
    */
-  stage(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut): StagedBatch;
+  stage(batch: readonly NewRecord[], inTransaction?: InTransaction, cut?: LogCut, signedHead?: string): StagedBatch;
   /** The first stored seq: 1, or the first record after the last cut. */
   first(): number;
   /**
@@ -71,6 +71,11 @@ export interface LmdbEventLog extends EventLog {
   readonly signing: Promise<ResumeResult | undefined>;
   /** The signer of its heads, which the log closes with itself; absent in a log that signs none. */
   readonly signer?: HeadSigner;
+  /**
+   * Presents the store's last signed head to the signer again (a JetStream node about to lead: the heads
+   * its copy holds were signed by the previous leader's signer).
+   */
+  resume(): Promise<ResumeResult>;
   /** The signed head of the last durable commit (a C2SP checkpoint note), when a signer signed one. */
   signedHead(): string | undefined;
   /** The records a signed head (or a checkpoint, in a store from before signed heads) covers. */
@@ -103,6 +108,8 @@ interface Staged {
   readonly treeWrites: () => void;
   readonly inTransaction?: InTransaction;
   readonly cut?: LogCut;
+  /** The batch's signed head when it came signed (a JetStream node: src/log/jetstream-apply.ts). */
+  readonly signedHead?: string;
   readonly done: Deferred;
 }
 
@@ -131,14 +138,22 @@ export interface LmdbLogOptions {
    * instance serving: what it appends is then unattested, and `vigil log verify` says so).
    */
   readonly signer?: HeadSigner;
+  /**
+   * The heads come signed with the batches (`stage`'s `signedHead`), not from this log's own signing: a
+   * JetStream node's local copy, whose leader signs each batch before the stream has it. The signer is
+   * then only taken up (and published to), never asked to sign here.
+   */
+  readonly headsFromCaller?: boolean;
 }
 
 /** Opens the log kept in `store` (databases `log` and `log-meta`). */
 export function openLmdbLog(
   store: LmdbStore,
   onFatal: (err: Error) => void = () => {},
-  { signer: heads }: LmdbLogOptions = {},
+  { signer, headsFromCaller = false }: LmdbLogOptions = {},
 ): LmdbEventLog {
+  // Who signs here: the signer, unless the heads come with the batches.
+  const heads = headsFromCaller ? undefined : signer;
   const records: Database<Uint8Array, number> = store.db('log', { encoding: 'binary', keyEncoding: 'uint32' });
   const meta: Database<LogHead, string> = store.db('log-meta');
   const cutMeta = meta as unknown as Database<LogCut, string>;
@@ -163,10 +178,15 @@ export function openLmdbLog(
   let flushing = false;
   let signedHead: string | undefined = signedHeadMeta.get(SIGNED_HEAD);
   let attested = attestation(signedHead, store).size;
-  const ready: Promise<ResumeResult | undefined> = heads ? resumeSigning() : Promise.resolve(undefined);
+  const ready: Promise<ResumeResult | undefined> = signer ? resumeSigning() : Promise.resolve(undefined);
   ready.catch(() => undefined);
 
-  function stage(batch: readonly NewRecord[], inTransaction?: InTransaction, newCut?: LogCut): StagedBatch {
+  function stage(
+    batch: readonly NewRecord[],
+    inTransaction?: InTransaction,
+    newCut?: LogCut,
+    suppliedHead?: string,
+  ): StagedBatch {
     if (failed) throw failed;
     if (newCut && !(newCut.firstSeq > (cut?.firstSeq ?? 1) && newCut.firstSeq <= head.seq + 1))
       throw new RangeError(`cannot cut the log at ${newCut.firstSeq}`);
@@ -183,6 +203,7 @@ export function openLmdbLog(
       treeWrites: tree.stageLeaves(leaves),
       ...(inTransaction ? { inTransaction } : {}),
       ...(newCut ? { cut: { ...newCut, atSeq: newHead.seq } } : {}),
+      ...(suppliedHead !== undefined ? { signedHead: suppliedHead } : {}),
       done: deferred(),
     };
     head = newHead;
@@ -224,13 +245,16 @@ export function openLmdbLog(
           setImmediate(flush);
           return commitGroup(group, note);
         })
-      : commitGroup(group, undefined);
+      : commitGroup(group, group.at(-1)!.signedHead);
     const durable = (async () => {
-      let note: string | undefined;
+      let note = group.at(-1)!.signedHead;
       try {
-        note = await signature;
+        note = (await signature) ?? note;
         await committed;
         await store.root.flushed;
+        // A cut's head is published to the signer at once: a later proof from the signer's published head must not
+        // need the records the cut removed (src/log/head-keeper.ts).
+        if (note !== undefined && signer && group.some((e) => e.cut)) await signer.publish(note);
       } catch (err) {
         fail(err);
       }
@@ -295,10 +319,10 @@ export function openLmdbLog(
       throw new Error(`the signed head of ${size} records is past the log's ${tree.committedSize()}`);
     const roots = size === 0 ? [] : frontierText(tree.frontierAt(size));
     const head = { ...(note !== undefined ? { note } : {}), size, roots };
-    let answer = await heads!.resume(head);
+    let answer = await signer!.resume(head);
     if (!answer.ok && 'needProofFrom' in answer) {
       const proof = tree.consistency(answer.needProofFrom, size).map((h) => Buffer.from(h).toString('base64'));
-      answer = await heads!.resume({ ...head, proof });
+      answer = await signer!.resume({ ...head, proof });
     }
     if (!answer.ok)
       throw new Error(
@@ -327,7 +351,8 @@ export function openLmdbLog(
     append,
     stage,
     signing: ready,
-    ...(heads ? { signer: heads } : {}),
+    resume: () => resumeSigning(),
+    ...(signer ? { signer } : {}),
     signedHead: () => signedHead,
     attested: () => attested,
     unattestedTail: () => (head.seq > attested ? { from: attested + 1, to: head.seq } : undefined),
@@ -367,7 +392,7 @@ export function openLmdbLog(
     async close() {
       await pending.catch(() => undefined);
       followers.clear();
-      await heads?.close();
+      await signer?.close();
     },
   };
 }

@@ -34,6 +34,8 @@ export interface MerkleTree {
   stageLeaves(leaves: readonly Uint8Array[]): () => void;
   /** The root of everything staged (committed or not): what a commit's signed head signs. */
   stagedRoot(): Uint8Array;
+  /** The root everything staged would have with `leaves` after it, staging nothing (a head checked before it folds). */
+  rootAfter(leaves: readonly Uint8Array[]): Uint8Array;
   /** Marks everything up to `size` durable. */
   settle(size: number): void;
   /** The root of the first `size` records (default: the committed size). */
@@ -157,6 +159,12 @@ export function openMerkleTree(store: LmdbStore, leaves: LentReader<Uint8Array>,
     stage: (encoded) => (usable(), stage(encoded)),
     stageLeaves: (leaves) => (usable(), stageLeaves(leaves)),
     stagedRoot: () => (usable(), frontierRoot(frontier)),
+    rootAfter(leaves) {
+      usable();
+      const f: Frontier = { size: frontier.size, roots: [...frontier.roots] };
+      for (const leaf of leaves) appendLeaf(f, leaf);
+      return frontierRoot(f);
+    },
     settle(size) {
       committed = Math.max(committed, Math.min(size, frontier.size));
     },

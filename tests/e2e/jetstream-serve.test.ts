@@ -37,7 +37,15 @@ describe('vigil serve with storage.backend "jetstream"', () => {
       const other = join(dir.path, 'b');
       mkdirSync(join(other, 'secrets'), { recursive: true, mode: 0o700 });
       copyFileSync(join(dir.path, 'secrets', 'credentials.json'), join(other, 'secrets', 'credentials.json'));
-      const configB = writeTestConfig(other, { storage: { path: 'store-b', backend: 'jetstream', jetstream } });
+      // A node whose signer holds another key refuses the batches: each carries the head the leader signed.
+      const stranger = join(dir.path, 'c');
+      mkdirSync(join(stranger, 'secrets'), { recursive: true, mode: 0o700 });
+      copyFileSync(join(dir.path, 'secrets', 'credentials.json'), join(stranger, 'secrets', 'credentials.json'));
+      const configC = writeTestConfig(stranger, { storage: { path: 'store-c', backend: 'jetstream', jetstream } });
+      await assert.rejects(startServe(configC, stranger), /is refused: its head is not signed by this cluster's log key/);
+      // The cluster's key, which every node's signer holds (docs/scale-out.md, "Signed heads").
+      const keyFile = join(dir.path, 'keys', 'log-signing.key');
+      const configB = writeTestConfig(other, { log: { signer: { keyFile } }, storage: { path: 'store-b', backend: 'jetstream', jetstream } });
       serve = await startServe(configB, other);
       try {
         assert.deepEqual([...await storedEventIds(serve.url, viewer, 'e2e')].sort(), [...ids].sort());

@@ -33,10 +33,15 @@ export interface VigilCluster {
 export function vigilCluster(servers: readonly string[], count: number, jetstream: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): VigilCluster {
   const dir = tempDir('vigil-cluster-');
   const js = { servers: [...servers], stream: 'VIGIL_LOG', replicas: 1, leaseSeconds: 3, ...jetstream };
+  // One log, one key: every node's signer holds the cluster's key (docs/scale-out.md, "Signed heads").
+  const keyFile = join(dir.path, 'keys', 'log-signing.key');
+  const made = runCli(['signer', 'key', '--out', keyFile]);
+  if (made.status !== 0) throw new Error(made.stderr);
+  const log = { ...(extra.log as Record<string, unknown> | undefined), signer: { keyFile } };
   const configs = Array.from({ length: count }, (_, i) => {
     const home = join(dir.path, `node${i}`);
     mkdirSync(home, { recursive: true });
-    return { home, config: writeTestConfig(home, { ...extra, storage: { path: 'store', backend: 'jetstream', jetstream: { ...js, nodeName: `node${i}` } } }) };
+    return { home, config: writeTestConfig(home, { ...extra, log, storage: { path: 'store', backend: 'jetstream', jetstream: { ...js, nodeName: `node${i}` } } }) };
   });
   const first = configs[0]!;
   const ingestToken = (JSON.parse(runCli(['api-token-generate', 'loader', 'ingestor', '--config', first.config]).stdout) as { token: string }).token;
