@@ -1,5 +1,5 @@
-import type { LmdbEventLog } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
+import type { LogView } from './log-view.js';
 import { parseCheckpoint } from './checkpoint.js';
 import { appendLeaf, frontierRoot, leafHash, type Frontier } from './merkle.js';
 import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
@@ -14,15 +14,17 @@ export type TreeVerdict =
  * with each stored checkpoint at its size (its signature too, when the verifier key is given).
  * After a retention cut the walk starts from the stored tree at the cut, which must have the root
  * the cut recorded; checkpoints of sizes before the cut are checked with the archives
- * (`vigil log verify --archives`), not here.
+ * (`vigil log verify --archives`), not here. With `upTo` (a snapshot's bound, while the service goes
+ * on writing), checkpoints of larger sizes are left out: they were made after the log was read.
  */
-export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifier): TreeVerdict {
+export function verifyTree(store: Pick<LmdbStore, 'db'>, log: LogView, key?: NoteVerifier, upTo?: number): TreeVerdict {
   const checkpoints = store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
   const cut = log.cut();
   const start = cut ? cut.firstSeq - 1 : 0;
   const due = new Map<number, string>();
   let beforeCut = 0;
   for (const { key: size, value } of checkpoints.getRange({})) {
+    if (upTo !== undefined && size > upTo) continue;
     if (size < start) beforeCut++;
     else due.set(size, value);
   }
