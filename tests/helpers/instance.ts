@@ -16,6 +16,7 @@ import { createRefusalLedger, type RefusalLedger } from '../../src/http/refusals
 import { readYourWritesOf } from '../../src/http/read-consistency.js';
 import { detectionSettingsOf } from '../../src/commands/alerting/detection-step.js';
 import { startInstanceCheckpointer } from '../../src/cli/instance/checkpoints.js';
+import { liveLogVerifier } from '../../src/cli/instance/live-verify.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
 import { normalizedEvent } from './event-fixtures.js';
 import { createSelfMonitor, type FsSpace, type SelfMonitor } from '../../src/services/monitoring/self-monitor.js';
@@ -103,6 +104,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     graph: (q) => store.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => store.readYourWrites()),
     transparency,
+    verifyLog: liveLogVerifier(config.storage.path),
   });
   let app = appOf(inst);
   // As `vigil serve` does: a batch from a silent source runs a check at once.

@@ -19,6 +19,7 @@ import { createMetrics, type Metrics } from '../../services/metrics/metrics.js';
 import { measuredWriter } from '../../services/metrics/writer-metrics.js';
 import type { SelfMonitor } from '../../services/monitoring/self-monitor.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
+import { liveLogVerifier } from './live-verify.js';
 import type { ServedStore } from './served-store.js';
 
 /** What the app of a serving instance is built from, past its store and configuration. */
@@ -91,6 +92,7 @@ export function createInstanceApp(
       jetstream ? () => jetstream.readYourWrites(() => instance.readYourWrites()) : () => instance.readYourWrites(),
     ),
     transparency: served.transparency,
+    verifyLog: liveLogVerifier(config.storage.path),
     deployment: () => p.late.reporter?.status(),
     exports: () => p.exports.status(),
     monitor: p.monitor,
