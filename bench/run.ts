@@ -20,6 +20,7 @@ import { retentionBench } from './retention.js';
 import { listingBench } from './listing.js';
 import { machineBench } from './machine.js';
 import { hostileRulesBench } from './hostile-rules.js';
+import { liveAuditBench } from './live-audit.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -38,6 +39,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   retention: () => retentionBench(),
   listing: () => listingBench(),
   'hostile-rules': () => hostileRulesBench(),
+  'live-audit': () => liveAuditBench(),
 };
 
 const [only, mode] = process.argv.slice(2);
