@@ -15,7 +15,8 @@ interface VerifyLoop {
 }
 
 function verifyLoop(config: string, dir: string): VerifyLoop {
-  const script = `while :; do "${process.execPath}" "${cli}" log verify --config "${config}" >/dev/null || exit 1; echo ok; done`;
+  const verify = `"${process.execPath}" "${cli}" log verify --config "${config}"`;
+  const script = `while :; do ${verify} >/dev/null || exit 1; echo ok; done`;
   const proc: ChildProcess = spawn('sh', ['-c', script], {
     cwd: dir,
     detached: true,
@@ -85,6 +86,7 @@ export async function liveAuditBench(): Promise<Figure[]> {
   const b = pooled(beside);
   const rates = (runs: readonly LoadResult[]) =>
     runs.map((r) => Math.round(r.eventsPerSecond).toLocaleString('en')).join(' / ');
+  const perRound = beside.map((r, i) => Math.round((r.eventsPerSecond / alone[i]!.eventsPerSecond) * 1000) / 10);
   const failures = [...alone, ...beside].reduce((n, r) => n + r.failures, 0);
   return [
     {
@@ -103,7 +105,7 @@ export async function liveAuditBench(): Promise<Figure[]> {
       name: 'live verify: ingest beside it / ingest alone',
       value: Math.round((b / a) * 1000) / 10,
       unit: '%',
-      note: `target >= 80 %; per round ${beside.map((r, i) => Math.round((r.eventsPerSecond / alone[i]!.eventsPerSecond) * 1000) / 10).join(' / ')}`,
+      note: `target >= 80 %; per round ${perRound.join(' / ')}`,
     },
   ];
 }
