@@ -7,7 +7,7 @@ import { lentReader } from './lent-range.js';
 import type { LmdbStore } from './lmdb-store.js';
 import type { LogView } from './log-view.js';
 import { leafHash } from './merkle.js';
-import { openMerkleTree } from './merkle-tree.js';
+import { openMerkleTree, type MerkleTree } from './merkle-tree.js';
 import { decodeRecord, hashBytes } from './record.js';
 import { CARRIED_DB, openCarriedIndex, type CarriedIndex } from './retention/carried.js';
 import { GENESIS_HASH, type LogRecord } from '../kernel/record.js';
@@ -58,10 +58,7 @@ export async function retryOnCut<T>(verify: () => Promise<T>, attempts = 3): Pro
 export interface StoreSnapshot {
   readonly path: string;
   /** The log as of the head read at open; reads past it see nothing. */
-  readonly log: LogView & {
-    /** Records `from`..`to` (to defaults to the bound) decoded by `decode`. */
-    decoded(from: number, to: number | undefined, decode: (bytes: Uint8Array) => LogRecord): Iterable<LogRecord>;
-  };
+  readonly log: LogView;
   /** The store's databases, read only (one the store does not have reads as empty). */
   readonly store: Pick<LmdbStore, 'db'>;
   /** Records carried forward by retention, by original seq. */
@@ -115,41 +112,43 @@ const NOTHING_CARRIED: CarriedIndex = {
   },
 };
 
-function snapshotOf(path: string, root: RootDatabase, unmark: () => void): StoreSnapshot {
-  const names = new Set(root.getKeys({}) as Iterable<string>);
-  if (!names.has('log')) throw new SnapshotError(`the store at ${path} holds no log`);
+/** The store's databases by name, opened once each; one the store does not have reads as empty. */
+function databasesOf(root: RootDatabase, names: ReadonlySet<string>): LmdbStore['db'] {
   const handles = new Map<string, Database>();
-  const db = ((name: string, options?: Parameters<LmdbStore['db']>[1]) => {
+  return ((name: string, options?: Parameters<LmdbStore['db']>[1]) => {
     const key = `${name}\0${options?.encoding ?? ''}\0${options?.keyEncoding ?? ''}`;
     let h = handles.get(key);
     if (!h) {
-      h = names.has(name)
-        ? root.openDB({
-            name,
-            encoding: options?.encoding ?? 'msgpack',
-            keyEncoding: options?.keyEncoding,
-            cache: false,
-          })
-        : EMPTY_DB;
+      const { encoding = 'msgpack', keyEncoding } = options ?? {};
+      h = names.has(name) ? root.openDB({ name, encoding, keyEncoding, cache: false }) : EMPTY_DB;
       handles.set(key, h);
     }
     return h;
   }) as LmdbStore['db'];
+}
+
+/** What a snapshot reads at open, in one LMDB read snapshot: its bound (the head), the cut, checkpoints, tree. */
+interface Bound {
+  readonly head: LogHead;
+  readonly cut: LogCut | undefined;
+  readonly checkpoints: ReadonlyArray<readonly [number, string]>;
+  readonly tree: MerkleTree;
+}
+
+function readBound(path: string, root: RootDatabase, db: LmdbStore['db']): Bound {
   const records = db<Uint8Array, number>('log', { encoding: 'binary', keyEncoding: 'uint32' });
   const meta = db<LogHead | LogCut, string>('log-meta');
   const checkpointsDb = db<string, number>('checkpoints', { keyEncoding: 'uint32' });
-  // The tree's databases and the leaf reader are opened now: opening a database read only renews
+  // The tree's databases and the leaf reader are opened first: opening a database read only renews
   // the read snapshot, and what follows must be read in one.
   db('merkle', { encoding: 'binary' });
-  db('merkle-meta');
+  const treeMeta = db<number, string>('merkle-meta');
   const leaves = lentReader(root, 'log', leafHash);
-  const asStore: LmdbStore = { path, root, db, close: () => Promise.resolve() };
-
   // One LMDB read snapshot from here to the tree's open: the head, the cut, the tree's size and
   // the checkpoints agree (lmdb-js keeps a read transaction until the event loop turns or it is reset).
   const head = headOf(records, meta);
   const cut = meta.get('cut') as LogCut | undefined;
-  const treeSize = (db<number, string>('merkle-meta').get('size') ?? 0) as number;
+  const treeSize = treeMeta.get('size') ?? 0;
   if (treeSize < head.seq)
     throw new SnapshotError(
       `the store's Merkle tree covers ${treeSize} of its ${head.seq} records: start \`vigil serve\` once ` +
@@ -157,21 +156,27 @@ function snapshotOf(path: string, root: RootDatabase, unmark: () => void): Store
     );
   const checkpoints: Array<readonly [number, string]> = [];
   for (const { key, value } of checkpointsDb.getRange({ end: head.seq + 1 })) checkpoints.push([key, value]);
-  const tree = openMerkleTree(asStore, leaves, head.seq);
+  const tree = openMerkleTree({ path, root, db, close: () => Promise.resolve() }, leaves, head.seq);
+  return { head, cut, checkpoints, tree };
+}
 
+/** The log as of `bound`: reads stop at its head, each a slice at a time (`slicedRange`). */
+function boundedLog(root: RootDatabase, db: LmdbStore['db'], bound: Bound): LogView {
+  const { head, cut, tree } = bound;
+  const records = db<Uint8Array, number>('log', { encoding: 'binary', keyEncoding: 'uint32' });
+  const meta = db<LogHead | LogCut, string>('log-meta');
   const first = cut?.firstSeq ?? 1;
-  const raw = (from: number, to = head.seq) =>
+  const readRaw = (from: number, to = head.seq) =>
     slicedRange(root, records, meta, Math.max(from, first), Math.min(to, head.seq));
-  function* decoded(from: number, to: number | undefined, decode: (bytes: Uint8Array) => LogRecord) {
-    for (const { bytes } of raw(from, to)) yield decode(bytes);
+  function* read(from: number, to?: number): Iterable<LogRecord> {
+    for (const { bytes } of readRaw(from, to)) yield decodeRecord(bytes);
   }
-  const log: StoreSnapshot['log'] = {
+  return {
     head: () => head,
     first: () => first,
     cut: () => cut,
-    readRaw: raw,
-    read: (from, to) => decoded(from, to, decodeRecord),
-    decoded,
+    readRaw,
+    read,
     // The stored tree is ahead of the bound once the writer commits: it is read at the bound only.
     tree: {
       size: () => head.seq,
@@ -179,6 +184,14 @@ function snapshotOf(path: string, root: RootDatabase, unmark: () => void): Store
       frontierAt: (size) => tree.frontierAt(size),
     },
   };
+}
+
+function snapshotOf(path: string, root: RootDatabase, unmark: () => void): StoreSnapshot {
+  const names = new Set(root.getKeys({}) as Iterable<string>);
+  if (!names.has('log')) throw new SnapshotError(`the store at ${path} holds no log`);
+  const db = databasesOf(root, names);
+  const bound = readBound(path, root, db);
+  const log = boundedLog(root, db, bound);
   const carried = names.has(CARRIED_DB)
     ? openCarriedIndex(root, (seq) => {
         for (const r of log.read(seq, seq)) return r;
@@ -192,7 +205,7 @@ function snapshotOf(path: string, root: RootDatabase, unmark: () => void): Store
     log,
     store: { db },
     carried,
-    checkpoints,
+    checkpoints: bound.checkpoints,
     async close() {
       if (closed) return;
       closed = true;
