@@ -207,7 +207,7 @@ describe('auditing a serving instance', () => {
     }
   });
 
-  it('vigil serve starts while an auditor holds a snapshot, and refuses a process that holds the store unmarked', async () => {
+  it('vigil serve starts while an auditor holds a snapshot, an in-place replay does not, and a process holding the store unmarked is refused', async () => {
     const dir = tempDir();
     const config = writeTestConfig(dir.path);
     const store = join(dir.path, 'store');
@@ -227,6 +227,11 @@ describe('auditing a serving instance', () => {
       serve.proc.kill('SIGTERM');
       await serve.exited;
       serve = undefined;
+
+      // A replay in place rebuilds the tree the auditor reads: it waits for no auditor, it refuses.
+      const inPlace = runCli(['replay', '--config', config], { cwd: dir.path });
+      assert.equal(inPlace.status, 1);
+      assert.match(inPlace.stderr, new RegExp(`being read by process ${process.pid} `));
 
       // Without its mark the same reader is another process holding the store: refused, naming it.
       rmSync(mark);
