@@ -195,6 +195,10 @@ describe('auditing a serving instance', () => {
       const reused = await runCliAsync(['replay', '--until', String(seq), '--out', asOf, '--config', config], dir.path);
       assert.equal(reused.status, 1);
       assert.match(reused.stderr, /is not empty/);
+      const beyond = await runCliAsync(['replay', '--until', '999999999', '--out', join(dir.path, 'beyond'), '--config', config], dir.path);
+      assert.equal(beyond.status, 1);
+      assert.match(beyond.stderr, /replay --until 999999999 is outside the live log/);
+      assert.ok(!existsSync(join(dir.path, 'beyond')), 'no folder is made for a replay that cannot be');
       const inPlace = await runCliAsync(['replay', '--config', config], dir.path);
       assert.equal(inPlace.status, 1);
       assert.match(inPlace.stderr, /in use by process \d+.*vigil replay --until SEQ --out DIR/);
