@@ -21,6 +21,7 @@ import { listingBench } from './listing.js';
 import { machineBench } from './machine.js';
 import { hostileRulesBench } from './hostile-rules.js';
 import { signedHeadsBench } from './signed-heads.js';
+import { liveAuditBench } from './live-audit.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -40,6 +41,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   listing: () => listingBench(),
   'hostile-rules': () => hostileRulesBench(),
   'signed-heads': () => signedHeadsBench(),
+  'live-audit': () => liveAuditBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

@@ -23,6 +23,7 @@ export const PERMISSIONS = [
   'collectors:admin',
   'log:read',
   'log:cosign',
+  'log:verify',
   'exports:read',
   'health:detail',
   'metrics:read',

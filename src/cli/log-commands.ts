@@ -1,10 +1,14 @@
 import { lowerThreadPriority } from '../projections/read-side/thread-priority.js';
 import { decodeRecord } from '../log/record.js';
 import { asInstanceRecord } from '../events/read.js';
-import { openInstanceStore, type InstanceStore, type OpenOptions } from './instance/open.js';
+import { openInstanceStore, type OpenOptions } from './instance/open.js';
 import type { LogCut } from '../log/event-log.js';
 import { carriedCopyProblem, verifyWithArchives, type HistoryVerdict } from '../services/retention/verify-archives.js';
+import { liveAuditors } from '../log/auditor-marks.js';
+import { StoreLockedError } from '../log/event-log.js';
 import { exportLine } from '../log/export-line.js';
+import type { LogView } from '../log/log-view.js';
+import { openStoreSnapshot } from '../log/store-snapshot.js';
 import { parseVerifierKey, type NoteVerifier } from '../log/signed-note.js';
 import { verifyLog, type VerifyResult } from '../log/verify.js';
 import { verifyTree, type TreeVerdict } from '../log/verify-tree.js';
@@ -14,7 +18,9 @@ import type { Stats } from '../projections/stats.js';
  * `vigil log verify [--archives DIR [--archive-keys FILE]]`: walks the chain (from the retention
  * cut), then the Merkle tree and the stored checkpoints; with the archive folder, the whole history
  * from record 1 (src/services/retention/verify-archives.ts), archives signed by other nodes' keys checked
- * with `archiveKeys`. Resolves with the verdict.
+ * with `archiveKeys`. Resolves with the verdict. It reads a read-only snapshot of the store
+ * (src/log/store-snapshot.ts), so it runs beside a serving instance, and verifies the log up to the
+ * head that snapshot read; `opts` is not read (nothing is folded), kept so that callers need not change.
  */
 export async function logVerify(
   storePath: string,
@@ -22,14 +28,15 @@ export async function logVerify(
   opts: OpenOptions = {},
   archives?: string,
   archiveKeys: readonly NoteVerifier[] = [],
+  inProcess = false,
 ): Promise<VerifyResult | (VerifyResult & { tree: TreeVerdict }) | (VerifyResult & { history: HistoryVerdict })> {
-  const inst = await openInstanceStore(storePath, opts);
+  const snap = openStoreSnapshot(storePath, { inProcess });
   try {
-    const cut = inst.log.cut();
+    const cut = snap.log.cut();
     // Records carried forward by a cut are checked in the same walk: each copy must be its original.
-    const chain = verifyLog(inst.log, cut, carriedCopyProblem);
+    const chain = verifyLog(snap.log, cut, carriedCopyProblem);
     if (!chain.ok) return chain;
-    if (cut && !cutRecorded(inst, cut))
+    if (cut && !cutRecorded(snap.log, cut))
       return {
         ok: false,
         records: chain.records,
@@ -37,7 +44,7 @@ export async function logVerify(
         reason: `no LogSegmentsExpired record in the log names the cut at ${cut.firstSeq}`,
       };
     // Without the key a signature cannot be checked: say so rather than count it as verified.
-    if (!key && (inst.log.signedHead() !== undefined || checkpointsOf(inst).getKeysCount() > 0)) {
+    if (!key && (snap.log.signedHead() !== undefined || snap.checkpoints.length > 0)) {
       return {
         ok: false,
         records: chain.records,
@@ -47,9 +54,9 @@ export async function logVerify(
           'the signer key file or socket in log.signer, or run as the user who may read it)',
       };
     }
-    const tree = verifyTree(inst.store, inst.log, key);
+    const tree = verifyTree(snap.store, snap.log, key, snap.log.head().seq);
     if (!tree.ok) return { ok: false, records: chain.records, badSeq: chain.records, reason: tree.reason, tree };
-    const head = inst.log.head().seq;
+    const head = snap.log.head().seq;
     if (tree.attested < head)
       return {
         ok: false,
@@ -61,22 +68,20 @@ export async function logVerify(
         tree,
       };
     if (archives === undefined) return { ...chain, tree };
-    const stored = [...checkpointsOf(inst).getRange({})].map(({ key: k, value }) => [k, value] as [number, string]);
-    const history = verifyWithArchives(inst.log, inst.carried, archives, stored, key, archiveKeys);
+    const stored = snap.checkpoints.map(([k, value]) => [k, value] as [number, string]);
+    const history = verifyWithArchives(snap.log, snap.carried, archives, stored, key, archiveKeys);
     return history.ok
       ? { ...chain, history }
       : { ok: false, records: chain.records, badSeq: history.badSeq ?? 0, reason: history.reason, history };
   } finally {
-    await inst.close();
+    await snap.close();
   }
 }
 
-const checkpointsOf = (inst: InstanceStore) => inst.store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
-
 /** Whether the live log holds the cut record that the log's cut mark says (same place, hash and root). */
-function cutRecorded(inst: InstanceStore, cut: LogCut): boolean {
+function cutRecorded(log: LogView, cut: LogCut): boolean {
   if (cut.atSeq === undefined) return false;
-  for (const r of inst.log.read(cut.atSeq, cut.atSeq)) {
+  for (const r of log.read(cut.atSeq, cut.atSeq)) {
     const known = asInstanceRecord(r);
     return (
       known?.type === 'LogSegmentsExpired' &&
@@ -92,7 +97,8 @@ function cutRecorded(inst: InstanceStore, cut: LogCut): boolean {
  * `vigil log export`: writes records `from..to` as JSON lines (bigints as strings, bytes as base64)
  * to `write`; with `raw`, each line also holds its record's stored bytes (base64) for offline verification. A value
  * nested past the edge's bound (possible only in an old log) is shown clamped; the stored bytes, which the chain
- * hashes, are untouched.
+ * hashes, are untouched. It reads a read-only snapshot of the store (beside a serving instance), up to the
+ * head when it started; `opts` is not read, kept so that callers need not change.
  */
 export async function logExport(
   storePath: string,
@@ -102,21 +108,23 @@ export async function logExport(
   opts: OpenOptions = {},
   raw = false,
 ): Promise<number> {
-  const inst = await openInstanceStore(storePath, opts);
+  const snap = openStoreSnapshot(storePath);
   let n = 0;
   try {
-    for (const { bytes } of inst.log.readRaw(from, to)) {
+    for (const { bytes } of snap.log.readRaw(from, to)) {
       write(exportLine(decodeRecord(bytes), raw ? bytes : undefined));
       n++;
     }
     return n;
   } finally {
-    await inst.close();
+    await snap.close();
   }
 }
 
 /**
- * `vigil replay [--until SEQ]`: rebuilds every read model from record 1 and reports rate and counts.
+ * `vigil replay [--until SEQ]`: rebuilds every read model from record 1 and reports rate and counts. It
+ * writes (the read models, the tree), so it needs the service stopped, and refuses while an auditor
+ * reads the store; `vigil replay --out` (src/cli/replay-out.ts) is the replay that runs beside them.
  * With `yieldToReadSide` (nice steps; the command passes it, as it ends with the replay), this
  * thread, which folds the write side, runs below the read side's worker once that has started: the
  * read side's fold is the longer of the two, and on a machine whose cores are all busy it then gets
@@ -131,6 +139,13 @@ export async function replay(
   const inst = await openInstanceStore(storePath, opts);
   lowerThreadPriority(yieldToReadSide);
   try {
+    // Auditors read the tree and the records while it runs; this replay rewrites the tree in place.
+    const auditors = liveAuditors(storePath);
+    if (auditors.length > 0)
+      throw new StoreLockedError(
+        `the store at ${storePath} is being read by process ${auditors.join(', ')} (vigil log verify, log export ` +
+          `or replay --out), and a replay in place rewrites what it reads: run it once that has finished`,
+      );
     const head = inst.log.head().seq;
     if (until !== undefined && (until < 0 || until > head))
       throw new Error(`--until ${until} is outside the log (head is ${head})`);

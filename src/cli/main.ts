@@ -32,7 +32,7 @@ const OPTIONS = {
     'collector-id': { type: 'string' },
   },
   credential: { config: { type: 'string' }, fingerprint: { type: 'string' } },
-  replay: { config: { type: 'string' }, until: { type: 'string' } },
+  replay: { config: { type: 'string' }, until: { type: 'string' }, out: { type: 'string' } },
   log: {
     config: { type: 'string' },
     archives: { type: 'string' },
@@ -142,6 +142,7 @@ async function logCommand(
 ): Promise<number> {
   const { logExport, logVerify, readVerifierKeys } = await import('./log-commands.js');
   const { storeOptions } = await import('./instance/open.js');
+  const { retryOnCut } = await import('../log/store-snapshot.js');
   if (args[0] === 'quarantine-tail') {
     const { logQuarantineTail } = await import('./signer-commands.js');
     out(await logQuarantineTail(config, values.out as string | undefined, values.reason as string | undefined));
@@ -149,13 +150,11 @@ async function logCommand(
   }
   if (args[0] === 'verify') {
     const keysFile = values['archive-keys'] as string | undefined;
+    const keys = keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : [];
     const { instanceVerifier } = await import('./instance/head-signing.js');
-    const result = await logVerify(
-      config.storage.path,
-      await instanceVerifier(config),
-      storeOptions(config),
-      values.archives as string | undefined,
-      keysFile ? readVerifierKeys(readFileSync(keysFile, 'utf8')) : [],
+    const key = await instanceVerifier(config);
+    const result = await retryOnCut(() =>
+      logVerify(config.storage.path, key, storeOptions(config), values.archives as string | undefined, keys),
     );
     out(result);
     return result.ok ? 0 : 1;
@@ -169,6 +168,22 @@ async function logCommand(
     values.raw === true,
   );
   return 0;
+}
+
+/**
+ * An in-place replay's refusal of a store in use, with where to turn instead: the replay that
+ * runs beside the service writes the read models as of a seq into a folder of their own.
+ */
+async function inPlace<T>(replaying: Promise<T>): Promise<T> {
+  try {
+    return await replaying;
+  } catch (err) {
+    if ((err as Error)?.name !== 'StoreLockedError') throw err;
+    (err as Error).message +=
+      '. A replay in place rewrites the read models; to see them as of a record while the service runs, use ' +
+      '`vigil replay --until SEQ --out DIR`';
+    throw err;
+  }
 }
 
 /** Loads the instance configuration named by --config (else VIGIL_CONFIG, else ./vigil.config.json). */
@@ -251,13 +266,19 @@ async function main(argv: string[]): Promise<number> {
       noMoreThan('replay', positionals, 0);
       const until = intOption(values.until, '--until');
       const { config } = await instanceConfig(values.config);
+      if (values.out !== undefined) {
+        const { replayOut } = await import('./replay-out.js');
+        const limits = { entities: config.limits.graphEntities, relationships: config.limits.graphRelationships };
+        out(await replayOut(config.storage.path, until, values.out, limits));
+        return 0;
+      }
       const [{ replay }, { storeOptions }] = await Promise.all([
         import('./log-commands.js'),
         import('./instance/open.js'),
       ]);
       // A one-shot command: the thread that folds the write side yields to the read side's worker
       // (the longer fold) for the rest of the process.
-      out(await replay(config.storage.path, until, storeOptions(config), REPLAY_YIELD));
+      out(await inPlace(replay(config.storage.path, until, storeOptions(config), REPLAY_YIELD)));
       return 0;
     }
     case 'log': {
@@ -297,7 +318,7 @@ main(process.argv.slice(2)).then(
     // (Compared by name: the modules that define them are loaded only by the commands that use them.)
     const known =
       e instanceof CliError ||
-      ['ConfigError', 'StartupError', 'StoreLockedError'].includes(e?.name) ||
+      ['ConfigError', 'StartupError', 'StoreLockedError', 'SnapshotError', 'CutDuringReadError'].includes(e?.name) ||
       /^refusing to start: /.test(e?.message ?? '');
     process.stderr.write(`vigil: ${known ? e.message : `unexpected error: ${e?.message ?? String(err)}`}\n`);
     process.exit(e instanceof CliError ? e.exitCode : 1);

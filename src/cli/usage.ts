@@ -93,18 +93,28 @@ options:
     ],
   },
   replay: {
-    summary: 'rebuild every read model from the log',
-    usage: ['vigil replay [--until SEQ] [--config FILE]'],
+    summary: 'rebuild every read model from the log, or write them as of a record',
+    usage: ['vigil replay [--until SEQ] [--config FILE]', 'vigil replay [--until SEQ] --out DIR [--config FILE]'],
     details: `Rebuilds every read model from record 1 and prints the counts and the rate; with --until, the
-state as of record SEQ is shown, then the models are rebuilt to the head again. Run it with the
-instance stopped: one process opens a store at a time.
+state as of record SEQ is shown, then the models are rebuilt to the head again. This rewrites the
+stored read models: run it with the instance stopped (one process writes a store at a time).
+
+With --out, nothing stored is touched, and it runs beside a serving instance: the log is read from
+a read-only snapshot, folded into fresh models in memory, and the alerts, incidents and graph
+(entities, relationships) as of SEQ (default: the head when it started) are written to DIR as
+pretty-printed JSON, one file a model and summary.json, which is also printed.
 
 options:
   --until SEQ          stop at record SEQ (a non-negative integer, at most the head)
+  --out DIR            write the models as of SEQ into DIR (made mode 700; an existing DIR must be empty)
   ${CONFIG}`,
     exits: [
       [0, 'replayed; the summary is printed'],
-      [1, 'failed: the store in use by a running instance, SEQ outside the log, an invalid config'],
+      [
+        1,
+        'failed: the store in use by a running instance (without --out), SEQ outside the log, DIR not empty, ' +
+          'an invalid config',
+      ],
       USAGE_ERROR,
     ],
   },
@@ -148,14 +158,16 @@ witness serve          a C2SP tlog-witness server (POST /add-checkpoint) that ke
   --listen HOST:PORT   where it listens (default 127.0.0.1:4180); runs until SIGTERM or SIGINT
 
 verify, export and public-key read the instance's store or key: ${CONFIG}
-With the instance running, use the API instead (docs/log.md).`,
+verify and export read a read-only snapshot of the store, beside a running instance (no lock is
+taken): they cover the log up to its head when they started. GET /api/v1/log/verify (admin) runs
+the same check inside the instance (docs/log.md).`,
     exits: [
       [0, 'verified (the log, the export or the proof); or done'],
       [
         1,
         'verification failed (a bad record, chain, checkpoint or proof: what is printed says which), ' +
-          'or the operation failed (the store in use, no log key, the proof could not be fetched, ' +
-          'a witness that cannot start: its state in use, a key file others can read, the address taken)',
+          'or the operation failed (no store, no log key, a retention cut during an export, the proof could not ' +
+          'be fetched, a witness that cannot start: its state in use, a key file others can read, the address taken)',
       ],
       [2, 'usage error; an input file that cannot be read, a malformed --key, a witness key file that exists'],
     ],

@@ -9,6 +9,7 @@ import type { GraphPage, GraphQuery } from '../projections/graph-query.js';
 import type { IngestAdmission, IngestTicket } from './admission.js';
 import type { RefusalLedger } from './refusals.js';
 import type { Transparency } from '../log/checkpointer.js';
+import type { LogVerdict } from './routes/log.js';
 import type { ReporterStatus } from '../services/deployment-reporter.js';
 import type { DestinationStatus } from '../services/export/destination.js';
 import type { Metrics } from '../services/metrics/metrics.js';
@@ -51,6 +52,11 @@ export interface AppDeps {
   readonly graph: (query: GraphQuery) => Promise<GraphPage | undefined>;
   /** Signed checkpoints and proofs of the log (absent where none are kept: the log routes answer 404). */
   readonly transparency?: Transparency;
+  /**
+   * Verifies the log as `vigil log verify` does, off the writer's thread (src/cli/instance/live-verify.ts); absent:
+   * `GET /api/v1/log/verify` answers 404.
+   */
+  readonly verifyLog?: () => Promise<LogVerdict>;
   /**
    * The deployment reporter's view of its reporting to the setup authority (absent when no deployment is configured).
    */

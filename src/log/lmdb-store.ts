@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { StoreLockedError } from './event-log.js';
+import { isAuditor } from './auditor-marks.js';
 import { STORE_LOCK_FILE, acquireStoreLock, nameHolder, otherLockHolders } from './store-lock.js';
 
 /** One LMDB environment holding the log and every LMDB-backed read model. */
@@ -22,10 +23,12 @@ export interface LmdbStore {
  * the process ends, however it ends; the pid lock file cannot know as much (three processes
  * taking over one stale lock at once, a pid that now names another process). Each process checks
  * after its own open, so of two opening at once the later one sees the earlier; both may see each
- * other and both refuse, never both go on.
+ * other and both refuse, never both go on. A read-only auditor (a live `vigil log verify`, `log
+ * export` or `replay --out`) holds the same lock but never writes: its mark (src/log/auditor-marks.ts)
+ * names it, and it is not counted.
  */
 function refuseSharedEnvironment(path: string, release: () => void): void {
-  const others = otherLockHolders(join(path, 'lock.mdb'));
+  const others = otherLockHolders(join(path, 'lock.mdb'))?.filter((pid) => !isAuditor(path, pid));
   if (others === undefined || others.length === 0) return;
   const visible = others.filter((p) => p > 0);
   // This process took the pid lock file over as stale: leave it naming the holder, where there is one.

@@ -16,7 +16,7 @@ function alive(pid: number): boolean {
  * process's start time (field 22 of `/proc/<pid>/stat`, in clock ticks since boot). Undefined
  * where /proc does not say (another OS, a hidden pid).
  */
-function identity(pid: number): string | undefined {
+export function identity(pid: number): string | undefined {
   try {
     const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -29,7 +29,7 @@ function identity(pid: number): string | undefined {
 }
 
 /** What a lock file holds for the process `pid`: its pid, then (where /proc says) its boot id and start time. */
-function lockText(pid: number): string {
+export function lockText(pid: number): string {
   const who = identity(pid);
   return who === undefined ? String(pid) : `${pid} ${who}`;
 }

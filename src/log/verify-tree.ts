@@ -1,5 +1,5 @@
-import type { LmdbEventLog } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
+import type { LogView } from './log-view.js';
 import { parseCheckpoint } from './checkpoint.js';
 import { appendLeaf, frontierRoot, leafHash, type Frontier } from './merkle.js';
 import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
@@ -23,8 +23,10 @@ export type TreeVerdict =
  * the cut recorded; checkpoints of sizes before the cut are checked with the archives
  * (`vigil log verify --archives`), not here. The signed head of the last commit is checked the same
  * way (signature, and the root at its size); it and the checkpoints say how far the log is attested.
+ * With `upTo` (a snapshot's bound, while the service goes on writing), checkpoints of larger sizes are
+ * left out: they were made after the log was read.
  */
-export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifier): TreeVerdict {
+export function verifyTree(store: Pick<LmdbStore, 'db'>, log: LogView, key?: NoteVerifier, upTo?: number): TreeVerdict {
   const checkpoints = store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
   const cut = log.cut();
   const start = cut ? cut.firstSeq - 1 : 0;
@@ -36,6 +38,7 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
     attested = Math.max(attested, size);
   };
   for (const { key: size, value } of checkpoints.getRange({})) {
+    if (upTo !== undefined && size > upTo) continue;
     if (size < start) beforeCut++;
     else expect(size, value);
   }

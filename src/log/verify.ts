@@ -15,7 +15,7 @@ export type VerifyResult =
  * decoded record as it passes (why it is wrong, or undefined), in the same walk.
  */
 export function verifyLog(
-  log: EventLog,
+  log: Pick<EventLog, 'readRaw' | 'head'>,
   cut?: LogCut,
   check?: (record: LogRecord) => string | undefined,
 ): VerifyResult {

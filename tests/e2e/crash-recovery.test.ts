@@ -127,7 +127,7 @@ describe('vigil serve under kill -9', () => {
     }
   });
 
-  it('refuses a second serve on the same store with a clear message', async () => {
+  it('refuses a second serve on the same store with a clear message, while log verify reads it beside the first', async () => {
     const dir = tempDir();
     const config = writeTestConfig(dir.path);
     const serve = await startServe(config, dir.path);
@@ -135,8 +135,10 @@ describe('vigil serve under kill -9', () => {
       const second = runCli(['serve', '--config', config]);
       assert.equal(second.status, 1);
       assert.match(second.stderr, /is in use by process \d+; stop it first/);
+      // An auditor only reads (issue 58): it is not a second writer.
       const verify = runCli(['log', 'verify', '--config', config]);
-      assert.match(verify.stderr, /in use by process/);
+      assert.equal(verify.status, 0, verify.stderr);
+      assert.equal((JSON.parse(verify.stdout) as { ok: boolean }).ok, true);
     } finally {
       serve.proc.kill('SIGTERM');
       await serve.exited;

@@ -138,6 +138,10 @@ describe('a forged append to the store', () => {
     try {
       assert.equal(await ingest(serve.url, ingestor, ['real-1']), 202);
       forgeAppend(dir.path, join(dir.path, 'store'), true);
+      // An auditor's verify beside the running service names the forged record.
+      const live = runCli(['log', 'verify', '--config', config]);
+      assert.equal(live.status, 1, live.stdout + live.stderr);
+      assert.match(live.stdout, /"reason":"records (\d+) to \1 are unattested/);
       // The service's next commit would chain behind a record it did not write: the outcome is refused, fatally.
       assert.equal(await ingest(serve.url, ingestor, ['real-2']), 503);
       assert.equal(await serve.exited, 70);

@@ -17,6 +17,7 @@ import { readYourWritesOf } from '../../src/http/read-consistency.js';
 import { detectionSettingsOf } from '../../src/commands/alerting/detection-step.js';
 import { startInstanceCheckpointer } from '../../src/cli/instance/checkpoints.js';
 import { openInstanceSigner } from '../../src/cli/instance/head-signing.js';
+import { liveLogVerifier } from '../../src/cli/instance/live-verify.js';
 import type { Transparency } from '../../src/log/checkpointer.js';
 import { normalizedEvent } from './event-fixtures.js';
 import { createSelfMonitor, type FsSpace, type SelfMonitor } from '../../src/services/monitoring/self-monitor.js';
@@ -104,6 +105,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     graph: (q) => store.readSide.graph(q),
     readYourWrites: readYourWritesOf(() => store.readYourWrites()),
     transparency,
+    verifyLog: liveLogVerifier(config.storage.path, transparency.verifier),
   });
   let app = appOf(inst);
   // As `vigil serve` does: a batch from a silent source runs a check at once.

@@ -48,6 +48,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
+  // Verifying the whole log costs a walk of it: the operator's, not every reader's.
+  'GET /api/v1/log/verify': ['admin'],
   // The raw-log-free console projection: the console role's only read, and every reader's too (spec 5.2).
   'GET /api/v1/console': ['console', 'viewer', 'analyst', 'admin'],
   'GET /api/snapshot': ['console', 'viewer', 'analyst', 'admin'],

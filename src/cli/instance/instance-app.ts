@@ -20,6 +20,7 @@ import { measuredWriter } from '../../services/metrics/writer-metrics.js';
 import type { SelfMonitor } from '../../services/monitoring/self-monitor.js';
 import type { WitnessPush } from '../../services/witness/witness-push.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
+import { liveLogVerifier } from './live-verify.js';
 import type { ServedStore } from './served-store.js';
 
 /** What the app of a serving instance is built from, past its store and configuration. */
@@ -97,6 +98,7 @@ export function createInstanceApp(
       jetstream ? () => jetstream.readYourWrites(() => instance.readYourWrites()) : () => instance.readYourWrites(),
     ),
     transparency: served.transparency,
+    verifyLog: liveLogVerifier(config.storage.path, served.transparency.verifier),
     deployment: () => p.late.reporter?.status(),
     exports: () => p.exports.status(),
     monitor: p.monitor,

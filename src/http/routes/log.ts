@@ -167,10 +167,60 @@ const cosignCheckpointRoute = route({
   },
 });
 
+/**
+ * The verdict of `vigil log verify` (and of `GET /api/v1/log/verify`): `ok` with what was checked, or the first bad
+ * record and why. Loose: a check added to the verification adds its field.
+ */
+export const LogVerdictSchema = v.looseObject({
+  ok: v.boolean(),
+  records: Size,
+  head: v.optional(v.pipe(v.string(), v.description('SHA-256 (hex) of the last record verified'))),
+  from: v.optional(v.pipe(Size, v.description('the first record, after a retention cut'))),
+  badSeq: v.optional(v.pipe(Size, v.description('the first bad record'))),
+  reason: v.optional(v.string()),
+  tree: v.optional(
+    v.looseObject({
+      ok: v.boolean(),
+      root: v.optional(Base64),
+      checkpoints: v.optional(Size),
+      checkpointsBeforeCut: v.optional(Size),
+      reason: v.optional(v.string()),
+    }),
+  ),
+});
+
+/** A verdict of the log's verification. */
+export type LogVerdict = v.InferOutput<typeof LogVerdictSchema>;
+
+function verifier(deps: AppDeps): () => Promise<LogVerdict> {
+  if (!deps.verifyLog) throw new HttpError(404, 'this service verifies no log here');
+  return deps.verifyLog;
+}
+
+const verifyLogRoute = route({
+  method: 'get',
+  path: '/api/v1/log/verify',
+  operationId: 'verifyLog',
+  summary: 'Verify the log as `vigil log verify` does (chain, Merkle tree, checkpoints), beside ingest',
+  permission: 'log:verify',
+  audit: 'verify_log',
+  success: {
+    status: 200,
+    description:
+      'The verdict, as `vigil log verify` prints it: `{ok: true, records, head, tree}` up to the head the check read ' +
+      'when it began, or `{ok: false, records, badSeq, reason}`. It runs in a worker thread on a read-only snapshot; ' +
+      "one runs at a time, and a request made while one runs is answered with that one's verdict.",
+    schema: LogVerdictSchema,
+  },
+  errors: [404],
+  handle: async (c, { deps }) => c.json(await verifier(deps)()),
+});
+
 /** Signed checkpoints and RFC 9162 proofs; they read the log's own tree, which holds every acknowledged write. */
 export const logRoutes: readonly Route[] = [
   readCheckpointRoute,
   readInclusionRoute,
   readConsistencyRoute,
   cosignCheckpointRoute,
+  verifyLogRoute,
 ];

@@ -1,4 +1,4 @@
-import type { LmdbEventLog } from '../../log/lmdb-log.js';
+import type { LogView } from '../../log/log-view.js';
 import { parseCheckpoint } from '../../log/checkpoint.js';
 import { appendLeaf, frontierRoot, leafHash, type Frontier } from '../../log/merkle.js';
 import { readExportLine } from '../../log/offline-verify.js';
@@ -153,7 +153,7 @@ function walkArchive(w: HistoryWalk, a: ReadArchive): HistoryVerdict | undefined
 }
 
 /** Walks the live store's records, which must start right after the last archived one. */
-function walkLive(w: HistoryWalk, log: LmdbEventLog): HistoryVerdict | undefined {
+function walkLive(w: HistoryWalk, log: LogView): HistoryVerdict | undefined {
   const { f } = w;
   if (f.size + 1 !== log.first())
     return {
@@ -173,7 +173,7 @@ function walkLive(w: HistoryWalk, log: LmdbEventLog): HistoryVerdict | undefined
 export function walkHistory(
   w: HistoryWalk,
   archives: readonly ReadArchive[],
-  log: LmdbEventLog,
+  log: LogView,
 ): HistoryVerdict | undefined {
   const empty = checkpointAt(w);
   if (empty) return { ok: false, reason: empty };
@@ -188,7 +188,7 @@ export function walkHistory(
  * The verdict once every record is walked: no cut carried forward a record it did not expire, the stored Merkle tree
  * is the one walked, and every due checkpoint was met.
  */
-export function walkVerdict(w: HistoryWalk, log: LmdbEventLog, archives: number): HistoryVerdict {
+export function walkVerdict(w: HistoryWalk, log: LogView, archives: number): HistoryVerdict {
   const { f } = w;
   for (const cut of w.cuts) {
     const [stray] = cut.carried.keys();

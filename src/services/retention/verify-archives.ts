@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { asInstanceRecord } from '../../events/read.js';
-import type { LmdbEventLog } from '../../log/lmdb-log.js';
+import type { LogView } from '../../log/log-view.js';
 import { readExportLine } from '../../log/offline-verify.js';
 import { encodeRecord, hashBytes } from '../../log/record.js';
 import type { LogRecord } from '../../kernel/record.js';
@@ -48,7 +48,7 @@ interface ArchivedAt {
 }
 
 /** Every archive the cuts name (the last cut in the live store, earlier ones carried forward), by file name. */
-function archivesNamed(log: LmdbEventLog, carried: CarriedIndex): Map<string, ArchivedAt> {
+function archivesNamed(log: LogView, carried: CarriedIndex): Map<string, ArchivedAt> {
   const named = new Map<string, ArchivedAt>();
   const take = (r: LogRecord) => {
     const known = asInstanceRecord(r);
@@ -126,7 +126,7 @@ const CUT_TYPES =
   /^\{"seq":\d+,"at":"[^"]*","type":"(RetentionPolicyRecorded|RecordsCarriedForward|LogSegmentsExpired)"/;
 
 /** Every cut the archives and the live store record, in log order, or the first carried copy that is not intact. */
-function recordedCuts(archives: readonly ReadArchive[], log: LmdbEventLog): CutCheck[] | HistoryVerdict {
+function recordedCuts(archives: readonly ReadArchive[], log: LogView): CutCheck[] | HistoryVerdict {
   const read: CutsRead = { days: undefined, wrapper: undefined, cuts: [] };
   for (const a of archives) {
     for (const line of a.lines) {
@@ -180,7 +180,7 @@ function checkpointsDue(
  * JetStream cluster, the keys of the nodes that led when the archives were written).
  */
 export function verifyWithArchives(
-  log: LmdbEventLog,
+  log: LogView,
   carried: CarriedIndex,
   dir: string,
   checkpointsStored: Iterable<[number, string]>,
