@@ -33,8 +33,9 @@ export interface PresentedHead {
   readonly note?: string;
   readonly size: number;
   readonly roots: readonly string[];
-  /** A consistency proof (base64) from the size the keeper asked for (`needProofFrom`) to `size`. */
+  /** A consistency proof (base64) from `proofFrom`, the size the keeper asked for (`needProofFrom`), to `size`. */
   readonly proof?: readonly string[];
+  readonly proofFrom?: number;
 }
 
 /** The keeper's answer to a presented head. */
@@ -141,17 +142,32 @@ export function createHeadKeeper(
             `the store's head of ${p.size} records is behind the published head of ${floor.size}: signed history ` +
             'is not rewound',
         };
-      if (floor.size > 0) {
-        if (p.proof === undefined) return { ok: false, needProofFrom: floor.size };
-        const proof = p.proof.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
-        const floorRoot = new Uint8Array(Buffer.from(floor.root, 'base64'));
-        if (!verifyConsistency(floor.size, p.size, floorRoot, frontierRoot(presented), proof))
-          return {
-            ok: false,
-            refused: `the store's head of ${p.size} records does not extend the published head of ${floor.size}`,
-          };
+      const proof = (p.proof ?? []).map((h) => new Uint8Array(Buffer.from(h, 'base64')));
+      const extendsHead = (from: KeptHead) =>
+        verifyConsistency(
+          from.size,
+          p.size,
+          new Uint8Array(Buffer.from(from.root, 'base64')),
+          frontierRoot(presented),
+          proof,
+        );
+      // Past its last head (one it signed, not one only published to it): a plain continuation when a proof from that
+      // head holds. Otherwise the heads it signed since the published one are given up, and the answer says so.
+      if (p.size >= mine.size && mine.size >= floor.size) {
+        if (p.proofFrom !== mine.size && p.proofFrom !== floor.size) return { ok: false, needProofFrom: mine.size };
+        if (p.proofFrom === mine.size && extendsHead(mine)) {
+          take(p, presented);
+          return { ok: true };
+        }
       }
-      const rewound = p.size < mine.size ? { from: mine, to: { size: p.size, root } } : undefined;
+      if (floor.size > 0 && p.proofFrom !== floor.size) return { ok: false, needProofFrom: floor.size };
+      if (floor.size > 0 && !extendsHead(floor))
+        return {
+          ok: false,
+          refused: `the store's head of ${p.size} records does not extend the published head of ${floor.size}`,
+        };
+      // A keeper behind its published head (a JetStream follower's: others signed past it) signed nothing to give up.
+      const rewound = mine.size >= floor.size ? { from: mine, to: { size: p.size, root } } : undefined;
       take(p, presented);
       return rewound ? { ok: true, rewound } : { ok: true };
     },

@@ -320,9 +320,11 @@ export function openLmdbLog(
     const roots = size === 0 ? [] : frontierText(tree.frontierAt(size));
     const head = { ...(note !== undefined ? { note } : {}), size, roots };
     let answer = await signer!.resume(head);
-    if (!answer.ok && 'needProofFrom' in answer) {
-      const proof = tree.consistency(answer.needProofFrom, size).map((h) => Buffer.from(h).toString('base64'));
-      answer = await signer!.resume({ ...head, proof });
+    // The signer may ask for a proof from its last head, then from its published one: at most two.
+    for (let asked = 0; asked < 2 && !answer.ok && 'needProofFrom' in answer; asked++) {
+      const from = answer.needProofFrom;
+      const proof = tree.consistency(from, size).map((h) => Buffer.from(h).toString('base64'));
+      answer = await signer!.resume({ ...head, proof, proofFrom: from });
     }
     if (!answer.ok)
       throw new Error(
