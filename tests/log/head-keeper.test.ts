@@ -185,3 +185,32 @@ function copy(t: Tree): Tree {
   c.f.roots.push(...t.f.roots);
   return c;
 }
+
+describe('the head keeper across a key rotation', () => {
+  it("takes up a store whose head the old key signed only when a rotation makes the old key trusted", () => {
+    const tree = new Tree();
+    const first = createHeadKeeper(key);
+    first.resume(tree.presented());
+    const n5 = first.extend(tree.add('a', 5), 5, tree.root());
+    first.publish(n5);
+    // What the keeper had persisted: the published head (it writes nothing per signature).
+    const saved = first.current();
+    const n9 = first.extend(tree.add('b', 4), 9, tree.root());
+    // The new key alone: the head is not its own.
+    const untrusting = createHeadKeeper(other, saved).resume(tree.presented(n9, tree.proof(5)));
+    assert.match(String((untrusting as { refused: string }).refused), /not signed by this key/);
+    // The new key trusting the old one (a rotation recorded): it asks for the proof from the published head, then signs on.
+    const rotated = createHeadKeeper(other, saved, [verifierOf(key)]);
+    assert.deepEqual(rotated.resume(tree.presented(n9)), { ok: false, needProofFrom: 5 });
+    assert.deepEqual(rotated.resume(tree.presented(n9, tree.proof(5))), { ok: true });
+    const next = rotated.extend(tree.add('c', 2), 11, tree.root());
+    assert.ok(openCheckpoint(next, verifierOf(other)).ok);
+    assert.equal(openCheckpoint(next, verifierOf(key)).ok, false, 'signed by the new key, not the old');
+    // Still never a fork of the published head, whoever signed it.
+    const fork = new Tree();
+    fork.add('x', 9);
+    const forkNote = createHeadKeeper(key).extend(fork.leaves, 9, fork.root());
+    const forked = createHeadKeeper(other, saved, [verifierOf(key)]).resume(fork.presented(forkNote, fork.proof(5)));
+    assert.match(String((forked as { refused: string }).refused), /does not extend the published head of 5/);
+  });
+});
