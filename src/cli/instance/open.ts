@@ -78,6 +78,26 @@ export async function recordRewind(log: LmdbEventLog, pipeline: Pipeline<WriteMo
     });
 }
 
+/**
+ * Records the key rotations the signer reported on taking the store up that the log does not hold yet
+ * (`recorded`: the notes of its `LogKeyRotated` records), in order: a signer rotated while the writer was
+ * away (`vigil signer rotate`, or `vigil log rotate-key` stopped before it recorded it) is said in the log
+ * once, signed by the new key (docs/log.md, "Rotating the signing key").
+ */
+export async function recordRotations(
+  log: LmdbEventLog,
+  pipeline: Pipeline<WriteModels>,
+  recorded: readonly string[],
+): Promise<void> {
+  const resumed = await log.signing;
+  const missing = (resumed?.rotations ?? []).filter((note) => !recorded.includes(note));
+  if (missing.length > 0)
+    await pipeline.record(
+      missing.map((note) => ({ type: 'LogKeyRotated', data: { note } })),
+      { now: new Date().toISOString(), actor: { id: 'vigil', authentication: 'service' } },
+    );
+}
+
 /** Opens the instance store at `path`: every read model, and detections on every batch's evidence. */
 export async function openInstanceStore(path: string, opts: OpenOptions = {}): Promise<InstanceStore> {
   const es = await openEventStore(path, {
@@ -124,6 +144,11 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
   let closed = false;
   const pipeline = createPipeline(es.writer, opts.detector ?? instanceDetector(opts.detection ?? DEFAULT_DETECTION));
   await recordRewind(es.log, pipeline);
+  await recordRotations(
+    es.log,
+    pipeline,
+    es.writer.models.keyRotations.rotations.map((r) => r.note),
+  );
   return {
     ...es,
     readSide,
