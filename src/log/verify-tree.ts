@@ -2,7 +2,9 @@ import type { LmdbEventLog } from './lmdb-log.js';
 import type { LmdbStore } from './lmdb-store.js';
 import { parseCheckpoint } from './checkpoint.js';
 import { appendLeaf, frontierRoot, leafHash, type Frontier } from './merkle.js';
-import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
+import { keyChain, openWithAny } from './key-rotation.js';
+import { rotationNotesIn } from './rotation-records.js';
+import { parseNote, verifierKeyString, type NoteVerifier } from './signed-note.js';
 
 /** The tree's verdict: ok with the root and checkpoints checked, or the first disagreement. */
 export type TreeVerdict =
@@ -13,6 +15,8 @@ export type TreeVerdict =
       readonly checkpointsBeforeCut?: number;
       /** Records covered by the last signed head (or the latest checkpoint): past it, no signing Vigil wrote them. */
       readonly attested: number;
+      /** The verifier keys the signatures were checked with: those given and those the log's rotations link to them. */
+      readonly keys?: readonly string[];
     }
   | { readonly ok: false; readonly reason: string };
 
@@ -23,8 +27,15 @@ export type TreeVerdict =
  * the cut recorded; checkpoints of sizes before the cut are checked with the archives
  * (`vigil log verify --archives`), not here. The signed head of the last commit is checked the same
  * way (signature, and the root at its size); it and the checkpoints say how far the log is attested.
+ * Signatures are checked with a chain of keys: those given, and every key the log's `LogKeyRotated`
+ * records link to them (src/log/key-rotation.ts), so a verifier holding the old key or the new one
+ * verifies the whole log; they are checked once the walk has read every rotation.
  */
-export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifier): TreeVerdict {
+export function verifyTree(
+  store: LmdbStore,
+  log: LmdbEventLog,
+  key?: NoteVerifier | readonly NoteVerifier[],
+): TreeVerdict {
   const checkpoints = store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
   const cut = log.cut();
   const start = cut ? cut.firstSeq - 1 : 0;
@@ -63,11 +74,14 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
       };
   }
   let checked = 0;
+  const rotations: string[] = [];
+  const signed: Array<{ note: string; what: string; size: number }> = [];
   const check = (): string | undefined => {
     for (const note of due.get(f.size) ?? []) {
       const what = note === signedHead ? 'signed head' : 'checkpoint';
-      const opened = key ? openNote(note, key) : parseNote(note);
+      const opened = parseNote(note);
       if (!opened.ok) return `${what} of ${f.size} records: ${opened.error}`;
+      signed.push({ note, what, size: f.size });
       const cp = parseCheckpoint(opened.text);
       if (!cp.ok || cp.checkpoint.size !== f.size) return `${what} of ${f.size} records does not parse`;
       if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f))))
@@ -79,6 +93,7 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
   const first = check();
   if (first) return { ok: false, reason: first };
   for (const { bytes } of log.readRaw(1)) {
+    rotations.push(...rotationNotesIn(bytes));
     appendLeaf(f, leafHash(bytes));
     const bad = check();
     if (bad) return { ok: false, reason: bad };
@@ -86,6 +101,11 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
   const root = frontierRoot(f);
   const notes = [...due.values()].reduce((n, l) => n + l.length, 0);
   if (checked < notes) return { ok: false, reason: `${notes - checked} checkpoint(s) are of sizes beyond the log` };
+  const keys = key === undefined ? undefined : keyChain(Array.isArray(key) ? key : [key as NoteVerifier], rotations);
+  for (const { note, what, size } of keys ? signed : []) {
+    const opened = openWithAny(note, keys!);
+    if (!opened.ok) return { ok: false, reason: `${what} of ${size} records: ${opened.error}` };
+  }
   if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root)))
     return { ok: false, reason: 'the stored Merkle tree does not match the records (run vigil replay to rebuild it)' };
   return {
@@ -94,5 +114,6 @@ export function verifyTree(store: LmdbStore, log: LmdbEventLog, key?: NoteVerifi
     checkpoints: checked - (signedHead === undefined ? 0 : 1),
     ...(cut ? { checkpointsBeforeCut: beforeCut } : {}),
     attested,
+    ...(keys && keys.length > 1 ? { keys: keys.map(verifierKeyString) } : {}),
   };
 }
