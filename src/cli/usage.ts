@@ -188,8 +188,12 @@ serve                  answers the writer on the Unix socket PATH (mode 660: giv
   --state DIR          what it last signed and its journal (default: $STATE_DIRECTORY); 0700
   --socket PATH        the socket the instance's log.signer.socket names`,
     exits: [
-      [0, 'the key was made; or the signer stopped on SIGTERM or SIGINT'],
-      [1, 'the key file is missing, readable by others or not a signer key; the state file is unreadable'],
+      [0, 'the key was made or rotated; or the signer stopped on SIGTERM or SIGINT'],
+      [
+        1,
+        'the key file is missing, readable by others or not a signer key; the state file or its rotations are ' +
+          'unreadable',
+      ],
       USAGE_ERROR,
     ],
   },
