@@ -10,6 +10,7 @@ import { startReadSide, type ReadSide } from '../../projections/read-side/read-s
 import type { Config } from '../../services/config-schema.js';
 import type { HeadSigner } from '../../log/head-signer.js';
 import type { LmdbEventLog } from '../../log/lmdb-log.js';
+import { rotationsTo } from '../../log/key-rotation.js';
 
 /** Detection defaults: alerts sharing a system within an hour join one incident. */
 export const DEFAULT_DETECTION: DetectionSettings = { incidentWindowMs: 60 * 60 * 1000 };
@@ -90,7 +91,9 @@ export async function recordRotations(
   recorded: readonly string[],
 ): Promise<void> {
   const resumed = await log.signing;
-  const missing = (resumed?.rotations ?? []).filter((note) => !recorded.includes(note));
+  // Only notes that check and lead to the signer's key are recorded (src/log/key-rotation.ts).
+  const chain = log.signer && resumed?.rotations ? rotationsTo(log.signer.verifier, resumed.rotations) : [];
+  const missing = chain.filter((note) => !recorded.includes(note));
   if (missing.length > 0)
     await pipeline.record(
       missing.map((note) => ({ type: 'LogKeyRotated', data: { note } })),
