@@ -80,7 +80,9 @@ async function ingestRate(signing: Signing, perRequest: number): Promise<number>
   return done / seconds;
 }
 
-/** Runs alternate (periodic, embedded, socket, periodic, ...) so a drift of the machine falls on all alike; the best. */
+/**
+ * Runs alternate (periodic, embedded, socket, periodic, ...) so a drift of the machine falls on all alike; the best.
+ */
 async function bestOf(perRequest: number, rounds = 3): Promise<Record<Signing, number>> {
   const best: Record<Signing, number> = { periodic: 0, grouped: 0, embedded: 0, socket: 0 };
   for (let r = 0; r < rounds; r++)
