@@ -47,6 +47,7 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/checkpoint': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/log/key-rotations': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
   // The raw-log-free console projection: the console role's only read, and every reader's too (spec 5.2).
   'GET /api/v1/console': ['console', 'viewer', 'analyst', 'admin'],

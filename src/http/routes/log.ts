@@ -182,9 +182,11 @@ const readKeyRotationsRoute = route({
     schema: v.strictObject({ rotations: v.array(v.strictObject({ seq: Size, note: v.string() })) }),
   },
   errors: [],
-  // Reads the writer's heap model: it holds every rotation recorded before the request.
-  handle: (c, { deps }) =>
-    c.json({ rotations: deps.reads.keyRotations.rotations.map(({ seq, note }) => ({ seq, note })) }),
+  // Sees every write acknowledged before the request (a rotation is recorded at the start that follows it).
+  handle: async (c, { deps }) => {
+    await deps.readYourWrites();
+    return c.json({ rotations: deps.reads.keyRotations.rotations.map(({ seq, note }) => ({ seq, note })) });
+  },
 });
 
 /** Signed checkpoints and RFC 9162 proofs; they read the log's own tree, which holds every acknowledged write. */
