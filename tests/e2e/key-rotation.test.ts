@@ -9,6 +9,8 @@ import { makeEvent } from '../helpers/instance.js';
 import { makeRotation, rotationText } from '../../src/log/key-rotation.js';
 import { parseNote, signNote, parseVerifierKey, verifierOf, type NoteSigner } from '../../src/log/signed-note.js';
 import { parseCheckpoint, formatCheckpoint } from '../../src/log/checkpoint.js';
+import { openLmdbStore } from '../../src/log/lmdb-store.js';
+import { openLmdbLog } from '../../src/log/lmdb-log.js';
 
 /**
  * docs/log.md, "Rotating the signing key": a real `vigil serve` before and after a rotation, the log's own
@@ -180,6 +182,16 @@ describe('rotating the log signing key', () => {
       await stop(serve);
       assert.equal(recordsOf(config).filter((r) => r.type === 'LogKeyRotated').length, 2);
       assert.equal(runCli(['log', 'verify', '--config', config]).status, 0);
+      // A record past the last signed head: refused before anything changes.
+      const store = openLmdbStore(join(dir.path, 'store'));
+      await openLmdbLog(store).append([{ type: 'AlertReviewed', at: new Date().toISOString(), data: { forged: true } }]);
+      await store.close();
+      const keyBefore = readFileSync(keyFile, 'utf8');
+      const refused = runCli(['log', 'rotate-key', '--config', config]);
+      assert.equal(refused.status, 1);
+      assert.match(refused.stderr, /past the last signed head: run vigil log quarantine-tail first/);
+      assert.equal(readFileSync(keyFile, 'utf8'), keyBefore);
+      assert.ok(!existsSync(`${keyFile}.next`));
     } finally {
       serve.proc.kill('SIGKILL');
       await serve.exited;
