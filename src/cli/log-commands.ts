@@ -18,13 +18,14 @@ import type { Stats } from '../projections/stats.js';
  * `vigil log verify [--archives DIR [--archive-keys FILE]]`: walks the chain (from the retention
  * cut), then the Merkle tree and the stored checkpoints; with the archive folder, the whole history
  * from record 1 (src/services/retention/verify-archives.ts), archives signed by other nodes' keys checked
- * with `archiveKeys`. Resolves with the verdict. It reads a read-only snapshot of the store
- * (src/log/store-snapshot.ts), so it runs beside a serving instance, and verifies the log up to the
+ * with `archiveKeys`. Signatures are checked with `key` (or keys) and the keys the log's rotations link to
+ * them (docs/log.md, "Rotating the signing key"). Resolves with the verdict. It reads a read-only snapshot of
+ * the store (src/log/store-snapshot.ts), so it runs beside a serving instance, and verifies the log up to the
  * head that snapshot read; `opts` is not read (nothing is folded), kept so that callers need not change.
  */
 export async function logVerify(
   storePath: string,
-  key: NoteVerifier | undefined,
+  key: NoteVerifier | readonly NoteVerifier[] | undefined,
   opts: OpenOptions = {},
   archives?: string,
   archiveKeys: readonly NoteVerifier[] = [],
@@ -69,7 +70,10 @@ export async function logVerify(
       };
     if (archives === undefined) return { ...chain, tree };
     const stored = snap.checkpoints.map(([k, value]) => [k, value] as [number, string]);
-    const history = verifyWithArchives(snap.log, snap.carried, archives, stored, key, archiveKeys);
+    // Archives signed before a rotation are checked with the keys of the chain too.
+    const linked = (tree.keys ?? []).map((k) => parseVerifierKey(k)!);
+    const keys = Array.isArray(key) ? key : key ? [key as NoteVerifier] : [];
+    const history = verifyWithArchives(snap.log, snap.carried, archives, stored, keys[0], [...archiveKeys, ...linked]);
     return history.ok
       ? { ...chain, history }
       : { ok: false, records: chain.records, badSeq: history.badSeq ?? 0, reason: history.reason, history };

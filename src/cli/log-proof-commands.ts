@@ -19,6 +19,7 @@ import {
   type NoteVerifier,
 } from '../log/signed-note.js';
 import { cosignCheckpoint } from '../log/witness.js';
+import { keyChain } from '../log/key-rotation.js';
 import { logLine, stopOnSignals } from './service-process.js';
 import { parseListen, startWitness } from './witness-serve.js';
 import { CliError } from './cli-error.js';
@@ -74,7 +75,50 @@ async function proofArg(
   return list as string[];
 }
 
-const sizeOf = (note: string, key: NoteVerifier) => {
+/** Rotation notes from a JSON text: an array of notes, or the answer of `GET /api/v1/log/key-rotations`. */
+function rotationNotes(body: unknown, from: string): string[] {
+  const list = Array.isArray(body) ? body : (body as { rotations?: unknown } | null)?.rotations;
+  const notes = Array.isArray(list)
+    ? list.map((r: unknown) => (typeof r === 'string' ? r : (r as { note?: unknown } | null)?.note))
+    : undefined;
+  if (!notes || !notes.every((n) => typeof n === 'string'))
+    throw new CliError(`${from}: expected a JSON array of rotation notes, or {rotations: [{note}]}`, 2);
+  return notes as string[];
+}
+
+/**
+ * The chain of `key` (docs/log.md, "Rotating the signing key"): the keys the rotation notes of `--rotations
+ * FILE` and, with `--url`, of the instance's `GET /api/v1/log/key-rotations` link to it.
+ */
+async function keyChainArg(
+  key: NoteVerifier,
+  file: string | undefined,
+  url: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<NoteVerifier[]> {
+  const notes: string[] = [];
+  if (file) {
+    const text = read(file, '--rotations');
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new CliError(`--rotations ${file}: not JSON`, 2);
+    }
+    notes.push(...rotationNotes(body, `--rotations ${file}`));
+  }
+  if (url) {
+    const res = await fetch(new URL('/api/v1/log/key-rotations', url), {
+      headers: env.VIGIL_TOKEN ? { authorization: `Bearer ${env.VIGIL_TOKEN}` } : {},
+    });
+    if (!res.ok)
+      throw new CliError(`${url}/api/v1/log/key-rotations: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`, 1);
+    notes.push(...rotationNotes(await res.json(), `${url}/api/v1/log/key-rotations`));
+  }
+  return keyChain([key], notes);
+}
+
+const sizeOf = (note: string, key: NoteVerifier | readonly NoteVerifier[]) => {
   const cp = openCheckpoint(note, key);
   if (!cp.ok) throw new CliError(cp.reason, 1);
   return cp.checkpoint.size;
@@ -101,6 +145,7 @@ export async function runLogProofCommand(
       state: { type: 'string' },
       out: { type: 'string' },
       listen: { type: 'string' },
+      rotations: { type: 'string' },
     },
     `log ${args[0]}`,
   );
@@ -122,12 +167,13 @@ export async function runLogProofCommand(
     }
     case 'verify': {
       const lines = read(values.export, '--export').split('\n');
-      const verdict = verifyExport(lines, read(values.checkpoint, '--checkpoint'), verifierArg(values.key));
+      const keys = await keyChainArg(verifierArg(values.key), values.rotations, undefined, env);
+      const verdict = verifyExport(lines, read(values.checkpoint, '--checkpoint'), keys);
       out(verdict);
       return verdict.ok ? 0 : 1;
     }
     case 'verify-consistency': {
-      const key = verifierArg(values.key);
+      const key = await keyChainArg(verifierArg(values.key), values.rotations, values.url, env);
       const [oldNote, newNote] = [read(a, 'OLD'), read(b, 'NEW')];
       const proof = await proofArg(
         values.proof,
@@ -141,7 +187,7 @@ export async function runLogProofCommand(
       return verdict.ok ? 0 : 1;
     }
     case 'verify-inclusion': {
-      const key = verifierArg(values.key);
+      const key = await keyChainArg(verifierArg(values.key), values.rotations, values.url, env);
       const [line, note] = [read(a, 'RECORD').trim(), read(b, 'CHECKPOINT')];
       const seq = Number((JSON.parse(line) as { seq?: unknown }).seq);
       const proof = await proofArg(

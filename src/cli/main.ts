@@ -51,6 +51,7 @@ const LOG_OPTIONS: Record<string, readonly string[]> = {
   verify: ['config', 'archives', 'archive-keys'],
   export: ['config', 'from', 'to', 'raw'],
   'quarantine-tail': ['config', 'out', 'reason'],
+  'rotate-key': ['config'],
 };
 
 /**
@@ -146,6 +147,11 @@ async function logCommand(
   if (args[0] === 'quarantine-tail') {
     const { logQuarantineTail } = await import('./signer-commands.js');
     out(await logQuarantineTail(config, values.out as string | undefined, values.reason as string | undefined));
+    return 0;
+  }
+  if (args[0] === 'rotate-key') {
+    const { logRotateKey } = await import('./rotate-key.js');
+    out(await logRotateKey(config));
     return 0;
   }
   if (args[0] === 'verify') {

@@ -64,7 +64,10 @@ export async function logQuarantineTail(
   }
 }
 
-/** `vigil signer key --out FILE` and `vigil signer serve --key FILE --state DIR --socket PATH`. */
+/**
+ * `vigil signer key --out FILE`, `vigil signer rotate --key OLD --out NEW --state DIR` and
+ * `vigil signer serve --key FILE --state DIR --socket PATH`.
+ */
 export async function runSignerCommand(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
@@ -86,10 +89,17 @@ export async function runSignerCommand(
     out(verifierKeyString(verifierOf(signer)));
     return 0;
   }
+  if (verb === 'rotate') {
+    if (!values.key || !values.out || !values.state)
+      throw usageError('signer', 'signer rotate: --key OLD, --out NEW and --state DIR are required');
+    const { signerRotate } = await import('./rotate-key.js');
+    out(signerRotate(values.key, values.out, values.state));
+    return 0;
+  }
   if (verb !== 'serve')
     throw usageError(
       'signer',
-      verb === undefined ? 'signer: expected key or serve' : `signer: unknown subcommand ${verb}`,
+      verb === undefined ? 'signer: expected key, rotate or serve' : `signer: unknown subcommand ${verb}`,
     );
   const keyFile = values.key ?? (env.CREDENTIALS_DIRECTORY ? join(env.CREDENTIALS_DIRECTORY, 'log-signing.key') : '');
   const stateDir = values.state ?? env.STATE_DIRECTORY?.split(':')[0];

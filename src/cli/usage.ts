@@ -125,9 +125,10 @@ options:
       'vigil log export [--from SEQ] [--to SEQ] [--raw] [--config FILE]',
       'vigil log public-key [--config FILE]',
       'vigil log quarantine-tail [--out DIR] [--reason TEXT] [--config FILE]',
-      'vigil log verify --export FILE --checkpoint FILE --key VERIFIER',
-      'vigil log verify-consistency OLD NEW --key VERIFIER [--proof FILE | --url URL]',
-      'vigil log verify-inclusion RECORD CHECKPOINT --key VERIFIER [--proof FILE | --url URL]',
+      'vigil log rotate-key [--config FILE]',
+      'vigil log verify --export FILE --checkpoint FILE --key VERIFIER [--rotations FILE]',
+      'vigil log verify-consistency OLD NEW --key VERIFIER [--rotations FILE] [--proof FILE | --url URL]',
+      'vigil log verify-inclusion RECORD CHECKPOINT --key VERIFIER [--rotations FILE] [--proof FILE | --url URL]',
       'vigil log witness-key NAME --out FILE',
       'vigil log cosign CHECKPOINT --key VERIFIER --witness-key FILE --state FILE [--proof FILE | --url URL]',
       'vigil log witness serve --key VERIFIER --witness-key FILE --state DIR [--listen HOST:PORT]',
@@ -139,16 +140,22 @@ options:
 export                 the records as JSON lines on stdout (| head is fine: a closed pipe ends it with 0)
   --from SEQ --to SEQ  the range (default: from record 1 to the head)
   --raw                each record with its stored bytes
-public-key             the verifier key of this instance's signed checkpoints
+public-key             the verifier key of this instance's signed checkpoints (the current one)
 quarantine-tail        moves the records past the last signed head (not written by a signing Vigil)
                        out of the store into a file, and records that in the log; the service stopped
   --out DIR            where the file goes (default: quarantine/ beside the store folder)
   --reason TEXT        why, recorded with it
+rotate-key             replaces the embedded signer's key: a new key with a rotation note the old key
+                       cosigns, the old key kept aside (<key>.retired-<time>), LogKeyRotated recorded in
+                       the log; the service stopped (a separate signer: vigil signer rotate)
 verify --export        offline, without a store: an export against a checkpoint and the log's key
+                       (following the export's LogKeyRotated records to the keys that replaced it)
 verify-consistency     offline: that checkpoint NEW extends checkpoint OLD
 verify-inclusion       offline: that the exported record RECORD is in checkpoint CHECKPOINT
   --proof FILE         the proof (the API's JSON answer, or a list of base64 hashes)
-  --url URL            fetch the proof from the instance (token in VIGIL_TOKEN)
+  --url URL            fetch the proof from the instance (token in VIGIL_TOKEN), and the key rotations
+  --rotations FILE     the log's key rotations: a JSON array of rotation notes, or the answer of
+                       GET /api/v1/log/key-rotations; the key's chain accepts the keys they link to it
 witness-key            creates a witness key in FILE (mode 600) and prints its verifier key
 cosign                 as a witness: cosigns CHECKPOINT when it extends the one in --state (then kept there)
 witness serve          a C2SP tlog-witness server (POST /add-checkpoint) that keeps, per log, the last
@@ -174,19 +181,31 @@ the same check inside the instance (docs/log.md).`,
   },
   signer: {
     summary: 'run the head signer that holds the log signing key apart from the writer',
-    usage: ['vigil signer key --out FILE', 'vigil signer serve --key FILE --state DIR --socket PATH'],
+    usage: [
+      'vigil signer key --out FILE',
+      'vigil signer rotate --key OLD --out NEW --state DIR',
+      'vigil signer serve --key FILE --state DIR --socket PATH',
+    ],
     details: `The log's signing key signs the head of every commit (docs/log.md, "Signed heads"). Run apart from
 vigil serve, as another user, it keeps the key out of reach of whatever can write the store: it signs
 only heads that extend the last one it signed, and never rewinds a published checkpoint.
 
 key                    creates a signing key in FILE (mode 600, refused if FILE exists); prints its verifier key
+rotate                 a new key NEW (mode 600) for the log of key OLD, and the rotation note (signed by
+                       NEW, cosigned by OLD) recorded in --state DIR; then restart serve with --key NEW:
+                       the instance records the rotation in its log when it reconnects. An existing NEW
+                       of the same log is never overwritten: the rotation to it is finished
 serve                  answers the writer on the Unix socket PATH (mode 660: give the writer the socket's group)
   --key FILE           the signing key (default: $CREDENTIALS_DIRECTORY/log-signing.key, systemd's LoadCredential=)
   --state DIR          what it last signed and its journal (default: $STATE_DIRECTORY); 0700
   --socket PATH        the socket the instance's log.signer.socket names`,
     exits: [
-      [0, 'the key was made; or the signer stopped on SIGTERM or SIGINT'],
-      [1, 'the key file is missing, readable by others or not a signer key; the state file is unreadable'],
+      [0, 'the key was made or rotated; or the signer stopped on SIGTERM or SIGINT'],
+      [
+        1,
+        'the key file is missing, readable by others or not a signer key; the state file or its rotations are ' +
+          'unreadable',
+      ],
       USAGE_ERROR,
     ],
   },

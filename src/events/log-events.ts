@@ -24,8 +24,16 @@ export const LogTailQuarantinedSchema = v.strictObject({
   reason: v.optional(v.string()),
 });
 
+/**
+ * `LogKeyRotated`: the log's signing key was replaced; `note` is the rotation note (src/log/key-rotation.ts),
+ * signed by the new key and cosigned by the old one, so a verifier holding either key accepts the other
+ * (docs/log.md, "Rotating the signing key").
+ */
+export const LogKeyRotatedSchema = v.strictObject({ note: v.pipe(v.string(), v.maxLength(4096)) });
+
 /** The log's own events, by stored type name. */
 export const LOG_EVENTS = {
   SignedHeadsRewound: SignedHeadsRewoundSchema,
   LogTailQuarantined: LogTailQuarantinedSchema,
+  LogKeyRotated: LogKeyRotatedSchema,
 } as const;

@@ -98,6 +98,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'LogSegmentsExpired':
     case 'SignedHeadsRewound':
     case 'LogTailQuarantined':
+    case 'LogKeyRotated':
       return NONE;
     default: {
       const _exhaustive: never = e;

@@ -4,6 +4,7 @@ import type { LmdbStore } from './lmdb-store.js';
 import { parseCheckpoint } from './checkpoint.js';
 import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
 import type { HeadSigner } from './head-signer.js';
+import { keyChain, openWithAny } from './key-rotation.js';
 import { leafHash } from './merkle.js';
 import { MissingRecordError } from './merkle-tree.js';
 
@@ -64,15 +65,16 @@ export async function startCheckpointer(
 ): Promise<Transparency> {
   const db: Database<string, number> = store.db('checkpoints', { keyEncoding: 'uint32' });
   const verifier = heads.verifier;
-  // The signer takes the store up first: it publishes only heads it has.
-  await log.signing;
+  // The signer takes the store up first: it publishes only heads it has. Its rotations link its key to the
+  // keys that signed earlier checkpoints (docs/log.md, "Rotating the signing key").
+  const keys = keyChain([verifier], (await log.signing)?.rotations ?? []);
   const latestStored = (): [number, string] | undefined => {
     for (const { key, value } of db.getRange({ reverse: true, limit: 1 })) return [key, value];
     return undefined;
   };
   const last = latestStored();
   if (last) {
-    const opened = openNote(last[1], verifier);
+    const opened = openWithAny(last[1], keys);
     const cp = opened.ok ? parseCheckpoint(opened.text) : undefined;
     // The root at a size before a retention cut may need the bytes of records the cut removed (a
     // process killed after the cut, before its next checkpoint): such a checkpoint is checked with

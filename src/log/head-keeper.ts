@@ -38,12 +38,16 @@ export interface PresentedHead {
   readonly proofFrom?: number;
 }
 
-/** The keeper's answer to a presented head. */
+/**
+ * The keeper's answer to a presented head. `rotations`: the rotation notes that led to the keeper's key,
+ * oldest first (src/log/key-rotation.ts), which the writer records in its log when it has not yet.
+ */
 export type ResumeAnswer =
   | {
       readonly ok: true;
       readonly adopted?: true;
       readonly rewound?: { readonly from: KeptHead; readonly to: KeptHead };
+      readonly rotations?: readonly string[];
     }
   | { readonly ok: false; readonly needProofFrom: number }
   | { readonly ok: false; readonly refused: string };

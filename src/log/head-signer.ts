@@ -7,7 +7,7 @@
  */
 import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeDurable } from '../kernel/secret-files.js';
+import { syncDir, writeDurable } from '../kernel/secret-files.js';
 import { ownerOnlyFolder } from './lmdb-store.js';
 import {
   createHeadKeeper,
@@ -17,7 +17,8 @@ import {
   type PresentedHead,
   type ResumeAnswer,
 } from './head-keeper.js';
-import type { NoteSigner, NoteVerifier } from './signed-note.js';
+import { checkRotation, rotationsTo } from './key-rotation.js';
+import { verifierOf, type NoteSigner, type NoteVerifier } from './signed-note.js';
 
 /** Signs the log's heads: what the LMDB log asks once per commit. */
 export interface HeadSigner {
@@ -52,7 +53,10 @@ export function openKeeperHost(key: NoteSigner, stateDir: string, now: () => Dat
   const stateFile = join(stateDir, 'keeper.json');
   const journalFile = join(stateDir, 'journal.jsonl');
   const initial = existsSync(stateFile) ? readKeeperState(readFileSync(stateFile, 'utf8'), stateFile) : EMPTY_KEEPER;
-  const keeper = createHeadKeeper(key, initial);
+  // The rotations that led to this key: heads its old keys signed count as its own.
+  const rotations = rotationsTo(verifierOf(key), readRotations(stateDir));
+  const trusted = rotations.map((note) => (checkRotation(note) as { old: NoteVerifier }).old);
+  const keeper = createHeadKeeper(key, initial, trusted);
   const write = () => writeDurable(stateFile, `${JSON.stringify(keeper.current())}\n`);
   const journal = (entry: Record<string, unknown>) => {
     const fd = openSync(journalFile, 'a', 0o600);
@@ -77,8 +81,9 @@ export function openKeeperHost(key: NoteSigner, stateDir: string, now: () => Dat
       } else if (!answer.ok && 'refused' in answer) {
         journal({ refused: answer.refused, presented: p.size, signed: before });
       }
-      if (answer.ok) write();
-      return answer;
+      if (!answer.ok) return answer;
+      write();
+      return rotations.length > 0 ? { ...answer, rotations } : answer;
     },
     extend(leaves, size, root) {
       return keeper.extend(leaves, size, root);
@@ -90,6 +95,52 @@ export function openKeeperHost(key: NoteSigner, stateDir: string, now: () => Dat
     },
     flush: write,
   };
+}
+
+/** The file of a keeper's rotations (src/log/key-rotation.ts): one JSON line `{at, note}` a rotation. */
+export const ROTATIONS_FILE = 'rotations.jsonl';
+
+/**
+ * The rotation notes kept in a keeper's state folder, in the order recorded; throws naming the file when
+ * a line is not a rotation note that checks (a folder someone edited is not trusted in part).
+ */
+export function readRotations(stateDir: string): string[] {
+  const file = join(stateDir, ROTATIONS_FILE);
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => {
+      let note: unknown;
+      try {
+        note = (JSON.parse(line) as { note?: unknown }).note;
+      } catch {
+        /* said below */
+      }
+      const checked = typeof note === 'string' ? checkRotation(note) : { ok: false, error: 'no note' };
+      if (!checked.ok) throw new Error(`line ${i + 1} of ${file} is not a key rotation: ${checked.error}`);
+      return note as string;
+    });
+}
+
+/**
+ * Records a rotation note in a keeper's state folder (appended and fsynced; a running signer never
+ * rewrites the file, so a rotation recorded beside it is not lost when it stops). Recording a note
+ * already there does nothing. The note must check.
+ */
+export function recordRotation(stateDir: string, note: string, at: Date = new Date()): void {
+  const checked = checkRotation(note);
+  if (!checked.ok) throw new Error(`not a key rotation: ${checked.error}`);
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  if (readRotations(stateDir).includes(note)) return;
+  const fd = openSync(join(stateDir, ROTATIONS_FILE), 'a', 0o600);
+  try {
+    appendFileSync(fd, `${JSON.stringify({ at: at.toISOString(), note })}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  syncDir(stateDir);
 }
 
 /** Parses a keeper's state file, or throws naming it. */

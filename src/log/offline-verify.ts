@@ -3,7 +3,9 @@ import { exportLine } from './export-line.js';
 import { appendLeaf, frontierRoot, leafHash, rootFromInclusion, verifyConsistency, type Frontier } from './merkle.js';
 import { decodeRecord, hashBytes } from './record.js';
 import { GENESIS_HASH, type LogRecord } from '../kernel/record.js';
-import { openNote, type NoteVerifier } from './signed-note.js';
+import { keyChain, openWithAny } from './key-rotation.js';
+import { rotationNotesOf } from './rotation-records.js';
+import { parseNote, type NoteVerifier } from './signed-note.js';
 
 /**
  * Verification an outsider runs with no store: an export against a signed checkpoint, two
@@ -14,14 +16,21 @@ import { openNote, type NoteVerifier } from './signed-note.js';
 export type Verdict<T> =
   ({ readonly ok: true } & T) | { readonly ok: false; readonly badSeq?: number; readonly reason: string };
 
-/** Opens a checkpoint note with the log's verifier key and parses it. */
-export function openCheckpoint(note: string, key: NoteVerifier): Verdict<{ checkpoint: Checkpoint }> {
-  const opened = openNote(note, key);
+/**
+ * Opens a checkpoint note with the log's verifier key (or any key of its chain, src/log/key-rotation.ts)
+ * and parses it.
+ */
+export function openCheckpoint(
+  note: string,
+  key: NoteVerifier | readonly NoteVerifier[],
+): Verdict<{ checkpoint: Checkpoint }> {
+  const opened = openWithAny(note, Array.isArray(key) ? key : [key as NoteVerifier]);
   if (!opened.ok) return { ok: false, reason: `checkpoint: ${opened.error}` };
   const cp = parseCheckpoint(opened.text);
   if (!cp.ok) return { ok: false, reason: `checkpoint: ${cp.error}` };
-  if (cp.checkpoint.origin !== key.name)
-    return { ok: false, reason: `checkpoint origin ${cp.checkpoint.origin} is not the key's name ${key.name}` };
+  const name = opened.key!.name;
+  if (cp.checkpoint.origin !== name)
+    return { ok: false, reason: `checkpoint origin ${cp.checkpoint.origin} is not the key's name ${name}` };
   return { ok: true, checkpoint: cp.checkpoint };
 }
 
@@ -60,16 +69,22 @@ export function readExportLine(line: string, expectedSeq: number): Verdict<{ byt
 /**
  * Recomputes the chain and the Merkle root of the first `checkpoint.size` records of an export and
  * compares them with a signed checkpoint. Names the first record that is changed, missing, out of
- * place or cut off.
+ * place or cut off. The checkpoint's signature is checked with `key` and the keys the export's
+ * `LogKeyRotated` records (and `rotations`) link to it: an auditor who pinned the key before a rotation
+ * verifies a checkpoint the new key signed.
  */
 export function verifyExport(
   lines: Iterable<string>,
   note: string,
-  key: NoteVerifier,
+  key: NoteVerifier | readonly NoteVerifier[],
+  rotations: readonly string[] = [],
 ): Verdict<{ size: number; root: string; beyond: number }> {
-  const opened = openCheckpoint(note, key);
-  if (!opened.ok) return opened;
-  const { size, root } = opened.checkpoint;
+  const parsed = parseNote(note);
+  const unsigned = parsed.ok ? parseCheckpoint(parsed.text) : undefined;
+  if (!parsed.ok) return { ok: false, reason: `checkpoint: ${parsed.error}` };
+  if (!unsigned?.ok) return { ok: false, reason: `checkpoint: ${unsigned?.error}` };
+  const { size, root } = unsigned.checkpoint;
+  const seen = [...rotations];
   const f: Frontier = { size: 0, roots: [] };
   let prev = GENESIS_HASH;
   let sizeRoot: Uint8Array | undefined = size === 0 ? frontierRoot(f) : undefined;
@@ -99,7 +114,11 @@ export function verifyExport(
     prev = hashBytes(r.bytes);
     appendLeaf(f, leafHash(r.bytes));
     if (f.size === size) sizeRoot = frontierRoot(f);
+    seen.push(...rotationNotesOf(r.record));
   }
+  // The signature last, once every rotation the export holds is known.
+  const opened = openCheckpoint(note, keyChain(Array.isArray(key) ? key : [key as NoteVerifier], seen));
+  if (!opened.ok) return opened;
   if (f.size < size)
     return {
       ok: false,
@@ -121,11 +140,14 @@ export function verifyExport(
 
 const hashes = (path: readonly string[]) => path.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
 
-/** Checks that the newer signed checkpoint extends the older one, with an RFC 9162 consistency proof. */
+/**
+ * Checks that the newer signed checkpoint extends the older one, with an RFC 9162 consistency proof; each
+ * signed by a key of `key`'s chain (the old checkpoint by a key a rotation replaced, the new by its successor).
+ */
 export function verifyCheckpointConsistency(
   oldNote: string,
   newNote: string,
-  key: NoteVerifier,
+  key: NoteVerifier | readonly NoteVerifier[],
   proof: readonly string[],
 ): Verdict<{ from: number; to: number }> {
   const a = openCheckpoint(oldNote, key);
@@ -150,7 +172,7 @@ export function verifyCheckpointConsistency(
 export function verifyRecordInclusion(
   line: string,
   note: string,
-  key: NoteVerifier,
+  key: NoteVerifier | readonly NoteVerifier[],
   proof: readonly string[],
 ): Verdict<{ seq: number; size: number }> {
   const cp = openCheckpoint(note, key);

@@ -5,6 +5,7 @@
  *
  *   → {"id":1,"op":"hello"}                                    ← {"id":1,"key":"<verifier key>"}
  *   → {"id":2,"op":"resume","head":{note,size,roots,proof?}}   ← {"id":2,"answer":{...ResumeAnswer}}
+ *     (an answer that takes the store up carries `rotations`, the key rotation notes that led to the signer's key)
  *   → {"id":3,"op":"sign","leaves":"<base64 of 32-byte hashes>","size":N,"root":"<base64>"} ← {"id":3,"note":"..."}
  *   → {"id":4,"op":"publish","note":"<signed head>"}           ← {"id":4}
  *   any refusal                                                 ← {"id":n,"error":"..."}

@@ -2,7 +2,9 @@ import type { LmdbStore } from './lmdb-store.js';
 import type { LogView } from './log-view.js';
 import { parseCheckpoint } from './checkpoint.js';
 import { appendLeaf, frontierRoot, leafHash, type Frontier } from './merkle.js';
-import { openNote, parseNote, type NoteVerifier } from './signed-note.js';
+import { keyChain, openWithAny } from './key-rotation.js';
+import { rotationNotesIn } from './rotation-records.js';
+import { parseNote, verifierKeyString, type NoteVerifier } from './signed-note.js';
 
 /** The tree's verdict: ok with the root and checkpoints checked, or the first disagreement. */
 export type TreeVerdict =
@@ -13,6 +15,8 @@ export type TreeVerdict =
       readonly checkpointsBeforeCut?: number;
       /** Records covered by the last signed head (or the latest checkpoint): past it, no signing Vigil wrote them. */
       readonly attested: number;
+      /** The verifier keys the signatures were checked with: those given and those the log's rotations link to them. */
+      readonly keys?: readonly string[];
     }
   | { readonly ok: false; readonly reason: string };
 
@@ -24,9 +28,17 @@ export type TreeVerdict =
  * (`vigil log verify --archives`), not here. The signed head of the last commit is checked the same
  * way (signature, and the root at its size); it and the checkpoints say how far the log is attested.
  * With `upTo` (a snapshot's bound, while the service goes on writing), checkpoints of larger sizes are
- * left out: they were made after the log was read.
+ * left out: they were made after the log was read. Signatures are checked with a chain of keys: those
+ * given, and every key the log's `LogKeyRotated` records link to them (src/log/key-rotation.ts), so a
+ * verifier holding the old key or the new one verifies the whole log; they are checked once the walk
+ * has read every rotation.
  */
-export function verifyTree(store: Pick<LmdbStore, 'db'>, log: LogView, key?: NoteVerifier, upTo?: number): TreeVerdict {
+export function verifyTree(
+  store: Pick<LmdbStore, 'db'>,
+  log: LogView,
+  key?: NoteVerifier | readonly NoteVerifier[],
+  upTo?: number,
+): TreeVerdict {
   const checkpoints = store.db<string, number>('checkpoints', { keyEncoding: 'uint32' });
   const cut = log.cut();
   const start = cut ? cut.firstSeq - 1 : 0;
@@ -66,11 +78,14 @@ export function verifyTree(store: Pick<LmdbStore, 'db'>, log: LogView, key?: Not
       };
   }
   let checked = 0;
+  const rotations: string[] = [];
+  const signed: Array<{ note: string; what: string; size: number }> = [];
   const check = (): string | undefined => {
     for (const note of due.get(f.size) ?? []) {
       const what = note === signedHead ? 'signed head' : 'checkpoint';
-      const opened = key ? openNote(note, key) : parseNote(note);
+      const opened = parseNote(note);
       if (!opened.ok) return `${what} of ${f.size} records: ${opened.error}`;
+      signed.push({ note, what, size: f.size });
       const cp = parseCheckpoint(opened.text);
       if (!cp.ok || cp.checkpoint.size !== f.size) return `${what} of ${f.size} records does not parse`;
       if (!Buffer.from(cp.checkpoint.root).equals(Buffer.from(frontierRoot(f))))
@@ -82,6 +97,7 @@ export function verifyTree(store: Pick<LmdbStore, 'db'>, log: LogView, key?: Not
   const first = check();
   if (first) return { ok: false, reason: first };
   for (const { bytes } of log.readRaw(1)) {
+    rotations.push(...rotationNotesIn(bytes));
     appendLeaf(f, leafHash(bytes));
     const bad = check();
     if (bad) return { ok: false, reason: bad };
@@ -89,6 +105,11 @@ export function verifyTree(store: Pick<LmdbStore, 'db'>, log: LogView, key?: Not
   const root = frontierRoot(f);
   const notes = [...due.values()].reduce((n, l) => n + l.length, 0);
   if (checked < notes) return { ok: false, reason: `${notes - checked} checkpoint(s) are of sizes beyond the log` };
+  const keys = key === undefined ? undefined : keyChain(Array.isArray(key) ? key : [key as NoteVerifier], rotations);
+  for (const { note, what, size } of keys ? signed : []) {
+    const opened = openWithAny(note, keys!);
+    if (!opened.ok) return { ok: false, reason: `${what} of ${size} records: ${opened.error}` };
+  }
   if (log.tree.size() !== f.size || !Buffer.from(log.tree.root()).equals(Buffer.from(root)))
     return { ok: false, reason: 'the stored Merkle tree does not match the records (run vigil replay to rebuild it)' };
   return {
@@ -97,5 +118,6 @@ export function verifyTree(store: Pick<LmdbStore, 'db'>, log: LogView, key?: Not
     checkpoints: checked - (signedHead === undefined ? 0 : 1),
     ...(cut ? { checkpointsBeforeCut: beforeCut } : {}),
     attested,
+    ...(keys && keys.length > 1 ? { keys: keys.map(verifierKeyString) } : {}),
   };
 }

@@ -15,7 +15,10 @@ export interface WitnessAnswer {
 
 /** What a witness decides with: the logs it knows, its key, the time and its state. */
 export interface WitnessContext {
-  /** The verifier keys of the logs it witnesses; a key's name is its log's origin. */
+  /**
+   * The verifier keys of the logs it witnesses; a key's name is its log's origin (several keys of one origin:
+   * a log whose key was rotated, each accepted).
+   */
   readonly logKeys: readonly NoteVerifier[];
   readonly witness: NoteSigner;
   /** The cosignature's time, unix seconds. */
@@ -59,8 +62,8 @@ export function answerAddCheckpoint(body: string, ctx: WitnessContext): WitnessA
   if (!parsed.ok) return text(400, parsed.error);
   const { old, proof, note } = parsed.request;
   const origin = note.slice(0, note.indexOf('\n'));
-  const logKey = ctx.logKeys.find((k) => k.name === origin);
-  if (!logKey) return text(404, `unknown log origin ${origin.slice(0, 256)}`);
+  const logKey = ctx.logKeys.filter((k) => k.name === origin);
+  if (logKey.length === 0) return text(404, `unknown log origin ${origin.slice(0, 256)}`);
   const noteShape = parseNote(note);
   if (!noteShape.ok) return text(400, noteShape.error);
   if (!parseCheckpoint(noteShape.text).ok) return text(400, 'not a checkpoint');

@@ -18,7 +18,8 @@ import {
  */
 export function cosignCheckpoint(input: {
   readonly note: string;
-  readonly logKey: NoteVerifier;
+  /** The log's key, or its keys (before and after a rotation: docs/log.md, "Rotating the signing key"). */
+  readonly logKey: NoteVerifier | readonly NoteVerifier[];
   readonly witness: NoteSigner;
   /** The cosignature's time, unix seconds. */
   readonly time: number;

@@ -13,6 +13,7 @@ import { monitoringProjection } from './monitoring.js';
 import { statsProjection } from './stats.js';
 import { retentionProjection } from './retention.js';
 import { witnessesProjection } from './witnesses.js';
+import { keyRotationsProjection } from './key-rotations.js';
 import type { IndexProjection, Projection } from './types.js';
 
 /**
@@ -32,6 +33,7 @@ export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   credentialsProjection,
   retentionProjection,
   witnessesProjection,
+  keyRotationsProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

@@ -11,6 +11,7 @@ import { typedModels, type FoldedModels, type ReadModels } from './runtime.js';
 import { sourcesProjection, type SourcesState } from './sources.js';
 import { statsProjection, type Stats } from './stats.js';
 import { witnessesProjection, type WitnessesState } from './witnesses.js';
+import { keyRotationsProjection, type KeyRotationsState } from './key-rotations.js';
 import type { Projection } from './types.js';
 
 /** The instance's heap read models, each a typed accessor named for its projection. */
@@ -22,6 +23,7 @@ export interface InstanceSlices {
   readonly credentials: CredentialsState;
   readonly detection: DetectionState;
   readonly exports: ExportsState;
+  readonly keyRotations: KeyRotationsState;
   readonly monitoring: MonitoringState;
   readonly retention: RetentionState;
   readonly sources: SourcesState;
@@ -37,6 +39,7 @@ const SLICES: { readonly [K in keyof InstanceSlices]: Projection<InstanceSlices[
   credentials: credentialsProjection,
   detection: detectionProjection,
   exports: exportsProjection,
+  keyRotations: keyRotationsProjection,
   monitoring: monitoringProjection,
   retention: retentionProjection,
   sources: sourcesProjection,

@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { openLmdbStore } from '../../src/log/lmdb-store.js';
 import { openLmdbLog } from '../../src/log/lmdb-log.js';
 import { logQuarantineTail } from '../../src/cli/signer-commands.js';
+import { logRotateKey } from '../../src/cli/rotate-key.js';
 import { openKeeperHost } from '../../src/log/head-signer.js';
 import { loadLogKey } from '../../src/log/log-key.js';
 import { signerKeyFile, signerStateDir } from '../../src/cli/instance/head-signing.js';
@@ -149,6 +150,8 @@ describe('stored events of the instance', () => {
       await store.close();
       const moved = await logQuarantineTail(t.config, join(t.dir, 'quarantine'), 'not ours');
       assert.equal(moved.quarantined, 1);
+      // The operator rotates the signing key (docs/log.md, "Rotating the signing key"): LogKeyRotated.
+      assert.ok((await logRotateKey(t.config)).recordedAt);
       const host = openKeeperHost(loadLogKey(signerKeyFile(t.config)), signerStateDir(t.config));
       const { size, roots } = host.keeper.current();
       const f = frontierOfText(size, roots);

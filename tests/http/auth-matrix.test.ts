@@ -47,6 +47,7 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/log/checkpoint': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/inclusion': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/log/proofs/consistency': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/log/key-rotations': ['viewer', 'analyst', 'admin'],
   'POST /api/v1/log/checkpoint/cosignatures': ['admin'],
   // Verifying the whole log costs a walk of it: the operator's, not every reader's.
   'GET /api/v1/log/verify': ['admin'],

@@ -47,6 +47,7 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/log/checkpoint': 'read_log_checkpoint',
   'GET /api/v1/log/proofs/inclusion': 'read_log_inclusion_proof',
   'GET /api/v1/log/proofs/consistency': 'read_log_consistency_proof',
+  'GET /api/v1/log/key-rotations': 'read_log_key_rotations',
   'POST /api/v1/log/checkpoint/cosignatures': 'cosign_log_checkpoint',
   'GET /api/v1/log/verify': 'verify_log',
   'GET /api/v1/console': 'read_console',

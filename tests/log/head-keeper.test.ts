@@ -6,7 +6,12 @@ import { createHeadKeeper, EMPTY_KEEPER, type HeadKeeper, type KeeperState, type
 import { appendLeaf, consistencyPath, frontierRoot, leafHash, type Frontier } from '../../src/log/merkle.js';
 import { frontierText } from '../../src/log/merkle-tree.js';
 import { openCheckpoint } from '../../src/log/offline-verify.js';
-import { verifierOf, type NoteSigner } from '../../src/log/signed-note.js';
+import { signNote, verifierOf, type NoteSigner } from '../../src/log/signed-note.js';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openKeeperHost, readRotations, recordRotation, ROTATIONS_FILE } from '../../src/log/head-signer.js';
+import { makeRotation, rotationText } from '../../src/log/key-rotation.js';
+import { tempDir } from '../helpers/temp.js';
 
 const key: NoteSigner = { name: 'vigil.log/keeper-test', seed: new Uint8Array(32).fill(11) };
 const other: NoteSigner = { name: 'vigil.log/keeper-test', seed: new Uint8Array(32).fill(12) };
@@ -204,3 +209,66 @@ function copy(t: Tree): Tree {
   c.f.roots.push(...t.f.roots);
   return c;
 }
+
+describe('the head keeper across a key rotation', () => {
+  it("takes up a store whose head the old key signed only when a rotation makes the old key trusted", () => {
+    const tree = new Tree();
+    const first = createHeadKeeper(key);
+    first.resume(tree.presented());
+    const n5 = first.extend(tree.add('a', 5), 5, tree.root());
+    first.publish(n5);
+    // What the keeper had persisted: the published head (it writes nothing per signature).
+    const saved = first.current();
+    const n9 = first.extend(tree.add('b', 4), 9, tree.root());
+    // The new key alone: the head is not its own.
+    const untrusting = createHeadKeeper(other, saved).resume(tree.presented(n9, tree.proof(5), 5));
+    assert.match(String((untrusting as { refused: string }).refused), /not signed by this key/);
+    // The new key trusting the old one (a rotation recorded): it asks for the proof from the published head, then signs on.
+    const rotated = createHeadKeeper(other, saved, [verifierOf(key)]);
+    assert.deepEqual(rotated.resume(tree.presented(n9)), { ok: false, needProofFrom: 5 });
+    assert.deepEqual(rotated.resume(tree.presented(n9, tree.proof(5), 5)), { ok: true });
+    const next = rotated.extend(tree.add('c', 2), 11, tree.root());
+    assert.ok(openCheckpoint(next, verifierOf(other)).ok);
+    assert.equal(openCheckpoint(next, verifierOf(key)).ok, false, 'signed by the new key, not the old');
+    // Still never a fork of the published head, whoever signed it.
+    const fork = new Tree();
+    fork.add('x', 9);
+    const forkNote = createHeadKeeper(key).extend(fork.leaves, 9, fork.root());
+    const forked = createHeadKeeper(other, saved, [verifierOf(key)]).resume(fork.presented(forkNote, fork.proof(5), 5));
+    assert.match(String((forked as { refused: string }).refused), /does not extend the published head of 5/);
+  });
+});
+
+describe("the keeper host's rotations", () => {
+  it('trusts the keys its recorded rotations replaced, answers them on resume, and refuses a state folder with a forged one', () => {
+    const dir = tempDir();
+    try {
+      const state = join(dir.path, 'signer');
+      const tree = new Tree();
+      const before = openKeeperHost(key, state);
+      before.resume(tree.presented());
+      before.publish(before.extend(tree.add('a', 3), 3, tree.root()));
+      // Signed past what the keeper persisted (its published head): taken up again by signature and proof.
+      const note = before.extend(tree.add('b', 3), 6, tree.root());
+      const proof = tree.proof(3);
+      const refused = openKeeperHost(other, state).resume(tree.presented(note, proof, 3));
+      assert.match(String((refused as { refused?: string }).refused), /not signed by this key/);
+      const rotation = makeRotation(key, other);
+      recordRotation(state, rotation);
+      recordRotation(state, rotation);
+      assert.deepEqual(readRotations(state), [rotation], 'recorded once');
+      const after = openKeeperHost(other, state);
+      assert.deepEqual(after.resume(tree.presented(note)), { ok: false, needProofFrom: 3 });
+      assert.deepEqual(after.resume(tree.presented(note, proof, 3)), { ok: true, rotations: [rotation] });
+      // A rotation recorded for a key not installed yet is not answered, nor trusted by the old key's keeper.
+      const third = { ...key, seed: new Uint8Array(32).fill(13) };
+      recordRotation(state, makeRotation(other, third));
+      assert.deepEqual(openKeeperHost(other, state).resume(tree.presented(note, proof, 3)), { ok: true, rotations: [rotation] });
+      assert.throws(() => recordRotation(state, signNote(rotationText(key.name, verifierOf(other), verifierOf(third)), third)), /two signatures/);
+      appendFileSync(join(state, ROTATIONS_FILE), `${JSON.stringify({ note: signNote(rotationText(key.name, verifierOf(key), verifierOf(third)), third) })}\n`);
+      assert.throws(() => openKeeperHost(other, state), /line 3 of .*rotations.jsonl is not a key rotation/);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});

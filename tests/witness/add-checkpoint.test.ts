@@ -132,3 +132,29 @@ describe('a witness deciding add-checkpoint', () => {
     assert.equal(w.state.size, 0, 'nothing cosigned');
   });
 });
+
+describe('a witness of a log whose key was rotated', () => {
+  it('given both keys of the origin, cosigns the new key\'s checkpoint over the old key\'s; given the old key alone, refuses it', () => {
+    const rotated = { ...LOG_SIGNER, seed: new Uint8Array(32).fill(4) };
+    const [before, after] = [memoryLog(entries(20)), memoryLog(entries(20), rotated)];
+    const states = new Map<string, string>();
+    const add = (keys: WitnessContext['logKeys'], old: number, proof: readonly string[], note: string) => {
+      const a = answerAddCheckpoint(formatAddCheckpoint({ old, proof, note }), {
+        logKeys: keys,
+        witness: WITNESS_SIGNER,
+        time: 1_795_400_000,
+        last: (o) => states.get(o),
+      });
+      if (a.save) states.set(a.save.origin, a.save.note);
+      return a;
+    };
+    assert.equal(add([logKey], 0, [], before.note(5)).status, 200);
+    assert.equal(add([logKey], 5, after.proof(5, 20), after.note(20)).status, 403, 'the new key is not the log key it knows');
+    const both = [logKey, verifierOf(rotated)];
+    const cosigned = add(both, 5, after.proof(5, 20), after.note(20));
+    assert.equal(cosigned.status, 200, cosigned.body);
+    // Still no fork, whichever key signs it.
+    const fork = memoryLog(entries(20, 'x'), rotated);
+    assert.equal(add(both, 20, fork.proof(20, 20), fork.note(20)).status, 409);
+  });
+});

@@ -10,6 +10,7 @@ import { startReadSide, type ReadSide } from '../../projections/read-side/read-s
 import type { Config } from '../../services/config-schema.js';
 import type { HeadSigner } from '../../log/head-signer.js';
 import type { LmdbEventLog } from '../../log/lmdb-log.js';
+import { rotationsTo } from '../../log/key-rotation.js';
 
 /** Detection defaults: alerts sharing a system within an hour join one incident. */
 export const DEFAULT_DETECTION: DetectionSettings = { incidentWindowMs: 60 * 60 * 1000 };
@@ -78,6 +79,28 @@ export async function recordRewind(log: LmdbEventLog, pipeline: Pipeline<WriteMo
     });
 }
 
+/**
+ * Records the key rotations the signer reported on taking the store up that the log does not hold yet
+ * (`recorded`: the notes of its `LogKeyRotated` records), in order: a signer rotated while the writer was
+ * away (`vigil signer rotate`, or `vigil log rotate-key` stopped before it recorded it) is said in the log
+ * once, signed by the new key (docs/log.md, "Rotating the signing key").
+ */
+export async function recordRotations(
+  log: LmdbEventLog,
+  pipeline: Pipeline<WriteModels>,
+  recorded: readonly string[],
+): Promise<void> {
+  const resumed = await log.signing;
+  // Only notes that check and lead to the signer's key are recorded (src/log/key-rotation.ts).
+  const chain = log.signer && resumed?.rotations ? rotationsTo(log.signer.verifier, resumed.rotations) : [];
+  const missing = chain.filter((note) => !recorded.includes(note));
+  if (missing.length > 0)
+    await pipeline.record(
+      missing.map((note) => ({ type: 'LogKeyRotated', data: { note } })),
+      { now: new Date().toISOString(), actor: { id: 'vigil', authentication: 'service' } },
+    );
+}
+
 /** Opens the instance store at `path`: every read model, and detections on every batch's evidence. */
 export async function openInstanceStore(path: string, opts: OpenOptions = {}): Promise<InstanceStore> {
   const es = await openEventStore(path, {
@@ -124,6 +147,11 @@ export async function openInstanceStore(path: string, opts: OpenOptions = {}): P
   let closed = false;
   const pipeline = createPipeline(es.writer, opts.detector ?? instanceDetector(opts.detection ?? DEFAULT_DETECTION));
   await recordRewind(es.log, pipeline);
+  await recordRotations(
+    es.log,
+    pipeline,
+    es.writer.models.keyRotations.rotations.map((r) => r.note),
+  );
   return {
     ...es,
     readSide,

@@ -216,11 +216,34 @@ const verifyLogRoute = route({
   handle: async (c, { deps }) => c.json(await verifier(deps)()),
 });
 
+const readKeyRotationsRoute = route({
+  method: 'get',
+  path: '/api/v1/log/key-rotations',
+  operationId: 'readLogKeyRotations',
+  summary: "The rotations of the log's signing key, in log order (the chain of keys a verifier follows)",
+  permission: 'log:read',
+  audit: 'read_log_key_rotations',
+  success: {
+    status: 200,
+    description:
+      '`{rotations: [{seq, note}]}`: the seq of each `LogKeyRotated` record and its rotation note (signed by the ' +
+      'new key, cosigned by the old one)',
+    schema: v.strictObject({ rotations: v.array(v.strictObject({ seq: Size, note: v.string() })) }),
+  },
+  errors: [],
+  // Sees every write acknowledged before the request (a rotation is recorded at the start that follows it).
+  handle: async (c, { deps }) => {
+    await deps.readYourWrites();
+    return c.json({ rotations: deps.reads.keyRotations.rotations.map(({ seq, note }) => ({ seq, note })) });
+  },
+});
+
 /** Signed checkpoints and RFC 9162 proofs; they read the log's own tree, which holds every acknowledged write. */
 export const logRoutes: readonly Route[] = [
   readCheckpointRoute,
   readInclusionRoute,
   readConsistencyRoute,
+  readKeyRotationsRoute,
   cosignCheckpointRoute,
   verifyLogRoute,
 ];

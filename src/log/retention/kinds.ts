@@ -50,6 +50,7 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   LogSegmentsExpired: 'kept',
   SignedHeadsRewound: 'kept',
   LogTailQuarantined: 'kept',
+  LogKeyRotated: 'kept',
   // Its records are judged one by one (plan.ts); the wrapper itself is never carried.
   RecordsCarriedForward: 'evidence',
 };
