@@ -51,9 +51,9 @@ describe('witnesses that notice in minutes (vigil serve and vigil log witness se
       // The honest instance starts pushing before the witness is up: its failures are retried, not alerted.
       mkdirSync(join(dir.path, 'a'));
       const configA = instanceConfig(join(dir.path, 'a'), witnessUrl, witnessKey);
+      const adminA = apiToken(configA, 'admin-a', 'admin');
       const a = await startServe(configA, join(dir.path, 'a'));
       procs.push(a);
-      const adminA = apiToken(configA, 'admin-a', 'admin');
       const logKey = runCli(['log', 'public-key', '--config', configA]).stdout.trim();
       const stateDir = join(dir.path, 'w', 'state');
       const witnessArgs = ['--key', logKey, '--witness-key', join(dir.path, 'w', 'witness.key'), '--state', stateDir, '--listen', `127.0.0.1:${port}`];
@@ -99,9 +99,10 @@ describe('witnesses that notice in minutes (vigil serve and vigil log witness se
       copyFileSync(instanceKeyFile(join(dir.path, 'a', 'store')), instanceKeyFile(storeB));
       chmodSync(instanceKeyFile(storeB), 0o600);
       const configB = instanceConfig(join(dir.path, 'b'), witnessUrl, witnessKey);
+      // The token first: a credential added while the service runs is picked up a moment later, not at once.
+      const adminB = apiToken(configB, 'admin-b', 'admin');
       const b = await startServe(configB, join(dir.path, 'b'));
       procs.push(b);
-      const adminB = apiToken(configB, 'admin-b', 'admin');
       assert.equal(runCli(['log', 'public-key', '--config', configB]).stdout.trim(), logKey, 'the fork signs as the honest log');
       await ingest(b.url, adminB, 'forged');
       const refused = await until('the fork\'s alert', 30_000, async () => {
