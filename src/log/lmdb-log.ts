@@ -252,13 +252,14 @@ export function openLmdbLog(
         note = (await signature) ?? note;
         await committed;
         await store.root.flushed;
-        // A cut's head is published to the signer at once: a later proof from the signer's published head must not
-        // need the records the cut removed (src/log/head-keeper.ts).
-        if (note !== undefined && signer && group.some((e) => e.cut)) await signer.publish(note);
       } catch (err) {
         fail(err);
       }
       if (note !== undefined) [signedHead, attested] = [note, last.seq];
+      // A cut's head is published to the signer at once: a later proof from the signer's published head must not
+      // need the records the cut removed (src/log/head-keeper.ts). Not awaited: groups settle in order, and a signer
+      // that cannot be reached fails the next signature anyway.
+      if (note !== undefined && signer && group.some((e) => e.cut)) void signer.publish(note).catch(() => undefined);
     })();
     for (const entry of group) {
       durable.then(
