@@ -127,6 +127,12 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
+/**
+ * Signatures a writer asks for before the first is answered: two, so that a signer apart (a round trip on
+ * its socket) is never waited for with nothing else asked, while groups still form meanwhile.
+ */
+const SIGNING_AHEAD = 2;
+
 /** Where the signed head of the last commit is kept, in `log-meta`, written in the commit's transaction. */
 const SIGNED_HEAD = 'signed-head';
 
@@ -176,6 +182,8 @@ export function openLmdbLog(
   /** Batches staged and waiting for their commit: with a signer, all those of an event turn share one signature. */
   let queue: Staged[] = [];
   let flushing = false;
+  /** Signatures asked for and not yet answered: at most SIGNING_AHEAD, so groups keep forming meanwhile. */
+  let signing = 0;
   let signedHead: string | undefined = signedHeadMeta.get(SIGNED_HEAD);
   let attested = attestation(signedHead, store).size;
   const ready: Promise<ResumeResult | undefined> = signer ? resumeSigning() : Promise.resolve(undefined);
@@ -210,7 +218,7 @@ export function openLmdbLog(
     queue.push(entry);
     // Without a signer each batch commits as it always did; with one, the turn's batches wait for one signature.
     if (!heads) flush();
-    else if (!flushing) {
+    else if (!flushing && signing < SIGNING_AHEAD) {
       flushing = true;
       setImmediate(flush);
     }
@@ -221,15 +229,14 @@ export function openLmdbLog(
 
   /** Commits the queued batches in one transaction, with the signed head of the last when there is a signer. */
   function flush(): void {
+    flushing = false;
+    if (queue.length === 0 || (heads && signing >= SIGNING_AHEAD)) return;
     const group = queue;
     queue = [];
-    if (group.length === 0) {
-      flushing = false;
-      return;
-    }
     const last = group.at(-1)!.head;
     // The tree holds exactly the queue's records now: its staged root is the group's head.
     const root = heads ? tree.stagedRoot() : undefined;
+    if (heads) signing++;
     const signature = heads
       ? ready.then(() =>
           heads.sign(
@@ -239,10 +246,14 @@ export function openLmdbLog(
           ),
         )
       : undefined;
-    // Signatures arrive in request order: the next group's is asked for once this one's is here.
+    // Signatures arrive in request order; when one arrives, the groups formed meanwhile are asked for.
     const committed = signature
       ? signature.then((note) => {
-          setImmediate(flush);
+          signing--;
+          if (queue.length > 0 && !flushing) {
+            flushing = true;
+            setImmediate(flush);
+          }
           return commitGroup(group, note);
         })
       : commitGroup(group, group.at(-1)!.signedHead);
