@@ -10,7 +10,7 @@ import { syncDir, writeSecretFile } from '../kernel/secret-files.js';
 import { embeddedHeadSigner, readRotations, recordRotation } from '../log/head-signer.js';
 import { makeRotation, rotationsTo } from '../log/key-rotation.js';
 import { loadLogKey } from '../log/log-key.js';
-import { attestation, openLmdbLog } from '../log/lmdb-log.js';
+import { storedAttestation, openLmdbLog } from '../log/lmdb-log.js';
 import { openLmdbStore, type LmdbStore } from '../log/lmdb-store.js';
 import { rotationNotesIn } from '../log/rotation-records.js';
 import { signerKeyString, verifierKeyString, verifierOf, type NoteSigner } from '../log/signed-note.js';
@@ -99,7 +99,7 @@ export async function logRotateKey(config: Config, now: Date = new Date()): Prom
 function refuseUnattestedTail(store: LmdbStore): void {
   const meta = store.db<unknown, string>('log-meta');
   const head = (meta.get('head') as { seq?: number } | undefined)?.seq ?? 0;
-  const attested = attestation(meta.get('signed-head') as string | undefined, store).size;
+  const attested = storedAttestation(store).size;
   if (head > attested)
     throw new CliError(
       `records ${attested + 1} to ${head} are past the last signed head: run vigil log quarantine-tail first`,

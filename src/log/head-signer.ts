@@ -5,7 +5,7 @@
  * which holds the key the writer cannot read. Both keep the keeper's state (src/log/head-keeper.ts)
  * in a folder of their own, beside a journal of every resume that was not a plain continuation.
  */
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { syncDir, writeDurable } from '../kernel/secret-files.js';
 import { ownerOnlyFolder } from './lmdb-store.js';
@@ -58,15 +58,8 @@ export function openKeeperHost(key: NoteSigner, stateDir: string, now: () => Dat
   const trusted = rotations.map((note) => (checkRotation(note) as { old: NoteVerifier }).old);
   const keeper = createHeadKeeper(key, initial, trusted);
   const write = () => writeDurable(stateFile, `${JSON.stringify(keeper.current())}\n`);
-  const journal = (entry: Record<string, unknown>) => {
-    const fd = openSync(journalFile, 'a', 0o600);
-    try {
-      appendFileSync(fd, `${JSON.stringify({ at: now().toISOString(), ...entry })}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  };
+  const journal = (entry: Record<string, unknown>) =>
+    appendLineDurably(journalFile, { at: now().toISOString(), ...entry });
   return {
     keeper,
     resume(p) {
@@ -131,16 +124,20 @@ export function readRotations(stateDir: string): string[] {
 export function recordRotation(stateDir: string, note: string, at: Date = new Date()): void {
   const checked = checkRotation(note);
   if (!checked.ok) throw new Error(`not a key rotation: ${checked.error}`);
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  ownerOnlyFolder(stateDir);
   if (readRotations(stateDir).includes(note)) return;
-  const fd = openSync(join(stateDir, ROTATIONS_FILE), 'a', 0o600);
+  appendLineDurably(join(stateDir, ROTATIONS_FILE), { at: at.toISOString(), note });
+}
+
+/** Appends `entry` as one JSON line to `file` (0600) and fsyncs it before returning. */
+function appendLineDurably(file: string, entry: Record<string, unknown>): void {
+  const fd = openSync(file, 'a', 0o600);
   try {
-    appendFileSync(fd, `${JSON.stringify({ at: at.toISOString(), note })}\n`);
+    appendFileSync(fd, `${JSON.stringify(entry)}\n`);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
-  syncDir(stateDir);
 }
 
 /** Parses a keeper's state file, or throws naming it. */
@@ -161,7 +158,6 @@ export function readKeeperState(text: string, file: string): KeeperState {
  * as a separate signer, without its separation (docs/log.md says when that is enough).
  */
 export function embeddedHeadSigner(key: NoteSigner, stateDir: string): HeadSigner {
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const host = openKeeperHost(key, stateDir);
   return {
     verifier: host.keeper.verifier,

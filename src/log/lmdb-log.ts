@@ -20,6 +20,11 @@ export type ResumeResult = Extract<ResumeAnswer, { ok: true }>;
  * checkpoint (both signed notes; their signatures are checked by the signer and by `vigil log verify`);
  * without either, the start of the records it holds (record 1, or its cut).
  */
+export function storedAttestation(store: LmdbStore): { size: number; note?: string } {
+  return attestation(store.db<string, string>('log-meta').get(SIGNED_HEAD), store);
+}
+
+/** The attestation of a store whose signed head is `signedHead` (see `storedAttestation`). */
 export function attestation(signedHead: string | undefined, store: LmdbStore): { size: number; note?: string } {
   let note = signedHead;
   if (note === undefined) {
@@ -134,7 +139,7 @@ function deferred(): Deferred {
 const SIGNING_AHEAD = 2;
 
 /** Where the signed head of the last commit is kept, in `log-meta`, written in the commit's transaction. */
-const SIGNED_HEAD = 'signed-head';
+export const SIGNED_HEAD = 'signed-head';
 
 /** Options of the LMDB log beyond its store. */
 export interface LmdbLogOptions {

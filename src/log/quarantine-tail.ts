@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Database } from 'lmdb';
 import type { LogCut, LogHead } from './event-log.js';
 import { exportLine } from './export-line.js';
-import { attestation } from './lmdb-log.js';
+import { storedAttestation } from './lmdb-log.js';
 import { ownerOnlyFolder, type LmdbStore } from './lmdb-store.js';
 import { decodeRecord, hashBytes } from './record.js';
 import { GENESIS_HASH } from '../kernel/record.js';
@@ -48,7 +48,7 @@ export async function quarantineTail(
   const meta = store.db<unknown, string>('log-meta');
   const nodes = store.db('merkle', { encoding: 'binary' }) as unknown as Database<Uint8Array, [number, number]>;
   const treeMeta: Database<number, string> = store.db('merkle-meta');
-  const attested = attestation(meta.get('signed-head') as string | undefined, store).size;
+  const attested = storedAttestation(store).size;
   let last = attested;
   for (const key of records.getKeys({ reverse: true, limit: 1 })) last = Math.max(last, key);
   const recorded = (meta.get('head') as LogHead | undefined)?.seq ?? 0;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { SIGNED_HEAD } from './lmdb-log.js';
 import { markAuditor } from './auditor-marks.js';
 import type { LogCut, LogHead } from './event-log.js';
 import { lentReader } from './lent-range.js';
@@ -150,7 +151,7 @@ function readBound(path: string, root: RootDatabase, db: LmdbStore['db']): Bound
   // the checkpoints agree (lmdb-js keeps a read transaction until the event loop turns or it is reset).
   const head = headOf(records, meta);
   const cut = meta.get('cut') as LogCut | undefined;
-  const signedHead = (meta as unknown as Database<string, string>).get('signed-head');
+  const signedHead = (meta as unknown as Database<string, string>).get(SIGNED_HEAD);
   const treeSize = treeMeta.get('size') ?? 0;
   if (treeSize < head.seq)
     throw new SnapshotError(

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { embeddedHeadSigner } from '../../src/log/head-signer.js';
-import { openLmdbLog, type LmdbEventLog } from '../../src/log/lmdb-log.js';
+import { openLmdbLog, SIGNED_HEAD, type LmdbEventLog } from '../../src/log/lmdb-log.js';
 import { openLmdbStore, type LmdbStore } from '../../src/log/lmdb-store.js';
 import { leafHash } from '../../src/log/merkle.js';
 import { openInstanceSigner } from '../../src/cli/instance/head-signing.js';
@@ -28,7 +28,7 @@ export async function attestPlantedTail(config: Config): Promise<void> {
     const head = log.head().seq;
     const leaves = [...log.readRaw(log.attested() + 1)].map((r) => leafHash(r.bytes));
     const note = await log.signer!.sign(leaves, head, log.tree.root(head));
-    await store.root.transaction(() => store.db<string, string>('log-meta').putSync('signed-head', note));
+    await store.root.transaction(() => store.db<string, string>('log-meta').putSync(SIGNED_HEAD, note));
   } finally {
     await log.close();
     await store.close();
