@@ -1,4 +1,9 @@
-import { compileExceptionCondition, mappingFor, mappingKey, type ExceptionTest } from '../detection/exception-condition.js';
+import {
+  compileExceptionCondition,
+  mappingFor,
+  mappingKey,
+  type ExceptionTest,
+} from '../detection/exception-condition.js';
 import type { CompiledSigma } from '../detection/types.js';
 import type { EventData } from '../events/union.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
