@@ -11,8 +11,8 @@ import { HttpError } from './errors.js';
 const previewsRunning = new WeakMap<AppDeps, { n: number }>();
 
 /**
- * Runs `set` (compiled here, evaluated from `docOf` in a worker thread: src/commands/alerting/preview-evaluator.ts) over
- * the stored events of `[sinceMs, untilMs]`, keeping the matches of `ids` that `select` accepts. At most
+ * Runs `set` (compiled here, evaluated from `docOf` in a worker thread: src/commands/alerting/preview-evaluator.ts)
+ * over the stored events of `[sinceMs, untilMs]`, keeping the matches of `ids` that `select` accepts. At most
  * `limits.previewsAtOnce` run at once (a 429 past that), each bounded by `limits.previewSeconds`. Raises nothing.
  */
 export async function runPreview(

@@ -123,6 +123,15 @@ describe('the OpenAPI document against real answers', () => {
     await get(`/api/v1/alerts/${a}/timeline?limit=1`, tk.analyst);
     await get(`/api/v1/alerts/${a}/systems`, tk.analyst);
     await get('/api/v1/alerts?sort=severity&limit=1', tk.analyst);
+    const draft = await get(`/api/v1/alerts/${a}/exception-draft`, tk.analyst);
+    const terms = { ...draft, reason: 'expected', detection: { sel: { 'id.resp_h': '10.0.0.8' }, condition: 'sel' } };
+    await json('POST', '/api/v1/exceptions/preview?since=2026-01-01T00:00:00Z', tk.analyst, terms, 200);
+    const exception = await json('POST', '/api/v1/exceptions', tk.analyst, terms, 201);
+    const { fromAlertId: _f, ...changed } = terms;
+    await json('PUT', `/api/v1/exceptions/${exception.id}`, tk.analyst, { ...changed, ticket: 'CHG-1', comment: 'ticket' }, 200);
+    await get(`/api/v1/exceptions/${exception.id}`, tk.analyst);
+    await get('/api/v1/exceptions?status=active', tk.viewer);
+    await json('POST', `/api/v1/exceptions/${exception.id}/revoke`, tk.analyst, { comment: 'done' }, 200);
 
     const first = await json('POST', '/api/v1/incidents', tk.analyst, { alertIds: [a], title: 'Promoted', reason: 'same actor' }, 201);
     const second = await json('POST', '/api/v1/incidents', tk.analyst, { alertIds: [b], title: 'Second', reason: 'another' }, 201);

@@ -59,6 +59,9 @@ const PREVIEW_DAYS = 30;
 
 const IdAnswer = v.strictObject({ id: v.string() });
 
+/** A draft from an alert: a body for `POST /api/v1/exceptions` whose `reason` is still to be written. */
+const DraftAnswer = v.strictObject({ ...CreateExceptionBody.entries, reason: v.string() });
+
 async function readModels(deps: AppDeps) {
   await deps.readYourWrites();
   return deps.reads;
@@ -334,7 +337,7 @@ const draftFromAlertRoute = route({
   permission: 'rules:read',
   audit: 'draft_exception',
   params: v.object({ alertId: v.string() }),
-  success: { status: 200, description: 'a body for POST /api/v1/exceptions', schema: CreateExceptionBody },
+  success: { status: 200, description: 'a body for POST /api/v1/exceptions', schema: DraftAnswer },
   errors: [404],
   handle: async (c, { deps }) => {
     const reads = await readModels(deps);
