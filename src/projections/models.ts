@@ -12,6 +12,7 @@ import { sourcesProjection, type SourcesState } from './sources.js';
 import { statsProjection, type Stats } from './stats.js';
 import { witnessesProjection, type WitnessesState } from './witnesses.js';
 import { keyRotationsProjection, type KeyRotationsState } from './key-rotations.js';
+import { ruleQualityProjection, type RuleQualityState } from './rule-quality.js';
 import type { Projection } from './types.js';
 
 /** The instance's heap read models, each a typed accessor named for its projection. */
@@ -26,6 +27,7 @@ export interface InstanceSlices {
   readonly keyRotations: KeyRotationsState;
   readonly monitoring: MonitoringState;
   readonly retention: RetentionState;
+  readonly ruleQuality: RuleQualityState;
   readonly sources: SourcesState;
   readonly stats: Stats;
   readonly witnesses: WitnessesState;
@@ -42,6 +44,7 @@ const SLICES: { readonly [K in keyof InstanceSlices]: Projection<InstanceSlices[
   keyRotations: keyRotationsProjection,
   monitoring: monitoringProjection,
   retention: retentionProjection,
+  ruleQuality: ruleQualityProjection,
   sources: sourcesProjection,
   stats: statsProjection,
   witnesses: witnessesProjection,
