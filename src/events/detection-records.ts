@@ -56,6 +56,9 @@ export type IncidentAssigned = EventData<'IncidentAssigned'>;
 /** One incident merged into another. */
 export type IncidentMerged = EventData<'IncidentMerged'>;
 
+/** Rule matches an exception kept from alerting. */
+export type MatchesExcepted = EventData<'MatchesExcepted'>;
+
 /** Record type names of detections. A written name is never renamed or reshaped. */
 export const DetectionRecord = {
   RulesImported: 'RulesImported',

@@ -99,6 +99,12 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'SignedHeadsRewound':
     case 'LogTailQuarantined':
     case 'LogKeyRotated':
+    case 'ExceptionCreated':
+    case 'ExceptionChanged':
+    case 'ExceptionRevoked':
+    case 'ExceptionExpired':
+    case 'ExceptionExpiryReminded':
+    case 'MatchesExcepted':
       return NONE;
     default: {
       const _exhaustive: never = e;

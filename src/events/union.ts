@@ -6,6 +6,7 @@ import { CONSOLE_EVENTS } from './console-events.js';
 import { CREDENTIAL_EVENTS } from './credential-events.js';
 import { DETECTION_EVENTS } from './detection-events.js';
 import { EVIDENCE_EVENTS } from './evidence-events.js';
+import { EXCEPTION_EVENTS } from './exception-events.js';
 import { SETUP_EVENTS } from './setup-events.js';
 import { EXPORT_EVENTS } from './export-events.js';
 import { MONITOR_EVENTS } from './monitor-events.js';
@@ -18,6 +19,7 @@ export const INSTANCE_EVENTS = {
   ...ACCESS_EVENTS,
   ...COLLECTOR_EVENTS,
   ...DETECTION_EVENTS,
+  ...EXCEPTION_EVENTS,
   ...EXPORT_EVENTS,
   ...CONSOLE_EVENTS,
   ...MONITOR_EVENTS,

@@ -6,6 +6,7 @@ import { consoleSessionsProjection } from './console-sessions.js';
 import { credentialsProjection } from './credentials.js';
 import { detectionProjection } from './detection.js';
 import { evidenceIndex, evidenceReadIndex } from './evidence.js';
+import { exceptionsProjection } from './exceptions.js';
 import { exportsProjection } from './exports.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
 import { sourcesProjection } from './sources.js';
@@ -25,6 +26,7 @@ export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   statsProjection,
   detectionProjection,
   alertsProjection,
+  exceptionsProjection,
   sourcesProjection,
   collectorsProjection,
   exportsProjection,

@@ -4,6 +4,7 @@ import { collectorsProjection, type CollectorsState } from './collectors.js';
 import { consoleSessionsProjection, type ConsoleSessions } from './console-sessions.js';
 import { credentialsProjection, type CredentialsState } from './credentials.js';
 import { detectionProjection, type DetectionState } from './detection.js';
+import { exceptionsProjection, type ExceptionsState } from './exceptions.js';
 import { exportsProjection, type ExportsState } from './exports.js';
 import { monitoringProjection, type MonitoringState } from './monitoring.js';
 import { retentionProjection, type RetentionState } from './retention.js';
@@ -23,6 +24,7 @@ export interface InstanceSlices {
   readonly consoleSessions: ConsoleSessions;
   readonly credentials: CredentialsState;
   readonly detection: DetectionState;
+  readonly exceptions: ExceptionsState;
   readonly exports: ExportsState;
   readonly keyRotations: KeyRotationsState;
   readonly monitoring: MonitoringState;
@@ -40,6 +42,7 @@ const SLICES: { readonly [K in keyof InstanceSlices]: Projection<InstanceSlices[
   consoleSessions: consoleSessionsProjection,
   credentials: credentialsProjection,
   detection: detectionProjection,
+  exceptions: exceptionsProjection,
   exports: exportsProjection,
   keyRotations: keyRotationsProjection,
   monitoring: monitoringProjection,

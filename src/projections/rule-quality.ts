@@ -111,7 +111,7 @@ type StoredAlert = [string, string, number, number];
 export const ruleQualityProjection = instanceProjection({
   name: 'ruleQuality',
   version: 1,
-  folds: ['AlertRaised', 'AlertReviewed', 'AlertsBulkReviewed'],
+  folds: ['AlertRaised', 'AlertReviewed', 'AlertsBulkReviewed', 'MatchesExcepted'],
   initial: (): RuleQualityState => ({ rules: new Map(), alerts: new Map() }),
   evolve(s, record) {
     switch (record.type) {
@@ -123,6 +123,10 @@ export const ruleQualityProjection = instanceProjection({
         return s;
       case 'AlertsBulkReviewed':
         for (const r of record.data.reviews) review(s, r.alertId, record.data.disposition, record.at);
+        return s;
+      case 'MatchesExcepted':
+        // Each entry is one match of one rule (however many events it took), kept from alerting by an exception.
+        for (const m of record.data.matches) ruleOf(s, m.ruleId).matchesExcepted++;
         return s;
       default:
         return exhaustive(record, s);

@@ -208,6 +208,8 @@ export const ConfigSchema = v.strictObject({
     v.strictObject({
       incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),
       freshnessHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 24),
+      /** How long before an exception expires its owner is reminded by an alert (docs/detections.md "Exceptions"). */
+      exceptionReminderHours: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(720)), 72),
       /** What an import refuses outright (docs/detections.md "Rule budgets"). */
       limits: v.optional(
         v.strictObject({

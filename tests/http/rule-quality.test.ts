@@ -42,6 +42,9 @@ describe('rule quality routes: the rule detail and GET /api/v1/rules/quality', (
     t.setNow('2026-11-22T10:10:00.000Z');
     const many = await t.request('/api/v1/alerts/reviews', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: alertIds.slice(1), status: 'dismissed', disposition: 'false_positive', reason: 'the deploy job' }) });
     assert.equal(many.status, 200, await many.text());
+    // Two matches an exception kept from alerting, as the detection step records them.
+    const match = (eventIds: string[]) => ({ exceptionId: 'exc_deploy', ruleId: WEBSHELL_RULE_ID, eventIds, time: '2026-11-22T10:11:00.000Z' });
+    await t.inst.pipeline.record([{ type: 'MatchesExcepted', data: { matches: [match(['e1', 'e2']), match(['e3'])] } }], { now: '2026-11-22T10:11:00.000Z' });
   });
   after(async () => { await t.close(); });
 
@@ -54,7 +57,7 @@ describe('rule quality routes: the rule detail and GET /api/v1/rules/quality', (
     shares: { true_positive: 1 / 3, benign: 0, false_positive: 2 / 3 },
     // 120 s, 600 s and 600 s.
     medianTimeToFirstReviewSeconds: 600,
-    matchesExcepted: 0,
+    matchesExcepted: 2,
   };
 
   it('answers the quality of a rule on its detail', async () => {

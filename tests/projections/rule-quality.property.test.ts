@@ -14,6 +14,7 @@ const T0 = Date.UTC(2026, 10, 22);
 const step = fc.oneof(
   fc.record({ kind: fc.constant('raise' as const), alert: fc.nat(30), rule: fc.nat(4), gap: fc.nat(3600) }),
   fc.record({ kind: fc.constant('review' as const), alert: fc.nat(30), disposition: fc.option(fc.constantFrom(...DISPOSITIONS), { nil: undefined }), gap: fc.nat(3600) }),
+  fc.record({ kind: fc.constant('excepted' as const), rules: fc.array(fc.nat(4), { maxLength: 4 }), gap: fc.nat(60) }),
   fc.record({ kind: fc.constant('bulk' as const), alerts: fc.array(fc.nat(30), { maxLength: 8 }), disposition: fc.option(fc.constantFrom(...DISPOSITIONS), { nil: undefined }), gap: fc.nat(3600) }),
 );
 
@@ -25,6 +26,8 @@ function records(steps: readonly Step[]): LogRecord[] {
     ms += s.gap * 1000;
     const at = new Date(ms).toISOString();
     const base = { seq: i + 1, at, prev: '' };
+    if (s.kind === 'excepted')
+      return { ...base, ...eventOf('MatchesExcepted', { matches: s.rules.map((r) => ({ exceptionId: 'exc', ruleId: `r${r}`, eventIds: ['e'], time: at })) }) } as LogRecord;
     const d = s.kind !== 'raise' && s.disposition !== undefined ? { disposition: s.disposition } : {};
     if (s.kind === 'raise')
       return { ...base, ...eventOf('AlertRaised', {
@@ -66,7 +69,7 @@ describe('rule quality over any sequence of raisings and reviews', () => {
     }), { numRuns: 300 });
   });
 
-  it('counts each alert by its latest disposition, as a model that keeps every alert whole does', () => {
+  it('counts each alert by its latest disposition and each excepted match once, as a model that keeps every alert whole does', () => {
     fc.assert(fc.property(fc.array(step, { maxLength: 80 }), (steps) => {
       const ruleOf = new Map<string, string>();
       const latest = new Map<string, string>();
@@ -80,6 +83,8 @@ describe('rule quality over any sequence of raisings and reviews', () => {
       for (const [ruleId, rule] of s.rules)
         for (const d of DISPOSITIONS)
           assert.equal(rule.dispositions[d], [...latest].filter(([a, x]) => x === d && ruleOf.get(a) === ruleId).length);
+      const excepted = steps.flatMap((x) => (x.kind === 'excepted' ? x.rules.map((r) => `r${r}`) : []));
+      for (const [ruleId, rule] of s.rules) assert.equal(rule.matchesExcepted, excepted.filter((r) => r === ruleId).length);
     }), { numRuns: 300 });
   });
 

@@ -49,6 +49,12 @@ const HISTORY: LogRecord[] = [
   // A review of an alert this model never saw raised changes nothing.
   reviewed(41, 'zz', 'dismissed', 'true_positive'),
   raised(42, 'a4', 'noisy'),
+  // Two matches of the noisy rule an exception kept from alerting (one match of three events counts once), one of good.
+  record(43, eventOf('MatchesExcepted', { matches: [
+    { exceptionId: 'exc_1', ruleId: 'noisy', eventIds: ['e1', 'e2', 'e3'], time: at(43) },
+    { exceptionId: 'exc_1', ruleId: 'noisy', eventIds: ['e4'], time: at(43) },
+    { exceptionId: 'exc_2', ruleId: 'good', eventIds: ['e5'], time: at(43) },
+  ] })),
 ];
 
 describe('the rule quality fold', () => {
@@ -61,7 +67,7 @@ describe('the rule quality fold', () => {
       shares: { true_positive: 0, benign: 0.5, false_positive: 0.5 },
       // 30 and 29 minutes.
       medianTimeToFirstReviewSeconds: 29.5 * 60,
-      matchesExcepted: 0,
+      matchesExcepted: 2,
     });
     assert.deepEqual(qualityAnswer(s.rules.get('good')), {
       alertsRaised: 2,
@@ -69,7 +75,7 @@ describe('the rule quality fold', () => {
       dispositions: { true_positive: 1, benign: 0, false_positive: 0 },
       shares: { true_positive: 1, benign: 0, false_positive: 0 },
       medianTimeToFirstReviewSeconds: 600,
-      matchesExcepted: 0,
+      matchesExcepted: 1,
     });
     assert.equal(s.rules.has('zz'), false);
   });

@@ -208,6 +208,7 @@ function selfMonitorOf(
     now: () => new Date(),
     log,
     progress: () => ({ headSeq: instance.log.head().seq, readSeq: instance.readSide.applied() }),
+    exceptionReminderMs: config.detection.exceptionReminderHours * 3_600_000,
   });
 }
 

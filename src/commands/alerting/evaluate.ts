@@ -5,6 +5,7 @@ import {
   type AlertRaised,
   type DetectionHitsRecorded,
   type RecordedHit,
+  type MatchesExcepted,
 } from '../../events/detection-records.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { alertKey, systemsKept, type AlertsState } from '../../projections/alerts.js';
@@ -21,6 +22,7 @@ import type { RuleMatch } from '../../detection/engine.js';
 import { correlateIncidents, type IncidentSettings, type IncidentSummary } from './incident-correlation.js';
 import { eventFieldValue } from '../../detection/logsources.js';
 import type { CompiledCorrelation, MatchDetail } from '../../detection/types.js';
+import { exceptionFor, type ExceptionsState } from '../../projections/exceptions.js';
 
 /** An alert raised or updated by one evaluation, as the ingestion result lists it. */
 export interface AlertSummary {
@@ -57,6 +59,8 @@ export interface DetectionSettings extends IncidentSettings {}
 export interface AlertingState {
   readonly detection: DetectionState;
   readonly alerts: AlertsState;
+  /** The exceptions analysts made: a match one of them covers is recorded as excepted, not alerted. */
+  readonly exceptions: ExceptionsState;
   /** A stored event by id (evidence of earlier batches, for correlations that span batches). */
   readonly storedEvent: (id: string) => NormalizedEvent | undefined;
 }
@@ -67,6 +71,7 @@ export function alertingStateOf(models: WriteModels): AlertingState {
   return {
     detection: models.detection,
     alerts: models.alerts,
+    exceptions: models.exceptions,
     storedEvent: (id) => lookupEvent(models, id, decoded),
   };
 }
@@ -121,6 +126,9 @@ export function evaluateEvidence(
   if (matches.length === 0) return { events: [...events, ...quarantined], alerts: [], incidents: [] };
   const byId = new Map(evidence.map((e) => [e.id, e]));
   const find = (id: string) => byId.get(id) ?? state.storedEvent(id);
+  const alerting = exceptMatches(state.exceptions, det, matches, find, ctx.now);
+  if (alerting.excepted) events.push({ type: 'MatchesExcepted', data: alerting.excepted });
+  if (alerting.matches.length === 0) return { events: [...events, ...quarantined], alerts: [], incidents: [] };
   const alertsState = state.alerts;
   // Alerts raised by this evaluation, by rule and group key (later matches of the batch join them).
   const raisedHere = new Map<string, Mutable<AlertRaised>>();
@@ -137,7 +145,7 @@ export function evaluateEvidence(
       rec.affectedSystems.push(sys);
     }
   };
-  for (const m of matches) applyMatch(m);
+  for (const m of alerting.matches) applyMatch(m);
   const raised = [...raisedHere.values()];
   events.push(...raised.map((data) => ({ type: DetectionRecord.AlertRaised, data })));
   events.push(...[...grown.values()].map((data) => ({ type: DetectionRecord.AlertEvidenceAdded, data })));
@@ -260,4 +268,42 @@ function summary(a: AlertRaised, kept: number): AlertSummary {
     lastSeen: a.lastSeen,
     raised: true,
   };
+}
+
+/** Most event ids one excepted match records (a correlation over a flood has thousands; the count says the rest). */
+const EXCEPTED_IDS_KEPT = 100;
+
+/**
+ * Sets apart the matches an exception covers (docs/detections.md, "Exceptions"): each is recorded in one
+ * `MatchesExcepted` (its events stay stored as evidence) and raises nothing. An exception applies when it is live at
+ * the batch's time and its condition holds on every event of the match. Pure.
+ */
+export function exceptMatches(
+  exceptions: ExceptionsState,
+  det: DetectionState,
+  matches: readonly RuleMatch[],
+  find: (id: string) => NormalizedEvent | undefined,
+  now: string,
+): { matches: readonly RuleMatch[]; excepted?: MatchesExcepted } {
+  if (exceptions.exceptions.size === 0) return { matches };
+  const nowMs = Date.parse(now);
+  const kept: RuleMatch[] = [];
+  const excepted: Mutable<MatchesExcepted>['matches'] = [];
+  for (const m of matches) {
+    const rule = det.rules.get(m.ruleId)?.compiled;
+    const evs = rule ? m.eventIds.map(find).filter((e): e is NormalizedEvent => e !== undefined) : [];
+    const exception = rule ? exceptionFor(exceptions, rule, evs, nowMs) : undefined;
+    if (!exception) {
+      kept.push(m);
+      continue;
+    }
+    const times = evs.map((e) => epochMillisOf(e.time) ?? Number.NaN).filter(Number.isFinite);
+    excepted.push({
+      exceptionId: exception.id,
+      ruleId: m.ruleId,
+      eventIds: m.eventIds.slice(0, EXCEPTED_IDS_KEPT),
+      time: isoOfMs(Math.max(...times), now),
+    });
+  }
+  return excepted.length > 0 ? { matches: kept, excepted: { matches: excepted } } : { matches };
 }

@@ -80,7 +80,8 @@ export function previewRuleSet(
  * what the previewed rules would have matched. It reads chunks and has `evaluator` match them
  * (awaiting it lets the writer go on between chunks), and stops at the first bound reached. The time bound holds even
  * within a chunk: one the evaluator has not finished by then is left unscanned, and the preview resumes
- * before it.
+ * before it. `select`, when given, keeps only the matches it accepts (an exception's preview counts those it covers),
+ * with the chunk's events by id.
  */
 export async function previewRules(
   evaluator: PreviewEvaluator,
@@ -88,6 +89,7 @@ export async function previewRules(
   read: ChunkReader,
   range: { since: string; until: string },
   bounds: PreviewBounds,
+  select?: (match: RuleMatch, chunk: ReadonlyMap<string, NormalizedEvent>) => boolean,
 ): Promise<PreviewResult> {
   const wanted = new Set(previewIds);
   const started = performance.now();
@@ -109,7 +111,7 @@ export async function previewRules(
     const byId = new Map(chunk.events.map((e) => [e.id, e]));
     scanned += chunk.events.length;
     for (const m of found) {
-      if (!wanted.has(m.ruleId)) continue;
+      if (!wanted.has(m.ruleId) || (select !== undefined && !select(m, byId))) continue;
       matchCount += 1;
       if (matches.length >= bounds.maxMatches) continue;
       const event = m.kind === 'detection' ? byId.get(m.eventIds[0]!) : undefined;

@@ -15,14 +15,13 @@ import { selfMonitoringPlan } from '../../services/monitoring/plan-entries.js';
 import { MONITORING, type MonitoringState } from '../../projections/monitoring.js';
 import { compileSigma } from '../../detection/compile.js';
 import { createRuleSet } from '../../detection/engine.js';
-import { workerEvaluator } from '../../commands/alerting/preview-evaluator.js';
 import { ruleLabel } from '../../detection/meta.js';
 import { parseSigmaText } from '../../detection/sigma-yaml.js';
 import type { CompiledSigma } from '../../detection/types.js';
 import { IsoDateTime } from '../../events/normalized-event.js';
 import { epochMillisOf } from '../../kernel/time.js';
-import { eventsInTimeOrder } from '../../projections/evidence-query.js';
-import { previewRuleSet, previewRules } from '../../commands/alerting/rule-preview.js';
+import { previewRuleSet } from '../../commands/alerting/rule-preview.js';
+import { runPreview } from '../rule-previews.js';
 import { QueryCursor, QueryLimit } from '../query.js';
 import { storedJson } from '../stored-json.js';
 import {
@@ -301,9 +300,6 @@ interface PreviewedRule {
   readonly doc: unknown;
 }
 
-/** Previews running per app (`limits.previewsAtOnce`): each holds a worker thread and up to a core. */
-const previewsRunning = new WeakMap<AppDeps, { n: number }>();
-
 /** Compiles the Sigma text of a preview; a 400 names every document that does not compile. */
 function compilePreviewText(text: string): PreviewedRule[] {
   const parsed = parseSigmaText(text);
@@ -356,35 +352,16 @@ async function preview(
       ),
     );
   const docs = new Map<string, unknown>(previewed.map((r) => [r.compiled.id, r.doc]));
-  const { previewSeconds, previewsAtOnce } = deps.config.limits;
-  const running = previewsRunning.get(deps) ?? { n: 0 };
-  previewsRunning.set(deps, running);
-  if (running.n >= previewsAtOnce)
-    throw new HttpError(
-      429,
-      `${previewsAtOnce} rule previews are running; try again when one has finished`,
-      undefined,
-      { retryAfterSeconds: previewSeconds },
-    );
-  running.n += 1;
-  try {
-    const evaluator = await workerEvaluator(set.map((r) => docs.get(r.id) ?? installed.get(r.id)!.doc));
-    try {
-      const result = await previewRules(
-        evaluator,
-        ids,
-        (after, max) => eventsInTimeOrder(deps.reads, sinceMs, untilMs, max, after),
-        { since: q.since, until },
-        { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100, maxMs: previewSeconds * 1000 },
-      );
-      // Matched events are served as stored: storedJson bounds the nesting of old records.
-      return storedJson(c, result);
-    } finally {
-      await evaluator.close();
-    }
-  } finally {
-    running.n -= 1;
-  }
+  const result = await runPreview(
+    deps,
+    set,
+    (r) => docs.get(r.id) ?? installed.get(r.id)!.doc,
+    ids,
+    { since: q.since, until, sinceMs, untilMs },
+    { maxEvents: q.maxEvents ?? 100_000, maxMatches: q.limit ?? 100 },
+  );
+  // Matched events are served as stored: storedJson bounds the nesting of old records.
+  return storedJson(c, result);
 }
 
 const previewRulesRoute = route({

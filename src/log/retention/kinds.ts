@@ -51,6 +51,13 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   SignedHeadsRewound: 'kept',
   LogTailQuarantined: 'kept',
   LogKeyRotated: 'kept',
+  // Exceptions are configuration an analyst answers for; what they kept from alerting goes with the evidence.
+  ExceptionCreated: 'kept',
+  ExceptionChanged: 'kept',
+  ExceptionRevoked: 'kept',
+  ExceptionExpired: 'kept',
+  ExceptionExpiryReminded: 'kept',
+  MatchesExcepted: 'evidence',
   // Its records are judged one by one (plan.ts); the wrapper itself is never carried.
   RecordsCarriedForward: 'evidence',
 };

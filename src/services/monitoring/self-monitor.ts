@@ -1,6 +1,7 @@
 import { statfsSync } from 'node:fs';
 import { decideDiskCheck, type DiskSample } from '../../commands/check-disk.js';
 import { decideSilenceCheck } from '../../commands/check-silence.js';
+import { decideExceptionCheck } from '../../commands/exceptions.js';
 import type { Pipeline } from '../../commands/pipeline.js';
 import type { AlertsState } from '../../projections/alerts.js';
 import {
@@ -84,6 +85,8 @@ export interface SelfMonitorOptions {
   readonly log: (line: Record<string, unknown>) => void;
   /** How long a disk sample answers `disk()` and `refusesWrites()` before the next is taken (default 1000 ms). */
   readonly sampleEveryMs?: number;
+  /** How long before an exception's end its owner is reminded (`detection.exceptionReminderHours`); default 72 h. */
+  readonly exceptionReminderMs?: number;
 }
 
 /** The space of the filesystem holding `path`, as an unprivileged writer sees it. */
@@ -165,6 +168,17 @@ export function createSelfMonitor(o: SelfMonitorOptions): SelfMonitor & { start(
       ctx: ctx,
     });
     silentCount = countSilent();
+    const exceptions = await o.pipeline.dispatch({
+      decide: (m) => decideExceptionCheck(m, o.exceptionReminderMs ?? 72 * 3_600_000, ctx),
+      ctx,
+    });
+    if (exceptions.ok && (exceptions.result.expired.length > 0 || exceptions.result.reminded.length > 0))
+      o.log({
+        level: 'info',
+        msg: 'exceptions expired or about to',
+        expired: exceptions.result.expired.slice(0, 50),
+        reminded: exceptions.result.reminded.slice(0, 50),
+      });
     if (silence.ok && (silence.result.silenced.length > 0 || silence.result.resumed.length > 0))
       o.log({
         level: 'warn',
