@@ -109,7 +109,8 @@ function median(ms: number[]): number {
 }
 
 /**
- * The rule quality read model at 100,000 alerts and 3,000 rules: its fold, its heap after a collection, its checkpoint, and the first page of `GET /api/v1/rules/quality` (noisiest first) in process.
+ * The rule quality read model at 100,000 alerts and 3,000 rules: its fold, its heap after a collection, its
+ * checkpoint, and the first page of `GET /api/v1/rules/quality` (noisiest first), in process.
  */
 export async function ruleQualityBench(): Promise<Figure[]> {
   const records = history(Date.UTC(2026, 10, 1));

@@ -100,7 +100,7 @@ export function medianFirstReview(q: RuleQuality): number | null {
 
 /** A rule's entry as a checkpoint holds it. */
 type StoredRule = [string, string, number, number, [number, number, number], number[], number];
-/** An alert's mark as a checkpoint holds it: id, rule id, raised (epoch ms, or -1 once reviewed), disposition (-1: none). */
+/** An alert's mark in a checkpoint: id, rule id, raised (epoch ms; -1 once reviewed), disposition (-1: none). */
 type StoredAlert = [string, string, number, number];
 
 /**
