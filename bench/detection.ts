@@ -10,7 +10,7 @@ import { journalEntry, zeekConn } from './normalizers.js';
 import { activeRuleSet, type DetectionState } from '../src/projections/detection.js';
 
 /** `n` detection rules: the SigmaHQ sample rules and the built-in pack's single-event rules, copied with new ids. */
-function rulePack(n: number): string {
+export function rulePack(n: number): string {
   const sources = [join(root, 'tests', 'fixtures', 'sigma', 'rules'), join(root, 'rules', 'builtin')];
   const texts = sources
     .flatMap((d) =>

@@ -22,6 +22,7 @@ import { machineBench } from './machine.js';
 import { hostileRulesBench } from './hostile-rules.js';
 import { signedHeadsBench } from './signed-heads.js';
 import { liveAuditBench } from './live-audit.js';
+import { exceptionsBench } from './exceptions.js';
 import { ruleQualityBench } from './rule-quality.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
@@ -43,6 +44,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   'hostile-rules': () => hostileRulesBench(),
   'signed-heads': () => signedHeadsBench(),
   'live-audit': () => liveAuditBench(),
+  exceptions: () => exceptionsBench(),
   'rule-quality': () => ruleQualityBench(),
 };
 

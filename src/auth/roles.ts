@@ -12,6 +12,7 @@ export const PERMISSIONS = [
   'plan:read',
   'rules:read',
   'rules:write',
+  'exceptions:write',
   'events:read',
   'alerts:read',
   'alerts:review',
@@ -49,8 +50,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   viewer: [...VIEWER, 'metrics:read'],
   ingestor: ['ingest'],
   collector: ['collector:submit'],
-  analyst: [...VIEWER, 'alerts:review', 'incidents:promote'],
-  rule_admin: ['graph:read', 'plan:read', 'rules:read', 'rules:write'],
+  analyst: [...VIEWER, 'alerts:review', 'incidents:promote', 'exceptions:write'],
+  rule_admin: ['graph:read', 'plan:read', 'rules:read', 'rules:write', 'exceptions:write'],
   admin: [...PERMISSIONS],
 };
 

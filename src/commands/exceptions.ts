@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { compileExceptionCondition, mappingFor } from '../detection/exception-condition.js';
 import { DetectionRecord } from '../events/detection-records.js';
 import type { EventData } from '../events/union.js';
-import { IsoDateTime } from '../events/normalized-event.js';
+import { IsoDateTime, type NormalizedEvent } from '../events/normalized-event.js';
 import { createHash } from 'node:crypto';
 import type { AlertsState } from '../projections/alerts.js';
 import type { DetectionState } from '../projections/detection.js';
@@ -93,7 +93,8 @@ export function exceptionTermIssues(
   const rule = body.scope.kind === 'rule' ? state.detection.rules.get(body.scope.ruleId) : undefined;
   if (body.scope.kind === 'rule' && !rule) issues.push(`scope.ruleId: rule ${body.scope.ruleId} is not installed`);
   const compiled = compileExceptionCondition(body.detection, rule ? mappingFor(rule.compiled) : undefined);
-  if (!compiled.ok) issues.push(compiled.error.startsWith('detection') ? compiled.error : `detection: ${compiled.error}`);
+  if (!compiled.ok)
+    issues.push(compiled.error.startsWith('detection') ? compiled.error : `detection: ${compiled.error}`);
   if (body.permanent === true) {
     if (body.expiresAt !== undefined) issues.push('expiresAt: a permanent exception has no expiresAt');
     if (!who.mayBePermanent) issues.push('permanent: only an admin may make an exception permanent');
@@ -242,4 +243,57 @@ export function decideExceptionCheck(
     reminded.push(e.id);
   }
   return accept(events, { expired, reminded });
+}
+
+/** Fields of an event that say who or where a match came from, in the order a draft from an alert names them. */
+const DRAFT_FIELDS = ['actor.user', 'actor.name', 'sourceEndpoint.ip', 'sourceEndpoint.host'] as const;
+/** Where a match happened, named when nothing says who or from where. */
+const DRAFT_FALLBACK_FIELDS = ['destinationEndpoint.host', 'destinationEndpoint.ip', 'service.name'] as const;
+
+function scalarAt(event: NormalizedEvent, path: string): string | number | undefined {
+  let value: unknown = event;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return typeof value === 'string' || typeof value === 'number' ? value : undefined;
+}
+
+/**
+ * The terms an analyst starts from when excepting an alert: its rule, a selection of who and from where its first
+ * evidence event came (the user and source address; where it happened when neither is known; the rule's own matched
+ * values for a built-in or an event without them), a week from now, the analyst as owner. To be read and narrowed
+ * before saving, never saved as it is.
+ */
+export function draftFromAlert(
+  alert: { readonly id: string; readonly ruleId: string; readonly matchReason: unknown },
+  event: NormalizedEvent | undefined,
+  owner: string,
+  now: string,
+): v.InferOutput<typeof CreateExceptionBody> & { expiresAt: string } {
+  const selection: Record<string, string | number> = {};
+  if (event) {
+    for (const f of DRAFT_FIELDS) {
+      const value = scalarAt(event, f);
+      if (value !== undefined) selection[f] = value;
+    }
+    if (Object.keys(selection).length === 0)
+      for (const f of DRAFT_FALLBACK_FIELDS) {
+        const value = scalarAt(event, f);
+        if (value !== undefined) selection[f] = value;
+      }
+  }
+  const reason = alert.matchReason as { fields?: Array<{ field: string; value: unknown }> };
+  if (Object.keys(selection).length === 0)
+    for (const f of reason.fields ?? []) {
+      if (typeof f.value === 'string' || typeof f.value === 'number') selection[f.field] = f.value;
+    }
+  return {
+    scope: { kind: 'rule', ruleId: alert.ruleId },
+    detection: { selection, condition: 'selection' },
+    reason: '',
+    owner,
+    expiresAt: new Date(Date.parse(now) + 7 * 86_400_000).toISOString(),
+    fromAlertId: alert.id,
+  };
 }

@@ -1,6 +1,7 @@
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import { mapLogsource, type LogsourceMapping } from './logsources.js';
 import { compileDetection } from './match.js';
+import type { Trigger } from './prefilter.js';
 import { fail, ok, type CompiledSigma, type Result } from './types.js';
 
 /** Bounds of an exception's condition: its JSON size, and the same identifier/entry limits as a rule's. */
@@ -8,6 +9,15 @@ export const EXCEPTION_CONDITION_LIMITS = { jsonBytes: 16_384 } as const;
 
 /** An exception's condition compiled for the rules of one logsource: whether an event is excepted. */
 export type ExceptionTest = (event: NormalizedEvent) => boolean;
+
+/**
+ * A compiled condition: its test, and (when one can be derived: prefilter.ts) the triggers one of which must hold for
+ * it to, so a match is tried only against the exceptions whose literals its event contains.
+ */
+export interface CompiledException {
+  readonly test: ExceptionTest;
+  readonly triggers?: readonly Trigger[];
+}
 
 /** No logsource aliases: a correlation has none, and a condition is checked against raw field names too. */
 const PLAIN: LogsourceMapping = { indexKeys: [], aliases: {} };
@@ -36,7 +46,7 @@ export function mappingKey(rule: CompiledSigma): string {
 export function compileExceptionCondition(
   detection: unknown,
   mapping: LogsourceMapping = PLAIN,
-): Result<ExceptionTest> {
+): Result<CompiledException> {
   let size: number;
   try {
     size = Buffer.byteLength(JSON.stringify(detection) ?? '');
@@ -49,6 +59,6 @@ export function compileExceptionCondition(
   if (!compiled.ok) return fail(compiled.error);
   // A lookaround or back-reference has no bound on its cost, and an exception runs on the request thread.
   if (compiled.value.backtracks) return fail('detection: a regular expression needs backtracking (lookaround)');
-  const match = compiled.value.match;
-  return ok((event) => match(event) !== undefined);
+  const { match, triggers } = compiled.value;
+  return ok({ test: (event) => match(event) !== undefined, ...(triggers ? { triggers } : {}) });
 }

@@ -7,6 +7,7 @@ import { eventRoutes } from './routes/events.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
+import { exceptionRoutes } from './routes/exceptions.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
 import { consoleRoutes } from './routes/console.js';
@@ -26,6 +27,7 @@ export const ROUTES: readonly Route[] = [
   ...ingestRoutes,
   ...collectorRoutes,
   ...ruleRoutes,
+  ...exceptionRoutes,
   ...alertRoutes,
   ...logRoutes,
   ...exportRoutes,

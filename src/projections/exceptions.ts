@@ -1,4 +1,12 @@
-import { compileExceptionCondition, mappingFor, mappingKey, type ExceptionTest } from '../detection/exception-condition.js';
+import {
+  compileExceptionCondition,
+  mappingFor,
+  mappingKey,
+  type CompiledException,
+  type ExceptionTest,
+} from '../detection/exception-condition.js';
+import type { Accessor } from '../detection/logsources.js';
+import { literalIndex, textsOf, type LiteralIndex } from '../detection/prefilter.js';
 import type { CompiledSigma } from '../detection/types.js';
 import type { EventData } from '../events/union.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
@@ -57,14 +65,34 @@ interface ScopeIndex {
   all: ExceptionView[];
 }
 
-/** The exceptions read model; `index` and `tests` are derived (rebuilt when exceptions change). */
+/** One exception that may apply to a rule: its condition compiled for the rule's logsource, and its end. */
+interface Candidate {
+  readonly e: ExceptionView;
+  readonly test: ExceptionTest;
+  readonly endMs: number;
+}
+
+/**
+ * The exceptions that may apply to one rule, ready for its matches: those whose condition yields triggers are found by
+ * one scan per trigger field of the match's event (an Aho-Corasick automaton over their literals, prefilter.ts), the
+ * others are always tried. 1,000 exceptions for all rules then cost a match a few scans, not 1,000 tests.
+ */
+interface RulePlan {
+  readonly candidates: readonly Candidate[];
+  readonly always: readonly number[];
+  readonly groups: ReadonlyArray<{ readonly get: Accessor; readonly index: LiteralIndex; readonly owners: number[][] }>;
+}
+
+/** The exceptions read model; `index`, `tests` and `plans` are derived (rebuilt when exceptions change). */
 export interface ExceptionsState {
   exceptions: Map<string, ExceptionView>;
   /** Matches excepted by rule, over all exceptions (rule quality). */
   exceptedByRule: Map<string, number>;
   index?: ScopeIndex;
   /** `exceptionId \0 mapping key` -> the condition compiled for that logsource (null: it does not compile there). */
-  tests: Map<string, ExceptionTest | null>;
+  tests: Map<string, CompiledException | null>;
+  /** Each compiled rule's plan (a rule imported again is a new object, and gets a new plan). */
+  plans?: WeakMap<CompiledSigma, RulePlan>;
 }
 
 /** Whether an exception applies at `nowMs`: not revoked, and before its `expiresAt` (if it has one). */
@@ -106,15 +134,15 @@ export function scopeCovers(scope: ExceptionScope, rule: { id: string; tags: rea
 }
 
 /** The condition of `e` compiled for `rule`'s logsource (cached in the state). */
-export function exceptionTest(s: ExceptionsState, e: ExceptionView, rule: CompiledSigma): ExceptionTest | null {
+function compiledFor(s: ExceptionsState, e: ExceptionView, rule: CompiledSigma): CompiledException | null {
   const key = `${e.id}\u0000${mappingKey(rule)}`;
-  let test = s.tests.get(key);
-  if (test === undefined) {
-    const compiled = compileExceptionCondition(e.detection, mappingFor(rule));
-    test = compiled.ok ? compiled.value : null;
-    s.tests.set(key, test);
+  let compiled = s.tests.get(key);
+  if (compiled === undefined) {
+    const r = compileExceptionCondition(e.detection, mappingFor(rule));
+    compiled = r.ok ? r.value : null;
+    s.tests.set(key, compiled);
   }
-  return test;
+  return compiled;
 }
 
 /** Whether an exception's condition holds on every event of a match (a correlation's too): none, no. */
@@ -125,15 +153,55 @@ export function exceptionHolds(
   events: readonly NormalizedEvent[],
 ): boolean {
   if (events.length === 0) return false;
-  const test = exceptionTest(s, e, rule);
-  if (!test) return false;
-  for (const event of events) if (!test(event)) return false;
+  const compiled = compiledFor(s, e, rule);
+  if (!compiled) return false;
+  for (const event of events) if (!compiled.test(event)) return false;
   return true;
 }
 
+/** The plan of a rule: the exceptions that cover it (its id, its tags, all rules), in the order made. */
+function planOf(s: ExceptionsState, rule: CompiledSigma): RulePlan {
+  s.plans ??= new WeakMap();
+  const known = s.plans.get(rule);
+  if (known) return known;
+  const index = indexOf(s);
+  const covering = new Set<ExceptionView>(index.byRule.get(rule.id) ?? []);
+  for (const tag of rule.tags) for (const e of index.byTag.get(tag.toLowerCase()) ?? []) covering.add(e);
+  for (const e of index.all) covering.add(e);
+  const candidates: Candidate[] = [];
+  const always: number[] = [];
+  const groups = new Map<string, { get: Accessor; literals: string[]; owners: number[][] }>();
+  for (const e of [...s.exceptions.values()].filter((x) => covering.has(x))) {
+    const compiled = compiledFor(s, e, rule);
+    if (!compiled) continue;
+    const at = candidates.push({ e, test: compiled.test, endMs: e.expiresAt ? Date.parse(e.expiresAt) : Infinity }) - 1;
+    if (!compiled.triggers) {
+      always.push(at);
+      continue;
+    }
+    for (const t of compiled.triggers) {
+      const key = `${t.field}\u0000${t.via}`;
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { get: t.get, literals: [], owners: [] }));
+      for (const lit of t.literals) {
+        g.literals.push(lit);
+        g.owners.push([at]);
+      }
+    }
+  }
+  const plan: RulePlan = {
+    candidates,
+    always,
+    groups: [...groups.values()].map((g) => ({ get: g.get, index: literalIndex(g.literals), owners: g.owners })),
+  };
+  s.plans.set(rule, plan);
+  return plan;
+}
+
 /**
- * The first exception live at `nowMs` that covers `rule` and whose condition holds on every event of a match, or none.
- * Only exceptions that can apply to the rule are looked at: those of its id, of its tags, and those for all rules.
+ * The first exception (in the order made) live at `nowMs` that covers `rule` and whose condition holds on every event
+ * of a match, or none. Only exceptions that can apply are tried: those covering the rule whose triggers the match's
+ * first event satisfies, and those without triggers.
  */
 export function exceptionFor(
   s: ExceptionsState,
@@ -142,19 +210,24 @@ export function exceptionFor(
   nowMs: number,
 ): ExceptionView | undefined {
   if (s.exceptions.size === 0 || events.length === 0) return undefined;
-  const index = indexOf(s);
-  const lists: ExceptionView[][] = [];
-  const own = index.byRule.get(rule.id);
-  if (own) lists.push(own);
-  if (index.byTag.size > 0)
-    for (const tag of rule.tags) {
-      const list = index.byTag.get(tag.toLowerCase());
-      if (list) lists.push(list);
+  const plan = planOf(s, rule);
+  if (plan.candidates.length === 0) return undefined;
+  const tried = new Set<number>(plan.always);
+  const first = events[0]!;
+  for (const g of plan.groups)
+    textsOf(g.get(first), (text) => g.index.scan(text.toLowerCase(), (id) => tried.add(g.owners[id]![0]!)));
+  let best: Candidate | undefined;
+  let bestAt = Infinity;
+  for (const at of tried) {
+    if (at >= bestAt) continue;
+    const c = plan.candidates[at]!;
+    if (nowMs >= c.endMs) continue;
+    if (events.every((event) => c.test(event))) {
+      best = c;
+      bestAt = at;
     }
-  lists.push(index.all);
-  for (const list of lists)
-    for (const e of list) if (exceptionLive(e, nowMs) && exceptionHolds(s, e, rule, events)) return e;
-  return undefined;
+  }
+  return best?.e;
 }
 
 function termsOf(d: EventData<'ExceptionCreated'> | EventData<'ExceptionChanged'>): ExceptionTerms {
@@ -170,6 +243,7 @@ function termsOf(d: EventData<'ExceptionCreated'> | EventData<'ExceptionChanged'
 
 function changed(s: ExceptionsState): void {
   s.index = undefined;
+  s.plans = undefined;
   s.tests.clear();
 }
 

@@ -80,6 +80,14 @@ describe('stored events of the instance', () => {
     await ok(t.request(`/api/v1/incidents/${promoted.id}`, { method: 'PATCH', token: t.tokens.analyst, body: JSON.stringify({ status: 'investigating', reason: 'on it' }) }), 200);
     await ok(t.request(`/api/v1/incidents/${promoted.id}/assignee`, { method: 'PUT', token: t.tokens.analyst, body: JSON.stringify({ assignee: 'analyst-user' }) }), 200);
     await ok(t.request(`/api/v1/incidents/${second.id}/merge`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ into: promoted.id, reason: 'same actor' }) }), 200);
+    // Exceptions (docs/detections.md, "Exceptions"): one keeps a webshell match on 10.0.0.7 from alerting, is changed,
+    // reminded of and expires through the self-monitor's checks below; another is revoked.
+    const exception = (over: Record<string, unknown>) => JSON.stringify({ scope: { kind: 'rule', ruleId: '11111111-2222-4333-8444-555555555555' }, detection: { sel: { 'id.resp_h': '10.0.0.7' }, condition: 'sel' }, reason: 'the upload test host', owner: 'analyst-user', expiresAt: '2026-11-24T10:00:30.000Z', ...over });
+    const kept = await ok(t.request('/api/v1/exceptions', { method: 'POST', token: t.tokens.analyst, body: exception({}) }), 201);
+    await ok(t.request(`/api/v1/exceptions/${kept.id}`, { method: 'PUT', token: t.tokens.analyst, body: exception({ ticket: 'CHG-123', comment: 'ticket' }) }), 200);
+    await ok(ingestRaw('http', [http('10.0.0.7', '/g.php', 13)]), 202);
+    const revoked = await ok(t.request('/api/v1/exceptions', { method: 'POST', token: t.tokens.analyst, body: exception({ scope: { kind: 'all' } }) }), 201);
+    await ok(t.request(`/api/v1/exceptions/${revoked.id}/revoke`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ comment: 'too broad' }) }), 200);
     await ok(t.request('/api/v1/rules/11111111-2222-4333-8444-555555555555', { method: 'PATCH', token: t.tokens.rule_admin, body: JSON.stringify({ enabled: false, reason: 'noisy' }) }), 200);
     // A rule whose regular expression backtracks without bound, stopped over its budget by a poison uri: quarantined.
     const hostile = `title: Backtracking\nid: 57c00000-0000-4000-8000-000000000001\nlogsource: {product: zeek, service: http}\ndetection: {sel: {uri|re: '^(?!b)(a+)+$'}, condition: sel}\nlevel: low\n`;

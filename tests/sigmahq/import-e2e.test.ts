@@ -85,9 +85,70 @@ describe('SigmaHQ at scale through vigil serve', () => {
       assert.deepEqual(silent, []);
       const sysmon = plan.rules.length > 0 ? (await api<Plan>('/api/v1/detection-plan')).body.rules.find((r) => r.ruleId === cases[0]!.ruleId) : undefined;
       assert.equal(sysmon?.state, 'ready', 'a Windows rule whose events arrived is ready');
+      await exceptionFlow(api, cases);
     } finally {
       serve.proc.kill('SIGTERM');
       await serve.exited;
     }
   });
 });
+
+type Api = <T>(path: string, init?: RequestInit) => Promise<{ status: number; body: T }>;
+interface AlertRow { id: string; ruleId: string; evidenceCount: number }
+
+/**
+ * Issue 59 on the same instance: an exception made from an alert of a SigmaHQ rule previews exactly what it would have
+ * removed, then keeps that user's new matches from alerting while another user's still alert, and lets them alert
+ * again once it has expired.
+ */
+async function exceptionFlow(api: Api, cases: ReturnType<typeof regressionCases>): Promise<void> {
+  const RULE = 'e3c6d245-7b8f-4e2a-c17f-a9d0e5b38f62';
+  const c = cases.find((x) => x.ruleId === RULE)!;
+  const alertsOfRule = async () => (await api<{ alerts: AlertRow[] }>(`/api/v1/alerts?rule=${RULE}`)).body.alerts;
+  const evidence = async () => (await alertsOfRule()).reduce((n, a) => n + a.evidenceCount, 0);
+  let copy = 0;
+  /** The case's event again, as a new record (its own record id and time), by `user`. */
+  const send = async (user: string) => {
+    copy += 1;
+    const bodies = c.events.map((e) => {
+      const b = receiverBody(e) as Record<string, unknown> & { event_data: Record<string, unknown> };
+      return { ...b, record_id: 900_000 + copy, system_time: new Date(Date.now() - 1000).toISOString(), event_data: { ...b.event_data, SubjectUserName: user } };
+    });
+    const res = await api<unknown>('/api/v1/ingest/opentelemetry-log', { method: 'POST', body: JSON.stringify({ records: [exportRequest(bodies)] }) });
+    assert.equal(res.status, 202, JSON.stringify(res.body).slice(0, 300));
+  };
+  const [alert] = await alertsOfRule();
+  assert.ok(alert, 'the regression event raised an alert of the rule');
+  const draft = await api<Record<string, unknown>>(`/api/v1/alerts/${alert.id}/exception-draft`);
+  assert.equal(draft.status, 200);
+  assert.deepEqual(draft.body['scope'], { kind: 'rule', ruleId: RULE });
+  const terms = { ...draft.body, detection: { sel: { SubjectUserName: 'xodih' }, condition: 'sel' }, reason: 'xodih runs the credential test harness', ticket: 'CHG-123' };
+
+  // Before saving: exact on the known history (one alert of the rule, its one event by xodih).
+  const preview = await api<{ alerts: { inScope: number; removed: number; removedIds: string[] }; matches: { removed: number; complete: boolean } }>(
+    '/api/v1/exceptions/preview?since=2026-01-01T00:00:00Z', { method: 'POST', body: JSON.stringify(terms) });
+  assert.equal(preview.status, 200, JSON.stringify(preview.body));
+  assert.deepEqual(preview.body.alerts, { inScope: 1, removed: 1, removedIds: [alert.id] });
+  assert.deepEqual({ ...preview.body.matches, scanned: 0 }, { scanned: 0, removed: c.events.length, complete: true });
+  const other = await api<{ alerts: { removed: number }; matches: { removed: number } }>(
+    '/api/v1/exceptions/preview?since=2026-01-01T00:00:00Z', { method: 'POST', body: JSON.stringify({ ...terms, detection: { sel: { SubjectUserName: 'nobody' }, condition: 'sel' } }) });
+  assert.equal(other.body.alerts.removed, 0);
+  assert.equal(other.body.matches.removed, 0);
+
+  const expiresAt = new Date(Date.now() + 6000).toISOString();
+  const made = await api<{ id: string }>('/api/v1/exceptions', { method: 'POST', body: JSON.stringify({ ...terms, expiresAt }) });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const before = await evidence();
+  await send('xodih');
+  assert.equal(await evidence(), before, 'the excepted user alerts no more');
+  const kept = await api<{ matchesExcepted: number; byRule: Record<string, number>; fromAlertId: string; status: string }>(`/api/v1/exceptions/${made.body.id}`);
+  assert.deepEqual({ n: kept.body.matchesExcepted, byRule: kept.body.byRule, from: kept.body.fromAlertId, status: kept.body.status }, { n: c.events.length, byRule: { [RULE]: c.events.length }, from: alert.id, status: 'active' });
+  await send('mallory');
+  assert.equal(await evidence(), before + c.events.length, 'another user still alerts');
+  // After expiresAt the same events alert again.
+  await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(expiresAt) - Date.now() + 200)));
+  await send('xodih');
+  assert.equal(await evidence(), before + 2 * c.events.length, 'the expired exception applies no more');
+  const ended = await api<{ status: string }>(`/api/v1/exceptions/${made.body.id}`);
+  assert.equal(ended.body.status, 'expired');
+}

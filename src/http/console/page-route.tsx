@@ -48,6 +48,7 @@ const NAV: readonly (NavItem & { permission: Permission })[] = [
   { href: '/graph', label: 'Graph', permission: 'graph:read' },
   { href: '/events', label: 'Events', permission: 'events:read' },
   { href: '/rules', label: 'Rules', permission: 'rules:read' },
+  { href: '/exceptions', label: 'Exceptions', permission: 'rules:read' },
   { href: '/audit', label: 'Audit trail', permission: 'audit:read' },
 ];
 

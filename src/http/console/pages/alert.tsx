@@ -312,6 +312,13 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
         </section>
       </div>
       <Actions alert={alert} scope={scope} />
+      {scope.can('exceptions:write') && alert.evidence.length > 0 ? (
+        <p>
+          <a class="button secondary" href={`/exceptions/new?fromAlert=${encodeURIComponent(alert.id)}`}>
+            Create an exception from this alert
+          </a>
+        </p>
+      ) : null}
       <h2>Why it matched</h2>
       <section class="panel">
         <MatchReason alert={alert} />

@@ -3,6 +3,7 @@ import { alertDetailPages } from './alert.js';
 import { alertQueuePages } from './alerts.js';
 import { auditPages } from './audit.js';
 import { eventPages } from './events.js';
+import { exceptionPages } from './exceptions.js';
 import { graphPages } from './graph.js';
 import { incidentPages } from './incidents.js';
 import { overviewPages } from './overview.js';
@@ -19,5 +20,6 @@ export const CONSOLE_PAGES: readonly PageRoute[] = [
   ...graphPages,
   ...eventPages,
   ...rulePages,
+  ...exceptionPages,
   ...auditPages,
 ];
