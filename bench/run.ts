@@ -23,6 +23,7 @@ import { hostileRulesBench } from './hostile-rules.js';
 import { signedHeadsBench } from './signed-heads.js';
 import { liveAuditBench } from './live-audit.js';
 import { exceptionsBench } from './exceptions.js';
+import { ruleQualityBench } from './rule-quality.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -44,6 +45,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   'signed-heads': () => signedHeadsBench(),
   'live-audit': () => liveAuditBench(),
   exceptions: () => exceptionsBench(),
+  'rule-quality': () => ruleQualityBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

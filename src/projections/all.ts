@@ -15,6 +15,7 @@ import { statsProjection } from './stats.js';
 import { retentionProjection } from './retention.js';
 import { witnessesProjection } from './witnesses.js';
 import { keyRotationsProjection } from './key-rotations.js';
+import { ruleQualityProjection } from './rule-quality.js';
 import type { IndexProjection, Projection } from './types.js';
 
 /**
@@ -36,6 +37,7 @@ export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   retentionProjection,
   witnessesProjection,
   keyRotationsProjection,
+  ruleQualityProjection,
 ] as Projection<unknown>[];
 
 /** The write side's LMDB read model: event ids (idempotency), committed with their records. */

@@ -13,6 +13,7 @@ import { sourcesProjection, type SourcesState } from './sources.js';
 import { statsProjection, type Stats } from './stats.js';
 import { witnessesProjection, type WitnessesState } from './witnesses.js';
 import { keyRotationsProjection, type KeyRotationsState } from './key-rotations.js';
+import { ruleQualityProjection, type RuleQualityState } from './rule-quality.js';
 import type { Projection } from './types.js';
 
 /** The instance's heap read models, each a typed accessor named for its projection. */
@@ -28,6 +29,7 @@ export interface InstanceSlices {
   readonly keyRotations: KeyRotationsState;
   readonly monitoring: MonitoringState;
   readonly retention: RetentionState;
+  readonly ruleQuality: RuleQualityState;
   readonly sources: SourcesState;
   readonly stats: Stats;
   readonly witnesses: WitnessesState;
@@ -45,6 +47,7 @@ const SLICES: { readonly [K in keyof InstanceSlices]: Projection<InstanceSlices[
   keyRotations: keyRotationsProjection,
   monitoring: monitoringProjection,
   retention: retentionProjection,
+  ruleQuality: ruleQualityProjection,
   sources: sourcesProjection,
   stats: statsProjection,
   witnesses: witnessesProjection,

@@ -7,6 +7,7 @@ import { Table } from '../../src/http/web/components/table.js';
 import { Layout, sendPage } from '../../src/http/web/layout.js';
 import { pageHeaders } from '../../src/http/web/security.js';
 import { registerAssets } from '../../src/http/web/static-assets.js';
+import { WEBSHELL_RULE_ID, seedAlerts, startConsoleHarness } from './harness.js';
 
 /** A page and a form behind the CSRF guard, bound to the `s` cookie as the session. */
 function app() {
@@ -58,5 +59,30 @@ describe('the shared web pieces', () => {
     assert.match(html, /href="\/x\?status=open&amp;sort=-id"/, 'the current ascending sort links to descending, back to the first page');
     assert.match(html, /<tr data-key="a" data-href="\/x\/a">/);
     assert.equal(String(<Table rows={[]} rowKey={() => ''} empty="Nothing here." columns={[]} />), '<p class="empty">Nothing here.</p>');
+  });
+});
+
+describe('rule quality in Chromium against vigil serve', () => {
+  it('shows the noisiest rules on the overview, linking to the rule page and its Quality section', async () => {
+    const h = await startConsoleHarness();
+    try {
+      const ids = await seedAlerts(h, 6);
+      // Four of six dismissed at once as false positives, one found true positive.
+      const bulk = await h.api('analyst', '/api/v1/alerts/reviews', { method: 'POST', body: JSON.stringify({ alertIds: ids.slice(0, 4), status: 'dismissed', disposition: 'false_positive', reason: 'the deploy job' }) });
+      assert.equal(bulk.status, 200, await bulk.text());
+      const one = await h.api('analyst', `/api/v1/alerts/${ids[4]}`, { method: 'PATCH', body: JSON.stringify({ status: 'in_review', disposition: 'true_positive', reason: 'real' }) });
+      assert.equal(one.status, 200, await one.text());
+      const { context, page } = await h.signedIn('analyst');
+      await page.goto(`${h.url}/`);
+      const row = page.locator('#noisiest-rules tbody tr').first();
+      assert.deepEqual(await row.locator('td').allInnerTexts(), ['Webshell upload', '6', '80 %', '0 s']);
+      assert.equal(await row.locator('td').nth(1).locator('a').getAttribute('href'), `/alerts?rule=${WEBSHELL_RULE_ID}`);
+      await Promise.all([page.waitForURL((u) => u.pathname === `/rules/${WEBSHELL_RULE_ID}`), row.locator('td').first().locator('a').click()]);
+      const facts = await page.locator('#quality dl.facts dd').allInnerTexts();
+      assert.deepEqual(facts, ['6', '5', '1 (20 %)', '0 (0 %)', '4 (80 %)', '0 s', '0']);
+      await context.close();
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -132,6 +132,9 @@ describe('the OpenAPI document against real answers', () => {
     await get(`/api/v1/exceptions/${exception.id}`, tk.analyst);
     await get('/api/v1/exceptions?status=active', tk.viewer);
     await json('POST', `/api/v1/exceptions/${exception.id}/revoke`, tk.analyst, { comment: 'done' }, 200);
+    await get('/api/v1/rules/quality', tk.viewer);
+    await get('/api/v1/rules/quality?sort=false_positive_share&limit=1', tk.viewer);
+    await get(`/api/v1/rules/${rules[0]!.id}`, tk.viewer);
 
     const first = await json('POST', '/api/v1/incidents', tk.analyst, { alertIds: [a], title: 'Promoted', reason: 'same actor' }, 201);
     const second = await json('POST', '/api/v1/incidents', tk.analyst, { alertIds: [b], title: 'Second', reason: 'another' }, 201);

@@ -19,6 +19,7 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/rules': ['rule_admin', 'admin'],
   'POST /api/v1/rules/bulk': ['rule_admin', 'admin'],
   'GET /api/v1/rules': ['viewer', 'analyst', 'rule_admin', 'admin'],
+  'GET /api/v1/rules/quality': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'GET /api/v1/rules/{id}': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'PATCH /api/v1/rules/{id}': ['rule_admin', 'admin'],
   'GET /api/v1/detection-plan': ['viewer', 'analyst', 'rule_admin', 'admin'],

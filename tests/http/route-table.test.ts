@@ -23,6 +23,7 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'POST /api/v1/rules': 'import_rules',
   'POST /api/v1/rules/bulk': 'bulk_import_rules',
   'GET /api/v1/rules': 'list_rules',
+  'GET /api/v1/rules/quality': 'list_rule_quality',
   'GET /api/v1/rules/{id}': 'read_rule',
   'PATCH /api/v1/rules/{id}': 'set_rule_enabled',
   'GET /api/v1/detection-plan': 'read_detection_plan',

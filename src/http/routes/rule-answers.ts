@@ -34,7 +34,32 @@ const Summary = {
 /** A rule in `GET /api/v1/rules`: a detection has `logsource`, a correlation `correlation`. */
 export const RuleSummarySchema = v.strictObject(Summary);
 
-/** `GET /api/v1/rules/{id}`: the summary, the rule's metadata, its cost on this node and its Sigma text. */
+const Share = v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(1)));
+
+/**
+ * A rule's quality from the analysts' own verdicts: alerts raised and reviewed, the latest disposition of each alert
+ * counted and as a share of those that have one, the median time to first review and the matches exceptions kept.
+ */
+export const RuleQualitySchema = v.strictObject({
+  alertsRaised: Count,
+  alertsReviewed: Count,
+  dispositions: v.strictObject({ true_positive: Count, benign: Count, false_positive: Count }),
+  shares: v.strictObject({ true_positive: Share, benign: Share, false_positive: Share }),
+  medianTimeToFirstReviewSeconds: v.nullable(v.number()),
+  matchesExcepted: Count,
+});
+
+/** `GET /api/v1/rules/quality`: a page of rules with their quality, in the order asked for. */
+export const RuleQualityPageSchema = v.strictObject({
+  rules: v.array(
+    v.strictObject({ ruleId: v.string(), title: v.string(), installed: v.boolean(), quality: RuleQualitySchema }),
+  ),
+  nextCursor: v.nullable(v.string()),
+});
+
+/**
+ * `GET /api/v1/rules/{id}`: the summary, the rule's metadata, its cost on this node, its quality and its Sigma text.
+ */
 export const RuleDetailSchema = v.strictObject({
   ...Summary,
   description: v.nullable(v.string()),
@@ -44,6 +69,7 @@ export const RuleDetailSchema = v.strictObject({
   fields: v.optional(v.array(v.string())),
   importedBy: v.optional(v.string()),
   cost: v.strictObject({ evaluations: Count, matches: Count, ms: v.number(), since: v.nullable(v.string()) }),
+  quality: RuleQualitySchema,
   text: v.string(),
 });
 

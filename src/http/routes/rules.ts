@@ -22,15 +22,17 @@ import { IsoDateTime } from '../../events/normalized-event.js';
 import { epochMillisOf } from '../../kernel/time.js';
 import { previewRuleSet } from '../../commands/alerting/rule-preview.js';
 import { runPreview } from '../rule-previews.js';
-import { QueryLimit } from '../query.js';
+import { QueryCursor, QueryLimit } from '../query.js';
 import { storedJson } from '../stored-json.js';
 import {
   BulkImportAnswer,
   DetectionPlanAnswer,
   PreviewAnswer,
   RuleDetailSchema,
+  RuleQualityPageSchema,
   RuleSummarySchema,
 } from './rule-answers.js';
+import { listRuleQuality, qualityAnswer, RULE_QUALITY_SORTS } from '../../projections/rule-quality-query.js';
 
 /** Path of `/api/v1/rules/{id}`: a rule id (an unknown one is a 404). */
 export const RuleIdParams = v.object({ id: v.string() });
@@ -190,8 +192,39 @@ const readRuleRoute = route({
       ...(comp.kind === 'detection' ? { fields: comp.fields } : {}),
       ...(rule.importedBy ? { importedBy: rule.importedBy } : {}),
       cost: ruleCostOf(deps, rule.id),
+      quality: qualityAnswer(deps.reads.ruleQuality.rules.get(rule.id)),
       text: stringify(rule.doc),
     });
+  },
+});
+
+/** Query of `GET /api/v1/rules/quality`: the order, and the page. */
+export const RuleQualityQuery = v.strictObject({
+  /** `noisiest` (default): most alerts raised, then the highest false_positive+benign share. */
+  sort: v.optional(v.picklist(RULE_QUALITY_SORTS)),
+  limit: v.optional(QueryLimit),
+  cursor: v.optional(QueryCursor),
+});
+
+const listRuleQualityRoute = route({
+  method: 'get',
+  path: '/api/v1/rules/quality',
+  operationId: 'listRuleQuality',
+  summary:
+    "Rules by the analysts' verdicts on their alerts: alerts raised and reviewed, dispositions and their shares, " +
+    'median time to first review, matches excepted; noisiest first',
+  permission: 'rules:read',
+  audit: 'list_rule_quality',
+  query: RuleQualityQuery,
+  success: { status: 200, description: '`{rules, nextCursor}`', schema: RuleQualityPageSchema },
+  errors: [400],
+  handle: async (c, { deps }) => {
+    const q = parseOr400(RuleQualityQuery, c.req.query(), 'query');
+    const installed = await rules(deps);
+    const limit = Math.min(q.limit ?? 100, deps.config.limits.pageSize);
+    const page = listRuleQuality(deps.reads.ruleQuality, installed, q.sort ?? 'noisiest', limit, q.cursor);
+    if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
+    return c.json(page);
   },
 });
 
@@ -389,6 +422,8 @@ export const ruleRoutes: readonly Route[] = [
   importRulesRoute,
   bulkImportRulesRoute,
   listRulesRoute,
+  // Before the rule detail: `/rules/quality` is this list, never a rule whose id is `quality`.
+  listRuleQualityRoute,
   readRuleRoute,
   setRuleEnabledRoute,
   readDetectionPlanRoute,

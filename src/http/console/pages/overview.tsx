@@ -6,6 +6,8 @@ import { HorizontalBars, StackedBars } from '../../web/components/chart.js';
 import { shortTime } from '../../web/components/url.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { levelOf } from './incidents.js';
+import { listRuleQuality, type QualityRow } from '../../../projections/rule-quality-query.js';
+import { NoisiestRules } from './rule-quality.js';
 
 /** Systems and open alerts listed on the overview at most. */
 const LISTED = 10;
@@ -108,7 +110,12 @@ function Exports(props: { readonly destinations: ReturnType<NonNullable<PageScop
  * source over the last 24 hours, systems reporting, the detection plan and the deployment. It holds
  * names, counts, states and times only, never an event's content, so the `console` role sees it whole.
  */
-function Overview(props: { readonly scope: PageScope; readonly view: ConsoleView; readonly hours: string[] }) {
+function Overview(props: {
+  readonly scope: PageScope;
+  readonly view: ConsoleView;
+  readonly hours: string[];
+  readonly noisiest: readonly QualityRow[];
+}) {
   const { scope, view, hours } = props;
   const label = (h: string) => `${h.slice(11, 13)}:00`;
   const top = [...view.alerts.items]
@@ -271,8 +278,16 @@ function Overview(props: { readonly scope: PageScope; readonly view: ConsoleView
           {scope.can('exports:read') ? <Exports destinations={scope.deps.exports?.() ?? []} /> : null}
         </section>
       </div>
+      <NoisiestRules rows={props.noisiest} rules={scope.can('rules:read')} alerts={scope.can('alerts:read')} />
     </>
   );
+}
+
+/** The rules that raised the most alerts (those that raised none left out), as of the read the overview made. */
+function noisiestRules(scope: PageScope): QualityRow[] {
+  const reads = scope.deps.reads;
+  const page = listRuleQuality(reads.ruleQuality, reads.detection.rules, 'noisiest', LISTED);
+  return (page?.rules ?? []).filter((r) => r.quality.alertsRaised > 0);
 }
 
 const overviewRoute: PageRoute = {
@@ -291,7 +306,10 @@ const overviewRoute: PageRoute = {
       );
     }
     const view = await readConsole(scope.deps);
-    return scope.render('Overview', <Overview scope={scope} view={view} hours={lastHours(scope.deps.now())} />);
+    return scope.render(
+      'Overview',
+      <Overview scope={scope} view={view} hours={lastHours(scope.deps.now())} noisiest={noisiestRules(scope)} />,
+    );
   },
 };
 

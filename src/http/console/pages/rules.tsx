@@ -10,6 +10,8 @@ import { Table } from '../../web/components/table.js';
 import { shortTime } from '../../web/components/url.js';
 import { backTo, formFields, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
+import { qualityAnswer } from '../../../projections/rule-quality-query.js';
+import { QualitySection } from './rule-quality.js';
 
 /** The installed rules, as of every write acknowledged before the request. */
 async function rules(scope: PageScope): Promise<DetectionState['rules']> {
@@ -221,6 +223,11 @@ const detailRoute: PageRoute = {
           </dl>
         </section>
         {rule.quarantine ? <QuarantinePanel scope={scope} rule={rule} quarantine={rule.quarantine} /> : null}
+        <QualitySection
+          ruleId={rule.id}
+          q={qualityAnswer(scope.deps.reads.ruleQuality.rules.get(rule.id))}
+          alerts={scope.can('alerts:read')}
+        />
         <h2>Sigma</h2>
         <pre>{stringify(rule.doc)}</pre>
       </>,
