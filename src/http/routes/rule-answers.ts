@@ -34,6 +34,17 @@ const Summary = {
 /** A rule in `GET /api/v1/rules`: a detection has `logsource`, a correlation `correlation`. */
 export const RuleSummarySchema = v.strictObject(Summary);
 
+/** A rule's suppression in effect, and where it comes from (the API's setting carries who set it, when and why). */
+const EffectiveSuppressionSchema = v.strictObject({
+  source: v.picklist(['rule', 'api']),
+  by: v.array(v.string()),
+  for: v.string(),
+  forMs: Count,
+  reason: v.optional(v.string()),
+  principal: v.optional(v.string()),
+  at: v.optional(v.string()),
+});
+
 /** `GET /api/v1/rules/{id}`: the summary, the rule's metadata, its cost on this node and its Sigma text. */
 export const RuleDetailSchema = v.strictObject({
   ...Summary,
@@ -44,7 +55,15 @@ export const RuleDetailSchema = v.strictObject({
   fields: v.optional(v.array(v.string())),
   importedBy: v.optional(v.string()),
   cost: v.strictObject({ evaluations: Count, matches: Count, ms: v.number(), since: v.nullable(v.string()) }),
+  /** The suppression in effect: the API's setting (`source: api`), else the document's `suppress:`, else null. */
+  suppression: v.nullable(EffectiveSuppressionSchema),
   text: v.string(),
+});
+
+/** `PUT` and `DELETE /api/v1/rules/{id}/suppression`: the rule and the suppression now in effect. */
+export const SuppressionAnswer = v.strictObject({
+  id: v.string(),
+  suppression: v.nullable(EffectiveSuppressionSchema),
 });
 
 /** `POST /api/v1/rules/bulk`: what was installed, what cannot fire yet, and each document refused. */
