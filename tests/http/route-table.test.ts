@@ -25,6 +25,8 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/rules': 'list_rules',
   'GET /api/v1/rules/{id}': 'read_rule',
   'PATCH /api/v1/rules/{id}': 'set_rule_enabled',
+  'PUT /api/v1/rules/{id}/suppression': 'set_rule_suppression',
+  'DELETE /api/v1/rules/{id}/suppression': 'clear_rule_suppression',
   'GET /api/v1/detection-plan': 'read_detection_plan',
   'GET /api/v1/alerts': 'list_alerts',
   'GET /api/v1/alerts/{alertId}': 'read_alert',
