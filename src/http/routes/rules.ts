@@ -257,7 +257,8 @@ const clearRuleSuppressionRoute = route({
   path: '/api/v1/rules/{id}/suppression',
   operationId: 'clearRuleSuppression',
   summary:
-    "Clear the suppression set through the API (`{reason}`): the rule document's own `suppress:`, if any, applies again",
+    "Clear the suppression set through the API (`{reason}`): the rule document's own `suppress:`, if any, " +
+    'applies again',
   permission: 'rules:write',
   audit: 'clear_rule_suppression',
   params: RuleIdParams,
