@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
+import { suppressionText } from '../../src/http/web/components/suppression.js';
 
 const RULE = 'aaaaaaaa-0000-4000-8000-0000000009a1';
 const RULE_TEXT = `title: DNS evil
@@ -88,5 +89,14 @@ describe('PUT and DELETE /api/v1/rules/{id}/suppression', () => {
       .filter((e) => e['route'] === '/api/v1/rules/{id}/suppression' && e['status'] === 200)
       .map((e) => [e['method'], e['principal']]);
     assert.deepEqual(done, [['DELETE', 'rule_admin-user'], ['PUT', 'rule_admin-user']]);
+  });
+});
+
+describe('the alert page\'s suppression line', () => {
+  it('says how many matches were suppressed, until when and by which values; nothing without a suppression', () => {
+    const suppression = { by: ['user', 'src'], for: '1h', forMs: 3_600_000, values: { user: 'svc-scan', src: null }, until: '2026-11-22T11:00:00.000Z' };
+    assert.equal(suppressionText({ suppression, suppressedCount: 3 }), '3 matches suppressed until 2026-11-22 11:00:00Z by user=svc-scan, src=(none)');
+    assert.equal(suppressionText({ suppression, suppressedCount: 1 }), '1 match suppressed until 2026-11-22 11:00:00Z by user=svc-scan, src=(none)');
+    assert.equal(suppressionText({}), undefined);
   });
 });
