@@ -2,6 +2,7 @@ import { compileCorrelationSection } from './correlation-rule.js';
 import { mapLogsource, type LogsourceMapping } from './logsources.js';
 import { compileDetection } from './match.js';
 import { readMeta, ruleLabel } from './meta.js';
+import { documentSuppression } from './suppression.js';
 import {
   fail,
   ok,
@@ -71,9 +72,15 @@ function compileDocument(doc: Record<string, unknown>): Result<CompiledRule | Co
   if (doc['filter'] !== undefined) return fail('Sigma filter documents are not supported');
   const meta = readMeta(doc);
   if (!meta.ok) return fail(meta.error);
-  return doc['correlation'] !== undefined
-    ? compileCorrelationSection(doc, meta.value)
-    : compileDetectionRule(doc, meta.value);
+  const rule =
+    doc['correlation'] !== undefined
+      ? compileCorrelationSection(doc, meta.value)
+      : compileDetectionRule(doc, meta.value);
+  if (!rule.ok) return rule;
+  // Read once the rule is known: a correlation suppresses only by its group-by fields.
+  const suppress = documentSuppression(doc, rule.value);
+  if (!suppress.ok) return fail(suppress.error);
+  return suppress.value ? ok({ ...rule.value, suppress: suppress.value }) : rule;
 }
 
 /** Compiles one parsed Sigma document (a detection or a correlation rule). Never throws. */

@@ -22,6 +22,18 @@ export interface RuleMeta {
   readonly status?: string;
   readonly references: string[];
   readonly falsepositives: string[];
+  /** The document's own `suppress:` key, read and checked (suppression.ts). */
+  readonly suppress?: Suppression;
+}
+
+/**
+ * A rule's alert suppression (docs/detections.md "Suppression"): within `for` (`forMs` in milliseconds) of
+ * the match that raised an alert, matches with the same values of the `by` fields grow that alert.
+ */
+export interface Suppression {
+  readonly by: string[];
+  readonly for: string;
+  readonly forMs: number;
 }
 
 /** Why a detection rule matched: the selections that held, the field values they saw, the keywords found. */

@@ -44,6 +44,25 @@ export const RuleQuarantinedSchema = v.strictObject({
   alertId: v.string(),
 });
 
+/** A rule's suppression as recorded: the fields, the window as written and in milliseconds. */
+export const SuppressSchema = v.strictObject({
+  by: v.array(v.string()),
+  for: v.string(),
+  forMs: v.number(),
+});
+
+/**
+ * `RuleSuppressionSet`: a rule_admin set a rule's alert suppression through the API, overriding the rule
+ * document's own `suppress:`; without `suppress`, the setting was cleared (the document's own applies again).
+ */
+export const RuleSuppressionSetSchema = v.strictObject({
+  ruleId: v.string(),
+  suppress: v.optional(SuppressSchema),
+  reason: v.string(),
+  principal: v.string(),
+  authentication: v.string(),
+});
+
 /** One rule hit offered to correlations: the rule, the event, its time and the fields correlations read. */
 export const HitSchema = v.strictObject({
   ruleId: v.string(),
@@ -123,6 +142,19 @@ export const AlertRaisedSchema = v.strictObject({
   firstSeen: v.string(),
   lastSeen: v.string(),
   tags: v.array(v.string()),
+  /**
+   * Added with suppression: set when the rule suppressed by field values; the alert's group key is made of
+   * `values`, and matches with those values up to `until` (event time) grow this alert.
+   */
+  suppression: v.optional(
+    v.strictObject({
+      ...SuppressSchema.entries,
+      values: v.record(v.string(), v.unknown()),
+      until: v.string(),
+    }),
+  ),
+  /** Added with suppression: matches folded into this alert by its suppression in the batch that raised it. */
+  suppressed: v.optional(v.number()),
 });
 
 /** `AlertEvidenceAdded`: later matches of an open alert's rule and group key, added to it instead of a new alert. */
@@ -132,6 +164,8 @@ export const AlertEvidenceAddedSchema = v.strictObject({
   affectedSystems: v.array(v.string()),
   lastSeen: v.string(),
   confidence: v.number(),
+  /** Added with suppression: how many matches of this record the alert's suppression folded into it. */
+  suppressed: v.optional(v.number()),
 });
 
 /**
@@ -242,6 +276,7 @@ export const DETECTION_EVENTS = {
   RulesImported: RulesImportedSchema,
   RuleEnabledChanged: RuleEnabledChangedSchema,
   RuleQuarantined: RuleQuarantinedSchema,
+  RuleSuppressionSet: RuleSuppressionSetSchema,
   DetectionHits: LegacyDetectionHitsSchema,
   DetectionHitsRecorded: DetectionHitsRecordedSchema,
   AlertRaised: AlertRaisedSchema,

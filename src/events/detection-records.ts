@@ -20,6 +20,8 @@ export type RulesImported = EventData<'RulesImported'>;
 export type RuleEnabledChanged = EventData<'RuleEnabledChanged'>;
 /** A rule stopped at run time for going over its time budget. */
 export type RuleQuarantined = EventData<'RuleQuarantined'>;
+/** A rule's alert suppression set or cleared through the API. */
+export type RuleSuppressionSet = EventData<'RuleSuppressionSet'>;
 /** The rule hits of one evaluation, so replay advances correlation windows without re-running rules. */
 export type DetectionHitsRecorded = EventData<'DetectionHitsRecorded'>;
 /** One recorded rule hit: rule, event, event time and the fields correlations read. */
@@ -64,6 +66,7 @@ export const DetectionRecord = {
   RulesImported: 'RulesImported',
   RuleEnabledChanged: 'RuleEnabledChanged',
   RuleQuarantined: 'RuleQuarantined',
+  RuleSuppressionSet: 'RuleSuppressionSet',
   /** Legacy: no longer written, read as DetectionHitsRecorded. */
   DetectionHits: 'DetectionHits',
   DetectionHitsRecorded: 'DetectionHitsRecorded',

@@ -72,6 +72,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'RulesImported':
     case 'RuleEnabledChanged':
     case 'RuleQuarantined':
+    case 'RuleSuppressionSet':
     case 'DetectionHits':
     case 'DetectionHitsRecorded':
     case 'AlertRaised':

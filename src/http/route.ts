@@ -91,7 +91,7 @@ type Access =
 /** A read takes no body; a write says what its body is. */
 type MethodBody =
   | { readonly method: 'get'; readonly body?: undefined }
-  | { readonly method: 'post' | 'put' | 'patch'; readonly body: RequestBody };
+  | { readonly method: 'post' | 'put' | 'patch' | 'delete'; readonly body: RequestBody };
 
 /** The declaration of one operation: registration, guard, audit label and OpenAPI entry all come from it. */
 export type Route<P extends string = string> = MethodBody &

@@ -55,6 +55,20 @@ const AlertFields = {
   incidentId: v.optional(v.string()),
   assignee: v.optional(v.string()),
   disposition: v.optional(v.picklist(ALERT_DISPOSITIONS)),
+  /** Set when its rule suppressed by field values: the fields, their values and the end of its window. */
+  suppression: v.optional(
+    v.strictObject({
+      by: v.array(v.string()),
+      for: v.string(),
+      forMs: Count,
+      values: v.record(v.string(), v.unknown()),
+      until: v.string(),
+    }),
+  ),
+  /** With `suppression`: the matches the alert took, the one that raised it and those suppressed into it. */
+  matchCount: v.optional(Count),
+  /** With `suppression`: the matches folded into the alert instead of raising new alerts. */
+  suppressedCount: v.optional(Count),
 };
 
 /** An alert in `GET /api/v1/alerts` (its first 20 affected systems, no evidence or history). */

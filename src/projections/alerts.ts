@@ -96,7 +96,16 @@ export interface AlertView {
   disposition?: AlertDisposition;
   assignmentHistory: AssignmentEntry[];
   notes: NoteEntry[];
+  /** Set when its rule suppressed by field values: the fields, their values and the end of its window. */
+  suppression?: AlertSuppression;
+  /** With `suppression`: the matches it took (the one that raised it and those suppressed into it). */
+  matchCount?: number;
+  /** With `suppression`: the matches its suppression folded into it instead of raising new alerts. */
+  suppressedCount?: number;
 }
+
+/** A suppressed alert's window as `AlertRaised` records it. */
+export type AlertSuppression = NonNullable<AlertRaised['suppression']>;
 
 /** One entry of an incident's timeline; `what` says it in words, the other fields say it as data. */
 export interface IncidentTimelineEntry {
@@ -223,6 +232,9 @@ function raise(s: AlertsState, d: AlertRaised): void {
     reviewHistory: [],
     assignmentHistory: [],
     notes: [],
+    ...(d.suppression
+      ? { suppression: d.suppression, matchCount: 1 + (d.suppressed ?? 0), suppressedCount: d.suppressed ?? 0 }
+      : {}),
   };
   s.alerts.set(d.alertId, alert);
   keyAlert(s, alertKey(d.ruleId, d.groupKey), d.alertId);
@@ -324,7 +336,8 @@ export const alertsProjection = instanceProjection({
   // 4: the incident lifecycle; an alert promoted elsewhere leaves its incident.
   // 5: a match joins the newest alert of its rule and group that is not dismissed, live as after a restore.
   // 6: affected systems kept up to SYSTEMS_KEPT_PER_ALERT and SYSTEM_LINKS_KEPT.
-  version: 6,
+  // 7: a suppressed alert keeps its suppression, matchCount and suppressedCount.
+  version: 7,
   folds: [
     'AlertRaised',
     'AlertEvidenceAdded',
@@ -360,6 +373,10 @@ export const alertsProjection = instanceProjection({
         alert.confidence = d.confidence;
         if (d.lastSeen > alert.lastSeen) alert.lastSeen = d.lastSeen;
         addSystems(s, alert, d.affectedSystems);
+        if (alert.suppression && d.suppressed !== undefined) {
+          alert.matchCount = (alert.matchCount ?? 1) + d.suppressed;
+          alert.suppressedCount = (alert.suppressedCount ?? 0) + d.suppressed;
+        }
         return s;
       }
       case 'AlertReviewed':

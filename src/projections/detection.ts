@@ -2,8 +2,13 @@ import { exhaustive } from '../events/read.js';
 import { compileSigma } from '../detection/compile.js';
 import { initialCorrelationState, type CorrelationState, type RuleHit } from '../detection/correlate.js';
 import { createRuleSet, type RuleSet } from '../detection/engine.js';
-import type { CompiledSigma } from '../detection/types.js';
-import type { DetectionHitsRecorded, RuleQuarantined, RuleSource } from '../events/detection-records.js';
+import type { CompiledSigma, Suppression } from '../detection/types.js';
+import type {
+  DetectionHitsRecorded,
+  RuleQuarantined,
+  RuleSource,
+  RuleSuppressionSet,
+} from '../events/detection-records.js';
 import type { NormalizedEvent } from '../events/normalized-event.js';
 import type { InstanceRecord } from '../events/union.js';
 import { instanceProjection } from './types.js';
@@ -19,6 +24,41 @@ export interface InstalledRule {
   enabled: boolean;
   /** Set while the rule is quarantined (over its time budget at run time): it does not evaluate. */
   quarantine?: RuleQuarantine;
+  /** A suppression set through the API (`RuleSuppressionSet`): it overrides the document's own `suppress:`. */
+  suppressOverride?: SuppressionSetting;
+}
+
+/** A suppression set through the API, with who set it, when and why. */
+export interface SuppressionSetting extends Suppression {
+  readonly reason: string;
+  readonly principal: string;
+  readonly at: string;
+}
+
+/** A rule's suppression in effect, and where it comes from: the API's setting or the rule document. */
+export type EffectiveSuppression = Suppression &
+  ({ readonly source: 'rule' } | ({ source: 'api' } & SuppressionSetting));
+
+/** The suppression in effect for a rule: the API's setting, else its document's own `suppress:`, else none. */
+export function effectiveSuppression(rule: InstalledRule): EffectiveSuppression | undefined {
+  if (rule.suppressOverride) return { source: 'api', ...rule.suppressOverride };
+  const own = rule.compiled.suppress;
+  return own ? { source: 'rule', by: own.by, for: own.for, forMs: own.forMs } : undefined;
+}
+
+function setSuppression(s: DetectionState, d: RuleSuppressionSet, at: string): void {
+  const rule = s.rules.get(d.ruleId);
+  if (!rule) return;
+  if (d.suppress)
+    rule.suppressOverride = {
+      by: [...d.suppress.by],
+      for: d.suppress.for,
+      forMs: d.suppress.forMs,
+      reason: d.reason,
+      principal: d.principal,
+      at,
+    };
+  else delete rule.suppressOverride;
 }
 
 /** Why and when a rule was quarantined, as `RuleQuarantined` recorded it. */
@@ -74,6 +114,8 @@ function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 
       enabled: prior?.enabled ?? true,
       // A new version of a quarantined rule stays quarantined: only enabling it lifts that.
       ...(prior?.quarantine ? { quarantine: prior.quarantine } : {}),
+      // The API's suppression is the analyst's, set for a rule imported as-is: a new version keeps it.
+      ...(prior?.suppressOverride ? { suppressOverride: prior.suppressOverride } : {}),
     });
   }
   if (data.source === 'builtin' && data.packVersion) s.builtinPack = data.packVersion;
@@ -86,8 +128,9 @@ function importRules(s: DetectionState, record: Extract<InstanceRecord, { type: 
  */
 export const detectionProjection = instanceProjection({
   name: 'detection',
-  version: 2,
-  folds: ['RulesImported', 'RuleEnabledChanged', 'RuleQuarantined', 'DetectionHitsRecorded'],
+  // 3: a rule's suppression set through the API (RuleSuppressionSet).
+  version: 3,
+  folds: ['RulesImported', 'RuleEnabledChanged', 'RuleQuarantined', 'RuleSuppressionSet', 'DetectionHitsRecorded'],
   initial: (): DetectionState => ({ rules: new Map(), correlation: initialCorrelationState() }),
   evolve(s, record) {
     switch (record.type) {
@@ -114,6 +157,9 @@ export const detectionProjection = instanceProjection({
         }
         return s;
       }
+      case 'RuleSuppressionSet':
+        setSuppression(s, record.data, record.at);
+        return s;
       case 'DetectionHitsRecorded':
         s.correlation = activeRuleSet(s).correlate(s.correlation, hitsFromRecord(record.data)).state;
         return s;

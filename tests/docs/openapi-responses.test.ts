@@ -154,6 +154,8 @@ describe('the OpenAPI document against real answers', () => {
     await get('/api/v1/collectors', tk.admin);
 
     await json('PATCH', '/api/v1/rules/11111111-2222-4333-8444-555555555555', tk.rule_admin, { enabled: false, reason: 'noisy' }, 200);
+    await json('PUT', '/api/v1/rules/11111111-2222-4333-8444-555555555555/suppression', tk.rule_admin, { by: ['host'], for: '1h', reason: 'noisy' }, 200);
+    await json('DELETE', '/api/v1/rules/11111111-2222-4333-8444-555555555555/suppression', tk.rule_admin, { reason: 'quiet again' }, 200);
     await get('/api/v1/events?limit=2', tk.viewer);
     await get('/api/v1/graph', tk.viewer);
     await get('/api/v1/audit?limit=5', tk.admin);

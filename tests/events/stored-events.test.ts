@@ -13,7 +13,7 @@ import { newKey, provision, sendSnapshot, startTestAuthority, type TestAuthority
 import { ENROLLMENT_DOMAIN, signedBytes } from '../../src/setup/identity-key.js';
 import { decideExportConfiguration, decideExportCursor, decideExportState } from '../../src/commands/export-state.js';
 import type { ExportsState } from '../../src/projections/exports.js';
-import { WEBSHELL_RULE } from '../helpers/event-fixtures.js';
+import { WEBSHELL_RULE, WEBSHELL_RULE_ID } from '../helpers/event-fixtures.js';
 import * as v from 'valibot';
 import { decideIngestEvents } from '../../src/commands/ingest-events.js';
 import { decideWitnessRefusal } from '../../src/commands/witness-refusal.js';
@@ -88,6 +88,14 @@ describe('stored events of the instance', () => {
     await ok(ingestRaw('http', [http('10.0.0.7', '/g.php', 13)]), 202);
     const revoked = await ok(t.request('/api/v1/exceptions', { method: 'POST', token: t.tokens.analyst, body: exception({ scope: { kind: 'all' } }) }), 201);
     await ok(t.request(`/api/v1/exceptions/${revoked.id}/revoke`, { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ comment: 'too broad' }) }), 200);
+    // The webshell rule suppressed by its source through the API: a suppressed alert raised, then grown; then cleared.
+    const suppression = `/api/v1/rules/${WEBSHELL_RULE_ID}/suppression`;
+    await ok(t.request(suppression, { method: 'PUT', token: t.tokens.rule_admin, body: JSON.stringify({ by: ['sourceEndpoint.ip'], for: '1h', reason: 'scanner' }) }), 200);
+    await ok(ingestRaw('http', [http('10.0.0.6', '/g.php', 13), http('10.0.0.5', '/h.php', 14)]), 202);
+    await ok(ingestRaw('http', [http('10.0.0.4', '/i.php', 15)]), 202);
+    const suppressed = (await ok(t.request(`/api/v1/alerts?rule=${WEBSHELL_RULE_ID}`, { token: t.tokens.analyst }), 200)).alerts.filter((a: { suppression?: unknown }) => a.suppression);
+    assert.deepEqual(suppressed.map((a: { suppressedCount: number }) => a.suppressedCount), [2]);
+    await ok(t.request(suppression, { method: 'DELETE', token: t.tokens.rule_admin, body: JSON.stringify({ reason: 'done' }) }), 200);
     await ok(t.request('/api/v1/rules/11111111-2222-4333-8444-555555555555', { method: 'PATCH', token: t.tokens.rule_admin, body: JSON.stringify({ enabled: false, reason: 'noisy' }) }), 200);
     // A rule whose regular expression backtracks without bound, stopped over its budget by a poison uri: quarantined.
     const hostile = `title: Backtracking\nid: 57c00000-0000-4000-8000-000000000001\nlogsource: {product: zeek, service: http}\ndetection: {sel: {uri|re: '^(?!b)(a+)+$'}, condition: sel}\nlevel: low\n`;

@@ -10,7 +10,13 @@ import {
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { alertKey, systemsKept, type AlertsState } from '../../projections/alerts.js';
 import { SYSTEMS_LISTED } from '../../projections/alerts-query.js';
-import { activeRuleSet, hitsFromRecord, type DetectionState } from '../../projections/detection.js';
+import {
+  activeRuleSet,
+  effectiveSuppression,
+  hitsFromRecord,
+  type DetectionState,
+} from '../../projections/detection.js';
+import { alertSuppression, suppressedGroup, withinWindow } from './suppression.js';
 import { quarantineEvents } from './quarantine.js';
 import type { RunRules } from './rule-runner.js';
 import { lookupEvent } from '../../projections/evidence.js';
@@ -186,26 +192,46 @@ export function evaluateEvidence(
   ];
   return { events, alerts, incidents: incidents.summaries };
 
+  /**
+   * Folds one match into the alerts: it grows the alert of its rule and group key that is not dismissed (one
+   * raised earlier in this batch, else the open one), or raises a new alert. With a suppression (the rule's, or
+   * the API's), the group key is made of the `by` fields' values, and an alert takes matches only until its
+   * window ends (event time); each match it takes after the first is counted as suppressed.
+   */
   function applyMatch(m: RuleMatch): void {
-    const rule = det.rules.get(m.ruleId)?.compiled;
-    if (!rule) return;
+    const installed = det.rules.get(m.ruleId);
+    const rule = installed?.compiled;
+    if (!installed || !rule) return;
     const evs = m.eventIds.map(find).filter((e): e is NormalizedEvent => e !== undefined);
     const systems = [...new Set(evs.flatMap(affectedSystems))].sort().slice(0, 64);
+    const suppress = effectiveSuppression(installed);
+    const group = suppress ? suppressedGroup(suppress, m, evs[0]) : undefined;
     // A detection groups by its first affected system; without one, all its matches share one alert.
-    const groupKey = m.kind === 'correlation' ? m.groupKey : (systems[0] ?? '-');
+    const groupKey = group?.groupKey ?? (m.kind === 'correlation' ? m.groupKey : (systems[0] ?? '-'));
     const key = alertKey(rule.id, groupKey);
     const times = evs.map((e) => epochMillisOf(e.time) ?? Number.NaN).filter(Number.isFinite);
     const first = isoOfMs(Math.min(...times), ctx.now);
     const last = isoOfMs(Math.max(...times), ctx.now);
+    const matchMs = Number.isFinite(m.timeMs) ? m.timeMs : (epochMillisOf(ctx.now) ?? 0);
     const refs = evs.map(evidenceOf);
-    const local = raisedHere.get(key);
-    const openId = local?.alertId ?? alertsState.openByKey.get(key);
+    const suppressed = group ? 1 : 0;
+    let local = raisedHere.get(key);
+    if (local && !withinWindow(local, matchMs)) {
+      // Its window is over: the alert raised here stays as it is, and this match raises the next one.
+      raisedHere.delete(key);
+      raisedHere.set(`${key}\u0000${local.alertId}`, local);
+      local = undefined;
+    }
+    const stateId = local ? undefined : alertsState.openByKey.get(key);
+    const openId =
+      stateId !== undefined && withinWindow(alertsState.alerts.get(stateId)!, matchMs) ? stateId : undefined;
     // The records raised or grown here are this evaluation's own: later matches of the batch add to them in place.
     if (local) {
       local.evidence.push(...refs);
       addSystems(local, systems);
       if (last > local.lastSeen) local.lastSeen = last;
       local.confidence = confidenceOf(rule, local.evidence.length);
+      if (suppressed > 0) local.suppressed = (local.suppressed ?? 0) + suppressed;
     } else if (openId !== undefined) {
       const existing = alertsState.alerts.get(openId)!;
       const prior = grown.get(openId);
@@ -214,6 +240,7 @@ export function evaluateEvidence(
         addSystems(prior, systems);
         if (last > prior.lastSeen) prior.lastSeen = last;
         prior.confidence = confidenceOf(rule, existing.evidenceCount + prior.evidence.length);
+        if (suppressed > 0) prior.suppressed = (prior.suppressed ?? 0) + suppressed;
       } else
         grown.set(openId, {
           alertId: openId,
@@ -221,6 +248,7 @@ export function evaluateEvidence(
           affectedSystems: [...new Set(systems)],
           lastSeen: last,
           confidence: confidenceOf(rule, existing.evidenceCount + refs.length),
+          ...(suppressed > 0 ? { suppressed } : {}),
         });
     } else {
       let alertId = alertIdOf(rule.id, groupKey, m.eventIds[0] ?? ctx.now);
@@ -246,6 +274,7 @@ export function evaluateEvidence(
         firstSeen: first,
         lastSeen: last,
         tags: rule.tags,
+        ...(suppress && group ? { suppression: alertSuppression(suppress, group, matchMs) } : {}),
       });
     }
   }

@@ -57,8 +57,20 @@ export const RuleQualityPageSchema = v.strictObject({
   nextCursor: v.nullable(v.string()),
 });
 
+/** A rule's suppression in effect, and where it comes from (the API's setting carries who set it, when and why). */
+const EffectiveSuppressionSchema = v.strictObject({
+  source: v.picklist(['rule', 'api']),
+  by: v.array(v.string()),
+  for: v.string(),
+  forMs: Count,
+  reason: v.optional(v.string()),
+  principal: v.optional(v.string()),
+  at: v.optional(v.string()),
+});
+
 /**
- * `GET /api/v1/rules/{id}`: the summary, the rule's metadata, its cost on this node, its quality and its Sigma text.
+ * `GET /api/v1/rules/{id}`: the summary, the rule's metadata, its cost on this node, its quality, its suppression and
+ * its Sigma text.
  */
 export const RuleDetailSchema = v.strictObject({
   ...Summary,
@@ -70,7 +82,15 @@ export const RuleDetailSchema = v.strictObject({
   importedBy: v.optional(v.string()),
   cost: v.strictObject({ evaluations: Count, matches: Count, ms: v.number(), since: v.nullable(v.string()) }),
   quality: RuleQualitySchema,
+  /** The suppression in effect: the API's setting (`source: api`), else the document's `suppress:`, else null. */
+  suppression: v.nullable(EffectiveSuppressionSchema),
   text: v.string(),
+});
+
+/** `PUT` and `DELETE /api/v1/rules/{id}/suppression`: the rule and the suppression now in effect. */
+export const SuppressionAnswer = v.strictObject({
+  id: v.string(),
+  suppression: v.nullable(EffectiveSuppressionSchema),
 });
 
 /** `POST /api/v1/rules/bulk`: what was installed, what cannot fire yet, and each document refused. */

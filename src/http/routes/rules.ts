@@ -2,13 +2,14 @@ import * as v from 'valibot';
 import { stringify } from 'yaml';
 import { BULK_IMPORT_LIMITS, decideBulkImport, type RuleFile } from '../../commands/bulk-import-rules.js';
 import { decideImportRules, decideSetRuleEnabled } from '../../commands/import-rules.js';
+import { ClearSuppressionBody, decideSetRuleSuppression, SetSuppressionBody } from '../../commands/rule-suppression.js';
 import { detectionPlan } from '../../projections/plan.js';
-import type { DetectionState, InstalledRule } from '../../projections/detection.js';
+import { effectiveSuppression, type DetectionState, type InstalledRule } from '../../projections/detection.js';
 import type { SourcesState } from '../../projections/sources.js';
 import { parseJsonBytes, readBodyBytes } from '../body.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { executeAudited } from '../request-context.js';
+import { commandContext, executeAudited } from '../request-context.js';
 import { readJsonBody } from '../body.js';
 import { route, type Route } from '../route.js';
 import { selfMonitoringPlan } from '../../services/monitoring/plan-entries.js';
@@ -30,6 +31,7 @@ import {
   PreviewAnswer,
   RuleDetailSchema,
   RuleQualityPageSchema,
+  SuppressionAnswer,
   RuleSummarySchema,
 } from './rule-answers.js';
 import { listRuleQuality, qualityAnswer, RULE_QUALITY_SORTS } from '../../projections/rule-quality-query.js';
@@ -193,6 +195,7 @@ const readRuleRoute = route({
       ...(rule.importedBy ? { importedBy: rule.importedBy } : {}),
       cost: ruleCostOf(deps, rule.id),
       quality: qualityAnswer(deps.reads.ruleQuality.rules.get(rule.id)),
+      suppression: effectiveSuppression(rule) ?? null,
       text: stringify(rule.doc),
     });
   },
@@ -249,6 +252,58 @@ const setRuleEnabledRoute = route({
       c,
       deps,
       (m) => decideSetRuleEnabled(m, c.req.param('id'), body.enabled, body.reason),
+      200,
+    );
+    return c.json(result, 200);
+  },
+});
+
+const setRuleSuppressionRoute = route({
+  method: 'put',
+  path: '/api/v1/rules/{id}/suppression',
+  operationId: 'setRuleSuppression',
+  summary:
+    "Set a rule's alert suppression (`{by, for, reason}`): within `for` of an alert, matches with the same values of " +
+    "the `by` fields grow it instead of raising new alerts; overrides the rule document's own `suppress:`",
+  permission: 'rules:write',
+  audit: 'set_rule_suppression',
+  params: RuleIdParams,
+  body: { json: SetSuppressionBody },
+  success: { status: 200, description: '`{id, suppression}`', schema: SuppressionAnswer },
+  errors: [400, 404, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(SetSuppressionBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(
+      c,
+      deps,
+      (m) => decideSetRuleSuppression(m.detection, c.req.param('id'), body, ctx),
+      200,
+    );
+    return c.json(result, 200);
+  },
+});
+
+const clearRuleSuppressionRoute = route({
+  method: 'delete',
+  path: '/api/v1/rules/{id}/suppression',
+  operationId: 'clearRuleSuppression',
+  summary:
+    "Clear the suppression set through the API (`{reason}`): the rule document's own `suppress:`, if any, " +
+    'applies again',
+  permission: 'rules:write',
+  audit: 'clear_rule_suppression',
+  params: RuleIdParams,
+  body: { json: ClearSuppressionBody },
+  success: { status: 200, description: '`{id, suppression}`', schema: SuppressionAnswer },
+  errors: [400, 404, 415],
+  handle: async (c, { deps }) => {
+    const body = parseOr400(ClearSuppressionBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const { result } = await executeAudited(
+      c,
+      deps,
+      (m) => decideSetRuleSuppression(m.detection, c.req.param('id'), body, ctx),
       200,
     );
     return c.json(result, 200);
@@ -426,6 +481,8 @@ export const ruleRoutes: readonly Route[] = [
   listRuleQualityRoute,
   readRuleRoute,
   setRuleEnabledRoute,
+  setRuleSuppressionRoute,
+  clearRuleSuppressionRoute,
   readDetectionPlanRoute,
   previewRulesRoute,
   previewRuleRoute,

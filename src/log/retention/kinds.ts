@@ -39,6 +39,7 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   RulesImported: 'kept',
   RuleEnabledChanged: 'kept',
   RuleQuarantined: 'kept',
+  RuleSuppressionSet: 'kept',
   ExportConfigurationRecorded: 'kept',
   ExportDestinationStateChanged: 'kept',
   ExportCursorRecorded: 'kept',

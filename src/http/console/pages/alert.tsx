@@ -22,6 +22,7 @@ import {
 import { lookupEvent } from '../../../projections/evidence.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
+import { SuppressionFacts } from '../../web/components/suppression.js';
 import { Timeline } from '../../web/components/timeline.js';
 import { shortTime } from '../../web/components/url.js';
 import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
@@ -285,6 +286,7 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
             <dd>{shortTime(alert.lastSeen)}</dd>
             <dt>Events</dt>
             <dd>{alert.evidenceCount}</dd>
+            <SuppressionFacts alert={alert} />
             <dt>Incident</dt>
             <dd>
               {alert.incidentId ? (
