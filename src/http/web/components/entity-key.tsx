@@ -1,0 +1,46 @@
+import type { Child } from 'hono/jsx';
+
+/** Characters after which an entity key may wrap: the separators of `host:10.0.0.1`, `user:svc@corp`, a path. */
+const SEPARATOR = /([:@./\\])/;
+
+/**
+ * An entity key that wraps only after its separators (`<wbr>` after `:`, `@`, `.`, `/`, `\`), never inside a token:
+ * the stylesheet's `.ekey` keeps the rest together (`overflow-wrap: normal; word-break: keep-all`).
+ */
+export function EntityKey(props: { readonly k: string; readonly href?: string }) {
+  const parts: Child[] = [];
+  for (const piece of props.k.split(SEPARATOR)) {
+    if (piece === '') continue;
+    parts.push(piece);
+    if (SEPARATOR.test(piece)) parts.push(<wbr />);
+  }
+  return props.href !== undefined ? (
+    <a class="ekey" href={props.href}>
+      {parts}
+    </a>
+  ) : (
+    <span class="ekey">{parts}</span>
+  );
+}
+
+/** The first `shown` of `keys` as entity keys, comma-separated, and how many more there are (`a, b +3`). */
+export function EntityKeys(props: {
+  readonly keys: readonly string[];
+  readonly shown: number;
+  readonly total?: number;
+  readonly href?: (k: string) => string;
+}) {
+  const total = props.total ?? props.keys.length;
+  const some = props.keys.slice(0, props.shown);
+  return (
+    <>
+      {some.map((k, i) => (
+        <>
+          {i > 0 ? ', ' : null}
+          <EntityKey k={k} {...(props.href ? { href: props.href(k) } : {})} />
+        </>
+      ))}
+      {total > some.length ? <span class="muted"> +{total - some.length}</span> : null}
+    </>
+  );
+}
