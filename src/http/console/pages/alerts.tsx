@@ -210,7 +210,8 @@ function QueuePage(props: { view: QueueView; scope: PageScope; url: string }) {
       <nav class="view-toggle" aria-label="View">
         {flat ? (
           <>
-            <a href={withQuery('/alerts', { ...filterParams(q) })}>Grouped by rule</a> · <b>Flat list</b>
+            <a href={withQuery('/alerts', { ...filterParams(q), view: 'grouped' })}>Grouped by rule</a> ·{' '}
+            <b>Flat list</b>
           </>
         ) : (
           <>
@@ -296,9 +297,12 @@ function QueuePage(props: { view: QueueView; scope: PageScope; url: string }) {
                 <span>
                   {plural(grouped.groups.length, 'rule')} shown of {grouped.groupsTotal.toLocaleString('en')}
                 </span>
-                {q.cursor ? <a href={withQuery('/alerts', { ...filterParams(q) })}>First page</a> : null}
+                {q.cursor ? <a href={withQuery('/alerts', { ...filterParams(q), view: q.view })}>First page</a> : null}
                 {grouped.nextCursor ? (
-                  <a rel="next" href={withQuery('/alerts', { ...filterParams(q), cursor: grouped.nextCursor })}>
+                  <a
+                    rel="next"
+                    href={withQuery('/alerts', { ...filterParams(q), view: q.view, cursor: grouped.nextCursor })}
+                  >
                     Next page
                   </a>
                 ) : null}
@@ -396,7 +400,7 @@ function resolvedFilter(
   s: AlertsState,
   rules: DetectionState['rules'],
   q: QueueParams,
-): { filter: AlertFilter; unknownRule?: string } {
+): { filter: AlertFilter; oneRule: boolean; unknownRule?: string } {
   const ids = q.rule !== undefined ? resolveRule(s, ruleNames(rules), q.rule) : undefined;
   const rule =
     q.rule === undefined
@@ -410,7 +414,11 @@ function resolvedFilter(
     q,
     ruleAndSource(s, rule, q.source, (id) => sourceOfRule(rules, id)),
   );
-  return { filter, ...(q.rule !== undefined && ids === undefined ? { unknownRule: q.rule } : {}) };
+  return {
+    filter,
+    oneRule: ids?.length === 1,
+    ...(q.rule !== undefined && ids === undefined ? { unknownRule: q.rule } : {}),
+  };
 }
 
 const queueRoute: PageRoute = {
@@ -429,9 +437,10 @@ const queueRoute: PageRoute = {
     const q = parsed.output;
     const s = await alertsState(scope);
     const rules = scope.deps.reads.detection.rules;
-    const { filter, unknownRule } = resolvedFilter(s, rules, q);
+    const { filter, unknownRule, oneRule } = resolvedFilter(s, rules, q);
     const sourceOf = (id: string) => sourceOfRule(rules, id);
-    const flatView = q.view === 'flat';
+    // Grouped by rule, unless asked otherwise or the rule filter names one rule (it would be one group).
+    const flatView = q.view === 'flat' || (q.view === undefined && oneRule);
     const grouped = groupedQueue(s, filter, sourceOf, flatView ? 0 : GROUPS_PAGE_SIZE, flatView ? undefined : q.cursor);
     const flat = flatView ? queuePage(s, q, QUEUE_PAGE_SIZE, filter) : undefined;
     if (!grouped || (flatView && !flat))

@@ -42,14 +42,15 @@ export const QueueQuery = v.object({
 export type QueueParams = v.InferOutput<typeof QueueQuery>;
 
 /**
- * The projection's filter of a queue query: a severity means "at least this level"; the rule is `rule` as resolved
- * (`resolveRule`: an id, or every rule of a title or name), or the text as a rule id when not given.
+ * The projection's filter of a queue query: a severity means "at least this level"; the rules are `rule` as resolved
+ * (`resolveRule`: an id, or every rule of a title or name, narrowed to a source), or the text as a rule id when not
+ * given.
  */
 export function queueFilter(q: QueueParams, rule?: Pick<AlertFilter, 'ruleId' | 'ruleIds'>): AlertFilter {
   return {
     ...(q.status ? { status: q.status } : {}),
     ...(q.severity ? { minSeverity: LEVEL_SEVERITY[q.severity] } : {}),
-    ...(q.rule ? (rule ?? { ruleId: q.rule }) : {}),
+    ...(rule ?? (q.rule ? { ruleId: q.rule } : {})),
     ...(q.entity ? { entity: q.entity } : {}),
     ...(q.assignee ? { assignee: q.assignee } : {}),
     ...(q.unassigned ? { unassigned: q.unassigned === 'true' } : {}),
