@@ -287,7 +287,8 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
               <a href={withQuery('/alerts', { rule: alert.ruleId })} id="rule-alerts">
                 {props.rule.alerts === 1
                   ? 'No other alert of this rule'
-                  : `${(props.rule.alerts - 1).toLocaleString('en')} other alert${props.rule.alerts === 2 ? '' : 's'} of this rule`}
+                  : `${(props.rule.alerts - 1).toLocaleString('en')} other ` +
+                    `alert${props.rule.alerts === 2 ? '' : 's'} of this rule`}
               </a>
             </dd>
             <dt>First seen</dt>

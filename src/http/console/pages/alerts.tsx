@@ -46,7 +46,7 @@ function filterParams(q: QueueParams): Record<string, string | undefined> {
   return Object.fromEntries(FILTER_NAMES.map((n) => [n, q[n]]));
 }
 
-/** What the queue route computed: the alerts or groups of the page, the facets, and a rule the filter could not find. */
+/** What the queue route computed: the alerts or groups of the page, the facets, a rule the filter did not find. */
 interface QueueView {
   readonly q: QueueParams;
   readonly grouped: GroupedQueue;
@@ -100,7 +100,8 @@ function GroupRow(props: { g: AlertGroup; q: QueueParams; reviewer: boolean }) {
         <SeverityBadge severity={g.level} /> <b>{g.title}</b> <span class="count">{plural(g.alerts, 'alert')}</span>
         <span class="muted">
           {' '}
-          · {plural(g.systems, 'system')} · {plural(g.groupKeys, 'group key')} · {g.notDismissed} not dismissed · newest{' '}
+          · {plural(g.systems, 'system')} · {plural(g.groupKeys, 'group key')} · {g.notDismissed} not dismissed
+          {' · newest '}
           <time datetime={g.lastSeen}>{shortTime(g.lastSeen)}</time>
         </span>
       </summary>

@@ -77,8 +77,8 @@ export interface QueuePage {
 }
 
 /**
- * Whether an alert matches a filter (an entity's alerts come from `queuePool`): the same test as `matchingAlerts` (src/projections/alerts-query.ts), without its
- * sort.
+ * Whether an alert matches a filter (an entity's alerts come from `queuePool`): the same test as `matchingAlerts`
+ * (src/projections/alerts-query.ts), without its sort.
  */
 export function matches(a: AlertView, f: AlertFilter): boolean {
   return (
