@@ -129,9 +129,7 @@ export function groupedQueue(
   if (cursor !== undefined && after === undefined) return undefined;
   const groups = new Map<string, Acc>();
   const counts = { severity: new Map<string, number>(), status: new Map<string, number>() };
-  const rule = new Map<string, number>();
   const assignee = new Map<string, number>();
-  const source = new Map<string, number>();
   let total = 0;
   for (const a of queuePool(s, f)) {
     if (!matches(a, f)) continue;
@@ -163,9 +161,15 @@ export function groupedQueue(
     keepNewest(g.newest, a);
     bump(counts.severity, a.level);
     bump(counts.status, a.status);
-    bump(rule, a.ruleId);
     bump(assignee, a.assignee ?? '');
-    bump(source, sourceOf(a.ruleId));
+  }
+  // The rule and source facets follow from the groups: one lookup of a rule's source per rule, not per alert.
+  const rule = new Map<string, number>();
+  const source = new Map<string, number>();
+  for (const g of groups.values()) {
+    rule.set(g.ruleId, g.alerts);
+    const src = sourceOf(g.ruleId);
+    source.set(src, (source.get(src) ?? 0) + g.alerts);
   }
   const ordered = [...groups.values()].sort(groupOrder);
   const start = after ? ordered.findIndex((g) => groupOrder(g, after) > 0) : 0;
