@@ -5,15 +5,20 @@ const SEPARATOR = /([:@./\\])/;
 
 /**
  * An entity key that wraps only after its separators (`<wbr>` after `:`, `@`, `.`, `/`, `\`), never inside a token:
- * the stylesheet's `.ekey` keeps the rest together (`overflow-wrap: normal; word-break: keep-all`).
+ * each token with its separator is one `<span>` the stylesheet keeps whole (`.ekey > span`: `white-space: nowrap`,
+ * so not even after the hyphen of `svc-scanner`).
  */
 export function EntityKey(props: { readonly k: string; readonly href?: string }) {
   const parts: Child[] = [];
+  let token = '';
   for (const piece of props.k.split(SEPARATOR)) {
-    if (piece === '') continue;
-    parts.push(piece);
-    if (SEPARATOR.test(piece)) parts.push(<wbr />);
+    token += piece;
+    if (SEPARATOR.test(piece)) {
+      parts.push(<span>{token}</span>, <wbr />);
+      token = '';
+    }
   }
+  if (token !== '') parts.push(<span>{token}</span>);
   return props.href !== undefined ? (
     <a class="ekey" href={props.href}>
       {parts}
