@@ -95,6 +95,24 @@ describe('the console at volume: grouped queue, facets, rule filter by name, eve
     assert.match(html, /class="ekey"[^>]*><span>host:<\/span><wbr\/><span>web-7<\/span>/, 'an entity key breaks only after its separator');
   });
 
+  it("collapses an incident's 51 'alert joined' entries into one, and reviews all of its alerts with one bulk review", async () => {
+    const ids = [...Array.from({ length: 50 }, (_, i) => `alr_web${String(i).padStart(2, '0')}`), 'alr_disk0'];
+    const promoted = await t.request('/api/v1/incidents', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ alertIds: ids, title: 'One attacker', reason: 'same address' }) });
+    assert.equal(promoted.status, 201, await promoted.clone().text());
+    const id = ((await promoted.json()) as { id: string }).id;
+    const { html } = await page(`/incidents/${id}`);
+    assert.match(html, /51 alerts joined/);
+    assert.equal((html.match(/<details class="joined">/g) ?? []).length, 1, 'one expandable entry, not 51 lines');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
+    const form = (fields: Array<[string, string]>) => t.request(`/incidents/${id}/review`, { method: 'POST', token: t.tokens.analyst, body: new URLSearchParams([...fields, ['_csrf', csrf]]).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.equal((await form([['scope', 'selected'], ['ids', 'alr_web00'], ['ids', 'alr_not_in_it'], ['status', 'dismissed'], ['reason', 'x']])).status, 400, 'only its own alerts');
+    const res = await form([['scope', 'all'], ['status', 'in_review'], ['disposition', 'true_positive'], ['reason', 'one attacker, all hosts']]);
+    assert.equal(res.status, 303);
+    assert.match(res.headers.get('location') ?? '', /notice=51\+alerts\+set\+to\+in\+review/);
+    const a = (await (await t.request('/api/v1/alerts/alr_disk0', { token: t.tokens.viewer })).json()) as { status: string; disposition: string; reviewHistory: Array<{ bulk?: boolean; reason: string }> };
+    assert.deepEqual([a.status, a.disposition, a.reviewHistory.at(-1)!.bulk, a.reviewHistory.at(-1)!.reason], ['in_review', 'true_positive', true, 'one attacker, all hosts']);
+  });
+
   it('searches and pages the rules list', async () => {
     for (let n = 0; n < 3; n++) {
       const yaml = Array.from({ length: 40 }, (_, i) => `title: Bulk rule ${n * 40 + i}\nid: bulk-${n * 40 + i}\nlogsource: {product: zeek, service: dns}\ndetection:\n  sel: {query: q${i}.example}\n  condition: sel\nlevel: low\ntags: [attack.t${1000 + ((n * 40 + i) % 7)}]\n`).join('---\n');
