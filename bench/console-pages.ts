@@ -11,7 +11,7 @@ import { openInstanceStore } from '../src/cli/instance/open.js';
 import type { Figure } from './foundation.js';
 import { scratch } from './harness.js';
 
-/** Alerts stored before the pages are timed (the issue's figure: pages under 200 ms with 100k alerts). */
+/** Alerts stored before the pages are timed (issue 59: each page's p95 under 300 ms with 100k alerts, 3,000 rules). */
 const ALERTS = 100_000;
 const RUNS = 15;
 const LEVELS = [
@@ -22,17 +22,41 @@ const LEVELS = [
   ['critical', 10],
 ] as const;
 
-/** `n` alerts over 500 rules and 5,000 systems, spread over the last two days. */
+/** Rules installed before the pages are timed (issue 59: the console at rule-set scale). */
+const RULES = 3_000;
+/** Alerts of the first rule that are one attacker's on this many hosts (they group into one row). */
+const ATTACKED = 50;
+
+/** `n` Sigma rules from `from`, as one multi-document YAML import. */
+function ruleYaml(from: number, n: number): string {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    return [
+      `title: Bench rule ${i}`,
+      `id: bench-rule-${i}`,
+      `logsource: {product: ${i % 2 ? 'linux' : 'zeek'}, service: ${i % 2 ? 'auth' : 'dns'}}`,
+      `detection: {sel: {query: 'q${i}.example'}, condition: sel}`,
+      `level: ${LEVELS[i % LEVELS.length]![0]}`,
+      `tags: [attack.t${1000 + (i % 300)}]`,
+    ].join('\n');
+  }).join('\n---\n');
+}
+
+/**
+ * `n` alerts over RULES rules and 5,000 systems, spread over the last two days; the first ATTACKED are one attacker's
+ * (203.0.113.66) on as many hosts, of the first rule.
+ */
 function alerts(from: number, n: number, now: number) {
   return Array.from({ length: n }, (_, k) => {
     const i = from + k;
     const [level, severity] = LEVELS[i % LEVELS.length]!;
     const at = new Date(now - (i % 2880) * 60_000).toISOString();
+    const rule = i < ATTACKED ? 0 : i % RULES;
     return eventOf('AlertRaised', {
       alertId: `alr_bench${i}`,
-      ruleId: `rule-${i % 500}`,
-      groupKey: `host:h${i % 5000}`,
-      title: `Bench rule ${i % 500}`,
+      ruleId: `bench-rule-${rule}`,
+      groupKey: i < ATTACKED ? `evt-${i}` : `host:h${i % 5000}`,
+      title: `Bench rule ${rule}`,
       level,
       severity,
       confidence: 0.7,
@@ -42,7 +66,7 @@ function alerts(from: number, n: number, now: number) {
         keywords: [],
       },
       evidence: [{ eventId: `evt-${i}`, time: at, summary: 'bench event' }],
-      affectedSystems: [`host:h${i % 5000}`],
+      affectedSystems: i < ATTACKED ? [`host:victim-${i}`, 'ip:203.0.113.66'] : [`host:h${i % 5000}`],
       firstSeen: at,
       lastSeen: at,
       tags: [],
@@ -74,7 +98,7 @@ async function time(
 }
 
 /**
- * Console pages with 100,000 alerts stored: the time from request to the whole HTML, in process
+ * Console pages with 100,000 alerts and 3,000 rules stored: the time from request to the whole HTML, in process
  * (no network), as loopback administration sees them. Each request also commits its access and
  * audit records durably, as every console request does.
  */
@@ -105,17 +129,43 @@ export async function consolePagesBench(): Promise<Figure[]> {
     readYourWrites: readYourWritesOf(() => inst.readYourWrites()),
   });
   const get = (path: string) => () => Promise.resolve(app.request(path, { headers: { accept: 'text/html' } }));
+  const post = (path: string, body: string, type: string) =>
+    Promise.resolve(app.request(path, { method: 'POST', body, headers: { 'content-type': type } }));
+  for (let i = 0; i < RULES; i += 500) {
+    const res = await post('/api/v1/rules', ruleYaml(i, 500), 'application/yaml');
+    if (res.status !== 201) throw new Error(`rule import answered ${res.status}: ${await res.text()}`);
+  }
+  // The attacker's 50 alerts and one more, promoted into one incident: its timeline has 51 "alert joined".
+  const promoted = await post(
+    '/api/v1/incidents',
+    JSON.stringify({
+      alertIds: Array.from({ length: ATTACKED + 1 }, (_, i) => `alr_bench${i}`),
+      title: 'One attacker, 50 hosts',
+      reason: 'bench',
+    }),
+    'application/json',
+  );
+  if (promoted.status !== 201) throw new Error(`promote answered ${promoted.status}: ${await promoted.text()}`);
+  const incident = ((await promoted.json()) as { id: string }).id;
   const pages: Array<[string, string]> = [
     ['overview', '/'],
-    ['alert queue (all, newest first)', '/alerts'],
-    ['alert queue (open, high+, by severity)', '/alerts?status=open&severity=high&sort=-severity'],
+    ['alert queue (grouped by rule)', '/alerts'],
+    ['alert queue (flat, newest first)', '/alerts?view=flat'],
+    ['alert queue (open, high+, by severity)', '/alerts?status=open&severity=high&sort=-severity&view=flat'],
     ['alert queue (one system)', '/alerts?entity=host%3Ah42'],
+    ['alert queue (a rule by title)', '/alerts?rule=Bench+rule+0'],
     ['alert detail', '/alerts/alr_bench4242'],
     ['incidents', '/incidents'],
+    ['incident detail (51 alerts)', `/incidents/${encodeURIComponent(incident)}`],
+    ['rules list', '/rules'],
+    ['rules search (a tag)', '/rules?q=attack.t1110'],
+    ['rule detail', '/rules/bench-rule-7'],
+    ['events', '/events'],
     ['detection plan', '/plan'],
   ];
   const figures: Figure[] = [
     { name: 'console: alerts stored', value: ALERTS, unit: 'alerts', note: `recorded in ${storeSeconds.toFixed(1)} s` },
+    { name: 'console: rules installed', value: RULES, unit: 'rules', note: `${ATTACKED} alerts of one attacker` },
   ];
   await time(get('/'), 2);
   for (const [name, path] of pages) {
@@ -124,7 +174,7 @@ export async function consolePagesBench(): Promise<Figure[]> {
       name: `console page: ${name}`,
       value: Math.round(r.p50 * 10) / 10,
       unit: 'ms p50',
-      note: `p95 ${r.p95.toFixed(1)} ms, ${Math.round(r.bytes / 1024)} KiB`,
+      note: `p95 ${r.p95.toFixed(1)} ms (target 300 ms), ${Math.round(r.bytes / 1024)} KiB`,
     });
   }
   await inst.close();

@@ -114,6 +114,7 @@ export function decideBulkReview(
 function filterRecord(f: AlertFilter): Record<string, string | number> {
   const out: Record<string, string | number> = {};
   for (const [k, val] of Object.entries(f))
-    if (val !== undefined) out[k] = typeof val === 'boolean' ? String(val) : (val as string | number);
+    if (val !== undefined)
+      out[k] = typeof val === 'boolean' ? String(val) : Array.isArray(val) ? val.join(',') : (val as string | number);
   return out;
 }

@@ -6,6 +6,8 @@ export interface AlertFilter {
   readonly status?: AlertStatus;
   readonly minSeverity?: number;
   readonly ruleId?: string;
+  /** Any of these rules (what a rule name or title resolves to: `resolveRule`). */
+  readonly ruleIds?: readonly string[];
   readonly entity?: string;
   /** The principal the alerts are assigned to. */
   readonly assignee?: string;
@@ -73,12 +75,44 @@ export function matchingAlerts(s: AlertsState, f: AlertFilter): AlertView[] {
         (f.status === undefined || a.status === f.status) &&
         (f.minSeverity === undefined || a.severity >= f.minSeverity) &&
         (f.ruleId === undefined || a.ruleId === f.ruleId) &&
+        (f.ruleIds === undefined || f.ruleIds.includes(a.ruleId)) &&
         (f.since === undefined || a.lastSeen >= f.since) &&
         (f.assignee === undefined || a.assignee === f.assignee) &&
         (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned) &&
         (f.entity === undefined || s.bySystem.get(f.entity)?.has(a.id) === true),
     )
     .sort(newestFirst);
+}
+
+/** A rule as the rule filter knows it by: its id, its title and its Sigma `name`. */
+export interface RuleNames {
+  readonly id: string;
+  readonly title: string;
+  readonly name?: string | undefined;
+}
+
+/**
+ * The rules a `rule` filter names: the id of an installed rule or of any alert's rule (Vigil's own `vigil.*`
+ * rules, a rule since removed) is that rule alone; otherwise every installed rule whose title or name, and every
+ * alert's rule whose title, equals the text (case and surrounding spaces aside; titles need not be unique).
+ * Undefined when nothing is known by that id, name or title, so a caller can say so instead of listing nothing.
+ */
+export function resolveRule(
+  s: Pick<AlertsState, 'alerts'>,
+  rules: Iterable<RuleNames>,
+  text: string,
+): string[] | undefined {
+  const wanted = text.trim().toLowerCase();
+  const ids = new Set<string>();
+  for (const r of rules) {
+    if (r.id === text) return [text];
+    if (r.title.toLowerCase() === wanted || r.name?.toLowerCase() === wanted) ids.add(r.id);
+  }
+  for (const a of s.alerts.values()) {
+    if (a.ruleId === text) return [text];
+    if (!ids.has(a.ruleId) && a.title.toLowerCase() === wanted) ids.add(a.ruleId);
+  }
+  return ids.size > 0 ? [...ids].sort() : undefined;
 }
 
 /** Orders of an alert list, each descending: most recently seen, most recently first seen, most severe. */

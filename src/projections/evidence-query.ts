@@ -29,6 +29,8 @@ export interface EventFilter {
   readonly class?: string;
   readonly entityKey?: string;
   readonly adapter?: string;
+  /** Events of these classes are left out (the console hides the service's own `api_access` records by default). */
+  readonly excludeClasses?: readonly string[];
 }
 
 /** A page of events, newest first, with the cursor of the next page when there may be more. */
@@ -49,6 +51,7 @@ function matches(e: NormalizedEvent, f: EventFilter): boolean {
   return (
     (f.category === undefined || e.category === f.category) &&
     (f.class === undefined || e.class === f.class) &&
+    (f.excludeClasses === undefined || !f.excludeClasses.includes(e.class)) &&
     (f.adapter === undefined || e.source.adapter === f.adapter) &&
     (f.entityKey === undefined || e.entityKeys.includes(f.entityKey))
   );

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     await signIn(page, h.url, h.tokens.admin);
     const pages: Array<[string, string]> = [
       ['overview', '/'],
-      ['alert-queue', `/alerts?rule=${WEBSHELL_RULE_ID}`],
+      ['alert-queue', '/alerts'],
       ['alert-detail', `/alerts/${ids[0]}`],
       ['incidents', '/incidents'],
       ['incident-detail', `/incidents/${incident}`],
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     for (const [name, path] of pages) {
       await page.goto(`${h.url}${path}`);
       if (name === 'alert-detail') await page.locator('#evidence details summary').first().click();
-      if (name === 'alert-queue') { await page.keyboard.press('j'); await page.keyboard.press('j'); await page.keyboard.press('x'); }
+      if (name === 'alert-queue') await page.locator('details.group summary').first().click();
       await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: name !== 'events' && name !== 'audit-trail' });
       process.stdout.write(`${OUT}/${name}.png\n`);
     }

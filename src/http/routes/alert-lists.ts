@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { AlertsState, AlertView, IncidentView } from '../../projections/alerts.js';
-import type { ListPage } from '../../projections/alerts-query.js';
+import { resolveRule, type AlertFilter, type ListPage, type RuleNames } from '../../projections/alerts-query.js';
+import type { DetectionState } from '../../projections/detection.js';
 import { ownedPageSchema } from '../../projections/alerts-answers.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
@@ -12,6 +13,30 @@ import { storedJson } from '../stored-json.js';
 export async function alertsView(deps: AppDeps): Promise<AlertsState> {
   await deps.readYourWrites();
   return deps.reads.alerts;
+}
+
+/** The installed rules by the names a rule filter takes: id, title, Sigma `name`. */
+export function* ruleNames(rules: DetectionState['rules']): Generator<RuleNames> {
+  for (const r of rules.values()) yield { id: r.id, title: r.compiled.title, name: r.compiled.name };
+}
+
+/**
+ * The filter a `rule` parameter means (`resolveRule`): one rule by id (`ruleId`, as before), or every rule with that
+ * title or name (`ruleIds`). A rule known by none of these is a 400 that says so, not an empty list that looks like
+ * "no alerts".
+ */
+export function ruleFilter(
+  s: AlertsState,
+  rules: DetectionState['rules'],
+  text: string,
+  field = 'rule',
+): Pick<AlertFilter, 'ruleId' | 'ruleIds'> {
+  const ids = resolveRule(s, ruleNames(rules), text);
+  if (ids === undefined)
+    throw new HttpError(400, 'unknown rule', [
+      `${field}: no rule has the id, title or name ${JSON.stringify(text.slice(0, 256))}`,
+    ]);
+  return ids.length === 1 && ids[0] === text ? { ruleId: text } : { ruleIds: ids };
 }
 
 /** What an alert's and an incident's lists belong to. */

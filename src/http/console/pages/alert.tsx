@@ -10,7 +10,7 @@ import {
 } from '../../../commands/review-alert.js';
 import { HttpError } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
-import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertView } from '../../../projections/alerts.js';
+import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertsState, type AlertView } from '../../../projections/alerts.js';
 import {
   HISTORY_SHOWN,
   alertDetail,
@@ -24,7 +24,8 @@ import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { SuppressionFacts } from '../../web/components/suppression.js';
 import { Timeline } from '../../web/components/timeline.js';
-import { shortTime } from '../../web/components/url.js';
+import { EntityKey } from '../../web/components/entity-key.js';
+import { shortTime, withQuery } from '../../web/components/url.js';
 import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
@@ -144,7 +145,7 @@ const SystemLinks = (props: { readonly systems: readonly string[] }) => (
   <ul>
     {props.systems.map((s) => (
       <li>
-        <a href={`/graph?entity=${encodeURIComponent(s)}`}>{s}</a>
+        <EntityKey k={s} href={`/graph?entity=${encodeURIComponent(s)}`} />
       </li>
     ))}
   </ul>
@@ -249,7 +250,7 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
 }
 
 /** The alert detail page. Evidence (raw events) is shown only to a principal who may read events. */
-function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope }) {
+function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope; readonly rule: RuleOfAlert }) {
   const { alert, scope } = props;
   const evidence = scope.can('events:read');
   const { timeline, historyTotals, affectedSystems, affectedSystemsCount, affectedSystemsComplete } =
@@ -277,8 +278,19 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
             <dd>{alert.assignee ?? '—'}</dd>
             <dt>Rule</dt>
             <dd>
-              <a href={`/rules/${encodeURIComponent(alert.ruleId)}`}>{alert.ruleId}</a>
-              {alert.author ? ` by ${alert.author}` : ''}
+              {props.rule.installed ? (
+                <a href={`/rules/${encodeURIComponent(alert.ruleId)}`}>{props.rule.title}</a>
+              ) : (
+                props.rule.title
+              )}
+              {alert.author ? ` by ${alert.author}` : ''} <code class="muted">{alert.ruleId}</code>
+              <br />
+              <a href={withQuery('/alerts', { rule: alert.ruleId })} id="rule-alerts">
+                {props.rule.alerts === 1
+                  ? 'No other alert of this rule'
+                  : `${(props.rule.alerts - 1).toLocaleString('en')} other ` +
+                    `alert${props.rule.alerts === 2 ? '' : 's'} of this rule`}
+              </a>
             </dd>
             <dt>First seen</dt>
             <dd>{shortTime(alert.firstSeen)}</dd>
@@ -368,6 +380,20 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
   );
 }
 
+/** An alert's rule as its page names it: the installed rule's title (else the alert's), and how many alerts it has. */
+interface RuleOfAlert {
+  readonly title: string;
+  readonly installed: boolean;
+  readonly alerts: number;
+}
+
+function ruleOf(scope: PageScope, s: AlertsState, alert: AlertView): RuleOfAlert {
+  const rule = scope.deps.reads.detection.rules.get(alert.ruleId);
+  let alerts = 0;
+  for (const a of s.alerts.values()) if (a.ruleId === alert.ruleId) alerts++;
+  return { title: rule?.compiled.title ?? alert.title, installed: rule !== undefined, alerts };
+}
+
 /** The alert of the path, or a 404. */
 async function alertOf(scope: PageScope, id: string): Promise<AlertView> {
   const alert = (await alertsState(scope)).alerts.get(id);
@@ -382,7 +408,8 @@ const detailRoute: PageRoute = {
   audit: 'console_alert',
   async handle(c, scope) {
     const alert = await alertOf(scope, c.req.param('alertId')!);
-    return scope.render(alert.title, <AlertPage alert={alert} scope={scope} />);
+    const rule = ruleOf(scope, await alertsState(scope), alert);
+    return scope.render(alert.title, <AlertPage alert={alert} scope={scope} rule={rule} />);
   },
 };
 

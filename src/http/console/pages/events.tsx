@@ -3,6 +3,7 @@ import { CATEGORIES, IsoDateTime, type NormalizedEvent } from '../../../events/n
 import { HttpError } from '../../errors.js';
 import { epochMillisOf } from '../../../kernel/time.js';
 import { listEvents, parseEventCursor } from '../../../projections/evidence-query.js';
+import { EntityKey } from '../../web/components/entity-key.js';
 import { FilterBar } from '../../web/components/filter-bar.js';
 import { Pager } from '../../web/components/table.js';
 import { shortTime, withQuery } from '../../web/components/url.js';
@@ -18,7 +19,17 @@ const EventsPageQuery = v.object({
   entityKey: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(512))),
   adapter: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(256))),
   cursor: optionalField(v.pipe(v.string(), v.maxLength(2048))),
+  /** `show`: include the service's own access records (hidden by default). */
+  own: optionalField(v.picklist(['show'])),
 });
+
+/**
+ * Classes of the records Vigil writes about its own API: one `api_access` event per request and per summary of
+ * refused requests (src/http/access-records.ts). The events page hides them unless asked (`own=show`, or a search
+ * for that class): on a quiet instance they are most of what is stored, and the console's own page views among them.
+ * Vigil's other records (collector and syslog refusals, credential changes, export states) are about others and stay.
+ */
+export const OWN_ACCESS_CLASSES = ['api_access'] as const;
 
 /** Events on one page. */
 const EVENTS_PAGE = 50;
@@ -36,7 +47,7 @@ function EventRow(props: { readonly e: NormalizedEvent }) {
         ({e.outcome}) · {e.source.adapter}@{e.source.instance} ·{' '}
         {e.entityKeys.slice(0, 4).map((k) => (
           <>
-            <a href={withQuery('/events', { entityKey: k })}>{k}</a>{' '}
+            <EntityKey k={k} href={withQuery('/events', { entityKey: k })} />{' '}
           </>
         ))}
       </summary>
@@ -62,6 +73,7 @@ const eventsRoute: PageRoute = {
     const after = q.cursor ? parseEventCursor(q.cursor) : undefined;
     if (q.cursor && !after) throw new HttpError(400, 'invalid query', ['cursor: not a cursor of this list']);
     await scope.deps.readYourWrites();
+    const hideOwn = q.own === undefined && !OWN_ACCESS_CLASSES.some((x) => x === q.class);
     const page = listEvents(
       scope.deps.reads,
       {
@@ -71,6 +83,7 @@ const eventsRoute: PageRoute = {
         ...(q.class ? { class: q.class } : {}),
         ...(q.entityKey ? { entityKey: q.entityKey } : {}),
         ...(q.adapter ? { adapter: q.adapter } : {}),
+        ...(hideOwn ? { excludeClasses: OWN_ACCESS_CLASSES } : {}),
       },
       EVENTS_PAGE,
       after,
@@ -82,14 +95,29 @@ const eventsRoute: PageRoute = {
       class: q.class,
       entityKey: q.entityKey,
       adapter: q.adapter,
+      own: q.own,
     };
+    const { own: _own, ...filters } = values;
     return scope.render(
       'Events',
       <>
         <h1>Events</h1>
+        <p class="view-toggle" id="own-toggle">
+          {hideOwn ? (
+            <>
+              Vigil's own API access records are hidden.{' '}
+              <a href={withQuery('/events', { ...filters, own: 'show' })}>Show them</a>
+            </>
+          ) : q.own !== undefined ? (
+            <>
+              Vigil's own API access records are shown. <a href={withQuery('/events', filters)}>Hide them</a>
+            </>
+          ) : null}
+        </p>
         <FilterBar
           action="/events"
           values={values}
+          keep={{ own: q.own }}
           fields={[
             { kind: 'time', name: 'since', label: 'Since' },
             { kind: 'time', name: 'until', label: 'Until' },

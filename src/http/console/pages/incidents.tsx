@@ -5,7 +5,9 @@ import { ChangeIncidentStatusBody, decideIncidentStatus } from '../../../command
 import { MergeIncidentBody, decideMergeIncident } from '../../../commands/merge-incidents.js';
 import { HttpError } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
-import { INCIDENT_STATUSES } from '../../../projections/alerts.js';
+import { BULK_REVIEW_MAX, decideBulkReview } from '../../../commands/bulk-review-alerts.js';
+import { ALERT_DISPOSITIONS, ALERT_STATUSES, INCIDENT_STATUSES } from '../../../projections/alerts.js';
+import { EntityKey, EntityKeys } from '../../web/components/entity-key.js';
 import {
   HISTORY_SHOWN,
   incidentAlertsPage,
@@ -23,8 +25,8 @@ import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { FilterBar } from '../../web/components/filter-bar.js';
 import { Table } from '../../web/components/table.js';
 import { Timeline } from '../../web/components/timeline.js';
-import { shortTime, someOf } from '../../web/components/url.js';
-import { assigneeField, backTo, formFields, optionalField, parseForm } from '../forms.js';
+import { shortTime } from '../../web/components/url.js';
+import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
 
@@ -87,7 +89,7 @@ const listRoute: PageRoute = {
             { header: 'Assignee', cell: (i) => i.assignee ?? '—' },
             { header: 'Origin', cell: (i) => i.origin },
             { header: 'Alerts', class: 'num', cell: (i) => `${i.alertsOpen}/${i.totals.alerts} open` },
-            { header: 'Entities', cell: (i) => someOf(i.entities, i.totals.entities, 4) },
+            { header: 'Entities', cell: (i) => <EntityKeys keys={i.entities} shown={4} total={i.totals.entities} /> },
             { header: 'Last activity', cell: (i) => shortTime(i.lastSeen) },
           ]}
         />
@@ -172,15 +174,74 @@ function IncidentActions(props: {
   );
 }
 
-/** An incident's alerts as its page lists them. */
-function AlertLines(props: { readonly lines: readonly IncidentAlertLine[]; readonly scope: PageScope }) {
+/** The bulk review of an incident's alerts: the selected ones or all of them, with a status, disposition, reason. */
+function IncidentBulkReview(props: { readonly id: string; readonly total: number; readonly scope: PageScope }) {
   const { scope } = props;
   return (
+    <form id="incident-bulk" method="post" action={`/incidents/${encodeURIComponent(props.id)}/review`} class="bulk">
+      <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
+      <label>
+        <span>Review</span>
+        <select name="scope">
+          <option value="selected">the selected alerts</option>
+          <option value="all">{`all ${props.total} alerts of this incident`}</option>
+        </select>
+      </label>
+      <label>
+        <input type="checkbox" data-select-all="ids" form="none" /> select all shown
+      </label>
+      <label>
+        <span>Status</span>
+        <select name="status">
+          {ALERT_STATUSES.map((x) => (
+            <option value={x}>{x.replace('_', ' ')}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span>Disposition</span>
+        <select name="disposition">
+          <option value="">none</option>
+          {ALERT_DISPOSITIONS.map((d) => (
+            <option value={d}>{d.replace('_', ' ')}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span>Reason</span>
+        <input type="text" name="reason" required maxlength={4096} placeholder="kept in every alert's history" />
+      </label>
+      <button type="submit">Review alerts</button>
+    </form>
+  );
+}
+
+/** An incident's alerts as its page lists them. */
+function AlertLines(props: {
+  readonly lines: readonly IncidentAlertLine[];
+  readonly scope: PageScope;
+  /** The id of the bulk review form the lines' checkboxes belong to. */
+  readonly pick?: string;
+}) {
+  const { scope, pick } = props;
+  return (
     <Table<IncidentAlertLine>
+      id="incident-alerts"
       rows={props.lines}
       rowKey={(a) => a.id}
       empty="No alert."
       columns={[
+        ...(pick
+          ? [
+              {
+                header: '',
+                class: 'pick',
+                cell: (a: IncidentAlertLine) => (
+                  <input type="checkbox" name="ids" value={a.id} form={pick} aria-label={`select ${a.title}`} />
+                ),
+              },
+            ]
+          : []),
         { header: 'Severity', cell: (a) => <SeverityBadge severity={levelOf(a.severity)} /> },
         {
           header: 'Alert',
@@ -189,40 +250,92 @@ function AlertLines(props: { readonly lines: readonly IncidentAlertLine[]; reado
         },
         { header: 'Status', cell: (a) => <StatusLabel status={a.status} /> },
         { header: 'Assignee', cell: (a) => a.assignee ?? '—' },
-        { header: 'Systems', cell: (a) => someOf(a.affectedSystems, a.affectedSystemsCount, a.affectedSystems.length) },
+        {
+          header: 'Systems',
+          cell: (a) => (
+            <EntityKeys keys={a.affectedSystems} shown={a.affectedSystems.length} total={a.affectedSystemsCount} />
+          ),
+        },
         { header: 'Last seen', cell: (a) => shortTime(a.lastSeen) },
       ]}
     />
   );
 }
 
-/** An incident's timeline as its page shows it. */
+/** Consecutive "alert joined" entries at least this many long collapse into one expandable entry. */
+const JOINED_RUN = 2;
+
+/** An incident's timeline entries with each run of consecutive "alert joined" entries as one run. */
+export function collapseJoined(
+  entries: readonly IncidentTimelineEntry[],
+): Array<IncidentTimelineEntry | { readonly joined: IncidentTimelineEntry[] }> {
+  const out: Array<IncidentTimelineEntry | { readonly joined: IncidentTimelineEntry[] }> = [];
+  let run: IncidentTimelineEntry[] = [];
+  const flush = () => {
+    if (run.length >= JOINED_RUN) out.push({ joined: run });
+    else out.push(...run);
+    run = [];
+  };
+  for (const t of entries) {
+    if (t.kind === 'alert_joined') run.push(t);
+    else {
+      flush();
+      out.push(t);
+    }
+  }
+  flush();
+  return out;
+}
+
+const alertLink = (s: AlertsState, id: string) => (
+  <a href={`/alerts/${encodeURIComponent(id)}`}>{s.alerts.get(id)?.title ?? id}</a>
+);
+
+/** An incident's timeline as its page shows it: a run of "alert joined" is one entry that expands to its alerts. */
 function IncidentTimeline(props: { readonly entries: readonly IncidentTimelineEntry[]; readonly s: AlertsState }) {
   const { s } = props;
   return (
     <Timeline
       label="Incident timeline"
       empty="Nothing happened yet."
-      entries={props.entries.map((t) => ({
-        at: t.at,
-        title: t.what,
-        ...(t.principal ? { who: `${t.principal}${t.authentication ? ` (${t.authentication})` : ''}` } : {}),
-        ...(t.reason || t.alertId
+      entries={collapseJoined(props.entries).map((t) =>
+        'joined' in t
           ? {
+              at: t.joined[0]!.at,
+              title: `${t.joined.length} alerts joined`,
               detail: (
-                <>
-                  {t.alertId ? (
-                    <a href={`/alerts/${encodeURIComponent(t.alertId)}`}>
-                      {s.alerts.get(t.alertId)?.title ?? t.alertId}
-                    </a>
-                  ) : null}
-                  {t.alertId && t.reason ? ' · ' : ''}
-                  {t.reason ?? ''}
-                </>
+                <details class="joined">
+                  <summary>
+                    {t.joined.length} alerts, {shortTime(t.joined[0]!.at)} to {shortTime(t.joined.at(-1)!.at)}
+                  </summary>
+                  <ul>
+                    {t.joined.map((j) => (
+                      <li>
+                        <time datetime={j.at}>{shortTime(j.at)}</time> {j.alertId ? alertLink(s, j.alertId) : j.what}
+                        {j.reason ? <span class="muted"> · {j.reason}</span> : null}
+                      </li>
+                    ))}
+                  </ul>
+                </details>
               ),
             }
-          : {}),
-      }))}
+          : {
+              at: t.at,
+              title: t.what,
+              ...(t.principal ? { who: `${t.principal}${t.authentication ? ` (${t.authentication})` : ''}` } : {}),
+              ...(t.reason || t.alertId
+                ? {
+                    detail: (
+                      <>
+                        {t.alertId ? alertLink(s, t.alertId) : null}
+                        {t.alertId && t.reason ? ' · ' : ''}
+                        {t.reason ?? ''}
+                      </>
+                    ),
+                  }
+                : {}),
+            },
+      )}
     />
   );
 }
@@ -231,7 +344,7 @@ const EntityLinks = (props: { readonly entities: readonly string[] }) => (
   <>
     {props.entities.map((e) => (
       <>
-        <a href={`/graph?entity=${encodeURIComponent(e)}`}>{e}</a>{' '}
+        <EntityKey k={e} href={`/graph?entity=${encodeURIComponent(e)}`} />{' '}
       </>
     ))}
   </>
@@ -253,6 +366,7 @@ const detailRoute: PageRoute = {
     const s = await alertsState(scope);
     const incident = incidentDetail(s, incidentOf(s, c.req.param('id')!).id)!;
     const base = `/incidents/${encodeURIComponent(incident.id)}`;
+    const reviewer = scope.can('alerts:review') && incident.totals.alerts > 0;
     return scope.render(
       incident.title,
       <>
@@ -313,7 +427,8 @@ const detailRoute: PageRoute = {
           Alerts ({incident.totals.alerts})
           <More total={incident.totals.alerts} which="most recently seen" href={`${base}/alerts`} />
         </h2>
-        <AlertLines lines={incident.alerts} scope={scope} />
+        {reviewer ? <IncidentBulkReview id={incident.id} total={incident.totals.alerts} scope={scope} /> : null}
+        <AlertLines lines={incident.alerts} scope={scope} {...(reviewer ? { pick: 'incident-bulk' } : {})} />
         <h2>
           Timeline
           <More total={incident.totals.timeline} which="newest" href={`${base}/timeline`} />
@@ -451,6 +566,54 @@ const mergeRoute = incidentAction(
   (form) => `Merged into ${form.into}`,
 );
 
+/** The incident bulk review form: the selected alerts (each must be the incident's) or all of them. */
+const IncidentReviewForm = v.object({
+  scope: v.optional(v.picklist(['selected', 'all']), 'selected'),
+  ids: idsField(BULK_REVIEW_MAX),
+  status: v.picklist(ALERT_STATUSES),
+  disposition: optionalField(v.picklist(ALERT_DISPOSITIONS)),
+  reason: v.pipe(v.string(), v.trim(), v.minLength(1, 'a review needs a reason'), v.maxLength(4096)),
+});
+
+/**
+ * Reviews an incident's alerts at once through the bulk review command (`AlertsBulkReviewed`): the selected ones, or
+ * all of them (by the filter `incident`, so the record says what "all" meant).
+ */
+const reviewAlertsRoute: PageRoute = {
+  method: 'post',
+  path: '/incidents/{id}/review',
+  permission: 'alerts:review',
+  audit: 'console_incident_bulk_review',
+  async handle(c, scope) {
+    const id = c.req.param('id')!;
+    const form = parseForm(IncidentReviewForm, await formFields(c));
+    const incident = incidentOf(await alertsState(scope), id);
+    const ids = form.ids ?? [];
+    if (form.scope === 'selected') {
+      if (ids.length === 0) throw new HttpError(400, 'select at least one alert, or review all of the incident');
+      const members = new Set(incident.alertIds);
+      const strangers = ids.filter((a) => !members.has(a));
+      if (strangers.length > 0)
+        throw new HttpError(400, 'invalid form', [
+          `ids: not alerts of this incident: ${strangers.slice(0, 5).join(', ')}`,
+        ]);
+    }
+    const cmd = {
+      ...(form.scope === 'all' ? { filter: { incident: incident.id } } : { alertIds: [...new Set(ids)] }),
+      status: form.status,
+      ...(form.disposition ? { disposition: form.disposition } : {}),
+      reason: form.reason,
+    };
+    const ctx = commandContext(c, scope.deps);
+    const { result } = await executeAudited(c, scope.deps, (m) => decideBulkReview(m.alerts, cmd, ctx), 303);
+    return backTo(
+      c,
+      `/incidents/${encodeURIComponent(id)}`,
+      `${result.reviewed} alert${result.reviewed === 1 ? '' : 's'} set to ${result.status.replace('_', ' ')}`,
+    );
+  },
+};
+
 /** The incident list and detail pages, the whole of an incident's lists, and the incident's lifecycle actions. */
 export const incidentPages: readonly PageRoute[] = [
   listRoute,
@@ -462,4 +625,5 @@ export const incidentPages: readonly PageRoute[] = [
   assignRoute,
   addAlertsRoute,
   mergeRoute,
+  reviewAlertsRoute,
 ];

@@ -1,13 +1,14 @@
 import { stringify } from 'yaml';
 import * as v from 'valibot';
 import { decideImportRules, decideSetRuleEnabled } from '../../../commands/import-rules.js';
-import { HttpError } from '../../errors.js';
+import { HttpError, parseOr400 } from '../../errors.js';
 import { executeAudited } from '../../request-context.js';
 import type { DetectionState, InstalledRule, RuleQuarantine } from '../../../projections/detection.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge } from '../../web/components/badges.js';
 import { Table } from '../../web/components/table.js';
-import { shortTime } from '../../web/components/url.js';
+import { FilterBar } from '../../web/components/filter-bar.js';
+import { shortTime, withQuery } from '../../web/components/url.js';
 import { backTo, formFields, optionalField, parseForm } from '../forms.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { qualityAnswer } from '../../../projections/rule-quality-query.js';
@@ -63,21 +64,78 @@ function ImportForm(props: {
   );
 }
 
-/** The rules list, with enable/disable for a rule administrator and the import form. */
+/** Rules on one page of the list. */
+export const RULES_PAGE_SIZE = 50;
+
+/** The rules list's query: a text search (title, id, name, tag) and the page's offset. */
+const RulesQuery = v.object({
+  q: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(256))),
+  offset: optionalField(
+    v.pipe(v.string(), v.regex(/^\d{1,7}$/, 'expected a number of rules to skip'), v.transform(Number)),
+  ),
+});
+type RulesParams = v.InferOutput<typeof RulesQuery>;
+
+/** One page of the rules list: its rules, how many match the search, how many are installed. */
+interface RulesListPage {
+  readonly rows: InstalledRule[];
+  readonly matching: number;
+  readonly installed: number;
+  readonly offset: number;
+}
+
+/** Whether a rule's title, id, Sigma name or one of its tags contains the text (case aside). */
+export function ruleMatchesText(r: InstalledRule, text: string): boolean {
+  const t = text.toLowerCase();
+  const c = r.compiled;
+  return (
+    c.title.toLowerCase().includes(t) ||
+    r.id.toLowerCase().includes(t) ||
+    (c.name?.toLowerCase().includes(t) ?? false) ||
+    c.tags.some((tag) => tag.toLowerCase().includes(t))
+  );
+}
+
+/** The rules that match a search, by title, one page of them from `offset`. */
+export function rulesPage(all: DetectionState['rules'], q: RulesParams): RulesListPage {
+  const matching = sorted(all).filter((r) => q.q === undefined || ruleMatchesText(r, q.q));
+  const offset = Math.min(q.offset ?? 0, Math.max(0, matching.length - 1));
+  return {
+    rows: matching.slice(offset, offset + RULES_PAGE_SIZE),
+    matching: matching.length,
+    installed: all.size,
+    offset,
+  };
+}
+
+/** The rules list, with search and paging, enable/disable for a rule administrator, and the import form. */
 function RulesPage(props: {
   readonly scope: PageScope;
-  readonly rows: InstalledRule[];
+  readonly page: RulesListPage;
+  readonly q: RulesParams;
   readonly importText?: string;
   readonly errors?: readonly string[];
   readonly message?: string;
 }) {
-  const { scope } = props;
+  const { scope, page, q } = props;
   const writer = scope.can('rules:write');
+  const at = (offset: number) => withQuery('/rules', { q: q.q, offset: offset > 0 ? offset : undefined });
   return (
     <>
       <h1>
-        Rules <span class="muted">({props.rows.length})</span>
+        Rules <span class="muted">({page.installed.toLocaleString('en')})</span>
       </h1>
+      <FilterBar
+        action="/rules"
+        values={{ q: q.q }}
+        fields={[{ kind: 'text', name: 'q', label: 'Search', placeholder: 'title, id, name or tag (attack.t1110)' }]}
+      />
+      <p class="search-counts" id="rule-counts">
+        {q.q !== undefined
+          ? `${page.matching.toLocaleString('en')} of ${page.installed.toLocaleString('en')} rules match`
+          : `${page.installed.toLocaleString('en')} rules`}
+        {page.matching > 0 ? `; ${page.offset + 1}–${page.offset + page.rows.length} shown` : ''}
+      </p>
       {writer ? (
         <ImportForm
           scope={scope}
@@ -89,10 +147,10 @@ function RulesPage(props: {
       <Table<InstalledRule>
         id="rules"
         keyboard
-        rows={props.rows}
+        rows={page.rows}
         rowKey={(r) => r.id}
         rowHref={(r) => `/rules/${encodeURIComponent(r.id)}`}
-        empty="No rule installed."
+        empty={q.q !== undefined ? 'No rule matches this search.' : 'No rule installed.'}
         columns={[
           { header: 'Level', cell: (r) => <SeverityBadge severity={r.compiled.level} /> },
           { header: 'Rule', cell: (r) => <a href={`/rules/${encodeURIComponent(r.id)}`}>{r.compiled.title}</a> },
@@ -123,6 +181,14 @@ function RulesPage(props: {
           },
         ]}
       />
+      <nav class="pager" aria-label="Pages">
+        {page.offset > 0 ? <a href={at(Math.max(0, page.offset - RULES_PAGE_SIZE))}>Previous page</a> : null}
+        {page.offset + RULES_PAGE_SIZE < page.matching ? (
+          <a rel="next" href={at(page.offset + RULES_PAGE_SIZE)}>
+            Next page
+          </a>
+        ) : null}
+      </nav>
     </>
   );
 }
@@ -163,16 +229,18 @@ function QuarantinePanel(props: {
   );
 }
 
+const byTitle = new Intl.Collator('en');
 const sorted = (m: DetectionState['rules']) =>
-  [...m.values()].sort((a, b) => a.compiled.title.localeCompare(b.compiled.title));
+  [...m.values()].sort((a, b) => byTitle.compare(a.compiled.title, b.compiled.title) || (a.id < b.id ? -1 : 1));
 
 const listRoute: PageRoute = {
   method: 'get',
   path: '/rules',
   permission: 'rules:read',
   audit: 'console_rules',
-  async handle(_c, scope) {
-    return scope.render('Rules', <RulesPage scope={scope} rows={sorted(await rules(scope))} />);
+  async handle(c, scope) {
+    const q = parseOr400(RulesQuery, c.req.query(), 'query');
+    return scope.render('Rules', <RulesPage scope={scope} q={q} page={rulesPage(await rules(scope), q)} />);
   },
 };
 
@@ -265,7 +333,8 @@ const importRoute: PageRoute = {
         'Rules',
         <RulesPage
           scope={scope}
-          rows={sorted(await rules(scope))}
+          q={{}}
+          page={rulesPage(await rules(scope), {})}
           importText={yaml}
           errors={err.issues ?? []}
           message={err.message}

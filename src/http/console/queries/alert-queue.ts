@@ -30,19 +30,27 @@ export const QueueQuery = v.object({
   /** `true`: nobody has them yet; `false`: somebody has. */
   unassigned: opt(v.picklist(['true', 'false'])),
   since: opt(IsoDateTime),
+  /** The log source of the alerts' rules (`sourceOfRule`): a facet of the queue. */
+  source: opt(v.pipe(v.string(), v.trim(), v.maxLength(256))),
   sort: opt(v.picklist([...QUEUE_SORTS, ...QUEUE_SORTS.map((s) => `-${s}` as const)])),
   cursor: opt(v.pipe(v.string(), v.maxLength(2048))),
+  /** `flat`: one row per alert; otherwise one row per rule, expandable to its alerts. */
+  view: opt(v.picklist(['grouped', 'flat'])),
 });
 
 /** The queue's parsed query. */
 export type QueueParams = v.InferOutput<typeof QueueQuery>;
 
-/** The projection's filter of a queue query: a severity means "at least this level". */
-export function queueFilter(q: QueueParams): AlertFilter {
+/**
+ * The projection's filter of a queue query: a severity means "at least this level"; the rules are `rule` as resolved
+ * (`resolveRule`: an id, or every rule of a title or name, narrowed to a source), or the text as a rule id when not
+ * given.
+ */
+export function queueFilter(q: QueueParams, rule?: Pick<AlertFilter, 'ruleId' | 'ruleIds'>): AlertFilter {
   return {
     ...(q.status ? { status: q.status } : {}),
     ...(q.severity ? { minSeverity: LEVEL_SEVERITY[q.severity] } : {}),
-    ...(q.rule ? { ruleId: q.rule } : {}),
+    ...(rule ?? (q.rule ? { ruleId: q.rule } : {})),
     ...(q.entity ? { entity: q.entity } : {}),
     ...(q.assignee ? { assignee: q.assignee } : {}),
     ...(q.unassigned ? { unassigned: q.unassigned === 'true' } : {}),
@@ -69,14 +77,15 @@ export interface QueuePage {
 }
 
 /**
- * Whether an alert matches a filter: the same test as `matchingAlerts` (src/projections/alerts-query.ts), without its
- * sort.
+ * Whether an alert matches a filter (an entity's alerts come from `queuePool`): the same test as `matchingAlerts`
+ * (src/projections/alerts-query.ts), without its sort.
  */
-function matches(a: AlertView, f: AlertFilter): boolean {
+export function matches(a: AlertView, f: AlertFilter): boolean {
   return (
     (f.status === undefined || a.status === f.status) &&
     (f.minSeverity === undefined || a.severity >= f.minSeverity) &&
     (f.ruleId === undefined || a.ruleId === f.ruleId) &&
+    (f.ruleIds === undefined || f.ruleIds.includes(a.ruleId)) &&
     (f.since === undefined || a.lastSeen >= f.since) &&
     (f.assignee === undefined || a.assignee === f.assignee) &&
     (f.unassigned === undefined || (a.assignee === undefined) === f.unassigned)
@@ -85,6 +94,13 @@ function matches(a: AlertView, f: AlertFilter): boolean {
 
 type Row = { a: AlertView; value: string | number; id: string };
 
+/** The alerts a filter can only be among: one entity's, or all. */
+export function queuePool(s: AlertsState, f: AlertFilter): Iterable<AlertView> {
+  return f.entity !== undefined
+    ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!)
+    : s.alerts.values();
+}
+
 /**
  * A page of the alerts that match `q`, in the asked order (most recently seen first by default),
  * after the cursor: a keyset cursor (the sort, the last value and id), so paging stays stable while
@@ -92,7 +108,12 @@ type Row = { a: AlertView; value: string | number; id: string };
  * sorted buffer), so a page costs a scan, not a sort of every alert. Undefined when the cursor is
  * not one of this sort's.
  */
-export function queuePage(s: AlertsState, q: QueueParams, limit: number): QueuePage | undefined {
+export function queuePage(
+  s: AlertsState,
+  q: QueueParams,
+  limit: number,
+  f: AlertFilter = queueFilter(q),
+): QueuePage | undefined {
   const sort = q.sort ?? '-lastSeen';
   const key = sort.replace(/^-/, '') as SortKey;
   const cmp = comparator(sort);
@@ -108,13 +129,10 @@ export function queuePage(s: AlertsState, q: QueueParams, limit: number): QueueP
       return undefined;
     pivot = { value: c[1], id: c[2] };
   }
-  const f = queueFilter(q);
-  const pool: Iterable<AlertView> =
-    f.entity !== undefined ? [...(s.bySystem.get(f.entity) ?? [])].map((id) => s.alerts.get(id)!) : s.alerts.values();
   const keep = limit + 1;
   const buffer: Row[] = [];
   let total = 0;
-  for (const a of pool) {
+  for (const a of queuePool(s, f)) {
     if (!matches(a, f)) continue;
     total++;
     const row = { a, value: valueOf(a, key), id: a.id };
