@@ -22,6 +22,7 @@ import { machineBench } from './machine.js';
 import { hostileRulesBench } from './hostile-rules.js';
 import { signedHeadsBench } from './signed-heads.js';
 import { liveAuditBench } from './live-audit.js';
+import { planBench } from './plan.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -42,6 +43,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   'hostile-rules': () => hostileRulesBench(),
   'signed-heads': () => signedHeadsBench(),
   'live-audit': () => liveAuditBench(),
+  plan: () => planBench(),
 };
 
 const [only, mode] = process.argv.slice(2);
