@@ -351,7 +351,10 @@ export function matchingEntries(plan: DetectionPlan, f: PlanFilter): PlanEntry[]
 export interface PlanSummary extends PlanStateCounts {
   /** Enabled rules per worst problem (every problem named, zeros included). */
   byProblem: Record<PlanProblem, number>;
-  /** Enabled rules per source they wait for (`needs`: the `source` of a line of `fixes`), most first. */
+  /**
+   * Enabled rules per source they wait for (`needs`: the `source` of a line of `fixes`), most first; quarantined ones
+   * are left out, since the source would not unblock them.
+   */
   byMissingSource: Record<string, number>;
 }
 
@@ -365,7 +368,8 @@ export function planSummary(entries: readonly PlanEntry[]): PlanSummary {
   for (const e of entries) {
     if (!e.enabled) continue;
     if (e.problem !== null) byProblem[e.problem] += 1;
-    if (e.needs !== null) bySource.set(e.needs, (bySource.get(e.needs) ?? 0) + 1);
+    // A quarantined rule stays quarantined when its source comes: it is not among those a fix would unblock.
+    if (e.needs !== null && e.state !== 'quarantined') bySource.set(e.needs, (bySource.get(e.needs) ?? 0) + 1);
   }
   return {
     ...planStateCounts(entries),
