@@ -211,7 +211,9 @@ function planRule(
         missing.push({
           capability: `field ${f}`,
           problem: 'fields_never_seen',
-          fix: `field ${f} has never been seen in ${described}; check the source's configuration or the rule's field name`,
+          fix:
+            `field ${f} has never been seen in ${described}; check the source's configuration or the rule's ` +
+            'field name',
         });
     }
   }
