@@ -1,6 +1,10 @@
 import type { PlanEntry, PlanState } from './plan.js';
 
-/** MITRE ATT&CK Enterprise tactics in the matrix's order, as Sigma tags them (`attack.initial-access`). */
+/**
+ * MITRE ATT&CK Enterprise tactics in the matrix's order, as Sigma tags them (`attack.initial-access`). ATT&CK v18 split
+ * Defense Evasion into Stealth and Defense Impairment (SigmaHQ's rules now carry those); the old tactic keeps its
+ * place for rule sets that still use it.
+ */
 export const ATTACK_TACTICS = [
   'reconnaissance',
   'resource-development',
@@ -9,6 +13,8 @@ export const ATTACK_TACTICS = [
   'persistence',
   'privilege-escalation',
   'defense-evasion',
+  'stealth',
+  'defense-impairment',
   'credential-access',
   'discovery',
   'lateral-movement',
