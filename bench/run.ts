@@ -24,6 +24,7 @@ import { signedHeadsBench } from './signed-heads.js';
 import { liveAuditBench } from './live-audit.js';
 import { exceptionsBench } from './exceptions.js';
 import { ruleQualityBench } from './rule-quality.js';
+import { planBench } from './plan.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -46,6 +47,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   'live-audit': () => liveAuditBench(),
   exceptions: () => exceptionsBench(),
   'rule-quality': () => ruleQualityBench(),
+  plan: () => planBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

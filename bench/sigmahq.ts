@@ -13,7 +13,7 @@ import { journalEntry, zeekConn } from './normalizers.js';
 import type { NormalizedEvent } from '../src/events/normalized-event.js';
 
 /** SigmaHQ's rules/ as the CLI sends them: files with names relative to the directory. */
-function sigmahqFiles(): Array<{ name: string; text: string }> {
+export function sigmahqFiles(): Array<{ name: string; text: string }> {
   const dir = join(root, 'tests', 'fixtures', 'sigmahq', 'rules');
   const out: Array<{ name: string; text: string }> = [];
   const visit = (d: string): void => {

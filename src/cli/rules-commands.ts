@@ -1,11 +1,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { planSummary, type PlanEntry, type PlanSummary } from '../projections/plan.js';
 import { CliError } from './cli-error.js';
 import { parseCommandArgs, usageError } from './usage.js';
 
 /** What the server answered for one batch (POST /api/v1/rules/bulk). */
 interface BatchResult {
   imported: number;
+  ruleIds: string[];
   blocked: number;
   blockedByLogsource: Array<{ logsource: string; rules: number }>;
   invalid: Array<{ file: string; document?: number; line?: number; error: string }>;
@@ -61,6 +63,7 @@ async function postBatch(
     // No valid rule in the whole batch: every issue is a refusal of one of its files.
     return {
       imported: 0,
+      ruleIds: [],
       blocked: 0,
       blockedByLogsource: [],
       invalid: body.issues.map((issue) => ({ file: issue.split(/ document | line |: /, 1)[0] ?? '', error: issue })),
@@ -68,6 +71,41 @@ async function postBatch(
   }
   const hint = res.status === 413 ? ' (lower --batch-bytes below its limits.bodyBytes)' : '';
   throw new CliError(`the server answered ${res.status}: ${body.error ?? 'no error message'}${hint}`, 1);
+}
+
+/**
+ * The plan's counts for the rules of an import: the plan's own summary function over its entries for those ids, so
+ * what the import says and what the plan shows cannot disagree.
+ */
+export function importPlanSummary(entries: readonly PlanEntry[], ruleIds: ReadonlySet<string>): PlanSummary {
+  return planSummary(entries.filter((e) => ruleIds.has(e.ruleId)));
+}
+
+/** The summary in one line: `3141 rules: 212 ready, 40 degraded, 2889 blocked (1700 no source connected, ...)`. */
+export function planLine(s: PlanSummary): string {
+  const problems = Object.entries(s.byProblem)
+    .filter(([, n]) => n > 0)
+    .map(([p, n]) => `${n} ${p.replace(/_/g, ' ')}`);
+  return (
+    `${s.rules} rules: ${s.ready} ready, ${s.degraded} degraded, ${s.blocked} blocked, ${s.quarantined} quarantined, ` +
+    `${s.disabled} disabled${problems.length > 0 ? ` (${problems.join(', ')})` : ''}`
+  );
+}
+
+/** Every entry of the server's detection plan, a page of 1,000 at a time. */
+async function planEntries(url: string, token: string): Promise<PlanEntry[]> {
+  const out: PlanEntry[] = [];
+  let cursor: string | null = null;
+  do {
+    const path: string = `/api/v1/detection-plan?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const res = await fetch(new URL(path, url), { headers: { authorization: `Bearer ${token}` } });
+    const body = (await res.json().catch(() => ({}))) as { error?: string; rules?: PlanEntry[]; nextCursor?: string };
+    if (res.status !== 200 || !Array.isArray(body.rules))
+      throw new CliError(`rules import: reading the plan: the server answered ${res.status}: ${body.error ?? ''}`, 1);
+    out.push(...body.rules);
+    cursor = body.nextCursor ?? null;
+  } while (cursor);
+  return out;
 }
 
 /** `vigil rules ...`; undefined when argv is not a rules command. */
@@ -101,36 +139,35 @@ export async function runRulesCommand(
   }
   if (found.length === 0) throw new CliError(`rules import: no *.yml or *.yaml file under ${dir}`, 2);
   const files = found.map((f) => ({ name: f.name, text: readFileSync(f.path, 'utf8') }));
-  const summary = {
-    files: files.length,
-    imported: 0,
-    blocked: 0,
-    blockedByLogsource: new Map<string, number>(),
-    invalid: [] as BatchResult['invalid'],
-  };
+  const summary = { files: files.length, imported: 0, invalid: [] as BatchResult['invalid'] };
+  const ruleIds = new Set<string>();
   let sent = 0;
   const started = Date.now();
   for (const batch of batches(files, batchBytes)) {
     const r = await postBatch(url, token, batch);
     sent += batch.length;
     summary.imported += r.imported;
-    summary.blocked += r.blocked;
-    for (const b of r.blockedByLogsource)
-      summary.blockedByLogsource.set(b.logsource, (summary.blockedByLogsource.get(b.logsource) ?? 0) + b.rules);
+    for (const id of r.ruleIds) ruleIds.add(id);
     summary.invalid.push(...r.invalid);
     progress(
-      `rules import: ${sent}/${files.length} files, ${summary.imported} rules imported (${summary.blocked} waiting ` +
-        `for a source), ${summary.invalid.length} refused`,
+      `rules import: ${sent}/${files.length} files, ${summary.imported} rules imported, ${summary.invalid.length} ` +
+        'refused',
       sent === files.length,
     );
   }
+  // What the rules can do is the plan's to say: its entries for these rules, counted by its own summary function.
+  const plan = importPlanSummary(await planEntries(url, token), ruleIds);
+  progress(`rules import: in the detection plan, ${planLine(plan)}`, true);
   out({
     files: summary.files,
     imported: summary.imported,
-    blocked: summary.blocked,
-    blockedByLogsource: [...summary.blockedByLogsource.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .map(([logsource, rules]) => ({ logsource, rules })),
+    ready: plan.ready,
+    degraded: plan.degraded,
+    blocked: plan.blocked,
+    quarantined: plan.quarantined,
+    disabled: plan.disabled,
+    byProblem: plan.byProblem,
+    byMissingSource: plan.byMissingSource,
     invalid: summary.invalid,
     seconds: Math.round((Date.now() - started) / 100) / 10,
   });

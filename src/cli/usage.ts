@@ -220,8 +220,10 @@ serve                  answers the writer on the Unix socket PATH (mode 660: giv
     usage: ['vigil rules import DIR|FILE [--url URL] [--batch-bytes N]'],
     details: `Imports every *.yml / *.yaml under DIR through POST /api/v1/rules/bulk of a running instance. The
 token is read from VIGIL_TOKEN (a rule_admin or admin credential), never from the command line.
-Prints a progress line on stderr and a summary on stdout: imported, blocked (waiting for a source
-Vigil does not see yet, by logsource), invalid (file, line and reason).
+Prints a progress line on stderr and a summary on stdout: imported, then what the detection plan
+says of the imported rules (ready, degraded, blocked, quarantined, disabled, byProblem,
+byMissingSource: the plan's own counts, read from GET /api/v1/detection-plan), and invalid (file,
+line and reason).
 
 options:
   --url URL            the instance (default http://127.0.0.1:4173)

@@ -2,7 +2,9 @@
  * Writes a screenshot of every console page to docs/console/ (`npm run screenshots`): a real
  * `vigil serve` with seeded alerts, an incident, reviews and notes, seen by Debian's Chromium.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { batches } from '../../src/cli/rules-commands.js';
 import { repoPath } from '../helpers/paths.js';
 import { WEBSHELL_RULE_ID, seedAlerts, signIn, startConsoleHarness } from './harness.js';
 
@@ -21,6 +23,21 @@ function sshFailures(n: number): unknown[] {
       attributes: { SYSLOG_IDENTIFIER: 'sshd', MESSAGE: 'Failed password', src_ip: `203.0.113.${i % 7}`, user: 'root' },
     };
   });
+}
+
+/** SigmaHQ's fixture rules as `vigil rules import` sends them, for the detection plan's shots. */
+function sigmahqFiles(): Array<{ name: string; text: string }> {
+  const root = repoPath('tests', 'fixtures', 'sigmahq', 'rules');
+  const out: Array<{ name: string; text: string }> = [];
+  const visit = (dir: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) visit(p);
+      else if (name.endsWith('.yml')) out.push({ name: relative(root, p), text: readFileSync(p, 'utf8') });
+    }
+  };
+  visit(root);
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -48,7 +65,6 @@ async function main(): Promise<void> {
       ['alert-detail', `/alerts/${ids[0]}`],
       ['incidents', '/incidents'],
       ['incident-detail', `/incidents/${incident}`],
-      ['detection-plan', '/plan'],
       ['graph', '/graph?entity=host%3Abastion-0'],
       ['events', '/events?adapter=linux-journal'],
       ['rules', '/rules'],
@@ -62,6 +78,17 @@ async function main(): Promise<void> {
       await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: name !== 'events' && name !== 'audit-trail' });
       process.stdout.write(`${OUT}/${name}.png\n`);
     }
+    // The detection plan with SigmaHQ's rules imported (after the other shots, which show the seeded rules only): the
+    // grouped view, and the ATT&CK coverage matrix on its own.
+    for (const files of batches(sigmahqFiles(), 512 * 1024)) {
+      const res = await h.api('rule_admin', '/api/v1/rules/bulk', { method: 'POST', body: JSON.stringify({ files }) });
+      if (res.status !== 201) throw new Error(await res.text());
+    }
+    await page.goto(`${h.url}/plan`);
+    await page.screenshot({ path: `${OUT}/detection-plan.png` });
+    process.stdout.write(`${OUT}/detection-plan.png\n`);
+    await page.locator('.attack-matrix').screenshot({ path: `${OUT}/attack-matrix.png` });
+    process.stdout.write(`${OUT}/attack-matrix.png\n`);
     await context.close();
   } finally {
     await h.close();

@@ -129,7 +129,7 @@ describe('built-in rule pack (rules as code)', () => {
   });
 
   it("the plan's ready is checked against a firing: every rule that fired above is ready, and every ready rule fired", async () => {
-    const plan = (await (await t.request('/api/v1/detection-plan', { token: t.tokens.viewer })).json() as { rules: Array<{ ruleId: string; title: string; state: string; missingCapabilities: unknown[] }> }).rules;
+    const plan = (await (await t.request('/api/v1/detection-plan?limit=1000', { token: t.tokens.viewer })).json() as { rules: Array<{ ruleId: string; title: string; state: string; missingCapabilities: unknown[] }> }).rules;
     const rules = (await (await t.request('/api/v1/rules', { token: t.tokens.viewer })).json() as { rules: Array<{ id: string; kind: string; correlation?: { rules: string[] } }> }).rules;
     const names = new Map(parseSigmaText(loadBuiltinPack().text).ok ? (parseSigmaText(loadBuiltinPack().text) as { docs: Array<{ id: string; name?: string }> }).docs.map((d) => [d.name ?? d.id, d.id]) : []);
     const alerted = new Set<string>();

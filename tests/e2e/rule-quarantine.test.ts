@@ -130,7 +130,7 @@ describe('rule quarantine (vigil serve end to end)', () => {
       assert.equal(rule.quarantine.budgetMs, 100);
       assert.ok(rule.quarantine.measuredMs >= 100);
       assert.equal(typeof rule.quarantine.sampleEventId, 'string');
-      const plan = await (await call('/api/v1/detection-plan', ruleAdmin)).json() as {
+      const plan = await (await call('/api/v1/detection-plan?limit=1000', ruleAdmin)).json() as {
         summary: { quarantined: number }; rules: Array<{ ruleId: string; state: string; quarantine?: { reason: string } }>;
       };
       assert.equal(plan.summary.quarantined, 1);

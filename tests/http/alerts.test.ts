@@ -136,7 +136,7 @@ describe('alerts, reviews, incidents and the detection plan', () => {
 
   it('reports ready, degraded and blocked rules with fixes in the detection plan', async () => {
     type Plan = { summary: { ready: number; blocked: number; degraded: number }; rules: Array<{ ruleId: string; state: string; missingCapabilities: Array<{ fix: string; problem: string }> }> };
-    const plan = (await get<Plan>('/api/v1/detection-plan', t.tokens.rule_admin)).body;
+    const plan = (await get<Plan>('/api/v1/detection-plan?limit=1000', t.tokens.rule_admin)).body;
     const byId = (id: string) => plan.rules.find((r) => r.ruleId === id)!;
     assert.equal(byId('11111111-2222-4333-8444-555555555555').state, 'ready');
     const sudo = byId('6f0a1c52-3d7e-4c1b-9a31-0b7d6f1e2a11');
@@ -144,7 +144,7 @@ describe('alerts, reviews, incidents and the detection plan', () => {
     assert.match(sudo.missingCapabilities[0]!.fix, /linux-journal or syslog-rfc5424 records from sudo/);
     assert.ok(plan.summary.ready >= 1 && plan.summary.blocked >= 1);
     t.setNow('2026-11-25T10:00:00Z');
-    const later = (await get<Plan>('/api/v1/detection-plan', t.tokens.viewer)).body;
+    const later = (await get<Plan>('/api/v1/detection-plan?limit=1000', t.tokens.viewer)).body;
     const stale = later.rules.find((r) => r.ruleId === '11111111-2222-4333-8444-555555555555')!;
     assert.equal(stale.state, 'degraded');
     assert.match(stale.missingCapabilities[0]!.fix, /network-monitor logType=http: no records in the last 24 h/);
@@ -167,7 +167,7 @@ describe('alerts, reviews, incidents and the detection plan', () => {
     // Valid Sigma whose logsource no normalizer produces is stored, and blocked in the plan.
     const macos = await t.request('/api/v1/rules', { method: 'POST', token: t.tokens.rule_admin, body: 'title: mac\nid: 0badc0de-0000-4000-8000-000000000001\nlogsource: {product: macos, category: process_creation}\ndetection: {s: {Image: /bin/x}, condition: s}\n', headers: { 'content-type': 'application/yaml' } });
     assert.equal(macos.status, 201);
-    const plan = (await get<{ rules: Array<{ ruleId: string; state: string; missingCapabilities: Array<{ fix: string }> }> }>('/api/v1/detection-plan', t.tokens.viewer)).body;
+    const plan = (await get<{ rules: Array<{ ruleId: string; state: string; missingCapabilities: Array<{ fix: string }> }> }>('/api/v1/detection-plan?limit=1000', t.tokens.viewer)).body;
     const entry = plan.rules.find((r) => r.ruleId === '0badc0de-0000-4000-8000-000000000001')!;
     assert.equal(entry.state, 'blocked');
     assert.match(entry.missingCapabilities[0]!.fix, /unmapped logsource \{product: macos, category: process_creation\}/);

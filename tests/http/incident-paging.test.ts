@@ -119,7 +119,13 @@ describe('a large incident: bounded detail and list, whole lists a page at a tim
       return total;
     };
     assert.equal(await walk(`${base}/alerts`, (x) => x.match(/<tr[ >]/g)!.length - 1), ALERTS);
-    assert.equal(await walk(`${base}/timeline`, (x) => x.match(/<div class="tl-title">/g)?.length ?? 0), ALERTS + 1);
+    // A run of "alert joined" entries is one expandable entry (issue 59): its alerts are counted inside it.
+    const entries = (x: string) => {
+      const runs = [...x.matchAll(/<details class="joined">([\s\S]*?)<\/details>/g)];
+      const titles = x.match(/<div class="tl-title">/g)?.length ?? 0;
+      return titles - runs.length + runs.reduce((n, r) => n + (r[1]!.match(/<li>/g)?.length ?? 0), 0);
+    };
+    assert.equal(await walk(`${base}/timeline`, entries), ALERTS + 1);
     const entities = (await get<Incident>(base.replace('/incidents', '/api/v1/incidents'))).totals.entities;
     assert.equal(await walk(`${base}/entities`, (x) => x.match(/href="\/graph\?entity=/g)?.length ?? 0), entities);
     await html(`${base}/entities?cursor=not-a-cursor!`, 400);

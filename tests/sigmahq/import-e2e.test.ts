@@ -6,12 +6,14 @@ import { CLI, runCli, startServe, writeTestConfig } from '../helpers/cli.js';
 import { fixturePath } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 import { exportRequest, receiverBody, regressionCases } from '../helpers/windows-events.js';
+import { planSummary, type PlanEntry, type PlanSummary } from '../../src/projections/plan.js';
 
 /**
  * Issue 20 end to end: `vigil rules import` loads SigmaHQ's whole `rules/` into a running `vigil
  * serve` with zero refusals (any refusal is listed with its reason), the plan's counts add up, and
  * the regression events, posted as an OpenTelemetry Collector would post them, raise alerts from
- * their rules with the rules' authors on the alerts.
+ * their rules with the rules' authors on the alerts. Issue 59: the plan of those rules pages (its first page under
+ * 100 KB, the /plan page under 1 MB), tells its problems apart, and agrees with what the import printed.
  */
 
 function freePort(): Promise<number> {
@@ -34,7 +36,7 @@ function runCliAsync(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: 
   });
 }
 
-interface Plan { summary: { rules: number; ready: number; degraded: number; blocked: number; disabled: number }; rules: Array<{ ruleId: string; state: string; missingCapabilities: Array<{ fix: string }> }> }
+interface Plan { summary: PlanSummary; fixes: Array<{ source: string; problem: string; action: string; rules: number }>; rules: PlanEntry[]; nextCursor: string | null }
 
 describe('SigmaHQ at scale through vigil serve', () => {
   it('imports all 3,141 rules, plans them, and fires the regression events with authors on the alerts', { timeout: 600_000 }, async () => {
@@ -48,24 +50,72 @@ describe('SigmaHQ at scale through vigil serve', () => {
       return { status: res.status, body: await res.json() as T };
     };
     try {
-      const before = (await api<Plan>('/api/v1/detection-plan')).body.summary.rules;
+      const everyEntry = async (): Promise<PlanEntry[]> => {
+        const out: PlanEntry[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: Plan = (await api<Plan>(`/api/v1/detection-plan?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)).body;
+          out.push(...page.rules);
+          cursor = page.nextCursor;
+        } while (cursor);
+        return out;
+      };
+      const installed = new Set((await everyEntry()).map((e) => e.ruleId));
+      const before = installed.size;
       const imported = await runCliAsync(['rules', 'import', fixturePath('sigmahq', 'rules'), '--url', serve.url], { VIGIL_TOKEN: token });
       assert.equal(imported.status, 0, imported.stderr + imported.stdout);
-      const summary = JSON.parse(imported.stdout) as { files: number; imported: number; blocked: number; blockedByLogsource: Array<{ logsource: string; rules: number }>; invalid: unknown[] };
+      const summary = JSON.parse(imported.stdout) as Omit<PlanSummary, 'rules'> & { files: number; imported: number; invalid: unknown[] };
       assert.deepEqual(summary.invalid, [], 'every refusal, with its reason');
       assert.equal(summary.files, 3141);
       assert.equal(summary.imported, 3141);
-      assert.equal(summary.blocked, summary.blockedByLogsource.reduce((n, b) => n + b.rules, 0));
-      assert.ok(summary.blockedByLogsource.some((b) => b.logsource === '{product: aws, service: cloudtrail}'), 'cloud audit logs wait for a source');
-      assert.match(imported.stderr, /rules import: 3141\/3141 files, 3141 rules imported/);
+      assert.equal(summary.ready + summary.degraded + summary.blocked + summary.quarantined + summary.disabled, 3141);
+      assert.match(imported.stderr, /rules import: 3141\/3141 files, 3141 rules imported, 0 refused/);
+      assert.match(imported.stderr, /rules import: in the detection plan, 3141 rules: \d+ ready, \d+ degraded, \d+ blocked/);
+      // The import's counts are the plan's: 1,183 Windows process_creation rules wait for a source (it used to say 0).
+      assert.equal(summary.byMissingSource['win:cat:process_creation'], 1183);
+      assert.ok(summary.byProblem.no_source_connected >= 1183);
+      const mine = (await everyEntry()).filter((e) => !installed.has(e.ruleId));
+      const fromPlan = planSummary(mine);
+      assert.deepEqual(
+        { ready: summary.ready, degraded: summary.degraded, blocked: summary.blocked, quarantined: summary.quarantined, disabled: summary.disabled, byProblem: summary.byProblem, byMissingSource: summary.byMissingSource },
+        { ready: fromPlan.ready, degraded: fromPlan.degraded, blocked: fromPlan.blocked, quarantined: fromPlan.quarantined, disabled: fromPlan.disabled, byProblem: fromPlan.byProblem, byMissingSource: fromPlan.byMissingSource },
+        'vigil rules import says what the plan says',
+      );
 
-      const plan = (await api<Plan>('/api/v1/detection-plan')).body;
+      const first = await fetch(`${serve.url}/api/v1/detection-plan`, { headers: { authorization: `Bearer ${token}` } });
+      const firstText = await first.text();
+      assert.equal(first.status, 200);
+      assert.ok(Buffer.byteLength(firstText) < 100_000, `the plan's first page is ${Buffer.byteLength(firstText)} bytes`);
+      const plan = JSON.parse(firstText) as Plan;
       const s = plan.summary;
       assert.equal(s.rules, before + 3141);
-      assert.equal(s.ready + s.degraded + s.blocked + s.disabled, s.rules, 'the plan counts add up');
-      assert.equal(plan.rules.length, s.rules);
-      const cloudtrail = plan.rules.find((r) => r.state === 'blocked' && r.missingCapabilities.some((m) => m.fix.includes('{product: aws, service: cloudtrail}')));
-      assert.ok(cloudtrail, 'an unmapped rule is blocked and names its logsource');
+      assert.equal(s.ready + s.degraded + s.blocked + s.quarantined + s.disabled, s.rules, 'the plan counts add up');
+      assert.equal(plan.rules.length, 50);
+      assert.ok(plan.nextCursor);
+      assert.equal(new Set(plan.fixes.map((f) => f.source)).size, plan.fixes.length, 'one fix per source');
+      const cloudtrail = (await api<Plan>('/api/v1/detection-plan?source=logsource:product=aws,service=cloudtrail')).body;
+      assert.ok(cloudtrail.rules.length > 0);
+      for (const r of cloudtrail.rules) {
+        assert.equal(r.state, 'blocked');
+        assert.equal(r.problem, 'logsource_unsupported');
+        assert.ok(r.missingCapabilities.some((m) => m.fix.includes('{product: aws, service: cloudtrail}')), 'an unmapped rule names its logsource');
+      }
+      const linux = (await api<Plan>('/api/v1/detection-plan?source=linux:class:process_creation&limit=1000')).body;
+      assert.equal(linux.summary.rules, 122);
+      assert.equal(linux.summary.byProblem.logsource_unsupported, 122);
+      assert.equal(linux.fixes.length, 1);
+      assert.doesNotMatch(linux.fixes[0]!.action, /^enroll|collector enroll/);
+      assert.match(linux.fixes[0]!.action, /auditd EXECVE.*Sysmon/s);
+      assert.equal((await api<{ error: string }>('/api/v1/detection-plan?state=nope')).status, 400);
+
+      const html = await fetch(`${serve.url}/plan`, { headers: { authorization: `Bearer ${token}`, accept: 'text/html' } });
+      const page = await html.text();
+      assert.equal(html.status, 200);
+      assert.ok(Buffer.byteLength(page) < 1_000_000, `/plan is ${Buffer.byteLength(page)} bytes`);
+      assert.match(page, /Fixes by source/);
+      assert.match(page, /ATT&amp;CK coverage/);
+      assert.ok(plan.fixes.some((f) => f.action.includes('a configuration that logs event 13;')));
+      assert.equal(page.split('a configuration that logs event 13;').length - 1, 1, 'a fix is said once on the page');
 
       // The regression events, as the windowseventlog receiver exports them.
       const cases = regressionCases(fixturePath('sigmahq'));
@@ -83,7 +133,7 @@ describe('SigmaHQ at scale through vigil serve', () => {
         else assert.ok(alert.author && alert.author.length > 0, `${c.title}: the alert credits the rule's author`);
       }
       assert.deepEqual(silent, []);
-      const sysmon = plan.rules.length > 0 ? (await api<Plan>('/api/v1/detection-plan')).body.rules.find((r) => r.ruleId === cases[0]!.ruleId) : undefined;
+      const sysmon = (await api<Plan>(`/api/v1/detection-plan?text=${cases[0]!.ruleId}`)).body.rules.find((r) => r.ruleId === cases[0]!.ruleId);
       assert.equal(sysmon?.state, 'ready', 'a Windows rule whose events arrived is ready');
       await exceptionFlow(api, cases);
     } finally {

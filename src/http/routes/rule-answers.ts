@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { NormalizedEventSchema } from '../../events/normalized-event.js';
 import { PlanSummarySchema } from '../../projections/console-query.js';
+import { PLAN_PROBLEMS, PLAN_STATES } from '../../projections/plan.js';
 
 // The answers of the rule routes (rules.ts), as docs/openapi.json publishes them.
 
@@ -102,23 +103,51 @@ export const BulkImportAnswer = v.strictObject({
   invalid: v.array(Described('a document refused: its file, document, line and reason')),
 });
 
+const Problem = v.picklist(PLAN_PROBLEMS);
+
 const PlanEntry = v.looseObject({
   ruleId: v.string(),
   title: v.string(),
   author: v.optional(v.string()),
   enabled: v.boolean(),
-  state: v.picklist(['ready', 'degraded', 'blocked', 'quarantined']),
+  state: v.picklist(PLAN_STATES),
+  problem: v.pipe(v.nullable(Problem), v.description('its worst problem; null when ready')),
+  needs: v.pipe(v.nullable(v.string()), v.description('the `source` of its line in `fixes`; null when none')),
+  tags: v.array(v.string()),
   requiredCapabilities: v.array(v.string()),
-  missingCapabilities: v.array(Described('a capability the rule lacks, and its fix')),
+  missingCapabilities: v.array(
+    v.strictObject({ capability: v.string(), problem: v.picklist(PLAN_PROBLEMS.slice(1)), fix: v.string() }),
+  ),
   quarantine: v.optional(Described('why and when the rule was quarantined')),
 });
 
-/** `GET /api/v1/detection-plan`: every rule's state, a summary, and the self-monitoring entries (`builtin`). */
+/**
+ * `GET /api/v1/detection-plan`: a page of the rules matching the filters, the summary and fixes of all of them,
+ * and the self-monitoring entries (`builtin`).
+ */
 export const DetectionPlanAnswer = v.strictObject({
   generatedAt: v.string(),
   freshnessHours: v.number(),
-  summary: PlanSummarySchema,
+  summary: v.strictObject({
+    ...PlanSummarySchema.entries,
+    byProblem: v.strictObject(Object.fromEntries(PLAN_PROBLEMS.map((p) => [p, Count])) as Record<string, typeof Count>),
+    byMissingSource: v.pipe(
+      v.record(v.string(), Count),
+      v.description('enabled rules per source they wait for (`needs`), most first'),
+    ),
+  }),
+  fixes: v.array(
+    v.strictObject({
+      source: v.string(),
+      describe: v.string(),
+      problem: v.picklist(['logsource_unsupported', 'no_source_connected', 'stale']),
+      action: v.string(),
+      doc: v.string(),
+      rules: Count,
+    }),
+  ),
   rules: v.array(PlanEntry),
+  nextCursor: v.nullable(v.string()),
   builtin: v.array(PlanEntry),
 });
 

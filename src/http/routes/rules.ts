@@ -3,7 +3,7 @@ import { stringify } from 'yaml';
 import { BULK_IMPORT_LIMITS, decideBulkImport, type RuleFile } from '../../commands/bulk-import-rules.js';
 import { decideImportRules, decideSetRuleEnabled } from '../../commands/import-rules.js';
 import { ClearSuppressionBody, decideSetRuleSuppression, SetSuppressionBody } from '../../commands/rule-suppression.js';
-import { detectionPlan } from '../../projections/plan.js';
+import { detectionPlan, planPage, PLAN_PAGE_SIZE, PLAN_PROBLEMS, PLAN_STATES } from '../../projections/plan.js';
 import { effectiveSuppression, type DetectionState, type InstalledRule } from '../../projections/detection.js';
 import type { SourcesState } from '../../projections/sources.js';
 import { parseJsonBytes, readBodyBytes } from '../body.js';
@@ -310,21 +310,43 @@ const clearRuleSuppressionRoute = route({
   },
 });
 
+/** Query of `GET /api/v1/detection-plan`: a page (`limit`, `cursor`) and the filters, every one bounded. */
+export const DetectionPlanQuery = v.strictObject({
+  limit: v.optional(QueryLimit),
+  cursor: v.optional(QueryCursor),
+  state: v.optional(v.picklist(PLAN_STATES)),
+  problem: v.optional(v.picklist(PLAN_PROBLEMS)),
+  source: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(512))),
+  tag: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+  text: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(256))),
+});
+
 const readDetectionPlanRoute = route({
   method: 'get',
   path: '/api/v1/detection-plan',
   operationId: 'readDetectionPlan',
-  summary: 'Which rules can fire: ready, degraded or blocked, with the missing capabilities and their fixes',
+  summary:
+    'Which rules can fire (ready, degraded, blocked, quarantined), a page at a time and filtered, with the summary ' +
+    'and the fixes grouped by the source they need',
   permission: 'plan:read',
   audit: 'read_detection_plan',
-  success: { status: 200, description: 'DetectionPlan', schema: DetectionPlanAnswer },
-  errors: [],
+  query: DetectionPlanQuery,
+  success: {
+    status: 200,
+    description: '`{generatedAt, freshnessHours, summary, fixes, rules, nextCursor, builtin}`',
+    schema: DetectionPlanAnswer,
+  },
+  errors: [400],
   handle: async (c, { deps }) => {
+    const q = parseOr400(DetectionPlanQuery, c.req.query(), 'query');
     await deps.readYourWrites();
     const m = deps.reads;
     const plan = detectionPlan(m.detection, m.sources, deps.now(), deps.config.detection.freshnessHours);
+    const { limit, cursor, ...filter } = q;
+    const page = planPage(plan, filter, Math.min(limit ?? PLAN_PAGE_SIZE, deps.config.limits.pageSize), cursor);
+    if (!page) throw new HttpError(400, 'invalid query', ['cursor: not a cursor returned by this endpoint']);
     return c.json({
-      ...plan,
+      ...page,
       builtin: selfMonitoringPlan(deps.monitor?.settings() ?? deps.config.monitoring, m.monitoring),
     });
   },

@@ -14,7 +14,7 @@ export function selfMonitoringPlan(settings: MonitoringSettings, state: Monitori
       ? [
           {
             capability: 'any source or collector',
-            problem: 'no_source',
+            problem: 'no_source_connected',
             fix: 'send evidence from any source: a cadence is learned from each source that reports',
           },
         ]
@@ -27,6 +27,9 @@ export function selfMonitoringPlan(settings: MonitoringSettings, state: Monitori
       author: 'Vigil',
       enabled: settings.silence.enabled,
       state: noSource.length > 0 ? 'blocked' : 'ready',
+      problem: noSource.length > 0 ? 'no_source_connected' : null,
+      needs: null,
+      tags: [],
       requiredCapabilities: ['any source or collector'],
       missingCapabilities: noSource,
     },
@@ -36,6 +39,9 @@ export function selfMonitoringPlan(settings: MonitoringSettings, state: Monitori
       author: 'Vigil',
       enabled: d.lowFreeBytes > 0 || d.lowFreePercent > 0 || d.floodFreeBytes > 0 || d.floodFreePercent > 0,
       state: 'ready',
+      problem: null,
+      needs: null,
+      tags: [],
       requiredCapabilities: ["the store's filesystem"],
       missingCapabilities: [],
     },
