@@ -78,6 +78,20 @@ async function main(): Promise<void> {
       await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: name !== 'events' && name !== 'audit-trail' });
       process.stdout.write(`${OUT}/${name}.png\n`);
     }
+    // Exceptions: one made from an alert (saved), a second being previewed from another alert's page.
+    const draft = (await (await h.api('analyst', `/api/v1/alerts/${ids[5]}/exception-draft`)).json()) as Record<string, unknown>;
+    const made = await h.api('analyst', '/api/v1/exceptions', { method: 'POST', body: JSON.stringify({ ...draft, reason: 'the upload test rig', ticket: 'CHG-123' }) });
+    if (made.status !== 201) throw new Error(await made.text());
+    const exceptionId = ((await made.json()) as { id: string }).id;
+    await page.goto(`${h.url}/exceptions`);
+    await page.screenshot({ path: `${OUT}/exceptions.png` });
+    await page.goto(`${h.url}/exceptions/${exceptionId}`);
+    await page.screenshot({ path: `${OUT}/exception-detail.png`, fullPage: true });
+    await page.goto(`${h.url}/exceptions/new?fromAlert=${ids[6]}`);
+    await page.fill('#reason', 'the second upload rig');
+    await Promise.all([page.waitForURL(/\/exceptions\/preview/), page.click('button[formaction="/exceptions/preview"]')]);
+    await page.screenshot({ path: `${OUT}/exception-preview.png`, fullPage: true });
+    process.stdout.write(`${OUT}/exceptions.png, exception-detail.png, exception-preview.png\n`);
     // The detection plan with SigmaHQ's rules imported (after the other shots, which show the seeded rules only): the
     // grouped view, and the ATT&CK coverage matrix on its own.
     for (const files of batches(sigmahqFiles(), 512 * 1024)) {
