@@ -22,6 +22,9 @@ const LEVELS = [
   ['critical', 10],
 ] as const;
 
+/** Exceptions made before the pages are timed (issue 59). */
+const EXCEPTIONS = 1000;
+
 /** Rules installed before the pages are timed (issue 59: the console at rule-set scale). */
 const RULES = 3_000;
 /** Alerts of the first rule that are one attacker's on this many hosts (they group into one row). */
@@ -147,6 +150,15 @@ export async function consolePagesBench(): Promise<Figure[]> {
   );
   if (promoted.status !== 201) throw new Error(`promote answered ${promoted.status}: ${await promoted.text()}`);
   const incident = ((await promoted.json()) as { id: string }).id;
+  // 1,000 exceptions, as a SOC at this scale might hold (most for one rule, one in ten for a tag).
+  const until = new Date(now + 10 * 86_400_000).toISOString();
+  for (let k = 0; k < EXCEPTIONS; k++) {
+    const scope = k % 10 === 0 ? { kind: 'tag', tag: 'attack.t1110' } : { kind: 'rule', ruleId: `bench-rule-${k}` };
+    const detection = { sel: { 'sourceEndpoint.ip': `192.0.2.${k % 250}` }, condition: 'sel' };
+    const body = JSON.stringify({ scope, detection, reason: `bench ${k}`, owner: 'bench', expiresAt: until });
+    const made = await post('/api/v1/exceptions', body, 'application/json');
+    if (made.status !== 201) throw new Error(`exception answered ${made.status}: ${await made.text()}`);
+  }
   const pages: Array<[string, string]> = [
     ['overview', '/'],
     ['alert queue (grouped by rule)', '/alerts'],
@@ -162,6 +174,7 @@ export async function consolePagesBench(): Promise<Figure[]> {
     ['rule detail', '/rules/bench-rule-7'],
     ['events', '/events'],
     ['detection plan', '/plan'],
+    ['exceptions (1,000)', '/exceptions'],
   ];
   const figures: Figure[] = [
     { name: 'console: alerts stored', value: ALERTS, unit: 'alerts', note: `recorded in ${storeSeconds.toFixed(1)} s` },

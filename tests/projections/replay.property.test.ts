@@ -23,6 +23,7 @@ import { decideAssignIncident } from '../../src/commands/assign-incident.js';
 import { decideMergeIncident } from '../../src/commands/merge-incidents.js';
 import { decideAddIncidentAlerts } from '../../src/commands/add-incident-alerts.js';
 import { decideSilenceCheck } from '../../src/commands/check-silence.js';
+import { decideCreateException, decideExceptionCheck, decideRevokeException } from '../../src/commands/exceptions.js';
 import { DEFAULT_MONITORING } from '../../src/projections/monitoring-settings.js';
 import type { LmdbStore } from '../../src/log/lmdb-store.js';
 import { connectJetStream, ensureStream } from '../../src/log/jetstream-connect.js';
@@ -88,6 +89,10 @@ const commandArb = fc.oneof(
   fc.record({ kind: fc.constant('bulk' as const), minSeverity: fc.integer({ min: 0, max: 10 }), status: fc.constantFrom('open', 'in_review', 'dismissed') as fc.Arbitrary<'open' | 'in_review' | 'dismissed'>, disposition: fc.constantFrom('benign', 'true_positive', undefined) }),
   fc.record({ kind: fc.constant('access' as const), status: fc.constantFrom(200, 401, 403), n: fc.nat(1000) }),
   fc.record({ kind: fc.constant('silence' as const), hours: fc.integer({ min: 0, max: 30 }) }),
+  // Exceptions (issue 59): made, revoked, expired and reminded of, with what they keep from alerting in the log.
+  fc.record({ kind: fc.constant('except' as const), ip: fc.constantFrom('203.0.113.1', '203.0.113.2', '10.0.0.1'), all: fc.boolean(), hours: fc.integer({ min: 1, max: 72 }) }),
+  fc.record({ kind: fc.constant('revoke' as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant('exception_check' as const), hours: fc.integer({ min: 0, max: 96 }) }),
 );
 
 /** How a run opens its store: LMDB, or a copy of a fresh JetStream stream (each run its own). */
@@ -164,6 +169,22 @@ for (const backend of [lmdbBackend, jetStreamBackend]) describe(`read models (${
           } else if (c.kind === 'promote') {
             const ids = alertIds();
             if (ids.length > 0) await inst.writer.execute((m) => decidePromoteIncident(m.alerts, { alertIds: [ids[c.pick % ids.length]!], title: 't', reason: 'r' }, { ...ctx, actor }), { ...ctx, actor });
+          }
+          else if (c.kind === 'except') {
+            const terms = {
+              scope: c.all ? { kind: 'all' as const } : { kind: 'tag' as const, tag: 'attack.t1110' },
+              detection: { sel: { 'sourceEndpoint.ip': c.ip }, condition: 'sel' },
+              reason: 'prop', owner: 'prop-analyst',
+              expiresAt: new Date(Date.parse('2026-11-22T11:00:00Z') + c.hours * 3_600_000).toISOString(),
+            };
+            await inst.writer.execute((m) => decideCreateException(m, terms, { ...ctx, actor, requestId: `x${i}` }, { mayBePermanent: false }), { ...ctx, actor });
+          } else if (c.kind === 'revoke') {
+            const ids = [...inst.writer.models.exceptions.exceptions.keys()];
+            const id = ids[c.pick % Math.max(1, ids.length)];
+            if (id !== undefined) await inst.writer.execute((m) => decideRevokeException(m, id, { comment: 'prop' }, { ...ctx, actor }), { ...ctx, actor });
+          } else if (c.kind === 'exception_check') {
+            const at = { now: new Date(Date.parse('2026-11-22T11:01:00Z') + c.hours * 3_600_000).toISOString() };
+            await inst.writer.execute((m) => decideExceptionCheck(m, 72 * 3_600_000, at), at);
           }
           else if (c.kind === 'silence') {
             const at = { now: new Date(Date.parse('2026-11-22T11:01:00Z') + c.hours * 3_600_000).toISOString() };

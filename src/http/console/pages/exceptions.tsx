@@ -41,13 +41,18 @@ function scopeText(e: Pick<ExceptionView, 'scope'>): string {
 /** The condition as an analyst wrote it: Sigma's detection syntax in YAML. */
 const conditionText = (detection: unknown) => stringify(detection).trimEnd();
 
+/** Exceptions a page of the list shows. */
+const PAGE = 100;
+
 function ExceptionList(props: {
   scope: PageScope;
-  rows: ExceptionView[];
+  page: { rows: ExceptionView[]; offset: number; total: number };
   tab: string;
   counts: Record<string, number>;
 }) {
   const nowMs = props.scope.deps.now().getTime();
+  const { rows, offset, total } = props.page;
+  const at = (o: number) => `/exceptions?status=${props.tab}&offset=${o}`;
   return (
     <>
       <h1>Exceptions</h1>
@@ -70,8 +75,12 @@ function ExceptionList(props: {
         </p>
       ) : null}
       <Table
-        caption={`${props.rows.length} exception${props.rows.length === 1 ? '' : 's'}`}
-        rows={props.rows}
+        caption={
+          total > rows.length
+            ? `${offset + 1}–${offset + rows.length} of ${total} exceptions`
+            : `${total} exception${total === 1 ? '' : 's'}`
+        }
+        rows={rows}
         rowKey={(e) => e.id}
         empty="No exception in this state."
         columns={[
@@ -94,6 +103,16 @@ function ExceptionList(props: {
           { header: 'Matches kept', cell: (e) => e.matchesExcepted.toLocaleString('en'), class: 'num' },
         ]}
       />
+      {total > rows.length ? (
+        <p>
+          {offset > 0 ? <a href={at(Math.max(0, offset - PAGE))}>Previous</a> : null}{' '}
+          {offset + rows.length < total ? (
+            <a rel="next" href={at(offset + PAGE)}>
+              Next
+            </a>
+          ) : null}
+        </p>
+      ) : null}
     </>
   );
 }
@@ -116,9 +135,11 @@ const listRoute: PageRoute = {
       const soon = expiringSoon(e, nowMs, within);
       counts[status]! += 1;
       if (soon) counts['expiring']! += 1;
-      if ((tab === 'expiring' ? soon : status === tab) && rows.length < 500) rows.push(e);
+      if (tab === 'expiring' ? soon : status === tab) rows.push(e);
     }
-    return scope.render('Exceptions', <ExceptionList scope={scope} rows={rows} tab={tab} counts={counts} />);
+    const offset = Math.min(Math.max(0, Number.parseInt(c.req.query('offset') ?? '0', 10) || 0), rows.length);
+    const page = { rows: rows.slice(offset, offset + PAGE), offset, total: rows.length };
+    return scope.render('Exceptions', <ExceptionList scope={scope} page={page} tab={tab} counts={counts} />);
   },
 };
 
