@@ -25,6 +25,23 @@ export function rulePack(n: number): string {
   ).join('\n---\n');
 }
 
+/** 40 batches of 1,000 records (numbered from `offset`), Zeek conn and sshd journal failures in turn, normalized. */
+export function mixedBatches(ingestedAt: string, offset = 0) {
+  const zeek = NORMALIZERS.get('network-monitor')!;
+  const journal = NORMALIZERS.get('linux-journal')!;
+  return Array.from({ length: 40 }, (_, b) =>
+    Array.from({ length: 1000 }, (_, i) => {
+      const k = offset + b * 1000 + i;
+      const record = k % 2 === 0 ? zeekConn(k) : journalEntry(k);
+      const r = (k % 2 === 0 ? zeek : journal).normalize(record, {
+        ingestedAt,
+        ...(k % 2 === 0 ? { logType: 'conn' } : {}),
+      });
+      return { record, events: r.ok ? r.events : [] };
+    }),
+  );
+}
+
 /**
  * Ingest + detect throughput, in-process through the writer, with 0, 100 and 1,000 rules (issue 4
  * targets). The three stores take the batches in turn and are charged the CPU time of their own
@@ -49,19 +66,7 @@ export async function detectionBench(): Promise<Figure[]> {
     }
     stores.push({ n, inst, cpuMs: 0, wallMs: 0, alerts: 0 });
   }
-  const zeek = NORMALIZERS.get('network-monitor')!;
-  const journal = NORMALIZERS.get('linux-journal')!;
-  const batches = Array.from({ length: 40 }, (_, b) =>
-    Array.from({ length: 1000 }, (_, i) => {
-      const k = b * 1000 + i;
-      const record = k % 2 === 0 ? zeekConn(k) : journalEntry(k);
-      const r = (k % 2 === 0 ? zeek : journal).normalize(record, {
-        ingestedAt: '2026-11-22T10:00:00.000Z',
-        ...(k % 2 === 0 ? { logType: 'conn' } : {}),
-      });
-      return { record, events: r.ok ? r.events : [] };
-    }),
-  );
+  const batches = mixedBatches('2026-11-22T10:00:00.000Z');
   const spent = await ingestInTurn(
     stores.map((s) => s.inst),
     batches,

@@ -15,7 +15,7 @@ export const ExceptionScopeSchema = v.variant('kind', [
  * identifiers and a `condition`), who answers for it and why, and until when (no `expiresAt`: permanent, which only an
  * admin may make).
  */
-const ExceptionTerms = {
+export const EXCEPTION_TERMS = {
   scope: ExceptionScopeSchema,
   detection: v.record(v.string(), v.unknown()),
   reason: v.string(),
@@ -27,7 +27,7 @@ const ExceptionTerms = {
 /** `ExceptionCreated`: an analyst excepted matching events from alerting; `fromAlertId` when made from an alert. */
 export const ExceptionCreatedSchema = v.strictObject({
   exceptionId: v.string(),
-  ...ExceptionTerms,
+  ...EXCEPTION_TERMS,
   fromAlertId: v.optional(v.string()),
   principal: v.string(),
   authentication: v.string(),
@@ -36,7 +36,7 @@ export const ExceptionCreatedSchema = v.strictObject({
 /** `ExceptionChanged`: an exception's terms replaced as a whole, with why (`comment`). */
 export const ExceptionChangedSchema = v.strictObject({
   exceptionId: v.string(),
-  ...ExceptionTerms,
+  ...EXCEPTION_TERMS,
   comment: v.string(),
   principal: v.string(),
   authentication: v.string(),

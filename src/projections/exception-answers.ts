@@ -1,19 +1,12 @@
 import * as v from 'valibot';
-import { ExceptionScopeSchema } from '../events/exception-events.js';
+import { EXCEPTION_TERMS } from '../events/exception-events.js';
 import { exceptionStatus, type ExceptionView } from './exceptions.js';
 
 // The answers of the exception routes (src/http/routes/exceptions.ts): what docs/openapi.json publishes.
 
 const Count = v.pipe(v.number(), v.integer());
 
-const Terms = {
-  scope: ExceptionScopeSchema,
-  detection: v.record(v.string(), v.unknown()),
-  reason: v.string(),
-  owner: v.string(),
-  ticket: v.optional(v.string()),
-  expiresAt: v.optional(v.string()),
-};
+const Terms = EXCEPTION_TERMS;
 
 /** The states of an exception: live, past its `expiresAt`, or ended early. */
 export const EXCEPTION_STATUSES = ['active', 'expired', 'revoked'] as const;

@@ -23,6 +23,7 @@ import { lookupEvent } from '../../../projections/evidence.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { SuppressionFacts } from '../../web/components/suppression.js';
+import { ReviewChoices } from '../../web/components/review-choices.js';
 import { Timeline } from '../../web/components/timeline.js';
 import { EntityKey } from '../../web/components/entity-key.js';
 import { shortTime, withQuery } from '../../web/components/url.js';
@@ -162,27 +163,7 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
         <>
           <form method="post" action={`/alerts/${id}/review`}>
             {csrf}
-            <label>
-              <span>Status</span>
-              <select name="status">
-                {ALERT_STATUSES.map((s) => (
-                  <option value={s} selected={s === alert.status}>
-                    {s.replace('_', ' ')}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label>
-              <span>Disposition</span>
-              <select name="disposition">
-                <option value="">none</option>
-                {ALERT_DISPOSITIONS.map((d) => (
-                  <option value={d} selected={d === alert.disposition}>
-                    {d.replace('_', ' ')}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <ReviewChoices status={alert.status} {...(alert.disposition ? { disposition: alert.disposition } : {})} />
             <label>
               <span>Reason</span>
               <input type="text" name="reason" required maxlength={4096} />

@@ -9,6 +9,7 @@ import { matchingAlerts, resolveRule, type AlertFilter } from '../../../projecti
 import type { DetectionState } from '../../../projections/detection.js';
 import { ruleNames } from '../../routes/alert-lists.js';
 import { EntityKeys } from '../../web/components/entity-key.js';
+import { ReviewChoices } from '../../web/components/review-choices.js';
 import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertsState, type AlertView } from '../../../projections/alerts.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
@@ -334,23 +335,7 @@ function BulkActions(props: { q: QueueParams; total: number; scope: PageScope; u
       <label>
         <input type="checkbox" data-select-all="ids" form="none" /> select this page
       </label>
-      <label>
-        <span>Status</span>
-        <select name="status">
-          {ALERT_STATUSES.map((s) => (
-            <option value={s}>{s.replace('_', ' ')}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        <span>Disposition</span>
-        <select name="disposition">
-          <option value="">none</option>
-          {ALERT_DISPOSITIONS.map((d) => (
-            <option value={d}>{d.replace('_', ' ')}</option>
-          ))}
-        </select>
-      </label>
+      <ReviewChoices />
       <label>
         <span>Reason</span>
         <input type="text" name="reason" maxlength={4096} placeholder="why (kept in every alert's history)" />

@@ -24,6 +24,7 @@ import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge, StatusLabel } from '../../web/components/badges.js';
 import { FilterBar } from '../../web/components/filter-bar.js';
 import { Table } from '../../web/components/table.js';
+import { ReviewChoices } from '../../web/components/review-choices.js';
 import { Timeline } from '../../web/components/timeline.js';
 import { shortTime } from '../../web/components/url.js';
 import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
@@ -190,23 +191,7 @@ function IncidentBulkReview(props: { readonly id: string; readonly total: number
       <label>
         <input type="checkbox" data-select-all="ids" form="none" /> select all shown
       </label>
-      <label>
-        <span>Status</span>
-        <select name="status">
-          {ALERT_STATUSES.map((x) => (
-            <option value={x}>{x.replace('_', ' ')}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        <span>Disposition</span>
-        <select name="disposition">
-          <option value="">none</option>
-          {ALERT_DISPOSITIONS.map((d) => (
-            <option value={d}>{d.replace('_', ' ')}</option>
-          ))}
-        </select>
-      </label>
+      <ReviewChoices />
       <label>
         <span>Reason</span>
         <input type="text" name="reason" required maxlength={4096} placeholder="kept in every alert's history" />

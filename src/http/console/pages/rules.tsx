@@ -3,7 +3,12 @@ import * as v from 'valibot';
 import { decideImportRules, decideSetRuleEnabled } from '../../../commands/import-rules.js';
 import { HttpError, parseOr400 } from '../../errors.js';
 import { executeAudited } from '../../request-context.js';
-import type { DetectionState, InstalledRule, RuleQuarantine } from '../../../projections/detection.js';
+import {
+  effectiveSuppression,
+  type DetectionState,
+  type InstalledRule,
+  type RuleQuarantine,
+} from '../../../projections/detection.js';
 import { CSRF_FIELD } from '../../web/csrf.js';
 import { SeverityBadge } from '../../web/components/badges.js';
 import { Table } from '../../web/components/table.js';
@@ -281,6 +286,16 @@ const detailRoute: PageRoute = {
             <dd>{comp.description ?? '—'}</dd>
             <dt>False positives</dt>
             <dd>{comp.falsepositives.join('; ') || '—'}</dd>
+            <dt>Suppression</dt>
+            <dd>
+              <SuppressionText rule={rule} />
+            </dd>
+            <dt>Exceptions</dt>
+            <dd>
+              <a href={`/exceptions?status=active`}>
+                {scope.deps.reads.exceptions.exceptedByRule.get(rule.id) ?? 0} matches kept from alerting
+              </a>
+            </dd>
             <dt>Cost on this node</dt>
             <dd>
               {cost
@@ -366,3 +381,19 @@ const enabledRoute: PageRoute = {
 
 /** The rules pages: list, detail, import, enable/disable. */
 export const rulePages: readonly PageRoute[] = [listRoute, detailRoute, importRoute, enabledRoute];
+
+/** A rule's suppression in effect, in words: by which fields, for how long, and where it was set. */
+function SuppressionText(props: { readonly rule: InstalledRule }) {
+  const s = effectiveSuppression(props.rule);
+  if (!s) return <>none (each match joins the open alert of its rule and first system)</>;
+  const by = s.by.join(', ');
+  return s.source === 'rule' ? (
+    <>
+      by {by}, for {s.for} (the rule's own <code>suppress:</code>)
+    </>
+  ) : (
+    <>
+      by {by}, for {s.for}, set by {s.principal} at {shortTime(s.at)}: {s.reason}
+    </>
+  );
+}
