@@ -14,6 +14,9 @@ import { systemAlertId, systemAlertRaised } from './system-alerts.js';
 /** The built-in detection identity of an exception about to expire (a reminder for its owner). */
 export const EXCEPTION_EXPIRING_RULE = 'vigil.exception-expiring';
 
+/** At most this many exceptions may be live at once (each is tried on the matches of the rules it covers). */
+export const EXCEPTIONS_LIVE_MAX = 10_000;
+
 /** The longest an exception may last when it is not permanent. */
 export const EXCEPTION_MAX_DAYS = 366;
 
@@ -131,6 +134,11 @@ export function decideCreateException(
   if (!ctx.actor) return reject('unauthenticated', 'an exception needs an authenticated principal');
   const issues = exceptionTermIssues(state, body, ctx, who);
   if (issues.length > 0) return reject('invalid', 'invalid exception', { issues });
+  const nowMs = Date.parse(ctx.now);
+  let live = 0;
+  for (const e of state.exceptions.exceptions.values()) if (exceptionLive(e, nowMs)) live++;
+  if (live >= EXCEPTIONS_LIVE_MAX)
+    return reject('conflict', `${EXCEPTIONS_LIVE_MAX} exceptions are live; revoke some before making more`);
   const exceptionId = exceptionIdOf(state.exceptions, `${ctx.requestId ?? ''}\0${ctx.now}\0${ctx.actor.id}`);
   const data: EventData<'ExceptionCreated'> = {
     exceptionId,

@@ -7,6 +7,7 @@ import { createRuleRunner } from '../../src/commands/alerting/rule-runner.js';
 import { DEFAULT_RULE_BUDGET } from '../../src/commands/alerting/rule-budget.js';
 import {
   EXCEPTION_EXPIRING_RULE,
+  EXCEPTIONS_LIVE_MAX,
   decideChangeException,
   decideCreateException,
   decideExceptionCheck,
@@ -87,6 +88,15 @@ describe('creating an exception', () => {
     create.given(given).when({ body: { ...open, permanent: true } as never, admin: true }).thenAccepts((events) => {
       assert.equal((events[0]!.data as EventData<'ExceptionCreated'>).expiresAt, undefined);
     });
+  });
+
+  it('refuses one more past EXCEPTIONS_LIVE_MAX live ones, and takes it again once one is revoked', () => {
+    const who = { principal: 'ana', authentication: 'bearer' };
+    const made = Array.from({ length: EXCEPTIONS_LIVE_MAX }, (_, k) =>
+      eventOf('ExceptionCreated', { exceptionId: `exc_${k}`, scope: { kind: 'all' }, detection: scanner, reason: 'r', owner: 'o', expiresAt: '2026-11-29T10:00:00.000Z', ...who }));
+    const given = [rulesImported(dnsRule(RULE)), ...made];
+    create.given(given).when({ body: body() }).thenRejects('conflict', /10000 exceptions are live/);
+    create.given([...given, eventOf('ExceptionRevoked', { exceptionId: 'exc_7', comment: 'c', ...who })]).when({ body: body() }).thenAccepts(() => {});
   });
 
   it('refuses an unknown rule and a condition that is not Sigma detection syntax', () => {

@@ -131,7 +131,7 @@ const createExceptionRoute = route({
   audit: 'create_exception',
   body: { json: CreateExceptionBody },
   success: { status: 201, description: '`{id}`', schema: IdAnswer },
-  errors: [400, 413, 415],
+  errors: [400, 409, 413, 415],
   handle: async (c, { deps }) => {
     const body = parseOr400(CreateExceptionBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const ctx = commandContext(c, deps);
