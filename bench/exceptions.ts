@@ -93,7 +93,7 @@ export async function exceptionsBench(): Promise<Figure[]> {
     activeRuleSet(inst.reads.detection);
     stores.push({ mode, inst });
   }
-  // Three rounds of 40,000 new events each; a round's ratio moves by several per cent with the machine, the median less.
+  // Three rounds of 40,000 new events each: one round's ratio moves by several per cent, their median less.
   const rounds: Array<Awaited<ReturnType<typeof ingestInTurn>>> = [];
   for (let round = 0; round < ROUNDS; round++)
     rounds.push(
@@ -123,7 +123,9 @@ export async function exceptionsBench(): Promise<Figure[]> {
           : `  ${EXCEPTIONS} exceptions (${s.mode}) as a share of none`,
       value: Math.round(median(shares) * 1000) / 10,
       unit: '%',
-      note: `median of rounds ${shares.map((x) => `${Math.round(x * 1000) / 10} %`).join(' / ')}${s.mode === 'control' ? '; the spread' : '; target >= 95 %'}`,
+      note:
+        `median of rounds ${shares.map((x) => `${Math.round(x * 1000) / 10} %`).join(' / ')}` +
+        (s.mode === 'control' ? '; the spread' : '; target >= 95 %'),
     });
   }
   figures.push(checkCost());
