@@ -92,6 +92,18 @@ export interface RuleNames {
 }
 
 /**
+ * The ids of Vigil's own checks' rules (src/commands/system-alerts.ts and exceptions.ts; a test holds the two equal):
+ * not installed rules, but a `rule` filter knows them before their first alert.
+ */
+export const VIGIL_RULE_IDS: ReadonlySet<string> = new Set([
+  'vigil.source-silent',
+  'vigil.disk-low',
+  'vigil.rule-quarantined',
+  'vigil.witness-refused',
+  'vigil.exception-expiring',
+]);
+
+/**
  * The rules a `rule` filter names: the id of an installed rule or of any alert's rule (Vigil's own `vigil.*`
  * rules, a rule since removed) is that rule alone; otherwise every installed rule whose title or name, and every
  * alert's rule whose title, equals the text (case and surrounding spaces aside; titles need not be unique).
@@ -102,6 +114,8 @@ export function resolveRule(
   rules: Iterable<RuleNames>,
   text: string,
 ): string[] | undefined {
+  // Vigil's own checks are known before they raise anything: a client may wait for their first alert.
+  if (VIGIL_RULE_IDS.has(text)) return [text];
   const wanted = text.trim().toLowerCase();
   const ids = new Set<string>();
   for (const r of rules) {
