@@ -1,3 +1,5 @@
+import { FeedFetchError, boundedGet, shownUrl } from './bounded-get.js';
+
 /**
  * A TAXII 2.1 client for one collection (OASIS TAXII 2.1): server discovery, the API root, the collection (it must be
  * readable), then its objects added after a point, page after page by `next`, or, where a server pages without `next`,
@@ -51,39 +53,7 @@ export interface TaxiiPoll {
   readonly collectionUrl: string;
 }
 
-/** A TAXII request that failed: its status (0 for no answer) and what the server or the client said. */
-export class TaxiiError extends Error {
-  override readonly name = 'TaxiiError';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 type Fetch = typeof fetch;
-
-/** Reads an answer's body, refusing one past `max` bytes (announced or streamed). */
-async function readCapped(res: Response, max: number, what: string): Promise<string> {
-  const announced = Number(res.headers.get('content-length') ?? 'NaN');
-  if (announced > max) throw new TaxiiError(res.status, `${what}: the answer is ${announced} bytes, over ${max}`);
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of res.body) {
-    total += chunk.byteLength;
-    if (total > max) throw new TaxiiError(res.status, `${what}: the answer is over ${max} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** A readable description of a URL for errors: no credentials, no query. */
-const shown = (url: string): string => {
-  const u = new URL(url);
-  return `${u.origin}${u.pathname}`;
-};
 
 /** GETs a TAXII endpoint and parses its JSON; a TAXII error message's title and description go into the error. */
 async function getJson(
@@ -92,30 +62,26 @@ async function getJson(
   source: TaxiiSource,
   bounds: TaxiiBounds,
 ): Promise<{ body: Record<string, unknown>; headers: Headers }> {
-  let res: Response;
-  try {
-    res = await fetchImpl(url, {
-      headers: { accept: TAXII_MEDIA, ...(source.authorization ? { authorization: source.authorization } : {}) },
-      redirect: 'error',
-      signal: AbortSignal.timeout(bounds.timeoutMs),
-    });
-  } catch (err) {
-    throw new TaxiiError(0, `${shown(url)}: no answer (${(err as Error).message})`);
-  }
-  const text = await readCapped(res, bounds.maxBytes, shown(url));
+  const res = await boundedGet(
+    url,
+    { accept: TAXII_MEDIA, ...(source.authorization ? { authorization: source.authorization } : {}) },
+    bounds,
+    fetchImpl,
+  );
+  const text = res.body.toString('utf8');
   let body: unknown;
   try {
     body = text === '' ? {} : JSON.parse(text);
   } catch {
-    throw new TaxiiError(res.status, `${shown(url)}: answered ${res.status} with a body that is not JSON`);
+    throw new FeedFetchError(res.status, `${shownUrl(url)}: answered ${res.status} with a body that is not JSON`);
   }
-  if (!res.ok) {
+  if (res.status < 200 || res.status > 299) {
     const e = body as { title?: unknown; description?: unknown };
     const said = [e.title, e.description].filter((x) => typeof x === 'string').join(': ');
-    throw new TaxiiError(res.status, `${shown(url)}: ${res.status}${said ? ` ${said.slice(0, 300)}` : ''}`);
+    throw new FeedFetchError(res.status, `${shownUrl(url)}: ${res.status}${said ? ` ${said.slice(0, 300)}` : ''}`);
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw new TaxiiError(res.status, `${shown(url)}: the answer is not a JSON object`);
+    throw new FeedFetchError(res.status, `${shownUrl(url)}: the answer is not a JSON object`);
   return { body: body as Record<string, unknown>, headers: res.headers };
 }
 
@@ -126,7 +92,10 @@ async function apiRootOf(fetchImpl: Fetch, source: TaxiiSource, bounds: TaxiiBou
   const roots = Array.isArray(body['api_roots']) ? body['api_roots'].filter((r) => typeof r === 'string') : [];
   const chosen = typeof body['default'] === 'string' ? body['default'] : roots[0];
   if (typeof chosen !== 'string')
-    throw new TaxiiError(200, `${shown(source.url)}: neither an API root nor a discovery answer with an API root`);
+    throw new FeedFetchError(
+      200,
+      `${shownUrl(source.url)}: neither an API root nor a discovery answer with an API root`,
+    );
   const root = new URL(chosen, source.url).toString();
   return root.endsWith('/') ? root : `${root}/`;
 }
@@ -142,16 +111,16 @@ async function collectionUrlOf(
   const list = Array.isArray(body['collections']) ? (body['collections'] as Array<Record<string, unknown>>) : [];
   const found = list.find((c) => c['id'] === source.collection) ?? list.find((c) => c['title'] === source.collection);
   if (!found || typeof found['id'] !== 'string')
-    throw new TaxiiError(404, `${shown(root)}: no collection ${source.collection.slice(0, 128)}`);
+    throw new FeedFetchError(404, `${shownUrl(root)}: no collection ${source.collection.slice(0, 128)}`);
   if (found['can_read'] !== true)
-    throw new TaxiiError(403, `${shown(root)}: collection ${found['id']} cannot be read with this credential`);
+    throw new FeedFetchError(403, `${shownUrl(root)}: collection ${found['id']} cannot be read with this credential`);
   return new URL(`collections/${encodeURIComponent(found['id'])}/`, root).toString();
 }
 
 /**
  * Polls a collection for the objects added after `addedAfter` (all of them when none), following `next`, or
  * `added_after` from `X-TAXII-Date-Added-Last` where the server gives no `next`, until `more` is false or a bound is
- * reached. Throws a TaxiiError for any request that fails, so a caller keeps what it had.
+ * reached. Throws a FeedFetchError for any request that fails, so a caller keeps what it had.
  */
 export async function pollTaxiiCollection(
   source: TaxiiSource,
@@ -182,6 +151,10 @@ export async function pollTaxiiCollection(
     else if (last !== undefined && last !== after) {
       next = undefined;
       after = last;
-    } else throw new TaxiiError(200, `${shown(url.toString())}: more to come, but neither next nor a newer date added`);
+    } else
+      throw new FeedFetchError(
+        200,
+        `${shownUrl(url.toString())}: more to come, but neither next nor a newer date added`,
+      );
   }
 }
