@@ -75,9 +75,24 @@ describe('a SOC day at rule-set scale, in Chromium', () => {
       assert.equal(loud.alerts.length, 1);
       await page.reload();
       assert.match(await page.locator('dl.facts').innerText(), /Matches kept from alerting\s+1/);
+      // Renewed from its page: the whole terms again, a new end and why; its history says so.
+      await Promise.all([page.waitForURL(/\/edit$/), page.click('a[href$="/edit"]')]);
+      assert.equal(await page.inputValue('#reason'), 'the upload test rig');
+      const end = new Date(Date.now() + 14 * 86_400_000).toISOString();
+      await page.fill('#expiresAt', end);
+      await page.fill('#comment', 'the rig stays two more weeks');
+      await Promise.all([page.waitForURL(/notice=Exception/), page.click('#exception-form button:not([formaction])')]);
+      const changed = (await (await h.api('viewer', `/api/v1/exceptions/${exceptionId}`)).json()) as { expiresAt: string; history: Array<{ kind: string; comment?: string }> };
+      assert.equal(changed.expiresAt, end);
+      assert.deepEqual(changed.history.map((x) => x.kind), ['created', 'changed']);
+      assert.equal(changed.history[1]!.comment, 'the rig stays two more weeks');
+      // The list, whole and for the rule (the rule page links it).
       await page.goto(`${h.url}/exceptions`);
       assert.match(await page.locator('table.data').innerText(), new RegExp(exceptionId));
       assert.match(await page.locator('nav.tabs').innerText(), /active \(1\)/);
+      await page.goto(`${h.url}/rules/${WEBSHELL_RULE_ID}`);
+      await Promise.all([page.waitForURL(/\/exceptions\?status=active&rule=/), page.click('a[href^="/exceptions?status=active&rule="]')]);
+      assert.match(await page.locator('table.data').innerText(), new RegExp(exceptionId));
     } finally {
       await context.close();
     }

@@ -1,15 +1,17 @@
 import { parse, stringify } from 'yaml';
 import * as v from 'valibot';
 import {
+  ChangeExceptionBody,
   CreateExceptionBody,
   RevokeExceptionBody,
+  decideChangeException,
   decideCreateException,
   decideRevokeException,
   draftFromAlert,
 } from '../../../commands/exceptions.js';
 import { lookupEvent } from '../../../projections/evidence.js';
 import { exceptionSummary, expiringSoon } from '../../../projections/exception-answers.js';
-import { exceptionStatus, type ExceptionView } from '../../../projections/exceptions.js';
+import { exceptionStatus, scopeCovers, type ExceptionView } from '../../../projections/exceptions.js';
 import { HttpError, parseOr400 } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
 import { previewException, previewRange } from '../../routes/exceptions.js';
@@ -49,20 +51,30 @@ function ExceptionList(props: {
   page: { rows: ExceptionView[]; offset: number; total: number };
   tab: string;
   counts: Record<string, number>;
+  rule?: string;
 }) {
   const nowMs = props.scope.deps.now().getTime();
   const { rows, offset, total } = props.page;
-  const at = (o: number) => `/exceptions?status=${props.tab}&offset=${o}`;
+  const ruleQuery = props.rule ? `&rule=${encodeURIComponent(props.rule)}` : '';
+  const at = (o: number) => `/exceptions?status=${props.tab}${ruleQuery}&offset=${o}`;
   return (
     <>
-      <h1>Exceptions</h1>
+      <h1>
+        Exceptions
+        {props.rule ? (
+          <span class="muted">
+            {' '}
+            covering rule <a href={`/rules/${encodeURIComponent(props.rule)}`}>{props.rule}</a>
+          </span>
+        ) : null}
+      </h1>
       <p class="muted">
         An exception keeps matching events from alerting, for a reason someone answers for, until it expires. What it
         kept is still stored as evidence and counted here.
       </p>
       <nav class="tabs" aria-label="Exceptions by state">
         {TABS.map((t) => (
-          <a href={`/exceptions?status=${t}`} aria-current={props.tab === t ? 'page' : undefined}>
+          <a href={`/exceptions?status=${t}${ruleQuery}`} aria-current={props.tab === t ? 'page' : undefined}>
             {t === 'expiring' ? 'expiring soon' : t} ({props.counts[t] ?? 0})
           </a>
         ))}
@@ -125,9 +137,13 @@ const listRoute: PageRoute = {
   async handle(c, scope) {
     const state = await exceptionsOf(scope);
     const tab = (TABS as readonly string[]).includes(c.req.query('status') ?? '') ? c.req.query('status')! : 'active';
+    // `rule`: only the exceptions that cover this installed rule (its id, its tags, or all rules).
+    const ruleId = c.req.query('rule');
+    const rule = ruleId ? scope.deps.reads.detection.rules.get(ruleId)?.compiled : undefined;
+    if (ruleId && !rule) throw new HttpError(404, `rule ${ruleId.slice(0, 128)} is not installed`);
     const nowMs = scope.deps.now().getTime();
     const within = reminderMs(scope);
-    const all = [...state.exceptions.values()].reverse();
+    const all = [...state.exceptions.values()].reverse().filter((e) => !rule || scopeCovers(e.scope, rule));
     const counts: Record<string, number> = { active: 0, expiring: 0, expired: 0, revoked: 0 };
     const rows: ExceptionView[] = [];
     for (const e of all) {
@@ -139,7 +155,10 @@ const listRoute: PageRoute = {
     }
     const offset = Math.min(Math.max(0, Number.parseInt(c.req.query('offset') ?? '0', 10) || 0), rows.length);
     const page = { rows: rows.slice(offset, offset + PAGE), offset, total: rows.length };
-    return scope.render('Exceptions', <ExceptionList scope={scope} page={page} tab={tab} counts={counts} />);
+    return scope.render(
+      'Exceptions',
+      <ExceptionList scope={scope} page={page} tab={tab} counts={counts} {...(ruleId ? { rule: ruleId } : {})} />,
+    );
   },
 };
 
@@ -155,6 +174,10 @@ interface Draft {
   expiresAt: string;
   permanent: boolean;
   fromAlertId: string;
+  /** The exception being changed (its id), or empty for a new one. */
+  editing: string;
+  /** Why it changes (a change only). */
+  comment: string;
 }
 
 type Preview = Awaited<ReturnType<typeof previewException>>;
@@ -164,8 +187,8 @@ function ExceptionForm(props: { scope: PageScope; draft: Draft; preview?: Previe
   const admin = props.scope.principal.roles.includes('admin');
   return (
     <>
-      <h1>New exception</h1>
-      {d.fromAlertId ? (
+      <h1>{d.editing ? `Change exception ${d.editing}` : 'New exception'}</h1>
+      {d.fromAlertId && !d.editing ? (
         <p>
           From alert <a href={`/alerts/${encodeURIComponent(d.fromAlertId)}`}>{d.fromAlertId}</a>: its rule and who or
           where its first event came from, prefilled. Narrow it to what is really expected before saving.
@@ -184,9 +207,15 @@ function ExceptionForm(props: { scope: PageScope; draft: Draft; preview?: Previe
         </div>
       ) : null}
       {props.preview ? <PreviewPanel preview={props.preview} /> : null}
-      <form method="post" action="/exceptions" class="panel" id="exception-form">
+      <form
+        method="post"
+        action={d.editing ? `/exceptions/${encodeURIComponent(d.editing)}/change` : '/exceptions'}
+        class="panel"
+        id="exception-form"
+      >
         <input type="hidden" name={CSRF_FIELD} value={props.scope.csrf} />
         <input type="hidden" name="fromAlertId" value={d.fromAlertId} />
+        <input type="hidden" name="editing" value={d.editing} />
         <fieldset>
           <legend>Applies to</legend>
           <label>
@@ -219,11 +248,17 @@ function ExceptionForm(props: { scope: PageScope; draft: Draft; preview?: Previe
             only)
           </label>
         ) : null}
+        {d.editing ? (
+          <>
+            <label for="comment">Why it changes (kept in its history)</label>
+            <input id="comment" name="comment" value={d.comment} size={80} />
+          </>
+        ) : null}
         <p>
           <button type="submit" formaction="/exceptions/preview" class="secondary">
             Preview against history
           </button>{' '}
-          <button type="submit">Save exception</button>
+          <button type="submit">{d.editing ? 'Save the change' : 'Save exception'}</button>
         </p>
       </form>
     </>
@@ -279,6 +314,8 @@ const blankDraft = (scope: PageScope): Draft => ({
   expiresAt: new Date(scope.deps.now().getTime() + 7 * 86_400_000).toISOString(),
   permanent: false,
   fromAlertId: '',
+  editing: '',
+  comment: '',
 });
 
 const newRoute: PageRoute = {
@@ -316,6 +353,8 @@ const ExceptionFormFields = v.object({
   expiresAt: Text(64),
   permanent: optionalField(v.literal('true')),
   fromAlertId: Text(128),
+  editing: Text(128),
+  comment: Text(4096),
 });
 
 function draftOf(f: v.InferOutput<typeof ExceptionFormFields>): Draft {
@@ -362,18 +401,81 @@ const previewRoute: PageRoute = {
     const draft = draftOf(parseForm(ExceptionFormFields, await formFields(c)));
     const { body, errors } = bodyOf(draft);
     if (!body)
-      return scope.render('New exception', <ExceptionForm scope={scope} draft={draft} errors={errors} />, {
+      return scope.render(formTitle(draft), <ExceptionForm scope={scope} draft={draft} errors={errors} />, {
         status: 400,
       });
     try {
       const preview = await previewException(scope.deps, body, previewRange(scope.deps, {}));
-      return scope.render('New exception', <ExceptionForm scope={scope} draft={draft} preview={preview} />);
+      return scope.render(formTitle(draft), <ExceptionForm scope={scope} draft={draft} preview={preview} />);
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       const issues = [err.message, ...((err as { issues?: string[] }).issues ?? [])];
-      return scope.render('New exception', <ExceptionForm scope={scope} draft={draft} errors={issues} />, {
+      return scope.render(formTitle(draft), <ExceptionForm scope={scope} draft={draft} errors={issues} />, {
         status: 400,
       });
+    }
+  },
+};
+
+const formTitle = (d: Draft) => (d.editing ? `Change exception ${d.editing}` : 'New exception');
+
+/** The terms of an exception as the form shows them, to change or renew it. */
+function draftOfException(e: ExceptionView): Draft {
+  return {
+    scopeKind: e.scope.kind,
+    ruleId: e.scope.kind === 'rule' ? e.scope.ruleId : '',
+    tag: e.scope.kind === 'tag' ? e.scope.tag : '',
+    condition: conditionText(e.detection),
+    reason: e.reason,
+    owner: e.owner,
+    ticket: e.ticket ?? '',
+    expiresAt: e.expiresAt ?? '',
+    permanent: e.expiresAt === undefined,
+    fromAlertId: '',
+    editing: e.id,
+    comment: '',
+  };
+}
+
+const editRoute: PageRoute = {
+  method: 'get',
+  path: '/exceptions/{exceptionId}/edit',
+  permission: 'exceptions:write',
+  audit: 'console_edit_exception',
+  async handle(c, scope) {
+    const id = c.req.param('exceptionId')!;
+    const e = (await exceptionsOf(scope)).exceptions.get(id);
+    if (!e) throw new HttpError(404, `exception ${id.slice(0, 128)} does not exist`);
+    if (e.revokedAt !== undefined)
+      throw new HttpError(409, `exception ${id.slice(0, 128)} was revoked; make a new one`);
+    const draft = draftOfException(e);
+    return scope.render(formTitle(draft), <ExceptionForm scope={scope} draft={draft} />);
+  },
+};
+
+const changeRoute: PageRoute = {
+  method: 'post',
+  path: '/exceptions/{exceptionId}/change',
+  permission: 'exceptions:write',
+  audit: 'console_change_exception',
+  async handle(c, scope) {
+    const id = c.req.param('exceptionId')!;
+    const draft = { ...draftOf(parseForm(ExceptionFormFields, await formFields(c))), editing: id };
+    const render = (issues: readonly string[]) =>
+      scope.render(formTitle(draft), <ExceptionForm scope={scope} draft={draft} errors={issues} />, { status: 400 });
+    const { body, errors } = bodyOf(draft);
+    if (!body) return render(errors);
+    const { fromAlertId: _f, ...terms } = body;
+    const change = v.safeParse(ChangeExceptionBody, { ...terms, comment: draft.comment });
+    if (!change.success) return render(['comment: why it changes is required']);
+    const ctx = commandContext(c, scope.deps);
+    const who = { mayBePermanent: scope.principal.roles.includes('admin') };
+    try {
+      await executeAudited(c, scope.deps, (m) => decideChangeException(m, id, change.output, ctx, who), 303);
+      return backTo(c, `/exceptions/${encodeURIComponent(id)}`, `Exception ${id} changed`);
+    } catch (err) {
+      if (!(err instanceof HttpError) || err.status !== 400) throw err;
+      return render([err.message, ...((err as { issues?: string[] }).issues ?? [])]);
     }
   },
 };
@@ -460,6 +562,13 @@ function ExceptionPage(props: { scope: PageScope; e: ExceptionView }) {
         </dl>
       </section>
       {s.status !== 'revoked' && scope.can('exceptions:write') ? (
+        <p>
+          <a class="button secondary" href={`/exceptions/${encodeURIComponent(e.id)}/edit`}>
+            {s.status === 'expired' ? 'Renew' : 'Change or renew'}
+          </a>
+        </p>
+      ) : null}
+      {s.status !== 'revoked' && scope.can('exceptions:write') ? (
         <form method="post" action={`/exceptions/${encodeURIComponent(e.id)}/revoke`} class="panel">
           <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
           <label for="comment">End it now, because</label>
@@ -538,5 +647,7 @@ export const exceptionPages: readonly PageRoute[] = [
   previewRoute,
   createRoute,
   detailRoute,
+  editRoute,
+  changeRoute,
   revokeRoute,
 ];

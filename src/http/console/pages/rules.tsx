@@ -292,7 +292,7 @@ const detailRoute: PageRoute = {
             </dd>
             <dt>Exceptions</dt>
             <dd>
-              <a href={`/exceptions?status=active`}>
+              <a href={`/exceptions?status=active&rule=${encodeURIComponent(rule.id)}`}>
                 {scope.deps.reads.exceptions.exceptedByRule.get(rule.id) ?? 0} matches kept from alerting
               </a>
             </dd>
