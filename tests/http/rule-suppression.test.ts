@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeEvent, startTestInstance, type TestInstance } from '../helpers/instance.js';
 import { suppressionText } from '../../src/http/web/components/suppression.js';
+import { signIn } from '../helpers/console-sign-in.js';
 
 const RULE = 'aaaaaaaa-0000-4000-8000-0000000009a1';
 const RULE_TEXT = `title: DNS evil
@@ -89,6 +90,27 @@ describe('PUT and DELETE /api/v1/rules/{id}/suppression', () => {
       .filter((e) => e['route'] === '/api/v1/rules/{id}/suppression' && e['status'] === 200)
       .map((e) => [e['method'], e['principal']]);
     assert.deepEqual(done, [['DELETE', 'rule_admin-user'], ['PUT', 'rule_admin-user']]);
+  });
+
+  it('is set and cleared from the rule page by a rule admin, who sees the form; a viewer does not', async () => {
+    const { cookie } = await signIn(t, t.tokens.rule_admin);
+    const page = async (c: string) => (await t.app.request(`http://localhost/rules/${RULE}`, { headers: { accept: 'text/html', cookie: c } })).text();
+    const html = await page(cookie!);
+    assert.match(html, /<h2>Suppression<\/h2>/);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
+    const post = (fields: Record<string, string>) => {
+      const body = new URLSearchParams({ _csrf: csrf, ...fields }).toString();
+      return t.app.request(`http://localhost/rules/${RULE}/suppression`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', cookie: cookie! }, body });
+    };
+    assert.equal((await post({ by: 'user, src_ip', for: '30m', reason: 'scanner window' })).status, 303);
+    const set = await json(await t.request(`/api/v1/rules/${RULE}`, { token: t.tokens.viewer }));
+    assert.deepEqual({ ...(set['suppression'] as object), at: 'x' }, { source: 'api', by: ['user', 'src_ip'], for: '30m', forMs: 1_800_000, reason: 'scanner window', principal: 'rule_admin-user', at: 'x' });
+    assert.match(await page(cookie!), /by user, src_ip, for 30m, set by rule_admin-user/);
+    assert.equal((await post({ by: 'user', for: 'soon', reason: 'r' })).status, 400, 'a bad window is refused');
+    assert.equal((await post({ clear: 'true', reason: 'window over' })).status, 303);
+    assert.equal((await json(await t.request(`/api/v1/rules/${RULE}`, { token: t.tokens.viewer })))['suppression'], null);
+    const viewer = await signIn(t, t.tokens.viewer);
+    assert.doesNotMatch(await page(viewer.cookie!), /<h2>Suppression<\/h2>/);
   });
 });
 

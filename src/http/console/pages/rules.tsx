@@ -1,8 +1,13 @@
 import { stringify } from 'yaml';
 import * as v from 'valibot';
 import { decideImportRules, decideSetRuleEnabled } from '../../../commands/import-rules.js';
+import {
+  ClearSuppressionBody,
+  SetSuppressionBody,
+  decideSetRuleSuppression,
+} from '../../../commands/rule-suppression.js';
 import { HttpError, parseOr400 } from '../../errors.js';
-import { executeAudited } from '../../request-context.js';
+import { commandContext, executeAudited } from '../../request-context.js';
 import {
   effectiveSuppression,
   type DetectionState,
@@ -306,6 +311,7 @@ const detailRoute: PageRoute = {
           </dl>
         </section>
         {rule.quarantine ? <QuarantinePanel scope={scope} rule={rule} quarantine={rule.quarantine} /> : null}
+        {scope.can('rules:write') ? <SuppressionPanel scope={scope} rule={rule} /> : null}
         <QualitySection
           ruleId={rule.id}
           q={qualityAnswer(scope.deps.reads.ruleQuality.rules.get(rule.id))}
@@ -379,8 +385,83 @@ const enabledRoute: PageRoute = {
   },
 };
 
-/** The rules pages: list, detail, import, enable/disable. */
-export const rulePages: readonly PageRoute[] = [listRoute, detailRoute, importRoute, enabledRoute];
+/** The suppression form as posted: `by` as comma- or space-separated field names, or `clear` to clear it. */
+const SuppressionForm = v.object({
+  by: optionalField(v.pipe(v.string(), v.maxLength(2048))),
+  for: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(16))),
+  reason: v.optional(v.string(), ''),
+  clear: optionalField(v.literal('true')),
+});
+
+const suppressionRoute: PageRoute = {
+  method: 'post',
+  path: '/rules/{id}/suppression',
+  permission: 'rules:write',
+  audit: 'console_set_rule_suppression',
+  async handle(c, scope) {
+    const id = c.req.param('id')!;
+    const form = parseForm(SuppressionForm, await formFields(c));
+    const body =
+      form.clear === 'true'
+        ? parseForm(ClearSuppressionBody, { reason: form.reason })
+        : parseForm(SetSuppressionBody, {
+            by: (form.by ?? '').split(/[\s,]+/).filter((f) => f !== ''),
+            for: form.for ?? '',
+            reason: form.reason,
+          });
+    const ctx = commandContext(c, scope.deps);
+    await executeAudited(c, scope.deps, (m) => decideSetRuleSuppression(m.detection, id, body, ctx), 303);
+    return backTo(
+      c,
+      `/rules/${encodeURIComponent(id)}`,
+      form.clear === 'true' ? 'Suppression cleared' : 'Suppression set',
+    );
+  },
+};
+
+/** A rule_admin's form to set the rule's suppression (or clear the one set here), with a reason. */
+function SuppressionPanel(props: { readonly scope: PageScope; readonly rule: InstalledRule }) {
+  const { scope, rule } = props;
+  const s = effectiveSuppression(rule);
+  const action = `/rules/${encodeURIComponent(rule.id)}/suppression`;
+  return (
+    <section class="panel" id="suppression">
+      <h2>Suppression</h2>
+      <p class="muted">
+        Within a window, matches with the same values of the fields grow one alert (its suppressed count) instead of
+        raising new ones (docs/detections.md "Suppression").
+      </p>
+      <form method="post" action={action}>
+        <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
+        <label>
+          By fields <input name="by" value={s ? s.by.join(', ') : ''} placeholder="sourceEndpoint.ip, actor.user" />
+        </label>{' '}
+        <label>
+          For <input name="for" value={s ? s.for : ''} placeholder="1h" size={6} />
+        </label>{' '}
+        <label>
+          Why <input name="reason" required maxlength={4096} />
+        </label>{' '}
+        <button type="submit">Set suppression</button>
+      </form>
+      {s?.source === 'api' ? (
+        <form method="post" action={action}>
+          <input type="hidden" name={CSRF_FIELD} value={scope.csrf} />
+          <input type="hidden" name="clear" value="true" />
+          <label>
+            Why clear it <input name="reason" required maxlength={4096} />
+          </label>{' '}
+          <button type="submit" class="secondary">
+            Clear the setting
+          </button>
+        </form>
+      ) : null}
+    </section>
+  );
+}
+
+/** The rules pages: list, detail, import, enable/disable, suppression. */
+export const rulePages: readonly PageRoute[] = [listRoute, detailRoute, importRoute, enabledRoute, suppressionRoute];
 
 /** A rule's suppression in effect, in words: by which fields, for how long, and where it was set. */
 function SuppressionText(props: { readonly rule: InstalledRule }) {
