@@ -333,11 +333,10 @@ export function parseStixPattern(text: string): { ok: true; pattern: StixObserva
 }
 
 const BARE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-const KEYWORDS = new Set(
-  'AND OR NOT FOLLOWEDBY LIKE MATCHES ISSUPERSET ISSUBSET LAST IN START STOP SECONDS TRUE FALSE WITHIN REPEATS TIMES'.split(
-    ' ',
-  ),
-);
+const KEYWORDS = new Set([
+  ...['AND', 'OR', 'NOT', 'FOLLOWEDBY', 'LIKE', 'MATCHES', 'ISSUPERSET', 'ISSUBSET', 'LAST', 'IN'],
+  ...['START', 'STOP', 'SECONDS', 'TRUE', 'FALSE', 'WITHIN', 'REPEATS', 'TIMES'],
+]);
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const key = (s: string) => (BARE.test(s) && !KEYWORDS.has(s.toUpperCase()) ? s : quote(s));
