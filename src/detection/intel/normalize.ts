@@ -257,3 +257,13 @@ export function normalizeTerm(type: IndicatorType, raw: string): string | undefi
     }
   }
 }
+
+/** What every reader throws for a document that is not of its format (not a bundle, not a MISP event, too large). */
+export class IntelFormatError extends Error {
+  override readonly name = 'IntelFormatError';
+}
+
+/** Text cut to `max` characters, for what an unsupported indicator shows as written. */
+export function cut(text: string, max = 512): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
