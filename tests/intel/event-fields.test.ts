@@ -5,34 +5,18 @@ import fc from 'fast-check';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { NORMALIZERS } from '../../src/normalizers/registry.js';
 import { EVENT_FIELDS, MAX_OBSERVABLES, observablesOf } from '../../src/detection/intel/event-fields.js';
-import { eventDomain, eventEmail, eventHash, eventIp, eventUrl, sysmonHashes } from '../../src/detection/intel/event-values.js';
+import {
+  eventDomain,
+  eventEmail,
+  eventHash,
+  eventIp,
+  eventUrl,
+  sysmonHashes,
+} from '../../src/detection/intel/event-values.js';
 import { fixturePath } from '../helpers/paths.js';
+import { fixtureEvents, zeek } from './event-fields-fixtures.js';
 
 const CTX = { ingestedAt: '2025-01-01T00:00:00Z' } as const;
-
-/** The events the real normalizer makes of a fixture's lines that `pick` selects. */
-export function fixtureEvents(
-  adapter: string,
-  file: string[],
-  pick: (record: Record<string, unknown>) => boolean,
-  extra: Record<string, string> = {},
-): NormalizedEvent[] {
-  const lines = readFileSync(fixturePath(...file), 'utf8').split('\n').filter((l) => l.trim() !== '');
-  const out: NormalizedEvent[] = [];
-  for (const line of lines) {
-    const record = (file[0] === 'syslog-rfc5424' ? { message: line } : JSON.parse(line)) as Record<string, unknown>;
-    if (!pick(record)) continue;
-    const r = NORMALIZERS.get(adapter)!.normalize(record, { ...CTX, ...extra });
-    assert.ok(r.ok, `${file.join('/')}: ${r.ok ? '' : r.error}`);
-    out.push(...r.events);
-  }
-  assert.ok(out.length > 0, `no event picked from ${file.join('/')}`);
-  return out;
-}
-
-/** A Zeek log's events (zeek-docs fixtures). */
-export const zeek = (log: string, pick: (r: Record<string, unknown>) => boolean = () => true): NormalizedEvent[] =>
-  fixtureEvents('network-monitor', ['network-monitor', 'zeek-docs', `${log}.jsonl`], pick, { logType: log });
 
 const has = (event: NormalizedEvent, field: string, type: string, value: string): void => {
   const found = observablesOf(event);
@@ -43,7 +27,7 @@ const has = (event: NormalizedEvent, field: string, type: string, value: string)
 };
 
 describe('observablesOf on real normalized events', () => {
-  it('reads a Zeek conn record\'s two addresses under their Zeek names', () => {
+  it("reads a Zeek conn record's two addresses under their Zeek names", () => {
     const [e] = zeek('conn', (r) => r['id.resp_h'] === '184.168.176.1');
     has(e!, 'id.orig_h', 'ipv4', '192.168.4.142');
     has(e!, 'id.resp_h', 'ipv4', '184.168.176.1');
@@ -52,10 +36,8 @@ describe('observablesOf on real normalized events', () => {
   });
 
   it('reads a Zeek dns query and its answers, addresses and names alike', () => {
-    const events = fixtureEvents(
-      'network-monitor',
-      ['network-monitor', 'wrccdc-json-streaming', 'dns.jsonl'],
-      (r) => Array.isArray(r['answers']),
+    const events = fixtureEvents('network-monitor', ['network-monitor', 'wrccdc-json-streaming', 'dns.jsonl'], (r) =>
+      Array.isArray(r['answers']),
     );
     const e = events.find((x) => x.attributes['query'] === 'ise.wrccdc.org')!;
     has(e, 'query', 'domain', 'ise.wrccdc.org');
@@ -63,7 +45,7 @@ describe('observablesOf on real normalized events', () => {
     has(e, 'answers', 'ipv4', '134.71.3.16');
   });
 
-  it('makes a Zeek http request\'s URL of host and uri, and reads its host', () => {
+  it("makes a Zeek http request's URL of host and uri, and reads its host", () => {
     const [e] = zeek('http', (r) => r['host'] === 'download.microsoft.com');
     has(
       e!,
@@ -74,14 +56,14 @@ describe('observablesOf on real normalized events', () => {
     has(e!, 'host+uri', 'domain', 'download.microsoft.com');
   });
 
-  it('reads a Zeek files record\'s md5, sha1 and sha256', () => {
+  it("reads a Zeek files record's md5, sha1 and sha256", () => {
     const [e] = zeek('files', (r) => r['filename'] === 'PSEXESVC.exe');
     has(e!, 'md5', 'md5', '75b55bb34dac9d02740b9ad6b6820360');
     has(e!, 'sha1', 'sha1', 'a17c21b909c56d93d978014e63fb06926eaea8e7');
     has(e!, 'sha256', 'sha256', '141b2190f51397dbd0dfde0e3904b264c91b6f81febc823ff0c33da980b69944');
   });
 
-  it('reads a Zeek smtp record\'s envelope and header addresses', () => {
+  it("reads a Zeek smtp record's envelope and header addresses", () => {
     const [e] = zeek('smtp', (r) => r['mailfrom'] === 'gurpartap@patriots.in');
     has(e!, 'mailfrom', 'email', 'gurpartap@patriots.in');
     has(e!, 'rcptto', 'email', 'raj_deol2002in@yahoo.co.in');
@@ -89,7 +71,7 @@ describe('observablesOf on real normalized events', () => {
     assert.equal(observablesOf(e!).filter((o) => o.type === 'email').length, 2);
   });
 
-  it('reads a Zeek ssl SNI and an x509 certificate\'s names', () => {
+  it("reads a Zeek ssl SNI and an x509 certificate's names", () => {
     has(zeek('ssl', (r) => r['server_name'] === 'chat.freenode.net')[0]!, 'server_name', 'domain', 'chat.freenode.net');
     has(zeek('x509', (r) => r['id'] === 'F6pDkA4niQwyXPxugf')[0]!, 'san.dns', 'domain', 'chat.au.freenode.com');
   });
@@ -105,7 +87,7 @@ describe('observablesOf on real normalized events', () => {
     has(j[0]!, 'src_ip', 'ipv4', '203.0.113.50');
   });
 
-  it('reads a Tailscale flow\'s addresses from its endpoints', () => {
+  it("reads a Tailscale flow's addresses from its endpoints", () => {
     const events = fixtureEvents(
       'mesh-vpn-logs',
       ['mesh-vpn-logs', 'network-flow-records-constructed.jsonl'],
@@ -117,7 +99,9 @@ describe('observablesOf on real normalized events', () => {
   });
 
   it('reads OTel semantic-convention attributes and Sysmon fields', () => {
-    const request = JSON.parse(readFileSync(fixturePath('opentelemetry-log', 'otlp-constructed-export-request.json'), 'utf8'));
+    const request = JSON.parse(
+      readFileSync(fixturePath('opentelemetry-log', 'otlp-constructed-export-request.json'), 'utf8'),
+    );
     const r = NORMALIZERS.get('opentelemetry-log')!.normalize(request, CTX);
     assert.ok(r.ok);
     const withClient = r.events.find((e) => e.attributes['client.address'] === '198.51.100.23')!;
@@ -136,7 +120,10 @@ describe('observablesOf on real normalized events', () => {
                     attributes: [
                       kv('url.full', 'HTTPS://Evil.Example.COM:443/a/../pay?x=1#frag'),
                       kv('server.address', 'cdn.evil.example.com.'),
-                      kv('Hashes', 'SHA1=A17C21B909C56D93D978014E63FB06926EAEA8E7,IMPHASH=00000000000000000000000000000000'),
+                      kv(
+                        'Hashes',
+                        'SHA1=A17C21B909C56D93D978014E63FB06926EAEA8E7,IMPHASH=00000000000000000000000000000000',
+                      ),
                     ],
                   },
                 ],
@@ -208,7 +195,10 @@ describe('event values', () => {
   });
 
   it('reads hashes by their length and e-mail from a header', () => {
-    assert.deepEqual(eventHash('A5843BD951F148E99B7265E5BD159FB7'), { type: 'md5', value: 'a5843bd951f148e99b7265e5bd159fb7' });
+    assert.deepEqual(eventHash('A5843BD951F148E99B7265E5BD159FB7'), {
+      type: 'md5',
+      value: 'a5843bd951f148e99b7265e5bd159fb7',
+    });
     assert.equal(eventHash('xyz'), undefined);
     assert.deepEqual(eventEmail('"Gurpartap Singh" <Gurpartap@Patriots.IN>'), {
       type: 'email',
