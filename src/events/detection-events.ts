@@ -126,6 +126,26 @@ export const CorrelationReasonSchema = v.strictObject({
   timespan: v.string(),
 });
 
+/**
+ * Why a threat intelligence alert was raised (docs/intel.md): the indicator, the feed and its version that said so,
+ * its confidence and validity, the STIX objects it relates to, and the event fields that held its values.
+ */
+export const IntelReasonSchema = v.strictObject({
+  intel: v.strictObject({
+    indicator: v.string(),
+    name: v.optional(v.string()),
+    /** The STIX pattern or MISP attribute as the feed wrote it. */
+    pattern: v.string(),
+    feed: v.string(),
+    version: v.string(),
+    confidence: v.optional(v.number()),
+    validFrom: v.optional(v.string()),
+    validUntil: v.optional(v.string()),
+    related: v.array(v.strictObject({ type: v.string(), name: v.string(), id: v.optional(v.string()) })),
+    fields: v.array(v.strictObject({ field: v.string(), value: v.string(), type: v.string() })),
+  }),
+});
+
 /** `AlertRaised`: a new alert, with everything its detail shows at the time it was raised. */
 export const AlertRaisedSchema = v.strictObject({
   alertId: v.string(),
@@ -136,7 +156,7 @@ export const AlertRaisedSchema = v.strictObject({
   level: v.string(),
   severity: v.number(),
   confidence: v.number(),
-  matchReason: v.union([MatchDetailSchema, CorrelationReasonSchema]),
+  matchReason: v.union([MatchDetailSchema, CorrelationReasonSchema, IntelReasonSchema]),
   evidence: v.array(EvidenceRefSchema),
   affectedSystems: v.array(v.string()),
   firstSeen: v.string(),

@@ -4,6 +4,7 @@ import type {
   ALERT_STATUSES,
   INCIDENT_STATUSES,
   CorrelationReasonSchema,
+  IntelReasonSchema,
   EvidenceRefSchema,
   HitSchema,
   RULE_SOURCES,
@@ -32,6 +33,8 @@ export type AlertRaised = EventData<'AlertRaised'>;
 export type EvidenceRef = v.InferOutput<typeof EvidenceRefSchema>;
 /** Why a correlation fired. */
 export type CorrelationReason = v.InferOutput<typeof CorrelationReasonSchema>;
+/** Why a threat intelligence alert was raised. */
+export type IntelReason = v.InferOutput<typeof IntelReasonSchema>;
 /** Later matches of an open alert's rule and group key, added to it instead of a new alert. */
 export type AlertEvidenceAdded = EventData<'AlertEvidenceAdded'>;
 /** An analyst set an alert's status, with a reason. */

@@ -8,6 +8,7 @@ export * from './console-events.js';
 export * from './detection-events.js';
 export * from './evidence-events.js';
 export * from './exception-events.js';
+export * from './intel-events.js';
 export * from './setup-events.js';
 export * from './union.js';
 export { asAuthorityRecord, asInstanceRecord, asStoredInstanceEvent } from './read.js';

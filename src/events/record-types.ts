@@ -106,6 +106,8 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'ExceptionExpired':
     case 'ExceptionExpiryReminded':
     case 'MatchesExcepted':
+    case 'IntelIndicatorsChanged':
+    case 'IntelFeedUpdated':
       return NONE;
     default: {
       const _exhaustive: never = e;

@@ -7,6 +7,7 @@ import { CREDENTIAL_EVENTS } from './credential-events.js';
 import { DETECTION_EVENTS } from './detection-events.js';
 import { EVIDENCE_EVENTS } from './evidence-events.js';
 import { EXCEPTION_EVENTS } from './exception-events.js';
+import { INTEL_EVENTS } from './intel-events.js';
 import { SETUP_EVENTS } from './setup-events.js';
 import { EXPORT_EVENTS } from './export-events.js';
 import { MONITOR_EVENTS } from './monitor-events.js';
@@ -20,6 +21,7 @@ export const INSTANCE_EVENTS = {
   ...COLLECTOR_EVENTS,
   ...DETECTION_EVENTS,
   ...EXCEPTION_EVENTS,
+  ...INTEL_EVENTS,
   ...EXPORT_EVENTS,
   ...CONSOLE_EVENTS,
   ...MONITOR_EVENTS,

@@ -3,6 +3,7 @@ import {
   ALERT_DISPOSITIONS,
   ALERT_STATUSES,
   CorrelationReasonSchema,
+  IntelReasonSchema,
   EvidenceRefSchema,
   INCIDENT_STATUSES,
   MatchDetailSchema,
@@ -80,7 +81,7 @@ export const AlertPageSchema = v.strictObject({ alerts: v.array(AlertListItemSch
 /** `GET /api/v1/alerts/{alertId}`: the alert with its match reason, evidence and bounded histories. */
 export const AlertDetailSchema = v.strictObject({
   ...AlertFields,
-  matchReason: v.union([MatchDetailSchema, CorrelationReasonSchema]),
+  matchReason: v.union([MatchDetailSchema, CorrelationReasonSchema, IntelReasonSchema]),
   evidence: v.array(
     v.strictObject({ ...EvidenceRefSchema.entries, archived: v.optional(v.strictObject({ file: v.string() })) }),
   ),

@@ -92,7 +92,7 @@ export interface RuleNames {
 }
 
 /**
- * The ids of Vigil's own checks' rules (src/commands/system-alerts.ts and exceptions.ts; a test holds the two equal):
+ * The ids of Vigil's own checks' rules (src/commands/system-alerts.ts, exceptions.ts, alerting/intel-alerts.ts; a test holds them equal):
  * not installed rules, but a `rule` filter knows them before their first alert.
  */
 export const VIGIL_RULE_IDS: ReadonlySet<string> = new Set([
@@ -101,6 +101,7 @@ export const VIGIL_RULE_IDS: ReadonlySet<string> = new Set([
   'vigil.rule-quarantined',
   'vigil.witness-refused',
   'vigil.exception-expiring',
+  'vigil.threat-intel-match',
 ]);
 
 /**

@@ -7,6 +7,7 @@ import type {
   AlertsBulkReviewed,
   AlertStatus,
   CorrelationReason,
+  IntelReason,
   EvidenceRef,
   IncidentStatus,
 } from '../events/detection-records.js';
@@ -78,7 +79,7 @@ export interface AlertView {
   level: string;
   severity: number;
   confidence: number;
-  matchReason: MatchDetail | CorrelationReason;
+  matchReason: MatchDetail | CorrelationReason | IntelReason;
   evidence: EvidenceRef[];
   evidenceCount: number;
   affectedSystems: string[];

@@ -7,6 +7,7 @@ import { credentialsProjection } from './credentials.js';
 import { detectionProjection } from './detection.js';
 import { evidenceIndex, evidenceReadIndex } from './evidence.js';
 import { exceptionsProjection } from './exceptions.js';
+import { intelProjection } from './intel.js';
 import { exportsProjection } from './exports.js';
 import { DEFAULT_GRAPH_LIMITS, createGraphProjection, type GraphLimits } from './graph.js';
 import { sourcesProjection } from './sources.js';
@@ -27,6 +28,7 @@ export const HEAP_PROJECTIONS: readonly Projection<unknown>[] = [
   detectionProjection,
   alertsProjection,
   exceptionsProjection,
+  intelProjection,
   sourcesProjection,
   collectorsProjection,
   exportsProjection,

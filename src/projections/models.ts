@@ -5,6 +5,7 @@ import { consoleSessionsProjection, type ConsoleSessions } from './console-sessi
 import { credentialsProjection, type CredentialsState } from './credentials.js';
 import { detectionProjection, type DetectionState } from './detection.js';
 import { exceptionsProjection, type ExceptionsState } from './exceptions.js';
+import { intelProjection, type IntelState } from './intel.js';
 import { exportsProjection, type ExportsState } from './exports.js';
 import { monitoringProjection, type MonitoringState } from './monitoring.js';
 import { retentionProjection, type RetentionState } from './retention.js';
@@ -25,6 +26,7 @@ export interface InstanceSlices {
   readonly credentials: CredentialsState;
   readonly detection: DetectionState;
   readonly exceptions: ExceptionsState;
+  readonly intel: IntelState;
   readonly exports: ExportsState;
   readonly keyRotations: KeyRotationsState;
   readonly monitoring: MonitoringState;
@@ -43,6 +45,7 @@ const SLICES: { readonly [K in keyof InstanceSlices]: Projection<InstanceSlices[
   credentials: credentialsProjection,
   detection: detectionProjection,
   exceptions: exceptionsProjection,
+  intel: intelProjection,
   exports: exportsProjection,
   keyRotations: keyRotationsProjection,
   monitoring: monitoringProjection,

@@ -18,6 +18,7 @@ import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { eventOf, type EventData } from '../../src/events/union.js';
 import { exceptionsProjection } from '../../src/projections/exceptions.js';
 import { VIGIL_RULE_IDS, resolveRule } from '../../src/projections/alerts-query.js';
+import { THREAT_INTEL_RULE } from '../../src/commands/alerting/intel-alerts.js';
 import { DISK_LOW_RULE, RULE_QUARANTINED_RULE, SOURCE_SILENT_RULE, WITNESS_REFUSED_RULE } from '../../src/commands/system-alerts.js';
 import { memoryModels, spec, type Given } from '../helpers/decider-spec.js';
 import { dnsRule, normalizedEvent, rulesImported } from '../helpers/event-fixtures.js';
@@ -263,7 +264,7 @@ describe("Vigil's own rules", () => {
   it('are all known to the rule filter before they raise anything', () => {
     assert.deepEqual(
       [...VIGIL_RULE_IDS].sort(),
-      [SOURCE_SILENT_RULE, DISK_LOW_RULE, RULE_QUARANTINED_RULE, WITNESS_REFUSED_RULE, EXCEPTION_EXPIRING_RULE].sort(),
+      [SOURCE_SILENT_RULE, DISK_LOW_RULE, RULE_QUARANTINED_RULE, WITNESS_REFUSED_RULE, EXCEPTION_EXPIRING_RULE, THREAT_INTEL_RULE].sort(),
     );
     const none = { alerts: new Map() };
     assert.deepEqual(resolveRule(none, [], EXCEPTION_EXPIRING_RULE), [EXCEPTION_EXPIRING_RULE]);

@@ -7,6 +7,7 @@ import type { IncidentSummary } from './incident-correlation.js';
 import { DEFAULT_RULE_BUDGET } from './rule-budget.js';
 import { createRuleCosts } from './rule-costs.js';
 import { createRuleRunner, type RunRules } from './rule-runner.js';
+import { intelAlerts } from './intel-alerts.js';
 
 /** What a batch's evidence raised, for the command's answer. */
 export interface Detections {
@@ -55,14 +56,23 @@ export function detectIn<M, R>(
 
 /**
  * The instance's detector: Sigma rules under their time budget, correlations and incidents over
- * the write side's models. `run` measures (rule-runner.ts); by default with the default budget,
+ * the write side's models, and the threat intelligence indicators (intel-alerts.ts). `run` measures (rule-runner.ts); by default with the default budget,
  * counting costs nobody reads.
  */
 export function instanceDetector(
   settings: DetectionSettings,
   run: RunRules = createRuleRunner(DEFAULT_RULE_BUDGET, createRuleCosts()),
 ): Detector<WriteModels> {
-  return (models, evidence, ctx) => evaluateEvidence(alertingStateOf(models), evidence, ctx, settings, run);
+  return (models, evidence, ctx) => {
+    const out = evaluateEvidence(alertingStateOf(models), evidence, ctx, settings, run);
+    const intel = intelAlerts(models.intel, models.alerts, evidence, ctx);
+    if (intel.events.length === 0) return out;
+    return {
+      events: [...out.events, ...intel.events],
+      alerts: [...out.alerts, ...intel.alerts],
+      incidents: out.incidents,
+    };
+  };
 }
 
 /** Detection settings from the instance configuration. */

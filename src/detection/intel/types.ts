@@ -1,3 +1,5 @@
+import { INDICATOR_TYPES } from '../../events/intel-events.js';
+
 /**
  * Threat intelligence, the pure part (issue 60): indicators as Vigil keeps them, whatever feed they came from
  * (a STIX 2.1 bundle or TAXII collection, a MISP feed, a plain list), and what matching one on an event explains.
@@ -6,7 +8,7 @@
  */
 
 /** The kinds of value an indicator can name, each matched against the event fields of its kind (event-fields.ts). */
-export const INDICATOR_TYPES = ['ipv4', 'ipv6', 'cidr', 'domain', 'url', 'md5', 'sha1', 'sha256', 'email'] as const;
+export { INDICATOR_TYPES };
 
 /** One kind of indicator value. */
 export type IndicatorType = (typeof INDICATOR_TYPES)[number];

@@ -59,6 +59,9 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   ExceptionExpired: 'kept',
   ExceptionExpiryReminded: 'kept',
   MatchesExcepted: 'evidence',
+  // Threat intelligence: the indicators active at any time must replay; a feed's state is configuration.
+  IntelIndicatorsChanged: 'kept',
+  IntelFeedUpdated: 'kept',
   // Its records are judged one by one (plan.ts); the wrapper itself is never carried.
   RecordsCarriedForward: 'evidence',
 };

@@ -11,6 +11,7 @@ import {
 import { HttpError } from '../../errors.js';
 import { commandContext, executeAudited } from '../../request-context.js';
 import { ALERT_DISPOSITIONS, ALERT_STATUSES, type AlertsState, type AlertView } from '../../../projections/alerts.js';
+import type { IntelReason } from '../../../events/detection-records.js';
 import {
   HISTORY_SHOWN,
   alertDetail,
@@ -35,9 +36,45 @@ import { cursorOf, listPage, More, type ShownPage } from './paged-list.js';
 /** Evidence events shown on the detail page (the alert keeps up to 200 references; the count goes on). */
 const EVIDENCE_SHOWN = 50;
 
+/** Why a threat intelligence alert was raised: the indicator, its feed and version, validity, context, fields. */
+function IntelReasonFacts(props: { readonly reason: IntelReason }) {
+  const i = props.reason.intel;
+  return (
+    <dl class="facts">
+      <dt>Indicator</dt>
+      <dd>
+        {i.name ? `${i.name} ` : ''}
+        <code>{i.pattern}</code> <span class="muted">({i.indicator})</span>
+      </dd>
+      <dt>Feed</dt>
+      <dd>
+        {i.feed}, version <code>{i.version.slice(0, 24)}</code>
+      </dd>
+      <dt>Confidence</dt>
+      <dd>{i.confidence ?? '—'}</dd>
+      <dt>Valid</dt>
+      <dd>
+        {i.validFrom ? `from ${shortTime(i.validFrom)}` : 'from ever'}{' '}
+        {i.validUntil ? `until ${shortTime(i.validUntil)}` : 'with no end'}
+      </dd>
+      <dt>Relates to</dt>
+      <dd>{i.related.map((x) => `${x.type} ${x.name}`).join(', ') || '—'}</dd>
+      <dt>Matched</dt>
+      <dd>
+        {i.fields.map((f) => (
+          <>
+            <code>{f.field}</code> = <code>{f.value}</code> ({f.type}){' '}
+          </>
+        ))}
+      </dd>
+    </dl>
+  );
+}
+
 /** The match reason: which selection matched which field and value, or why a correlation fired. */
 function MatchReason(props: { readonly alert: AlertView }) {
   const r = props.alert.matchReason;
+  if ('intel' in r) return <IntelReasonFacts reason={r} />;
   if ('correlation' in r) {
     return (
       <dl class="facts">
