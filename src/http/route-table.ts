@@ -8,6 +8,7 @@ import { ingestRoutes } from './routes/ingest.js';
 import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
 import { exceptionRoutes } from './routes/exceptions.js';
+import { intelRoutes } from './routes/intel.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
 import { consoleRoutes } from './routes/console.js';
@@ -28,6 +29,7 @@ export const ROUTES: readonly Route[] = [
   ...collectorRoutes,
   ...ruleRoutes,
   ...exceptionRoutes,
+  ...intelRoutes,
   ...alertRoutes,
   ...logRoutes,
   ...exportRoutes,

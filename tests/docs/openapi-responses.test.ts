@@ -132,6 +132,10 @@ describe('the OpenAPI document against real answers', () => {
     await get(`/api/v1/exceptions/${exception.id}`, tk.analyst);
     await get('/api/v1/exceptions?status=active', tk.viewer);
     await json('POST', `/api/v1/exceptions/${exception.id}/revoke`, tk.analyst, { comment: 'done' }, 200);
+    const indicator = { type: 'indicator', spec_version: '2.1', id: 'indicator--1', created: '2026-01-01T00:00:00Z', modified: '2026-01-01T00:00:00Z', pattern_type: 'stix', pattern: "[domain-name:value = 'evil.example']", valid_from: '2026-01-01T00:00:00Z' };
+    const unsupported = { ...indicator, id: 'indicator--2', pattern: "[x509-certificate:issuer = 'CN=A']" };
+    await json('POST', '/api/v1/intel/bundles?feed=test', tk.rule_admin, { type: 'bundle', id: 'bundle--1', objects: [indicator, unsupported] }, 200);
+    await get('/api/v1/intel/feeds', tk.viewer);
     await get('/api/v1/rules/quality', tk.viewer);
     await get('/api/v1/rules/quality?sort=false_positive_share&limit=1', tk.viewer);
     await get(`/api/v1/rules/${rules[0]!.id}`, tk.viewer);

@@ -1,0 +1,98 @@
+import * as v from 'valibot';
+import { createHash } from 'node:crypto';
+import { decideFeedUpdate } from '../../commands/intel-feeds.js';
+import { IntelFormatError } from '../../detection/intel/normalize.js';
+import { readStixBundle } from '../../detection/intel/stix-bundle.js';
+import { FEED_KINDS, UnsupportedIndicatorSchema } from '../../events/intel-events.js';
+import { canonicalJson } from '../../kernel/canonical-json.js';
+import { indicatorCount } from '../../projections/intel.js';
+import { readJsonBody } from '../body.js';
+import { HttpError, parseOr400 } from '../errors.js';
+import { commandContext, executeAudited } from '../request-context.js';
+import { route, type Route } from '../route.js';
+
+const Count = v.pipe(v.number(), v.integer());
+
+/** One feed as `GET /api/v1/intel/feeds` lists it. */
+const FeedSchema = v.strictObject({
+  name: v.string(),
+  kind: v.picklist(FEED_KINDS),
+  version: v.string(),
+  updatedAt: v.string(),
+  total: Count,
+  lastChange: v.strictObject({ added: Count, removed: Count, expired: Count }),
+  unsupported: v.array(UnsupportedIndicatorSchema),
+  unsupportedCount: Count,
+});
+
+/** What a feed's update changed (`POST /api/v1/intel/bundles`). */
+const UpdateAnswer = v.strictObject({
+  feed: v.string(),
+  version: v.string(),
+  changed: v.boolean(),
+  added: Count,
+  removed: Count,
+  expired: Count,
+  total: Count,
+  unsupported: v.array(UnsupportedIndicatorSchema),
+  unsupportedCount: Count,
+});
+
+/** Query of `POST /api/v1/intel/bundles`: the feed the bundle's indicators join (default `posted`). */
+export const PostBundleQuery = v.strictObject({
+  feed: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected a feed name'))),
+});
+
+const listFeedsRoute = route({
+  method: 'get',
+  path: '/api/v1/intel/feeds',
+  operationId: 'listIntelFeeds',
+  summary: 'Threat intelligence feeds: kind, version, when updated, indicators held, what changed last, unsupported',
+  permission: 'rules:read',
+  audit: 'list_intel_feeds',
+  success: {
+    status: 200,
+    description: '`{feeds, indicators}`',
+    schema: v.strictObject({ feeds: v.array(FeedSchema), indicators: Count }),
+  },
+  errors: [],
+  handle: async (c, { deps }) => {
+    await deps.readYourWrites();
+    const intel = deps.reads.intel;
+    return c.json({ feeds: [...intel.feeds.values()], indicators: indicatorCount(intel) });
+  },
+});
+
+const postBundleRoute = route({
+  method: 'post',
+  path: '/api/v1/intel/bundles',
+  operationId: 'postIntelBundle',
+  summary:
+    "Add a STIX 2.1 bundle's indicators to a feed (`feed`, default `posted`): active at once for ingest; indicators " +
+    'Vigil cannot evaluate are listed with why',
+  permission: 'rules:write',
+  audit: 'post_intel_bundle',
+  query: PostBundleQuery,
+  body: { json: v.unknown() },
+  success: { status: 200, description: 'what the bundle changed', schema: UpdateAnswer },
+  errors: [400, 413, 415],
+  handle: async (c, { deps }) => {
+    const q = parseOr400(PostBundleQuery, c.req.query(), 'query');
+    const json = await readJsonBody(c, deps.config.limits.bodyBytes);
+    let set;
+    try {
+      set = readStixBundle(json);
+    } catch (err) {
+      if (err instanceof IntelFormatError) throw new HttpError(400, 'not a STIX 2.1 bundle', [err.message]);
+      throw err;
+    }
+    const version = `sha256:${createHash('sha256').update(canonicalJson(json)).digest('hex')}`;
+    const ctx = commandContext(c, deps);
+    const update = { feed: q.feed ?? 'posted', kind: 'posted' as const, version, set, mode: 'merge' as const };
+    const { result } = await executeAudited(c, deps, (m) => decideFeedUpdate(m.intel, update, ctx.now), 200);
+    return c.json(result, 200);
+  },
+});
+
+/** Threat intelligence routes (`/api/v1/intel`). */
+export const intelRoutes: readonly Route[] = [listFeedsRoute, postBundleRoute];
