@@ -25,6 +25,7 @@ import { liveAuditBench } from './live-audit.js';
 import { exceptionsBench } from './exceptions.js';
 import { ruleQualityBench } from './rule-quality.js';
 import { planBench } from './plan.js';
+import { intelReadersBench } from './intel-readers.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -48,6 +49,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   exceptions: () => exceptionsBench(),
   'rule-quality': () => ruleQualityBench(),
   plan: () => planBench(),
+  'intel-readers': () => intelReadersBench(),
 };
 
 const [only, mode] = process.argv.slice(2);
