@@ -26,6 +26,7 @@ import { exceptionsBench } from './exceptions.js';
 import { ruleQualityBench } from './rule-quality.js';
 import { planBench } from './plan.js';
 import { intelBench } from './intel.js';
+import { intelReadersBench } from './intel-readers.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -50,6 +51,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   'rule-quality': () => ruleQualityBench(),
   plan: () => planBench(),
   intel: () => intelBench(),
+  'intel-readers': () => intelReadersBench(),
 };
 
 const [only, mode] = process.argv.slice(2);
