@@ -92,8 +92,8 @@ export interface RuleNames {
 }
 
 /**
- * The ids of Vigil's own checks' rules (src/commands/system-alerts.ts, exceptions.ts, alerting/intel-alerts.ts; a test holds them equal):
- * not installed rules, but a `rule` filter knows them before their first alert.
+ * The ids of Vigil's own checks' rules (src/commands/system-alerts.ts, exceptions.ts, alerting/intel-alerts.ts; a
+ * test holds them equal): not installed rules, but a `rule` filter knows them before their first alert.
  */
 export const VIGIL_RULE_IDS: ReadonlySet<string> = new Set([
   'vigil.source-silent',

@@ -24,6 +24,7 @@ import { decideMergeIncident } from '../../src/commands/merge-incidents.js';
 import { decideAddIncidentAlerts } from '../../src/commands/add-incident-alerts.js';
 import { decideSilenceCheck } from '../../src/commands/check-silence.js';
 import { decideCreateException, decideExceptionCheck, decideRevokeException } from '../../src/commands/exceptions.js';
+import { decideFeedUpdate } from '../../src/commands/intel-feeds.js';
 import { DEFAULT_MONITORING } from '../../src/projections/monitoring-settings.js';
 import type { LmdbStore } from '../../src/log/lmdb-store.js';
 import { connectJetStream, ensureStream } from '../../src/log/jetstream-connect.js';
@@ -93,6 +94,8 @@ const commandArb = fc.oneof(
   fc.record({ kind: fc.constant('except' as const), ip: fc.constantFrom('203.0.113.1', '203.0.113.2', '10.0.0.1'), all: fc.boolean(), hours: fc.integer({ min: 1, max: 72 }) }),
   fc.record({ kind: fc.constant('revoke' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('exception_check' as const), hours: fc.integer({ min: 0, max: 96 }) }),
+  // Threat intelligence (issue 60): indicators the generated events' addresses and domains hold, some expiring.
+  fc.record({ kind: fc.constant('intel' as const), value: fc.constantFrom('x.org', '10.0.0.2', '203.0.113.1'), minute: fc.option(fc.integer({ min: 0, max: 59 }), { nil: undefined }) }),
 );
 
 /** How a run opens its store: LMDB, or a copy of a fresh JetStream stream (each run its own). */
@@ -185,6 +188,15 @@ for (const backend of [lmdbBackend, jetStreamBackend]) describe(`read models (${
           } else if (c.kind === 'exception_check') {
             const at = { now: new Date(Date.parse('2026-11-22T11:01:00Z') + c.hours * 3_600_000).toISOString() };
             await inst.writer.execute((m) => decideExceptionCheck(m, 72 * 3_600_000, at), at);
+          }
+          else if (c.kind === 'intel') {
+            const type = c.value === 'x.org' ? 'domain' as const : 'ipv4' as const;
+            const indicator = {
+              id: `indicator--${c.value}`, anyOf: [[{ type, value: c.value }]], source: `[${type}:value = '${c.value}']`,
+              ...(c.minute !== undefined ? { validUntil: `2026-11-22T10:${String(c.minute).padStart(2, '0')}:00Z` } : {}),
+            };
+            const update = { feed: 'prop', kind: 'posted' as const, version: `v${i}`, set: { indicators: [indicator], unsupported: [] }, mode: 'merge' as const };
+            await inst.writer.execute((m) => decideFeedUpdate(m.intel, update, ctx.now), ctx);
           }
           else if (c.kind === 'silence') {
             const at = { now: new Date(Date.parse('2026-11-22T11:01:00Z') + c.hours * 3_600_000).toISOString() };

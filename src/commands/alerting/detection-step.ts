@@ -56,7 +56,8 @@ export function detectIn<M, R>(
 
 /**
  * The instance's detector: Sigma rules under their time budget, correlations and incidents over
- * the write side's models, and the threat intelligence indicators (intel-alerts.ts). `run` measures (rule-runner.ts); by default with the default budget,
+ * the write side's models, and the threat intelligence indicators (intel-alerts.ts). `run` measures
+ * (rule-runner.ts); by default with the default budget,
  * counting costs nobody reads.
  */
 export function instanceDetector(

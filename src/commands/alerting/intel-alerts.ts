@@ -8,7 +8,7 @@ import type { IntelState } from '../../projections/intel.js';
 import { affectedSystems, alertIdOf, evidenceOf } from './alert-facts.js';
 import type { AlertSummary } from './evaluate.js';
 
-/** The built-in rule of threat intelligence matches (docs/intel.md): one alert per feed's indicator, systems gathered. */
+/** Vigil's rule of threat intelligence matches (docs/intel.md): one alert per feed's indicator, systems gathered. */
 export const THREAT_INTEL_RULE = 'vigil.threat-intel-match';
 
 /** A record this evaluation builds up before it is appended. */
