@@ -100,11 +100,14 @@ describe('a record of a type a projection does not fold', () => {
   it('leaves a heap model as it was: the very same state, deep-equal to before', () => {
     for (const [p, types] of heap) {
       const folds = foldsOf(p);
+      // A model with derived parts that do not clone (the intel model's index is functions over its maps) is compared
+      // by its snapshot, which is all of it that is not derived.
+      const plain = (x: unknown) => structuredClone(p.snapshot ? p.snapshot(x) : x);
       for (const type of types.filter((t) => !folds.has(t))) {
         const s = p.initial();
-        const before = structuredClone(s);
+        const before = plain(s);
         assert.equal(p.evolve(s, record(type)), s, `${p.name} returns its state for ${type}`);
-        assert.deepEqual(s, before, `${p.name} is unchanged by ${type}`);
+        assert.deepEqual(plain(s), before, `${p.name} is unchanged by ${type}`);
       }
     }
   });

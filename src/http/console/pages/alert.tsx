@@ -344,7 +344,10 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
         </section>
       </div>
       <Actions alert={alert} scope={scope} />
-      {scope.can('exceptions:write') && alert.evidence.length > 0 ? (
+      {/* Exceptions cover installed Sigma rules: Vigil's own checks and threat intelligence have none to offer. */}
+      {scope.can('exceptions:write') &&
+      alert.evidence.length > 0 &&
+      scope.deps.reads.detection.rules.has(alert.ruleId) ? (
         <p>
           <a class="button secondary" href={`/exceptions/new?fromAlert=${encodeURIComponent(alert.id)}`}>
             Create an exception from this alert
