@@ -1,3 +1,4 @@
+import type { FeedRunner } from '../services/intel/feed-runner.js';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
 import type { Pipeline } from '../commands/pipeline.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
@@ -71,6 +72,8 @@ export interface AppDeps {
   readonly monitor?: SelfMonitor;
   /** How fresh the witnesses' cosignatures of the checkpoints are, and each pushed witness (absent: off). */
   readonly witnesses?: () => WitnessHealth;
+  /** The threat intelligence feeds the service fetches (`intel.feeds`; absent: none). */
+  readonly intelFeeds?: Pick<FeedRunner, 'status' | 'pollNow'>;
   /** Appends a request's access records (a JetStream follower sends them to the leader); `local` appends them here. */
   readonly recordAccess?: (
     facts: readonly DomainEvent[],

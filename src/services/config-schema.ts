@@ -1,6 +1,7 @@
 import { DEFAULT_RULE_BUDGET } from '../commands/alerting/rule-budget.js';
 import { DEFAULT_RULE_LIMITS } from '../detection/rule-limits.js';
 import * as v from 'valibot';
+import { INDICATOR_TYPES } from '../events/intel-events.js';
 import { parseCidr } from '../kernel/cidr.js';
 import { MeshAllowlistSchema } from '../auth/mesh-allowlist.js';
 import { parseVerifierKey } from '../log/signed-note.js';
@@ -107,6 +108,25 @@ export const MeshConfigSchema = v.strictObject({
 /** The validated `auth.mesh` section. */
 export type MeshConfig = v.InferOutput<typeof MeshConfigSchema>;
 
+/** One threat intelligence feed the instance fetches itself (docs/intel.md "Feeds the service fetches"). */
+export const IntelFeedSchema = v.strictObject({
+  /** The feed's name, as alerts and `GET /api/v1/intel/feeds` say it. */
+  name: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected a feed name')),
+  kind: v.picklist(['stix-bundle', 'taxii21', 'misp', 'list']),
+  /** An absolute path or an http(s) URL; for `taxii21` the discovery or API root URL; for `misp` the feed's folder. */
+  url: v.pipe(v.string(), v.minLength(1), v.maxLength(2048), v.regex(/^(\/|https?:\/\/)/, 'an absolute path or a URL')),
+  /** `taxii21`: the collection's id or title. */
+  collection: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+  /** `list`: the type of its values, or `auto` (guessed per value). */
+  type: v.optional(v.picklist([...INDICATOR_TYPES, 'auto']), 'auto'),
+  /** An owner-only file holding the `Authorization` header's value (`Bearer …` or `Basic …`). */
+  authFile: v.optional(PathText),
+  intervalSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60), v.maxValue(86_400)), 3600),
+});
+
+/** One configured feed. */
+export type IntelFeedConfig = v.InferOutput<typeof IntelFeedSchema>;
+
 /** The instance configuration (`vigil.config.json`). Unknown keys are errors, named by path. */
 export const ConfigSchema = v.strictObject({
   server: v.optional(
@@ -204,6 +224,13 @@ export const ConfigSchema = v.strictObject({
   ),
   /** What leaves the machine (docs/export.md); absent: nothing does. */
   export: v.optional(ExportConfigSchema, {}),
+  /** Threat intelligence the instance fetches itself (docs/intel.md); posted bundles need none of it. */
+  intel: v.optional(
+    v.strictObject({
+      feeds: v.optional(v.pipe(v.array(IntelFeedSchema), v.maxLength(64)), []),
+    }),
+    {},
+  ),
   detection: v.optional(
     v.strictObject({
       incidentWindowMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_080)), 60),

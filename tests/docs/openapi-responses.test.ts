@@ -13,6 +13,7 @@ type Response200 = { content?: Record<string, { schema: Record<string, unknown> 
 /** Routes whose success answer this flow does not produce, each with why. */
 const NOT_EXERCISED: Readonly<Record<string, string>> = {
   'POST /api/v1/log/checkpoint/cosignatures': 'needs a witness configured and its cosignature; its answer is two fields',
+  'POST /api/v1/intel/feeds/{name}/poll': 'needs a configured feed: tests/e2e/intel-feeds.test.ts polls one on vigil serve',
 };
 
 /** A recorded answer: the route template it matched, its status, media type and body text. */

@@ -33,6 +33,7 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/exceptions/{exceptionId}/revoke': ['analyst', 'rule_admin', 'admin'],
   'GET /api/v1/alerts/{alertId}/exception-draft': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'GET /api/v1/intel/feeds': ['viewer', 'analyst', 'rule_admin', 'admin'],
+  'POST /api/v1/intel/feeds/{name}/poll': ['rule_admin', 'admin'],
   'POST /api/v1/intel/bundles': ['rule_admin', 'admin'],
   'GET /api/v1/alerts': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/alerts/{alertId}': ['viewer', 'analyst', 'admin'],

@@ -37,6 +37,7 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'POST /api/v1/exceptions/{exceptionId}/revoke': 'revoke_exception',
   'GET /api/v1/alerts/{alertId}/exception-draft': 'draft_exception',
   'GET /api/v1/intel/feeds': 'list_intel_feeds',
+  'POST /api/v1/intel/feeds/{name}/poll': 'poll_intel_feed',
   'POST /api/v1/intel/bundles': 'post_intel_bundle',
   'GET /api/v1/alerts': 'list_alerts',
   'GET /api/v1/alerts/{alertId}': 'read_alert',

@@ -19,6 +19,7 @@ import { createMetrics, type Metrics } from '../../services/metrics/metrics.js';
 import { measuredWriter } from '../../services/metrics/writer-metrics.js';
 import type { SelfMonitor } from '../../services/monitoring/self-monitor.js';
 import type { WitnessPush } from '../../services/witness/witness-push.js';
+import type { FeedRunner } from '../../services/intel/feed-runner.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import { liveLogVerifier } from './live-verify.js';
 import type { ServedStore } from './served-store.js';
@@ -35,6 +36,8 @@ export interface InstanceAppParts {
   readonly monitor: SelfMonitor;
   /** The pushes of checkpoints to witnesses, and how fresh their cosignatures are. */
   readonly witnesses: WitnessPush;
+  /** The threat intelligence feeds the service fetches. */
+  readonly intelFeeds: FeedRunner;
   /** The deployment reporter, which starts once the server listens (it needs the port). */
   readonly late: { readonly reporter?: DeploymentReporter };
   readonly log: (line: Record<string, unknown>) => void;
@@ -103,6 +106,7 @@ export function createInstanceApp(
     exports: () => p.exports.status(),
     monitor: p.monitor,
     witnesses: () => p.witnesses.health(),
+    intelFeeds: p.intelFeeds,
     ruleCosts: p.ruleCosts,
     ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });

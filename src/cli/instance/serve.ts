@@ -1,3 +1,4 @@
+import { createFeedRunner } from '../../services/intel/feed-runner.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { KeyObject } from 'node:crypto';
@@ -93,6 +94,15 @@ export async function startInstance(
   const { exports, credentials } = await startWriting(served, config, onLeader, log);
   const witnesses = startInstanceWitnessPush(config, served, onLeader, log);
   parts.push(() => witnesses.stop());
+  const intelFeeds = createFeedRunner({
+    feeds: config.intel.feeds,
+    pipeline: onLeader,
+    now: () => new Date(),
+    log,
+    ...(jetstream ? { leads: () => jetstream.leadership().leading } : {}),
+  });
+  intelFeeds.start();
+  parts.push(() => intelFeeds.stop());
   const refusals = createRefusalLedger(config.limits);
   const monitor = selfMonitorOf(config, onLeader, instance, log);
   const summaries = startServedSummaries(refusals, instance.pipeline, config, jetstream ? late : undefined);
@@ -106,6 +116,7 @@ export async function startInstance(
     exports,
     monitor,
     witnesses,
+    intelFeeds,
     late,
     log,
   });

@@ -10,19 +10,33 @@ import { readJsonBody } from '../body.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { commandContext, executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
+import type { AppDeps } from '../env.js';
 
 const Count = v.pipe(v.number(), v.integer());
 
-/** One feed as `GET /api/v1/intel/feeds` lists it. */
+/** What a feed's fetches are doing, for the feeds the service fetches itself (absent for posted feeds). */
+const FetchStatusSchema = v.strictObject({
+  state: v.picklist(['pending', 'ok', 'failing']),
+  lastAttemptAt: v.nullable(v.string()),
+  lastSuccessAt: v.nullable(v.string()),
+  lastError: v.nullable(v.string()),
+  failures: Count,
+  nextAttemptAt: v.nullable(v.string()),
+});
+
+/** One feed as `GET /api/v1/intel/feeds` lists it: what the log holds of it, and its fetches when it is fetched. */
 const FeedSchema = v.strictObject({
   name: v.string(),
   kind: v.picklist(FEED_KINDS),
-  version: v.string(),
-  updatedAt: v.string(),
+  /** `ok` for a posted feed; for a fetched one, its fetches' state (`pending`, `ok`, `failing`). */
+  state: v.picklist(['pending', 'ok', 'failing']),
+  version: v.nullable(v.string()),
+  updatedAt: v.nullable(v.string()),
   total: Count,
-  lastChange: v.strictObject({ added: Count, removed: Count, expired: Count }),
+  lastChange: v.nullable(v.strictObject({ added: Count, removed: Count, expired: Count })),
   unsupported: v.array(UnsupportedIndicatorSchema),
   unsupportedCount: Count,
+  fetch: v.optional(FetchStatusSchema),
 });
 
 /** What a feed's update changed (`POST /api/v1/intel/bundles`). */
@@ -43,6 +57,30 @@ export const PostBundleQuery = v.strictObject({
   feed: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected a feed name'))),
 });
 
+/** Every feed: those the service fetches (in the configured order), then those only posted, with what the log holds. */
+function feedsAnswer(deps: AppDeps) {
+  const intel = deps.reads.intel;
+  const fetched = deps.intelFeeds?.status() ?? [];
+  const logged = (name: string) => {
+    const f = intel.feeds.get(name);
+    return {
+      version: f?.version ?? null,
+      updatedAt: f?.updatedAt ?? null,
+      total: f?.total ?? 0,
+      lastChange: f?.lastChange ?? null,
+      unsupported: f?.unsupported ?? [],
+      unsupportedCount: f?.unsupportedCount ?? 0,
+    };
+  };
+  const feeds = [
+    ...fetched.map(({ name, kind, ...fetch }) => ({ name, kind, state: fetch.state, ...logged(name), fetch })),
+    ...[...intel.feeds.values()]
+      .filter((f) => !fetched.some((x) => x.name === f.name))
+      .map((f) => ({ name: f.name, kind: f.kind, state: 'ok' as const, ...logged(f.name) })),
+  ];
+  return { feeds, indicators: indicatorCount(intel) };
+}
+
 const listFeedsRoute = route({
   method: 'get',
   path: '/api/v1/intel/feeds',
@@ -58,8 +96,7 @@ const listFeedsRoute = route({
   errors: [],
   handle: async (c, { deps }) => {
     await deps.readYourWrites();
-    const intel = deps.reads.intel;
-    return c.json({ feeds: [...intel.feeds.values()], indicators: indicatorCount(intel) });
+    return c.json(feedsAnswer(deps));
   },
 });
 
@@ -94,5 +131,25 @@ const postBundleRoute = route({
   },
 });
 
+const pollFeedRoute = route({
+  method: 'post',
+  path: '/api/v1/intel/feeds/{name}/poll',
+  operationId: 'pollIntelFeed',
+  summary: 'Fetch a configured feed now (rather than at its next interval); answers the feed as the list shows it',
+  permission: 'rules:write',
+  audit: 'poll_intel_feed',
+  params: v.object({ name: v.string() }),
+  body: { json: v.optional(v.strictObject({})) },
+  success: { status: 200, description: 'the feed', schema: FeedSchema },
+  errors: [404, 415],
+  handle: async (c, { deps }) => {
+    const name = c.req.param('name');
+    const polled = await deps.intelFeeds?.pollNow(name);
+    if (!polled) throw new HttpError(404, `no feed ${name.slice(0, 64)} is configured (intel.feeds)`);
+    await deps.readYourWrites();
+    return c.json(feedsAnswer(deps).feeds.find((f) => f.name === name)!);
+  },
+});
+
 /** Threat intelligence routes (`/api/v1/intel`). */
-export const intelRoutes: readonly Route[] = [listFeedsRoute, postBundleRoute];
+export const intelRoutes: readonly Route[] = [listFeedsRoute, pollFeedRoute, postBundleRoute];
