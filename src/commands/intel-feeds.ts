@@ -42,7 +42,11 @@ export interface FeedUpdateResult {
  * events. `expired` counts the indicators whose `validUntil` has passed at `now` (kept: an older event still matches
  * them at its own time). Pure.
  */
-export function decideFeedUpdate(intel: IntelState, u: FeedUpdate, now: string): Decision<FeedUpdateResult> {
+export function decideFeedUpdate(
+  intel: IntelState,
+  u: FeedUpdate,
+  now: string,
+): Decision<FeedUpdateResult & { readonly addedIndicators: readonly Indicator[] }> {
   const held = intel.indicators.get(u.feed);
   const nowMs = Date.parse(now);
   const added: Indicator[] = [];
@@ -70,7 +74,7 @@ export function decideFeedUpdate(intel: IntelState, u: FeedUpdate, now: string):
     unsupported,
     unsupportedCount: u.set.unsupported.length,
   };
-  if (!result.changed) return accept([], result);
+  if (!result.changed) return accept([], { ...result, addedIndicators: [] });
   const events: DomainEvent[] = [];
   for (let i = 0; i < Math.max(added.length, removed.length); i += INDICATORS_PER_RECORD) {
     const data: EventData<'IntelIndicatorsChanged'> = {
@@ -93,5 +97,5 @@ export function decideFeedUpdate(intel: IntelState, u: FeedUpdate, now: string):
     unsupportedCount: u.set.unsupported.length,
   };
   events.push({ type: 'IntelFeedUpdated', data: summary });
-  return accept(events, result);
+  return accept(events, { ...result, addedIndicators: added });
 }

@@ -175,6 +175,8 @@ export const AlertRaisedSchema = v.strictObject({
   ),
   /** Added with suppression: matches folded into this alert by its suppression in the batch that raised it. */
   suppressed: v.optional(v.number()),
+  /** Raised by a search of stored evidence for indicators added later (docs/intel.md "Back in time"). */
+  retro: v.optional(v.literal(true)),
 });
 
 /** `AlertEvidenceAdded`: later matches of an open alert's rule and group key, added to it instead of a new alert. */

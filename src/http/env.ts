@@ -1,4 +1,5 @@
 import type { FeedRunner } from '../services/intel/feed-runner.js';
+import type { RetroSearches } from '../services/intel/retro-search.js';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
 import type { Pipeline } from '../commands/pipeline.js';
 import type { CredentialRegistry, Principal } from '../auth/registry.js';
@@ -74,6 +75,8 @@ export interface AppDeps {
   readonly witnesses?: () => WitnessHealth;
   /** The threat intelligence feeds the service fetches (`intel.feeds`; absent: none). */
   readonly intelFeeds?: Pick<FeedRunner, 'status' | 'pollNow'>;
+  /** The searches of stored evidence for indicators feeds add (`intel.retroDays`; absent: none). */
+  readonly intelRetro?: Pick<RetroSearches, 'search' | 'progress'>;
   /** Appends a request's access records (a JetStream follower sends them to the leader); `local` appends them here. */
   readonly recordAccess?: (
     facts: readonly DomainEvent[],

@@ -53,6 +53,7 @@ const AlertFields = {
   lastSeen: v.string(),
   tags: v.array(v.string()),
   attack: v.array(v.string()),
+  retro: v.optional(v.literal(true)),
   incidentId: v.optional(v.string()),
   assignee: v.optional(v.string()),
   disposition: v.optional(v.picklist(ALERT_DISPOSITIONS)),

@@ -89,6 +89,8 @@ export interface AlertView {
   lastSeen: string;
   tags: string[];
   attack: string[];
+  /** Raised by a search of stored evidence for indicators added later (threat intelligence). */
+  retro?: true;
   reviewHistory: ReviewEntry[];
   incidentId?: string;
   /** The principal the alert is assigned to, if any. */
@@ -230,6 +232,7 @@ function raise(s: AlertsState, d: AlertRaised): void {
     lastSeen: d.lastSeen,
     tags: [...d.tags],
     attack: d.tags.filter((t) => t.startsWith('attack.')),
+    ...(d.retro ? { retro: true as const } : {}),
     reviewHistory: [],
     assignmentHistory: [],
     notes: [],

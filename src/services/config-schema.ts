@@ -228,6 +228,11 @@ export const ConfigSchema = v.strictObject({
   intel: v.optional(
     v.strictObject({
       feeds: v.optional(v.pipe(v.array(IntelFeedSchema), v.maxLength(64)), []),
+      /** How many days of stored evidence are searched again for indicators a feed adds (0: none). */
+      retroDays: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(365)), 30),
+      /** The most events one such search reads, and the longest it runs. */
+      retroMaxEvents: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000_000)), 5_000_000),
+      retroSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400)), 600),
     }),
     {},
   ),

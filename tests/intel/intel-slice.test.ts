@@ -28,7 +28,7 @@ describe('a feed update', () => {
 
   it('says nothing for the same indicators and version; adds only what changed; replace removes what left', () => {
     const first = feed.given([]).when(update([domain(1), domain(2)])).thenAccepts(() => {});
-    feed.given(first.events).when(update([domain(1), domain(2)])).then([], { feed: 'f', version: 'v1', changed: false, added: 0, removed: 0, expired: 0, total: 2, unsupported: update([]).set.unsupported, unsupportedCount: 1 });
+    feed.given(first.events).when(update([domain(1), domain(2)])).then([], { feed: 'f', version: 'v1', changed: false, added: 0, removed: 0, expired: 0, total: 2, unsupported: update([]).set.unsupported, unsupportedCount: 1, addedIndicators: [] });
     feed.given(first.events).when(update([domain(2, { confidence: 90 }), domain(3)], 'merge', 'v2')).thenAccepts((events) => {
       const c = events[0]!.data as EventData<'IntelIndicatorsChanged'>;
       assert.deepEqual(c.added.map((i) => i.id), ['indicator--d2', 'indicator--d3']);

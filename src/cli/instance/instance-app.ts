@@ -20,6 +20,7 @@ import { measuredWriter } from '../../services/metrics/writer-metrics.js';
 import type { SelfMonitor } from '../../services/monitoring/self-monitor.js';
 import type { WitnessPush } from '../../services/witness/witness-push.js';
 import type { FeedRunner } from '../../services/intel/feed-runner.js';
+import type { RetroSearches } from '../../services/intel/retro-search.js';
 import type { ClusterEdge } from '../cluster/cluster-edge.js';
 import { liveLogVerifier } from './live-verify.js';
 import type { ServedStore } from './served-store.js';
@@ -38,6 +39,8 @@ export interface InstanceAppParts {
   readonly witnesses: WitnessPush;
   /** The threat intelligence feeds the service fetches. */
   readonly intelFeeds: FeedRunner;
+  /** The searches of stored evidence for indicators feeds add (absent with `intel.retroDays` 0). */
+  readonly intelRetro?: RetroSearches;
   /** The deployment reporter, which starts once the server listens (it needs the port). */
   readonly late: { readonly reporter?: DeploymentReporter };
   readonly log: (line: Record<string, unknown>) => void;
@@ -107,6 +110,7 @@ export function createInstanceApp(
     monitor: p.monitor,
     witnesses: () => p.witnesses.health(),
     intelFeeds: p.intelFeeds,
+    ...(p.intelRetro ? { intelRetro: p.intelRetro } : {}),
     ruleCosts: p.ruleCosts,
     ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });

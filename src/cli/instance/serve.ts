@@ -1,4 +1,5 @@
 import { createFeedRunner } from '../../services/intel/feed-runner.js';
+import { createRetroSearches } from '../../services/intel/retro-search.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { KeyObject } from 'node:crypto';
@@ -94,12 +95,26 @@ export async function startInstance(
   const { exports, credentials } = await startWriting(served, config, onLeader, log);
   const witnesses = startInstanceWitnessPush(config, served, onLeader, log);
   parts.push(() => witnesses.stop());
+  const intelRetro = createRetroSearches({
+    reads: instance.reads,
+    readYourWrites: () => instance.readYourWrites(),
+    pipeline: onLeader,
+    bounds: {
+      days: config.intel.retroDays,
+      maxEvents: config.intel.retroMaxEvents,
+      maxMs: config.intel.retroSeconds * 1000,
+    },
+    now: () => new Date(),
+    log,
+  });
+  parts.push(() => intelRetro.stop());
   const intelFeeds = createFeedRunner({
     feeds: config.intel.feeds,
     pipeline: onLeader,
     now: () => new Date(),
     log,
     ...(jetstream ? { leads: () => jetstream.leadership().leading } : {}),
+    ...(config.intel.retroDays > 0 ? { added: (f, v, i) => void intelRetro.search(f, v, i) } : {}),
   });
   intelFeeds.start();
   parts.push(() => intelFeeds.stop());
@@ -117,6 +132,7 @@ export async function startInstance(
     monitor,
     witnesses,
     intelFeeds,
+    ...(config.intel.retroDays > 0 ? { intelRetro } : {}),
     late,
     log,
   });

@@ -46,13 +46,15 @@ function reasonOf(m: FeedMatch): AlertRaised['matchReason'] {
  * Matches evidence against the active indicators (src/projections/intel.ts) at each event's own time, and raises one
  * alert of THREAT_INTEL_RULE per feed's indicator (grown by later matches while it is not dismissed), each explaining
  * which indicator, feed and version, confidence, validity and related objects, and which event field held the value.
- * Pure.
+ * `retro`: the evidence is stored evidence searched again for new indicators (retro-search.ts): the alerts it raises
+ * say so (`retro: true`), and an event an alert holds already is not added to it again. Pure.
  */
 export function intelAlerts(
-  intel: IntelState,
+  intel: Pick<IntelState, 'index'>,
   alerts: AlertsState,
   evidence: readonly NormalizedEvent[],
   ctx: CommandContext,
+  options: { readonly retro?: boolean } = {},
 ): { events: DomainEvent[]; alerts: AlertSummary[] } {
   if (intel.index.size === 0 || evidence.length === 0) return { events: [], alerts: [] };
   const raised = new Map<string, Mutable<AlertRaised>>();
@@ -73,6 +75,13 @@ export function intelAlerts(
         continue;
       }
       const openId = alerts.openByKey.get(key);
+      // A search back in time may meet an event its alert holds already (matched live, or by an earlier search).
+      if (
+        options.retro &&
+        openId !== undefined &&
+        alerts.alerts.get(openId)!.evidence.some((r) => r.eventId === event.id)
+      )
+        continue;
       if (openId !== undefined) {
         const g = grown.get(openId);
         if (g) {
@@ -108,6 +117,7 @@ export function intelAlerts(
         firstSeen: time,
         lastSeen: time,
         tags: ['vigil.threat-intel', ...(m.indicator.labels ?? []).slice(0, 20).map((l) => `intel.${l}`)],
+        ...(options.retro ? { retro: true } : {}),
       });
     }
   }

@@ -37,6 +37,20 @@ const FeedSchema = v.strictObject({
   unsupported: v.array(UnsupportedIndicatorSchema),
   unsupportedCount: Count,
   fetch: v.optional(FetchStatusSchema),
+  /** The search of stored evidence for the indicators its last change added (docs/intel.md "Back in time"). */
+  retro: v.optional(
+    v.strictObject({
+      state: v.picklist(['running', 'done']),
+      indicators: Count,
+      since: v.string(),
+      until: v.string(),
+      scanned: Count,
+      matched: Count,
+      complete: v.boolean(),
+      startedAt: v.string(),
+      finishedAt: v.nullable(v.string()),
+    }),
+  ),
 });
 
 /** What a feed's update changed (`POST /api/v1/intel/bundles`). */
@@ -52,6 +66,9 @@ const UpdateAnswer = v.strictObject({
   unsupportedCount: Count,
 });
 
+/** How long a posted bundle's answer waits for its search back in time (which goes on past it). */
+const RETRO_WAIT_MS = 2000;
+
 /** Query of `POST /api/v1/intel/bundles`: the feed the bundle's indicators join (default `posted`). */
 export const PostBundleQuery = v.strictObject({
   feed: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected a feed name'))),
@@ -63,7 +80,9 @@ function feedsAnswer(deps: AppDeps) {
   const fetched = deps.intelFeeds?.status() ?? [];
   const logged = (name: string) => {
     const f = intel.feeds.get(name);
+    const retro = deps.intelRetro?.progress(name);
     return {
+      ...(retro ? { retro } : {}),
       version: f?.version ?? null,
       updatedAt: f?.updatedAt ?? null,
       total: f?.total ?? 0,
@@ -127,7 +146,12 @@ const postBundleRoute = route({
     const ctx = commandContext(c, deps);
     const update = { feed: q.feed ?? 'posted', kind: 'posted' as const, version, set, mode: 'merge' as const };
     const { result } = await executeAudited(c, deps, (m) => decideFeedUpdate(m.intel, update, ctx.now), 200);
-    return c.json(result, 200);
+    const { addedIndicators, ...answer } = result;
+    // The search back in time for what the bundle added: answered with once it is done, or after RETRO_WAIT_MS.
+    const search =
+      addedIndicators.length > 0 ? deps.intelRetro?.search(update.feed, version, addedIndicators) : undefined;
+    if (search) await Promise.race([search.catch(() => undefined), new Promise((r) => setTimeout(r, RETRO_WAIT_MS))]);
+    return c.json(answer, 200);
   },
 });
 

@@ -42,6 +42,8 @@ export interface FeedRunnerOptions {
   readonly fetchImpl?: typeof fetch;
   /** On a JetStream node: whether this node leads (only the leader fetches; the others wait their turn). */
   readonly leads?: () => boolean;
+  /** Called with the indicators a fetch added: the search of stored evidence for them (retro-search.ts). */
+  readonly added?: (feed: string, version: string, indicators: readonly Indicator[]) => void;
 }
 
 /** The most a failing feed waits before it is tried again (doubling from 30 s), and never more than its interval. */
@@ -169,6 +171,7 @@ export function createFeedRunner(o: FeedRunnerOptions): FeedRunner {
           added: out.result.added,
           total: out.result.total,
         });
+      if (out.result.addedIndicators.length > 0) o.added?.(name, update.version, out.result.addedIndicators);
       s.status = { ...s.status, state: 'ok', lastAttemptAt: at, lastSuccessAt: at, lastError: null, failures: 0 };
       schedule(name, s.feed.intervalSeconds * 1000);
     } catch (err) {
