@@ -92,6 +92,20 @@ async function main(): Promise<void> {
     await Promise.all([page.waitForURL(/\/exceptions\/preview/), page.click('button[formaction="/exceptions/preview"]')]);
     await page.screenshot({ path: `${OUT}/exception-preview.png`, fullPage: true });
     process.stdout.write(`${OUT}/exceptions.png, exception-detail.png, exception-preview.png\n`);
+    // Threat intelligence: the APT1 report posted as a feed, a DNS query for one of its domains, the feeds page and the
+    // indicator search, and the alert that explains the match.
+    const apt1 = readFileSync(repoPath('tests', 'fixtures', 'stix-2.1', 'apt1.json'), 'utf8');
+    await h.api('rule_admin', '/api/v1/intel/bundles?feed=apt1', { method: 'POST', body: apt1 });
+    const dns = { ts: Math.floor(Date.now() / 1000) - 120, uid: 'Cshot', 'id.orig_h': '10.4.4.4', 'id.orig_p': 53010, 'id.resp_h': '10.0.0.53', 'id.resp_p': 53, proto: 'udp', query: 'www.arrowservice.net', qtype_name: 'A' };
+    const intelAnswer = (await (await h.api('ingestor', '/api/v1/ingest/network-monitor?logType=dns', { method: 'POST', body: JSON.stringify([dns]) })).json()) as { alerts: Array<{ id: string; ruleId: string }> };
+    await page.goto(`${h.url}/intel?q=arrowservice`);
+    await page.screenshot({ path: `${OUT}/threat-intel.png`, fullPage: true });
+    const intelAlert = intelAnswer.alerts.find((a) => a.ruleId === 'vigil.threat-intel-match');
+    if (intelAlert) {
+      await page.goto(`${h.url}/alerts/${intelAlert.id}`);
+      await page.screenshot({ path: `${OUT}/threat-intel-alert.png`, fullPage: true });
+    }
+    process.stdout.write(`${OUT}/threat-intel.png, threat-intel-alert.png\n`);
     // The detection plan with SigmaHQ's rules imported (after the other shots, which show the seeded rules only): the
     // grouped view, and the ATT&CK coverage matrix on its own.
     for (const files of batches(sigmahqFiles(), 512 * 1024)) {

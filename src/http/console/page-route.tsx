@@ -49,6 +49,7 @@ const NAV: readonly (NavItem & { permission: Permission })[] = [
   { href: '/events', label: 'Events', permission: 'events:read' },
   { href: '/rules', label: 'Rules', permission: 'rules:read' },
   { href: '/exceptions', label: 'Exceptions', permission: 'rules:read' },
+  { href: '/intel', label: 'Threat intel', permission: 'rules:read' },
   { href: '/audit', label: 'Audit trail', permission: 'audit:read' },
 ];
 

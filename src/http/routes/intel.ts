@@ -75,7 +75,7 @@ export const PostBundleQuery = v.strictObject({
 });
 
 /** Every feed: those the service fetches (in the configured order), then those only posted, with what the log holds. */
-function feedsAnswer(deps: AppDeps) {
+export function feedsAnswer(deps: AppDeps) {
   const intel = deps.reads.intel;
   const fetched = deps.intelFeeds?.status() ?? [];
   const logged = (name: string) => {

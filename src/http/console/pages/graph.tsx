@@ -1,3 +1,4 @@
+import { THREAT_INTEL_RULE } from '../../../commands/alerting/intel-alerts.js';
 import * as v from 'valibot';
 import { HttpError } from '../../errors.js';
 import type { Entity, Relationship } from '../../../projections/graph.js';
@@ -7,7 +8,7 @@ import { Pager, Table } from '../../web/components/table.js';
 import { Timeline } from '../../web/components/timeline.js';
 import { shortTime, withQuery } from '../../web/components/url.js';
 import { optionalField } from '../forms.js';
-import type { PageRoute } from '../page-route.js';
+import type { PageRoute, PageScope } from '../page-route.js';
 
 const GraphPageQuery = v.object({
   entity: optionalField(v.pipe(v.string(), v.trim(), v.maxLength(512))),
@@ -21,6 +22,35 @@ const GRAPH_PAGE = 100;
 const TIMELINE_EVENTS = 50;
 
 const entityLink = (key: string) => <a href={withQuery('/graph', { entity: key })}>{key}</a>;
+
+/** The entities threat intelligence alerts name (their affected systems): marked in the graph, linked to the alerts. */
+function intelMarked(scope: PageScope): Map<string, number> {
+  const marked = new Map<string, number>();
+  for (const a of scope.deps.reads.alerts.alerts.values()) {
+    if (a.ruleId !== THREAT_INTEL_RULE) continue;
+    for (const sys of a.affectedSystems) marked.set(sys, (marked.get(sys) ?? 0) + 1);
+  }
+  return marked;
+}
+
+/** An entity with the mark of the threat intelligence alerts that name it. */
+const markedLink = (key: string, marked: ReadonlyMap<string, number>) => (
+  <>
+    {entityLink(key)}
+    {marked.has(key) ? (
+      <>
+        {' '}
+        <a
+          class="intel-mark"
+          href={withQuery('/alerts', { rule: THREAT_INTEL_RULE, entity: key, view: 'flat' })}
+          title="threat intelligence alerts name this entity"
+        >
+          intel ×{marked.get(key)}
+        </a>
+      </>
+    ) : null}
+  </>
+);
 
 const graphRoute: PageRoute = {
   method: 'get',
@@ -58,6 +88,7 @@ const graphRoute: PageRoute = {
         </>,
         { status: 404 },
       );
+    const marked = scope.can('alerts:read') ? intelMarked(scope) : new Map<string, number>();
     const timeline =
       q.entity && scope.can('events:read')
         ? listEvents(scope.deps.reads, { entityKey: q.entity }, TIMELINE_EVENTS).events
@@ -91,7 +122,7 @@ const graphRoute: PageRoute = {
               rowKey={(e) => e.key}
               empty="No entity."
               columns={[
-                { header: 'Entity', cell: (e) => entityLink(e.key) },
+                { header: 'Entity', cell: (e) => markedLink(e.key, marked) },
                 { header: 'Kind', cell: (e) => e.kind },
                 { header: 'Events', class: 'num', cell: (e) => String(e.count) },
                 { header: 'Last seen', cell: (e) => shortTime(e.lastSeen) },
@@ -112,9 +143,9 @@ const graphRoute: PageRoute = {
                 rowKey={(r) => `${r.from}>${r.type}>${r.to}`}
                 empty="No relationship."
                 columns={[
-                  { header: 'From', cell: (r) => entityLink(r.from) },
+                  { header: 'From', cell: (r) => markedLink(r.from, marked) },
                   { header: 'Type', cell: (r) => r.type },
-                  { header: 'To', cell: (r) => entityLink(r.to) },
+                  { header: 'To', cell: (r) => markedLink(r.to, marked) },
                   { header: 'Seen', class: 'num', cell: (r) => String(r.count) },
                   { header: 'Last', cell: (r) => shortTime(r.lastSeen) },
                 ]}

@@ -4,6 +4,7 @@ import { alertQueuePages } from './alerts.js';
 import { auditPages } from './audit.js';
 import { eventPages } from './events.js';
 import { exceptionPages } from './exceptions.js';
+import { intelPages } from './intel.js';
 import { graphPages } from './graph.js';
 import { incidentPages } from './incidents.js';
 import { overviewPages } from './overview.js';
@@ -21,5 +22,6 @@ export const CONSOLE_PAGES: readonly PageRoute[] = [
   ...eventPages,
   ...rulePages,
   ...exceptionPages,
+  ...intelPages,
   ...auditPages,
 ];
