@@ -24,7 +24,7 @@ const gc = runInNewContext('gc') as () => void;
 const hex = (i: number, len: number): string => (i.toString(16) + 'a1b2c3d4e5f60718').repeat(8).slice(0, len);
 
 /** Indicator `i` of a mix like a large feed's: addresses, domains, hashes, then URLs, ranges and e-mail. */
-function indicator(i: number): Indicator {
+export function indicator(i: number): Indicator {
   const k = i % 20;
   const term: IndicatorTerm =
     k < 7

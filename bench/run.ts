@@ -25,6 +25,7 @@ import { liveAuditBench } from './live-audit.js';
 import { exceptionsBench } from './exceptions.js';
 import { ruleQualityBench } from './rule-quality.js';
 import { planBench } from './plan.js';
+import { intelIngestBench } from './intel-ingest.js';
 import { intelBench } from './intel.js';
 import { intelReadersBench } from './intel-readers.js';
 
@@ -51,6 +52,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   'rule-quality': () => ruleQualityBench(),
   plan: () => planBench(),
   intel: () => intelBench(),
+  'intel-ingest': () => intelIngestBench(),
   'intel-readers': () => intelReadersBench(),
 };
 

@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import { intelAlerts } from '../../commands/alerting/intel-alerts.js';
 import { accept } from '../../commands/decision.js';
 import type { Pipeline } from '../../commands/pipeline.js';
@@ -6,6 +7,8 @@ import type { Indicator } from '../../detection/intel/types.js';
 import { eventsInTimeOrder, type EventCursor } from '../../projections/evidence-query.js';
 import type { ReadModels } from '../../projections/runtime.js';
 import type { WriteModels } from '../../projections/models.js';
+import type { NormalizedEvent } from '../../events/normalized-event.js';
+import type { FromRetroWorker, RetroWorkerData } from './retro-worker.js';
 
 /** One feed's search of stored evidence for the indicators it just added, as `GET /api/v1/intel/feeds` shows it. */
 export interface RetroProgress {
@@ -42,9 +45,10 @@ const CHUNK = 500;
 
 /**
  * Retro-matching (docs/intel.md "Back in time"): a feed's newly added indicators, in an index of their own, against
- * the stored events of the last `days`, oldest first, a chunk at a time (awaiting between chunks, so writes go on),
- * bounded in events and time. An event that matches raises (or grows) its threat-intel alert through the pipeline,
- * marked `retro: true`, with the event's own time; an event the alert already holds is not added again.
+ * the stored events of the last `days`, oldest first, a chunk at a time, scanned in a worker thread of its own
+ * (retro-worker.ts; writes and requests go on), bounded in events and time. An event that matches raises (or grows)
+ * its threat-intel alert through the pipeline, marked `retro: true`, with the event's own time; an event the alert
+ * already holds is not added again.
  */
 export function createRetroSearches(o: {
   readonly reads: ReadModels;
@@ -59,6 +63,7 @@ export function createRetroSearches(o: {
   let stopped = false;
 
   async function run(feed: string, version: string, indicators: readonly Indicator[]): Promise<RetroProgress> {
+    // The main thread keeps an index too, to explain the few events the worker finds (intel-alerts.ts).
     const index = createIndicatorIndex();
     index.add(indicators, { feed, version });
     const untilMs = o.now().getTime();
@@ -76,28 +81,33 @@ export function createRetroSearches(o: {
       finishedAt: null,
     };
     progress.set(feed, p);
-    await o.readYourWrites();
-    let after: EventCursor | undefined;
-    for (;;) {
-      if (stopped) break;
-      const chunk = eventsInTimeOrder(o.reads, sinceMs, untilMs, CHUNK, after);
-      const hits = chunk.events.filter((e) => index.match(e, Date.parse(e.time)).length > 0);
-      if (hits.length > 0) {
-        const ctx = { now: o.now().toISOString() };
-        await o.pipeline.dispatch({
-          decide: (m) => accept(intelAlerts({ index }, m.alerts, hits, ctx, { retro: true }).events, null),
-          ctx,
-        });
+    const worker = await startWorker({ feed, version, indicators: [...indicators] });
+    try {
+      await o.readYourWrites();
+      let after: EventCursor | undefined;
+      for (;;) {
+        if (stopped) break;
+        const chunk = eventsInTimeOrder(o.reads, sinceMs, untilMs, CHUNK, after);
+        const ids = new Set(chunk.events.length > 0 ? await worker.scan(chunk.events) : []);
+        const hits = chunk.events.filter((e) => ids.has(e.id));
+        if (hits.length > 0) {
+          const ctx = { now: o.now().toISOString() };
+          await o.pipeline.dispatch({
+            decide: (m) => accept(intelAlerts({ index }, m.alerts, hits, ctx, { retro: true }).events, null),
+            ctx,
+          });
+        }
+        p = { ...p, scanned: p.scanned + chunk.events.length, matched: p.matched + hits.length };
+        progress.set(feed, p);
+        after = chunk.last;
+        if (after === undefined) {
+          p = { ...p, complete: true };
+          break;
+        }
+        if (p.scanned >= o.bounds.maxEvents || performance.now() - started >= o.bounds.maxMs) break;
       }
-      p = { ...p, scanned: p.scanned + chunk.events.length, matched: p.matched + hits.length };
-      progress.set(feed, p);
-      after = chunk.last;
-      if (after === undefined) {
-        p = { ...p, complete: true };
-        break;
-      }
-      if (p.scanned >= o.bounds.maxEvents || performance.now() - started >= o.bounds.maxMs) break;
-      await new Promise((r) => setImmediate(r));
+    } finally {
+      await worker.close();
     }
     p = { ...p, state: 'done', finishedAt: o.now().toISOString() };
     progress.set(feed, p);
@@ -123,6 +133,40 @@ export function createRetroSearches(o: {
     async stop() {
       stopped = true;
       await Promise.all([...queue.values()].map((q) => q.catch(() => undefined)));
+    },
+  };
+}
+
+/** The search's worker thread (retro-worker.ts): started with the indicators, asked chunk by chunk. */
+async function startWorker(
+  data: RetroWorkerData,
+): Promise<{ scan(events: NormalizedEvent[]): Promise<string[]>; close(): Promise<void> }> {
+  const worker = new Worker(new URL('./retro-worker.js', import.meta.url), { workerData: data });
+  let pending: ((m: FromRetroWorker | undefined) => void) | undefined;
+  const answer = (m: FromRetroWorker | undefined) => {
+    const p = pending;
+    pending = undefined;
+    p?.(m);
+  };
+  worker.on('message', (m: FromRetroWorker) => answer(m));
+  worker.on('error', (err) => answer({ kind: 'error', message: err.message }));
+  worker.on('exit', () => answer(undefined));
+  const next = () => new Promise<FromRetroWorker | undefined>((resolve) => (pending = resolve));
+  const ready = await next();
+  if (ready?.kind !== 'ready') {
+    await worker.terminate();
+    throw new Error(`the retro worker did not start: ${ready?.kind === 'error' ? ready.message : 'it stopped'}`);
+  }
+  return {
+    async scan(events) {
+      const reply = next();
+      worker.postMessage(events);
+      const m = await reply;
+      if (m?.kind === 'hits') return m.ids;
+      throw new Error(`the retro worker failed: ${m?.kind === 'error' ? m.message : 'it stopped'}`);
+    },
+    close: async () => {
+      await worker.terminate();
     },
   };
 }
