@@ -84,13 +84,14 @@ function exceptionIdOf(s: ExceptionsState, seed: string): string {
 /**
  * Checks an exception's terms against the rules and the clock; the issues, empty when they hold. The condition must
  * compile (for a rule scope, with that rule's field names), a rule scope must name an installed rule, and the end must
- * lie ahead, within EXCEPTION_MAX_DAYS, unless an admin makes it permanent.
+ * lie ahead, within EXCEPTION_MAX_DAYS, unless an admin makes it permanent (`end: false`: not checked, for a preview).
  */
 export function exceptionTermIssues(
   state: ExceptionDecisionState,
   body: ExceptionTermsInput,
   ctx: CommandContext,
   who: ExceptionAuthority,
+  checks: { readonly end: boolean } = { end: true },
 ): string[] {
   const issues: string[] = [];
   const rule = body.scope.kind === 'rule' ? state.detection.rules.get(body.scope.ruleId) : undefined;
@@ -98,6 +99,7 @@ export function exceptionTermIssues(
   const compiled = compileExceptionCondition(body.detection, rule ? mappingFor(rule.compiled) : undefined);
   if (!compiled.ok)
     issues.push(compiled.error.startsWith('detection') ? compiled.error : `detection: ${compiled.error}`);
+  if (!checks.end) return issues;
   if (body.permanent === true) {
     if (body.expiresAt !== undefined) issues.push('expiresAt: a permanent exception has no expiresAt');
     if (!who.mayBePermanent) issues.push('permanent: only an admin may make an exception permanent');

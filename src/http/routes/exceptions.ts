@@ -318,10 +318,8 @@ const previewExceptionRoute = route({
     const q = parseOr400(ExceptionPreviewQuery, c.req.query(), 'query');
     const body = parseOr400(CreateExceptionBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const reads = await readModels(deps);
-    // The same checks as saving, but for the end: a draft may be previewed before its end is chosen.
-    const issues = exceptionTermIssues(reads, { ...body, permanent: true }, commandContext(c, deps), {
-      mayBePermanent: true,
-    }).filter((i) => !i.startsWith('expiresAt'));
+    // The same checks as saving but the end: a draft may be previewed before its end is chosen.
+    const issues = exceptionTermIssues(reads, body, commandContext(c, deps), { mayBePermanent: true }, { end: false });
     if (issues.length > 0) throw new HttpError(400, 'invalid exception', issues);
     return c.json(await previewException(deps, body, previewRange(deps, q)));
   },
