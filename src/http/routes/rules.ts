@@ -258,6 +258,17 @@ const setRuleEnabledRoute = route({
   },
 });
 
+/** Sets (`SetSuppressionBody`) or clears (`ClearSuppressionBody`) a rule's suppression: one decider for both. */
+function suppressionHandler(schema: typeof SetSuppressionBody | typeof ClearSuppressionBody): Route['handle'] {
+  return async (c, { deps }) => {
+    const body = parseOr400(schema, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
+    const ctx = commandContext(c, deps);
+    const id = c.req.param('id')!;
+    const { result } = await executeAudited(c, deps, (m) => decideSetRuleSuppression(m.detection, id, body, ctx), 200);
+    return c.json(result, 200);
+  };
+}
+
 const setRuleSuppressionRoute = route({
   method: 'put',
   path: '/api/v1/rules/{id}/suppression',
@@ -271,17 +282,7 @@ const setRuleSuppressionRoute = route({
   body: { json: SetSuppressionBody },
   success: { status: 200, description: '`{id, suppression}`', schema: SuppressionAnswer },
   errors: [400, 404, 415],
-  handle: async (c, { deps }) => {
-    const body = parseOr400(SetSuppressionBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(
-      c,
-      deps,
-      (m) => decideSetRuleSuppression(m.detection, c.req.param('id'), body, ctx),
-      200,
-    );
-    return c.json(result, 200);
-  },
+  handle: suppressionHandler(SetSuppressionBody),
 });
 
 const clearRuleSuppressionRoute = route({
@@ -297,17 +298,7 @@ const clearRuleSuppressionRoute = route({
   body: { json: ClearSuppressionBody },
   success: { status: 200, description: '`{id, suppression}`', schema: SuppressionAnswer },
   errors: [400, 404, 415],
-  handle: async (c, { deps }) => {
-    const body = parseOr400(ClearSuppressionBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const ctx = commandContext(c, deps);
-    const { result } = await executeAudited(
-      c,
-      deps,
-      (m) => decideSetRuleSuppression(m.detection, c.req.param('id'), body, ctx),
-      200,
-    );
-    return c.json(result, 200);
-  },
+  handle: suppressionHandler(ClearSuppressionBody),
 });
 
 /** Query of `GET /api/v1/detection-plan`: a page (`limit`, `cursor`) and the filters, every one bounded. */
