@@ -1,15 +1,10 @@
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { openCredentialRegistry } from '../src/auth/registry.js';
 import { ConfigSchema } from '../src/services/config-schema.js';
 import { eventOf } from '../src/events/union.js';
-import { createIngestAdmission } from '../src/http/admission.js';
-import { createApp } from '../src/http/app.js';
-import { readYourWritesOf } from '../src/http/read-consistency.js';
-import { createRefusalLedger } from '../src/http/refusals.js';
 import { openInstanceStore } from '../src/cli/instance/open.js';
 import type { Figure } from './foundation.js';
-import { scratch } from './harness.js';
+import { inProcessApp, scratch } from './harness.js';
 
 /** Alerts stored before the pages are timed (issue 59: each page's p95 under 300 ms with 100k alerts, 3,000 rules). */
 const ALERTS = 100_000;
@@ -118,19 +113,7 @@ export async function consolePagesBench(): Promise<Figure[]> {
   for (let i = 0; i < ALERTS; i += 2000)
     await inst.writer.record(alerts(i, 2000, now), { now: new Date(now).toISOString() });
   const storeSeconds = (performance.now() - t0) / 1000;
-  const app = createApp({
-    pipeline: inst.pipeline,
-    registry: openCredentialRegistry(config.auth.credentialsFile, () => {}, 0),
-    config,
-    now: () => new Date(),
-    peerOf: () => '127.0.0.1',
-    log: () => {},
-    refusals: createRefusalLedger(config.limits),
-    admission: createIngestAdmission(config.limits),
-    reads: inst.reads,
-    graph: (q) => inst.readSide.graph(q),
-    readYourWrites: readYourWritesOf(() => inst.readYourWrites()),
-  });
+  const app = inProcessApp(inst, config);
   const get = (path: string) => () => Promise.resolve(app.request(path, { headers: { accept: 'text/html' } }));
   const post = (path: string, body: string, type: string) =>
     Promise.resolve(app.request(path, { method: 'POST', body, headers: { 'content-type': type } }));

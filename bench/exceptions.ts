@@ -9,7 +9,7 @@ import { compileSigma } from '../src/detection/compile.js';
 import { parseSigmaText } from '../src/detection/sigma-yaml.js';
 import { mixedBatches, rulePack } from './detection.js';
 import type { Figure } from './foundation.js';
-import { ingestInTurn, scratch } from './harness.js';
+import { median, percents, scratch, sharesInTurn } from './harness.js';
 
 const RULES = 1000;
 const EXCEPTIONS = 1000;
@@ -94,28 +94,22 @@ export async function exceptionsBench(): Promise<Figure[]> {
     stores.push({ mode, inst });
   }
   // Three rounds of 40,000 new events each: one round's ratio moves by several per cent, their median less.
-  const rounds: Array<Awaited<ReturnType<typeof ingestInTurn>>> = [];
-  for (let round = 0; round < ROUNDS; round++)
-    rounds.push(
-      await ingestInTurn(
-        stores.map((s) => s.inst),
-        mixedBatches(NOW, round * 40_000),
-        NOW,
-      ),
-    );
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const turns = await sharesInTurn(
+    stores.map((s) => s.inst),
+    ROUNDS,
+    (round) => mixedBatches(NOW, round * 40_000),
+    NOW,
+  );
   const figures: Figure[] = [];
   for (const s of stores) {
-    const cpuMs = rounds.map((r) => r.get(s.inst)!.cpuMs);
-    const alerts = rounds.reduce((n, r) => n + r.get(s.inst)!.alerts, 0);
     figures.push({
       name: `ingest + detect, ${RULES} rules, exceptions: ${LABELS[s.mode]}`,
-      value: Math.round(40_000 / (median(cpuMs) / 1000)),
+      value: Math.round(40_000 / (median(turns.cpuMs(s.inst)) / 1000)),
       unit: 'events/CPU-s',
-      note: `median of ${ROUNDS} rounds; ${alerts} alerts raised or grown`,
+      note: `median of ${ROUNDS} rounds; ${turns.alerts(s.inst)} alerts raised or grown`,
     });
     if (s.mode === 'none') continue;
-    const shares = rounds.map((r) => r.get(stores[0]!.inst)!.cpuMs / r.get(s.inst)!.cpuMs);
+    const shares = turns.shares(s.inst);
     figures.push({
       name:
         s.mode === 'control'
@@ -123,9 +117,7 @@ export async function exceptionsBench(): Promise<Figure[]> {
           : `  ${EXCEPTIONS} exceptions (${s.mode}) as a share of none`,
       value: Math.round(median(shares) * 1000) / 10,
       unit: '%',
-      note:
-        `median of rounds ${shares.map((x) => `${Math.round(x * 1000) / 10} %`).join(' / ')}` +
-        (s.mode === 'control' ? '; the spread' : '; target >= 95 %'),
+      note: `median of rounds ${percents(shares)}` + (s.mode === 'control' ? '; the spread' : '; target >= 95 %'),
     });
   }
   figures.push(checkCost());

@@ -6,6 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { decideIngestRaw } from '../src/commands/ingest-raw.js';
 import type { NormalizedEvent } from '../src/events/normalized-event.js';
 import { DEFAULT_DETECTION, type InstanceStore } from '../src/cli/instance/open.js';
+import { openCredentialRegistry } from '../src/auth/registry.js';
+import { createIngestAdmission } from '../src/http/admission.js';
+import { createApp } from '../src/http/app.js';
+import { readYourWritesOf } from '../src/http/read-consistency.js';
+import { createRefusalLedger } from '../src/http/refusals.js';
+import type { Config } from '../src/services/config-schema.js';
 
 /** The compiled repository root (bench runs from dist/bench). */
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -175,4 +181,53 @@ export async function ingestInTurn(
     }
   }
   return spent;
+}
+
+/** The median of numbers (the upper one of an even count). */
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Shares as the figures' notes show them: `93.3 % / 110.2 % / 89.4 %`. */
+export const percents = (xs: readonly number[]): string => xs.map((x) => `${Math.round(x * 1000) / 10} %`).join(' / ');
+
+/**
+ * `rounds` rounds of ingestInTurn, each over the batches `batchesOf(round)` gives (new events, so none is a
+ * duplicate), and each store's rate as a share of the first store's, round by round (first store's CPU / its CPU).
+ */
+export async function sharesInTurn(
+  stores: readonly InstanceStore[],
+  rounds: number,
+  batchesOf: (round: number) => ReadonlyArray<Array<{ record: unknown; events: NormalizedEvent[] }>>,
+  now: string,
+): Promise<{
+  shares: (s: InstanceStore) => number[];
+  alerts: (s: InstanceStore) => number;
+  cpuMs: (s: InstanceStore) => number[];
+}> {
+  const spent: Array<Map<InstanceStore, TurnSpend>> = [];
+  for (let round = 0; round < rounds; round++) spent.push(await ingestInTurn(stores, batchesOf(round), now));
+  return {
+    shares: (s) => spent.map((r) => r.get(stores[0]!)!.cpuMs / r.get(s)!.cpuMs),
+    alerts: (s) => spent.reduce((n, r) => n + r.get(s)!.alerts, 0),
+    cpuMs: (s) => spent.map((r) => r.get(s)!.cpuMs),
+  };
+}
+
+/**
+ * The app of a bench store, in process and as loopback administration (no network): what `console-pages` and `plan`
+ * time, each request committing its access and audit records as a served one does.
+ */
+export function inProcessApp(inst: InstanceStore, config: Config): ReturnType<typeof createApp> {
+  return createApp({
+    pipeline: inst.pipeline,
+    registry: openCredentialRegistry(config.auth.credentialsFile, () => {}, 0),
+    config,
+    now: () => new Date(),
+    peerOf: () => '127.0.0.1',
+    log: () => {},
+    refusals: createRefusalLedger(config.limits),
+    admission: createIngestAdmission(config.limits),
+    reads: inst.reads,
+    graph: (q) => inst.readSide.graph(q),
+    readYourWrites: readYourWritesOf(() => inst.readYourWrites()),
+  });
 }

@@ -4,7 +4,7 @@ import { openInstanceStore, type InstanceStore } from '../src/cli/instance/open.
 import { readIndicatorList } from '../src/detection/intel/lists.js';
 import { mixedBatches } from './detection.js';
 import type { Figure } from './foundation.js';
-import { ingestInTurn, scratch } from './harness.js';
+import { median, percents, scratch, sharesInTurn } from './harness.js';
 import { indicator } from './intel.js';
 
 const INDICATORS = 1_000_000;
@@ -44,18 +44,12 @@ export async function intelIngestBench(): Promise<Figure[]> {
   const rssAfter = rssMiB();
   const held = inst.reads.intel.index.size;
   stores.push({ name: '1m', inst });
-  const rounds: Array<Awaited<ReturnType<typeof ingestInTurn>>> = [];
-  for (let round = 0; round < ROUNDS; round++)
-    rounds.push(
-      await ingestInTurn(
-        stores.map((s) => s.inst),
-        mixedBatches(NOW, round * 40_000),
-        NOW,
-      ),
-    );
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const share = (s: InstanceStore) => rounds.map((r) => r.get(stores[0]!.inst)!.cpuMs / r.get(s)!.cpuMs);
-  const shown = (xs: number[]) => xs.map((x) => `${Math.round(x * 1000) / 10} %`).join(' / ');
+  const turns = await sharesInTurn(
+    stores.map((s) => s.inst),
+    ROUNDS,
+    (round) => mixedBatches(NOW, round * 40_000),
+    NOW,
+  );
   const figures: Figure[] = [
     {
       name: `import of a ${INDICATORS.toLocaleString('en')}-indicator list (read, recorded, indexed)`,
@@ -66,7 +60,7 @@ export async function intelIngestBench(): Promise<Figure[]> {
     { name: '  RSS added by them', value: rssAfter - rssBefore, unit: 'MiB', note: `${rssBefore} -> ${rssAfter} MiB` },
   ];
   for (const s of stores.slice(1)) {
-    const shares = share(s.inst);
+    const shares = turns.shares(s.inst);
     figures.push({
       name:
         s.name === 'control'
@@ -74,7 +68,7 @@ export async function intelIngestBench(): Promise<Figure[]> {
           : `  ingest with ${INDICATORS.toLocaleString('en')} active indicators / none`,
       value: Math.round(median(shares) * 1000) / 10,
       unit: '%',
-      note: `median of rounds ${shown(shares)}${s.name === 'control' ? '; the spread' : '; target >= 90 %'}`,
+      note: `median of rounds ${percents(shares)}${s.name === 'control' ? '; the spread' : '; target >= 90 %'}`,
     });
   }
   for (const s of stores) await s.inst.close();

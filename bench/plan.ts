@@ -1,18 +1,13 @@
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { openCredentialRegistry } from '../src/auth/registry.js';
 import { batches } from '../src/cli/rules-commands.js';
 import { openInstanceStore } from '../src/cli/instance/open.js';
 import { decideBulkImport } from '../src/commands/bulk-import-rules.js';
 import { DEFAULT_RULE_LIMITS } from '../src/detection/rule-limits.js';
-import { createIngestAdmission } from '../src/http/admission.js';
-import { createApp } from '../src/http/app.js';
-import { readYourWritesOf } from '../src/http/read-consistency.js';
-import { createRefusalLedger } from '../src/http/refusals.js';
 import { ConfigSchema } from '../src/services/config-schema.js';
 import { exportRequest, receiverBody, regressionCases } from '../tests/helpers/windows-events.js';
 import type { Figure } from './foundation.js';
-import { root, scratch } from './harness.js';
+import { inProcessApp, root, scratch } from './harness.js';
 import { journalEntry } from './normalizers.js';
 import { sigmahqFiles } from './sigmahq.js';
 
@@ -64,19 +59,7 @@ export async function planBench(): Promise<Figure[]> {
     if (!r.ok) throw new Error(`SigmaHQ rules do not import: ${r.rejection.message}`);
     rules += r.result.imported;
   }
-  const app = createApp({
-    pipeline: inst.pipeline,
-    registry: openCredentialRegistry(config.auth.credentialsFile, () => {}, 0),
-    config,
-    now: () => new Date(),
-    peerOf: () => '127.0.0.1',
-    log: () => {},
-    refusals: createRefusalLedger(config.limits),
-    admission: createIngestAdmission(config.limits),
-    reads: inst.reads,
-    graph: (q) => inst.readSide.graph(q),
-    readYourWrites: readYourWritesOf(() => inst.readYourWrites()),
-  });
+  const app = inProcessApp(inst, config);
   const post = async (path: string, body: unknown): Promise<void> => {
     const res = await app.request(path, {
       method: 'POST',
