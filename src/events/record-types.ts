@@ -108,6 +108,7 @@ export function eventsCarried(e: StoredInstanceEvent): readonly NormalizedEvent[
     case 'MatchesExcepted':
     case 'IntelIndicatorsChanged':
     case 'IntelFeedUpdated':
+    case 'HuntSearched':
       return NONE;
     default: {
       const _exhaustive: never = e;

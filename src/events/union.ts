@@ -7,6 +7,7 @@ import { CREDENTIAL_EVENTS } from './credential-events.js';
 import { DETECTION_EVENTS } from './detection-events.js';
 import { EVIDENCE_EVENTS } from './evidence-events.js';
 import { EXCEPTION_EVENTS } from './exception-events.js';
+import { HUNT_EVENTS } from './hunt-events.js';
 import { INTEL_EVENTS } from './intel-events.js';
 import { SETUP_EVENTS } from './setup-events.js';
 import { EXPORT_EVENTS } from './export-events.js';
@@ -22,6 +23,7 @@ export const INSTANCE_EVENTS = {
   ...DETECTION_EVENTS,
   ...EXCEPTION_EVENTS,
   ...INTEL_EVENTS,
+  ...HUNT_EVENTS,
   ...EXPORT_EVENTS,
   ...CONSOLE_EVENTS,
   ...MONITOR_EVENTS,

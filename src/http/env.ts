@@ -1,3 +1,4 @@
+import type { Searcher } from '../services/hunt/searches.js';
 import type { FeedRunner } from '../services/intel/feed-runner.js';
 import type { RetroSearches } from '../services/intel/retro-search.js';
 import type { CommandContext, DomainEvent } from '../commands/decision.js';
@@ -77,6 +78,8 @@ export interface AppDeps {
   readonly intelFeeds?: Pick<FeedRunner, 'status' | 'pollNow'>;
   /** The searches of stored evidence for indicators feeds add (`intel.retroDays`; absent: none). */
   readonly intelRetro?: Pick<RetroSearches, 'search' | 'progress'>;
+  /** Searches of stored evidence (`POST /api/v1/search`), in a worker thread of their own (absent: 404). */
+  readonly search?: Searcher;
   /** Appends a request's access records (a JetStream follower sends them to the leader); `local` appends them here. */
   readonly recordAccess?: (
     facts: readonly DomainEvent[],

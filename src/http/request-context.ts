@@ -1,3 +1,4 @@
+import type { LogRecord } from '../kernel/record.js';
 import type { Context } from 'hono';
 import type { Detections } from '../commands/alerting/detection-step.js';
 import type { CommandContext, Decision } from '../commands/decision.js';
@@ -27,13 +28,13 @@ export function executeAudited<R>(
   deps: AppDeps,
   decide: (m: WriteModels) => Decision<R>,
   successStatus: number,
-): Promise<{ result: R; detections: Detections }> {
+): Promise<{ result: R; detections: Detections; records: readonly LogRecord[] }> {
   // Not async: it would hold `decide` until the batch is durable (src/commands/pipeline.ts).
   const facts = (d: Decision<R>) => c.get('auditRecords')(d.ok ? successStatus : STATUS_OF[d.rejection.kind]);
   return deps.pipeline.dispatch({ decide, facts, ctx: commandContext(c, deps) }).then((outcome: Dispatched<R>) => {
     c.set('audited', true);
     if (!outcome.ok) throw fromRejection(outcome.rejection);
-    return { result: outcome.result, detections: outcome.detections };
+    return { result: outcome.result, detections: outcome.detections, records: outcome.records };
   });
 }
 

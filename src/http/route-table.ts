@@ -9,6 +9,7 @@ import { collectorRoutes } from './routes/collectors.js';
 import { ruleRoutes } from './routes/rules.js';
 import { exceptionRoutes } from './routes/exceptions.js';
 import { intelRoutes } from './routes/intel.js';
+import { searchRoutes } from './routes/search.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/log.js';
 import { consoleRoutes } from './routes/console.js';
@@ -30,6 +31,7 @@ export const ROUTES: readonly Route[] = [
   ...ruleRoutes,
   ...exceptionRoutes,
   ...intelRoutes,
+  ...searchRoutes,
   ...alertRoutes,
   ...logRoutes,
   ...exportRoutes,

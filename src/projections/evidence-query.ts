@@ -58,7 +58,7 @@ function matches(e: NormalizedEvent, f: EventFilter): boolean {
 }
 
 /** Where a walk of the index starts and how far it goes, in the order it walks. */
-interface Walk {
+export interface Walk {
   readonly lo: number;
   readonly hi: number;
   readonly reverse: boolean;
@@ -76,7 +76,7 @@ interface Walk {
  * behind all of it is passed over without a place made for it, so a page of a crowded second costs
  * a scan of its postings and a sort of what the page can take. The events themselves are not read.
  */
-function* secondsOf(
+export function* secondsOf(
   db: Database<Uint8Array, IndexKey>,
   prefix: ReadonlyArray<string | number>,
   walk: Walk,
@@ -143,7 +143,7 @@ const RECENT_RECORDS = 64;
  * the places name are kept until handed out; the last few records decoded are reused by the next
  * seconds of the same walk.
  */
-function eventReader(
+export function eventReader(
   models: Pick<ReadModels, 'record'>,
 ): (places: readonly EventCursor[]) => Generator<[EventCursor, NormalizedEvent | undefined]> {
   const recent = new Map<number, readonly NormalizedEvent[]>();

@@ -88,6 +88,10 @@ export const LimitsSchema = v.strictObject({
    * Refused requests (failed authentication, throttled, overloaded) are logged as one summary per address and interval.
    */
   refusalSummarySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
+  /** How long one search (`POST /api/v1/search`) may scan before it answers what it has (`complete: false`). */
+  searchSeconds: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(600)), 10),
+  /** How many stored events one search may read before it answers what it has (`complete: false`). */
+  searchEvents: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1000), v.maxValue(100_000_000)), 5_000_000),
 });
 
 /** The validated limits. */

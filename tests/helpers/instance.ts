@@ -7,6 +7,7 @@ import { openCredentialRegistry } from '../../src/auth/registry.js';
 import type { MeshIdentity } from '../../src/auth/mesh-identity.js';
 import { ConfigSchema, type Config } from '../../src/services/config-schema.js';
 import { createApp } from '../../src/http/app.js';
+import { createSearcher, type Searcher } from '../../src/services/hunt/searches.js';
 import { openInstanceStore, type InstanceStore } from '../../src/cli/instance/open.js';
 import { installBuiltinRules } from '../../src/cli/instance/builtin-rules.js';
 import { tempDir } from './temp.js';
@@ -106,7 +107,9 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     readYourWrites: readYourWritesOf(() => store.readYourWrites()),
     transparency,
     verifyLog: liveLogVerifier(config.storage.path, transparency.verifier),
+    search: (searcher = createSearcher({ storePath: config.storage.path, nice: 0 })),
   });
+  let searcher: Searcher;
   let app = appOf(inst);
   // As `vigil serve` does: a batch from a silent source runs a check at once.
   const follow = () => inst.log.follow(inst.log.head().seq, (r) => monitor.noteRecord(r));
@@ -126,6 +129,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
     setNow: (iso) => { now = new Date(iso); },
     setPeer: (p) => { peer = p; },
     async restart(between) {
+      await searcher.stop();
       stopFollowing();
       await monitor.stop();
       await transparency.stop();
@@ -143,6 +147,7 @@ export async function startTestInstance(configOverride: Record<string, unknown> 
       return Promise.resolve(app.request(path, { ...rest, headers }));
     },
     async close() {
+      await searcher.stop();
       stopFollowing();
       await monitor.stop();
       await transparency.stop();

@@ -1,3 +1,4 @@
+import type { Searcher } from '../../services/hunt/searches.js';
 import type { Hono } from 'hono';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,6 +42,8 @@ export interface InstanceAppParts {
   readonly intelFeeds: FeedRunner;
   /** The searches of stored evidence for indicators feeds add (absent with `intel.retroDays` 0). */
   readonly intelRetro?: RetroSearches;
+  /** The searches of stored evidence (`POST /api/v1/search`). */
+  readonly search: Searcher;
   /** The deployment reporter, which starts once the server listens (it needs the port). */
   readonly late: { readonly reporter?: DeploymentReporter };
   readonly log: (line: Record<string, unknown>) => void;
@@ -111,6 +114,7 @@ export function createInstanceApp(
     witnesses: () => p.witnesses.health(),
     intelFeeds: p.intelFeeds,
     ...(p.intelRetro ? { intelRetro: p.intelRetro } : {}),
+    search: p.search,
     ruleCosts: p.ruleCosts,
     ...(jetstream ? { recordAccess: (facts, ctx, local) => edge!.recordAccess(facts, ctx, local) } : {}),
   });

@@ -1,4 +1,5 @@
 import { createFeedRunner } from '../../services/intel/feed-runner.js';
+import { createSearcher } from '../../services/hunt/searches.js';
 import { createRetroSearches } from '../../services/intel/retro-search.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -118,6 +119,8 @@ export async function startInstance(
   });
   intelFeeds.start();
   parts.push(() => intelFeeds.stop());
+  const search = createSearcher({ storePath: config.storage.path, nice: config.limits.readSideNice });
+  parts.push(() => search.stop());
   const refusals = createRefusalLedger(config.limits);
   const monitor = selfMonitorOf(config, onLeader, instance, log);
   const summaries = startServedSummaries(refusals, instance.pipeline, config, jetstream ? late : undefined);
@@ -133,6 +136,7 @@ export async function startInstance(
     witnesses,
     intelFeeds,
     ...(config.intel.retroDays > 0 ? { intelRetro } : {}),
+    search,
     late,
     log,
   });

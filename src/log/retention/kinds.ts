@@ -62,6 +62,8 @@ const KIND_OF: Readonly<Record<InstanceEventType | 'DetectionHits', RecordKind>>
   // Threat intelligence: the indicators active at any time must replay; a feed's state is configuration.
   IntelIndicatorsChanged: 'kept',
   IntelFeedUpdated: 'kept',
+  // A hunt is an analyst's read of the evidence: audited as the requests are.
+  HuntSearched: 'audit',
   // Its records are judged one by one (plan.ts); the wrapper itself is never carried.
   RecordsCarriedForward: 'evidence',
 };

@@ -1,0 +1,252 @@
+import type { CompiledHunt, HuntIndexTerms } from '../../detection/hunt/index.js';
+import type { NormalizedEvent } from '../../events/normalized-event.js';
+import { eventsOfRecord } from '../../events/record-types.js';
+import { EVIDENCE_DBS, bucketOf, forEachPosting, type EventDimension } from '../../projections/evidence.js';
+import { eventReader, secondsOf, type EventCursor } from '../../projections/evidence-query.js';
+import type { ReadModels } from '../../projections/runtime.js';
+
+/** One search as the scan runs it: the range, the page, where the last page stopped, and its bounds. */
+export interface HuntJob {
+  readonly sinceMs: number;
+  readonly untilMs: number;
+  /** Events (or, after a field sort, the top events) a page answers. */
+  readonly limit: number;
+  /** Where the previous page stopped (events answers in time order only). */
+  readonly after?: EventCursor;
+  /** Events read (matching or not) before the scan stops with `complete: false` (`limits.searchEvents`). */
+  readonly maxEvents: number;
+  /** When (epoch ms) the scan stops with `complete: false` (`limits.searchSeconds` after it started). */
+  readonly deadline: number;
+}
+
+/** A cell of a rows answer. */
+export type HuntCell = string | number | null;
+
+/** What every answer says of the scan. */
+interface ScanFacts {
+  /** Events read: those the index walk handed over, matching or not. */
+  readonly scanned: number;
+  /** False when a bound stopped the scan before the range was read whole. */
+  readonly complete: boolean;
+}
+
+/** Matching events, newest first unless the query sorts otherwise, with the seq of the record of each. */
+export interface HuntEventsAnswer extends ScanFacts {
+  readonly output: 'events';
+  readonly events: Record<string, unknown>[];
+  readonly seqs: number[];
+  /** Where the next page starts; null when there is none. */
+  readonly next: EventCursor | null;
+}
+
+/** An aggregation's table. */
+export interface HuntRowsAnswer extends ScanFacts {
+  readonly output: 'rows';
+  readonly columns: string[];
+  readonly rows: HuntCell[][];
+  /** The aggregation stopped adding groups at its bound. */
+  readonly truncated: boolean;
+  /** When a bound stopped the scan: the oldest time it had read down to (epoch ms); the rows count newer events. */
+  readonly coveredSince: number | null;
+}
+
+/** A search's answer. */
+export type HuntAnswer = HuntEventsAnswer | HuntRowsAnswer;
+
+/** The stores a scan reads: the read side's evidence indexes and the log's records. */
+export type ScanModels = Pick<ReadModels, 'db' | 'record'>;
+
+/** How often (in events) a scan looks at the clock. */
+const CLOCK_EVERY = 256;
+
+/**
+ * The index a scan walks: the first of entity key, class, category and adapter that the query pins to one value (the
+ * query's own predicate is checked on every event anyway); none: the time index, every event of the range.
+ */
+export function indexOf(terms: HuntIndexTerms): [EventDimension, string] | undefined {
+  const one = (values: string[] | undefined) => (values?.length === 1 ? values[0] : undefined);
+  const picks: [EventDimension, string | undefined][] = [
+    ['entity', one(terms.entityKey)],
+    ['class', one(terms.class)],
+    ['category', one(terms.category)],
+    ['adapter', one(terms.adapter)],
+  ];
+  const pick = picks.find(([, value]) => value !== undefined);
+  return pick ? [pick[0], pick[1]!] : undefined;
+}
+
+/** Runs one search over stored evidence (docs/hunting.md "How a hunt runs"). */
+export function runHunt(models: ScanModels, hunt: CompiledHunt, job: HuntJob, clock = Date.now): HuntAnswer {
+  if (hunt.output === 'rows') return rowsOf(models, hunt, job, clock);
+  if ('needsAll' in hunt.order) return sortedEvents(models, hunt, job, clock);
+  return pageOfEvents(models, hunt, job, clock);
+}
+
+/** Whether a bound stops the scan after `scanned` events. */
+function bounded(job: HuntJob, scanned: number, clock: () => number): boolean {
+  return scanned >= job.maxEvents || (scanned % CLOCK_EVERY === 0 && clock() >= job.deadline);
+}
+
+/** A page of matching events in time order, from where the last page stopped. */
+function pageOfEvents(models: ScanModels, hunt: CompiledHunt, job: HuntJob, clock: () => number): HuntEventsAnswer {
+  const reverse = hunt.order.descending;
+  const { after } = job;
+  const limit = Math.min(job.limit, hunt.head ?? Infinity);
+  const hi = reverse && after ? Math.min(after[0], job.untilMs) : job.untilMs;
+  const lo = !reverse && after ? Math.max(after[0], job.sinceMs) : job.sinceMs;
+  const dim = indexOf(hunt.indexTerms);
+  const db = models.db<Uint8Array>(dim ? EVIDENCE_DBS.byDim : EVIDENCE_DBS.byTime);
+  const read = eventReader(models);
+  const events: Record<string, unknown>[] = [];
+  const seqs: number[] = [];
+  let scanned = 0;
+  const room = () => Math.max(1, job.maxEvents - scanned);
+  const answer = (next: EventCursor | null, complete: boolean): HuntEventsAnswer => ({
+    output: 'events',
+    events,
+    seqs,
+    // A `head` ends the answer with its page.
+    next: hunt.head !== undefined ? null : next,
+    scanned,
+    complete,
+  });
+  for (const second of secondsOf(db, dim ?? [], { lo, hi, reverse, after, room })) {
+    for (const [place, event] of read(second)) {
+      scanned++;
+      if (event && hunt.matches(event)) {
+        events.push(hunt.project(event));
+        seqs.push(place[1]);
+        if (events.length >= limit) return answer(place, true);
+      }
+      if (bounded(job, scanned, clock)) return answer(place, false);
+    }
+  }
+  return answer(null, true);
+}
+
+/**
+ * Calls `visit` with every event of the range, newest second first (within a second in no particular order), until
+ * it answers false.
+ */
+function forEachInRange(
+  models: ScanModels,
+  dim: [EventDimension, string] | undefined,
+  range: { readonly lo: number; readonly hi: number },
+  visit: (e: NormalizedEvent, seq: number) => boolean,
+): void {
+  const db = models.db<Uint8Array>(dim ? EVIDENCE_DBS.byDim : EVIDENCE_DBS.byTime);
+  const prefix = dim ?? [];
+  const n = prefix.length;
+  let seq = 0;
+  let events: readonly NormalizedEvent[] = [];
+  let going = true;
+  const take = (t: number, index: number) => {
+    if (!going || t < range.lo || t > range.hi) return;
+    const e = events[index];
+    if (e) going = visit(e, seq);
+  };
+  const recent = new Map<number, readonly NormalizedEvent[]>();
+  for (const { key, value } of db.getRange({
+    start: [...prefix, bucketOf(range.hi) + 1],
+    end: [...prefix, bucketOf(range.lo)],
+    reverse: true,
+  })) {
+    seq = (key as Array<string | number>)[n + 1] as number;
+    events = recent.get(seq) ?? [];
+    if (!recent.has(seq)) {
+      const r = models.record(seq);
+      events = r ? eventsOfRecord(r) : [];
+      if (recent.size >= 64) recent.delete(recent.keys().next().value!);
+      recent.set(seq, events);
+    }
+    forEachPosting(value, take);
+    if (!going) return;
+  }
+}
+
+/** An aggregation over every matching event of the range (or of as much of it as the bounds let the scan read). */
+function rowsOf(models: ScanModels, hunt: CompiledHunt, job: HuntJob, clock: () => number): HuntRowsAnswer {
+  const agg = hunt.aggregator({ sinceMs: job.sinceMs, untilMs: job.untilMs });
+  let scanned = 0;
+  let stoppedAt: number | null = null;
+  forEachInRange(models, indexOf(hunt.indexTerms), { lo: job.sinceMs, hi: job.untilMs }, (e) => {
+    scanned++;
+    if (hunt.matches(e)) agg.add(e);
+    if (!bounded(job, scanned, clock)) return true;
+    stoppedAt = Date.parse(e.time);
+    return false;
+  });
+  const { columns, rows } = agg.finish();
+  return {
+    output: 'rows',
+    columns,
+    rows,
+    truncated: agg.truncated,
+    coveredSince: stoppedAt,
+    scanned,
+    complete: stoppedAt === null,
+  };
+}
+
+/** The top `limit` matching events by a field other than time: every match of the range is looked at. */
+function sortedEvents(models: ScanModels, hunt: CompiledHunt, job: HuntJob, clock: () => number): HuntEventsAnswer {
+  const { field, descending } = hunt.order;
+  const limit = Math.min(job.limit, hunt.head ?? Infinity);
+  const sign = descending ? -1 : 1;
+  // Events without the field come last either way; ties newest first.
+  const order = (a: Kept, b: Kept) =>
+    (missing(a.key) || missing(b.key) ? compareValues(a.key, b.key) : sign * compareValues(a.key, b.key)) ||
+    b.time - a.time;
+  let kept: Kept[] = [];
+  let scanned = 0;
+  let complete = true;
+  forEachInRange(models, indexOf(hunt.indexTerms), { lo: job.sinceMs, hi: job.untilMs }, (e, seq) => {
+    scanned++;
+    if (hunt.matches(e)) {
+      kept.push({ event: e, seq, key: valueAt(e, field), time: Date.parse(e.time) });
+      if (kept.length >= 2 * limit + 64) kept = kept.sort(order).slice(0, limit);
+    }
+    if (!bounded(job, scanned, clock)) return true;
+    complete = false;
+    return false;
+  });
+  kept = kept.sort(order).slice(0, limit);
+  return {
+    output: 'events',
+    events: kept.map((k) => hunt.project(k.event)),
+    seqs: kept.map((k) => k.seq),
+    next: null,
+    scanned,
+    complete,
+  };
+}
+
+/** A match a field sort keeps for now. */
+interface Kept {
+  readonly event: NormalizedEvent;
+  readonly seq: number;
+  readonly key: unknown;
+  readonly time: number;
+}
+
+/** The value at a dotted path of an event (the first element of an array). */
+export function valueAt(e: unknown, path: string): unknown {
+  let at: unknown = e;
+  for (const k of path.split('.')) {
+    if (Array.isArray(at)) at = at[0];
+    at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[k] : undefined;
+  }
+  return Array.isArray(at) ? at[0] : at;
+}
+
+const missing = (x: unknown) => x === undefined || x === null;
+
+/** Sort order of field values: missing last, numbers before strings, numbers numerically, strings by code unit. */
+function compareValues(a: unknown, b: unknown): number {
+  const rank = (x: unknown) => (missing(x) ? 2 : typeof x === 'number' ? 0 : 1);
+  const d = rank(a) - rank(b);
+  if (d !== 0 || rank(a) === 2) return d;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const [x, y] = [typeof a === 'string' ? a : JSON.stringify(a), typeof b === 'string' ? b : JSON.stringify(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
