@@ -248,6 +248,10 @@ async function main(argv: string[]): Promise<number> {
       const { runSignerCommand } = await import('./signer-commands.js');
       return runSignerCommand(rest, process.env, out);
     }
+    case 'search': {
+      const { runSearchCommand } = await import('./search-command.js');
+      return runSearchCommand(rest, process.env, out, (line) => process.stderr.write(`${line}\n`));
+    }
     case 'rules': {
       const { runRulesCommand } = await import('./rules-commands.js');
       return (await runRulesCommand([command, ...rest], process.env, out, progressLine))!;

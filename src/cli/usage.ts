@@ -234,6 +234,33 @@ options:
       [2, 'usage error; VIGIL_TOKEN unset, DIR unreadable or holding no rule file'],
     ],
   },
+  search: {
+    summary: 'hunt: a KQL query with pipes over the stored evidence of a running instance',
+    usage: [
+      "vigil search 'QUERY' [--since T] [--until T] [--limit N] [--all [--max-pages N]] [--json] [--url URL]",
+      'vigil search --proof ID --out DIR [--url URL]',
+    ],
+    details: `Runs QUERY (docs/hunting.md) through POST /api/v1/search of a running instance; every page is an
+audited search. The token is read from VIGIL_TOKEN (any role with events:read), never from the command
+line. Events print one a line (time, class, activity, outcome, entity keys, id), rows as a tab-separated
+table; --json prints each page's whole answer as one JSON line. A line on stderr says the search's id,
+what it scanned and whether a bound (limits.searchSeconds, limits.searchEvents) stopped it.
+
+--proof ID writes what search ID cited into DIR: checkpoint.txt, and per record <seq>.record and
+<seq>.proof.json, for: vigil log verify-inclusion DIR/<seq>.record DIR/checkpoint.txt --key KEY
+--proof DIR/<seq>.proof.json
+
+options:
+  --since T, --until T an ISO 8601 time, or a span ago: 30m, 24h, 7d (default: the last 24 hours)
+  --limit N            events a page answers, 1..1000 (default 100)
+  --all                follow the pages (at most --max-pages, default 100)
+  --url URL            the instance (default http://127.0.0.1:4173)`,
+    exits: [
+      [0, 'answered (complete or not: the stderr line says)'],
+      [1, 'the server answered an error (a bad query names its position) or cannot be reached'],
+      [2, 'usage error; VIGIL_TOKEN unset'],
+    ],
+  },
   collector: {
     summary: 'the collector agent on a host: enroll, run, status',
     usage: [
