@@ -28,6 +28,7 @@ import { planBench } from './plan.js';
 import { intelIngestBench } from './intel-ingest.js';
 import { intelBench } from './intel.js';
 import { intelReadersBench } from './intel-readers.js';
+import { huntBench } from './hunt.js';
 
 const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figure[]>> = {
   machine: () => machineBench(),
@@ -54,6 +55,7 @@ const SECTIONS: Record<string, (report: Record<string, unknown>) => Promise<Figu
   intel: () => intelBench(),
   'intel-ingest': () => intelIngestBench(),
   'intel-readers': () => intelReadersBench(),
+  hunt: () => huntBench(),
 };
 
 const [only, mode] = process.argv.slice(2);

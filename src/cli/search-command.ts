@@ -63,7 +63,9 @@ async function call(url: string, token: string, path: string, init: RequestInit 
 /** One event as a terminal line: time, class, activity, outcome, entity keys, id. */
 function eventLine(e: Record<string, unknown>): string {
   const keys = Array.isArray(e.entityKeys) ? (e.entityKeys as string[]).slice(0, 4).join(',') : '';
-  return [e.time, e.class, e.activity, e.outcome, keys, e.id].map((x) => (x === undefined ? '-' : String(x))).join('\t');
+  return [e.time, e.class, e.activity, e.outcome, keys, e.id]
+    .map((x) => (x === undefined ? '-' : String(x)))
+    .join('\t');
 }
 
 /**
@@ -93,7 +95,8 @@ export async function runSearchCommand(
   const limit = values.limit === undefined ? 100 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw usageError('search', '--limit: expected 1..1000');
   const maxPages = values['max-pages'] === undefined ? 100 : Number(values['max-pages']);
-  if (!Number.isInteger(maxPages) || maxPages < 1) throw usageError('search', '--max-pages: expected a positive integer');
+  if (!Number.isInteger(maxPages) || maxPages < 1)
+    throw usageError('search', '--max-pages: expected a positive integer');
   const body = {
     query,
     limit,
@@ -111,8 +114,12 @@ export async function runSearchCommand(
       out(a.columns!.join('\t'));
       for (const r of a.rows!) out(r.map((c) => (c === null ? '-' : String(c))).join('\t'));
     } else for (const e of a.events!) out(eventLine(e));
-    const partial = a.complete ? '' : `, incomplete: a bound stopped the scan${a.coveredSince ? ` at ${a.coveredSince}` : ''}`;
-    err(`search ${a.id}: ${a.events?.length ?? a.rows?.length} ${a.output}, ${a.scanned} scanned in ${a.took} ms${partial}`);
+    const partial = a.complete
+      ? ''
+      : `, incomplete: a bound stopped the scan${a.coveredSince ? ` at ${a.coveredSince}` : ''}`;
+    err(
+      `search ${a.id}: ${a.events?.length ?? a.rows?.length} ${a.output}, ${a.scanned} scanned in ${a.took} ms${partial}`,
+    );
     cursor = a.nextCursor;
     if (!values.all || cursor === null || page >= maxPages) break;
   }

@@ -137,6 +137,10 @@ describe('the OpenAPI document against real answers', () => {
     const unsupported = { ...indicator, id: 'indicator--2', pattern: "[x509-certificate:issuer = 'CN=A']" };
     await json('POST', '/api/v1/intel/bundles?feed=test', tk.rule_admin, { type: 'bundle', id: 'bundle--1', objects: [indicator, unsupported] }, 200);
     await get('/api/v1/intel/feeds', tk.viewer);
+    const hunt = await json('POST', '/api/v1/search', tk.viewer, { query: 'class:network_connection', since: '2026-01-01T00:00:00Z', limit: 1 }, 200);
+    await json('POST', '/api/v1/search', tk.viewer, { query: 'class:network_connection | stats count() by class', since: '2026-01-01T00:00:00Z' }, 200);
+    await t.transparency.make();
+    await get(`/api/v1/search/${hunt.id}/proof`, tk.viewer);
     await get('/api/v1/rules/quality', tk.viewer);
     await get('/api/v1/rules/quality?sort=false_positive_share&limit=1', tk.viewer);
     await get(`/api/v1/rules/${rules[0]!.id}`, tk.viewer);

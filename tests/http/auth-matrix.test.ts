@@ -35,6 +35,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/intel/feeds': ['viewer', 'analyst', 'rule_admin', 'admin'],
   'POST /api/v1/intel/feeds/{name}/poll': ['rule_admin', 'admin'],
   'POST /api/v1/intel/bundles': ['rule_admin', 'admin'],
+  'POST /api/v1/search': ['viewer', 'analyst', 'admin'],
+  'GET /api/v1/search/{id}/proof': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/alerts': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/alerts/{alertId}': ['viewer', 'analyst', 'admin'],
   'GET /api/v1/alerts/{alertId}/timeline': ['viewer', 'analyst', 'admin'],

@@ -39,6 +39,8 @@ const AUDIT_LABELS: Record<string, string | undefined> = {
   'GET /api/v1/intel/feeds': 'list_intel_feeds',
   'POST /api/v1/intel/feeds/{name}/poll': 'poll_intel_feed',
   'POST /api/v1/intel/bundles': 'post_intel_bundle',
+  'POST /api/v1/search': 'search_events',
+  'GET /api/v1/search/{id}/proof': 'read_search_proof',
   'GET /api/v1/alerts': 'list_alerts',
   'GET /api/v1/alerts/{alertId}': 'read_alert',
   'GET /api/v1/alerts/{alertId}/timeline': 'read_alert_timeline',
