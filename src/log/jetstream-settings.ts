@@ -43,24 +43,35 @@ const replicasRemedy = (config: JetStreamConfig, have: number) =>
   `run ${config.replicas} NATS servers in one cluster with JetStream on, or set storage.jetstream.replicas back to ` +
   `${have} on every node`;
 
-/** Applies `changes` to `stream` in one update, and logs each; a refusal by NATS stops the start. */
+/**
+ * Applies `changes` to `stream` in one update (with `along`, what they need besides), and logs each; a
+ * refusal by NATS stops the start.
+ */
 async function apply(
   jsm: JetStreamManager,
   stream: string,
   changes: readonly Change[],
   notice: SettingNotice,
+  along: Partial<StreamConfig> = {},
 ): Promise<void> {
   if (changes.length === 0) return;
-  const update = Object.fromEntries(changes.map((c) => [c.setting, c.to]));
-  await jsm.streams.update(stream, update).catch((err: Error) => {
+  const update = { ...along, ...Object.fromEntries(changes.map((c) => [c.setting, c.to])) };
+  const refused = (why: string) => {
     const listed = changes.map(
       (c) => `${c.setting} is ${shown(c, c.from)} in NATS and ${c.configKey} asks for ${shown(c, c.to)}`,
     );
-    throw new Error(
-      `refusing to start: ${stream}: ${listed.join('; ')}, and NATS refused the change (${err.message}): ` +
+    return new Error(
+      `refusing to start: ${stream}: ${listed.join('; ')}, and NATS refused the change (${why}): ` +
         `${changes.map((c) => c.remedy).join('; ')} (docs/scale-out.md, "Cluster settings")`,
     );
+  };
+  const updated = await jsm.streams.update(stream, update).catch((err: Error) => {
+    throw refused(err.message);
   });
+  // A server may answer an update without applying all of it (a standalone server keeps one replica).
+  const kept = changes.filter((c) => (updated.config as unknown as Record<string, unknown>)[c.setting] !== c.to);
+  if (kept.length > 0) throw refused(`it kept ${kept.map((c) => c.setting).join(', ')}`);
+  if (changes.some((c) => c.setting === 'num_replicas')) await placed(jsm, stream);
   for (const c of changes) {
     notice({
       level: 'info',
@@ -71,6 +82,16 @@ async function apply(
       new: shown(c, c.to),
       configKey: c.configKey,
     });
+  }
+}
+
+/** Waits (up to 30 s) until a stream whose replicas changed has a leader and every replica is current. */
+async function placed(jsm: JetStreamManager, stream: string): Promise<void> {
+  for (let tries = 0; tries < 150; tries++) {
+    const info = await jsm.streams.info(stream).catch(() => undefined);
+    const cluster = info?.cluster;
+    if (!cluster || (cluster.leader && (cluster.replicas ?? []).every((r) => r.current))) return;
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -172,7 +193,9 @@ export async function updateLeaseBucket(
       remedy: replicasRemedy(config, have.num_replicas),
     });
   }
-  await apply(jsm, name, changes, notice);
+  // NATS keeps a bucket's duplicate window within its max_age (as it made it: the smaller of the two and 2 minutes).
+  const along = have.max_age !== lease ? { duplicate_window: Math.min(lease, 120 * NANOS) } : {};
+  await apply(jsm, name, changes, notice, along);
 }
 
 /**
