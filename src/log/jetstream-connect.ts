@@ -9,6 +9,7 @@ import {
 } from '@nats-io/jetstream';
 import { secretFileProblem } from '../kernel/secret-files.js';
 import type { JetStreamConfig } from './jetstream-config.js';
+import { updateStreamSettings, type SettingNotice } from './jetstream-settings.js';
 
 /** An open connection to the NATS cluster that holds the log, with its JetStream clients. */
 export interface JetStreamConnection {
@@ -76,8 +77,13 @@ export async function connectJetStream(config: JetStreamConfig, name: string): P
   }
 }
 
-/** The duplicate window: a publish retried after a lost acknowledgement is recognised for this long. */
-const DUPLICATE_WINDOW_NS = 2 * 60 * 1_000_000_000;
+/**
+ * The duplicate window: a publish retried after a lost acknowledgement is recognised for this long. The leader
+ * retries for 3 x publishTimeoutSeconds, so the window is at least 4 x that, and never under 2 minutes.
+ */
+export function duplicateWindowNs(config: JetStreamConfig): number {
+  return Math.max(120, 4 * config.publishTimeoutSeconds) * 1_000_000_000;
+}
 
 /** The stream settings the log needs; docs/scale-out.md says why each is set. */
 export function streamSettings(
@@ -96,7 +102,7 @@ export function streamSettings(
     max_bytes: -1,
     max_age: 0,
     max_msg_size: maxMessageBytes,
-    duplicate_window: DUPLICATE_WINDOW_NS,
+    duplicate_window: duplicateWindowNs(config),
     deny_delete: true,
     // Retention removes the expired prefix with a purge up to a sequence, after the cut is in the
     // stream; NATS cannot lift deny_purge once set, so a stream is created without it.
@@ -130,12 +136,14 @@ const REQUIRED: readonly (keyof StreamConfig)[] = [
 
 /**
  * Creates the log's stream, or checks an existing one: a stream that could lose, reorder or
- * purge records (a limit, a retention policy, memory storage) is refused with the difference.
+ * purge records (a limit, a retention policy, memory storage) is refused with the difference;
+ * the settings the configuration sets are brought to it (src/log/jetstream-settings.ts).
  */
 export async function ensureStream(
   conn: JetStreamConnection,
   config: JetStreamConfig,
   maxMessageBytes: number,
+  notice: SettingNotice = () => {},
 ): Promise<StreamAbilities> {
   const wanted = streamSettings(config, conn, maxMessageBytes);
   const existing = await conn.jsm.streams.info(config.stream).catch((err: unknown) => {
@@ -162,14 +170,25 @@ export async function ensureStream(
   if (differences.length > 0) {
     const needs = (k: string) => JSON.stringify((wanted as Record<string, unknown>)[k]);
     const listed = differences.map((k) => `${k}=${JSON.stringify(have[k])} (needs ${needs(k)})`).join(', ');
-    throw new Error(`refusing to start: the stream ${config.stream} has settings a log cannot have: ${listed}`);
-  }
-  if (existing.config.num_replicas !== config.replicas) {
     throw new Error(
-      `refusing to start: the stream ${config.stream} has ${existing.config.num_replicas} replicas and the ` +
-        `configuration asks for ${config.replicas}: change one of them (nats stream edit --replicas)`,
+      `refusing to start: the stream ${config.stream} has settings a log cannot have: ${listed}; Vigil does not ` +
+        `change these itself, since a limit may already have dropped acknowledged batches and NATS cannot change ` +
+        `the storage in place: check the stream (nats stream info ${config.stream}) and lift the limits by hand ` +
+        `only if it still holds every batch, or start a new stream (another storage.jetstream.stream, every node ` +
+        `with an empty storage.path) (docs/scale-out.md, "Cluster settings")`,
     );
   }
+  await updateStreamSettings(
+    conn.jsm,
+    existing.config,
+    {
+      num_replicas: config.replicas,
+      duplicate_window: duplicateWindowNs(config),
+      max_msg_size: maxMessageBytes,
+    },
+    config,
+    notice,
+  );
   return {
     retention: subjects === JSON.stringify(wanted.subjects) && existing.config.deny_purge === false,
     created: existing.created,

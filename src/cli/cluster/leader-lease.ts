@@ -18,6 +18,8 @@ export interface LeaseOptions {
   readonly node: string;
   readonly ttlMs: number;
   readonly replicas: number;
+  /** What the holder says in the lease besides its name: the settings every node must share (jetstream-settings.ts). */
+  readonly advertise?: object;
   /** Runs once the lease is won; the node leads only after it resolves (it catches the log up). */
   onAcquired(): Promise<void>;
   /** Runs when the lease is lost (not renewed in time, or taken): the node stops appending. */
@@ -48,7 +50,16 @@ export async function startLeaderLease(opts: LeaseOptions): Promise<LeaderLease>
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let tick: Promise<void> = Promise.resolve();
-  const value = JSON.stringify({ node: opts.node });
+  const value = JSON.stringify({ ...opts.advertise, node: opts.node });
+  // The lease time the holder counts with: its own, or the bucket's when another node set it shorter meanwhile.
+  let ttlMs = opts.ttlMs;
+  const bucketTtl = async () => {
+    const ttl = await kv
+      .status()
+      .then((s) => s.ttl)
+      .catch(() => 0);
+    return ttl > 0 ? Math.min(opts.ttlMs, ttl) : opts.ttlMs;
+  };
 
   function see(leader: string | undefined): void {
     if (leader === known) return;
@@ -70,7 +81,7 @@ export async function startLeaderLease(opts: LeaseOptions): Promise<LeaderLease>
     if (revision !== undefined) {
       try {
         revision = await kv.update(KEY, value, revision);
-        validUntil = sent + opts.ttlMs * 0.8;
+        validUntil = sent + ttlMs * 0.8;
       } catch (err) {
         if (/wrong last sequence/i.test((err as Error)?.message ?? '')) lose('another node holds the lease');
         else if (now() >= validUntil) lose(`not renewed in time: ${(err as Error)?.message}`);
@@ -79,8 +90,9 @@ export async function startLeaderLease(opts: LeaseOptions): Promise<LeaderLease>
     }
     try {
       const won = await kv.create(KEY, value);
+      ttlMs = await bucketTtl();
       revision = won;
-      validUntil = sent + opts.ttlMs * 0.8;
+      validUntil = sent + ttlMs * 0.8;
       see(opts.node);
       opts.log({ level: 'info', msg: 'leader lease won: catching up, then appending', node: opts.node });
       // Renewals go on while the node catches up: a long catch-up must not cost the lease.
@@ -97,7 +109,7 @@ export async function startLeaderLease(opts: LeaseOptions): Promise<LeaderLease>
       () => {
         tick = campaign().finally(schedule);
       },
-      Math.max(200, Math.floor(opts.ttlMs / 3)),
+      Math.max(200, Math.floor(ttlMs / 3)),
     );
   }
 

@@ -4,6 +4,7 @@ import type { LogOpener } from '../../commands/event-store.js';
 import type { ProjectionRuntime } from '../../projections/runtime.js';
 import { startLeaderLease, type LeaderLease } from '../cluster/leader-lease.js';
 import { connectJetStream, ensureStream, type JetStreamConnection } from '../../log/jetstream-connect.js';
+import { checkLeaseHolder, leaseBucketOf, sharedSettingsOf, updateLeaseBucket } from '../../log/jetstream-settings.js';
 import { openJetStreamLog, type JetStreamEventLog, type Replica } from '../../log/jetstream-log.js';
 import { carriedWritesOfCut } from '../../log/retention/carried.js';
 import { forwardSubject, serveForwarded, type Forwarded, type ForwardReply } from '../cluster/forwarding.js';
@@ -85,7 +86,9 @@ export function unanswered(stream: string, err: Error): Error {
 
 /**
  * Connects to the cluster, creates or checks the stream, and refuses a cluster whose largest
- * message (`max_payload`) could not hold the batch of one request of the largest allowed body.
+ * message (`max_payload`) could not hold the batch of one request of the largest allowed body. The
+ * cluster settings in NATS (stream and lease bucket) are checked against the configuration, and
+ * updated or refused (src/log/jetstream-settings.ts).
  */
 export async function connectJetStreamNode(
   config: Config,
@@ -95,6 +98,7 @@ export async function connectJetStreamNode(
   if (!js) throw new Error('refusing to start: storage.backend is "jetstream" but storage.jetstream is missing');
   const name = js.nodeName ?? `${hostname()}-${config.server.port}`;
   const conn = await connectJetStream(js, `vigil ${name}`);
+  const notice = (line: Record<string, unknown>) => logLine({ ...line, node: name });
   let streamCreated: string;
   try {
     const maxPayload = conn.nc.info?.max_payload ?? 0;
@@ -106,7 +110,10 @@ export async function connectJetStreamNode(
           `envelope, + 1 MiB): raise max_payload in the nats-server configuration (16MB fits the defaults)`,
       );
     }
-    const abilities = await ensureStream(conn, js, maxPayload);
+    // Settings shared by the cluster: refused while a node with other values leads, else brought to this config.
+    await checkLeaseHolder(conn.jsm, js, name);
+    const abilities = await ensureStream(conn, js, maxPayload, notice);
+    await updateLeaseBucket(conn.jsm, js, notice);
     streamCreated = abilities.created;
     if (config.retention.enabled && !abilities.retention) {
       throw new Error(
@@ -181,7 +188,8 @@ export async function connectJetStreamNode(
       };
       lease = await startLeaderLease({
         nc: conn.nc,
-        bucket: `${js.stream}_leader`,
+        bucket: leaseBucketOf(js.stream),
+        advertise: sharedSettingsOf(js),
         node: name,
         ttlMs: js.leaseSeconds * 1000,
         replicas: js.replicas,
