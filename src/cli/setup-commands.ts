@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import * as v from 'valibot';
-import { writeSecretFile } from '../kernel/secret-files.js';
+import { refuseForeignOwner, writeSecretFile } from '../kernel/secret-files.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
 import { formatIssues } from '../kernel/issues.js';
 import { authorityClient } from '../clients/installer/authority-client.js';
@@ -97,6 +97,8 @@ function accountCommand(
 ): number {
   const file = config.accounts.file;
   const [verb, tenantId, userId] = args;
+  // A registry the service user owns is refused before it is read (0600: only its owner can), naming that user.
+  refuseForeignOwner(file);
   const accounts = readAccounts(file);
   if (verb === 'list') {
     if (args.length > 1)
