@@ -69,15 +69,34 @@ function nearestExisting(path: string): { path: string; stats: Stats } {
 }
 
 /**
- * Refuses, before anything is read or written, a file this process cannot rewrite keeping its owner:
- * one (or, while it does not exist, the nearest existing folder above it) that belongs to another user
- * when this process is not root. Root may rewrite anything: it keeps the owner with chown.
+ * Refuses, before anything is read or written, a file this process cannot rewrite keeping its owner: one
+ * that belongs to another user, or that sits in a folder of another user this process cannot even look
+ * into, when this process is not root (root keeps the owner with chown). A file yet to be made is not refused.
  */
 export function refuseForeignOwner(path: string): void {
   const me = euid();
   if (me === undefined || me === 0) return;
-  const { path: at, stats } = nearestExisting(path);
-  if (stats.uid !== me) throw new ForeignOwnerError(at, userName(stats.uid));
+  let owner: number;
+  try {
+    owner = statSync(path).uid;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return;
+    if (code !== 'EACCES') throw err;
+    owner = nearestVisible(dirname(path));
+  }
+  if (owner !== me) throw new ForeignOwnerError(path, userName(owner));
+}
+
+/** The owner of the nearest folder at or above `dir` this process may look at. */
+function nearestVisible(dir: string): number {
+  for (let p = resolve(dir); ; p = dirname(p)) {
+    try {
+      return statSync(p).uid;
+    } catch (err) {
+      if (dirname(p) === p) throw err;
+    }
+  }
 }
 
 /** Refuses a path that is a symbolic link: a write replaces the file named, never one elsewhere. */
