@@ -13,6 +13,7 @@ import { NoStateDirectory, agentStatus } from '../clients/collector/status.js';
 import { decideIssueEnrollmentToken } from '../commands/collector-enrollment.js';
 import { TOKEN_LIFETIME, parseLifetime } from '../commands/collector-token-lifetime.js';
 import { formatIssues } from '../kernel/issues.js';
+import { refuseForeignOwner } from '../kernel/owned-files.js';
 import { ENROLLMENT_TOKEN_PREFIX } from '../http/routes/collectors.js';
 import { openInstanceStore, storeOptions } from './instance/open.js';
 import { openInstanceSigner } from './instance/head-signing.js';
@@ -252,6 +253,8 @@ export async function runCollectorCommand(
           'collector enroll: --token-file, and --server, --collector-id and --state-dir (or an agent --config ' +
             'giving them) are required',
         );
+      // The state directory is the agent's (vigil-collector's): another user's is refused before the token is spent.
+      refuseForeignOwner(stateDir);
       const enrollmentToken = readSecretFile(values['token-file'], '--token-file');
       out(
         await holdingStateDir(stateDir, () =>

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { IsoDateTime } from '../events/normalized-event.js';
 import { credentialFingerprint, readRegistry, writeRegistry, type Credential } from '../auth/registry.js';
 import { ROLES, type Role } from '../auth/roles.js';
-import { ensureSecretDir, secretFileProblem } from '../kernel/secret-files.js';
+import { ensureSecretDir, refuseForeignOwner, secretFileProblem } from '../kernel/secret-files.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
 import { CliError } from './cli-error.js';
 
@@ -10,6 +10,7 @@ import { CliError } from './cli-error.js';
 export { CliError };
 
 function safeRegistry(path: string): Credential[] {
+  refuseForeignOwner(path);
   ensureSecretDir(path);
   const problem = secretFileProblem(path);
   if (problem) throw new CliError(problem);

@@ -328,7 +328,14 @@ main(process.argv.slice(2)).then(
     // (Compared by name: the modules that define them are loaded only by the commands that use them.)
     const known =
       e instanceof CliError ||
-      ['ConfigError', 'StartupError', 'StoreLockedError', 'SnapshotError', 'CutDuringReadError'].includes(e?.name) ||
+      [
+        'ConfigError',
+        'StartupError',
+        'StoreLockedError',
+        'SnapshotError',
+        'CutDuringReadError',
+        'ForeignOwnerError',
+      ].includes(e?.name) ||
       /^refusing to start: /.test(e?.message ?? '');
     process.stderr.write(`vigil: ${known ? e.message : `unexpected error: ${e?.message ?? String(err)}`}\n`);
     process.exit(e instanceof CliError ? e.exitCode : 1);

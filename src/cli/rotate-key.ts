@@ -2,11 +2,11 @@
  * `vigil log rotate-key` (the embedded signer) and `vigil signer rotate` (a separate one): replacing the
  * log's signing key with a rotation note the old key cosigns (docs/log.md, "Rotating the signing key").
  */
-import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { dirname } from 'node:path';
 import { generateKeyPair } from '../kernel/ed25519.js';
-import { syncDir, writeSecretFile } from '../kernel/secret-files.js';
+import { renameKeepingOwner } from '../kernel/owned-files.js';
+import { refuseForeignOwner, writeSecretFile } from '../kernel/secret-files.js';
 import { embeddedHeadSigner, readRotations, recordRotation } from '../log/head-signer.js';
 import { makeRotation, rotationsTo } from '../log/key-rotation.js';
 import { loadLogKey } from '../log/log-key.js';
@@ -55,6 +55,8 @@ export async function logRotateKey(config: Config, now: Date = new Date()): Prom
   const keyFile = signerKeyFile(config);
   const stateDir = signerStateDir(config);
   const pendingFile = `${keyFile}.next`;
+  // Before anything is written: a key or state of another user (the service's) is refused, naming whom to run as.
+  for (const path of [keyFile, pendingFile, stateDir]) refuseForeignOwner(path);
   const store = openLmdbStore(config.storage.path);
   try {
     let current: NoteSigner;
@@ -77,8 +79,7 @@ export async function logRotateKey(config: Config, now: Date = new Date()): Prom
       recordRotation(stateDir, note, now);
       retired = `${keyFile}.retired-${stamp(now)}`;
       writeSecretFile(retired, readFileSync(keyFile, 'utf8'));
-      renameSync(pendingFile, keyFile);
-      syncDir(dirname(keyFile));
+      renameKeepingOwner(pendingFile, keyFile);
       current = next;
     }
     const recordedAt = await recordInLog(store, current, stateDir, inLog, now);

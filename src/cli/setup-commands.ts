@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import * as v from 'valibot';
-import { writeSecretFile } from '../kernel/secret-files.js';
+import { refuseForeignOwner, writeSecretFile } from '../kernel/secret-files.js';
 import { generateToken, hashToken } from '../auth/tokens.js';
 import { formatIssues } from '../kernel/issues.js';
 import { authorityClient } from '../clients/installer/authority-client.js';
@@ -10,7 +10,7 @@ import { runInstall, type ServiceManager } from '../clients/installer/run-instal
 import { isOrchestrationHost, sshTransport } from '../clients/installer/ssh-transport.js';
 import { tailscaleInventoryProvider } from '../clients/installer/tailscale.js';
 import { directoryTransport } from '../clients/installer/transport.js';
-import { execStart, renderUnit, UNIT_USERS } from '../clients/installer/units.js';
+import { execStart, privateTmpWarnings, renderUnit, UNIT_USERS } from '../clients/installer/units.js';
 import { ACCOUNT_TOKEN_PREFIX, AccountSchema, readAccounts, writeAccounts } from '../setup/accounts.js';
 import { AuthorityConfigSchema, type AuthorityConfig } from '../setup/config.js';
 import { startAuthority } from '../setup/serve.js';
@@ -97,6 +97,8 @@ function accountCommand(
 ): number {
   const file = config.accounts.file;
   const [verb, tenantId, userId] = args;
+  // A registry the service user owns is refused before it is read (0600: only its owner can), naming that user.
+  refuseForeignOwner(file);
   const accounts = readAccounts(file);
   if (verb === 'list') {
     if (args.length > 1)
@@ -276,6 +278,15 @@ function authorityUnit(configPath: string | undefined, config: AuthorityConfig, 
   const writable = [...new Set([dirname(config.storage.path), dirname(config.recovery.keyFile)])];
   const unit = { vigilExec, configFile: resolve(configPath), writable, user: UNIT_USERS['setup-authority'] };
   execStart('setup-authority', unit);
+  const warnings = privateTmpWarnings({
+    '--config': unit.configFile,
+    '--vigil-exec': vigilExec,
+    'storage.path': config.storage.path,
+    'accounts.file': config.accounts.file,
+    'recovery.keyFile': config.recovery.keyFile,
+    'email.smtp.passwordFile': config.email?.smtp.passwordFile,
+  });
+  for (const w of warnings) process.stderr.write(`${w}\n`);
   return renderUnit('setup-authority', unit);
 }
 

@@ -1,15 +1,8 @@
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { makeOwnedDirs, ownershipFor, writeOwnedFile } from './owned-files.js';
+
+export { ForeignOwnerError, refuseForeignOwner, syncDir } from './owned-files.js';
 
 /**
  * Why a secret file is unsafe, or undefined when it and its directory are owner-only.
@@ -28,39 +21,24 @@ export function secretFileProblem(path: string): string | undefined {
   return undefined;
 }
 
-/** Creates the directory of a secret file as 0700 when it does not exist yet. */
+/** Creates the directory of a secret file as 0700 when it does not exist yet (as root: owned like its parent). */
 export function ensureSecretDir(path: string): void {
-  const dir = dirname(path);
-  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeOwnedDirs(dirname(path), 0o700);
 }
 
-/** fsyncs a directory so a rename or unlink in it is durable. */
-export function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Writes a file durably and atomically (temp file, fsync, rename, fsync of the directory), mode 0600. */
+/**
+ * Writes a file durably and atomically (temp file, fsync, rename, fsync of the directory), keeping an existing
+ * file's owner and mode; a new one is 0600 (as root: owned like its folder). Refuses a file of another user.
+ */
 export function writeDurable(path: string, content: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
-  syncDir(dirname(path));
+  writeOwnedFile(path, content, ownershipFor(path, 0o600));
 }
 
-/** Writes a secret file durably and atomically, 0600, in a 0700 directory. */
+/**
+ * Writes a secret file durably and atomically in a 0700 directory, keeping an existing file's owner and its
+ * owner's permission bits (never group or other ones); a new one is 0600.
+ */
 export function writeSecretFile(path: string, content: string): void {
   ensureSecretDir(path);
-  writeDurable(path, content);
+  writeOwnedFile(path, content, ownershipFor(path, 0o600, 0o700));
 }

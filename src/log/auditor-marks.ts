@@ -1,5 +1,6 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeOwnedDirs } from '../kernel/owned-files.js';
 import { lockText } from './store-lock.js';
 
 /**
@@ -59,7 +60,8 @@ export function markAuditor(storePath: string): () => void {
 /** Writes this process's mark, after removing marks of processes that are gone; returns its removal. */
 function writeMark(storePath: string): () => void {
   const dir = join(storePath, AUDITORS_DIR);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // A root `vigil log verify` beside the service makes the folder the store's owner's, not root's.
+  makeOwnedDirs(dir, 0o700);
   for (const name of readdirSync(dir)) {
     const pid = Number.parseInt(name, 10);
     if (String(pid) === name && pid !== process.pid && !isAuditor(storePath, pid))

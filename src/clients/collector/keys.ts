@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPair, pkcs8PemFromSeed, publicKeyOf, seedFromPkcs8Pem } from '../../kernel/ed25519.js';
-import { ensurePrivateDir, syncDir, writeDurable } from './state-files.js';
+import { renameKeepingOwner } from '../../kernel/owned-files.js';
+import { ensurePrivateDir, writeDurable } from './state-files.js';
 
 /** Where the agent keeps its private key. */
 export const keyPath = (stateDir: string) => join(stateDir, 'key.pem');
@@ -22,8 +23,7 @@ export function createPendingKey(stateDir: string): AgentKey {
 
 /** Makes the pending key the current one (after the server accepted it). */
 export function promotePendingKey(stateDir: string): void {
-  renameSync(`${keyPath(stateDir)}.pending`, keyPath(stateDir));
-  syncDir(stateDir);
+  renameKeepingOwner(`${keyPath(stateDir)}.pending`, keyPath(stateDir));
 }
 
 /** Loads the key, refusing a key file that group or others can read. */

@@ -1,11 +1,12 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeOwnedDirs } from '../../kernel/owned-files.js';
 import { acquirePidFileLock } from '../../log/store-lock.js';
 export { syncDir, writeDurable } from '../../kernel/secret-files.js';
 
-/** Makes a directory (and parents) owner-only. */
+/** Makes a directory (and parents) owner-only (as root: owned like the folder above). */
 export function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeOwnedDirs(dir, 0o700);
 }
 
 /** Reads a JSON file, or undefined when it does not exist. */
