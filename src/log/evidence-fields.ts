@@ -96,6 +96,59 @@ export function decodeLentForWriteSide(bytes: Uint8Array): LogRecord {
   return readEvidence(bytes, writeSideEvent, EVIDENCE_TYPES) ?? decodeRecord(copyOf(bytes));
 }
 
+/**
+ * Where each event of an evidence record (`EventsIngested`, `RawRecordsIngested`, `CollectorSubmissionAccepted`)
+ * starts in its bytes, and where the last ends (`offsets[count]`), read without building any value; undefined for
+ * any other record, or bytes not read here. A search that needs a few events of a record of thousands decodes those
+ * alone: `decodeRecord(bytes.subarray(offsets[i], offsets[i + 1]))` is the event `i` of the record decoded whole.
+ */
+export function eventOffsets(bytes: Uint8Array): Uint32Array | undefined {
+  try {
+    return readEventOffsets(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+function readEventOffsets(bytes: Uint8Array): Uint32Array | undefined {
+  buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  pos = 0;
+  let type: string | undefined;
+  for (let n = mapHeader(); n > 0; n--) {
+    const len = keyHeader();
+    if (len === 4 && eq(K.type)) {
+      pos += 4;
+      type = string();
+      if (!READ_SIDE_TYPES.has(type)) return undefined;
+    } else if (len === 4 && eq(K.data)) {
+      if (type === undefined) throw UNREAD;
+      pos += 4;
+      for (let m = mapHeader(); m > 0; m--) {
+        const l = keyHeader();
+        const events = l === 6 && eq(K.events);
+        pos += l;
+        if (!events) {
+          skip();
+          continue;
+        }
+        const count = arrayHeader();
+        const offsets = new Uint32Array(count + 1);
+        for (let i = 0; i < count; i++) {
+          offsets[i] = pos;
+          skip();
+        }
+        offsets[count] = pos;
+        return offsets;
+      }
+      throw UNREAD;
+    } else {
+      pos += len;
+      skip();
+    }
+  }
+  return undefined;
+}
+
 /** The record read field by field, or undefined when it is to be decoded whole. */
 function readEvidence(bytes: Uint8Array, event: () => unknown, types: ReadonlySet<string>): LogRecord | undefined {
   try {

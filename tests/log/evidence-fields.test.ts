@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FLOAT32_OPTIONS, Packr } from 'msgpackr';
-import { decodeForReadSide, decodeForWriteSide } from '../../src/log/evidence-fields.js';
+import { decodeForReadSide, decodeForWriteSide, eventOffsets } from '../../src/log/evidence-fields.js';
 import { decodeRecord, encodeRecord } from '../../src/log/record.js';
 import { type LogRecord } from '../../src/kernel/record.js';
 import { CATEGORIES } from '../../src/events/normalized-event.js';
@@ -238,5 +238,26 @@ describe('decodeForReadSide', () => {
     assert.deepEqual(r.data.events[0]!.entityKeys, ['ip:1']);
     assert.equal(r.data.events[0]!.source.adapter, 'a');
     assert.equal(r.prev, 'p');
+  });
+});
+
+describe('eventOffsets', () => {
+  it('locates every event of an evidence record: each decoded alone equals the record decoded whole', () => {
+    fc.assert(fc.property(record, (r) => {
+      const bytes = encodeRecord(r as LogRecord);
+      const offsets = eventOffsets(bytes);
+      const whole = (decodeRecord(bytes).data as { events: unknown[] }).events;
+      assert.ok(offsets, 'an evidence record is located');
+      assert.equal(offsets.length, whole.length + 1);
+      whole.forEach((e, i) => assert.deepEqual(decodeRecord(bytes.subarray(offsets[i]!, offsets[i + 1]!)), e));
+    }), { numRuns: 200 });
+  });
+
+  it('keeps a __proto__ key of an event as decodeRecord does, and answers undefined for other records', () => {
+    const e = JSON.parse('{"id":"p","time":"t","attributes":{"__proto__":{"x":1}}}') as Record<string, unknown>;
+    const bytes = encodeRecord({ seq: 1, at: 'a', type: 'EventsIngested', prev: 'p', data: { events: [e, { id: 'q' }] } });
+    const offsets = eventOffsets(bytes)!;
+    assert.deepEqual(decodeRecord(bytes.subarray(offsets[0]!, offsets[1]!)), (decodeRecord(bytes).data as { events: unknown[] }).events[0]);
+    assert.equal(eventOffsets(encodeRecord({ seq: 2, at: 'a', type: 'AlertRaised', prev: 'p', data: { events: [] } })), undefined);
   });
 });

@@ -1,6 +1,8 @@
 import type { CompiledHunt, HuntIndexTerms } from '../../detection/hunt/index.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { eventsOfRecord } from '../../events/record-types.js';
+import { eventOffsets } from '../../log/evidence-fields.js';
+import { decodeRecord } from '../../log/record.js';
 import { EVIDENCE_DBS, bucketOf, forEachPosting, type EventDimension } from '../../projections/evidence.js';
 import { eventReader, secondsOf, type EventCursor } from '../../projections/evidence-query.js';
 import type { ReadModels } from '../../projections/runtime.js';
@@ -53,8 +55,11 @@ export interface HuntRowsAnswer extends ScanFacts {
 /** A search's answer. */
 export type HuntAnswer = HuntEventsAnswer | HuntRowsAnswer;
 
-/** The stores a scan reads: the read side's evidence indexes and the log's records. */
-export type ScanModels = Pick<ReadModels, 'db' | 'record'>;
+/** The stores a scan reads: the read side's evidence indexes and the log's records (and their bytes, when at hand). */
+export type ScanModels = Pick<ReadModels, 'db' | 'record'> & {
+  /** A committed record's stored bytes: a page read through a field index decodes only the events it needs. */
+  readonly bytes?: (seq: number) => Uint8Array | undefined;
+};
 
 /** How often (in events) a scan looks at the clock. */
 const CLOCK_EVERY = 256;
@@ -96,7 +101,8 @@ function pageOfEvents(models: ScanModels, hunt: CompiledHunt, job: HuntJob, cloc
   const lo = !reverse && after ? Math.max(after[0], job.sinceMs) : job.sinceMs;
   const dim = indexOf(hunt.indexTerms);
   const db = models.db<Uint8Array>(dim ? EVIDENCE_DBS.byDim : EVIDENCE_DBS.byTime);
-  const read = eventReader(models);
+  // Through a field index, a page takes a few events of each record: those are decoded alone.
+  const read = dim && models.bytes ? sparseReader(models as Required<ScanModels>) : eventReader(models);
   const events: Record<string, unknown>[] = [];
   const seqs: number[] = [];
   let scanned = 0;
@@ -122,6 +128,45 @@ function pageOfEvents(models: ScanModels, hunt: CompiledHunt, job: HuntJob, cloc
     }
   }
   return answer(null, true);
+}
+
+/** Records whose bytes and event offsets a sparse reader keeps (a page's places come a second at a time). */
+const SPARSE_RECORDS = 16;
+
+/**
+ * Reads the events of a second's places decoding each alone (evidence-fields.ts `eventOffsets`): a page through a
+ * field index needs a few events of each of many records, and decoding a record of thousands whole for each costs
+ * more than the rest of the search. A record whose events cannot be located so is decoded whole.
+ */
+function sparseReader(
+  models: Required<ScanModels>,
+): (places: readonly EventCursor[]) => Generator<[EventCursor, NormalizedEvent | undefined]> {
+  const recent = new Map<number, { bytes: Uint8Array; offsets: Uint32Array } | readonly NormalizedEvent[]>();
+  const held = (seq: number) => {
+    let r = recent.get(seq);
+    if (r === undefined) {
+      const bytes = models.bytes(seq);
+      const offsets = bytes ? eventOffsets(bytes) : undefined;
+      const record = bytes && !offsets ? models.record(seq) : undefined;
+      r = bytes && offsets ? { bytes, offsets } : record ? eventsOfRecord(record) : [];
+      if (recent.size >= SPARSE_RECORDS) recent.delete(recent.keys().next().value!);
+      recent.set(seq, r);
+    }
+    return r;
+  };
+  return function* (places) {
+    for (const place of places) {
+      const r = held(place[1]);
+      const i = place[2];
+      if (Array.isArray(r)) yield [place, (r as readonly NormalizedEvent[])[i]];
+      else {
+        const { bytes, offsets } = r as { bytes: Uint8Array; offsets: Uint32Array };
+        const event =
+          i + 1 < offsets.length ? decodeRecord<never>(bytes.subarray(offsets[i], offsets[i + 1])) : undefined;
+        yield [place, event as NormalizedEvent | undefined];
+      }
+    }
+  };
 }
 
 /**

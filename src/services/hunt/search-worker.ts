@@ -54,6 +54,7 @@ const models: ScanModels = {
     const bytes = store.records.get(seq);
     return bytes ? decodeRecord(bytes) : undefined;
   },
+  bytes: (seq) => store.records.get(seq),
 };
 
 /** `vigil log export --raw` lines of records `seqs` (null for one the store no longer holds). */
