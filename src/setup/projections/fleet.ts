@@ -18,7 +18,7 @@ export interface FleetRow {
   readonly staleEpoch?: number | 'unknown';
   /** Its last evidence (the central VM: its last heartbeat); null: none yet; undefined: the snapshot does not say. */
   readonly lastEvidenceAt?: string | null;
-  /** Whether it is silent (the central VM: `central_missing`); undefined: the snapshot does not say. */
+  /** Whether it is silent (the central VM: missing, or recovered and not reporting yet); undefined: not reported. */
   readonly silent?: boolean;
 }
 
@@ -90,7 +90,8 @@ export function fleetOf(d: DeploymentView): Fleet {
     role: 'central',
     inScope: true,
     ...(d.lastHeartbeatAt !== undefined ? { lastEvidenceAt: d.lastHeartbeatAt } : { lastEvidenceAt: null }),
-    silent: d.status === 'central_missing',
+    // Recovered: the old central is gone and the reinstalled one has not reported yet.
+    silent: d.status === 'central_missing' || d.status === 'recovered',
   };
   const used = new Set<string>();
   const rows: FleetRow[] = [central];
