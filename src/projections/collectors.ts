@@ -12,6 +12,8 @@ export interface CollectorView {
   /** Fingerprints of every key this collector id ever enrolled (a key is never enrolled twice). */
   usedFingerprints: string[];
   enrolledAt: string;
+  /** The enrollment token this epoch's key was enrolled with (a grant's id names its deployment epoch). */
+  tokenId?: string;
   /** The last accepted sequence of this epoch (0 before the first). */
   lastSequence: number;
   lastDigest: string | null;
@@ -69,6 +71,7 @@ function enroll(s: CollectorsState, d: CollectorEnrolled, at: string): void {
     keyFingerprint: d.keyFingerprint,
     usedFingerprints: [...(previous?.usedFingerprints ?? []), d.keyFingerprint],
     enrolledAt: at,
+    tokenId: d.tokenId,
     lastSequence: 0,
     lastDigest: null,
     lastResult: null,
@@ -85,7 +88,8 @@ function enroll(s: CollectorsState, d: CollectorEnrolled, at: string): void {
  */
 export const collectorsProjection = instanceProjection({
   name: COLLECTORS,
-  version: 2,
+  // 3: a collector keeps the id of the token it enrolled with (the deployment snapshot reports its epoch).
+  version: 3,
   folds: [
     'CollectorEnrollmentTokenIssued',
     'CollectorEnrolled',

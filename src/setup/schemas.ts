@@ -77,6 +77,16 @@ export const SnapshotSystem = v.strictObject({
   last_seen_at: v.optional(IsoDateTime),
 });
 
+/** One collector the central instance knows (snapshot `collectors`, optional: older instances send none). */
+export const SnapshotCollector = v.strictObject({
+  collector_id: VmId,
+  vm_id: v.optional(VmId),
+  enrollment_epoch: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  enrolled_at: IsoDateTime,
+  last_evidence_at: v.nullable(IsoDateTime),
+  silent: v.boolean(),
+});
+
 /** The deployment snapshot payload (signed); `updated_at` is the heartbeat. */
 export const SnapshotPayload = v.strictObject({
   deployment_id: v.pipe(v.string(), v.maxLength(64)),
@@ -88,6 +98,8 @@ export const SnapshotPayload = v.strictObject({
   enrollment_epoch: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   systems_reporting_live: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000)),
   systems: v.optional(v.pipe(v.array(SnapshotSystem), v.maxLength(1024))),
+  collectors: v.optional(v.pipe(v.array(SnapshotCollector), v.maxLength(1000))),
+  collectors_omitted: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   log_head: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   version: v.optional(v.pipe(v.string(), v.maxLength(64))),
 });

@@ -1,6 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import type { AuthorityModels } from './models.js';
 import { liveSystems, type DeploymentView } from './projections/deployments.js';
+import { fleetOf } from './projections/fleet.js';
 import type { RecoveryView } from './projections/recovery.js';
 import { currentPhase, type SessionView } from './projections/setup-sessions.js';
 
@@ -59,6 +60,7 @@ export function deploymentStatus(models: AuthorityModels, d: DeploymentView): Re
   const rec = models.recovery;
   const last = d.recoveryIds.at(-1);
   const recovery = last === undefined ? undefined : rec.byId[last];
+  const fleet = fleetOf(d);
   return {
     deployment_id: d.id,
     status: d.status,
@@ -69,12 +71,20 @@ export function deploymentStatus(models: AuthorityModels, d: DeploymentView): Re
     console_credential: d.consoleCredential
       ? { id: d.consoleCredential.id, generation: d.consoleCredential.generation }
       : null,
-    collectors: Object.values(d.enrollments).map((e) => ({
-      collector_id: e.collectorId,
-      vm_id: e.vmId,
-      epoch: e.epoch,
-      enrolled: e.redeemed !== undefined,
-    })),
+    // Per collector VM, as of the last snapshot: enrolled in the current epoch, last evidence, silent.
+    collectors: fleet.rows
+      .filter((r) => r.role === 'collector')
+      .map((r) => ({
+        collector_id: r.collectorId,
+        vm_id: r.vmId,
+        in_scope: r.inScope,
+        epoch: d.epoch,
+        enrolled: r.enrolledAt !== undefined,
+        enrolled_at: r.enrolledAt ?? null,
+        last_evidence_at: r.lastEvidenceAt ?? null,
+        silent: r.silent ?? null,
+      })),
+    collectors_waiting: fleet.waiting,
     last_heartbeat_at: d.lastHeartbeatAt ?? null,
     snapshot: d.snapshot ?? null,
     systems_reporting_live: liveSystems(d),

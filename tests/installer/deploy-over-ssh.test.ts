@@ -187,7 +187,7 @@ describe('deploy on three VMs over SSH, then recover the central VM', () => {
     ]);
     assert.ok(!existsSync(vmRoot('vm-win')) && !existsSync(vmRoot('vm-aaa')), 'VMs out of scope are never touched');
     assert.match(installer.output(), /vm-win +windows .*no collector for this OS yet/);
-    assert.match(installer.output(), /this is the orchestration host; listed explicitly/);
+    assert.doesNotMatch(installer.output(), /this is the orchestration host/, 'a loopback address is no evidence of the orchestration host');
     const recorded = installer.output().split('\n').filter((l) => l.includes('SSH host key recorded on first use')).map((l) => JSON.parse(l));
     assert.deepEqual(recorded.map((r) => [r.vm, r.fingerprint]), [['vm-db', sshd.hostKeyFingerprint]], 'only the unpinned VM is trusted on first use, and its key is shown');
     assert.ok(readFileSync(join(dir.path, 'work', 'known_hosts'), 'utf8').includes(`vigil-vm-vm-db ${sshd.hostKey}`));
@@ -210,6 +210,10 @@ describe('deploy on three VMs over SSH, then recover the central VM', () => {
     assert.equal(status.body.status, 'completed');
     assert.equal(status.body.dashboard_url, `${instanceUrl}/`, 'the console at / of the central instance');
     const enrolledBefore = collectors.map(({ vm }) => JSON.parse(readFileSync(onVm(vm, 'var/lib/vigil-collector/enrollment.json'), 'utf8')));
+    await waitFor('the dashboard showing both collectors enrolled in epoch 1', async () => {
+      const cs = (await call(`/v1/setup-sessions/${summary.sessionId}`)).body.deployment.collectors as Array<{ enrolled: boolean; epoch: number }>;
+      return cs.length === 2 && cs.every((c) => c.enrolled && c.epoch === 1) ? true : undefined;
+    }, 120_000);
 
     // The central VM dies: central_missing, a recovery token, a recovery install over SSH.
     await stopService(central, 'SIGKILL');
@@ -253,6 +257,16 @@ describe('deploy on three VMs over SSH, then recover the central VM', () => {
     assert.ok(after.body.deployment.status_history.some((h: { status: string }) => h.status === 'recovered'));
     assert.equal(after.body.deployment.status, 'reporting');
     assert.equal(after.body.deployment.enrollment_epoch, 2);
+    // The dashboard sees the whole fleet: every collector re-enrolled in epoch 2 and sending evidence since.
+    type Shown = { vm_id: string; epoch: number; enrolled: boolean; enrolled_at: string; last_evidence_at: string | null; silent: boolean };
+    const fleet = await waitFor('the dashboard showing every collector re-enrolled in epoch 2', async () => {
+      const body = (await call(`/v1/setup-sessions/${summary.sessionId}`)).body;
+      const cs = body.deployment.collectors as Shown[];
+      return cs.length === 2 && cs.every((c) => c.enrolled && c.last_evidence_at !== null && c.last_evidence_at >= c.enrolled_at) ? body : undefined;
+    }, 120_000);
+    assert.deepEqual((fleet.deployment.collectors as Shown[]).map((c) => [c.vm_id, c.epoch, c.silent]), [['vm-db', 2, false], ['vm-web', 2, false]]);
+    assert.deepEqual(fleet.deployment.collectors_waiting, []);
+    assert.ok(fleet.deployment.systems_reporting_live >= 3, 'the central instance and both collectors report');
 
     await stopService(central);
     for (const c of collectors) await stopService(c.service);

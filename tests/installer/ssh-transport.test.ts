@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -110,11 +110,12 @@ describe('SSH transport helpers', () => {
     }), { numRuns: 60 });
   });
 
-  it('recognises the orchestration host by name and address', () => {
-    assert.ok(isOrchestrationHost('127.0.0.1'));
-    assert.ok(isOrchestrationHost('localhost'));
-    assert.ok(isOrchestrationHost(hostname()));
+  it('tags only an address of one of this machine\'s own non-loopback interfaces as the orchestration host', () => {
+    for (const loopback of ['127.0.0.1', '127.0.0.2', '::1', 'localhost', hostname()])
+      assert.ok(!isOrchestrationHost(loopback), `${loopback}: a namespace or a port forward may answer there`);
     assert.ok(!isOrchestrationHost('192.0.2.10'));
     assert.ok(!isOrchestrationHost('vm-web.example.internal'));
+    const own = Object.values(networkInterfaces()).flatMap((l) => l ?? []).find((i) => !i.internal);
+    if (own) assert.ok(isOrchestrationHost(own.address.toUpperCase()), own.address);
   });
 });

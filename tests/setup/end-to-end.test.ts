@@ -27,8 +27,20 @@ async function browser(url: string, token: string) {
     const res = await fetch(`${url}${path}`, { method, headers: { cookie, 'x-csrf-token': body.csrf_token, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) }, ...(method === 'POST' ? { body: '{}' } : {}) });
     return { status: res.status, body: (await res.json()) as any };
   };
-  return call;
+  return Object.assign(call, { cookie });
 }
+
+/** Enrolls a collector with the central instance at `port` using the token the installer left on its VM, as the agent does. */
+async function enrollAtInstance(port: number, vm: string): Promise<number> {
+  const enrollmentToken = readFileSync(file(vm, 'etc/vigil/collector/secrets/enrollment-token'), 'utf8').trim();
+  const publicKey = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1/collector/enrollments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ collectorId: vm, enrollmentToken, publicKey }) });
+  return res.status;
+}
+
+/** The collectors of the session's deployment as the dashboard's JSON shows them: [vm, enrolled, epoch]. */
+type Shown = Array<[string, boolean, number]>;
+const shown = (body: any): Shown => body.deployment.collectors.map((c: { vm_id: string; enrolled: boolean; epoch: number }) => [c.vm_id, c.enrolled, c.epoch]);
 
 const installAndServe = (args: string[], input: string | undefined, keyBefore: string | undefined) => runInstaller(vms, args, input, keyBefore, children);
 
@@ -81,6 +93,13 @@ describe('setup authority, installer and instance end to end', () => {
     const collectorKey = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const redeem = enrollmentRedeemer(url, deploymentId);
     assert.equal((await redeem(oldKey, 'vm-web', oldWeb, collectorKey)).status, 201, 'the first enrollment is honoured');
+    // The collectors enroll with the instance; its next snapshot tells the dashboard.
+    assert.equal(await enrollAtInstance(port, 'vm-db'), 201);
+    assert.equal(await enrollAtInstance(port, 'vm-web'), 201);
+    await waitFor('both collectors enrolled in epoch 1 on the dashboard', async () => {
+      const s = await call(`/v1/setup-sessions/${summary.sessionId}`);
+      return JSON.stringify(shown(s.body)) === JSON.stringify([['vm-db', true, 1], ['vm-web', true, 1]]) || undefined;
+    });
 
     await stopChild(first.instance);
     writeFileSync(clockFile, String(901_000));
@@ -108,6 +127,19 @@ describe('setup authority, installer and instance end to end', () => {
     const after = await call(`/v1/setup-sessions/${summary.sessionId}`);
     assert.ok(after.body.deployment.status_history.some((h: { status: string }) => h.status === 'recovered'));
     assert.equal(after.body.deployment.status, 'reporting');
+    assert.deepEqual(shown(after.body), [['vm-db', false, 2], ['vm-web', false, 2]], 'no collector has replaced its enrollment yet');
+    assert.deepEqual(after.body.deployment.collectors_waiting, ['vm-db', 'vm-web']);
+    // Spec 3.2: every remote collector must replace its enrollment against the reinstalled central VM.
+    assert.equal(await enrollAtInstance(port, 'vm-db'), 201);
+    assert.equal(await enrollAtInstance(port, 'vm-web'), 201);
+    const reenrolled = await waitFor('every collector re-enrolled in epoch 2 on the dashboard', async () => {
+      const s = await call(`/v1/setup-sessions/${summary.sessionId}`);
+      return s.body.deployment.collectors_waiting.length === 0 ? s.body : undefined;
+    });
+    assert.deepEqual(shown(reenrolled), [['vm-db', true, 2], ['vm-web', true, 2]]);
+    for (const c of reenrolled.deployment.collectors) assert.ok(c.enrolled_at > missing.deployment.last_heartbeat_at, `${c.vm_id} enrolled after the old central went missing`);
+    const pageRes = await fetch(`${url}/setup-sessions/${summary.sessionId}/live`, { headers: { cookie: call.cookie } });
+    assert.match(await pageRes.text(), /Every collector in scope \(2\) enrolled again in epoch 2\./);
 
     const newKey = createPrivateKey(readFileSync(file('vm-central', 'etc/vigil/secrets/deployment-identity.key'), 'utf8'));
     assert.equal((await redeem(oldKey, 'vm-web', oldWeb, collectorKey)).status, 401, 'the old identity key is retired');

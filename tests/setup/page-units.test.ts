@@ -43,4 +43,15 @@ describe('setup page helpers', () => {
     }), { numRuns: 60 });
     assert.deepEqual(shellWords(installerCommand('https://setup.example', 'recovery').install).slice(0, 7), ['vigil', 'install', '--recovery', '--setup-url', 'https://setup.example', '--token-file', 'recovery-token']);
   });
+
+  it('suggests the SSH transport, with which a session can complete, and names the directory one only as staging', () => {
+    for (const kind of ['setup', 'recovery'] as const) {
+      const c = installerCommand('https://setup.example', kind);
+      const words = shellWords(c.install);
+      assert.equal(words[words.indexOf('--transport') + 1], 'ssh');
+      assert.ok(words.includes('--ssh-key'));
+      assert.ok(!c.install.includes('directory:'), c.install);
+      assert.match(c.stagingNote, /directory:DIR only stages .* the session cannot complete/);
+    }
+  });
 });

@@ -96,7 +96,8 @@ describe('setup authority pages', () => {
     const token = /value="(lst_[A-Za-z0-9_-]{43})"/.exec(created.text)?.[1];
     assert.ok(token, 'the setup token is on the page');
     assert.equal(created.text.split(token).length - 1, 1, 'shown exactly once');
-    assert.match(created.text, /vigil install --setup-url http:\/\/authority\.test --token-file setup-token --inventory/);
+    assert.match(created.text, /vigil install --setup-url http:\/\/authority\.test --token-file setup-token --inventory inventory\.json --transport ssh /);
+    assert.match(created.text, /<p class="muted" id="staging-note">--transport directory:DIR only stages/, 'the directory transport only as staging');
     assert.match(created.text, /umask 077 &amp;&amp; cat &gt; setup-token/);
     const sessionId = /href="\/setup-sessions\/(ss_[A-Za-z0-9_-]{22})"/.exec(created.text)?.[1];
     assert.ok(sessionId);

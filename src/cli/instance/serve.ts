@@ -9,6 +9,7 @@ import type { Config } from '../../services/config-schema.js';
 import type { InstanceStore } from './open.js';
 import {
   loadIdentityKey,
+  readGrantsSeen,
   startDeploymentReporter,
   type DeploymentReporter,
 } from '../../services/deployment-reporter.js';
@@ -305,6 +306,8 @@ function startReporter(
         instanceUrl: dep.instanceUrl ?? url,
         ...(dep.centralVmId ? { centralVmId: dep.centralVmId } : {}),
         log: instance.log,
+        collectors: () => instance.reads,
+        ...(dep.enrollmentGrantsFile ? { grants: readGrantsSeen(dep.enrollmentGrantsFile) } : {}),
         now: () => new Date(),
         onLine: log,
       })

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { hostname, networkInterfaces } from 'node:os';
+import { networkInterfaces } from 'node:os';
 import { ensureSecretDir, writeSecretFile } from '../../kernel/secret-files.js';
 import type { InventoryVm } from './inventory.js';
 import { ScopeViolationError, type VmTransport } from './transport.js';
@@ -34,12 +34,17 @@ export function sshFingerprint(keyLine: string): string {
   return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
 }
 
-/** Whether an address names the machine the installer runs on (reported in the plan; never implicit). */
+/**
+ * Whether an address is one of this machine's own non-loopback interface addresses (reported in the plan; never
+ * implicit). A loopback address, `localhost` or a host name says nothing real about which machine answers: a port
+ * forward, a network namespace or a container each have their own sshd there, so none is tagged.
+ */
 export function isOrchestrationHost(address: string): boolean {
   const a = address.toLowerCase();
-  if (a === 'localhost' || a === hostname().toLowerCase() || /^127\./.test(a) || a === '::1') return true;
   if (isIP(a) === 0) return false;
-  return Object.values(networkInterfaces()).some((list) => (list ?? []).some((i) => i.address.toLowerCase() === a));
+  return Object.values(networkInterfaces()).some((list) =>
+    (list ?? []).some((i) => !i.internal && i.address.toLowerCase() === a),
+  );
 }
 
 const alias = (vmId: string) => `vigil-vm-${vmId}`;

@@ -9,13 +9,16 @@ function shellWord(word: string): string {
 export interface InstallerCommand {
   /** Creates the token file readable only by its owner; the token is pasted on standard input. */
   readonly writeToken: string;
-  /** The installer itself; inventory, transport and work folder are the operator's own. */
+  /** The installer itself over SSH (the transport that can complete); inventory, key and work folder are yours. */
   readonly install: string;
+  /** Why the `directory:` transport is not offered: it only stages files, so nothing ever reports. */
+  readonly stagingNote: string;
 }
 
 /**
  * The installer command for a setup (`lst_`) or recovery (`lrc_`) token of the authority at
- * `authorityUrl` (docs/installer.md). Only the authority URL and the token file are decided here.
+ * `authorityUrl` (docs/installer.md), over SSH: the only transport with which a session completes. Only the
+ * authority URL and the token file are decided here.
  */
 export function installerCommand(authorityUrl: string, kind: 'setup' | 'recovery'): InstallerCommand {
   const file = kind === 'setup' ? 'setup-token' : 'recovery-token';
@@ -28,7 +31,10 @@ export function installerCommand(authorityUrl: string, kind: 'setup' | 'recovery
       shellWord(authorityUrl),
       '--token-file',
       file,
-      '--inventory inventory.json --transport directory:/srv/vigil-vms --work-dir vigil-work',
+      '--inventory inventory.json --transport ssh --ssh-key ~/.ssh/id_ed25519 --work-dir vigil-work',
     ].join(' '),
+    stagingNote:
+      "--transport directory:DIR only stages each VM's files into DIR/<vm_id> and runs nothing there: no instance " +
+      'starts, no snapshot arrives, and the session cannot complete. Use it to inspect what would be written.',
   };
 }

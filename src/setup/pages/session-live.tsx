@@ -4,7 +4,9 @@ import { Timeline } from '../../http/web/components/timeline.js';
 import { shortTime } from '../../http/web/components/url.js';
 import { CSRF_FIELD } from '../../http/web/csrf.js';
 import { PHASES } from '../phases.js';
-import type { DeploymentView, EnrollmentView } from '../projections/deployments.js';
+import type { DeploymentView } from '../projections/deployments.js';
+import { fleetOf } from '../projections/fleet.js';
+import { FleetTable } from './fleet-table.js';
 import type { RecoveryView } from '../projections/recovery.js';
 import type { SessionView } from '../projections/setup-sessions.js';
 import type { ReportedSystem, SessionPageData } from './page-data.js';
@@ -171,21 +173,6 @@ function Deployment(props: { readonly d: DeploymentView; readonly session: Sessi
           empty=""
           entries={d.statusHistory.map((h) => ({ at: h.at, title: h.status.replaceAll('_', ' ') }))}
         />
-        <Table<EnrollmentView>
-          id="collectors"
-          caption="Collectors of this epoch"
-          rows={Object.values(d.enrollments)}
-          rowKey={(e) => e.collectorId}
-          empty="No collector in scope besides the central VM."
-          columns={[
-            { header: 'Collector', cell: (e) => <code>{e.collectorId}</code> },
-            { header: 'Epoch', class: 'num', cell: (e) => e.epoch },
-            {
-              header: 'Enrolled',
-              cell: (e) => (e.redeemed ? shortTime(e.redeemed.at) : <span class="muted">not yet</span>),
-            },
-          ]}
-        />
       </div>
     </div>
   );
@@ -292,6 +279,7 @@ export function SessionLive(props: { readonly data: SessionPageData; readonly no
             Systems reporting <span class="muted">(as of the last snapshot)</span>
           </h2>
           <Systems systems={props.data.systems} live={props.data.systemsLive} deployment={deployment} />
+          <FleetTable d={deployment} fleet={fleetOf(deployment)} now={props.now} />
           <h2>Deployment</h2>
           <Deployment d={deployment} session={session} />
           {recovery?.claimedAt ? <Recovery d={deployment} r={recovery} csrf={props.csrf} /> : null}

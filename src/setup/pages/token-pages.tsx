@@ -21,6 +21,9 @@ function Command(props: { readonly command: InstallerCommand; readonly file: str
       <pre class="command">
         <code id="installer-command">{props.command.install}</code>
       </pre>
+      <p class="muted" id="staging-note">
+        {props.command.stagingNote}
+      </p>
     </>
   );
 }

@@ -33,6 +33,8 @@ export interface DeploymentView {
   retiredKeys: string[];
   scope: InstallationScope;
   epoch: number;
+  /** When the current epoch's provisioning was released (its proof): an enrollment since belongs to it. */
+  epochStartedAt?: string;
   consoleCredential?: { id: string; generation: number; fingerprint: string };
   /** Enrollment grants of the current epoch, by collector id. */
   enrollments: Record<string, EnrollmentView>;
@@ -53,8 +55,9 @@ function moveTo(d: DeploymentView, status: DeploymentStatus, at: string): void {
   d.statusHistory.push({ status, at });
 }
 
-function onProven(d: DeploymentView, data: SetupSessionProven): void {
+function onProven(d: DeploymentView, data: SetupSessionProven, at: string): void {
   d.epoch = data.epoch;
+  d.epochStartedAt = at;
   d.consoleCredential = {
     id: data.consoleCredential.id,
     generation: data.consoleCredential.generation,
@@ -106,7 +109,7 @@ function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof
     }
     case 'SetupSessionProven': {
       const d = s.byId[r.data.deploymentId];
-      if (d) onProven(d, r.data);
+      if (d) onProven(d, r.data, r.at);
       return;
     }
     case 'DeploymentSnapshotReceived': {
@@ -157,7 +160,8 @@ function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof
 /** Folds deployment records into the deployments read model. */
 export const deploymentsProjection = authorityProjection({
   name: 'deployments',
-  version: 1,
+  // 2: a deployment keeps when its current epoch began.
+  version: 2,
   folds: DEPLOYMENT_RECORDS,
   initial: (): DeploymentsState => ({ byId: {} }),
   evolve(s, r) {
