@@ -81,7 +81,7 @@ function quotedStart(c: Cursor, start: number): HuntExpr {
   const after = c.pos;
   skipSpace(c);
   if (c.text[c.pos] === ':' && text !== '') return fieldValue(c, text, start);
-  if (c.text[c.pos] === '<' || c.text[c.pos] === '>') return range(c, text, start);
+  if ((c.text[c.pos] === '<' || c.text[c.pos] === '>') && text !== '') return range(c, text, start);
   c.pos = after;
   countTerm(c, start);
   return { kind: 'match', field: null, value: { quoted: true, text } };
@@ -192,7 +192,7 @@ function range(c: Cursor, field: string, start: number): HuntExpr {
   return { kind: 'range', field, op, value };
 }
 
-/** A field name: no whitespace, special characters escaped, `*` a wildcard over paths. */
+/** A field name: no whitespace, special characters escaped, `*` a wildcard over paths; '' when none can start here. */
 function readField(c: Cursor): string {
   let out = '';
   for (let ch = c.text[c.pos]; ch !== undefined && !isSpace(ch); ch = c.text[c.pos]) {
@@ -200,7 +200,8 @@ function readField(c: Cursor): string {
       out += ch;
       c.pos++;
     } else if (ch === '\\') {
-      if (c.text[c.pos + 1] === '*') fail(c.pos, ['field name'], 'a field name cannot hold a literal *');
+      // A literal `*` cannot be in a field name (`*` there is a wildcard): this is free text.
+      if (c.text[c.pos + 1] === '*') return '';
       out += readEscape(c);
     } else if (SPECIAL.includes(ch)) {
       break;
