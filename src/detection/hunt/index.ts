@@ -15,3 +15,4 @@ export { compileHunt } from './compile.js';
 export type { HuntIndexTerms } from './index-terms.js';
 export { parseHunt } from './parse.js';
 export { printHunt } from './print.js';
+export { huntToSigma } from './to-sigma.js';

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { cidrSet, parseCidr } from '../../kernel/cidr.js';
 import { nanosFromIso } from '../../kernel/time.js';
 import { scalarText } from '../field-test.js';
@@ -62,10 +61,12 @@ function textTest(tokens: PatternToken[], cased: boolean): LeafTest {
  */
 export function valueTest(v: HuntValue, cased: boolean): LeafTest {
   const text = plainText(v);
-  if (text === undefined) return textTest(patternTokens(v.quoted ? [] : v.parts, false), cased);
+  if (text === undefined || (v.quoted === false && v.parts.length > 1))
+    return textTest(patternTokens(v.quoted ? [v.text] : v.parts, false), cased);
   if (!cased && isCidr(text)) {
     const set = cidrSet([text]);
-    return (leaf) => typeof leaf === 'string' && isIP(leaf.replace(/%.*$/, '')) !== 0 && set.has(leaf);
+    // As Sigma's `cidr` (field-test.ts): an address of at most 64 characters, zone ids ignored.
+    return (leaf) => typeof leaf === 'string' && leaf.length <= 64 && set.has(leaf);
   }
   if (!cased && !v.quoted && NUMERIC.test(text)) {
     const n = Number(text);
