@@ -82,11 +82,27 @@ function termCondition(e: HuntExpr & { field: string | null }, out: Out): string
   return selection(out, { [`${f.name}${v.modifier}`]: v.value });
 }
 
+/** `f:(a or b)`: one selection with a value list (Sigma ORs a list), when every item is `f:value` alike. */
+function valueList(e: HuntExpr & { kind: 'or' }, out: Out): string | undefined {
+  const first = e.items[0];
+  if (first?.kind !== 'match' || first.field === null) return undefined;
+  const field = first.field;
+  const name = sigmaField(field);
+  if ('reason' in name) return undefined;
+  const values = e.items.map((i) =>
+    i.kind === 'match' && i.field === field ? sigmaValue(i.value, CASED.has(field)) : undefined,
+  );
+  const modifier = values[0]!.modifier;
+  if (!values.every((v) => v !== undefined && v.modifier === modifier)) return undefined;
+  return selection(out, { [`${name.name}${modifier}`]: values.map((v) => v!.value) });
+}
+
 function condition(e: HuntExpr, out: Out): string {
   switch (e.kind) {
-    case 'and':
     case 'or':
-      return `(${e.items.map((i) => condition(i, out)).join(` ${e.kind} `)})`;
+      return valueList(e, out) ?? `(${e.items.map((i) => condition(i, out)).join(' or ')})`;
+    case 'and':
+      return `(${e.items.map((i) => condition(i, out)).join(' and ')})`;
     case 'not':
       return `not ${condition(e.item, out)}`;
     case 'all':
@@ -105,7 +121,7 @@ function logsourceOf(q: HuntQuery): { product: string } | string {
   const products = new Set(adapters.map((a) => ADAPTER_PRODUCTS[a]));
   const [product] = products;
   if (products.size !== 1 || product === undefined)
-    return `a Sigma rule needs a logsource: the query must say source.adapter:<one of ${Object.keys(ADAPTER_PRODUCTS).join(', ')}>`;
+    return `a Sigma rule needs a logsource: say source.adapter:<${Object.keys(ADAPTER_PRODUCTS).join(' | ')}>`;
   return { product };
 }
 
