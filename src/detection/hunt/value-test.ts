@@ -60,9 +60,8 @@ function textTest(tokens: PatternToken[], cased: boolean): LeafTest {
  * (the index fields).
  */
 export function valueTest(v: HuntValue, cased: boolean): LeafTest {
-  const text = plainText(v);
-  if (text === undefined || (v.quoted === false && v.parts.length > 1))
-    return textTest(patternTokens(v.quoted ? [v.text] : v.parts, false), cased);
+  if (!v.quoted && v.parts.length > 1) return textTest(patternTokens(v.parts, false), cased);
+  const text = v.quoted ? v.text : v.parts[0]!;
   if (!cased && isCidr(text)) {
     const set = cidrSet([text]);
     // As Sigma's `cidr` (field-test.ts): an address of at most 64 characters, zone ids ignored.
