@@ -210,3 +210,13 @@ describe('compileHunt: against a naive reference evaluator', () => {
     assert.ok(hits > total * 0.1 && hits < total * 0.9, `${hits} of ${total}`);
   });
 });
+
+describe('compileHunt: long paths', () => {
+  it('reads a dotted key of up to 8 parts, and answers a path of thousands of parts', () => {
+    const e = event({ attributes: { 'a.b.c.d.e.f.g': 'x', deep: { 'p.q': { r: 'y' } } } });
+    assert.equal(matches('attributes.a.b.c.d.e.f.g:x', e), true);
+    assert.equal(matches('attributes.deep.p.q.r:y', e), true);
+    const long = `attributes.${Array.from({ length: 5000 }, () => 'a').join('.')}:x`;
+    assert.equal(matches(long, e), false);
+  });
+});

@@ -4,6 +4,8 @@
  */
 
 const MAX_DEPTH = 64;
+/** The most dotted parts one key is tried with, so a long path costs linear time per event. */
+export const MAX_KEY_PARTS = 8;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object';
 
@@ -17,7 +19,7 @@ function rawInto(value: unknown, segs: readonly string[], from: number, out: unk
     for (const item of value) rawInto(item, segs, from, out, depth + 1);
     return;
   }
-  for (let to = segs.length; to > from; to--) {
+  for (let to = Math.min(segs.length, from + MAX_KEY_PARTS); to > from; to--) {
     const key = to === from + 1 ? segs[from]! : segs.slice(from, to).join('.');
     if (Object.hasOwn(value, key)) {
       rawInto(value[key], segs, to, out, depth + 1);
