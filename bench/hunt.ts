@@ -117,15 +117,16 @@ export async function huntBench(): Promise<Figure[]> {
     if (r.answer.output === 'events') found += r.answer.events.length;
   }
   index.sort((a, b) => a - b);
+  // Scan and baseline in turn, so whatever else the machine does weighs on both alike; the share is per pair.
   const scans: number[] = [];
+  const raws: number[] = [];
   let needles = -1;
   for (let i = 0; i < 3; i++) {
     const r = await timed(search, 'attributes.note:needle | stats count()', START, end);
     scans.push(r.answer.scanned / (r.ms / 1000));
     if (r.answer.output === 'rows') needles = Number(r.answer.rows[0]?.[0] ?? 0);
+    raws.push(await rawRate(path));
   }
-  const raws: number[] = [];
-  for (let i = 0; i < 3; i++) raws.push(await rawRate(path));
   const alone: number[] = [];
   const during: number[] = [];
   // A round not counted first: the writer's and the read side's code warm on fresh events.
@@ -149,6 +150,7 @@ export async function huntBench(): Promise<Figure[]> {
   const shares = during.map((d, i) => d / alone[i]!);
   const scan = median(scans);
   const raw = median(raws);
+  const scanShares = scans.map((x, i) => x / raws[i]!);
   return [
     { name: `store ${EVENTS.toLocaleString('en')} events (${EVENTS / PER_RECORD} records)`, value: fillS, unit: 's' },
     {
@@ -171,9 +173,9 @@ export async function huntBench(): Promise<Figure[]> {
     },
     {
       name: '  full scan / raw read + decode',
-      value: Math.round((scan / raw) * 1000) / 10,
+      value: Math.round(median(scanShares) * 1000) / 10,
       unit: '%',
-      note: 'target >= 50 %',
+      note: `median of pairs ${percents(scanShares)}; target >= 50 %`,
     },
     {
       name: '  ingest while full scans run / ingest alone',
