@@ -157,7 +157,9 @@ export async function huntBench(): Promise<Figure[]> {
       name: '  hunt served by an index (entity key + a day), p95',
       value: Math.round(index[Math.floor(index.length * 0.95)]! * 10) / 10,
       unit: 'ms',
-      note: `p50 ${Math.round(index[index.length >> 1]! * 10) / 10} ms over ${INDEX_RUNS} hosts; ${found} events; target < 100 ms`,
+      note:
+        `p50 ${Math.round(index[index.length >> 1]! * 10) / 10} ms over ${INDEX_RUNS} hosts; ` +
+        `${found} events; target < 100 ms`,
     },
     {
       name: '  full scan with a field predicate',

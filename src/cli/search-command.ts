@@ -117,9 +117,8 @@ export async function runSearchCommand(
     const partial = a.complete
       ? ''
       : `, incomplete: a bound stopped the scan${a.coveredSince ? ` at ${a.coveredSince}` : ''}`;
-    err(
-      `search ${a.id}: ${a.events?.length ?? a.rows?.length} ${a.output}, ${a.scanned} scanned in ${a.took} ms${partial}`,
-    );
+    const answered = a.events?.length ?? a.rows?.length;
+    err(`search ${a.id}: ${answered} ${a.output}, ${a.scanned} scanned in ${a.took} ms${partial}`);
     cursor = a.nextCursor;
     if (!values.all || cursor === null || page >= maxPages) break;
   }

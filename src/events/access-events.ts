@@ -23,6 +23,18 @@ export const ApiRequestAuditedSchema = v.strictObject({
   sourceAddress: v.string(),
   /** The fingerprint of the bearer credential used (first 12 hex of its SHA-256), so rotations can be told apart. */
   credential: v.optional(v.string()),
+  /** A hunt's request (`POST /api/v1/search`): what it asked and what it answered (also its `HuntSearched` record). */
+  search: v.optional(
+    v.strictObject({
+      query: v.string(),
+      since: v.string(),
+      until: v.string(),
+      output: v.picklist(['events', 'rows']),
+      rows: v.number(),
+      scanned: v.number(),
+      complete: v.boolean(),
+    }),
+  ),
 });
 
 /**

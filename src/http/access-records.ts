@@ -21,6 +21,8 @@ export interface RequestFacts {
   readonly approved: boolean;
   readonly principal?: Principal;
   readonly at: string;
+  /** What a hunt asked and answered, for its audit record. */
+  readonly search?: ApiRequestAudited['search'];
 }
 
 /**
@@ -70,6 +72,7 @@ export function accessRecords(f: RequestFacts): DomainEvent[] {
     durationMs: f.durationMs,
     sourceAddress: f.sourceAddress,
     ...(p?.credential !== undefined ? { credential: p.credential } : {}),
+    ...(f.search ? { search: f.search } : {}),
   };
   return [
     { type: RecordType.AccessRecorded, data: { event } satisfies AccessRecorded },

@@ -1,3 +1,4 @@
+import type { ApiRequestAudited } from '../events/record-types.js';
 import type { Searcher } from '../services/hunt/searches.js';
 import type { FeedRunner } from '../services/intel/feed-runner.js';
 import type { RetroSearches } from '../services/intel/retro-search.js';
@@ -95,6 +96,8 @@ export interface AppVariables {
   sourceAddress: string;
   /** The access and audit records of this request for a given status (set by the guard). */
   auditRecords: (status: number) => DomainEvent[];
+  /** What a hunt asked and answered, added to its request's audit record (`POST /api/v1/search`). */
+  auditSearch: ApiRequestAudited['search'];
   /** Set once a handler committed the audit records with its command. */
   audited: boolean;
   /** The queue share of an admitted ingest request. */

@@ -135,6 +135,7 @@ export function guard(
         approved,
         ...(principal ? { principal } : {}),
         at: deps.now().toISOString(),
+        ...(c.get('auditSearch') ? { search: c.get('auditSearch') } : {}),
       }),
     );
     if (!principal) {

@@ -100,6 +100,8 @@ describe('stored events of the instance', () => {
     const indicator = { type: 'indicator', spec_version: '2.1', id: 'indicator--1', created: '2026-01-01T00:00:00Z', modified: '2026-01-01T00:00:00Z', pattern_type: 'stix', pattern: "[domain-name:value = 'evil.example']", valid_from: '2026-01-01T00:00:00Z' };
     await ok(t.request('/api/v1/intel/bundles', { method: 'POST', token: t.tokens.rule_admin, body: JSON.stringify({ type: 'bundle', id: 'bundle--1', objects: [indicator] }) }), 200);
     await ok(ingestRaw('dns', [{ ts: 1_795_338_030, uid: 'Cq1', 'id.orig_h': '10.0.0.5', 'id.orig_p': 53000, 'id.resp_h': '10.0.0.53', 'id.resp_p': 53, proto: 'udp', query: 'evil.example' }]), 202);
+    // A hunt (docs/hunting.md): its audit record.
+    await ok(t.request('/api/v1/search', { method: 'POST', token: t.tokens.analyst, body: JSON.stringify({ query: 'class:dns_query | stats count() by attributes.query', since: '2026-01-01T00:00:00Z' }) }), 200);
     await ok(t.request('/api/v1/rules/11111111-2222-4333-8444-555555555555', { method: 'PATCH', token: t.tokens.rule_admin, body: JSON.stringify({ enabled: false, reason: 'noisy' }) }), 200);
     // A rule whose regular expression backtracks without bound, stopped over its budget by a poison uri: quarantined.
     const hostile = `title: Backtracking\nid: 57c00000-0000-4000-8000-000000000001\nlogsource: {product: zeek, service: http}\ndetection: {sel: {uri|re: '^(?!b)(a+)+$'}, condition: sel}\nlevel: low\n`;

@@ -18,6 +18,9 @@ const INSTANCE_TYPES_FOLDED_BY_NONE: readonly string[] = [
   // (`vigil log export`), counted by stats; no query answers them apart.
   'SignedHeadsRewound',
   'LogTailQuarantined',
+  // A hunt's audit record (docs/hunting.md): its proof reads it from the log by its seq; the request's own audit
+  // record, folded by the audit trail, says what it asked.
+  'HuntSearched',
 ];
 
 /** Setup authority event types no projection folds, each with why. */

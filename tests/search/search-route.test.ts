@@ -30,6 +30,14 @@ test('POST /api/v1/search answers a page of events, then rows, each an audit rec
     assert.deepEqual(rows.columns, ['actor.user', 'count']);
     assert.deepEqual(Object.fromEntries(rows.rows), { alice: 10, bob: 10 });
 
+    // Each search is in the audit trail with what it asked and answered.
+    const audit = await json(await t.request('/api/v1/audit?route=/api/v1/search', { token: t.tokens.admin }));
+    const asked = audit.entries.map((e: any) => e.search);
+    assert.equal(asked.length, 3);
+    assert.deepEqual(asked[2], { query: 'class:authentication', since, until, output: 'events', rows: 4, scanned: 4, complete: true });
+    assert.equal(asked[0].output, 'rows');
+    assert.equal(audit.entries[2].principal, 'viewer-user');
+
     await t.transparency.make();
     const proof = await t.request(`/api/v1/search/${a.id}/proof`, { token: t.tokens.viewer });
     const p = await json(proof);

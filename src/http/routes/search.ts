@@ -123,6 +123,8 @@ const searchRoute = route({
       cited: citedOf(answer),
       ...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
     };
+    const { principal: _p, tookMs: _t, cited: _c, cursor: _k, ...asked } = data;
+    c.set('auditSearch', asked);
     const { records } = await executeAudited(c, deps, () => accept([{ type: 'HuntSearched', data }], null), 200);
     const id = String(records.find((r) => r.type === 'HuntSearched')!.seq);
     const shown =
