@@ -52,7 +52,11 @@ export function withTerm(query: string, field: string, value: string): string {
   const { filter, pipes } = splitPipes(query);
   const term = termOf(field, value);
   const next =
-    filter === '' || filter === '*' ? term : hasTopLevelOr(filter) ? `(${filter}) and ${term}` : `${filter} and ${term}`;
+    filter === '' || filter === '*'
+      ? term
+      : hasTopLevelOr(filter)
+        ? `(${filter}) and ${term}`
+        : `${filter} and ${term}`;
   return pipes === '' ? next : `${next} ${pipes}`;
 }
 
@@ -116,8 +120,7 @@ export function bucketsOf(
 ): [number, number, number][] {
   const first = Math.floor(sinceMs / spanMs) * spanMs;
   const buckets: [number, number, number][] = [];
-  for (let s = first; s <= untilMs && buckets.length <= MAX_BUCKETS * 2; s += spanMs)
-    buckets.push([s, s + spanMs, 0]);
+  for (let s = first; s <= untilMs && buckets.length <= MAX_BUCKETS * 2; s += spanMs) buckets.push([s, s + spanMs, 0]);
   for (const [at, count] of series) {
     const i = Math.floor((at - first) / spanMs);
     if (i >= 0 && i < buckets.length) buckets[i]![2] += count;
@@ -149,4 +152,23 @@ export function leavesOf(e: unknown, max = 400): [string, string][] {
   };
   walk(e, '', 0);
   return out;
+}
+
+/** The hunt of events naming any of `keys` (entity keys), at most the first five: `entityKeys:"…" or …`. */
+export function entitiesQuery(keys: readonly string[]): string {
+  return keys
+    .slice(0, 5)
+    .map((k) => termOf('entityKeys', k))
+    .join(' or ');
+}
+
+/** The hunt page's URL prefilled with `query`, over `[since, until]` when given (else its default, the last day). */
+export function huntHref(query: string, range?: { readonly sinceMs: number; readonly untilMs: number }): string {
+  const q = new URLSearchParams({ q: query });
+  if (range) {
+    q.set('range', 'custom');
+    q.set('since', new Date(range.sinceMs).toISOString());
+    q.set('until', new Date(range.untilMs).toISOString());
+  }
+  return `/hunt?${q}`;
 }

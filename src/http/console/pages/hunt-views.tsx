@@ -36,7 +36,7 @@ export function QueryBar(props: QueryBarProps) {
           maxlength={16384}
           autocomplete="off"
           spellcheck={false}
-          placeholder='actor.user:alice and class:authentication | stats count() by host.name'
+          placeholder="actor.user:alice and class:authentication | stats count() by host.name"
           data-complete="hunt-fields"
           aria-describedby={err ? 'hunt-error' : undefined}
         />
@@ -117,7 +117,9 @@ function Value(props: { readonly field: string; readonly value: string; readonly
 
 const str = (x: unknown) => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : undefined);
 const get = (e: Record<string, unknown>, path: string) =>
-  path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), e);
+  path
+    .split('.')
+    .reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), e);
 
 /** One event: a summary line that expands to every field (each value a pivot) and the stored form. */
 export function EventRow(props: { readonly e: Record<string, unknown>; readonly pivot: PivotHref }) {
@@ -130,7 +132,8 @@ export function EventRow(props: { readonly e: Record<string, unknown>; readonly 
   return (
     <details class="event hunt-event">
       <summary>
-        {time ? <time datetime={time}>{shortTime(time)}</time> : null} {kind.length > 0 ? <b>{kind.join('/')}</b> : null}
+        {time ? <time datetime={time}>{shortTime(time)}</time> : null}{' '}
+        {kind.length > 0 ? <b>{kind.join('/')}</b> : null}
         {e.outcome !== undefined ? ` (${String(e.outcome)})` : ''}
         {adapter ? ` · ${adapter}` : ''}
         {user ? (

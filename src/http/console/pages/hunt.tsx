@@ -116,9 +116,7 @@ const huntRoute: PageRoute = {
                   error: {
                     message: error.message,
                     ...(typeof error.details?.position === 'number' ? { position: error.details.position } : {}),
-                    ...(Array.isArray(error.details?.expected)
-                      ? { expected: error.details.expected.map(String) }
-                      : {}),
+                    ...(Array.isArray(error.details?.expected) ? { expected: error.details.expected.map(String) } : {}),
                   },
                 }
               : {})}

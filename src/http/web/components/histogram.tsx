@@ -76,8 +76,8 @@ export function Histogram(props: HistogramProps) {
         </text>
       </svg>
       <figcaption>
-        <span class="chart-title">{props.title}</span> · {total} in {props.buckets.length} bars · drag across the
-        chart (or click a bar) to narrow the range
+        <span class="chart-title">{props.title}</span> · {total} in {props.buckets.length} bars · drag across the chart
+        (or click a bar) to narrow the range
       </figcaption>
     </figure>
   );
