@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { parseHunt, printHunt } from '../../src/detection/hunt/index.js';
 import { normalizedEvent } from '../helpers/event-fixtures.js';
-import { startConsoleHarness, type ConsoleHarness } from './harness.js';
+import { seedAlerts, startConsoleHarness, type ConsoleHarness } from './harness.js';
 
 /** Whether the hunt language is the real one (it prints pipes back): the histogram and top values need it. */
 const realLanguage = (() => {
@@ -58,6 +58,9 @@ describe('the hunt page in Chromium against vigil serve', () => {
     assert.equal(all.length, 24, 'every authentication of the last day');
     assert.ok(all.every((id) => Number(id.slice(5)) % 2 === 0));
     ids.push((await searchId(page))!);
+    const html = await page.content();
+    assert.ok(!/<script(?![^>]*\bsrc=)[^>]*>/.test(html), 'no inline script');
+    assert.ok(!/\sstyle=/.test(html), 'no inline style');
 
     // A row expands to the whole event; a click on a value adds it to the query.
     const alice = page.locator('details.hunt-event').filter({ has: page.locator('td a[data-field="actor.user"]', { hasText: /^alice$/ }) }).first();
@@ -128,6 +131,20 @@ describe('the hunt page in Chromium against vigil serve', () => {
     assert.match(await top.innerText(), /alice/);
     await Promise.all([page.waitForURL(/alice/), top.locator('a.pivot', { hasText: /^alice$/ }).click()]);
     assert.match(await page.locator('#hunt-q').inputValue(), /actor\.user:"alice"$/);
+    await context.close();
+  });
+
+  it('links an alert to a hunt for the events of its systems around its time', async () => {
+    const [alertId] = await seedAlerts(h, 1);
+    const alert = (await (await h.api('viewer', `/api/v1/alerts/${alertId}`)).json()) as { firstSeen: string; lastSeen: string; affectedSystems: string[] };
+    const { context, page } = await h.signedIn('analyst');
+    await page.goto(`${h.url}/alerts/${alertId}`);
+    await Promise.all([page.waitForURL(/\/hunt/), page.locator('#alert-hunt').click()]);
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get('q'), alert.affectedSystems.slice(0, 5).map((k) => `entityKeys:"${k}"`).join(' or '));
+    assert.equal(Date.parse(url.searchParams.get('since')!), Date.parse(alert.firstSeen) - HOUR);
+    assert.equal(Date.parse(url.searchParams.get('until')!), Date.parse(alert.lastSeen) + HOUR);
+    if (realLanguage) assert.ok((await shownIds(page)).length >= 1, 'the alert\'s evidence is among the events');
     await context.close();
   });
 

@@ -93,7 +93,7 @@ export function SavedQueries() {
       <p class="muted">Kept in this browser only.</p>
       <ul id="saved-list"></ul>
       <form class="inline" id="save-query">
-        <input type="text" id="save-name" maxlength={120} placeholder="name for this query" />
+        <input type="text" id="save-name" maxlength={120} placeholder="name" />
         <button type="button" id="save-button">
           Save this query
         </button>
@@ -209,7 +209,7 @@ export function FieldList(props: {
   readonly hrefOf: (field: string) => string;
 }) {
   return (
-    <nav class="panel hunt-fields" aria-label="Fields" id="field-list">
+    <section class="panel hunt-fields" aria-label="Fields" id="field-list">
       <h2>Fields</h2>
       <ul>
         {props.fields.map((f) => (
@@ -220,6 +220,6 @@ export function FieldList(props: {
           </li>
         ))}
       </ul>
-    </nav>
+    </section>
   );
 }

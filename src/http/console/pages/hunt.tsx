@@ -129,12 +129,17 @@ const huntRoute: PageRoute = {
             ))}
             · {shortTime(since)} to {shortTime(until)}
           </p>
-          <SavedQueries />
           {body as never}
         </>,
         { status },
       );
-    if (q.q === undefined) return render(<HuntHelp />);
+    if (q.q === undefined)
+      return render(
+        <>
+          <HuntHelp />
+          <SavedQueries />
+        </>,
+      );
     const { filter, pipes } = splitPipes(text);
     let runs: HuntRuns;
     try {
@@ -186,7 +191,10 @@ const huntRoute: PageRoute = {
           zoom={(s, u) => href({ range: 'custom', since: s, until: u, cursor: undefined })}
         />
         <div class="hunt-layout">
-          <FieldList fields={fields} current={q.top} hrefOf={(f) => href({ top: f, cursor: undefined })} />
+          <div class="hunt-side">
+            <SavedQueries />
+            <FieldList fields={fields} current={q.top} hrefOf={(f) => href({ top: f, cursor: undefined })} />
+          </div>
           <div class="hunt-results">
             {q.top ? <TopPanel field={q.top} run={runs.top} pivot={pivot} close={href({ top: undefined })} /> : null}
             <RuleLink href={withQuery('/hunt/rule', { q: text, since, until })} />

@@ -14,8 +14,8 @@ export interface HistogramProps {
   readonly zoomHref: (sinceIso: string, untilIso: string) => string;
 }
 
-const W = 640;
-const H = 140;
+const W = 1200;
+const H = 150;
 const PAD = { left: 40, right: 8, top: 8, bottom: 22 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
