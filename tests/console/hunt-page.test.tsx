@@ -97,15 +97,17 @@ describe('the hunt page over app.request', () => {
   });
 
   it('turns a query into a Sigma rule in the rule preview, or says why it cannot', async () => {
-    const res = await t.request(`/hunt/rule?${new URLSearchParams({ q: 'actor.user:alice and class:authentication', since, until })}`, { token: t.tokens.analyst, headers: { accept: 'text/html' } });
+    // The language asks for the source (its logsource) of what it turns into a rule.
+    const q = 'source.adapter:linux-journal and actor.user:alice and class:authentication';
+    const res = await t.request(`/hunt/rule?${new URLSearchParams({ q, since, until })}`, { token: t.tokens.analyst, headers: { accept: 'text/html' } });
     const html = await res.text();
     assert.equal(res.status, 200, html.slice(0, 400));
     const yaml = /<textarea id="yaml"[^>]*>([\s\S]*?)<\/textarea>/.exec(html)?.[1] ?? '';
     assert.match(yaml, /alice/);
-    assert.match(yaml, new RegExp(`id: ${ruleIdOf('actor.user:alice and class:authentication')}`));
+    assert.match(yaml, new RegExp(`id: ${ruleIdOf(q)}`));
     assert.match(html, /action="\/hunt\/rule\/preview"/);
     assert.doesNotMatch(html, /formaction="\/rules\/import"/, 'an analyst may not import rules');
-    const admin = await (await t.request(`/hunt/rule?${new URLSearchParams({ q: 'actor.user:alice' })}`, { token: t.tokens.admin, headers: { accept: 'text/html' } })).text();
+    const admin = await (await t.request(`/hunt/rule?${new URLSearchParams({ q })}`, { token: t.tokens.admin, headers: { accept: 'text/html' } })).text();
     assert.match(admin, /formaction="\/rules\/import"/, 'a rule administrator may');
     const refused = await t.request(`/hunt/rule?${new URLSearchParams({ q: 'class:authentication | stats count() by actor.user' })}`, { token: t.tokens.analyst, headers: { accept: 'text/html' } });
     assert.equal(refused.status, 400);

@@ -24,6 +24,7 @@ function huntEvents(now: number) {
       ? { category: 'identity', class: 'authentication', activity: 'logon', actor: { user: i % 3 === 0 ? 'alice' : 'bob' } }
       : {}),
     entityKeys: [`host:web-${i % 4}`],
+    source: { adapter: 'linux-journal', instance: `web-${i % 4}`, recordId: `r-${i}` },
   }));
 }
 
@@ -72,6 +73,14 @@ describe('the hunt page in Chromium against vigil serve', () => {
     assert.ok(narrowed.every((id) => Number(id.slice(5)) % 6 === 0), 'only alice\'s');
     ids.push((await searchId(page))!);
 
+    // A second pivot, on the source: what a rule needs for its logsource.
+    const first = page.locator('details.hunt-event').first();
+    await first.locator('summary').click();
+    await Promise.all([page.waitForURL(/source\.adapter/), first.locator('td a[data-field="source.adapter"]').click()]);
+    assert.equal(await page.locator('#hunt-q').inputValue(), 'class:authentication and actor.user:"alice" and source.adapter:"linux-journal"');
+    assert.equal((await shownIds(page)).length, 8);
+    ids.push((await searchId(page))!);
+
     // Saved in this browser: it is listed after a reload, and opens the hunt.
     await page.locator('#save-name').fill('alice logons');
     await page.locator('#save-button').click();
@@ -86,6 +95,7 @@ describe('the hunt page in Chromium against vigil serve', () => {
     const yaml = await page.locator('#yaml').inputValue();
     assert.match(yaml, /alice/);
     assert.match(yaml, /authentication/);
+    assert.match(yaml, /logsource:/);
     await Promise.all([page.waitForURL(/\/hunt\/rule\/preview/), page.locator('button', { hasText: 'Preview against history' }).click()]);
     const outcome = await page.locator('#rule-preview-result, #rule-errors').first().innerText();
     if (realLanguage) assert.match(outcome, /^What it would have matched[\s\S]*\b8 matches\b/);

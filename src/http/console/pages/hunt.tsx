@@ -81,6 +81,10 @@ async function extra(scope: PageScope, query: string, since: string, until: stri
 
 const ran = (x: SearchRun | { error: string } | undefined): x is SearchRun => x !== undefined && 'answer' in x;
 
+/**
+ * The hunt page: its searches see every write acknowledged before the request (runSearch waits for the read side),
+ * and are audited in one batch with the request's own access record.
+ */
 const huntRoute: PageRoute = {
   method: 'get',
   path: '/hunt',
