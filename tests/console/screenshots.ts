@@ -78,6 +78,12 @@ async function main(): Promise<void> {
       await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: name !== 'events' && name !== 'audit-trail' });
       process.stdout.write(`${OUT}/${name}.png\n`);
     }
+    // Hunt: the failed logons of the last day, their histogram, the top hosts reporting them, one event expanded.
+    await page.goto(`${h.url}/hunt?q=${encodeURIComponent('class:authentication and outcome:failure')}&top=source.instance`);
+    await page.locator('details.hunt-event summary').first().click();
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.screenshot({ path: `${OUT}/hunt.png` });
+    process.stdout.write(`${OUT}/hunt.png\n`);
     // Exceptions: one made from an alert (saved), a second being previewed from another alert's page.
     const draft = (await (await h.api('analyst', `/api/v1/alerts/${ids[5]}/exception-draft`)).json()) as Record<string, unknown>;
     const made = await h.api('analyst', '/api/v1/exceptions', { method: 'POST', body: JSON.stringify({ ...draft, reason: 'the upload test rig', ticket: 'CHG-123' }) });

@@ -47,6 +47,7 @@ const NAV: readonly (NavItem & { permission: Permission })[] = [
   { href: '/plan', label: 'Detection plan', permission: 'plan:read' },
   { href: '/graph', label: 'Graph', permission: 'graph:read' },
   { href: '/events', label: 'Events', permission: 'events:read' },
+  { href: '/hunt', label: 'Hunt', permission: 'events:read' },
   { href: '/rules', label: 'Rules', permission: 'rules:read' },
   { href: '/exceptions', label: 'Exceptions', permission: 'rules:read' },
   { href: '/intel', label: 'Threat intel', permission: 'rules:read' },

@@ -1,34 +1,16 @@
 import * as v from 'valibot';
-import { accept } from '../../commands/decision.js';
-import { parseHunt, printHunt } from '../../detection/hunt/index.js';
 import type { HuntSearchedSchema } from '../../events/hunt-events.js';
-import { IsoDateTime } from '../../events/normalized-event.js';
 import { parseCheckpoint } from '../../log/checkpoint.js';
 import { parseNote } from '../../log/signed-note.js';
-import { encodeCursor } from '../../projections/cursor.js';
-import { parseEventCursor } from '../../projections/evidence-query.js';
-import { epochMillisOf } from '../../kernel/time.js';
-import type { HuntAnswer } from '../../services/hunt/scan.js';
-import { SearchesBusy, type Searcher } from '../../services/hunt/searches.js';
+import type { Searcher } from '../../services/hunt/searches.js';
 import { readJsonBody } from '../body.js';
+import { auditSearches, runSearch, searchAnswer, SearchBody } from '../console/hunt-search.js';
 import type { AppDeps } from '../env.js';
 import { HttpError, parseOr400 } from '../errors.js';
-import { executeAudited } from '../request-context.js';
 import { route, type Route } from '../route.js';
 
-/** The longest query text a search takes. */
-export const MAX_QUERY_BYTES = 16 * 1024;
-/** The range a search covers when it names none: the last day. */
-const DEFAULT_RANGE_MS = 86_400_000;
-
-/** Body of `POST /api/v1/search`. */
-export const SearchBody = v.strictObject({
-  query: v.pipe(v.string(), v.maxLength(MAX_QUERY_BYTES)),
-  since: v.optional(IsoDateTime),
-  until: v.optional(IsoDateTime),
-  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 100),
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
-});
+/** The longest query text a search takes, and the body of `POST /api/v1/search`. */
+export { MAX_QUERY_BYTES, SearchBody } from '../console/hunt-search.js';
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const Cell = v.union([v.string(), v.number(), v.null()]);
@@ -51,22 +33,12 @@ const SearchAnswer = v.strictObject({
   took: v.pipe(v.number(), v.description('milliseconds')),
 });
 
-/** The search's range in epoch ms: `until` defaults to now, `since` to a day before `until`. */
-function rangeOf(body: v.InferOutput<typeof SearchBody>, now: Date): { sinceMs: number; untilMs: number } {
-  const untilMs = body.until !== undefined ? epochMillisOf(body.until)! : now.getTime();
-  const sinceMs = body.since !== undefined ? epochMillisOf(body.since)! : untilMs - DEFAULT_RANGE_MS;
-  if (sinceMs > untilMs) throw new HttpError(400, 'since must not be after until');
-  return { sinceMs, untilMs };
-}
-
 function searcher(deps: AppDeps): Searcher {
   if (!deps.search) throw new HttpError(404, 'this service runs no searches here');
   return deps.search;
 }
 
-/** The seqs an answer cites, ascending, each once. */
-const citedOf = (a: HuntAnswer): number[] => (a.output === 'events' ? [...new Set(a.seqs)].sort((x, y) => x - y) : []);
-
+// The search itself is src/http/console/hunt-search.ts: the console's hunt page runs and audits it the same way.
 const searchRoute = route({
   method: 'post',
   path: '/api/v1/search',
@@ -80,74 +52,11 @@ const searchRoute = route({
   success: { status: 200, description: 'events (a page) or rows (an aggregation)', schema: SearchAnswer },
   errors: [400, 404, 413, 415, 429],
   handle: async (c, { deps }) => {
-    const s = searcher(deps);
+    searcher(deps);
     const body = parseOr400(SearchBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
-    const parsed = parseHunt(body.query);
-    if (!parsed.ok) {
-      const { position, expected, message } = parsed.error;
-      throw new HttpError(400, `query: ${message}`, undefined, { position, expected: [...expected] });
-    }
-    const after = body.cursor !== undefined ? parseEventCursor(body.cursor) : undefined;
-    if (body.cursor !== undefined && !after) throw new HttpError(400, 'cursor: not a cursor this search answered');
-    const { sinceMs, untilMs } = rangeOf(body, deps.now());
-    const limits = deps.config.limits;
-    await deps.readYourWrites();
-    const started = performance.now();
-    let answer: HuntAnswer;
-    try {
-      answer = await s.search(body.query, {
-        sinceMs,
-        untilMs,
-        limit: body.limit,
-        ...(after ? { after } : {}),
-        maxEvents: limits.searchEvents,
-        deadline: Date.now() + limits.searchSeconds * 1000,
-      });
-    } catch (err) {
-      if (err instanceof SearchesBusy) throw new HttpError(429, err.message, undefined, { retryAfterSeconds: 5 });
-      throw err;
-    }
-    const took = Math.round(performance.now() - started);
-    const [since, until] = [new Date(sinceMs).toISOString(), new Date(untilMs).toISOString()];
-    const principal = c.get('principal');
-    const data: v.InferOutput<typeof HuntSearchedSchema> = {
-      principal: principal?.id ?? null,
-      query: body.query,
-      since,
-      until,
-      output: answer.output,
-      rows: answer.output === 'events' ? answer.events.length : answer.rows.length,
-      scanned: answer.scanned,
-      complete: answer.complete,
-      tookMs: took,
-      cited: citedOf(answer),
-      ...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
-    };
-    const { principal: _p, tookMs: _t, cited: _c, cursor: _k, ...asked } = data;
-    c.set('auditSearch', asked);
-    const { records } = await executeAudited(c, deps, () => accept([{ type: 'HuntSearched', data }], null), 200);
-    const id = String(records.find((r) => r.type === 'HuntSearched')!.seq);
-    const shown =
-      answer.output === 'events'
-        ? { events: answer.events, nextCursor: answer.next ? encodeCursor(answer.next) : null }
-        : {
-            columns: answer.columns,
-            rows: answer.rows,
-            truncated: answer.truncated,
-            coveredSince: answer.coveredSince === null ? null : new Date(answer.coveredSince).toISOString(),
-            nextCursor: null,
-          };
-    return c.json({
-      id,
-      query: printHunt(parsed.query),
-      since,
-      until,
-      output: answer.output,
-      ...shown,
-      complete: answer.complete,
-      scanned: answer.scanned,
-      took,
-    });
+    const run = await runSearch(deps, body);
+    const [id] = await auditSearches(c, deps, [run], 200);
+    return c.json(searchAnswer(run, id!));
   },
 });
 

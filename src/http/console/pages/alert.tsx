@@ -29,6 +29,7 @@ import { Timeline } from '../../web/components/timeline.js';
 import { EntityKey } from '../../web/components/entity-key.js';
 import { shortTime, withQuery } from '../../web/components/url.js';
 import { assigneeField, backTo, formFields, idsField, optionalField, parseForm } from '../forms.js';
+import { entitiesQuery, huntHref } from '../hunt-query.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 import { alertsState } from './alerts.js';
 import { cursorOf, listPage, More, type ShownPage } from './paged-list.js';
@@ -267,6 +268,15 @@ function Actions(props: { readonly alert: AlertView; readonly scope: PageScope }
   );
 }
 
+/** The hunt of the events naming the alert's systems, from an hour before it was first seen to an hour after last. */
+function alertHuntHref(firstSeen: string, lastSeen: string, systems: readonly string[]): string {
+  const hour = 3_600_000;
+  return huntHref(entitiesQuery(systems), {
+    sinceMs: Date.parse(firstSeen) - hour,
+    untilMs: Date.parse(lastSeen) + hour,
+  });
+}
+
 /** The alert detail page. Evidence (raw events) is shown only to a principal who may read events. */
 function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope; readonly rule: RuleOfAlert }) {
   const { alert, scope } = props;
@@ -313,7 +323,17 @@ function AlertPage(props: { readonly alert: AlertView; readonly scope: PageScope
             <dt>First seen</dt>
             <dd>{shortTime(alert.firstSeen)}</dd>
             <dt>Last seen</dt>
-            <dd>{shortTime(alert.lastSeen)}</dd>
+            <dd>
+              {shortTime(alert.lastSeen)}
+              {evidence && affectedSystems.length > 0 ? (
+                <>
+                  {' '}
+                  <a id="alert-hunt" href={alertHuntHref(alert.firstSeen, alert.lastSeen, affectedSystems)}>
+                    Hunt around it
+                  </a>
+                </>
+              ) : null}
+            </dd>
             <dt>Events</dt>
             <dd>{alert.evidenceCount}</dd>
             <SuppressionFacts alert={alert} />

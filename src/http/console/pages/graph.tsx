@@ -8,6 +8,7 @@ import { Pager, Table } from '../../web/components/table.js';
 import { Timeline } from '../../web/components/timeline.js';
 import { shortTime, withQuery } from '../../web/components/url.js';
 import { optionalField } from '../forms.js';
+import { entitiesQuery, huntHref } from '../hunt-query.js';
 import type { PageRoute, PageScope } from '../page-route.js';
 
 const GraphPageQuery = v.object({
@@ -106,6 +107,13 @@ const graphRoute: PageRoute = {
           )}
         </h1>
         {search}
+        {q.entity && scope.can('events:read') ? (
+          <p>
+            <a id="entity-hunt" href={huntHref(entitiesQuery([q.entity]))}>
+              Hunt for {q.entity}
+            </a>
+          </p>
+        ) : null}
         <p class="muted">
           Kinds:{' '}
           {Object.entries(page.kinds).map(([k, n]) => (

@@ -6,6 +6,7 @@ import { eventPages } from './events.js';
 import { exceptionPages } from './exceptions.js';
 import { intelPages } from './intel.js';
 import { graphPages } from './graph.js';
+import { huntPages } from './hunt.js';
 import { incidentPages } from './incidents.js';
 import { overviewPages } from './overview.js';
 import { planPages } from './plan.js';
@@ -20,6 +21,7 @@ export const CONSOLE_PAGES: readonly PageRoute[] = [
   ...planPages,
   ...graphPages,
   ...eventPages,
+  ...huntPages,
   ...rulePages,
   ...exceptionPages,
   ...intelPages,
