@@ -5,7 +5,7 @@ import type { SetupSessionProven } from '../events.js';
 import type { InstallationScope } from '../scope.js';
 
 /** Deployment states: `central_missing` and `recovered` come from spec 3.2; the others are ours. */
-export type DeploymentStatus = 'provisioning' | 'reporting' | 'central_missing' | 'recovered';
+export type DeploymentStatus = 'provisioning' | 'reporting' | 'central_missing' | 'recovered' | 'abandoned';
 
 /** One enrollment grant of the current or an earlier epoch. */
 export interface EnrollmentView {
@@ -40,6 +40,8 @@ export interface DeploymentView {
   lastSnapshotSeq?: number;
   snapshot?: Record<string, unknown>;
   recoveryIds: string[];
+  /** Who gave it up, when and why (the status is then `abandoned` for good). */
+  abandoned?: { at: string; principal: string; via: string; reason: string };
 }
 
 /** The deployments read model. */
@@ -48,7 +50,8 @@ export interface DeploymentsState {
 }
 
 function moveTo(d: DeploymentView, status: DeploymentStatus, at: string): void {
-  if (d.status === status) return;
+  // Abandoned is final: a late snapshot or claim is kept as a fact but does not bring the deployment back.
+  if (d.status === status || d.status === 'abandoned') return;
   d.status = status;
   d.statusHistory.push({ status, at });
 }
@@ -80,6 +83,7 @@ const DEPLOYMENT_RECORDS = [
   'RecoveryTokenIssued',
   'RecoveryClaimed',
   'CollectorEnrollmentRedeemed',
+  'DeploymentAbandoned',
 ] as const;
 
 function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof DEPLOYMENT_RECORDS)[number]>): void {
@@ -147,6 +151,14 @@ function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof
       const data = r.data;
       const e = s.byId[data.deploymentId]?.enrollments[data.collectorId];
       if (e && e.epoch === data.epoch) e.redeemed = { at: r.at, keyFingerprint: data.collectorKeyFingerprint };
+      return;
+    }
+    case 'DeploymentAbandoned': {
+      const d = s.byId[r.data.deploymentId];
+      if (!d) return;
+      const { principal, via, reason } = r.data;
+      moveTo(d, 'abandoned', r.at);
+      d.abandoned = { at: r.at, principal, via, reason };
       return;
     }
     default:
