@@ -25,9 +25,9 @@ export function resumeArgs(args: readonly string[]): string[] {
  * Runs `vigil install ...args` against the `directory:` transport at `vms` (no service manager: it stops once the
  * files are in place, exit 75), starts `vigil serve` from the config the installer wrote on the central VM (as the
  * operator would) once its identity key changed from `keyBefore`, then `vigil install --resume`, which waits for
- * the first snapshot. `installer` is the resumed run; `children` collects the processes for the caller to stop.
+ * the first snapshot. `installer` is the resumed run, `started` the first (with the plan); `children` collects the processes for the caller to stop.
  */
-export async function installAndServe(vms: string, args: string[], input: string | undefined, keyBefore: string | undefined, children: Child[]): Promise<{ installer: Child; instance: Child }> {
+export async function installAndServe(vms: string, args: string[], input: string | undefined, keyBefore: string | undefined, children: Child[]): Promise<{ installer: Child; started: Child; instance: Child }> {
   const installer = startChild(args, input !== undefined ? { input } : {});
   children.push(installer);
   const file = (path: string) => join(vms, 'vm-central', path);
@@ -41,5 +41,5 @@ export async function installAndServe(vms: string, args: string[], input: string
   await listeningUrl(instance);
   const resumed = startChild(resumeArgs(args));
   children.push(resumed);
-  return { installer: resumed, instance };
+  return { installer: resumed, started: installer, instance };
 }
