@@ -158,8 +158,15 @@ function installOptions(values: Values, state: StateStore, client: AuthorityClie
 
 /** `--check`: discovery, the authority and every VM of the proposed scope; claims nothing, spends no token. */
 async function checkCommand(o: InstallOptions): Promise<number> {
-  const vms = await o.inventory.list();
-  const plan = planInstall(vms, o.isOrchestrationHost);
+  let vms: Awaited<ReturnType<InventoryProvider['list']>>;
+  let plan: ReturnType<typeof planInstall>;
+  try {
+    vms = await o.inventory.list();
+    plan = planInstall(vms, o.isOrchestrationHost);
+  } catch (err) {
+    reportChecks([{ check: 'discovery', status: 'fail', detail: (err as Error).message }]);
+    return 1;
+  }
   process.stderr.write(`Checking ${plan.scope.vms.join(', ')} (nothing is claimed or changed).\n`);
   const t = o.transport(plan.scope.vms, vms);
   const results = await runPreflight({

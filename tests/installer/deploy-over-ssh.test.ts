@@ -233,6 +233,8 @@ describe('deploy on three VMs over SSH, then recover the central VM', () => {
     assert.equal(viewer2.status, 0, viewer2.stderr);
     const viewerToken2: string = JSON.parse(viewer2.stdout).token;
     central = startUnit('vm-central', 'vigil.service');
+    // Every VM is switched right after the others once all staged: wait for the instance itself, not for the collectors.
+    await waitFor('the reinstalled central instance', async () => (await fetch(`${instanceUrl}/health`).catch(() => undefined))?.status === 200 || (central.proc.exitCode !== null ? assert.fail(central.output()) : undefined), 120_000);
     await waitFor('both collectors reinstalled', () => installedLine(recovery, 'vm-web') && installedLine(recovery, 'vm-db'), 240_000);
     // Under systemd the installer restarts the collector units; here the test restarts the same ExecStart lines.
     for (const c of collectors) await stopService(c.service);

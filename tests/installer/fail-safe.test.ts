@@ -113,12 +113,15 @@ describe('an install that fails is caught before the claim, or resumed, or aband
     assert.ok(checks.some((c) => c.check === 'node' && c.vm === 'vm-central' && c.status === 'pass'), 'the VM\'s Node.js is checked');
     assert.ok(checks.some((c) => c.check === 'ports' && c.vm === 'vm-central' && c.status === 'pass'));
     assert.match(unpinned.stderr, /^check +vm +result +detail$/m, 'a table on stderr');
+    const noInventory = await vigil([...args({ token: second.file, work: 'work-dead', inventory: join(dir.path, 'missing.json') }), '--check']);
+    assert.equal(noInventory.status, 1);
+    assert.match(noInventory.stdout, /"check":"discovery","status":"fail","detail":"cannot read inventory/);
     const dead = await vigil([...args({ token: second.file, work: 'work-dead', inventory: inventory(true), setupUrl: `http://127.0.0.1:${await freePort()}` }), '--check']);
     assert.equal(dead.status, 1);
     assert.match(dead.stdout, /"check":"authority","status":"fail","detail":"unreachable/);
     const refused = await vigil(args({ token: second.file, work: 'work-second', inventory: inventory(false) }));
     assert.equal(refused.status, 1);
-    assert.match(refused.stderr, /install stopped: 1 checks failed: ssh on vm-db/);
+    assert.match(refused.stderr, /install stopped: 1 check failed: ssh on vm-db/);
     assert.equal((await call(`/v1/setup-sessions/${second.sessionId}`)).body.status, 'created', 'the token was not spent');
     assert.deepEqual(liveFiles(), before);
     const passing = await vigil([...args({ token: second.file, work: 'work-second', inventory: inventory(true) }), '--check']);

@@ -195,6 +195,7 @@ export class ChecksFailedError extends Error {
   override readonly name = 'ChecksFailedError';
   constructor(readonly results: readonly CheckResult[]) {
     const failed = results.filter((r) => r.status === 'fail');
-    super(`${failed.length} checks failed: ${failed.map((r) => `${r.check}${r.vm ? ` on ${r.vm}` : ''}`).join(', ')}`);
+    const what = failed.map((r) => `${r.check}${r.vm ? ` on ${r.vm}` : ''}`).join(', ');
+    super(`${failed.length} check${failed.length === 1 ? '' : 's'} failed: ${what}`);
   }
 }

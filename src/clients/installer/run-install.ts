@@ -1,104 +1,21 @@
-import { generateKeyPairSync, sign, createPrivateKey } from 'node:crypto';
-import { generateToken } from '../../auth/tokens.js';
-import { proofMessage } from '../../setup/identity-key.js';
-import type { InstallationScope } from '../../setup/scope.js';
-import type { AuthorityClient } from './authority-client.js';
-import { centralBundle, collectorBundles, type BundleOptions, type Provisioning, type VmBundle } from './bundle.js';
-import { isUnfinished, type InstallState, type StateStore } from './install-state.js';
-import type { InventoryProvider, InventoryVm } from './inventory.js';
-import { formatPlan, outsideScope, planInstall, UNSUPPORTED_OS, type InstallPlan, type PlanEntry } from './plan.js';
-import { ChecksFailedError, runPreflight, type CheckResult, type Probe } from './preflight.js';
+import type { Provisioning } from './bundle.js';
+import { centralBundle, collectorBundles, type BundleOptions, type VmBundle } from './bundle.js';
+import type { InstallOptions, InstallResult } from './install-options.js';
+import { isUnfinished, type InstallState } from './install-state.js';
+import type { InventoryVm } from './inventory.js';
+import { outsideScope, planInstall, UNSUPPORTED_OS } from './plan.js';
+import { startService } from './services.js';
 import { stageBundle, switchBundle } from './stage.js';
+import { check, prove, start } from './start-run.js';
 import { guardedTransport, type VmTransport } from './transport.js';
-import { startService, type ServiceManager } from './services.js';
 
 export type { ServiceManager } from './services.js';
-
-/** The person declined the plan: nothing was claimed or touched. */
-export class InstallDeclinedError extends Error {
-  override readonly name = 'InstallDeclinedError';
-}
-
-/** What one installer run needs. */
-export interface InstallOptions {
-  readonly client: AuthorityClient;
-  readonly setupUrl: string;
-  /** The setup token (`lst_...`), or the recovery token (`lrc_...`) with `recovery`; absent when resuming. */
-  readonly token: string | undefined;
-  readonly recovery: boolean;
-  /** Continue the run kept in `state` (same session, no token) instead of claiming. */
-  readonly resume: boolean;
-  readonly state: StateStore;
-  readonly inventory: InventoryProvider;
-  /** Builds the transport for `approved` VMs: it can reach only them (before a claim: the scope proposed). */
-  readonly transport: (approved: readonly string[], vms: readonly InventoryVm[]) => VmTransport & { probe?: Probe };
-  /** Shows the plan and answers whether to go on (the CLI asks, or `--yes` answers for the person). */
-  readonly confirm: (planText: string, plan: InstallPlan) => Promise<boolean>;
-  /** Shows the check table (each run checks before it claims or resumes). */
-  readonly reportChecks: (results: readonly CheckResult[]) => void;
-  readonly isOrchestrationHost: (address: string) => boolean;
-  /** The `vigil` executable on the VMs (the units' ExecStart). */
-  readonly vigilExec: string;
-  readonly serviceManager: ServiceManager;
-  /** Syslog-format files each collector also tails (the journal is always followed where there is one). */
-  readonly collectorFiles: readonly string[];
-  readonly centralListen: { host: string; port: number };
-  readonly snapshotIntervalSeconds: number;
-  readonly waitMs: number;
-  readonly pollMs: number;
-  readonly progress: (line: Record<string, unknown>) => void;
-  /** Called as soon as the console credential exists (after the proof), so a run that dies later still keeps it. */
-  readonly onConsoleCredential: (deploymentId: string, credential: ConsoleCredential) => void;
-}
-
-/** The console credential the authority releases once. */
-export type ConsoleCredential = Provisioning['central']['console_credential'];
-
-/**
- * How a run ended: `completed`; `awaiting_services` (files in place, the operator starts the services, then
- * `--resume` waits); `awaiting_snapshot` (the wait ran out: `--resume` waits again).
- */
-export interface InstallResult {
-  readonly status: 'completed' | 'awaiting_services' | 'awaiting_snapshot';
-  readonly sessionId: string;
-  readonly deploymentId: string;
-  readonly scope: InstallationScope;
-  readonly centralVmId: string;
-  readonly enrollmentEpoch: number;
-  readonly touched: readonly string[];
-  /** Discovered VMs left out: excluded, no collector for their OS, or outside the approved scope. */
-  readonly notInstalled: readonly PlanEntry[];
-  readonly consoleCredential: ConsoleCredential;
-  /** With `awaiting_services`: what to start on each VM. */
-  readonly toStart: ReadonlyArray<{ vm: string; unit: string; execStart: readonly string[] }>;
-}
-
-interface Claimed {
-  session_id: string;
-  session_token: string;
-  challenge: string;
-  deployment_id: string;
-  installation_scope: InstallationScope;
-}
-
-/** A temporary Ed25519 fleet key as an OpenSSH public key line (the private half never leaves this run). */
-function fleetPublicKey(): string {
-  const raw = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'der' }).subarray(12);
-  const len = (n: number) => Buffer.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
-  const blob = Buffer.concat([len(11), Buffer.from('ssh-ed25519'), len(32), raw]);
-  return `ssh-ed25519 ${blob.toString('base64')} vigil-fleet-bootstrap`;
-}
-
-async function claim(o: InstallOptions, scope: InstallationScope, identityPem: string): Promise<Claimed> {
-  const deployment_identity = { public_key_spki_pem: identityPem };
-  if (o.recovery) return o.client.post<Claimed>('/v1/recovery/claim', { recovery_token: o.token, deployment_identity });
-  await o.client.post('/v1/setup-sessions/connect', { setup_token: o.token });
-  return o.client.post<Claimed>('/v1/setup-sessions/claim', {
-    setup_token: o.token,
-    deployment_identity,
-    installation_scope: scope,
-  });
-}
+export {
+  InstallDeclinedError,
+  type ConsoleCredential,
+  type InstallOptions,
+  type InstallResult,
+} from './install-options.js';
 
 /** Waits for the central instance's first snapshot; false when `waitMs` ran out (a resumable state, not a failure). */
 async function waitForSnapshot(o: InstallOptions, s: InstallState): Promise<boolean> {
@@ -112,89 +29,6 @@ async function waitForSnapshot(o: InstallOptions, s: InstallState): Promise<bool
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, o.pollMs));
   }
-}
-
-/** Runs the checks and stops (nothing claimed, nothing changed) when any fails. */
-async function check(o: InstallOptions, plan: InstallPlan, vms: readonly InventoryVm[], probeVms: readonly string[]) {
-  const t = o.transport(probeVms, vms);
-  const results = await runPreflight({
-    client: o.client,
-    plan,
-    vms,
-    probeVms,
-    probe: t.probe,
-    serviceManager: o.serviceManager,
-    centralPort: o.centralListen.port === 0 ? 4173 : o.centralListen.port,
-    portMayBeOurs: o.recovery || o.resume,
-  });
-  o.reportChecks(results);
-  if (results.some((r) => r.status === 'fail')) throw new ChecksFailedError(results);
-}
-
-/** Discovers, plans, confirms, checks and claims: the new run's state, saved before anything else happens. */
-async function start(o: InstallOptions, vms: readonly InventoryVm[], plan: InstallPlan): Promise<InstallState> {
-  const previous = o.state.load();
-  if (previous && isUnfinished(previous))
-    throw new Error(
-      `an unfinished install of deployment ${previous.deploymentId} is kept in ${o.state.path}: continue it with ` +
-        `--resume or give it up with --abandon`,
-    );
-  if (!(await o.confirm(formatPlan(plan, o.inventory.name, o.recovery), plan)))
-    throw new InstallDeclinedError('the plan was not confirmed; nothing was claimed or changed');
-  // Before a recovery claim the approved scope is unknown: probe only VMs an earlier run here had approved.
-  const known = o.recovery ? (previous?.scope.vms ?? []) : plan.scope.vms;
-  await check(
-    o,
-    plan,
-    vms,
-    plan.scope.vms.filter((id) => known.includes(id)),
-  );
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const identity = {
-    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  };
-  const c = await claim(o, plan.scope, identity.publicPem);
-  const s: InstallState = {
-    version: 1,
-    status: 'running',
-    setupUrl: o.setupUrl,
-    recovery: o.recovery,
-    sessionId: c.session_id,
-    sessionToken: c.session_token,
-    challenge: c.challenge,
-    deploymentId: c.deployment_id,
-    scope: c.installation_scope,
-    identity,
-    bootstrapKeyPublished: false,
-    phases: [],
-    vms: {},
-  };
-  o.state.save(s);
-  o.progress({ msg: 'claimed', deployment_id: s.deploymentId, session_id: s.sessionId, vms: s.scope.vms });
-  const unchecked = s.scope.vms.filter((id) => !known.includes(id));
-  if (unchecked.length > 0) await check(o, { ...plan, scope: s.scope }, vms, unchecked);
-  return s;
-}
-
-/** Proves possession once and keeps the provisioning in the state; the console credential is handed out at once. */
-async function prove(o: InstallOptions, s: InstallState): Promise<NonNullable<InstallState['proven']>> {
-  if (s.proven) return s.proven;
-  const key = createPrivateKey(s.identity.privatePem);
-  const signature = sign(null, proofMessage(s.sessionId, s.deploymentId, s.challenge), key).toString('base64');
-  const { provisioning: p } = await o.client.post<{ provisioning: Provisioning }>(
-    `/v1/setup-sessions/${s.sessionId}/prove`,
-    { signature },
-    s.sessionToken,
-  );
-  s.proven = {
-    provisioning: p as unknown as { deployment_id: string },
-    fleetPublicKey: fleetPublicKey(),
-    collectorTokens: Object.fromEntries(p.collectors.map((col) => [col.collector_id, generateToken()])),
-  };
-  o.state.save(s);
-  o.onConsoleCredential(s.deploymentId, p.central.console_credential);
-  return s.proven;
 }
 
 /** The bundles of the approved VMs (a VM whose OS has no collector stays untouched). */
