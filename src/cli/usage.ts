@@ -342,23 +342,29 @@ options:
       '    (--transport ssh --ssh-key FILE [--known-hosts FILE] [--trust-on-first-use] | --transport directory:DIR)',
       '    [--yes] [--service-manager systemd|none] [--vigil-exec PATH] [--collector-file PATH]... [--recovery]',
       '    [--central-listen HOST:PORT] [--snapshot-interval SECONDS] [--wait-seconds SECONDS]',
+      'vigil install --check ...the same options (no token needed)',
+      'vigil install --resume ...the same options without --token-file',
+      'vigil install --abandon --work-dir DIR --reason TEXT [--setup-url URL]',
     ],
-    details: `Claims a setup session with the token (from FILE, or stdin with -), discovers the VMs, shows the plan
-and asks before it changes anything (--yes: do not ask), installs Vigil on them over SSH, and
-waits for them to report. Prints a summary and writes the console credential to DIR.
+    details: `Checks the VMs and the authority first (--check: only that; no claim, the token is not spent),
+claims a setup session with the token (from FILE, or stdin with -), shows the plan and asks before it
+changes anything (--yes: do not ask), stages every VM's files and switches them into place once all
+staged, starts the services, and waits for the first snapshot. Its state is kept in
+DIR/install-state.json: --resume continues the same session, --abandon gives it up at the authority.
 See docs/installer.md for every option and a three-VM walkthrough.`,
     exits: [
-      [0, 'installed; the summary is printed'],
+      [0, 'installed (the summary is printed); --check: every check passed; --abandon: abandoned'],
       [
         1,
-        'install stopped: the token refused, the plan declined, a transport or service failure, VMs not reporting ' +
-          'in time',
+        'install stopped: a check failed, the token refused, the plan declined, a transport or service failure ' +
+          '(the state is kept for --resume or --abandon)',
       ],
       [
         2,
         'usage error; a missing or contradictory option, a token file without a setup token, the token on stdin ' +
           'without --yes',
       ],
+      [75, 'stopped in a state --resume continues: services to start (--service-manager none), no snapshot yet'],
     ],
   },
   help: {

@@ -154,6 +154,21 @@ export const CollectorEnrollmentRefusedSchema = v.strictObject({
   reason: v.string(),
 });
 
+/**
+ * `DeploymentAbandoned`: the account owner (browser) or the installer (session token) gave up a deployment that never
+ * became live or lost its central VM; it is hidden from the overview and its sessions accept nothing more.
+ */
+export const DeploymentAbandonedSchema = v.strictObject({
+  deploymentId: v.string(),
+  tenantId: v.string(),
+  /** Who abandoned it: `tenant/user` of a browser, or the setup session id of an installer. */
+  principal: v.string(),
+  via: v.picklist(['browser', 'installer']),
+  reason: v.string(),
+  /** The status it had when it was abandoned. */
+  from: v.string(),
+});
+
 /** The events of the setup authority's own log, by stored type name. */
 export const SETUP_EVENTS = {
   BrowserSignedIn: BrowserSignedInSchema,
@@ -173,4 +188,5 @@ export const SETUP_EVENTS = {
   RecoveryClaimed: RecoveryClaimedSchema,
   CollectorEnrollmentRedeemed: CollectorEnrollmentRedeemedSchema,
   CollectorEnrollmentRefused: CollectorEnrollmentRefusedSchema,
+  DeploymentAbandoned: DeploymentAbandonedSchema,
 } as const;

@@ -4,6 +4,7 @@ import { deleteCookie, setCookie } from 'hono/cookie';
 import { generateToken, hashToken } from '../auth/tokens.js';
 import type { Account } from './accounts.js';
 import { cookieName } from './browser-auth.js';
+import { decideAbandonByBrowser, type AbandonResult } from './commands/abandon-deployment.js';
 import { decideCreateSession, decideRevealRecovery, decideSignIn, decideSignOut } from './commands/browser-commands.js';
 import type { AuthorityDeps, AuthorityEnv, BrowserContext } from './env.js';
 import { decryptToken, recoveryAad } from './recovery-crypto.js';
@@ -104,4 +105,20 @@ export async function revealRecoveryToken(
     recoveryId: r.recoveryId,
     token: decryptToken(deps.recoveryKey, r.ciphertext, recoveryAad(deploymentId, r.recoveryId)),
   };
+}
+
+/** Abandons one of the browser tenant's deployments, recorded with the account as principal and the reason. */
+export function abandonDeployment(
+  c: Context<AuthorityEnv>,
+  deps: AuthorityDeps,
+  b: BrowserContext,
+  deploymentId: string,
+  reason: string,
+): Promise<AbandonResult> {
+  return runCommand(
+    c,
+    deps,
+    (m) => decideAbandonByBrowser(m, { tenantId: b.tenantId, userId: b.userId, deploymentId, reason }),
+    browserActor(b),
+  );
 }

@@ -21,6 +21,7 @@ export const SetupRecordType = {
   RecoveryClaimed: 'RecoveryClaimed',
   CollectorEnrollmentRedeemed: 'CollectorEnrollmentRedeemed',
   CollectorEnrollmentRefused: 'CollectorEnrollmentRefused',
+  DeploymentAbandoned: 'DeploymentAbandoned',
 } as const satisfies { readonly [K in AuthorityEventType]: K };
 
 /** One single-use enrollment token minted for a remote collector (hash only). */

@@ -241,6 +241,8 @@ describe('stored events of the setup authority', () => {
     assert.equal(revealed.status, 200);
     const claim = await t.json('/v1/recovery/claim', { body: { recovery_token: revealed.body.recovery_token, deployment_identity: { public_key_spki_pem: newKey().pem } } });
     assert.equal(claim.status, 201);
+    const stuck = await provision(t, alice);
+    assert.equal((await t.json(`/v1/setup-sessions/${stuck.sessionId}/abandon`, { body: { reason: 'the run died' }, bearer: stuck.sessionToken })).status, 200);
     assert.equal((await t.json('/v1/browser-sessions/current', { method: 'DELETE', browser: alice })).status, 204);
 
     const records = [...t.store.log.read(1)];

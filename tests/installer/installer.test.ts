@@ -9,12 +9,26 @@ import { loadAgentConfig } from '../../src/cli/collector-commands.js';
 import { loadConfig } from '../../src/cli/config-file.js';
 import { AuthorityError, type AuthorityClient } from '../../src/clients/installer/authority-client.js';
 import { selectCentral, staticInventoryProvider, type InventoryVm } from '../../src/clients/installer/inventory.js';
+import type { InstallState, StateStore } from '../../src/clients/installer/install-state.js';
 import { InstallDeclinedError, runInstall } from '../../src/clients/installer/run-install.js';
 import { ScopeViolationError, directoryTransport, guardedTransport, type VmTransport } from '../../src/clients/installer/transport.js';
 import { sendSnapshot, startTestAuthority, type TestAuthority } from '../setup/harness.js';
 import { tempDir } from '../helpers/temp.js';
 
 const vm = (id: string, over: Partial<InventoryVm> = {}): InventoryVm => ({ id, os: 'linux', tags: [], install: true, ...over });
+
+/** The installer state kept in memory (the CLI keeps it in `<work-dir>/install-state.json`). */
+function memoryState(): StateStore & { current?: InstallState } {
+  const store: StateStore & { current?: InstallState } = {
+    path: 'memory',
+    load: () => (store.current ? structuredClone(store.current) : undefined),
+    save: (s) => { store.current = structuredClone(s); },
+  };
+  return store;
+}
+
+/** The options every run here shares besides its client, token, inventory and transport. */
+const runOptions = { setupUrl: 'http://authority.test', resume: false, reportChecks: () => {}, onConsoleCredential: () => {} };
 
 describe('installer central selection', () => {
   it('picks the first Linux VM by id, preferring vigil:central tags, never a VM excluded from install', () => {
@@ -75,7 +89,8 @@ describe('installer against an in-process authority', () => {
     const created = await t.json('/v1/setup-sessions', { body: {}, browser: await t.signIn('alice') });
     let snapshotSent = false;
     let planText = '';
-    const result = await runInstall({
+    const state = memoryState();
+    const options: Parameters<typeof runInstall>[0] = {
       client: client(async (path) => {
         if (!path.endsWith('/progress') || snapshotSent) return;
         const cfg = JSON.parse(readFileSync(join(d.path, 'vms', 'vm-1', 'etc/vigil/vigil.config.json'), 'utf8'));
@@ -86,10 +101,18 @@ describe('installer against an in-process authority', () => {
         assert.equal((await sendSnapshot(t, cfg.deployment.deploymentId, signer)).status, 202);
         snapshotSent = true;
       }),
-      token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => directoryTransport(join(d.path, 'vms')),
-      confirm: async (text) => { planText = text; return true; }, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'none', collectorFiles: [],
+      ...runOptions, state, token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => directoryTransport(join(d.path, 'vms')),
+      confirm: async (text: string) => { planText = text; return true; }, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'none', collectorFiles: [],
       centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: () => {},
-    });
+    };
+    const started = await runInstall(options);
+    assert.equal(started.status, 'awaiting_services', 'without a service manager the run stops for the operator to start services');
+    assert.deepEqual(started.toStart.map((s) => [s.vm, s.unit]), [['vm-1', 'vigil.service'], ['vm-3', 'vigil-collector.service']]);
+    assert.equal(snapshotSent, false, 'it did not wait for a snapshot');
+    assert.equal(state.current?.status, 'awaiting_services');
+    const result = await runInstall({ ...options, resume: true, token: undefined });
+    assert.equal(result.status, 'completed');
+    assert.equal(result.sessionId, started.sessionId, 'the same session, no new token');
     assert.equal(result.centralVmId, 'vm-1');
     assert.deepEqual(result.scope.vms, ['vm-1', 'vm-3'], 'the Windows VM and the VM marked not to install stay out of the claimed scope');
     assert.deepEqual(result.touched, ['vm-1', 'vm-3']);
@@ -131,6 +154,7 @@ describe('installer against an in-process authority', () => {
         return argv[1] === 'is-active' ? 'active\n' : '';
       },
       async modes(vm, paths) { return new Map(paths.map((p) => [p, files.get(`${vm}:${p}`)?.mode ?? 0o700])); },
+      async rename(vm, moves) { for (const [from, to] of moves) { files.set(`${vm}:${to}`, files.get(`${vm}:${from}`)!); files.delete(`${vm}:${from}`); } },
     };
     const lines: Array<Record<string, unknown>> = [];
     let snapshotSent = false;
@@ -144,7 +168,7 @@ describe('installer against an in-process authority', () => {
         assert.equal((await sendSnapshot(t, cfg.deployment.deploymentId, signer)).status, 202);
         snapshotSent = true;
       }),
-      token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => memory,
+      ...runOptions, state: memoryState(), token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => memory,
       confirm: async () => true, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'systemd', collectorFiles: [],
       centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: (l) => lines.push(l),
     });
@@ -171,7 +195,7 @@ describe('installer against an in-process authority', () => {
     // A VM whose umask or ACLs widen what was written: the read-back must catch it.
     const widening: VmTransport = { ...inner, async modes(vm, paths) { const m = new Map(await inner.modes(vm, paths)); m.set('/etc/vigil/secrets', 0o755); return m; } };
     await assert.rejects(runInstall({
-      client: client(), token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => widening,
+      ...runOptions, state: memoryState(), client: client(), token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv), transport: () => widening,
       confirm: async () => true, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'none', collectorFiles: [],
       centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: () => {},
     }), /\/etc\/vigil\/secrets is 755, expected 700/);
@@ -185,7 +209,7 @@ describe('installer against an in-process authority', () => {
     const created = await t.json('/v1/setup-sessions', { body: {}, browser: await t.signIn('alice') });
     const calls: string[] = [];
     await assert.rejects(runInstall({
-      client: client(async (path) => { calls.push(path); }), token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv),
+      ...runOptions, state: memoryState(), client: client(async (path) => { calls.push(path); }), token: created.body.setup_token, recovery: false, inventory: staticInventoryProvider(inv),
       transport: () => directoryTransport(join(d.path, 'vms')), confirm: async () => false, isOrchestrationHost: () => false, vigilExec: '/usr/local/bin/vigil', serviceManager: 'none', collectorFiles: [],
       centralListen: { host: '127.0.0.1', port: 4173 }, snapshotIntervalSeconds: 5, waitMs: 5000, pollMs: 10, progress: () => {},
     }), InstallDeclinedError);

@@ -124,6 +124,10 @@ describe('setup authority, installer and instance end to end', () => {
     assert.equal(recovered.enrollmentEpoch, 2);
     assert.notEqual(recovered.consoleCredentialId, summary.consoleCredentialId, 'the console credential is rotated');
     assert.ok(!existsSync(join(vms, 'vm-new')), 'a reinstall cannot widen the scope');
+    assert.deepEqual(recovered.notInstalled.filter((e: { vm: string }) => e.vm !== 'vm-aaa'), [{ vm: 'vm-new', os: 'linux', reason: 'outside the approved scope: left untouched' }], 'no collector description for a VM outside the scope');
+    const recoveryPlan = second.started.output();
+    assert.match(recoveryPlan, /^Recovery: the scope approved at the first install applies/m);
+    assert.ok(!/Scope to claim/.test(recoveryPlan), 'a recovery claims no scope of its own');
     const after = await call(`/v1/setup-sessions/${summary.sessionId}`);
     assert.ok(after.body.deployment.status_history.some((h: { status: string }) => h.status === 'recovered'));
     assert.equal(after.body.deployment.status, 'reporting');

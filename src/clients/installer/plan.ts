@@ -65,7 +65,20 @@ export function planInstall(
   return { scope: { central_vm_id: central.id, vms: ids }, entries };
 }
 
-/** The plan as text for a person to read before confirming. */
+/** The message for a discovered VM the approved scope does not hold (a recovery never widens it). */
+export const OUTSIDE_SCOPE = 'outside the approved scope: left untouched';
+
+/** The discovered VMs left out of the approved scope, each saying why (never a collector's description). */
+export function outsideScope(plan: InstallPlan, approved: InstallationScope): PlanEntry[] {
+  return plan.entries
+    .filter((e) => !approved.vms.includes(e.vmId))
+    .map((e) => (e.role === 'central' || e.role === 'collector' ? { ...e, action: OUTSIDE_SCOPE } : e));
+}
+
+/**
+ * The plan as text for a person to read before confirming. In a recovery the scope approved at the first install
+ * binds the run, so that comes first and the inventory's VMs are only proposed.
+ */
 export function formatPlan(plan: InstallPlan, source: string, recovery = false): string {
   const width = Math.max(4, ...plan.entries.map((e) => e.vmId.length));
   const lines = plan.entries.map(
@@ -73,13 +86,12 @@ export function formatPlan(plan: InstallPlan, source: string, recovery = false):
       `  ${e.vmId.padEnd(width)}  ${e.os.padEnd(7)}  ${(e.address ?? '-').padEnd(15)}  ` +
       `${e.action}${e.orchestrationHost ? '  [this is the orchestration host; listed explicitly]' : ''}`,
   );
-  return [
-    `Discovered ${plan.entries.length} VMs (${source}). Central VM: ${plan.scope.central_vm_id}. Scope to claim: ` +
-      `${plan.scope.vms.join(', ')}.`,
-    ...lines,
-    ...(recovery
-      ? ['Recovery: the scope approved at the first install binds this run; VMs discovered since are left untouched.']
-      : []),
-    'Nothing outside the scope will be probed or changed.',
-  ].join('\n');
+  const found = `Discovered ${plan.entries.length} VMs (${source}).`;
+  const head = recovery
+    ? [
+        'Recovery: the scope approved at the first install applies; VMs discovered since are left untouched.',
+        `${found} Inventory VMs (only those in the approved scope are installed): ${plan.scope.vms.join(', ')}.`,
+      ]
+    : [`${found} Central VM: ${plan.scope.central_vm_id}. Scope to claim: ${plan.scope.vms.join(', ')}.`];
+  return [...head, ...lines, 'Nothing outside the scope will be probed or changed.'].join('\n');
 }

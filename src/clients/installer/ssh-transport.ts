@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { ensureSecretDir, writeSecretFile } from '../../kernel/secret-files.js';
 import type { InventoryVm } from './inventory.js';
+import type { Probe } from './preflight.js';
 import { ScopeViolationError, type VmTransport } from './transport.js';
 
 /** How the installer reaches VMs with the system OpenSSH client (`ssh`). */
@@ -71,7 +72,7 @@ function readKnownHosts(path: string): KnownHosts {
  * there first; an unpinned VM is refused unless trust-on-first-use is on, in which case its key is
  * recorded on first contact and its fingerprint reported.
  */
-export function sshTransport(o: SshOptions): VmTransport {
+export function sshTransport(o: SshOptions): VmTransport & { readonly probe: Probe } {
   const approved = new Set(o.approved);
   const byId = new Map(o.inventory.map((vm) => [vm.id, vm]));
   if ((statSync(o.identityFile).mode & 0o077) !== 0)
@@ -134,8 +135,14 @@ export function sshTransport(o: SshOptions): VmTransport {
     }
   }
 
-  function ssh(vmId: string, remoteCommand: string, input?: string): Promise<string> {
+  /** Runs a command on the VM: as root, through `sudo -n` when the login user is another (checked by the preflight). */
+  function ssh(vmId: string, command: string, input?: string): Promise<string> {
     const vm = target(vmId);
+    return login(vm, (vm.sshUser ?? 'root') === 'root' ? command : `sudo -n -- sh -c ${shellQuote(command)}`, input);
+  }
+
+  function login(vm: InventoryVm & { address: string }, remoteCommand: string, input?: string): Promise<string> {
+    const vmId = vm.id;
     const policy = hostKeyPolicy(vm);
     const args = [
       '-F',
@@ -217,6 +224,7 @@ export function sshTransport(o: SshOptions): VmTransport {
 
   return {
     root,
+    probe: (vmId, script) => login(target(vmId), script),
     async writeFile(vmId, path, content, mode) {
       const full = at(vmId, path);
       const tmp = `${full}.vigil-new`;
@@ -250,6 +258,13 @@ export function sshTransport(o: SshOptions): VmTransport {
         if (m && p) found.set(p, Number.parseInt(m[1]!, 8));
       }
       return found;
+    },
+    async rename(vmId, moves) {
+      if (moves.length === 0) return;
+      await ssh(
+        vmId,
+        moves.map(([a, b]) => `mv -f -- ${shellQuote(at(vmId, a))} ${shellQuote(at(vmId, b))}`).join(' && '),
+      );
     },
   };
 }

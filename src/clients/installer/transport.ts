@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 
 /** Every action the installer takes on a VM goes through one transport. */
@@ -13,6 +13,8 @@ export interface VmTransport {
   run(vmId: string, argv: readonly string[]): Promise<string>;
   /** Reads back the permission bits of files as they are on the VM (absent ones are left out). */
   modes(vmId: string, paths: readonly string[]): Promise<ReadonlyMap<string, number>>;
+  /** Renames staged files into place, in order, each an atomic rename on the VM's file system. */
+  rename(vmId: string, moves: readonly (readonly [from: string, to: string])[]): Promise<void>;
 }
 
 /** An action on a VM outside the approved scope: refused before anything happens. */
@@ -66,6 +68,11 @@ export function guardedTransport(
       paths.forEach(checkPath);
       return inner.modes(vmId, paths);
     },
+    async rename(vmId, moves) {
+      check(vmId);
+      moves.flat().forEach(checkPath);
+      await inner.rename(vmId, moves);
+    },
   };
 }
 
@@ -101,6 +108,9 @@ export function directoryTransport(base: string): VmTransport {
         if (existsSync(full)) found.set(p, statSync(full).mode & 0o7777);
       }
       return found;
+    },
+    async rename(vmId, moves) {
+      for (const [from, to] of moves) renameSync(join(root(vmId), from), join(root(vmId), to));
     },
   };
 }

@@ -32,6 +32,7 @@ export function sessionAndDeployment(
   if (isDecision(view)) return view;
   const d = view.deploymentId === undefined ? undefined : models.deployments.byId[view.deploymentId];
   if (!d || d.sessionId !== view.id) return reject('conflict', 'this session no longer controls its deployment');
+  if (d.status === 'abandoned') return reject('conflict', `deployment ${d.id} was abandoned`);
   return { view, d };
 }
 

@@ -3,19 +3,29 @@ import { Table } from '../../http/web/components/table.js';
 import { shortTime } from '../../http/web/components/url.js';
 import { CSRF_FIELD } from '../../http/web/csrf.js';
 import type { SessionView } from '../projections/setup-sessions.js';
+import { sharedVms } from './overview-claims.js';
 import type { DeploymentRow, OverviewData } from './page-data.js';
 import { SetupShell, type SetupUser } from './shell.js';
 
 const sessionHref = (id: string) => `/setup-sessions/${id}`;
 
-/** The overview: create a setup session, the tenant's deployments (those needing recovery first) and its sessions. */
+/**
+ * The overview: create a setup session, the tenant's deployments (those needing recovery first; abandoned ones only
+ * when asked) with a warning for every VM two live deployments claim, and its sessions.
+ */
 export function OverviewPage(props: {
   readonly user: SetupUser;
   readonly data: OverviewData;
   readonly tokenTtlMinutes: number;
+  readonly showAbandoned?: boolean;
 }) {
   const { data } = props;
   const missing = data.deployments.filter((r) => r.deployment.status === 'central_missing').length;
+  const abandoned = data.deployments.filter((r) => r.deployment.status === 'abandoned').length;
+  const rows = props.showAbandoned
+    ? data.deployments
+    : data.deployments.filter((r) => r.deployment.status !== 'abandoned');
+  const shared = sharedVms(data.deployments.map((r) => r.deployment));
   return (
     <SetupShell
       title="Deployments"
@@ -43,9 +53,33 @@ export function OverviewPage(props: {
         </form>
       </section>
       <h2>Your tenant's deployments</h2>
+      {shared.length > 0 ? (
+        <div class="notice notice-error" role="alert" id="shared-vms">
+          <p>Two deployments claim one VM: at most one of them is installed there. Abandon the others.</p>
+          <ul>
+            {shared.map((v) => (
+              <li>
+                <code>{v.vmId}</code>:{' '}
+                {v.deploymentIds.map((id) => (
+                  <code>{id} </code>
+                ))}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {abandoned > 0 ? (
+        <p class="muted">
+          {props.showAbandoned ? (
+            <a href="/">Hide abandoned deployments</a>
+          ) : (
+            <a href="/?abandoned=show">Show {abandoned} abandoned</a>
+          )}
+        </p>
+      ) : null}
       <Table<DeploymentRow>
         id="deployments"
-        rows={data.deployments}
+        rows={rows}
         rowKey={(r) => r.deployment.id}
         rowHref={(r) => sessionHref(r.deployment.sessionId)}
         keyboard

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Hono, MiddlewareHandler } from 'hono';
-import { HttpError, sendError } from '../../http/errors.js';
+import { HttpError, parseOr400, sendError } from '../../http/errors.js';
 import { createCsrf, csrfGuard } from '../../http/web/csrf.js';
 import { sendPage } from '../../http/web/layout.js';
 import { pageHeaders } from '../../http/web/security.js';
 import { registerAssets } from '../../http/web/static-assets.js';
-import { createSetupSession, endBrowserSession, revealRecoveryToken } from '../browser-actions.js';
+import { abandonDeployment, createSetupSession, endBrowserSession, revealRecoveryToken } from '../browser-actions.js';
+import { AbandonBody } from '../commands/abandon-deployment.js';
 import { assertSameOrigin, browserOf } from '../browser-auth.js';
 import type { AuthorityDeps, AuthorityEnv, BrowserContext } from '../env.js';
 import type { SignInThrottle } from '../sign-in-throttle.js';
@@ -77,6 +78,7 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
         user={userOf(b)}
         data={overviewData(deps.pipeline.models, b.tenantId)}
         tokenTtlMinutes={tokenMinutes}
+        showAbandoned={c.req.query('abandoned') === 'show'}
       />,
     );
   });
@@ -127,6 +129,15 @@ export function pageRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, throttl
         />,
       ),
     );
+  });
+
+  app.post('/deployments/:id/abandon', headers, ...form, async (c) => {
+    const body = await c.req.parseBody();
+    if (body.confirm !== 'abandon') throw new HttpError(400, 'confirm first: tick the box that says you abandon it');
+    const reason = parseOr400(AbandonBody, { reason: body.reason }, 'abandon request').reason;
+    const deploymentId = c.req.param('id');
+    await abandonDeployment(c, deps, c.get('browser'), deploymentId, reason);
+    return c.redirect(`/setup-sessions/${deps.pipeline.models.deployments.byId[deploymentId]!.sessionId}`, 303);
   });
 
   app.post('/deployments/:id/recovery-token', headers, ...form, async (c) => {

@@ -1,3 +1,4 @@
+import { AbandonPanel } from './abandon-panel.js';
 import type { SessionPageData } from './page-data.js';
 import { SessionLive } from './session-live.js';
 import { SetupShell, type SetupUser } from './shell.js';
@@ -14,6 +15,7 @@ export function SessionPage(props: { readonly user: SetupUser; readonly data: Se
         Created by {s.userId}. This page updates itself every few seconds; without JavaScript, reload it.
       </p>
       <SessionLive data={props.data} now={props.now} csrf={props.user.csrf} />
+      {props.data.deployment ? <AbandonPanel d={props.data.deployment} csrf={props.user.csrf} /> : null}
     </SetupShell>
   );
 }

@@ -5,7 +5,7 @@ import type { SetupSessionProven } from '../events.js';
 import type { InstallationScope } from '../scope.js';
 
 /** Deployment states: `central_missing` and `recovered` come from spec 3.2; the others are ours. */
-export type DeploymentStatus = 'provisioning' | 'reporting' | 'central_missing' | 'recovered';
+export type DeploymentStatus = 'provisioning' | 'reporting' | 'central_missing' | 'recovered' | 'abandoned';
 
 /** One enrollment grant of the current or an earlier epoch. */
 export interface EnrollmentView {
@@ -42,6 +42,8 @@ export interface DeploymentView {
   lastSnapshotSeq?: number;
   snapshot?: Record<string, unknown>;
   recoveryIds: string[];
+  /** Who gave it up, when and why (the status is then `abandoned` for good). */
+  abandoned?: { at: string; principal: string; via: string; reason: string };
 }
 
 /** The deployments read model. */
@@ -50,7 +52,8 @@ export interface DeploymentsState {
 }
 
 function moveTo(d: DeploymentView, status: DeploymentStatus, at: string): void {
-  if (d.status === status) return;
+  // Abandoned is final: a late snapshot or claim is kept as a fact but does not bring the deployment back.
+  if (d.status === status || d.status === 'abandoned') return;
   d.status = status;
   d.statusHistory.push({ status, at });
 }
@@ -83,6 +86,7 @@ const DEPLOYMENT_RECORDS = [
   'RecoveryTokenIssued',
   'RecoveryClaimed',
   'CollectorEnrollmentRedeemed',
+  'DeploymentAbandoned',
 ] as const;
 
 function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof DEPLOYMENT_RECORDS)[number]>): void {
@@ -152,6 +156,14 @@ function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof
       if (e && e.epoch === data.epoch) e.redeemed = { at: r.at, keyFingerprint: data.collectorKeyFingerprint };
       return;
     }
+    case 'DeploymentAbandoned': {
+      const d = s.byId[r.data.deploymentId];
+      if (!d) return;
+      const { principal, via, reason } = r.data;
+      moveTo(d, 'abandoned', r.at);
+      d.abandoned = { at: r.at, principal, via, reason };
+      return;
+    }
     default:
       return exhaustive(r, undefined);
   }
@@ -161,7 +173,7 @@ function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof
 export const deploymentsProjection = authorityProjection({
   name: 'deployments',
   // 2: a deployment keeps when its current epoch began.
-  version: 2,
+  version: 3,
   folds: DEPLOYMENT_RECORDS,
   initial: (): DeploymentsState => ({ byId: {} }),
   evolve(s, r) {

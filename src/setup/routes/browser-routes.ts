@@ -1,7 +1,14 @@
 import type { Hono } from 'hono';
 import { readJsonBody } from '../../http/body.js';
 import { HttpError, parseOr400 } from '../../http/errors.js';
-import { createSetupSession, endBrowserSession, revealRecoveryToken, startBrowserSession } from '../browser-actions.js';
+import { AbandonBody } from '../commands/abandon-deployment.js';
+import {
+  abandonDeployment,
+  createSetupSession,
+  endBrowserSession,
+  revealRecoveryToken,
+  startBrowserSession,
+} from '../browser-actions.js';
 import { CSRF_HEADER, assertSameOrigin, requireBrowser, requireCsrf } from '../browser-auth.js';
 import type { AuthorityDeps, AuthorityEnv } from '../env.js';
 import { CreateSessionBody, SignInBody } from '../schemas.js';
@@ -67,6 +74,12 @@ export function browserRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps, thro
   app.get('/v1/setup-sessions/:id', signedIn, (c) => {
     const view = sessionOfTenant(deps.pipeline.models, c.get('browser').tenantId, c.req.param('id'));
     return c.json(sessionStatus(deps.pipeline.models, view));
+  });
+
+  app.post('/v1/deployments/:id/abandon', signedIn, csrf, async (c) => {
+    const b = parseOr400(AbandonBody, await readJsonBody(c, 4096), 'abandon request');
+    const r = await abandonDeployment(c, deps, c.get('browser'), c.req.param('id'), b.reason);
+    return c.json({ deployment_id: r.deploymentId, status: 'abandoned', previous_status: r.from });
   });
 
   app.post('/v1/deployments/:id/recovery-token/reveal', signedIn, csrf, async (c) => {

@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import { generateToken, hashToken } from '../../auth/tokens.js';
 import { readJsonBody } from '../../http/body.js';
 import { HttpError, parseOr400 } from '../../http/errors.js';
+import { AbandonBody, decideAbandonByInstaller } from '../commands/abandon-deployment.js';
 import { decideClaim, decideConnect } from '../commands/claim-session.js';
 import { decideRecoveryClaim } from '../commands/claim-recovery.js';
 import { decideBootstrapKey } from '../commands/publish-bootstrap-key.js';
@@ -202,6 +203,19 @@ export function installerRoutes(app: Hono<AuthorityEnv>, deps: AuthorityDeps): v
       first_snapshot_received: d.lastSnapshotSeq !== undefined && d.lastSnapshotSeq > (view.claimSeq ?? 0),
       last_heartbeat_at: d.lastHeartbeatAt ?? null,
     });
+  });
+
+  app.post('/v1/setup-sessions/:id/abandon', async (c) => {
+    const tokenHash = sessionTokenHash(c);
+    const b = await body(c, AbandonBody, 'abandon request');
+    const sessionId = c.req.param('id');
+    const r = await runCommand(
+      c,
+      deps,
+      (m) => decideAbandonByInstaller(m, { sessionId, sessionTokenHash: tokenHash, now: now(), reason: b.reason }),
+      { id: sessionId, authentication: 'session-token' },
+    );
+    return c.json({ deployment_id: r.deploymentId, status: 'abandoned', previous_status: r.from });
   });
 
   app.post('/v1/recovery/claim', async (c) => {
