@@ -172,7 +172,7 @@ function evolveOne(s: DeploymentsState, r: FoldedRecord<AuthorityRecord, (typeof
 /** Folds deployment records into the deployments read model. */
 export const deploymentsProjection = authorityProjection({
   name: 'deployments',
-  // 2: a deployment keeps when its current epoch began.
+  // 2: a deployment keeps when its current epoch began; 3: and whether it was abandoned.
   version: 3,
   folds: DEPLOYMENT_RECORDS,
   initial: (): DeploymentsState => ({ byId: {} }),
