@@ -60,7 +60,9 @@ const searchRoute = route({
   },
 });
 
-const ProofParams = v.object({ id: v.pipe(v.string(), v.regex(/^[1-9]\d{0,14}$/, 'expected a search id')) });
+/** A search's id: the seq of its `HuntSearched` record. */
+const SEARCH_ID = /^[1-9]\d{0,14}$/;
+const ProofParams = v.object({ id: v.pipe(v.string(), v.maxLength(64)) });
 
 /** One cited record with its inclusion proof (`vigil log verify-inclusion RECORD CHECKPOINT --proof`). */
 const ProvedRecord = v.strictObject({
@@ -110,7 +112,7 @@ const proofRoute = route({
     const s = searcher(deps);
     if (!deps.transparency) throw new HttpError(404, 'this service keeps no signed checkpoints');
     await deps.readYourWrites();
-    const record = deps.reads.record(Number(id));
+    const record = SEARCH_ID.test(id) ? deps.reads.record(Number(id)) : undefined;
     if (record?.type !== 'HuntSearched') throw new HttpError(404, `no search ${id}`);
     const search = record.data as v.InferOutput<typeof HuntSearchedSchema>;
     const note = deps.transparency.checkpoint();
