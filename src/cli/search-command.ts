@@ -125,20 +125,35 @@ export async function runSearchCommand(
   return 0;
 }
 
-/** Writes a search's proof as files: checkpoint.txt, and per cited record <seq>.record and <seq>.proof.json. */
+/**
+ * Writes a search's proof as files, page after page: checkpoint.txt, and per cited record <seq>.record and
+ * <seq>.proof.json (all against the checkpoint of the first page, so a later checkpoint cannot mix in).
+ */
 async function writeProof(url: string, token: string, id: string, dir: string, out: (l: string) => void) {
   if (!/^[1-9]\d{0,14}$/.test(id)) throw usageError('search', '--proof: expected a search id (a number)');
-  const p = (await call(url, token, `/api/v1/search/${id}/proof`)) as {
-    checkpoint: string;
-    records: Array<{ seq: number; record: string; inclusion_path: string[] }>;
-    pending: number[];
-  };
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'checkpoint.txt'), p.checkpoint);
-  for (const r of p.records) {
-    writeFileSync(join(dir, `${r.seq}.record`), `${r.record}\n`);
-    writeFileSync(join(dir, `${r.seq}.proof.json`), `${JSON.stringify({ inclusion_path: r.inclusion_path })}\n`);
+  const seqs: number[] = [];
+  let pending: number[] = [];
+  let checkpoint: string | undefined;
+  for (let from: number | null = 0; from !== null;) {
+    const p = (await call(url, token, `/api/v1/search/${id}/proof?from=${from}&limit=100`)) as {
+      checkpoint: string;
+      records: Array<{ seq: number; record: string; inclusion_path: string[] }>;
+      nextFrom: number | null;
+      pending: number[];
+    };
+    // A checkpoint signed between two pages: start again against it.
+    if (checkpoint !== undefined && p.checkpoint !== checkpoint) return writeProof(url, token, id, dir, out);
+    checkpoint = p.checkpoint;
+    pending = p.pending;
+    for (const r of p.records) {
+      writeFileSync(join(dir, `${r.seq}.record`), `${r.record}\n`);
+      writeFileSync(join(dir, `${r.seq}.proof.json`), `${JSON.stringify({ inclusion_path: r.inclusion_path })}\n`);
+      seqs.push(r.seq);
+    }
+    from = p.nextFrom;
   }
-  out(JSON.stringify({ search: id, records: p.records.map((r) => r.seq), pending: p.pending, dir }));
+  writeFileSync(join(dir, 'checkpoint.txt'), checkpoint!);
+  out(JSON.stringify({ search: id, records: seqs, pending, dir }));
   return 0;
 }

@@ -46,6 +46,11 @@ test('POST /api/v1/search answers a page of events, then rows, each an audit rec
     assert.equal(p.records.length, 1);
     assert.equal(p.pending.length, 0);
     assert.match(p.records[0].record, /"raw":"/);
+    assert.equal(p.nextFrom, null);
+    const past = await json(await t.request(`/api/v1/search/${a.id}/proof?from=1&limit=100`, { token: t.tokens.viewer }));
+    assert.deepEqual([past.records.length, past.nextFrom], [0, null]);
+    assert.equal((await t.request(`/api/v1/search/${a.id}/proof?limit=101`, { token: t.tokens.viewer })).status, 400);
+    assert.equal((await t.request('/api/v1/search/99999/proof', { token: t.tokens.viewer })).status, 404);
   } finally {
     await t.close();
   }

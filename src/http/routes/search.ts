@@ -63,6 +63,16 @@ const searchRoute = route({
 /** A search's id: the seq of its `HuntSearched` record. */
 const SEARCH_ID = /^[1-9]\d{0,14}$/;
 const ProofParams = v.object({ id: v.pipe(v.string(), v.maxLength(64)) });
+/** Query of the proof: a page of the cited records, from the `from`-th (a record's line can be megabytes). */
+const ProofQuery = v.strictObject({
+  from: v.optional(v.pipe(v.string(), v.regex(/^\d{1,7}$/, 'expected a position'), v.transform(Number)), '0'),
+  limit: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,3}$/, 'expected 1..100'), v.transform(Number), v.minValue(1), v.maxValue(100)),
+    '10',
+  ),
+});
+/** The most record text one page of a proof carries (at least one record, however large). */
+const PROOF_PAGE_BYTES = 32 * 1024 * 1024;
 
 /** One cited record with its inclusion proof (`vigil log verify-inclusion RECORD CHECKPOINT --proof`). */
 const ProvedRecord = v.strictObject({
@@ -85,11 +95,13 @@ const proofRoute = route({
   permission: 'events:read',
   audit: 'read_search_proof',
   params: ProofParams,
+  query: ProofQuery,
   success: {
     status: 200,
     description:
-      '`{search, checkpoint, tree_size, records, pending}`: `pending` lists cited seqs the latest checkpoint does ' +
-      'not cover yet (ask again after the next one)',
+      '`{search, checkpoint, tree_size, records, nextFrom, pending}`: a page of the cited records the latest ' +
+      'checkpoint covers (`from`, `limit`: at most 100, and at most 32 MiB of record text; `nextFrom` goes on); ' +
+      '`pending` lists cited seqs it does not cover yet (ask again after the next checkpoint)',
     schema: v.strictObject({
       search: v.strictObject({
         id: v.string(),
@@ -103,12 +115,14 @@ const proofRoute = route({
       checkpoint: v.string(),
       tree_size: Count,
       records: v.array(ProvedRecord),
+      nextFrom: v.nullable(Count),
       pending: v.array(Count),
     }),
   },
   errors: [400, 404],
   handle: async (c, { deps }) => {
     const { id } = parseOr400(ProofParams, c.req.param(), 'path');
+    const q = parseOr400(ProofQuery, c.req.query(), 'query');
     const s = searcher(deps);
     if (!deps.transparency) throw new HttpError(404, 'this service keeps no signed checkpoints');
     await deps.readYourWrites();
@@ -121,8 +135,10 @@ const proofRoute = route({
     if (!note || !cp?.ok) throw new HttpError(404, 'no signed checkpoint yet');
     const size = cp.checkpoint.size;
     const covered = search.cited.filter((seq) => seq <= size);
-    const lines = await s.lines(covered);
-    const records = covered.flatMap((seq, i) => {
+    const page = covered.slice(q.from, q.from + q.limit);
+    const lines = await s.lines(page, PROOF_PAGE_BYTES);
+    const next = q.from + lines.length;
+    const records = page.slice(0, lines.length).flatMap((seq, i) => {
       const line = lines[i];
       if (!line) return [];
       const proof = deps.transparency!.inclusion(seq, size);
@@ -142,6 +158,7 @@ const proofRoute = route({
       checkpoint: note,
       tree_size: size,
       records,
+      nextFrom: next < covered.length ? next : null,
       pending: search.cited.filter((seq) => seq > size),
     });
   },

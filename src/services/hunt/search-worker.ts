@@ -25,7 +25,7 @@ export interface SearchWorkerData {
 /** A search asked of the worker, or the export lines (with their stored bytes) of records a search cited. */
 export type ToSearchWorker =
   | { readonly id: number; readonly query: string; readonly job: HuntJob }
-  | { readonly id: number; readonly lines: readonly number[] };
+  | { readonly id: number; readonly lines: readonly number[]; readonly maxBytes: number };
 
 /** The worker's answer. */
 export type FromSearchWorker =
@@ -57,18 +57,27 @@ const models: ScanModels = {
   bytes: (seq) => store.records.get(seq),
 };
 
-/** `vigil log export --raw` lines of records `seqs` (null for one the store no longer holds). */
-function exportLines(seqs: readonly number[]): (string | null)[] {
+/**
+ * `vigil log export --raw` lines of records `seqs` (null for one the store no longer holds), those of the first ones
+ * only once their text passes `maxBytes` (at least one line).
+ */
+function exportLines(seqs: readonly number[], maxBytes: number): (string | null)[] {
   store.root.resetReadTxn();
-  return seqs.map((seq) => {
+  const lines: (string | null)[] = [];
+  let size = 0;
+  for (const seq of seqs) {
+    if (lines.length > 0 && size >= maxBytes) break;
     const bytes = store.records.get(seq);
-    return bytes ? exportLine(decodeRecord(bytes), bytes).trimEnd() : null;
-  });
+    const line = bytes ? exportLine(decodeRecord(bytes), bytes).trimEnd() : null;
+    size += line?.length ?? 0;
+    lines.push(line);
+  }
+  return lines;
 }
 
 parentPort!.on('message', (m: ToSearchWorker) => {
   try {
-    if ('lines' in m) return parentPort!.postMessage({ id: m.id, lines: exportLines(m.lines) });
+    if ('lines' in m) return parentPort!.postMessage({ id: m.id, lines: exportLines(m.lines, m.maxBytes) });
     const parsed = parseHunt(m.query);
     if (!parsed.ok) throw new Error(parsed.error.message);
     // A fresh snapshot of both stores: everything committed before the search was asked.

@@ -11,8 +11,11 @@ export class SearchesBusy extends Error {
 export interface Searcher {
   /** Runs `query` (already parsed once by the caller, so known to parse) over `job`'s range and bounds. */
   search(query: string, job: HuntJob): Promise<HuntAnswer>;
-  /** The export lines (`vigil log export --raw`) of records `seqs`, null where the store no longer holds one. */
-  lines(seqs: readonly number[]): Promise<(string | null)[]>;
+  /**
+   * The export lines (`vigil log export --raw`) of records `seqs`, null where the store no longer holds one; those of
+   * the first records only once the lines pass `maxBytes` (at least one).
+   */
+  lines(seqs: readonly number[], maxBytes: number): Promise<(string | null)[]>;
   stop(): Promise<void>;
 }
 
@@ -104,7 +107,8 @@ export function createSearcher(o: { readonly storePath: string; readonly nice: n
         return run<HuntAnswer>((id) => ({ id, query, job: { ...job, deadline } }), deadline);
       });
     },
-    lines: (seqs) => queued(() => run<(string | null)[]>((id) => ({ id, lines: seqs }), Date.now())),
+    lines: (seqs, maxBytes) =>
+      queued(() => run<(string | null)[]>((id) => ({ id, lines: seqs, maxBytes }), Date.now())),
     async stop() {
       const w = worker;
       worker = undefined;
