@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseHunt } from '../detection/hunt/index.js';
 import { CliError } from './cli-error.js';
 import { noMoreThan, parseCommandArgs, usageError } from './usage.js';
 
@@ -92,6 +93,12 @@ export async function runSearchCommand(
   noMoreThan('search', positionals, 1);
   const query = positionals[0];
   if (query === undefined) throw usageError('search', "search: expected a QUERY ('*' for every event)");
+  // A query that does not parse is shown with a caret under where, before anything is asked of the server.
+  const parsed = parseHunt(query);
+  if (!parsed.ok) {
+    const caret = `${' '.repeat(Math.min(parsed.error.position, 200))}^`;
+    throw new CliError(`query: ${parsed.error.message}\n  ${query.slice(0, 240)}\n  ${caret}`, 1);
+  }
   const limit = values.limit === undefined ? 100 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw usageError('search', '--limit: expected 1..1000');
   const maxPages = values['max-pages'] === undefined ? 100 : Number(values['max-pages']);
