@@ -71,7 +71,10 @@ describe('the fail-safe cases with each VM a network namespace with its own sshd
     const t = await f.newToken('token-wrong-pin');
     const wrongPin = await vigil([...f.args({ token: t.file, work: 'work-wrong-pin', inventory: f.inventory('wrong-pin', (vm) => (vm.id === 'vm-db' ? { ...vm, sshHostKey: sshds[2]!.hostKey } : vm)) }), '--check']);
     assert.equal(wrongPin.status, 1, wrongPin.stderr);
+    const sshChecks = checkLines(wrongPin.stdout).filter((c) => c.check === 'ssh');
     assert.deepEqual(checkLines(wrongPin.stdout).filter((c) => c.status === 'fail').map((c) => [c.check, c.vm]), [['ssh', 'vm-db']], wrongPin.stdout);
+    assert.ok(sshChecks.find((c) => c.vm === 'vm-db').detail.includes(sshds[1]!.hostKeyFingerprint), 'ssh names the key vm-db really sent');
+    for (const vm of [vms[0]!, vms[2]!]) assert.equal(sshChecks.find((c) => c.vm === vm.id).detail, `reached ${vm.sshUser}@${vm.address}`, 'each VM reached at its own address');
     assert.equal((await f.call(`/v1/setup-sessions/${t.sessionId}`)).body.status, 'created', 'the token was not spent');
 
     await checksBeforeClaim(f);

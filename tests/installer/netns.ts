@@ -28,6 +28,25 @@ function usedSubnets(): Set<number> {
   return used;
 }
 
+/** Whether process `pid` still exists (a namespace named after a dead test process is a leftover of a killed run). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the namespaces and veths of test processes that died without cleaning up (SIGKILL skips `exit`). */
+function removeLeftovers(): void {
+  for (const m of ip(['netns', 'list']).out.matchAll(/^vigil-t(\d+)-(\w+)/gm)) {
+    if (Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    ip(['link', 'delete', `vt${m[1]}-${m[2]}`]);
+    ip(['netns', 'delete', m[0]]);
+  }
+}
+
 /**
  * Why namespaces cannot be made here (not root, no `ip`, or the kernel or the container refuses `ip netns add`),
  * or undefined when they can: for `it(..., { skip })`. It makes and deletes one probe namespace.
@@ -44,7 +63,8 @@ export function namespacesUnavailable(): string | undefined {
 /**
  * Makes `count` namespaces `vigil-t<pid>-<i>`, each with `lo` up and a veth pair: root side `vt<pid>-<i>` at
  * 10.231.<n>.1/30, namespace side at 10.231.<n>.2/30, both up (n: the i-th third octet no interface of the root
- * namespace holds yet, so parallel runs and leftovers do not collide). A failure half-way removes what was made.
+ * namespace holds yet, so parallel runs do not collide). A failure half-way removes what was made; namespaces left by
+ * a test process that no longer exists are removed first.
  * Namespaces isolate the network only: every process in them still sees the same file system.
  */
 export function makeNamespaces(count: number): TestNamespaces {
@@ -61,6 +81,7 @@ export function makeNamespaces(count: number): TestNamespaces {
     }
   };
   process.once('exit', cleanup);
+  removeLeftovers();
   const used = usedSubnets();
   const namespaces: TestNamespace[] = [];
   try {
