@@ -27,7 +27,17 @@ let f: FailSafe | undefined;
 let noSudoUser: string | undefined;
 let noSudoProblem: string | undefined;
 
+/** Removes users `vigilt<pid>` left by a test process that was killed before its `after` ran. */
+function removeLeftoverUsers(): void {
+  for (const m of spawnSync('getent', ['passwd'], { encoding: 'utf8' }).stdout.matchAll(/^vigilt(\d+):/gm)) {
+    let alive = true;
+    try { process.kill(Number(m[1]), 0); } catch (e) { alive = (e as NodeJS.ErrnoException).code === 'EPERM'; }
+    if (!alive) spawnSync('userdel', ['--remove', `vigilt${m[1]}`]);
+  }
+}
+
 function addNoSudoUser(publicKey: string): void {
+  removeLeftoverUsers();
   const name = `vigilt${process.pid}`;
   const added = spawnSync('useradd', ['--create-home', '--shell', '/bin/sh', '--password', '*', name], { encoding: 'utf8' });
   if (added.status !== 0) { noSudoProblem = `useradd failed: ${added.stderr || added.error}`; return; }
