@@ -170,7 +170,7 @@ export async function runPreflight(o: PreflightOptions): Promise<CheckResult[]> 
     try {
       out = await o.probe(vmId, probeScript(vm.prefix ?? '/'));
     } catch (err) {
-      results.push({ check: 'ssh', vm: vmId, status: 'fail', detail: (err as Error).message.slice(0, 600) });
+      results.push({ check: 'ssh', vm: vmId, status: 'fail', detail: (err as Error).message.slice(0, 1500) });
       continue;
     }
     results.push({ check: 'ssh', vm: vmId, status: 'pass', detail: `reached ${vm.sshUser ?? 'root'}@${vm.address}` });

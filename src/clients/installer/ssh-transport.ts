@@ -209,7 +209,7 @@ export function sshTransport(o: SshOptions): VmTransport & { readonly probe: Pro
         reject(
           new Error(
             `${vmId}: ssh ${vm.sshUser ?? 'root'}@${vm.address}:${vm.sshPort ?? 22} failed (exit ${code}): ` +
-              `${err.trim().slice(-600) || 'no message'}`,
+              `${err.trim().slice(-1200) || 'no message'}`,
           ),
         );
       });
