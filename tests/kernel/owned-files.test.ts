@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { ForeignOwnerError, makeOwnedDirs, renameKeepingOwner, userName } from '../../src/kernel/owned-files.js';
 import { writeDurable, writeSecretFile } from '../../src/kernel/secret-files.js';
 import { repoPath } from '../helpers/paths.js';
+import { runnableAs } from '../helpers/as-user.js';
 import { tempDir } from '../helpers/temp.js';
 
 const root = process.geteuid?.() === 0;
@@ -94,13 +95,15 @@ describe('writeDurable and writeSecretFile (owner and mode kept)', () => {
     const path = join(dir.path, 'accounts.json');
     writeFileSync(path, 'theirs', { mode: 0o644 });
     chownSync(path, 0, 0);
-    const module = repoPath('dist', 'src', 'kernel', 'secret-files.js');
-    const r = spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, '--input-type=module', '-e',
+    const run = runnableAs(NOBODY, NOBODY);
+    const module = run.repo('dist', 'src', 'kernel', 'secret-files.js');
+    const r = spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', run.node, '--input-type=module', '-e',
       `import { writeDurable } from ${JSON.stringify(module)}; try { writeDurable(${JSON.stringify(path)}, 'mine'); } catch (e) { console.log(e.name + ': ' + e.message); }`], { encoding: 'utf8' });
     assert.equal(r.stdout.trim(), `ForeignOwnerError: ${path} belongs to root: run this as root (sudo -u root vigil ...)`, r.stderr);
     assert.equal(readFileSync(path, 'utf8'), 'theirs');
     assert.deepEqual(readdirSync(dir.path), ['accounts.json'], 'nothing was written beside it');
     assert.ok(new ForeignOwnerError('/x', 'vigil').message.includes('sudo -u vigil'));
+    run.cleanup();
     dir.cleanup();
   });
 

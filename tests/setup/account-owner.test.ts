@@ -3,7 +3,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CLI, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { runnableAs, type RunnableAs } from '../helpers/as-user.js';
 import { tempDir } from '../helpers/temp.js';
 import { listeningUrl, stopChild, waitFor, type Child } from './processes.js';
 
@@ -12,9 +13,14 @@ const skip = !root ? 'needs root: it creates a system user and runs the authorit
   : !existsSync('/usr/sbin/useradd') || !existsSync('/usr/bin/setpriv') ? 'needs useradd and setpriv (Debian: passwd, util-linux)' : false;
 const NOBODY = 65534;
 
-/** `vigil ...args` as another user (setpriv: that uid and gid, no supplementary groups). */
-function asUser(uid: number, gid: number, args: string[]): Child {
-  const proc = spawn('setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', process.execPath, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** The command line of `vigil ...args` as another user (setpriv: that uid and gid, no supplementary groups). */
+function asUserArgs(run: RunnableAs, uid: number, gid: number, args: string[]): string[] {
+  return [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', run.node, run.repo('dist', 'src', 'cli', 'main.js'), ...args];
+}
+
+/** `vigil ...args` running as another user. */
+function asUser(run: RunnableAs, uid: number, gid: number, args: string[]): Child {
+  const proc = spawn('setpriv', asUserArgs(run, uid, gid, args), { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
   proc.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
@@ -37,12 +43,16 @@ describe('account commands against an authority that runs as its own user', { sk
   let uid = -1;
   let gid = -1;
   let authority: Child | undefined;
+  let run: RunnableAs;
+  let nobody: RunnableAs;
 
   before(() => {
     const made = spawnSync('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', user], { encoding: 'utf8' });
     assert.equal(made.status, 0, made.stderr);
     uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
     gid = Number(spawnSync('id', ['-g', user], { encoding: 'utf8' }).stdout.trim());
+    run = runnableAs(uid, gid);
+    nobody = runnableAs(NOBODY, NOBODY);
     chmodSync(dir.path, 0o755);
     // The walkthrough: the authority's state folder belongs to its service user; the config is root's, readable.
     mkdirSync(state, { mode: 0o700 });
@@ -56,6 +66,8 @@ describe('account commands against an authority that runs as its own user', { sk
   after(async () => {
     if (authority) await stopChild(authority);
     dir.cleanup();
+    run?.cleanup();
+    nobody?.cleanup();
     spawnSync('userdel', [user]);
   });
 
@@ -70,7 +82,7 @@ describe('account commands against an authority that runs as its own user', { sk
     const alice = add('alice');
     assert.deepEqual(owner(join(state, 'secrets')), { uid, gid, mode: 0o700 }, 'the new folder takes its parent\'s owner');
     assert.deepEqual(owner(accounts), { uid, gid, mode: 0o600 }, 'the new registry takes its folder\'s owner');
-    authority = asUser(uid, gid, ['setup-authority', 'serve', '--config', cfg]);
+    authority = asUser(run, uid, gid, ['setup-authority', 'serve', '--config', cfg]);
     const url = await listeningUrl(authority);
     assert.equal(await signIn(url, alice), 201);
 
@@ -90,14 +102,14 @@ describe('account commands against an authority that runs as its own user', { sk
 
   it('a user who is neither root nor the owner is refused before anything is written, told whom to run as', () => {
     const before = readFileSync(accounts, 'utf8');
-    const r = spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, CLI, 'setup-authority', 'account', 'add', 't-acme', 'carol', '--config', cfg], { encoding: 'utf8' });
+    const r = spawnSync('setpriv', asUserArgs(nobody, NOBODY, NOBODY, ['setup-authority', 'account', 'add', 't-acme', 'carol', '--config', cfg]), { encoding: 'utf8' });
     assert.equal(r.status, 1, r.stdout + r.stderr);
     assert.equal(r.stderr, `vigil: ${accounts} belongs to ${user}: run this as ${user} (sudo -u ${user} vigil ...)\n`);
     assert.equal(r.stdout, '', 'no token is shown');
     assert.equal(readFileSync(accounts, 'utf8'), before);
     assert.deepEqual(owner(accounts), { uid, gid, mode: 0o600 });
     // As the owner, as the message says, it works.
-    const asOwner = spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', process.execPath, CLI, 'setup-authority', 'account', 'add', 't-acme', 'carol', '--email', 'carol@example.test', '--config', cfg], { encoding: 'utf8' });
+    const asOwner = spawnSync('setpriv', asUserArgs(run, uid, gid, ['setup-authority', 'account', 'add', 't-acme', 'carol', '--email', 'carol@example.test', '--config', cfg]), { encoding: 'utf8' });
     assert.equal(asOwner.status, 0, asOwner.stderr);
     assert.deepEqual(owner(accounts), { uid, gid, mode: 0o600 });
   });
