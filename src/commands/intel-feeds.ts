@@ -61,20 +61,22 @@ export function decideFeedUpdate(
   const total = (held?.size ?? 0) + added.filter((i) => !held?.has(i.id)).length - removed.length;
   let expired = 0;
   for (const i of u.set.indicators) if (i.validUntil !== undefined && Date.parse(i.validUntil) <= nowMs) expired++;
-  const feed = intel.feeds.get(u.feed);
-  const unsupported = u.set.unsupported.slice(0, UNSUPPORTED_LISTED).map((x) => ({ ...x }));
-  const result: FeedUpdateResult = {
+  // What the feed's `IntelFeedUpdated` records, and the answer besides whether anything changed.
+  const summary: EventData<'IntelFeedUpdated'> = {
     feed: u.feed,
+    kind: u.kind,
     version: u.version,
-    changed: added.length > 0 || removed.length > 0 || feed?.version !== u.version,
     added: added.length,
     removed: removed.length,
     expired,
     total,
-    unsupported,
+    unsupported: u.set.unsupported.slice(0, UNSUPPORTED_LISTED).map((x) => ({ ...x })),
     unsupportedCount: u.set.unsupported.length,
   };
-  if (!result.changed) return accept([], { ...result, addedIndicators: [] });
+  const { kind: _kind, feed, version, ...counts } = summary;
+  const changed = added.length > 0 || removed.length > 0 || intel.feeds.get(u.feed)?.version !== u.version;
+  const result: FeedUpdateResult = { feed, version, changed, ...counts };
+  if (!changed) return accept([], { ...result, addedIndicators: [] });
   const events: DomainEvent[] = [];
   for (let i = 0; i < Math.max(added.length, removed.length); i += INDICATORS_PER_RECORD) {
     const data: EventData<'IntelIndicatorsChanged'> = {
@@ -85,17 +87,6 @@ export function decideFeedUpdate(
     };
     events.push({ type: 'IntelIndicatorsChanged', data });
   }
-  const summary: EventData<'IntelFeedUpdated'> = {
-    feed: u.feed,
-    kind: u.kind,
-    version: u.version,
-    added: added.length,
-    removed: removed.length,
-    expired,
-    total,
-    unsupported,
-    unsupportedCount: u.set.unsupported.length,
-  };
   events.push({ type: 'IntelFeedUpdated', data: summary });
   return accept(events, { ...result, addedIndicators: added });
 }

@@ -135,7 +135,28 @@ export function* secondsOf(
 }
 
 /** Records a reader keeps decoded across seconds (the events of one record usually span a few). */
-const RECENT_RECORDS = 64;
+export const RECENT_RECORDS = 64;
+
+/**
+ * `load` of a record's seq, the last `size` loaded kept for the next asks (the walks over the evidence indexes come
+ * back to the same few records second after second).
+ */
+export function recentRecords<T>(size: number, load: (seq: number) => T): (seq: number) => T {
+  const recent = new Map<number, T>();
+  return (seq) => {
+    if (recent.has(seq)) return recent.get(seq)!;
+    const value = load(seq);
+    if (recent.size >= size) recent.delete(recent.keys().next().value!);
+    recent.set(seq, value);
+    return value;
+  };
+}
+
+/** The NormalizedEvents of committed record `seq` (none when the store no longer holds it). */
+export const storedEventsOf = (models: Pick<ReadModels, 'record'>, seq: number): readonly NormalizedEvent[] => {
+  const r = models.record(seq);
+  return r ? eventsOfRecord(r) : [];
+};
 
 /**
  * Reads the events of one second's places, in their order. Each record is decoded once per second
@@ -146,17 +167,7 @@ const RECENT_RECORDS = 64;
 export function eventReader(
   models: Pick<ReadModels, 'record'>,
 ): (places: readonly EventCursor[]) => Generator<[EventCursor, NormalizedEvent | undefined]> {
-  const recent = new Map<number, readonly NormalizedEvent[]>();
-  const eventsOf = (seq: number): readonly NormalizedEvent[] => {
-    let events = recent.get(seq);
-    if (!events) {
-      const r = models.record(seq);
-      events = r ? eventsOfRecord(r) : [];
-      if (recent.size >= RECENT_RECORDS) recent.delete(recent.keys().next().value!);
-      recent.set(seq, events);
-    }
-    return events;
-  };
+  const eventsOf = recentRecords(RECENT_RECORDS, (seq) => storedEventsOf(models, seq));
   return function* (places) {
     const wanted = new Map<number, number[]>();
     for (const [, seq, index] of places) {

@@ -171,7 +171,9 @@ describe('hunt event output', () => {
 
   it('a sort on another field needs every match', () => {
     assert.deepEqual(compiled('| sort time').order, { field: 'time', descending: false });
-    assert.deepEqual(compiled('| sort -actor.user').order, { field: 'actor.user', descending: true, needsAll: true });
+    const { key, ...order } = compiled('| sort -actor.user').order as { key: (e: unknown) => unknown };
+    assert.deepEqual(order, { field: 'actor.user', descending: true, needsAll: true });
+    assert.equal(key(EVENTS[0]!), 'alice', 'its key is the event\'s value there');
   });
 
   it('fields projects to id, time and the named paths', () => {

@@ -7,7 +7,7 @@ import { accept } from '../../src/commands/decision.js';
 import { compileHunt, parseHunt, printHunt } from '../../src/detection/hunt/index.js';
 import type { NormalizedEvent } from '../../src/events/normalized-event.js';
 import { createSearcher, type Searcher } from '../../src/services/hunt/searches.js';
-import { valueAt, type HuntAnswer } from '../../src/services/hunt/scan.js';
+import type { HuntAnswer } from '../../src/services/hunt/scan.js';
 import { tempDir } from '../helpers/temp.js';
 
 const START = Date.parse('2026-11-20T00:00:00.000Z');
@@ -35,6 +35,9 @@ function event(k: number): NormalizedEvent {
     attributes: { n: k % 11, query: k % 4 === 1 ? `h${k}.example.${k % 3 === 0 ? 'ru' : 'org'}` : null },
   };
 }
+
+/** The value at a dotted path of one of these events (their fields nest plainly), null when absent. */
+const valueAt = (e: unknown, path: string): unknown => path.split('.').reduce<any>((o, k) => o?.[k], e) ?? null;
 
 const STORED = Array.from({ length: 400 }, (_, k) => event(k));
 

@@ -1,24 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CSRF_FIELD } from '../../src/http/web/csrf.js';
-import { provision, sendSnapshot, startTestAuthority, type Browser, type TestAuthority } from './harness.js';
+import { formToken, page, provision, sendSnapshot, startTestAuthority, type Browser, type TestAuthority } from './harness.js';
 
-const ORIGIN = 'http://authority.test';
-
-/** A page request as a browser sends it: the session cookie, and for a form its fields and same-origin headers. */
-async function page(t: TestAuthority, path: string, init: { cookie?: string; form?: Record<string, string> } = {}) {
-  const headers = new Headers({ host: 'authority.test' });
-  if (init.cookie) headers.set('cookie', init.cookie);
-  if (init.form) {
-    headers.set('content-type', 'application/x-www-form-urlencoded');
-    headers.set('origin', ORIGIN);
-    headers.set('sec-fetch-site', 'same-origin');
-  }
-  const res = await t.app.request(`${ORIGIN}${path}`, { method: init.form ? 'POST' : 'GET', headers, ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}) });
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
-
-const formToken = (html: string) => new RegExp(`name="${CSRF_FIELD}" value="([^"]+)"`).exec(html)![1]!;
 const abandonedRecords = (t: TestAuthority) => [...t.store.log.read(1)].filter((r) => r.type === 'DeploymentAbandoned');
 
 describe('abandoning a deployment', () => {

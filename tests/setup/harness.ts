@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { CSRF_FIELD } from '../../src/http/web/csrf.js';
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -108,4 +110,27 @@ export async function provision(t: TestAuthority, browser: Browser, scope: unkno
 export function sendSnapshot(t: TestAuthority, deploymentId: string, key: TestKey, over: Record<string, unknown> = {}) {
   const payload = JSON.stringify({ deployment_id: deploymentId, updated_at: t.now().toISOString(), instance_url: 'http://vm-central:4173', systems_reporting_live: 3, ...over });
   return t.json(`/v1/deployments/${deploymentId}/snapshots`, { body: { payload, signature: key.sign(signedBytes(SNAPSHOT_DOMAIN, payload)) } });
+}
+
+/** Where the authority's pages are asked as a browser would (its Host and Origin). */
+export const ORIGIN = 'http://authority.test';
+
+/** A page request as a browser sends it: the session cookie, and for a form its fields, Origin and Sec-Fetch-Site. */
+export async function page(t: TestAuthority, path: string, init: { cookie?: string; form?: Record<string, string>; origin?: string; site?: string } = {}) {
+  const headers = new Headers({ host: 'authority.test' });
+  if (init.cookie) headers.set('cookie', init.cookie);
+  if (init.form) {
+    headers.set('content-type', 'application/x-www-form-urlencoded');
+    headers.set('origin', init.origin ?? ORIGIN);
+    headers.set('sec-fetch-site', init.site ?? 'same-origin');
+  }
+  const res = await t.app.request(`${ORIGIN}${path}`, { method: init.form ? 'POST' : 'GET', headers, ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}) });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** The CSRF token a page put in its forms. */
+export function formToken(html: string): string {
+  const m = new RegExp(`name="${CSRF_FIELD}" value="([^"]+)"`).exec(html);
+  assert.ok(m, 'the page carries a CSRF token in its forms');
+  return m[1]!;
 }

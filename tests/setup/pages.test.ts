@@ -2,29 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { hashToken } from '../../src/auth/tokens.js';
 import { CSRF_FIELD } from '../../src/http/web/csrf.js';
-import { provision, sendSnapshot, startTestAuthority, type Browser, type TestAuthority } from './harness.js';
-
-const ORIGIN = 'http://authority.test';
-
-/** A page request as a browser sends it: the session cookie, and for a form its fields, Origin and Sec-Fetch-Site. */
-async function page(t: TestAuthority, path: string, init: { cookie?: string; form?: Record<string, string>; origin?: string; site?: string } = {}) {
-  const headers = new Headers({ host: 'authority.test' });
-  if (init.cookie) headers.set('cookie', init.cookie);
-  if (init.form) {
-    headers.set('content-type', 'application/x-www-form-urlencoded');
-    headers.set('origin', init.origin ?? ORIGIN);
-    headers.set('sec-fetch-site', init.site ?? 'same-origin');
-  }
-  const res = await t.app.request(`${ORIGIN}${path}`, { method: init.form ? 'POST' : 'GET', headers, ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}) });
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
-
-/** The CSRF token a page put in its forms. */
-function formToken(html: string): string {
-  const m = new RegExp(`name="${CSRF_FIELD}" value="([^"]+)"`).exec(html);
-  assert.ok(m, 'the page carries a CSRF token in its forms');
-  return m[1]!;
-}
+import { formToken, page, provision, sendSnapshot, startTestAuthority, type Browser, type TestAuthority } from './harness.js';
 
 /** Asserts the headers and the markup a strict CSP needs: no inline script or style anywhere. */
 function assertStrictPage(r: { headers: Headers; text: string }): void {

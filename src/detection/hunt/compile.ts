@@ -1,10 +1,10 @@
 import type { NormalizedEvent } from '../../events/normalized-event.js';
 import { statsAccumulator, topAccumulator, type Accumulator } from './aggregate.js';
 import type { HuntPipe, HuntQuery } from './ast.js';
-import { sortAndHead, type Rows } from './cells.js';
+import { cellOf, sortAndHead, type Cell, type Rows } from './cells.js';
 import { indexTermsOf, type HuntIndexTerms } from './index-terms.js';
 import { compileFilter } from './match.js';
-import { rawValuesAt } from './resolve.js';
+import { leavesAt, rawValuesAt } from './resolve.js';
 import { timechartAccumulator } from './timechart.js';
 
 /** An aggregation's accumulator: engines may run several (chunks of a scan) and merge them. */
@@ -17,10 +17,18 @@ export interface HuntAggregator {
   readonly truncated: boolean;
 }
 
-/** The order events are answered in. */
+/**
+ * The order events are answered in: time (the walk's own order), or a field, whose `key` is an event's first value
+ * there as a cell (null when absent), compared with `compareCells`.
+ */
 export type HuntOrder =
   | { readonly field: 'time'; readonly descending: boolean }
-  | { readonly field: string; readonly descending: boolean; readonly needsAll: true };
+  | {
+      readonly field: string;
+      readonly descending: boolean;
+      readonly needsAll: true;
+      key(e: NormalizedEvent): Cell;
+    };
 
 /** A hunt ready to run (docs/hunting.md): the predicate, the index plan and the output's shape. */
 export interface CompiledHunt {
@@ -43,7 +51,8 @@ function pipeOf<K extends HuntPipe['kind']>(q: HuntQuery, kind: K): Of<K> | unde
 function orderOf(sort: Of<'sort'> | undefined): HuntOrder {
   if (!sort) return { field: 'time', descending: true };
   if (sort.field === 'time') return { field: 'time', descending: sort.descending };
-  return { field: sort.field, descending: sort.descending, needsAll: true };
+  const segs = sort.field.split('.');
+  return { field: sort.field, descending: sort.descending, needsAll: true, key: (e) => cellOf(leavesAt(e, segs)[0]) };
 }
 
 /** `fields a, b`: id, time and those paths (one value as it is, several from arrays as a list, absent left out). */

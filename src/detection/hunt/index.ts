@@ -12,6 +12,7 @@ export type {
 export { HUNT_FIELDS, HUNT_LIMITS } from './ast.js';
 export type { CompiledHunt, HuntAggregator, HuntOrder } from './compile.js';
 export { compileHunt } from './compile.js';
+export { compareCells, type Cell } from './cells.js';
 export type { HuntIndexTerms } from './index-terms.js';
 export { parseHunt } from './parse.js';
 export { printHunt } from './print.js';

@@ -49,7 +49,8 @@ export function rangeOf(body: SearchRequest, now: Date): { sinceMs: number; unti
   return { sinceMs, untilMs };
 }
 
-function searcher(deps: AppDeps): Searcher {
+/** The service's searcher; a service without one answers 404. */
+export function searcher(deps: AppDeps): Searcher {
   if (!deps.search) throw new HttpError(404, 'this service runs no searches here');
   return deps.search;
 }

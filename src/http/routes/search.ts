@@ -2,10 +2,8 @@ import * as v from 'valibot';
 import type { HuntSearchedSchema } from '../../events/hunt-events.js';
 import { parseCheckpoint } from '../../log/checkpoint.js';
 import { parseNote } from '../../log/signed-note.js';
-import type { Searcher } from '../../services/hunt/searches.js';
 import { readJsonBody } from '../body.js';
-import { auditSearches, runSearch, searchAnswer, SearchBody } from '../console/hunt-search.js';
-import type { AppDeps } from '../env.js';
+import { auditSearches, runSearch, searchAnswer, SearchBody, searcher } from '../console/hunt-search.js';
 import { HttpError, parseOr400 } from '../errors.js';
 import { route, type Route } from '../route.js';
 
@@ -33,11 +31,6 @@ const SearchAnswer = v.strictObject({
   took: v.pipe(v.number(), v.description('milliseconds')),
 });
 
-function searcher(deps: AppDeps): Searcher {
-  if (!deps.search) throw new HttpError(404, 'this service runs no searches here');
-  return deps.search;
-}
-
 // The search itself is src/http/console/hunt-search.ts: the console's hunt page runs and audits it the same way.
 const searchRoute = route({
   method: 'post',
@@ -52,7 +45,6 @@ const searchRoute = route({
   success: { status: 200, description: 'events (a page) or rows (an aggregation)', schema: SearchAnswer },
   errors: [400, 404, 413, 415, 429],
   handle: async (c, { deps }) => {
-    searcher(deps);
     const body = parseOr400(SearchBody, await readJsonBody(c, deps.config.limits.bodyBytes), 'body');
     const run = await runSearch(deps, body);
     const [id] = await auditSearches(c, deps, [run], 200);

@@ -1,10 +1,22 @@
-import type { CompiledHunt, HuntIndexTerms } from '../../detection/hunt/index.js';
+import {
+  compareCells,
+  type Cell,
+  type CompiledHunt,
+  type HuntIndexTerms,
+  type HuntOrder,
+} from '../../detection/hunt/index.js';
 import type { NormalizedEvent } from '../../events/normalized-event.js';
-import { eventsOfRecord } from '../../events/record-types.js';
 import { eventOffsets } from '../../log/evidence-fields.js';
 import { decodeRecord } from '../../log/record.js';
 import { EVIDENCE_DBS, bucketOf, forEachPosting, type EventDimension } from '../../projections/evidence.js';
-import { eventReader, secondsOf, type EventCursor } from '../../projections/evidence-query.js';
+import {
+  RECENT_RECORDS,
+  eventReader,
+  recentRecords,
+  secondsOf,
+  storedEventsOf,
+  type EventCursor,
+} from '../../projections/evidence-query.js';
 import type { ReadModels } from '../../projections/runtime.js';
 
 /** One search as the scan runs it: the range, the page, where the last page stopped, and its bounds. */
@@ -141,19 +153,11 @@ const SPARSE_RECORDS = 16;
 function sparseReader(
   models: Required<ScanModels>,
 ): (places: readonly EventCursor[]) => Generator<[EventCursor, NormalizedEvent | undefined]> {
-  const recent = new Map<number, { bytes: Uint8Array; offsets: Uint32Array } | readonly NormalizedEvent[]>();
-  const held = (seq: number) => {
-    let r = recent.get(seq);
-    if (r === undefined) {
-      const bytes = models.bytes(seq);
-      const offsets = bytes ? eventOffsets(bytes) : undefined;
-      const record = bytes && !offsets ? models.record(seq) : undefined;
-      r = bytes && offsets ? { bytes, offsets } : record ? eventsOfRecord(record) : [];
-      if (recent.size >= SPARSE_RECORDS) recent.delete(recent.keys().next().value!);
-      recent.set(seq, r);
-    }
-    return r;
-  };
+  const held = recentRecords(SPARSE_RECORDS, (seq) => {
+    const bytes = models.bytes(seq);
+    const offsets = bytes ? eventOffsets(bytes) : undefined;
+    return bytes && offsets ? { bytes, offsets } : storedEventsOf(models, seq);
+  });
   return function* (places) {
     for (const place of places) {
       const r = held(place[1]);
@@ -190,20 +194,14 @@ function forEachInRange(
     const e = events[index];
     if (e) going = visit(e, seq);
   };
-  const recent = new Map<number, readonly NormalizedEvent[]>();
+  const eventsOf = recentRecords(RECENT_RECORDS, (s) => storedEventsOf(models, s));
   for (const { key, value } of db.getRange({
     start: [...prefix, bucketOf(range.hi) + 1],
     end: [...prefix, bucketOf(range.lo)],
     reverse: true,
   })) {
     seq = (key as Array<string | number>)[n + 1] as number;
-    events = recent.get(seq) ?? [];
-    if (!recent.has(seq)) {
-      const r = models.record(seq);
-      events = r ? eventsOfRecord(r) : [];
-      if (recent.size >= 64) recent.delete(recent.keys().next().value!);
-      recent.set(seq, events);
-    }
+    events = eventsOf(seq);
     forEachPosting(value, take);
     if (!going) return;
   }
@@ -235,27 +233,28 @@ function rowsOf(models: ScanModels, hunt: CompiledHunt, job: HuntJob, clock: () 
 
 /** The top `limit` matching events by a field other than time: every match of the range is looked at. */
 function sortedEvents(models: ScanModels, hunt: CompiledHunt, job: HuntJob, clock: () => number): HuntEventsAnswer {
-  const { field, descending } = hunt.order;
+  const order = hunt.order as Extract<HuntOrder, { needsAll: true }>;
   const limit = Math.min(job.limit, hunt.head ?? Infinity);
-  const sign = descending ? -1 : 1;
+  const sign = order.descending ? -1 : 1;
   // Events without the field come last either way; ties newest first.
-  const order = (a: Kept, b: Kept) =>
-    (missing(a.key) || missing(b.key) ? compareValues(a.key, b.key) : sign * compareValues(a.key, b.key)) ||
-    b.time - a.time;
+  const compare = (a: Kept, b: Kept) =>
+    (a.key === null || b.key === null
+      ? Number(a.key === null) - Number(b.key === null)
+      : sign * compareCells(a.key, b.key)) || b.time - a.time;
   let kept: Kept[] = [];
   let scanned = 0;
   let complete = true;
   forEachInRange(models, indexOf(hunt.indexTerms), { lo: job.sinceMs, hi: job.untilMs }, (e, seq) => {
     scanned++;
     if (hunt.matches(e)) {
-      kept.push({ event: e, seq, key: valueAt(e, field), time: Date.parse(e.time) });
-      if (kept.length >= 2 * limit + 64) kept = kept.sort(order).slice(0, limit);
+      kept.push({ event: e, seq, key: order.key(e), time: Date.parse(e.time) });
+      if (kept.length >= 2 * limit + 64) kept = kept.sort(compare).slice(0, limit);
     }
     if (!bounded(job, scanned, clock)) return true;
     complete = false;
     return false;
   });
-  kept = kept.sort(order).slice(0, limit);
+  kept = kept.sort(compare).slice(0, limit);
   return {
     output: 'events',
     events: kept.map((k) => hunt.project(k.event)),
@@ -270,28 +269,6 @@ function sortedEvents(models: ScanModels, hunt: CompiledHunt, job: HuntJob, cloc
 interface Kept {
   readonly event: NormalizedEvent;
   readonly seq: number;
-  readonly key: unknown;
+  readonly key: Cell;
   readonly time: number;
-}
-
-/** The value at a dotted path of an event (the first element of an array). */
-export function valueAt(e: unknown, path: string): unknown {
-  let at: unknown = e;
-  for (const k of path.split('.')) {
-    if (Array.isArray(at)) at = at[0];
-    at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[k] : undefined;
-  }
-  return Array.isArray(at) ? at[0] : at;
-}
-
-const missing = (x: unknown) => x === undefined || x === null;
-
-/** Sort order of field values: missing last, numbers before strings, numbers numerically, strings by code unit. */
-function compareValues(a: unknown, b: unknown): number {
-  const rank = (x: unknown) => (missing(x) ? 2 : typeof x === 'number' ? 0 : 1);
-  const d = rank(a) - rank(b);
-  if (d !== 0 || rank(a) === 2) return d;
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const [x, y] = [typeof a === 'string' ? a : JSON.stringify(a), typeof b === 'string' ? b : JSON.stringify(b)];
-  return x < y ? -1 : x > y ? 1 : 0;
 }

@@ -164,6 +164,9 @@ function Lacks(props: { entry: PlanEntry }) {
   );
 }
 
+/** The plan states the page counts at its top, each a link to its rules. */
+const PLAN_STATES_SHOWN = ['ready', 'degraded', 'blocked', 'quarantined'] as const;
+
 function Stat(props: { href: string; n: number; label: string; cls?: string }) {
   return (
     <a class="stat" href={props.href}>
@@ -182,30 +185,14 @@ function PlanView(props: { scope: PageScope; q: PlanQuery; page: PlanPage; matri
     <>
       <h1>Detection plan</h1>
       <div class="stats">
-        <Stat
-          href={withQuery('/plan', { ...query, cursor: undefined, state: 'ready' })}
-          n={s.ready}
-          label="ready"
-          cls="state-ready"
-        />
-        <Stat
-          href={withQuery('/plan', { ...query, cursor: undefined, state: 'degraded' })}
-          n={s.degraded}
-          label="degraded"
-          cls="state-degraded"
-        />
-        <Stat
-          href={withQuery('/plan', { ...query, cursor: undefined, state: 'blocked' })}
-          n={s.blocked}
-          label="blocked"
-          cls="state-blocked"
-        />
-        <Stat
-          href={withQuery('/plan', { ...query, cursor: undefined, state: 'quarantined' })}
-          n={s.quarantined}
-          label="quarantined"
-          cls="state-quarantined"
-        />
+        {PLAN_STATES_SHOWN.map((state) => (
+          <Stat
+            href={withQuery('/plan', { ...query, cursor: undefined, state })}
+            n={s[state]}
+            label={state}
+            cls={`state-${state}`}
+          />
+        ))}
         <Stat href="/plan" n={s.rules} label={`rules${props.filtered ? ' matching' : ''} (${s.disabled} disabled)`} />
       </div>
       {problems.length > 0 ? (
